@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: Apache-2.0
+# Top-level Makefile. Every job is one target; the rules for each folder live in that
+# folder's .mk fragment, included below. `make help` lists the targets.
+
+# ---- The default configuration (what rtl/ holds and what `make run` co-simulates) ----
+MXU   ?= 16
+CORES ?= 8
+
+# ---- Where everything built goes (never inside the source folders) ----
+BUILD := build
+
+# ---- C toolchain: C11, warnings as errors, no FP contraction anywhere in the model ----
+CC       ?= gcc
+CXX      ?= g++
+CSTD     := -std=c11
+WARN     := -Wall -Wextra -Werror
+OPT      := -O2 -g
+CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -ffp-contract=off -D_POSIX_C_SOURCE=200809L
+
+# ---- Verilator: ccache when present makes rebuilds of the same model cheap ----
+VERILATOR ?= verilator
+OBJCACHE  ?= $(shell command -v ccache 2>/dev/null)
+export OBJCACHE
+
+.DEFAULT_GOAL := all
+.PHONY: all help deps rtl check-rtl test test-full bench run clean
+
+all: rtl
+
+help:
+	@echo "make run        generate, build and co-simulate the default MXU ($(MXU)x$(MXU)); prints PASS/FAIL"
+	@echo "make test       all tests that run in CI (well under 30 min on 2 cores)"
+	@echo "make test-full  exhaustive numerics and large configurations (hours)"
+	@echo "make bench      benchmarks; figures go to bench/RESULTS.md by hand"
+	@echo "make rtl        regenerate rtl/ (gen --mxu $(MXU) --cores $(CORES) -o rtl)"
+	@echo "make check-rtl  fail if rtl/ differs from what gen produces"
+	@echo "make deps       install missing Debian packages"
+
+deps:
+	@sh scripts/deps.sh
+
+clean:
+	rm -rf $(BUILD)
+
+include gen/gen.mk
+include cmodel/cmodel.mk
+include sim/sim.mk
+include tests/tests.mk
+include bench/bench.mk
