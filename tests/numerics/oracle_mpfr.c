@@ -21,7 +21,6 @@
 static _Thread_local mpfr_t va, vb;  /* fp32 operands, precision 24 */
 static _Thread_local mpfr_t ha, hb;  /* bf16 operands, precision 8 */
 static _Thread_local mpfr_t r24, r8; /* results: binary32, bfloat16 */
-static _Thread_local mpfr_t tmp;     /* significand extraction */
 static _Thread_local int ready;
 static atomic_int n_threads;
 
@@ -43,7 +42,6 @@ int mo_init(void)
         die("mpfr_set_emin/emax");
     mpfr_inits2(24, va, vb, r24, (mpfr_ptr)0);
     mpfr_inits2(8, ha, hb, r8, (mpfr_ptr)0);
-    mpfr_init2(tmp, 32);
     ready = 1;
     return 0;
 }
@@ -52,7 +50,7 @@ void mo_fini(void)
 {
     if (!ready)
         return;
-    mpfr_clears(va, vb, r24, ha, hb, r8, tmp, (mpfr_ptr)0);
+    mpfr_clears(va, vb, r24, ha, hb, r8, (mpfr_ptr)0);
     ready = 0;
 }
 
@@ -106,14 +104,16 @@ static uint32_t encode(mpfr_srcptr x)
         return s; /* FTZ (the sign of a rounded nonzero value is the exact result's) */
     if (e - 1 > 127)
         die("value above the binary32 range");
-    /* significand: |x| * 2^(24 - e), an integer in [2^23, 2^24) */
-    mpfr_abs(tmp, x, MPFR_RNDN);
-    if (mpfr_mul_2si(tmp, tmp, 24 - (long)e, MPFR_RNDN) != 0 || !mpfr_integer_p(tmp))
-        die("value not representable in binary32");
-    unsigned long m = mpfr_get_ui(tmp, MPFR_RNDN);
-    if (m < 0x800000ul || m > 0xFFFFFFul)
-        die("significand out of range");
-    return s | ((uint32_t)(e + 126) << 23) | ((uint32_t)m & 0x7FFFFFu);
+    /* The significand: x has precision 24 or 8, so it is one limb whose top 24 bits hold
+       it, most significant bit set (MPFR's normalised representation). */
+    if (mpfr_get_prec(x) > 24)
+        die("encode: precision above 24");
+    const mp_limb_t *d = mpfr_custom_get_significand(x);
+    mp_limb_t top = d[0] >> (GMP_NUMB_BITS - 24);
+    if ((d[0] << 24) != 0 || top < 0x800000u || top > 0xFFFFFFu)
+        die("encode: significand not 24 bits");
+    uint32_t m = (uint32_t)top;
+    return s | ((uint32_t)(e + 126) << 23) | (m & 0x7FFFFFu);
 }
 
 /* r24 := correctly rounded binary32 of the op whose ternary value is `inex`. */
