@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+# Co-simulation: the trace compare tool, test matrices, and the Verilator harness of the MXU.
+#   make build/sim/tpu-trace-cmp      the trace compare tool (docs/trace.md)
+#   make build/sim/mxu_N<N>/mxu_tb    gen --mxu N into build/sim/mxu_N<N>/rtl, verilate, link
+#   make run                          the README's main command: co-simulate the default MXU
+#   make cosim-128                    N = 128 co-simulation of a modest matmul (benchmark)
+# One verilated model per N, shared by every test at that N; ccache (OBJCACHE, exported by
+# the top Makefile) makes rebuilding an unchanged model cheap.
+
+SIM_DIR      := $(BUILD)/sim
+GEN          ?= $(BUILD)/gen/gen
+SIM_CFLAGS   := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
+SIM_HDRS     := $(wildcard sim/*.h) $(wildcard cmodel/include/tpu/*.h)
+SIM_LIB      := $(SIM_DIR)/libtpusim.a
+SIM_LIB_OBJS := $(SIM_DIR)/obj/matgen.o $(SIM_DIR)/obj/trace_cmp_lib.o
+TRACE_CMP    := $(SIM_DIR)/tpu-trace-cmp
+
+# The harness binary for array size N.
+mxu_tb = $(SIM_DIR)/mxu_N$(1)/mxu_tb
+
+$(SIM_DIR)/obj/%.o: sim/%.c $(SIM_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SIM_CFLAGS) -c $< -o $@
+
+$(SIM_LIB): $(SIM_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB)
+	$(CC) $(SIM_CFLAGS) -o $@ $^
+
+# ---- Verilator ------------------------------------------------------------------------------
+# --x-assign/--x-initial unique with randReset(2) in the harness: X values are random and
+# seeded (+verilator+seed+N), so a design that depends on uninitialised state fails.
+# The generated tpu_mxu.vlt carries the lint waivers and keeps tpu_mxu_row un-inlined, so the
+# N rows share one C++ class (the model's compile time grows with N, not N^2).
+SIM_VFLAGS := --cc --exe --trace-fst --assert --x-assign unique --x-initial unique \
+              --top-module tpu_mxu -O3
+# C++ optimisation of the verilated model (measured in bench/: -O1 compiles much faster than
+# -O2/-Os at large N for nearly the same simulation speed).
+SIM_OPT_FAST   ?= -O1
+SIM_OPT_SLOW   ?= -O1
+SIM_OPT_GLOBAL ?= -O1
+SIM_CXXFLAGS := -std=c++14 -I$(abspath cmodel/include) -I$(abspath sim) -Wno-unused-parameter
+
+# gen into rtl/ of the model's folder; rtl.stamp changes only when the generated files do, so
+# a rebuilt but unchanged gen does not re-verilate.
+$(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
+	@mkdir -p $(SIM_DIR)/mxu_N$*
+	@d=$(SIM_DIR)/mxu_N$*; rm -rf $$d/rtl.old; \
+	if [ -d $$d/rtl ]; then mv $$d/rtl $$d/rtl.old; fi; \
+	if ! $(GEN) --mxu $* -o $$d/rtl; then \
+		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \
+	fi; \
+	if [ -d $$d/rtl.old ] && diff -r -q $$d/rtl $$d/rtl.old >/dev/null; then \
+		rm -rf $$d/rtl; mv $$d/rtl.old $$d/rtl; \
+	else \
+		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* -o $$d/rtl"; \
+	fi
+
+$(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/rtl.stamp sim/mxu_tb.cpp $(SIM_HDRS) \
+                          $(CMODEL_LIB) $(SIM_LIB) sim/sim.mk
+	@d=$(SIM_DIR)/mxu_N$*; start=$$(date +%s); \
+	$(VERILATOR) $(SIM_VFLAGS) --Mdir $$d/obj -o $(abspath $@) \
+		-F $$d/rtl/tpu_mxu.f $$d/rtl/tpu_mxu.vlt \
+		-CFLAGS "$(SIM_CXXFLAGS) -I$(abspath $(SIM_DIR)/mxu_N$*/rtl)" \
+		-LDFLAGS "$(abspath $(SIM_LIB)) $(abspath $(CMODEL_LIB))" \
+		$(abspath sim/mxu_tb.cpp) && \
+	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_mxu.mk OBJCACHE="$(OBJCACHE)" \
+		OPT_FAST="$(SIM_OPT_FAST)" OPT_SLOW="$(SIM_OPT_SLOW)" OPT_GLOBAL="$(SIM_OPT_GLOBAL)" && \
+	echo "built $@ in $$(( $$(date +%s) - start )) s"
+
+# Keep the generated sources and stamps between builds.
+.PRECIOUS: $(SIM_DIR)/mxu_N%/rtl.stamp $(SIM_DIR)/mxu_N%/mxu_tb
+
+.PHONY: sim-tools cosim-128
+sim-tools: $(TRACE_CMP) $(SIM_LIB)
+
+# ---- make run: the default MXU, a meaningful matmul (M = 8N, K = N' = 4N) -------------------
+run: deps
+	@$(MAKE) --no-print-directory $(call mxu_tb,$(MXU)) $(TRACE_CMP)
+	@echo "co-simulating: C = A x W, A $$((8 * $(MXU))) x $$((4 * $(MXU))), W $$((4 * $(MXU))) x $$((4 * $(MXU))), bf16 'uniform', on the $(MXU)x$(MXU) MXU"
+	@$(call mxu_tb,$(MXU)) --m $$((8 * $(MXU))) --k $$((4 * $(MXU))) --n $$((4 * $(MXU))) \
+		--dist uniform --seed 1 --rtl-trace $(SIM_DIR)/run_rtl.trace \
+		--model-trace $(SIM_DIR)/run_model.trace --fst $(SIM_DIR)/run.fst $(RUN_ARGS)
+
+# ---- N = 128, for the benchmark (not in make test) -------------------------------------------
+cosim-128: $(call mxu_tb,128)
+	$(call mxu_tb,128) --m 512 --k 256 --n 256 --dist uniform --seed 1 \
+		--rtl-trace $(SIM_DIR)/cosim128_rtl.trace --model-trace $(SIM_DIR)/cosim128_model.trace
