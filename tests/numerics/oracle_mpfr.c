@@ -100,8 +100,12 @@ static uint32_t encode(mpfr_srcptr x)
     if (mpfr_zero_p(x))
         return s;
     mpfr_exp_t e = mpfr_get_exp(x); /* 2^(e-1) <= |x| < 2^e */
+    /* FTZ. The rule is about the exact result, this is the rounded one; they agree here:
+       a sum of two normals below 2^-126 is a multiple of 2^-149, so it is exact; an exact
+       product below 2^-126 has at most 16 significant bits, so it is at least 2^-142 below
+       2^-126 and cannot round up to it; an underflow to zero keeps the sign. */
     if (e - 1 < -126)
-        return s; /* FTZ (the sign of a rounded nonzero value is the exact result's) */
+        return s;
     if (e - 1 > 127)
         die("value above the binary32 range");
     /* The significand: x has precision 24 or 8, so it is one limb whose top 24 bits hold
