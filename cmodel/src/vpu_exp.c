@@ -14,20 +14,20 @@ fp32_t vpu_exp_scaled(fp32_t a, int scale)
         return fp32_from_bits(TPU_FP32_QNAN);
     uint32_t x = tpu_i_f32_daz(a.v);
     uint32_t neg = x >> 31, e = F32_EXP(x);
-    if (e == 0) /* +-0 (and DAZ'd subnormals) */
-        return fp32_from_bits(VPU_F_ONE);
-    if (e >= 134) /* |x| >= 128, or Inf: certain overflow / underflow (|scale| <= 64) */
-        return fp32_from_bits(neg ? 0u : 0x7F800000u);
-
     if (scale < -64 || scale > 64)
         return fp32_from_bits(TPU_FP32_QNAN);
+    if (e == 0) /* +-0 (and DAZ'd subnormals): exactly 2^scale */
+        return fp32_from_bits((uint32_t)(127 + scale) << 23);
+    if (e >= 135) /* |x| >= 256, or Inf: certain overflow / underflow (|scale| <= 64) */
+        return fp32_from_bits(neg ? 0u : 0x7F800000u);
+
     /* Stage 1: t = x * log2(e) in two's complement Q.32 (|x| * log2e truncated, then
        negated for x < 0). |x| = m * 2^(e-150); m * LOG2E_Q39 < 2^64 carries weight
-       2^(e-189), so the Q.32 value is that product >> (157 - e), a shift of 24..63 (or 0). */
+       2^(e-189), so the Q.32 value is that product >> (157 - e), a shift of 23..63 (or 0). */
     uint64_t m = 0x800000u | F32_FRAC(x);
     uint64_t p = m * VPU_K_LOG2E_Q39;
     uint32_t rsh = 157u - e;
-    uint64_t tmag = rsh >= 64 ? 0 : p >> rsh; /* < 2^39.6 */
+    uint64_t tmag = rsh >= 64 ? 0 : p >> rsh; /* < 2^40.6 */
     uint64_t t = neg ? (uint64_t)0 - tmag : tmag; /* two's complement, 64 bits */
 
     /* Stage 2: k = floor(t) (integer part), f = t - k in [0, 1) (32 bits). */
