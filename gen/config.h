@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The configuration gen is asked for, the limits on it, and the timing it implies. */
+#ifndef GEN_CONFIG_H
+#define GEN_CONFIG_H
+
+#define GEN_VERSION "0.1.0"
+
+#define GEN_MXU_MIN 1u
+#define GEN_MXU_MAX 256u
+#define GEN_MXU_DEFAULT 128u /* the TPU's 128 x 128 array */
+#define GEN_CORES_MIN 1u
+#define GEN_CORES_MAX 64u
+#define GEN_CORES_DEFAULT 8u /* a TPU v2 board */
+#define GEN_PE_STAGES_MIN 1u
+#define GEN_PE_STAGES_MAX 1u /* 2 and 3 come with the deeper PE */
+#define GEN_PE_STAGES_DEFAULT 1u
+
+/* What was asked for plus everything derived from it. Emitters read only this. */
+struct gen_config {
+    unsigned n;         /* array size N (N x N PEs) */
+    unsigned cores;     /* cores on the board (recorded now, used later) */
+    unsigned pe_stages; /* PE pipeline depth: cycles a partial sum spends in one PE */
+    /* derived by gen_config_derive() */
+    unsigned latency;   /* L: a vector presented in cycle t comes out in cycle t + L */
+    unsigned busy;      /* B: bank_busy_o[b] is high in cycles t+1 .. t+B */
+    unsigned busy_w;    /* width of the bank-busy counters (0 when B = 0) */
+    const char *argv_line; /* the command line as typed, for the headers */
+};
+
+/* Fills in the derived fields from n and pe_stages. */
+void gen_config_derive(struct gen_config *cfg);
+
+/* Timing of the array, in cycles after the edge that samples the inputs (docs/mxu.md):
+   a vector presented in cycle t reaches PE(r, c) in cycle t + 1 + act_skew(r) + c, and the
+   seed of column c reaches PE(0, c) in cycle t + 1 + c. */
+unsigned gen_act_skew(const struct gen_config *cfg, unsigned r);
+/* Registers after the bottom row for column c so that all columns leave together. */
+unsigned gen_out_deskew(const struct gen_config *cfg, unsigned c);
+/* Smallest number of bits that holds v (1 for v = 0 or 1). */
+unsigned gen_bits_for(unsigned v);
+
+#endif

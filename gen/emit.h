@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The set of files one gen run produces, built in memory first and written only when all
+   of it is complete (outdir.c), so that a failed run writes nothing. */
+#ifndef GEN_EMIT_H
+#define GEN_EMIT_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "strbuf.h"
+
+#define GEN_MAX_FILES 16
+
+struct gen_file {
+    const char *name; /* file name inside the output directory */
+    struct strbuf text;
+};
+
+struct gen_output {
+    struct gen_file files[GEN_MAX_FILES];
+    size_t count;
+};
+
+void gen_output_init(struct gen_output *out);
+void gen_output_free(struct gen_output *out);
+/* Adds a file whose text starts with the common header (SPDX line, "generated" line,
+   command line, version, parameters) followed by `what` (one line saying what the file
+   is); returns the buffer to append the body to, NULL if there are too many files. */
+struct strbuf *gen_output_add(struct gen_output *out, const struct gen_config *cfg,
+                              const char *name, const char *what);
+/* Nonzero if building any file ran out of memory. */
+int gen_output_failed(const struct gen_output *out);
+
+/* Emitters: each adds its file(s). emit_arith.c */
+int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg);
+int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg);
+/* emit_mxu.c */
+int emit_pe(struct gen_output *out, const struct gen_config *cfg);
+int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg);
+int emit_mxu(struct gen_output *out, const struct gen_config *cfg);
+int emit_filelist(struct gen_output *out, const struct gen_config *cfg);
+int emit_vlt(struct gen_output *out, const struct gen_config *cfg);
+int emit_params_h(struct gen_output *out, const struct gen_config *cfg);
+
+/* Every emitter in order; 0 on success, -1 on failure (out of memory). */
+int gen_emit_all(struct gen_output *out, const struct gen_config *cfg);
+
+#endif

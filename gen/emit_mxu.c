@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The MXU: tpu_pe, tpu_mxu_row, tpu_mxu, plus the file list, the Verilator configuration and
+   the C parameter header. Structure and timing: docs/mxu.md. All numbers that depend on the
+   configuration come from struct gen_config (config.c). */
+#include <stdio.h>
+
+#include "emit.h"
+
+/* The files of the MXU in dependency order (the .f lists them in this order). */
+static const char *const mxu_sources[] = {
+    "tpu_bf16_mul.sv", "tpu_fp32_add.sv", "tpu_pe.sv", "tpu_mxu_row.sv", "tpu_mxu.sv",
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* tpu_pe                                                                                    */
+
+/* internal: the one-stage PE: the MAC is combinational between the incoming partial sum
+   and the PE's output register. */
+static void emit_pe_stages1(struct strbuf *sb)
+{
+    sb_puts(sb,
+        "//\n"
+        "// One pipeline stage (--pe-stages 1). In the cycle an activation is on act_i, the PE\n"
+        "// computes fp32_add(psum_i, bf16_mul(act_i, w[act_bank_i])) and registers it: the\n"
+        "// partial sum leaves through psum_o one cycle later, when the PE below sees the same\n"
+        "// activation (it arrives there through the row skew). The activation and its bank tag\n"
+        "// are passed to the right through one register.\n"
+        "// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes wl_i (the bank-wl_bank_i\n"
+        "// weight of the PE above, or the load data in row 0); wl_o shows this PE's\n"
+        "// bank-wl_bank_i weight to the PE below, so a column shifts down one row per load cycle.\n"
+        "// Reset: none. The PE holds only datapath state (weights, activation, partial sum), which\n"
+        "// is never reset; nothing observable depends on it before it is written (docs/mxu.md).\n"
+        "\n"
+        "module tpu_pe (\n"
+        "  input  logic        clk_i,\n"
+        "  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle\n"
+        "  input  logic        wl_bank_i,\n"
+        "  input  logic [15:0] wl_i,        // bf16 weight from the PE above\n"
+        "  output logic [15:0] wl_o,        // this PE's bank-wl_bank_i weight, to the PE below\n"
+        "  input  logic        act_bank_i,  // the weight bank the activation multiplies\n"
+        "  input  logic [15:0] act_i,       // bf16 activation from the left\n"
+        "  output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right\n"
+        "  output logic [15:0] act_o,\n"
+        "  input  logic [31:0] psum_i,      // fp32 partial sum from above\n"
+        "  output logic [31:0] psum_o       // fp32 partial sum to the PE below\n"
+        ");\n"
+        "\n"
+        "  logic [15:0] w0_q, w1_q;  // weight banks 0 and 1\n"
+        "  logic [15:0] w_sel;\n"
+        "  logic [31:0] prod;\n"
+        "  logic [31:0] psum_d, psum_q;\n"
+        "  logic [15:0] act_q;\n"
+        "  logic        act_bank_q;\n"
+        "\n"
+        "  // ---- Weight banks ----\n"
+        "  always_ff @(posedge clk_i) begin\n"
+        "    if (wl_valid_i && !wl_bank_i) begin\n"
+        "      w0_q <= wl_i;\n"
+        "    end\n"
+        "    if (wl_valid_i && wl_bank_i) begin\n"
+        "      w1_q <= wl_i;\n"
+        "    end\n"
+        "  end\n"
+        "  assign wl_o = wl_bank_i ? w1_q : w0_q;\n"
+        "\n"
+        "  // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----\n"
+        "  assign w_sel = act_bank_i ? w1_q : w0_q;\n"
+        "\n"
+        "  tpu_bf16_mul u_mul (\n"
+        "    .a_i (act_i),\n"
+        "    .b_i (w_sel),\n"
+        "    .p_o (prod)\n"
+        "  );\n"
+        "\n"
+        "  tpu_fp32_add u_add (\n"
+        "    .a_i (psum_i),\n"
+        "    .b_i (prod),\n"
+        "    .s_o (psum_d)\n"
+        "  );\n"
+        "\n"
+        "  // ---- Pipeline registers ----\n"
+        "  always_ff @(posedge clk_i) begin\n"
+        "    act_q      <= act_i;\n"
+        "    act_bank_q <= act_bank_i;\n"
+        "    psum_q     <= psum_d;\n"
+        "  end\n"
+        "\n"
+        "  assign act_o      = act_q;\n"
+        "  assign act_bank_o = act_bank_q;\n"
+        "  assign psum_o     = psum_q;\n"
+        "\n"
+        "endmodule\n");
+}
+
+int emit_pe(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb = gen_output_add(
+        out, cfg, "tpu_pe.sv",
+        "tpu_pe: processing element, two weight banks, bf16 x bf16 + fp32 MAC");
+    if (!sb)
+        return -1;
+    switch (cfg->pe_stages) {
+    case 1:
+        emit_pe_stages1(sb);
+        return 0;
+    default: /* main.c accepts only the depths implemented here */
+        return -1;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* tpu_mxu_row                                                                               */
+
+/* Arrays of N values between rows are unpacked ([N], fast in Verilator and Icarus at large
+   N) except when N = 1: Icarus 11 cannot pass a 1-element unpacked array through a port, so
+   there they are packed ([N-1:0][w]). Either way x[c] is element c. */
+#define PK (cfg->n == 1 ? "[N-1:0]" : "")
+#define UP (cfg->n == 1 ? "" : " [N]")
+
+int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb = gen_output_add(out, cfg, "tpu_mxu_row.sv",
+                                       "tpu_mxu_row: one row of N processing elements");
+    if (!sb)
+        return -1;
+    sb_puts(sb,
+        "//\n"
+        "// The activation of this row enters PE 0 and moves right one PE per cycle; weights and\n"
+        "// partial sums come from the row above (wl_i, psum_i) and go to the row below (wl_o,\n"
+        "// psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share\n"
+        "// one copy of the verilated code (the PEs inside it are inlined).\n"
+        "// Reset: none (datapath only, see tpu_pe).\n"
+        "\n");
+    sb_printf(sb,
+        "module tpu_mxu_row #(\n"
+        "  parameter int N = %u  // PEs in the row (the array is N x N)\n"
+        ") (\n",
+        cfg->n);
+    sb_printf(sb,
+        "  input  logic        clk_i,\n"
+        "  input  logic        wl_valid_i,  // weight load: shift bank wl_bank_i down one row\n"
+        "  input  logic        wl_bank_i,\n"
+        "  input  logic %s[15:0] wl_i%s,  // weights from the row above, column c at [c]\n"
+        "  output logic %s[15:0] wl_o%s,  // this row's bank-wl_bank_i weights, to the row below\n"
+        "  input  logic        act_bank_i,  // the skewed activation of this row and its bank tag\n"
+        "  input  logic [15:0] act_i,\n"
+        "  input  logic %s[31:0] psum_i%s,  // partial sums from the row above\n"
+        "  output logic %s[31:0] psum_o%s  // partial sums to the row below\n"
+        ");\n"
+        "\n",
+        PK, UP, PK, UP, PK, UP, PK, UP);
+    sb_puts(sb,
+        "  // act[c], bank[c]: what PE c sees; act[N], bank[N] leave the right edge unused.\n"
+        "  wire [15:0] act  [N+1];\n"
+        "  wire        bank [N+1];\n"
+        "  logic       unused_act;\n"
+        "\n"
+        "  assign act[0]  = act_i;\n"
+        "  assign bank[0] = act_bank_i;\n"
+        "\n"
+        "  for (genvar c = 0; c < N; c++) begin : g_col\n"
+        "    tpu_pe u_pe (\n"
+        "      .clk_i,\n"
+        "      .wl_valid_i,\n"
+        "      .wl_bank_i,\n"
+        "      .wl_i       (wl_i[c]),\n"
+        "      .wl_o       (wl_o[c]),\n"
+        "      .act_bank_i (bank[c]),\n"
+        "      .act_i      (act[c]),\n"
+        "      .act_bank_o (bank[c+1]),\n"
+        "      .act_o      (act[c+1]),\n"
+        "      .psum_i     (psum_i[c]),\n"
+        "      .psum_o     (psum_o[c])\n"
+        "    );\n"
+        "  end\n"
+        "\n"
+        "  assign unused_act = ^{bank[N], act[N]};\n"
+        "\n"
+        "endmodule\n");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* tpu_mxu                                                                                   */
+
+int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb = gen_output_add(
+        out, cfg, "tpu_mxu.sv",
+        "tpu_mxu: N x N weight-stationary systolic matrix unit (docs/mxu.md)");
+    if (!sb)
+        return -1;
+    const unsigned n = cfg->n;
+    sb_printf(sb,
+        "//\n"
+        "// N = %u, one-stage PEs (--pe-stages %u). Input registers, activation skew (row r waits\n"
+        "// %s more cycles), N tpu_mxu_row rows, seed skew (column c waits c more cycles),\n"
+        "// output de-skew (column c waits N-1-c cycles), a valid pipe and two bank-busy counters.\n"
+        "//\n"
+        "// Latency: a vector presented in cycle t (act_valid_i = 1) reaches PE(r, c) in cycle\n"
+        "//   t + 1 + %sr + c; its N results leave together on out_data_o, with out_valid_o = 1, in\n"
+        "//   cycle t + L, L = %u (TPU_MXU_LATENCY in tpu_params.h).\n"
+        "// Throughput: one vector per cycle, every cycle; loading the other weight bank overlaps.\n"
+        "// Bank busy: after a vector tagged b is presented in cycle t, bank_busy_o[b] is 1 in\n"
+        "//   cycles t+1 .. t+B, B = %u (TPU_MXU_BUSY_CYCLES)%s.\n"
+        "// Weight load: each cycle with wl_valid_i shifts bank wl_bank_i of every column down one\n"
+        "//   row; PE(0, c) takes wl_data_i[16c +: 16]. The shift is seen from the next cycle.\n"
+        "// Reset: rst_ni is active low, asserted asynchronously and released synchronously to\n"
+        "//   clk_i (the synchroniser is in the design that contains the MXU). Only control state\n"
+        "//   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial\n"
+        "//   sums are not; no output depends on them before they are written.\n"
+        "// The driver's rules (not checked here) are in docs/mxu.md.\n"
+        "\n",
+        n, cfg->pe_stages, cfg->pe_stages == 1 ? "r" : "PeStages*r",
+        cfg->pe_stages == 1 ? "" : "PeStages*", cfg->latency, cfg->busy,
+        cfg->busy ? "" : ": never busy");
+    sb_printf(sb,
+        "module tpu_mxu (\n"
+        "  input  logic %-9s clk_i,\n"
+        "  input  logic %-9s rst_ni,\n"
+        "  input  logic %-9s wl_valid_i,   // shift one weight row into bank wl_bank_i\n"
+        "  input  logic %-9s wl_bank_i,\n",
+        "", "", "", "");
+    char w16[24], w32[24];
+    snprintf(w16, sizeof w16, "[%u:0]", 16u * n - 1u);
+    snprintf(w32, sizeof w32, "[%u:0]", 32u * n - 1u);
+    sb_printf(sb,
+        "  input  logic %-9s wl_data_i,    // N*16: column c at [16c +: 16]\n"
+        "  input  logic %-9s act_valid_i,  // an activation vector is presented\n"
+        "  input  logic %-9s act_bank_i,   // the weight bank it multiplies\n"
+        "  input  logic %-9s act_data_i,   // N*16: row r at [16r +: 16]\n"
+        "  input  logic %-9s psum_data_i,  // N*32: seed of column c at [32c +: 32]\n"
+        "  output logic %-9s out_valid_o,\n"
+        "  output logic %-9s out_data_o,   // N*32: column c at [32c +: 32]\n"
+        "  output logic %-9s bank_busy_o   // bit b: bank b must not be loaded\n"
+        ");\n"
+        "\n",
+        w16, "", "", w16, w32, "", w32, "[1:0]");
+    sb_printf(sb,
+        "  localparam int N          = %u;\n"
+        "  localparam int PeStages   = %u;\n"
+        "  localparam int Latency    = %u;  // L\n",
+        n, cfg->pe_stages, cfg->latency);
+    if (cfg->busy)
+        sb_printf(sb, "  localparam int BusyCycles = %u;  // B\n", cfg->busy);
+    sb_puts(sb, "\n");
+    sb_printf(sb,
+        "  // ---- Activations: input register, then PeStages*r skew registers for row r ----\n"
+        "  wire %s[15:0] row_act%s;\n"
+        "  wire %s       row_bank%s;\n"
+        "\n"
+        "  for (genvar r = 0; r < N; r++) begin : g_act\n"
+        "    localparam int Depth = 1 + PeStages * r;\n"
+        "    logic [16:0] skew_q [Depth];  // {bank, activation}; skew_q[0] is the input register\n"
+        "    always_ff @(posedge clk_i) begin\n"
+        "      skew_q[0] <= {act_bank_i, act_data_i[16*r +: 16]};\n"
+        "      for (int k = 1; k < Depth; k++) begin\n"
+        "        skew_q[k] <= skew_q[k-1];\n"
+        "      end\n"
+        "    end\n"
+        "    assign row_bank[r] = skew_q[Depth-1][16];\n"
+        "    assign row_act[r]  = skew_q[Depth-1][15:0];\n"
+        "  end\n"
+        "\n"
+        "  // ---- Seeds: input register, then c skew registers for column c; weight-load data ----\n"
+        "  wire %s[31:0] seed%s;\n"
+        "  wire %s[15:0] wl_top%s;\n"
+        "\n"
+        "  for (genvar c = 0; c < N; c++) begin : g_seed\n"
+        "    logic [31:0] skew_q [c+1];  // skew_q[0] is the input register\n"
+        "    always_ff @(posedge clk_i) begin\n"
+        "      skew_q[0] <= psum_data_i[32*c +: 32];\n"
+        "      for (int k = 1; k <= c; k++) begin\n"
+        "        skew_q[k] <= skew_q[k-1];\n"
+        "      end\n"
+        "    end\n"
+        "    assign seed[c]   = skew_q[c];\n"
+        "    assign wl_top[c] = wl_data_i[16*c +: 16];\n"
+        "  end\n"
+        "\n"
+        "  // ---- The array: row r takes weights and partial sums from row r-1 ----\n"
+        "  for (genvar r = 0; r < N; r++) begin : g_row\n"
+        "    wire %s[15:0] wl_in%s;\n"
+        "    wire %s[31:0] psum_in%s;\n"
+        "    wire %s[15:0] wl_out%s;\n"
+        "    wire %s[31:0] psum_out%s;\n"
+        "    if (r == 0) begin : g_top\n"
+        "      assign wl_in   = wl_top;\n"
+        "      assign psum_in = seed;\n"
+        "    end else begin : g_below\n"
+        "      assign wl_in   = g_row[r-1].wl_out;\n"
+        "      assign psum_in = g_row[r-1].psum_out;\n"
+        "    end\n"
+        "    tpu_mxu_row #(\n"
+        "      .N (N)\n"
+        "    ) u_row (\n"
+        "      .clk_i,\n"
+        "      .wl_valid_i,\n"
+        "      .wl_bank_i,\n"
+        "      .wl_i       (wl_in),\n"
+        "      .wl_o       (wl_out),\n"
+        "      .act_bank_i (row_bank[r]),\n"
+        "      .act_i      (row_act[r]),\n"
+        "      .psum_i     (psum_in),\n"
+        "      .psum_o     (psum_out)\n"
+        "    );\n"
+        "  end\n"
+        "\n"
+        "  // ---- Outputs: column c's result waits N-1-c cycles so that all leave together ----\n"
+        "  for (genvar c = 0; c < N; c++) begin : g_out\n"
+        "    logic unused_wl;  // the bottom row's weights go nowhere\n"
+        "    assign unused_wl = ^g_row[N-1].wl_out[c];\n"
+        "    if (c < N - 1) begin : g_deskew\n"
+        "      localparam int Depth = N - 1 - c;\n"
+        "      logic [31:0] deskew_q [Depth];\n"
+        "      always_ff @(posedge clk_i) begin\n"
+        "        deskew_q[0] <= g_row[N-1].psum_out[c];\n"
+        "        for (int k = 1; k < Depth; k++) begin\n"
+        "          deskew_q[k] <= deskew_q[k-1];\n"
+        "        end\n"
+        "      end\n"
+        "      assign out_data_o[32*c +: 32] = deskew_q[Depth-1];\n"
+        "    end else begin : g_last\n"
+        "      assign out_data_o[32*c +: 32] = g_row[N-1].psum_out[c];\n"
+        "    end\n"
+        "  end\n"
+        "\n"
+        "  // ---- Valid pipe: valid_q[k] is act_valid_i of k+1 cycles ago ----\n"
+        "  logic [Latency-1:0] valid_q;\n"
+        "  always_ff @(posedge clk_i or negedge rst_ni) begin\n"
+        "    if (!rst_ni) begin\n"
+        "      valid_q <= '0;\n"
+        "    end else begin\n"
+        "      valid_q <= {valid_q[Latency-2:0], act_valid_i};\n"
+        "    end\n"
+        "  end\n"
+        "  assign out_valid_o = valid_q[Latency-1];\n"
+        "\n",
+        PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP);
+    if (cfg->busy == 0) {
+        sb_puts(sb,
+            "  // ---- Bank busy: B = 0, a bank is free again the cycle after its vector ----\n"
+            "  assign bank_busy_o = 2'b00;\n"
+            "\n");
+    } else {
+        const unsigned w = cfg->busy_w;
+        sb_printf(sb,
+            "  // ---- Bank busy: bank b is in use for B cycles after a vector tagged b ----\n"
+            "  for (genvar b = 0; b < 2; b++) begin : g_bank\n"
+            "    logic [%u:0] busy_d, busy_q;  // cycles bank b stays busy\n"
+            "    always_comb begin\n"
+            "      busy_d = busy_q;\n"
+            "      if (act_valid_i && act_bank_i == 1'(b)) begin\n"
+            "        busy_d = %u'(BusyCycles);\n"
+            "      end else if (busy_q != %u'd0) begin\n"
+            "        busy_d = busy_q - %u'd1;\n"
+            "      end\n"
+            "    end\n"
+            "    always_ff @(posedge clk_i or negedge rst_ni) begin\n"
+            "      if (!rst_ni) begin\n"
+            "        busy_q <= %u'd0;\n"
+            "      end else begin\n"
+            "        busy_q <= busy_d;\n"
+            "      end\n"
+            "    end\n"
+            "    assign bank_busy_o[b] = busy_q != %u'd0;\n"
+            "  end\n"
+            "\n",
+            w - 1u, w, w, w, w, w);
+    }
+    sb_puts(sb, "endmodule\n");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* tpu_mxu.f, tpu_mxu.vlt, tpu_params.h                                                      */
+
+int emit_filelist(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb =
+        gen_output_add(out, cfg, "tpu_mxu.f", "tpu_mxu.f: the MXU's sources in dependency order");
+    if (!sb)
+        return -1;
+    sb_puts(sb,
+        "// Names are relative to this file's directory: `verilator -F <dir>/tpu_mxu.f` resolves\n"
+        "// them there; with `iverilog -c tpu_mxu.f` run from this directory. Verilator also needs\n"
+        "// tpu_mxu.vlt on its command line.\n");
+    for (size_t i = 0; i < sizeof mxu_sources / sizeof mxu_sources[0]; i++)
+        sb_printf(sb, "%s\n", mxu_sources[i]);
+    return 0;
+}
+
+int emit_vlt(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb = gen_output_add(out, cfg, "tpu_mxu.vlt",
+                                       "tpu_mxu.vlt: Verilator configuration for tpu_mxu");
+    if (!sb)
+        return -1;
+    sb_puts(sb,
+        "\n"
+        "`verilator_config\n"
+        "\n"
+        "// Keep each row a module of its own: the N rows then share one copy of the verilated\n"
+        "// code, so the model's C++ size and compile time grow with N, not N^2.\n"
+        "no_inline -module \"tpu_mxu_row\"\n"
+        "\n"
+        "// Inline the PE and its arithmetic into the row: flat per-row code, no per-PE calls.\n"
+        "inline -module \"tpu_pe\"\n"
+        "inline -module \"tpu_bf16_mul\"\n"
+        "inline -module \"tpu_fp32_add\"\n"
+        "\n"
+        "// Lint waivers: none needed; `verilator --lint-only -Wall` is clean without any.\n");
+    return 0;
+}
+
+int emit_params_h(struct gen_output *out, const struct gen_config *cfg)
+{
+    struct strbuf *sb = gen_output_add(out, cfg, "tpu_params.h",
+                                       "tpu_params.h: the generated parameters, for C/C++ code");
+    if (!sb)
+        return -1;
+    sb_printf(sb,
+        "#ifndef TPU_PARAMS_H\n"
+        "#define TPU_PARAMS_H\n"
+        "\n"
+        "#define TPU_MXU_N %u            // the array is N x N PEs\n"
+        "#define TPU_MXU_LATENCY %u      // L: act_valid_i in cycle t -> out_valid_o in cycle t + L\n"
+        "#define TPU_MXU_BUSY_CYCLES %u  // B: bank_busy_o[b] is 1 in cycles t+1 .. t+B\n"
+        "#define TPU_CORES %u            // cores on the board\n"
+        "#define TPU_PE_STAGES %u        // PE pipeline depth\n"
+        "#define TPU_GEN_VERSION \"%s\"  // version of gen that wrote this file\n"
+        "\n"
+        "#endif\n",
+        cfg->n, cfg->latency, cfg->busy, cfg->cores, cfg->pe_stages, GEN_VERSION);
+    return 0;
+}

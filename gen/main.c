@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* gen: the command line. Parses and checks the options, builds every output file in memory,
+   then writes them all at once (outdir.c). Any bad input: one line on stderr, exit 2, and
+   nothing written. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "emit.h"
+#include "outdir.h"
+#include "strbuf.h"
+
+#define EXIT_USAGE 2
+
+enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES };
+
+static const struct option long_opts[] = {
+    { "mxu", required_argument, NULL, OPT_MXU },
+    { "cores", required_argument, NULL, OPT_CORES },
+    { "pe-stages", required_argument, NULL, OPT_PE_STAGES },
+    { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+static const char allowed_opts[] =
+    "(allowed: --mxu N, --cores C, --pe-stages S, -o DIR, --help, --version)";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: gen [--mxu N] [--cores C] [--pe-stages S] -o DIR\n"
+        "Generate the SystemVerilog of an N x N weight-stationary systolic matrix unit (MXU)\n"
+        "with bf16 products and fp32 accumulation (docs/mxu.md, docs/numerics.md).\n"
+        "\n"
+        "  --mxu N            array size, %u..%u, any value (default %u)\n"
+        "  --cores C          cores on the board, %u..%u (default %u)\n"
+        "  --pe-stages S      PE pipeline depth, %u (default %u)\n"
+        "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
+        "  -h, --help         print this help and exit\n"
+        "      --version      print the version and exit\n"
+        "\n"
+        "Writes tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv\n"
+        "tpu_mxu.f tpu_mxu.vlt tpu_params.h into DIR, all or nothing: on any error nothing is\n"
+        "written and the exit status is 2. The same command always writes the same bytes.\n",
+        GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
+        GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_DEFAULT);
+}
+
+/* internal: prints "gen: error: <msg>" as one line and exits 2 */
+static void die(struct strbuf *msg)
+{
+    fprintf(stderr, "gen: error: %s\n", sb_failed(msg) ? "out of memory" : msg->data);
+    sb_free(msg);
+    exit(EXIT_USAGE);
+}
+
+/* internal: "(allowed: lo..hi)" or "(allowed: lo)" */
+static void put_range(struct strbuf *sb, unsigned lo, unsigned hi)
+{
+    if (lo == hi)
+        sb_printf(sb, "(allowed: %u)", lo);
+    else
+        sb_printf(sb, "(allowed: %u..%u)", lo, hi);
+}
+
+/* internal: parses a whole decimal number in lo..hi into *v, or dies naming the option, the
+   value as typed and what is allowed. Only the digits 0-9: no sign, no spaces, no suffix. */
+static unsigned parse_count(const char *opt, const char *s, unsigned lo, unsigned hi)
+{
+    const char *digits = (s[0] == '-') ? s + 1 : s; /* "-3" is a number, out of range */
+    int ok = digits[0] != '\0';
+    unsigned long long v = 0;
+    for (const char *p = digits; ok && *p; p++) {
+        if (*p < '0' || *p > '9')
+            ok = 0;
+        else if (v <= hi) /* stop growing once too big: no overflow however long */
+            v = v * 10u + (unsigned)(*p - '0');
+    }
+    if (ok && s[0] != '-' && v >= lo && v <= hi)
+        return (unsigned)v;
+    struct strbuf msg;
+    sb_init(&msg);
+    sb_printf(&msg, "%s ", opt);
+    sb_put_quoted(&msg, s);
+    sb_puts(&msg, ok ? " is out of range " : " is not a whole number ");
+    put_range(&msg, lo, hi);
+    die(&msg);
+    return 0;
+}
+
+/* internal: name of an option for messages, from getopt's val */
+static const char *opt_name(int val)
+{
+    switch (val) {
+    case OPT_MXU: return "--mxu";
+    case OPT_CORES: return "--cores";
+    case OPT_PE_STAGES: return "--pe-stages";
+    case 'o': return "-o";
+    case 'h': return "--help";
+    case 'V': return "--version";
+    default: return NULL;
+    }
+}
+
+/* internal: what an option's value may be, for messages */
+static void put_allowed_value(struct strbuf *sb, int val)
+{
+    switch (val) {
+    case OPT_MXU: put_range(sb, GEN_MXU_MIN, GEN_MXU_MAX); break;
+    case OPT_CORES: put_range(sb, GEN_CORES_MIN, GEN_CORES_MAX); break;
+    case OPT_PE_STAGES: put_range(sb, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX); break;
+    default: sb_puts(sb, "(allowed: a directory path)"); break;
+    }
+}
+
+/* internal: the command line for the headers: basename(argv[0]) and the arguments exactly
+   as given, each quoted for a shell only if it has to be */
+static void record_command(struct strbuf *sb, int argc, char *const argv[])
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "gen";
+    const char *slash = strrchr(prog, '/');
+    sb_put_shell_word(sb, slash ? slash + 1 : prog);
+    for (int i = 1; i < argc; i++) {
+        sb_puts(sb, " ");
+        sb_put_shell_word(sb, argv[i]);
+    }
+}
+
+int main(int argc, char *argv[])
+{
+    struct gen_config cfg = {
+        .n = GEN_MXU_DEFAULT, .cores = GEN_CORES_DEFAULT, .pe_stages = GEN_PE_STAGES_DEFAULT,
+    };
+    const char *outdir = NULL;
+    struct strbuf cmd, msg;
+    sb_init(&cmd);
+    sb_init(&msg);
+
+    /* Before getopt_long permutes argv. */
+    record_command(&cmd, argc, argv);
+
+    opterr = 0; /* every message is ours, one line each */
+    for (;;) {
+        int c = getopt_long(argc, argv, ":o:h", long_opts, NULL);
+        if (c == -1)
+            break;
+        switch (c) {
+        case OPT_MXU:
+            cfg.n = parse_count("--mxu", optarg, GEN_MXU_MIN, GEN_MXU_MAX);
+            break;
+        case OPT_CORES:
+            cfg.cores = parse_count("--cores", optarg, GEN_CORES_MIN, GEN_CORES_MAX);
+            break;
+        case OPT_PE_STAGES:
+            cfg.pe_stages =
+                parse_count("--pe-stages", optarg, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX);
+            break;
+        case 'o':
+            outdir = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            sb_free(&cmd);
+            return fflush(stdout) == 0 ? 0 : 1;
+        case 'V':
+            printf("gen %s\n", GEN_VERSION);
+            sb_free(&cmd);
+            return fflush(stdout) == 0 ? 0 : 1;
+        case ':': /* a known option without its value */
+            sb_printf(&msg, "option '%s' needs a value ", opt_name(optopt) ? opt_name(optopt) : "?");
+            put_allowed_value(&msg, optopt);
+            die(&msg);
+            break;
+        default: /* '?': unknown option, or a value given to one that takes none */
+            if (opt_name(optopt)) {
+                sb_printf(&msg, "option '%s' takes no value ", opt_name(optopt));
+                sb_put_quoted(&msg, argv[optind - 1]);
+            } else {
+                sb_puts(&msg, "unknown option ");
+                if (optopt) {
+                    char s[3] = { '-', (char)optopt, '\0' };
+                    sb_put_quoted(&msg, s);
+                } else {
+                    sb_put_quoted(&msg, argv[optind - 1]);
+                }
+                sb_printf(&msg, " %s", allowed_opts);
+            }
+            die(&msg);
+            break;
+        }
+    }
+    if (optind < argc) {
+        sb_puts(&msg, "unexpected argument ");
+        sb_put_quoted(&msg, argv[optind]);
+        sb_puts(&msg, " (allowed: options only; the output directory is given with -o DIR)");
+        die(&msg);
+    }
+    if (!outdir) {
+        sb_puts(&msg, "missing -o DIR (allowed: an existing directory, or a new name in one)");
+        die(&msg);
+    }
+    if (outdir[0] == '\0') {
+        sb_puts(&msg, "-o '' is empty (allowed: an existing directory, or a new name in one)");
+        die(&msg);
+    }
+    if (sb_failed(&cmd)) {
+        sb_puts(&msg, "out of memory");
+        die(&msg);
+    }
+
+    cfg.argv_line = cmd.data;
+    gen_config_derive(&cfg);
+
+    struct gen_output out;
+    gen_output_init(&out);
+    int rc = gen_emit_all(&out, &cfg);
+    if (rc != 0) {
+        gen_output_free(&out);
+        sb_free(&cmd);
+        sb_puts(&msg, "out of memory while generating");
+        die(&msg);
+    }
+    rc = gen_output_write(&out, outdir, &msg);
+    gen_output_free(&out);
+    sb_free(&cmd);
+    if (rc != 0)
+        die(&msg);
+    sb_free(&msg);
+    return 0;
+}

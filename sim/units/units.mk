@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+# Unit harnesses for the arithmetic modules: each is verilated standalone from what gen
+# writes now (build/units/rtl), linked with the C model, and compares raw bits.
+# Included by tests/gen/suite.mk.
+
+UNITS_DIR  := $(BUILD)/units
+UNITS_RTL  := $(UNITS_DIR)/rtl
+UNITS_SEED ?= 1
+# Verilator runs make inside its --Mdir; at most two jobs (a shared 2-core machine).
+UNITS_VFLAGS := --cc --exe --build -j 2 -O3 -Wall --x-assign unique --x-initial unique
+
+# The arithmetic modules do not depend on the configuration; any N gives the same text.
+$(UNITS_RTL)/.stamp: $(GEN)
+	rm -rf $(UNITS_RTL) && mkdir -p $(UNITS_DIR)
+	$(GEN) --mxu 1 --cores 1 -o $(UNITS_RTL)
+	@touch $@
+
+# build/units/<unit>/tb: the harness for tpu_<unit>
+$(UNITS_DIR)/%/tb: sim/units/tb_%.cpp sim/units/units_common.h $(UNITS_RTL)/.stamp $(CMODEL_LIB)
+	$(VERILATOR) $(UNITS_VFLAGS) --top-module tpu_$* --Mdir $(UNITS_DIR)/$* -o tb \
+	  -CFLAGS "-O2 -I$(abspath cmodel/include) -I$(abspath sim/units)" \
+	  $(UNITS_RTL)/tpu_$*.sv $(abspath sim/units/tb_$*.cpp) $(abspath $(CMODEL_LIB)) \
+	  >$(UNITS_DIR)/$*.build.log 2>&1 || { cat $(UNITS_DIR)/$*.build.log; exit 1; }
+
+UNITS_TBS := $(UNITS_DIR)/fp32_add/tb $(UNITS_DIR)/bf16_mul/tb
+
+.PHONY: units test-rtl-units test-rtl-units-exhaustive
+units: $(UNITS_TBS)
+
+# A few million random cases per unit plus the hand-picked edge cases.
+test-rtl-units: $(UNITS_TBS)
+	$(UNITS_DIR)/fp32_add/tb --seed $(UNITS_SEED) --count 4000000
+	$(UNITS_DIR)/bf16_mul/tb --seed $(UNITS_SEED) --count 4000000
+
+# All 2^32 bf16 x bf16 products through the verilated multiplier.
+test-rtl-units-exhaustive: $(UNITS_DIR)/bf16_mul/tb
+	$(UNITS_DIR)/bf16_mul/tb --exhaustive
