@@ -57,9 +57,51 @@ static void account(stats_t *s, ref_fn_t fn, uint32_t x32, uint32_t y32, int pre
         s->max_err = e;
 }
 
+/* `vpu_accuracy scan FN LO HI STEP`: max fp32 error of FN over the fp32 patterns
+   LO, LO+STEP, ... < HI (hex patterns), e.g. scan tanh 3e000000 3e800000 13 */
+static int scan(int argc, char **argv)
+{
+    if (argc != 6)
+        return 2;
+    int f = -1;
+    for (int i = 0; i < REF_NFUNCS; i++)
+        if (!strcmp(argv[2], ref_fn_names[i]))
+            f = i;
+    if (f < 0)
+        return 2;
+    uint32_t lo = (uint32_t)strtoul(argv[3], 0, 16), hi = (uint32_t)strtoul(argv[4], 0, 16);
+    uint32_t step = (uint32_t)strtoul(argv[5], 0, 0);
+    mpfr_t ex;
+    mpfr_init2(ex, REF_PREC);
+    double mx = 0;
+    uint32_t wx = lo;
+    long n = 0, cr = 0;
+    for (uint64_t x = lo; x < hi && step; x += step) {
+        uint32_t y = ref_model((ref_fn_t)f, fp32_from_bits((uint32_t)x)).v;
+        ref_eval((ref_fn_t)f, (uint32_t)x, ex);
+        uint32_t c = ref_round(ex, 24);
+        uint32_t cm = c & 0x7FFFFFFFu, ym = y & 0x7FFFFFFFu;
+        double e = (cm == 0 || cm == 0x7F800000u || ym == 0 || ym == 0x7F800000u)
+                       ? (double)ref_ulp_dist(y, c, 24)
+                       : ref_err_ulps(y, ex, 24);
+        n++;
+        cr += y == c;
+        if (e > mx) {
+            mx = e;
+            wx = (uint32_t)x;
+        }
+    }
+    printf("%s fp32 [%08x, %08x) step %u: %ld inputs, max err %.4f ulp at %08x, %.3f%% CR\n",
+           ref_fn_names[f], lo, hi, step, n, mx, wx, n ? 100.0 * (double)cr / (double)n : 0.0);
+    mpfr_clear(ex);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long nfp32 = 200000;
+    if (argc > 1 && !strcmp(argv[1], "scan"))
+        return scan(argc, argv);
     if (argc > 1)
         nfp32 = atol(argv[1]);
     mpfr_t ex;
