@@ -163,6 +163,31 @@ void test_exhaustive_bf16(void **state)
     mpfr_clear(ex);
 }
 
+/* bf16 results are monotone: non-decreasing for relu, exp, tanh, sigmoid over all ordered
+   non-NaN bf16 inputs; recip non-increasing on each side of zero (gelu is not monotone). */
+void test_monotone_bf16(void **state)
+{
+    (void)state;
+    const ref_fn_t fns[5] = { REF_RELU, REF_EXP, REF_TANH, REF_SIGMOID, REF_RECIP };
+    for (int k = 0; k < 5; k++) {
+        int64_t prev = 0;
+        int have = 0;
+        for (int32_t o = -0x7F80; o <= 0x7F80; o++) { /* -Inf .. +Inf in order */
+            uint16_t xb = (uint16_t)(o < 0 ? 0x8000 | -o : o);
+            if (fns[k] == REF_RECIP && o == 0)
+                have = 0; /* the pole */
+            uint16_t yb = fp32_to_bf16(ref_model(fns[k], bf16_to_fp32(bf16_from_bits(xb)))).v;
+            int64_t y = (yb & 0x8000) ? -(int64_t)(yb & 0x7FFF) : (int64_t)yb;
+            if (have && (fns[k] == REF_RECIP ? y > prev : y < prev)) {
+                print_error("%s not monotone at bf16 %04x\n", ref_fn_names[fns[k]], xb);
+                fail();
+            }
+            prev = y;
+            have = 1;
+        }
+    }
+}
+
 void test_fp32_sample(void **state)
 {
     (void)state;

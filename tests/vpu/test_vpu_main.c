@@ -24,6 +24,7 @@ int main(void)
         cmocka_unit_test(test_vector_ops),
         cmocka_unit_test(test_rom_and_constants),
         cmocka_unit_test(test_exhaustive_bf16),
+        cmocka_unit_test(test_monotone_bf16),
         cmocka_unit_test(test_fp32_sample),
         cmocka_unit_test(test_exp_scaled),
         cmocka_unit_test(test_special_fp32),

@@ -22,6 +22,7 @@ void test_vector_ops(void **state);
 /* test_vpu_funcs.c */
 void test_rom_and_constants(void **state);
 void test_exhaustive_bf16(void **state);
+void test_monotone_bf16(void **state);
 void test_fp32_sample(void **state);
 void test_exp_scaled(void **state);
 void test_special_fp32(void **state);
