@@ -22,6 +22,13 @@ fp32_t fp32_sub(fp32_t a, fp32_t b);
 /* Unfused multiply-accumulate: fp32_add(acc, bf16_mul(a, b)). */
 fp32_t fp32_mac(fp32_t acc, bf16_t a, bf16_t b);
 
+/* IEEE fp32 x fp32, RNE, DAZ inputs, FTZ result (tininess after rounding), canonical NaN. */
+fp32_t fp32_mul(fp32_t a, fp32_t b);
+/* Larger / smaller of a and b after DAZ. Any NaN -> canonical NaN;
+   max(-0, +0) = +0, min(-0, +0) = -0 (either order). The result is an input (DAZ'd). */
+fp32_t fp32_max(fp32_t a, fp32_t b);
+fp32_t fp32_min(fp32_t a, fp32_t b);
+
 /* Classification helpers (on raw bits, no DAZ applied). */
 static inline int fp32_is_nan(fp32_t a) { return (a.v & 0x7FFFFFFFu) > 0x7F800000u; }
 static inline int bf16_is_nan(bf16_t a) { return (a.v & 0x7FFFu) > 0x7F80u; }

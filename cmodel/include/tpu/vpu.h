@@ -15,16 +15,6 @@
 extern "C" {
 #endif
 
-/* ---- Scalar fp32 primitives the VPU adds to docs/numerics.md -------------------------
-   (candidates for numerics.h: they follow the same DAZ / FTZ / canonical-NaN / RNE rules) */
-
-/* IEEE fp32 x fp32, RNE, DAZ inputs, FTZ result (tininess after rounding), canonical NaN. */
-fp32_t fp32_mul(fp32_t a, fp32_t b);
-/* Larger / smaller of a and b after DAZ. Any NaN -> canonical NaN;
-   max(-0, +0) = +0, min(-0, +0) = -0 (either order). The result is an input (DAZ'd). */
-fp32_t fp32_max(fp32_t a, fp32_t b);
-fp32_t fp32_min(fp32_t a, fp32_t b);
-
 /* ---- Unary VPU functions: fp32 in, fp32 out (docs/vpu.md, "Functions") ---------------- */
 
 fp32_t vpu_relu(fp32_t x);    /* fp32_max(x, +0) */
