@@ -35,3 +35,26 @@ test-rtl-units: $(UNITS_TBS)
 # All 2^32 bf16 x bf16 products through the verilated multiplier.
 test-rtl-units-exhaustive: $(UNITS_DIR)/bf16_mul/tb
 	$(UNITS_DIR)/bf16_mul/tb --exhaustive
+
+# ---- tpu_mxu timing and numerics, one verilated model per N ----
+# build/units/mxu-n<N>/tb: generated with gen --mxu <N>, driven by tb_mxu.cpp.
+$(UNITS_DIR)/mxu-n%/rtl/.stamp: $(GEN)
+	rm -rf $(UNITS_DIR)/mxu-n$*/rtl && mkdir -p $(UNITS_DIR)/mxu-n$*
+	$(GEN) --mxu $* -o $(UNITS_DIR)/mxu-n$*/rtl
+	@touch $@
+
+$(UNITS_DIR)/mxu-n%/tb: sim/units/tb_mxu.cpp sim/units/units_common.h $(UNITS_DIR)/mxu-n%/rtl/.stamp $(CMODEL_LIB)
+	$(VERILATOR) $(UNITS_VFLAGS) --top-module tpu_mxu --Mdir $(UNITS_DIR)/mxu-n$*/obj -o ../tb \
+	  -CFLAGS "-O2 -I$(abspath cmodel/include) -I$(abspath sim/units) -I$(abspath $(UNITS_DIR)/mxu-n$*/rtl)" \
+	  $(UNITS_DIR)/mxu-n$*/rtl/tpu_mxu.vlt -F $(UNITS_DIR)/mxu-n$*/rtl/tpu_mxu.f \
+	  $(abspath sim/units/tb_mxu.cpp) $(abspath $(CMODEL_LIB)) \
+	  >$(UNITS_DIR)/mxu-n$*.build.log 2>&1 || { cat $(UNITS_DIR)/mxu-n$*.build.log; exit 1; }
+
+# Sizes for make test: the corner N = 1 (L = 2, never busy), small odd and even sizes, and
+# the default configuration.
+UNITS_MXU_NS := 1 2 3 5 8 16
+
+.PHONY: test-mxu-timing
+test-mxu-timing: $(foreach n,$(UNITS_MXU_NS),$(UNITS_DIR)/mxu-n$(n)/tb)
+	@set -e; for n in $(UNITS_MXU_NS); do $(UNITS_DIR)/mxu-n$$n/tb --seed $(UNITS_SEED) --count 20000; done
+.PRECIOUS: $(UNITS_DIR)/mxu-n%/rtl/.stamp
