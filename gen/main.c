@@ -177,8 +177,9 @@ int main(int argc, char *argv[])
             break;
         default: /* '?': unknown option, or a value given to one that takes none */
             if (opt_name(optopt)) {
-                sb_printf(&msg, "option '%s' takes no value ", opt_name(optopt));
+                sb_printf(&msg, "option '%s' takes no value (got ", opt_name(optopt));
                 sb_put_quoted(&msg, argv[optind - 1]);
+                sb_puts(&msg, ")");
             } else {
                 sb_puts(&msg, "unknown option ");
                 if (optopt) {

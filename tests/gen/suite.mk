@@ -1,11 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 # Test suites of the generator and the generated RTL.
+#   test-gen-cli                the command line: bad input, --help/--version, headers,
+#                               determinism, N = 1, 3, 256 (tests/gen/test_cli.sh)
 #   check-rtl                   rtl/ is what gen writes for the default configuration (gen/gen.mk)
+#   test-lint                   verilator --lint-only -Wall and iverilog -g2012, clean, for
+#                               N in {1, 2, 3, 4, 8, 16, 32} (tests/gen/test_lint.sh)
 #   test-rtl-units              verilated tpu_fp32_add / tpu_bf16_mul against the C model
 #   test-mxu-timing             verilated tpu_mxu, N in {1,2,3,5,8,16}: latency, bank busy,
 #                               weight load and numerics cycle by cycle against the C model
-#   test-rtl-units-exhaustive   (full) all 2^32 bf16 x bf16 products through the RTL
+# Full only (make test-full):
+#   test-lint-128               the same lint for N = 128 (the TPU's array)
+#   test-rtl-units-exhaustive   all 2^32 bf16 x bf16 products through the RTL
 include sim/units/units.mk
 
-TEST_SUITES += check-rtl test-rtl-units test-mxu-timing
-FULL_SUITES += test-rtl-units-exhaustive
+LINT_NS := 1 2 3 4 8 16 32
+
+.PHONY: test-gen-cli test-lint test-lint-128
+test-gen-cli: $(GEN)
+	sh tests/gen/test_cli.sh $(GEN)
+
+test-lint: $(GEN)
+	VERILATOR=$(VERILATOR) sh tests/gen/test_lint.sh $(GEN) $(LINT_NS)
+
+test-lint-128: $(GEN)
+	VERILATOR=$(VERILATOR) sh tests/gen/test_lint.sh $(GEN) 128
+
+TEST_SUITES += test-gen-cli check-rtl test-lint test-rtl-units test-mxu-timing
+FULL_SUITES += test-lint-128 test-rtl-units-exhaustive

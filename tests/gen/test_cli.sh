@@ -1,0 +1,163 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-gen-cli: the gen command line. Usage: sh tests/gen/test_cli.sh path/to/gen
+#  - every class of bad input: exit 2, exactly one line on stderr that starts with
+#    "gen: error: " and names the bad value, nothing on stdout, and the output directory and
+#    its parent exactly as before (no new files, no temporary directory left behind);
+#  - --help and --version; defaults; N = 1, 3, 256 generate all eight files;
+#  - the same command twice gives the same bytes, whatever path gen is run by;
+#  - every file starts with the header: SPDX line, "generated" line, the command line,
+#    the version and the resolved parameters.
+set -u
+GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h"
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+cd "$T" || exit 1
+mkdir gen-bin && ln -s "$GEN" gen-bin/gen   # so that "gen" is on PATH as itself
+PATH=$T/gen-bin:$PATH
+pass=0; fail=0
+
+ok()   { pass=$((pass + 1)); }
+bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# A picture of the scratch area: every path, and every regular file's checksum.
+snapshot() {
+    find "$T/w" | LC_ALL=C sort | while IFS= read -r p; do
+        if [ -f "$p" ]; then echo "$p $(cksum <"$p")"; else echo "$p"; fi
+    done
+}
+
+# expect_fail DESCRIPTION EXPECTED-SUBSTRING ARGS... : run gen ARGS in $T/w
+expect_fail() {
+    desc=$1; want=$2; shift 2
+    before=$(snapshot)
+    (cd "$T/w" && gen "$@" >"$T/out" 2>"$T/err"); rc=$?
+    after=$(snapshot)
+    lines=$(wc -l <"$T/err")
+    msg=$(cat "$T/err")
+    if [ "$rc" -ne 2 ]; then bad "$desc: exit $rc, expected 2 (stderr: $msg)"; return; fi
+    if [ "$lines" -ne 1 ] || [ -n "$(tail -c 1 "$T/err")" ]; then
+        bad "$desc: stderr is not exactly one line: $msg"; return; fi
+    case "$msg" in "gen: error: "*) ;; *) bad "$desc: stderr does not start with 'gen: error: ': $msg"; return;; esac
+    case "$msg" in *"$want"*) ;; *) bad "$desc: stderr does not name $want: $msg"; return;; esac
+    if [ -s "$T/out" ]; then bad "$desc: wrote to stdout"; return; fi
+    if [ "$before" != "$after" ]; then
+        bad "$desc: the output area changed:"; echo "$before" >"$T/b"; echo "$after" >"$T/a"
+        diff "$T/b" "$T/a"; return; fi
+    ok
+}
+
+# ---- Bad input: nothing written ----
+mkdir -p w/out && echo keep >w/out/existing.txt && echo file >w/plainfile
+for o in "-o out" "-o new"; do   # into an existing directory and into a new one
+    # shellcheck disable=SC2086
+    set -- $o
+    expect_fail "--mxu 0 ($o)"         "'0' is out of range (allowed: 1..256)" --mxu 0 "$@"
+    expect_fail "--mxu 257 ($o)"       "'257' is out of range (allowed: 1..256)" --mxu 257 "$@"
+    expect_fail "--mxu abc ($o)"       "'abc' is not a whole number (allowed: 1..256)" --mxu abc "$@"
+    expect_fail "--mxu -1 ($o)"        "'-1' is out of range (allowed: 1..256)" --mxu -1 "$@"
+    expect_fail "--mxu=-5 ($o)"        "'-5'" --mxu=-5 "$@"
+    expect_fail "--mxu 8x ($o)"        "'8x' is not a whole number" --mxu 8x "$@"
+    expect_fail "--mxu ' 8' ($o)"      "' 8' is not a whole number" --mxu " 8" "$@"
+    expect_fail "--mxu +8 ($o)"        "'+8' is not a whole number" --mxu +8 "$@"
+    expect_fail "--mxu 0x10 ($o)"      "'0x10' is not a whole number" --mxu 0x10 "$@"
+    expect_fail "--mxu 1.5 ($o)"       "'1.5' is not a whole number" --mxu 1.5 "$@"
+    expect_fail "--mxu overflow ($o)"  "'99999999999999999999999999' is out of range" --mxu 99999999999999999999999999 "$@"
+    expect_fail "--mxu 4294967312 ($o)" "'4294967312' is out of range" --mxu 4294967312 "$@"
+    expect_fail "--mxu '' ($o)"        "--mxu '' is not a whole number" --mxu "" "$@"
+    expect_fail "--mxu= ($o)"          "--mxu '' is not a whole number" --mxu= "$@"
+    expect_fail "--cores 0 ($o)"       "--cores '0' is out of range (allowed: 1..64)" --cores 0 "$@"
+    expect_fail "--cores 65 ($o)"      "--cores '65' is out of range (allowed: 1..64)" --cores 65 "$@"
+    expect_fail "--cores x ($o)"       "--cores 'x' is not a whole number" --cores x "$@"
+    expect_fail "--pe-stages 2 ($o)"   "--pe-stages '2' is out of range (allowed: 1)" --pe-stages 2 "$@"
+    expect_fail "--pe-stages 0 ($o)"   "--pe-stages '0' is out of range" --pe-stages 0 "$@"
+    expect_fail "unknown long ($o)"    "'--frobnicate'" --frobnicate "$@"
+    expect_fail "unknown long= ($o)"   "'--frobnicate=3'" --frobnicate=3 "$@"
+    expect_fail "unknown short ($o)"   "'-x'" -x "$@"
+    expect_fail "value to --version ($o)" "'--version=1'" --version=1 "$@"
+    expect_fail "extra argument ($o)"  "'extra'" "$@" extra
+    expect_fail "extra after -- ($o)"  "'more'" "$@" -- more
+    expect_fail "bad value after good ($o)" "'7y'" --mxu 8 --cores 7y "$@"
+done
+expect_fail "missing value at end"     "option '--mxu' needs a value" -o out --mxu
+expect_fail "missing -o value"         "option '-o' needs a value" --mxu 4 -o
+expect_fail "missing -o"               "missing -o DIR" --mxu 4
+expect_fail "no arguments"             "missing -o DIR"
+expect_fail "empty -o"                 "-o '' is empty" -o ""
+expect_fail "parent missing"           "'nodir/sub'" -o nodir/sub/out
+expect_fail "parent is a file"         "'plainfile/out'" -o plainfile/out
+expect_fail "output is a file"         "'plainfile' exists and is not a directory" -o plainfile
+mkdir -p w/clash/tpu_mxu.sv   # a directory where a file must go: refused before any rename
+expect_fail "directory in the way"     "'tpu_mxu.sv'" -o clash
+rmdir w/clash/tpu_mxu.sv
+# Not writable. Root ignores permission bits, so also use a place no one can create in.
+expect_fail "output under /proc"       "'/proc/gen-test-out'" -o /proc/gen-test-out
+if [ "$(id -u)" != 0 ]; then
+    mkdir -p w/ro && chmod 555 w/ro
+    expect_fail "read-only parent"     "'ro/out'" -o ro/out
+    mkdir -p w/ro2 && chmod 555 w/ro2
+    expect_fail "read-only output dir" "'ro2'" -o ro2
+else
+    echo "note: running as root: the permission-bit cases are covered by /proc only"
+fi
+
+# ---- --help, --version ----
+if gen --help >out 2>err && grep -q '^Usage: gen \[--mxu N\]' out && [ ! -s err ] \
+   && grep -q -- '--cores' out && grep -q -- '--pe-stages' out && grep -q -- '-o' out; then ok
+else bad "--help"; fi
+if gen -h >out 2>err && grep -q '^Usage: gen' out; then ok; else bad "-h"; fi
+if [ "$(gen --version 2>err)" = "gen 0.1.0" ] && [ ! -s err ]; then ok; else bad "--version"; fi
+
+# ---- Successful runs ----
+header_ok() {  # header_ok DIR "command line" "parameters line"
+    for f in $FILES; do
+        [ -f "$1/$f" ] || { bad "$1/$f missing"; return; }
+        h=$(head -n 5 "$1/$f")
+        exp="// SPDX-License-Identifier: Apache-2.0
+// generated by gen -- do not edit
+// command: $2
+// gen version: 0.1.0
+// parameters: $3"
+        [ "$h" = "$exp" ] || { bad "$1/$f header:"; echo "$h"; echo "expected:"; echo "$exp"; return; }
+    done
+    ok
+}
+param() { sed -n "s/^#define $2 \([^ ]*\).*/\1/p" "$1/tpu_params.h"; }
+
+for n in 1 3 256; do
+    l=$((2 * n)); b=$((2 * n - 2))
+    if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
+    header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b"
+    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "tpu_bf16_mul.sv tpu_fp32_add.sv tpu_mxu.f tpu_mxu.sv tpu_mxu.vlt tpu_mxu_row.sv tpu_params.h tpu_pe.sv " ] \
+        && ok || bad "--mxu $n: not exactly the eight files: $(ls -A w/n$n)"
+    [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
+        && [ "$(param w/n$n TPU_MXU_BUSY_CYCLES)" = $b ] && [ "$(param w/n$n TPU_CORES)" = 3 ] \
+        && [ "$(param w/n$n TPU_PE_STAGES)" = 1 ] && [ "$(param w/n$n TPU_GEN_VERSION)" = '"0.1.0"' ] \
+        && ok || bad "--mxu $n: tpu_params.h values"
+done
+
+# Defaults: N = 128, cores = 8; the output directory is created; --opt=value forms.
+(cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254"
+(cd w && gen --mxu=5 --cores=2 --pe-stages=1 --output=eq) \
+    && header_ok w/eq "gen --mxu=5 --cores=2 --pe-stages=1 --output=eq" "N=5 cores=2 pe_stages=1 latency_L=10 busy_cycles_B=8"
+
+# Same command, same bytes: twice, by name, by relative and absolute path, into an existing
+# directory (files replaced, other files kept).
+(cd w && gen --mxu 7 --cores 4 -o same) && cp -r w/same w/same.1
+(cd w && "$GEN" --mxu 7 --cores 4 -o same) && diff -r w/same.1 w/same >/dev/null && ok || bad "absolute path gives other bytes"
+(cd w && ../gen-bin/gen --mxu 7 --cores 4 -o same) && diff -r w/same.1 w/same >/dev/null && ok || bad "relative path gives other bytes"
+echo mine >w/same/notes.txt
+(cd w && gen --mxu 7 --cores 4 -o same) && [ "$(cat w/same/notes.txt)" = mine ] && ok || bad "other files in DIR were touched"
+rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second run differs"
+[ -z "$(find w -name '.gen-tmp-*')" ] && ok || bad "temporary directories left: $(find w -name '.gen-tmp-*')"
+
+# The command line is recorded as typed, quoted where a shell needs it, on one line.
+mkdir -p "w/a b"
+(cd w && gen --mxu 2 -o "a b/o'q") && header_ok "w/a b/o'q" "gen --mxu 2 -o 'a b/o'\\''q'" "N=2 cores=8 pe_stages=1 latency_L=4 busy_cycles_B=2"
+
+# A new directory gets the usual mode (mkdtemp's 0700 is not left on it).
+(umask 022; cd w && gen --mxu 2 -o modes) && [ "$(stat -c %a w/modes)" = 755 ] && ok || bad "new DIR mode $(stat -c %a w/modes)"
+
+echo "test-gen-cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
