@@ -210,6 +210,8 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "//   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial\n"
         "//   sums are not; no output depends on them before they are written.\n"
         "// The driver's rules (not checked here) are in docs/mxu.md.\n"
+        "// N is fixed by gen (a localparam, not an overridable parameter): tpu_params.h gives\n"
+        "// C code the same N, L and B; run gen --mxu for another size.\n"
         "\n",
         n, cfg->pe_stages, cfg->pe_stages == 1 ? "r" : "PeStages*r",
         cfg->pe_stages == 1 ? "" : "PeStages*", cfg->latency, cfg->busy,
@@ -382,9 +384,9 @@ int emit_filelist(struct gen_output *out, const struct gen_config *cfg)
     if (!sb)
         return -1;
     sb_puts(sb,
-        "// Names are relative to this file's directory: `verilator -F <dir>/tpu_mxu.f` resolves\n"
-        "// them there; with `iverilog -c tpu_mxu.f` run from this directory. Verilator also needs\n"
-        "// tpu_mxu.vlt on its command line.\n");
+        "// Names are relative to this file's directory: Verilator resolves them there with\n"
+        "// `-F <dir>/tpu_mxu.f` (and also needs <dir>/tpu_mxu.vlt on its command line);\n"
+        "// run `iverilog -g2012 -c tpu_mxu.f` from this directory.\n");
     for (size_t i = 0; i < sizeof mxu_sources / sizeof mxu_sources[0]; i++)
         sb_printf(sb, "%s\n", mxu_sources[i]);
     return 0;
@@ -413,24 +415,32 @@ int emit_vlt(struct gen_output *out, const struct gen_config *cfg)
     return 0;
 }
 
+/* internal: one "#define NAME VALUE  // comment" line, aligned */
+static void define_line(struct strbuf *sb, const char *name, const char *value, const char *what)
+{
+    sb_printf(sb, "#define %-19s %-7s  // %s\n", name, value, what);
+}
+
 int emit_params_h(struct gen_output *out, const struct gen_config *cfg)
 {
     struct strbuf *sb = gen_output_add(out, cfg, "tpu_params.h",
                                        "tpu_params.h: the generated parameters, for C/C++ code");
     if (!sb)
         return -1;
-    sb_printf(sb,
-        "#ifndef TPU_PARAMS_H\n"
-        "#define TPU_PARAMS_H\n"
-        "\n"
-        "#define TPU_MXU_N %u            // the array is N x N PEs\n"
-        "#define TPU_MXU_LATENCY %u      // L: act_valid_i in cycle t -> out_valid_o in cycle t + L\n"
-        "#define TPU_MXU_BUSY_CYCLES %u  // B: bank_busy_o[b] is 1 in cycles t+1 .. t+B\n"
-        "#define TPU_CORES %u            // cores on the board\n"
-        "#define TPU_PE_STAGES %u        // PE pipeline depth\n"
-        "#define TPU_GEN_VERSION \"%s\"  // version of gen that wrote this file\n"
-        "\n"
-        "#endif\n",
-        cfg->n, cfg->latency, cfg->busy, cfg->cores, cfg->pe_stages, GEN_VERSION);
+    char v[5][16];
+    snprintf(v[0], sizeof v[0], "%u", cfg->n);
+    snprintf(v[1], sizeof v[1], "%u", cfg->latency);
+    snprintf(v[2], sizeof v[2], "%u", cfg->busy);
+    snprintf(v[3], sizeof v[3], "%u", cfg->cores);
+    snprintf(v[4], sizeof v[4], "%u", cfg->pe_stages);
+    sb_puts(sb, "#ifndef TPU_PARAMS_H\n#define TPU_PARAMS_H\n\n");
+    define_line(sb, "TPU_MXU_N", v[0], "the array is N x N PEs");
+    define_line(sb, "TPU_MXU_LATENCY", v[1],
+                "L: act_valid_i in cycle t -> out_valid_o in cycle t + L");
+    define_line(sb, "TPU_MXU_BUSY_CYCLES", v[2], "B: bank_busy_o[b] is 1 in cycles t+1 .. t+B");
+    define_line(sb, "TPU_CORES", v[3], "cores on the board");
+    define_line(sb, "TPU_PE_STAGES", v[4], "PE pipeline depth (cycles per PE)");
+    define_line(sb, "TPU_GEN_VERSION", "\"" GEN_VERSION "\"", "the gen that wrote this file");
+    sb_puts(sb, "\n#endif\n");
     return 0;
 }

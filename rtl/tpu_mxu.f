@@ -5,9 +5,9 @@
 // parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30
 //
 // tpu_mxu.f: the MXU's sources in dependency order
-// Names are relative to this file's directory: `verilator -F <dir>/tpu_mxu.f` resolves
-// them there; with `iverilog -c tpu_mxu.f` run from this directory. Verilator also needs
-// tpu_mxu.vlt on its command line.
+// Names are relative to this file's directory: Verilator resolves them there with
+// `-F <dir>/tpu_mxu.f` (and also needs <dir>/tpu_mxu.vlt on its command line);
+// run `iverilog -g2012 -c tpu_mxu.f` from this directory.
 tpu_bf16_mul.sv
 tpu_fp32_add.sv
 tpu_pe.sv

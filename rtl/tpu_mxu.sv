@@ -23,6 +23,8 @@
 //   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial
 //   sums are not; no output depends on them before they are written.
 // The driver's rules (not checked here) are in docs/mxu.md.
+// N is fixed by gen (a localparam, not an overridable parameter): tpu_params.h gives
+// C code the same N, L and B; run gen --mxu for another size.
 
 module tpu_mxu (
   input  logic           clk_i,
