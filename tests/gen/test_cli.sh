@@ -123,7 +123,7 @@ header_ok() {  # header_ok DIR "command line" "parameters line"
     done
     ok
 }
-param() { sed -n "s/^#define $2 \([^ ]*\).*/\1/p" "$1/tpu_params.h"; }
+param() { sed -n "s/^#define $2  *\([^ ]*\).*/\1/p" "$1/tpu_params.h"; }
 
 for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
