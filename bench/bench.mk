@@ -1,0 +1,17 @@
+# Benchmarks (`make bench`): figures and ratios, never pass/fail on speed. Record what you
+# measure in bench/RESULTS.md together with the command that produced it.
+
+BENCH_DIR := $(BUILD)/bench
+
+.PHONY: bench bench-model
+
+# C model matmul (fast and integer paths) vs a single-threaded OpenBLAS sgemm.
+$(BENCH_DIR)/matmul_speed: bench/matmul_speed.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O3 $(CMODEL_INC) $< -o $@ $(CMODEL_LIB) -lopenblas
+
+bench-model: $(BENCH_DIR)/matmul_speed
+	$(BENCH_DIR)/matmul_speed 128
+
+bench: deps
+	@sh bench/run.sh
