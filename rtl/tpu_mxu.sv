@@ -47,16 +47,21 @@ module tpu_mxu (
   localparam int BusyCycles = 30;  // B
 
   // ---- Activations: input register, then PeStages*r skew registers for row r ----
+  // (Shift registers here are packed vectors shifted as a whole, not loops: procedural
+  // loops longer than 64 iterations are not unrolled by verilator and then fail.)
   wire [15:0] row_act [N];
   wire        row_bank [N];
 
   for (genvar r = 0; r < N; r++) begin : g_act
     localparam int Depth = 1 + PeStages * r;
-    logic [16:0] skew_q [Depth];  // {bank, activation}; skew_q[0] is the input register
-    always_ff @(posedge clk_i) begin
-      skew_q[0] <= {act_bank_i, act_data_i[16*r +: 16]};
-      for (int k = 1; k < Depth; k++) begin
-        skew_q[k] <= skew_q[k-1];
+    logic [Depth-1:0][16:0] skew_q;  // {bank, activation} per stage; [0]: input register
+    if (Depth == 1) begin : g_reg
+      always_ff @(posedge clk_i) begin
+        skew_q <= {act_bank_i, act_data_i[16*r +: 16]};
+      end
+    end else begin : g_shift
+      always_ff @(posedge clk_i) begin
+        skew_q <= {skew_q[Depth-2:0], act_bank_i, act_data_i[16*r +: 16]};
       end
     end
     assign row_bank[r] = skew_q[Depth-1][16];
@@ -68,11 +73,14 @@ module tpu_mxu (
   wire [15:0] wl_top [N];
 
   for (genvar c = 0; c < N; c++) begin : g_seed
-    logic [31:0] skew_q [c+1];  // skew_q[0] is the input register
-    always_ff @(posedge clk_i) begin
-      skew_q[0] <= psum_data_i[32*c +: 32];
-      for (int k = 1; k <= c; k++) begin
-        skew_q[k] <= skew_q[k-1];
+    logic [c:0][31:0] skew_q;  // per stage; [0] is the input register
+    if (c == 0) begin : g_reg
+      always_ff @(posedge clk_i) begin
+        skew_q <= psum_data_i[32*c +: 32];
+      end
+    end else begin : g_shift
+      always_ff @(posedge clk_i) begin
+        skew_q <= {skew_q[c-1:0], psum_data_i[32*c +: 32]};
       end
     end
     assign seed[c]   = skew_q[c];
@@ -113,11 +121,14 @@ module tpu_mxu (
     assign unused_wl = ^g_row[N-1].wl_out[c];
     if (c < N - 1) begin : g_deskew
       localparam int Depth = N - 1 - c;
-      logic [31:0] deskew_q [Depth];
-      always_ff @(posedge clk_i) begin
-        deskew_q[0] <= g_row[N-1].psum_out[c];
-        for (int k = 1; k < Depth; k++) begin
-          deskew_q[k] <= deskew_q[k-1];
+      logic [Depth-1:0][31:0] deskew_q;  // per stage
+      if (Depth == 1) begin : g_reg
+        always_ff @(posedge clk_i) begin
+          deskew_q <= g_row[N-1].psum_out[c];
+        end
+      end else begin : g_shift
+        always_ff @(posedge clk_i) begin
+          deskew_q <= {deskew_q[Depth-2:0], g_row[N-1].psum_out[c]};
         end
       end
       assign out_data_o[32*c +: 32] = deskew_q[Depth-1];
