@@ -9,6 +9,7 @@
 //
 // Usage: mxu_tb [--m M] [--k K] [--n N'] [--dist NAME] [--seed S] [--rtl-trace F]
 //               [--model-trace F] [--fst F] [--inject-fault TILE,ROW,COL,BIT]
+//               [--inject-drop TILE,ROW]
 //               [+verilator+seed+N] [+trace]
 // Exit status: 0 PASS, 1 FAIL (divergence or timing-contract violation), 2 bad arguments.
 
@@ -91,6 +92,8 @@ struct Options {
     bool fault = false;
     size_t f_tile = 0, f_row = 0;
     unsigned f_col = 0, f_bit = 0;
+    bool drop = false;
+    size_t d_tile = 0, d_row = 0;
 };
 
 int usage_error(const char *what, const char *arg)
@@ -126,6 +129,8 @@ void help()
         "  --fst F                  waveform file written with +trace (default mxu_tb.fst)\n"
         "  --inject-fault T,R,C,B   flip bit B of column C of the RTL output for tile T, row R\n"
         "                           as captured (proves that the compare catches it)\n"
+        "  --inject-drop T,R        do not present the vector of tile T, row R (proves that\n"
+        "                           the out_valid_o check catches a missing output)\n"
         "  +verilator+seed+N        seed of the X-initialisation (printed on every run)\n"
         "  +trace                   write an FST waveform\n"
         "Exit status: 0 PASS, 1 FAIL, 2 bad arguments.\n",
@@ -178,6 +183,14 @@ int parse_options(int argc, char **argv, Options *o)
             o->f_row = static_cast<size_t>(r);
             o->f_col = static_cast<unsigned>(c);
             o->f_bit = static_cast<unsigned>(b);
+        } else if (std::strcmp(a, "--inject-drop") == 0) {
+            unsigned long long t, r;
+            char tail;
+            if (std::sscanf(v, "%llu,%llu%c", &t, &r, &tail) != 2)
+                return usage_error("--inject-drop takes TILE,ROW", v);
+            o->drop = true;
+            o->d_tile = static_cast<size_t>(t);
+            o->d_row = static_cast<size_t>(r);
         } else {
             return usage_error("unknown option", a);
         }
@@ -233,6 +246,8 @@ int main(int argc, char **argv)
     }
     if (opt.fault && (opt.f_tile >= sched.tiles || opt.f_row >= opt.m))
         return usage_error("--inject-fault: TILE must be < tiles and ROW < M", nullptr);
+    if (opt.drop && (opt.d_tile >= sched.tiles || opt.d_row >= opt.m))
+        return usage_error("--inject-drop: TILE must be < tiles and ROW < M", nullptr);
     const size_t M = opt.m, K = opt.k, NP = opt.n, KT = sched.kt_count;
 
     // ---- Data ----
@@ -337,6 +352,8 @@ int main(int argc, char **argv)
                 err(t, "schedule loads bank %u while presenting a vector tagged %u",
                     ev.load_bank, ev.act_bank);
         }
+        if (ev.act && opt.drop && ev.act_tile == opt.d_tile && ev.act_row == opt.d_row)
+            ev.act = 0; // the injected fault: this vector is never presented
         if (ev.act) {
             const size_t kt = ev.act_tile % KT;
             const unsigned b = ev.act_bank;

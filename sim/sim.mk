@@ -32,12 +32,15 @@ $(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB)
 # ---- Verilator ------------------------------------------------------------------------------
 # --x-assign/--x-initial unique with randReset(2) in the harness: X values are random and
 # seeded (+verilator+seed+N), so a design that depends on uninitialised state fails.
-# The generated tpu_mxu.vlt carries the lint waivers and keeps tpu_mxu_row un-inlined, so the
-# N rows share one C++ class (the model's compile time grows with N, not N^2).
+# -fno-gate: without it Verilator 5 optimises each row instance on its own and emits one copy
+# of the row code per row (N^2 code); with it the rows share the un-inlined tpu_mxu_row class
+# (measured at N = 16: 25.9 MB -> 13.5 MB of C++, same simulation speed; see sim/README.md).
+# The sim/*.vlt files limit what +trace records (the trace code is per traced signal).
 SIM_VFLAGS := --cc --exe --trace-fst --assert --x-assign unique --x-initial unique \
-              --top-module tpu_mxu -O3
-# C++ optimisation of the verilated model (measured in bench/: -O1 compiles much faster than
-# -O2/-Os at large N for nearly the same simulation speed).
+              --top-module tpu_mxu -O3 -fno-gate --unroll-count 1024
+sim_trace_vlt = $(if $(shell [ $(1) -gt 32 ] && echo large),sim/mxu_trace_large.vlt,sim/mxu_trace.vlt)
+# C++ optimisation of the verilated model: -O1 compiles ~15% faster than -O2 for ~15% fewer
+# cycles/s (N = 16); builds dominate the test time, so -O1. Override for long runs.
 SIM_OPT_FAST   ?= -O1
 SIM_OPT_SLOW   ?= -O1
 SIM_OPT_GLOBAL ?= -O1
@@ -59,10 +62,10 @@ $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 	fi
 
 $(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/rtl.stamp sim/mxu_tb.cpp $(SIM_HDRS) \
-                          $(CMODEL_LIB) $(SIM_LIB) sim/sim.mk
+                          $(CMODEL_LIB) $(SIM_LIB) sim/sim.mk $(wildcard sim/*.vlt)
 	@d=$(SIM_DIR)/mxu_N$*; start=$$(date +%s); \
 	$(VERILATOR) $(SIM_VFLAGS) --Mdir $$d/obj -o $(abspath $@) \
-		-F $$d/rtl/tpu_mxu.f $$d/rtl/tpu_mxu.vlt \
+		-F $$d/rtl/tpu_mxu.f $$d/rtl/tpu_mxu.vlt $(call sim_trace_vlt,$*) \
 		-CFLAGS "$(SIM_CXXFLAGS) -I$(abspath $(SIM_DIR)/mxu_N$*/rtl)" \
 		-LDFLAGS "$(abspath $(SIM_LIB)) $(abspath $(CMODEL_LIB))" \
 		$(abspath sim/mxu_tb.cpp) && \

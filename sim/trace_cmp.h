@@ -36,6 +36,9 @@ typedef struct {
     const char *exp_path, *got_path;
     uint64_t records_exp, records_got; /* records read from each file */
     uint64_t differing;           /* records that differ (counted while the keys agree) */
+    uint64_t cycle_only;          /* records whose values agree but cycles differ (counted
+                                     whether or not cycles are ignored) */
+    int ignore_cycles;
     /* The first divergence: */
     uint64_t record;              /* 0-based record index */
     long line_exp, line_got;      /* line numbers, 1-based (0: no such record) */

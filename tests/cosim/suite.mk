@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: Apache-2.0
+# Co-simulation of the generated MXU against the C model (sim/mxu_tb, docs/mxu.md).
+#   test-cosim        (make test)      N = 1, 3, 4, 8, 16: every distribution, several tiles,
+#                                      ragged M, K and N', the edges distribution
+#   test-cosim-fault  (make test)      injected faults are caught and reported precisely;
+#                                      tpu-trace-cmp on hand-made trace pairs
+#   test-cosim-full   (make test-full) N = 2, 5, 32 and more cases at 4, 8, 16
+# One verilated model per N (build/sim/mxu_N<N>), built once and shared by all the cases.
+
+COSIM_QUICK_N := 1 3 4 8 16
+COSIM_FULL_N  := 2 5 4 8 16 32
+
+TEST_SUITES += test-cosim test-cosim-fault
+FULL_SUITES += test-cosim-full
+
+.PHONY: test-cosim test-cosim-fault test-cosim-full
+
+# The models are built one at a time (a Verilator build uses the whole machine), then run.
+test-cosim: $(TRACE_CMP)
+	@for n in $(COSIM_QUICK_N); do \
+		$(MAKE) --no-print-directory $(SIM_DIR)/mxu_N$$n/mxu_tb || exit 1; \
+	done
+	@st=0; for n in $(COSIM_QUICK_N); do sh tests/cosim/cosim.sh quick $$n || st=1; done; exit $$st
+
+test-cosim-fault: $(TRACE_CMP) $(call mxu_tb,4)
+	@sh tests/cosim/fault.sh
+
+test-cosim-full: $(TRACE_CMP)
+	@for n in $(COSIM_FULL_N); do \
+		$(MAKE) --no-print-directory $(SIM_DIR)/mxu_N$$n/mxu_tb || exit 1; \
+	done
+	@st=0; for n in $(COSIM_FULL_N); do sh tests/cosim/cosim.sh full $$n || st=1; done; exit $$st
