@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     }
     int threads = full_threads();
     printf("test-full-add: %" PRIu64 " random fp32 add/sub pairs (seed 0x%016" PRIX64 "), model vs "
-           "host (SSE, FTZ|DAZ) and vs MPFR on every %" PRIu64 "th pair, %d threads\n",
+           "host (SSE, FTZ|DAZ) and vs MPFR on one pair in %" PRIu64 " (0: none), %d threads\n",
            pairs, seed, mpfr_stride, threads);
     fflush(stdout);
     inject = full_inject_index();

@@ -62,10 +62,16 @@ int main(int argc, char **argv)
     if (stride < 1)
         stride = 1;
     int threads = full_threads();
+    char mp[64];
+    if (mpfr_stride == 0)
+        snprintf(mp, sizeof mp, "MPFR off");
+    else if (mpfr_stride == 1)
+        snprintf(mp, sizeof mp, "vs MPFR on every pair");
+    else
+        snprintf(mp, sizeof mp, "vs MPFR on one pair in %" PRIu64, mpfr_stride);
     printf("test-full-mul: bf16 x bf16, %s 2^32 pairs (stride %" PRIu64 "), model vs host "
-           "(SSE, FTZ|DAZ) and vs MPFR on every %" PRIu64 "th pair%s, %d threads\n",
-           stride == 1 ? "all" : "a sample of the", stride, mpfr_stride,
-           mpfr_stride ? "" : " (MPFR off)", threads);
+           "(SSE, FTZ|DAZ) and %s, %d threads\n",
+           stride == 1 ? "all" : "a sample of the", stride, mp, threads);
     fflush(stdout);
     inject = full_inject_index();
     if (inject != UINT64_MAX)
