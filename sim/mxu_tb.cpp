@@ -14,6 +14,7 @@
 // Exit status: 0 PASS, 1 FAIL (divergence or timing-contract violation), 2 bad arguments.
 
 #include <cerrno>
+#include <cstdarg>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>

@@ -61,20 +61,44 @@ $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* -o $$d/rtl"; \
 	fi
 
-$(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/rtl.stamp sim/mxu_tb.cpp $(SIM_HDRS) \
-                          $(CMODEL_LIB) $(SIM_LIB) sim/sim.mk $(wildcard sim/*.vlt)
-	@d=$(SIM_DIR)/mxu_N$*; start=$$(date +%s); \
-	$(VERILATOR) $(SIM_VFLAGS) --Mdir $$d/obj -o $(abspath $@) \
-		-F $$d/rtl/tpu_mxu.f $$d/rtl/tpu_mxu.vlt $(call sim_trace_vlt,$*) \
-		-CFLAGS "$(SIM_CXXFLAGS) -I$(abspath $(SIM_DIR)/mxu_N$*/rtl)" \
-		-LDFLAGS "$(abspath $(SIM_LIB)) $(abspath $(CMODEL_LIB))" \
-		$(abspath sim/mxu_tb.cpp) && \
-	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_mxu.mk OBJCACHE="$(OBJCACHE)" \
-		OPT_FAST="$(SIM_OPT_FAST)" OPT_SLOW="$(SIM_OPT_SLOW)" OPT_GLOBAL="$(SIM_OPT_GLOBAL)" && \
-	echo "built $@ in $$(( $$(date +%s) - start )) s"
+# The Verilator command for array size N. It is recorded in verilate.cmd, rewritten only when
+# it changes, so a change of flags re-verilates and nothing else does.
+sim_vl_cmd = $(VERILATOR) $(SIM_VFLAGS) --Mdir $(SIM_DIR)/mxu_N$(1)/obj \
+	-o $(abspath $(SIM_DIR)/mxu_N$(1)/mxu_tb) \
+	-F $(SIM_DIR)/mxu_N$(1)/rtl/tpu_mxu.f $(SIM_DIR)/mxu_N$(1)/rtl/tpu_mxu.vlt \
+	$(call sim_trace_vlt,$(1)) \
+	-CFLAGS "$(SIM_CXXFLAGS) -I$(abspath $(SIM_DIR)/mxu_N$(1)/rtl)" \
+	-LDFLAGS "$(abspath $(SIM_LIB)) $(abspath $(CMODEL_LIB))" \
+	$(abspath sim/mxu_tb.cpp)
+
+.PHONY: sim-force
+sim-force:
+
+$(SIM_DIR)/mxu_N%/verilate.cmd: sim-force
+	@mkdir -p $(@D)
+	@echo '$(call sim_vl_cmd,$*)' >$@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+# Verilate (the RTL, the flags or the trace scope changed).
+$(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk: $(SIM_DIR)/mxu_N%/rtl.stamp $(SIM_DIR)/mxu_N%/verilate.cmd \
+                                  $(wildcard sim/*.vlt)
+	@echo "verilating N=$*"; start=$$(date +%s); \
+	sh $(SIM_DIR)/mxu_N$*/verilate.cmd && \
+	echo "verilated N=$* in $$(( $$(date +%s) - start )) s"
+
+# Compile and link with Verilator's makefile (it tracks the harness's sources and headers);
+# the binary is removed first so that a changed library is relinked.
+$(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk sim/mxu_tb.cpp $(SIM_HDRS) \
+                          $(CMODEL_LIB) $(SIM_LIB)
+	@rm -f $@; start=$$(date +%s); \
+	$(MAKE) --no-print-directory -s -C $(SIM_DIR)/mxu_N$*/obj -f Vtpu_mxu.mk \
+		OBJCACHE="$(OBJCACHE)" OPT_FAST="$(SIM_OPT_FAST)" OPT_SLOW="$(SIM_OPT_SLOW)" \
+		OPT_GLOBAL="$(SIM_OPT_GLOBAL)" && \
+	echo "built $@ (C++) in $$(( $$(date +%s) - start )) s"
 
 # Keep the generated sources and stamps between builds.
-.PRECIOUS: $(SIM_DIR)/mxu_N%/rtl.stamp $(SIM_DIR)/mxu_N%/mxu_tb
+.PRECIOUS: $(SIM_DIR)/mxu_N%/rtl.stamp $(SIM_DIR)/mxu_N%/verilate.cmd \
+           $(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk $(SIM_DIR)/mxu_N%/mxu_tb
 
 .PHONY: sim-tools cosim-128
 sim-tools: $(TRACE_CMP) $(SIM_LIB)
