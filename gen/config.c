@@ -37,4 +37,16 @@ void gen_config_derive(struct gen_config *cfg)
        B = S*(N-1) + N-1   (S = 1: B = 2N - 2; N = 1: B = 0, never busy). */
     cfg->busy = gen_act_skew(cfg, n - 1u) + (n - 1u);
     cfg->busy_w = cfg->busy ? gen_bits_for(cfg->busy) : 0u;
+    /* VPU: the lanes' fp32 results enter the tree Latency cycles after valid_i; each tree
+       level and the accumulator add one register. */
+    if (cfg->vpu_lanes == 0)
+        cfg->vpu_lanes = n;
+    cfg->vpu_leaves = 1;
+    cfg->vpu_levels = 0;
+    while (cfg->vpu_leaves < cfg->vpu_lanes) {
+        cfg->vpu_leaves *= 2u;
+        cfg->vpu_levels++;
+    }
+    cfg->vpu_latency = GEN_VPU_LATENCY;
+    cfg->vpu_red_latency = GEN_VPU_LATENCY + cfg->vpu_levels + 1u;
 }

@@ -14,6 +14,9 @@
 #define GEN_PE_STAGES_MIN 1u
 #define GEN_PE_STAGES_MAX 1u /* 2 and 3 come with the deeper PE */
 #define GEN_PE_STAGES_DEFAULT 1u
+#define GEN_VPU_LANES_MIN 1u
+#define GEN_VPU_LANES_MAX 256u /* default: the MXU's N */
+#define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 
 /* What was asked for plus everything derived from it. Emitters read only this. */
 struct gen_config {
@@ -24,6 +27,11 @@ struct gen_config {
     unsigned latency;   /* L: a vector presented in cycle t comes out in cycle t + L */
     unsigned busy;      /* B: bank_busy_o[b] is high in cycles t+1 .. t+B */
     unsigned busy_w;    /* width of the bank-busy counters (0 when B = 0) */
+    unsigned vpu_lanes;       /* VPU lanes L (0 before gen_config_derive: the MXU's N) */
+    unsigned vpu_leaves;      /* L rounded up to a power of two: leaves of the reduction tree */
+    unsigned vpu_levels;      /* log2(vpu_leaves): registered tree levels */
+    unsigned vpu_latency;     /* elementwise: valid_i in cycle t -> valid_o in t + this */
+    unsigned vpu_red_latency; /* reduction: last_i in cycle t -> red_valid_o in t + this */
     const char *argv_line; /* the command line as typed, for the headers */
 };
 

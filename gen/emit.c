@@ -54,6 +54,7 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
     int (*const emitters[])(struct gen_output *, const struct gen_config *) = {
         emit_bf16_mul, emit_fp32_add, emit_pe,     emit_mxu_row,
         emit_mxu,      emit_filelist, emit_vlt,    emit_params_h,
+        emit_vpu_units, emit_vpu,     emit_vpu_filelist, emit_vpu_vlt,
     };
     for (size_t i = 0; i < sizeof emitters / sizeof emitters[0]; i++)
         if (emitters[i](out, cfg) != 0)

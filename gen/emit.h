@@ -9,7 +9,7 @@
 #include "config.h"
 #include "strbuf.h"
 
-#define GEN_MAX_FILES 16
+#define GEN_MAX_FILES 32
 
 struct gen_file {
     const char *name; /* file name inside the output directory */
@@ -41,6 +41,13 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg);
 int emit_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_vlt(struct gen_output *out, const struct gen_config *cfg);
 int emit_params_h(struct gen_output *out, const struct gen_config *cfg);
+/* emit_vpu_units.c, emit_vpu.c */
+int emit_vpu_units(struct gen_output *out, const struct gen_config *cfg);
+int emit_vpu(struct gen_output *out, const struct gen_config *cfg);
+int emit_vpu_filelist(struct gen_output *out, const struct gen_config *cfg);
+int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg);
+/* The VPU's lines of tpu_params.h (called by emit_params_h). */
+void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 
 /* Every emitter in order; 0 on success, -1 on failure (out of memory). */
 int gen_emit_all(struct gen_output *out, const struct gen_config *cfg);

@@ -452,6 +452,7 @@ int emit_params_h(struct gen_output *out, const struct gen_config *cfg)
     define_line(sb, "TPU_CORES", v[3], "cores on the board");
     define_line(sb, "TPU_PE_STAGES", v[4], "PE pipeline depth (cycles per PE)");
     define_line(sb, "TPU_GEN_VERSION", "\"" GEN_VERSION "\"", "the gen that wrote this file");
+    emit_vpu_params(sb, cfg);
     sb_puts(sb, "\n#endif\n");
     return 0;
 }

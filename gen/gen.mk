@@ -7,13 +7,16 @@
 GEN_SRCS := $(wildcard gen/*.c)
 GEN_OBJS := $(patsubst gen/%.c,$(BUILD)/gen/%.o,$(GEN_SRCS))
 GEN      := $(BUILD)/gen/gen
+# gen writes the VPU's ROMs with the C model's table functions (vpu_rom_exp2, vpu_rom_recip):
+# it links the model library. (Named literally: cmodel.mk is included after this file.)
+GEN_CMODEL_LIB := $(BUILD)/cmodel/libtpucmodel.a
 GEN_ARGS := --mxu $(MXU) --cores $(CORES)
 
 $(BUILD)/gen/%.o: gen/%.c $(wildcard gen/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) -Icmodel/include -c $< -o $@
 
-$(GEN): $(GEN_OBJS)
+$(GEN): $(GEN_OBJS) $(GEN_CMODEL_LIB)
 	$(CC) $(CFLAGS_COMMON) -o $@ $^
 
 # Run from the repository root so that the recorded command line is exactly

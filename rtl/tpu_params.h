@@ -14,5 +14,9 @@
 #define TPU_CORES           8        // cores on the board
 #define TPU_PE_STAGES       1        // PE pipeline depth (cycles per PE)
 #define TPU_GEN_VERSION     "0.1.0"  // the gen that wrote this file
+#define TPU_VPU_LANES       16       // VPU lanes L (elements per vector)
+#define TPU_VPU_LATENCY     26       // valid_i in cycle t -> valid_o in t + this, every VPU opcode
+#define TPU_VPU_RED_LEVELS  4        // registered levels of the reduction tree
+#define TPU_VPU_RED_LATENCY 31       // last_i in cycle t -> red_valid_o in t + this
 
 #endif

@@ -115,3 +115,4 @@ run: deps
 cosim-128: $(call mxu_tb,128)
 	$(call mxu_tb,128) --m 512 --k 256 --n 256 --dist uniform --seed 1 \
 		--rtl-trace $(SIM_DIR)/cosim128_rtl.trace --model-trace $(SIM_DIR)/cosim128_model.trace
+include sim/vpu.mk

@@ -4,13 +4,15 @@
 #  - every class of bad input: exit 2, exactly one line on stderr that starts with
 #    "gen: error: " and names the bad value, nothing on stdout, and the output directory and
 #    its parent exactly as before (no new files, no temporary directory left behind);
-#  - --help and --version; defaults; N = 1, 3, 256 generate all eight files;
+#  - --help and --version; defaults; N = 1, 3, 256 generate all the files (FILES);
 #  - the same command twice gives the same bytes, whatever path gen is run by;
 #  - every file starts with the header: SPDX line, "generated" line, the command line,
 #    the version and the resolved parameters.
 set -u
 GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h"
+FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h
+tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip.sv tpu_vpu_red_node.sv
+tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt"
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -63,6 +65,8 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "--mxu +8 ($o)"        "'+8' is not a whole number" --mxu +8 "$@"
     expect_fail "--mxu 0x10 ($o)"      "'0x10' is not a whole number" --mxu 0x10 "$@"
     expect_fail "--mxu 1.5 ($o)"       "'1.5' is not a whole number" --mxu 1.5 "$@"
+    expect_fail "--vpu-lanes 0 ($o)"   "--vpu-lanes '0' is out of range (allowed: 1..256)" --vpu-lanes 0 "$@"
+    expect_fail "--vpu-lanes 257 ($o)" "--vpu-lanes '257' is out of range (allowed: 1..256)" --vpu-lanes 257 "$@"
     expect_fail "--mxu overflow ($o)"  "'99999999999999999999999999' is out of range" --mxu 99999999999999999999999999 "$@"
     expect_fail "--mxu 4294967312 ($o)" "'4294967312' is out of range" --mxu 4294967312 "$@"
     expect_fail "--mxu '' ($o)"        "--mxu '' is not a whole number" --mxu "" "$@"
@@ -129,11 +133,12 @@ for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
     header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b"
-    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "tpu_bf16_mul.sv tpu_fp32_add.sv tpu_mxu.f tpu_mxu.sv tpu_mxu.vlt tpu_mxu_row.sv tpu_params.h tpu_pe.sv " ] \
-        && ok || bad "--mxu $n: not exactly the eight files: $(ls -A w/n$n)"
+    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
+        && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
         && [ "$(param w/n$n TPU_MXU_BUSY_CYCLES)" = $b ] && [ "$(param w/n$n TPU_CORES)" = 3 ] \
         && [ "$(param w/n$n TPU_PE_STAGES)" = 1 ] && [ "$(param w/n$n TPU_GEN_VERSION)" = '"0.1.0"' ] \
+        && [ "$(param w/n$n TPU_VPU_LANES)" = $n ] \
         && ok || bad "--mxu $n: tpu_params.h values"
 done
 

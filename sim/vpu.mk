@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: Apache-2.0
+# Co-simulation of the generated VPU against the C model (sim/vpu_tb.cpp, docs/vpu.md "RTL").
+#   make build/sim/vpu_L<L>/vpu_tb   gen --mxu L --vpu-lanes L into build/sim/vpu_L<L>/rtl,
+#                                    verilate tpu_vpu, link with the C model
+#   make bench-vpu-128               L = 128 co-simulation, for the benchmark (not in make test)
+# One verilated model per L; the lane is not inlined (tpu_vpu.vlt), so every L compiles about
+# the same C++; ccache (OBJCACHE) makes rebuilding an unchanged model cheap.
+
+vpu_tb = $(SIM_DIR)/vpu_L$(1)/vpu_tb
+
+VPU_VFLAGS := --cc --exe --trace-fst --assert --x-assign unique --x-initial unique \
+              --top-module tpu_vpu -O3 --unroll-count 1024
+
+$(SIM_DIR)/vpu_L%/rtl.stamp: $(GEN)
+	@mkdir -p $(SIM_DIR)/vpu_L$*
+	@d=$(SIM_DIR)/vpu_L$*; rm -rf $$d/rtl.old; \
+	if [ -d $$d/rtl ]; then mv $$d/rtl $$d/rtl.old; fi; \
+	if ! $(GEN) --mxu $* --vpu-lanes $* -o $$d/rtl; then \
+		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \
+	fi; \
+	if [ -d $$d/rtl.old ] && diff -r -q $$d/rtl $$d/rtl.old >/dev/null; then \
+		rm -rf $$d/rtl; mv $$d/rtl.old $$d/rtl; \
+	else \
+		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* --vpu-lanes $* -o $$d/rtl"; \
+	fi
+
+$(SIM_DIR)/vpu_L%/vpu_tb: $(SIM_DIR)/vpu_L%/rtl.stamp sim/vpu_tb.cpp $(CMODEL_LIB) sim/vpu.mk \
+                          sim/vpu_trace.vlt $(wildcard cmodel/include/tpu/*.h)
+	@d=$(SIM_DIR)/vpu_L$*; start=$$(date +%s); \
+	$(VERILATOR) $(VPU_VFLAGS) --Mdir $$d/obj -o $(abspath $@) \
+		-F $$d/rtl/tpu_vpu.f $$d/rtl/tpu_vpu.vlt sim/vpu_trace.vlt \
+		-CFLAGS "$(SIM_CXXFLAGS) -I$(abspath $(SIM_DIR)/vpu_L$*/rtl)" \
+		-LDFLAGS "$(abspath $(CMODEL_LIB))" \
+		$(abspath sim/vpu_tb.cpp) >$$d/verilator.log 2>&1 || { cat $$d/verilator.log; exit 1; }; \
+	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_vpu.mk OBJCACHE="$(OBJCACHE)" \
+		OPT_FAST="$(SIM_OPT_FAST)" OPT_SLOW="$(SIM_OPT_SLOW)" OPT_GLOBAL="$(SIM_OPT_GLOBAL)" && \
+	echo "built $@ in $$(( $$(date +%s) - start )) s"
+
+.PRECIOUS: $(SIM_DIR)/vpu_L%/rtl.stamp $(SIM_DIR)/vpu_L%/vpu_tb
+
+# ---- L = 128, for the benchmark (not in make test) -------------------------------------------
+.PHONY: bench-vpu-128
+bench-vpu-128: $(call vpu_tb,128)
+	$(call vpu_tb,128) --mode exhaustive,all --count 2000 --gaps 0 \
+		--rtl-trace $(SIM_DIR)/vpu128_rtl.trace --model-trace $(SIM_DIR)/vpu128_model.trace
