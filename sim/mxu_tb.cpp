@@ -455,6 +455,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    // C as the RTL produced it (the last K-tile's outputs) against the model's C: the trace
+    // compare covers this already; a second, independent check of the result itself.
+    size_t c_diff = 0;
+    for (size_t i = 0; i < M * NP; i++)
+        c_diff += C[i].v != Cm[i].v;
+    if (c_diff != 0)
+        std::printf("mxu_tb: %zu of %zu elements of C differ from the model\n", c_diff, M * NP);
+
     // ---- Compare ----
     tpu_trace_cmp_result_t cmp;
     const int st = tpu_trace_cmp(opt.model_trace.c_str(), opt.rtl_trace.c_str(), 0, &cmp);
@@ -464,7 +472,7 @@ int main(int argc, char **argv)
         std::printf("mxu_tb: trace compare (expected = model, got = RTL): ");
         tpu_trace_cmp_report(&cmp, stdout);
     }
-    const bool pass = st == TPU_TRACE_CMP_SAME && err.count == 0;
+    const bool pass = st == TPU_TRACE_CMP_SAME && err.count == 0 && c_diff == 0;
     if (err.count > kMaxErrors)
         std::printf("mxu_tb: ... %" PRIu64 " protocol errors in all\n", err.count);
     std::printf("%s: N=%u M=%zu K=%zu N'=%zu dist=%s: %" PRIu64 " cycles (ideal %" PRIu64
