@@ -10,7 +10,7 @@
 SIM_DIR      := $(BUILD)/sim
 GEN          ?= $(BUILD)/gen/gen
 SIM_CFLAGS   := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
-SIM_HDRS     := $(wildcard sim/*.h) $(wildcard cmodel/include/tpu/*.h)
+SIM_HDRS     := sim/matgen.h sim/trace_cmp.h $(wildcard cmodel/include/tpu/*.h)
 SIM_LIB      := $(SIM_DIR)/libtpusim.a
 SIM_LIB_OBJS := $(SIM_DIR)/obj/matgen.o $(SIM_DIR)/obj/trace_cmp_lib.o
 TRACE_CMP    := $(SIM_DIR)/tpu-trace-cmp
@@ -81,7 +81,7 @@ $(SIM_DIR)/mxu_N%/verilate.cmd: sim-force
 
 # Verilate (the RTL, the flags or the trace scope changed).
 $(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk: $(SIM_DIR)/mxu_N%/rtl.stamp $(SIM_DIR)/mxu_N%/verilate.cmd \
-                                  $(wildcard sim/*.vlt)
+                                  sim/mxu_trace.vlt sim/mxu_trace_large.vlt
 	@echo "verilating N=$*"; start=$$(date +%s); \
 	sh $(SIM_DIR)/mxu_N$*/verilate.cmd && \
 	echo "verilated N=$* in $$(( $$(date +%s) - start )) s"
@@ -115,4 +115,5 @@ run: deps
 cosim-128: $(call mxu_tb,128)
 	$(call mxu_tb,128) --m 512 --k 256 --n 256 --dist uniform --seed 1 \
 		--rtl-trace $(SIM_DIR)/cosim128_rtl.trace --model-trace $(SIM_DIR)/cosim128_model.trace
+# The VPU's co-simulation rules (its own fragment).
 include sim/vpu.mk
