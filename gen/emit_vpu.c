@@ -258,8 +258,13 @@ int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg)
         "`verilator_config\n"
         "\n"
         "// Keep the lane a module of its own: the L lanes share one copy of the verilated code,\n"
-        "// so the model's C++ size and compile time do not grow with L.\n"
+        "// so the model's C++ size and compile time hardly grow with L. The ROMs too: inlined,\n"
+        "// each lane's ROM tables get their own numbered variables and the lanes' code differs.\n"
         "no_inline -module \"tpu_vpu_lane\"\n"
+        "no_inline -module \"tpu_vpu_rom_exp2\"\n"
+        "no_inline -module \"tpu_vpu_rom_recip\"\n"
+        "// The reduction tree's nodes: one shared copy instead of L - 1 inlined ones.\n"
+        "no_inline -module \"tpu_vpu_red_node\"\n"
         "\n"
         "// Lint waivers: none needed; `verilator --lint-only -Wall` is clean without any.\n");
     return 0;

@@ -59,53 +59,8 @@ module tpu_vpu_lane (
   localparam logic [31:0] GeluK   = 32'h3FCC_422A;  // 2 sqrt(2/pi)
   localparam int          Last    = 24;             // the stage of the final select
 
-  // ---- Helpers ----
-  // bf16_to_fp32: exact, DAZ, canonical NaN
-  function automatic logic [31:0] load_bf16(input logic [15:0] h);
-    if (h[14:7] == 8'hFF && h[6:0] != 7'h00) begin
-      return QNaN;
-    end else if (h[14:7] == 8'h00) begin
-      return {h[15], 31'h00000000};
-    end else begin
-      return {h, 16'h0000};
-    end
-  endfunction
-
-  // fp32_to_bf16 (DAZ, canonical NaN, RNE; a carry into the exponent is the right result),
-  // in the low half of the word
-  function automatic logic [31:0] store_bf16(input logic [31:0] v);
-    if (v[30:23] == 8'hFF && v[22:0] != 23'h000000) begin
-      return 32'h0000_7FC0;
-    end else if (v[30:23] == 8'h00) begin
-      return {16'h0000, v[31], 15'h0000};
-    end else if (v[30:23] == 8'hFF) begin
-      return {16'h0000, v[31:16]};
-    end else begin
-      return {16'h0000, 16'((v + 32'h0000_7FFF + {31'h00000000, v[16]}) >> 16)};
-    end
-  endfunction
-
-  // fp32_mul(v, 2^-64): exact but for the flush
-  function automatic logic [31:0] scale_m64(input logic [31:0] v);
-    if (v[30:23] == 8'hFF && v[22:0] != 23'h000000) begin
-      return QNaN;
-    end else if (v[30:23] == 8'hFF) begin
-      return {v[31], 8'hFF, 23'h000000};
-    end else if (v[30:23] <= 8'd64) begin  // zero (DAZ) or below 2^-126 after the scaling
-      return {v[31], 31'h00000000};
-    end else begin
-      return {v[31], v[30:23] - 8'd64, v[22:0]};
-    end
-  endfunction
-
-  function automatic logic is_nan(input logic [30:0] v);
-    return v[30:23] == 8'hFF && v[22:0] != 23'h000000;
-  endfunction
-
-  // |v| after DAZ
-  function automatic logic [31:0] abs_daz(input logic [30:0] v);
-    return (v[30:23] == 8'h00) ? 32'h0000_0000 : {1'b0, v[30:0]};
-  endfunction
+  // (No SV functions: Verilator numbers the variables of inlined function calls per
+  // instance, which would give every lane its own copy of the verilated code.)
 
   // ---- Stage 0: load; opcode and x travel along the whole pipe ----
   logic [Last:0][4:0]  ctl_q;  // {fmt_y, op} at stage k
@@ -113,16 +68,26 @@ module tpu_vpu_lane (
   logic [31:0]         b_q;    // b at stage 0
   logic [3:0]          op0;
   logic [31:0]         x0, a0;
+  logic [31:0]         a_ld, b_ld;  // load: fp32 as is; bf16_to_fp32 (exact, DAZ, canonical NaN)
+
+  assign a_ld = !fmt_a_i ? a_i
+              : (a_i[14:7] == 8'hFF && a_i[6:0] != 7'h00) ? QNaN
+              : (a_i[14:7] == 8'h00) ? {a_i[15], 31'h00000000}
+              : {a_i[15:0], 16'h0000};
+  assign b_ld = !fmt_b_i ? b_i
+              : (b_i[14:7] == 8'hFF && b_i[6:0] != 7'h00) ? QNaN
+              : (b_i[14:7] == 8'h00) ? {b_i[15], 31'h00000000}
+              : {b_i[15:0], 16'h0000};
 
   always_ff @(posedge clk_i) begin
     ctl_q <= {ctl_q[Last-1:0], {fmt_y_i, op_i}};
-    x_q   <= {x_q[Last-1:0], fmt_a_i ? load_bf16(a_i[15:0]) : a_i};
-    b_q   <= fmt_b_i ? load_bf16(b_i[15:0]) : b_i;
+    x_q   <= {x_q[Last-1:0], a_ld};
+    b_q   <= b_ld;
   end
 
   assign op0 = ctl_q[0][3:0];
   assign x0  = x_q[0];
-  assign a0  = abs_daz(x0[30:0]);
+  assign a0  = (x0[30:23] == 8'h00) ? 32'h0000_0000 : {1'b0, x0[30:0]};  // |x| after DAZ
 
   // ---- Stage 0 -> 1: ADD0, MAXMIN0, CVT ----
   logic [31:0] add0_a, add0_b, add0_s, add0_q;
@@ -142,7 +107,7 @@ module tpu_vpu_lane (
   );
 
   logic [31:0] canon0;  // vpu_canon(x): DAZ, canonical NaN
-  assign canon0   = is_nan(x0[30:0]) ? QNaN : ((x0[30:23] == 8'h00) ? {x0[31], 31'h0} : x0);
+  assign canon0   = (x0[30:23] == 8'hFF && x0[22:0] != 23'h000000) ? QNaN : ((x0[30:23] == 8'h00) ? {x0[31], 31'h0} : x0);
   // cvt (5) and every opcode that does not use this result: vpu_canon(x)
   assign simple_d = (op0 == OpAdd || op0 == OpSub) ? add0_s
                   : (op0 == OpMax || op0 == OpRelu) ? mm_max
@@ -215,8 +180,11 @@ module tpu_vpu_lane (
   // ---- tanh polynomial: @8 -> 10 MUL4, @10 -> 12 MUL5, @12 -> 13 ADD3 ----
   logic [31:0] mul4_p, mul5_p, add3_s, poly_q, poly_last;
   tpu_fp32_mul u_mul4 (.clk_i, .a_i (add2_q), .b_i (s8), .p_o (mul4_p));
-  tpu_fp32_mul u_mul5 (.clk_i, .a_i (mul4_p), .b_i (abs_daz(x_q[10][30:0])), .p_o (mul5_p));
-  tpu_fp32_add u_add3 (.a_i (abs_daz(x_q[12][30:0])), .b_i (mul5_p), .s_o (add3_s));
+  logic [31:0] a10, a12;  // |x| after DAZ at stages 10 and 12
+  assign a10 = (x_q[10][30:23] == 8'h00) ? 32'h0000_0000 : {1'b0, x_q[10][30:0]};
+  assign a12 = (x_q[12][30:23] == 8'h00) ? 32'h0000_0000 : {1'b0, x_q[12][30:0]};
+  tpu_fp32_mul u_mul5 (.clk_i, .a_i (mul4_p), .b_i (a10), .p_o (mul5_p));
+  tpu_fp32_add u_add3 (.a_i (a12), .b_i (mul5_p), .s_o (add3_s));
   always_ff @(posedge clk_i) begin
     poly_q <= add3_s;
   end
@@ -239,7 +207,13 @@ module tpu_vpu_lane (
 
   // ---- @14 -> 15: ADD_D, ADD_N ----
   logic [31:0] e14, d_s, n_s, d_q, n_q, n20, es20, es_last;
-  assign e14 = (ctl_q[14][3:0] == OpGelu) ? scale_m64(es14) : es14;
+  // fp32_mul(Es, 2^-64): exact but for the flush: exponent - 64, <= 0 -> +-0 (DAZ included);
+  // Inf and NaN keep their pattern (a NaN here is an EXP output: already 0x7FC00000).
+  logic [31:0] es14_m64;
+  assign es14_m64 = (es14[30:23] == 8'hFF) ? es14
+                  : (es14[30:23] <= 8'd64) ? {es14[31], 31'h00000000}
+                  : {es14[31], es14[30:23] - 8'd64, es14[22:0]};
+  assign e14 = (ctl_q[14][3:0] == OpGelu) ? es14_m64 : es14;
   tpu_fp32_add u_add_d (.a_i (One), .b_i (e14), .s_o (d_s));
   tpu_fp32_add u_add_n (.a_i (One), .b_i ({~e14[31], e14[30:0]}), .s_o (n_s));
   always_ff @(posedge clk_i) begin
@@ -277,13 +251,17 @@ module tpu_vpu_lane (
   assign xl  = x_q[Last];
 
   logic        nan_l;
-  logic [31:0] tanh_l, gelu_l;
-  assign nan_l  = is_nan(xl[30:0]);
+  logic [31:0] tanh_l, gelu_l, mul7_m64;
+  // fp32_mul(p, 2^-64), as for Es above (p is a tpu_fp32_mul output: any NaN is canonical)
+  assign mul7_m64 = (mul7_p[30:23] == 8'hFF) ? mul7_p
+                  : (mul7_p[30:23] <= 8'd64) ? {mul7_p[31], 31'h00000000}
+                  : {mul7_p[31], mul7_p[30:23] - 8'd64, mul7_p[22:0]};
+  assign nan_l  = xl[30:23] == 8'hFF && xl[22:0] != 23'h000000;
   assign tanh_l = nan_l ? QNaN
                 : (((xl[30:23] < 8'd124) ? poly_last : mul6_last) | {xl[31], 31'h00000000});
   assign gelu_l = nan_l ? QNaN
                 : (xl == 32'hFF80_0000) ? 32'h8000_0000  // gelu(-Inf) = -0
-                : vneg_last ? scale_m64(mul7_p) : mul6_last;
+                : vneg_last ? mul7_m64 : mul6_last;
   assign yf_d = (opl <= OpRelu) ? early_last
               : (opl == OpExp || opl == OpSmexp) ? es_last
               : (opl == OpRecip) ? r_last
@@ -292,9 +270,21 @@ module tpu_vpu_lane (
               : (opl == OpGelu) ? gelu_l
               : QNaN;
 
+  // store: fp32 as is; fp32_to_bf16 (DAZ, canonical NaN, RNE; a carry into the exponent is the
+  // right result) in the low half of the word
+  logic [31:0] yb_round;
+  logic [15:0] yb;
+  logic [15:0] unused_yb_round;
+  assign yb_round = yf_d + 32'h0000_7FFF + {31'h00000000, yf_d[16]};
+  assign unused_yb_round = yb_round[15:0];
+  assign yb = (yf_d[30:23] == 8'hFF && yf_d[22:0] != 23'h000000) ? 16'h7FC0
+            : (yf_d[30:23] == 8'h00) ? {yf_d[31], 15'h0000}
+            : (yf_d[30:23] == 8'hFF) ? yf_d[31:16]
+            : yb_round[31:16];
+
   always_ff @(posedge clk_i) begin
     yf_q <= yf_d;
-    y_q  <= ctl_q[Last][4] ? store_bf16(yf_d) : yf_d;
+    y_q  <= ctl_q[Last][4] ? {16'h0000, yb} : yf_d;
   end
   assign yf_o = yf_q;
   assign y_o  = y_q;

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+# The generated VPU (docs/vpu.md, "RTL") against the C model, and its lint.
+#   test-vpu-lint         (make test)      verilator --lint-only -Wall and iverilog -g2012,
+#                                          clean, for L in {1, 3, 8, 16}
+#   test-vpu-cosim        (make test)      sim/vpu_tb at L = 1, 3, 8, 16: every unary op on all
+#                                          65,536 bf16 inputs (bf16 -> fp32 and fp32 -> bf16),
+#                                          random binary / unary / broadcast vectors with edge
+#                                          values, rsum / rmax / rmin rows, softmax rows whose
+#                                          length is not a multiple of L; bit for bit, cycles too
+#   test-vpu-cosim-fault  (make test)      a single flipped output bit is caught and reported
+#                                          with its vector, lane, op, inputs, expected and got
+#   test-vpu-lint-128     (make test-full) the same lint for L = 128
+#   bench-vpu-128         (sim/vpu.mk)     L = 128 co-simulation, for the benchmark only
+# One verilated model per L (build/sim/vpu_L<L>), built one at a time, shared by the suites.
+
+VPU_COSIM_LANES := 1 3 8 16
+VPU_LINT_LANES  := 1 3 8 16
+VPU_COSIM_SEED  ?= 1
+
+TEST_SUITES += test-vpu-lint test-vpu-cosim test-vpu-cosim-fault
+FULL_SUITES += test-vpu-lint-128
+
+.PHONY: test-vpu-lint test-vpu-lint-128 test-vpu-cosim test-vpu-cosim-fault
+
+test-vpu-lint: $(GEN)
+	VERILATOR=$(VERILATOR) sh tests/vpucosim/lint.sh $(GEN) $(VPU_LINT_LANES)
+
+test-vpu-lint-128: $(GEN)
+	VERILATOR=$(VERILATOR) sh tests/vpucosim/lint.sh $(GEN) 128
+
+test-vpu-cosim:
+	@for l in $(VPU_COSIM_LANES); do \
+		$(MAKE) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
+	done
+	@sh tests/vpucosim/cosim.sh $(SIM_DIR) $(VPU_COSIM_SEED) $(VPU_COSIM_LANES)
+
+test-vpu-cosim-fault: $(call vpu_tb,8)
+	@sh tests/vpucosim/fault.sh $(call vpu_tb,8) $(SIM_DIR)/vpu_L8
