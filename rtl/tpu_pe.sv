@@ -38,7 +38,8 @@ module tpu_pe (
   logic [15:0] act_q;
   logic        act_bank_q;
 
-  // ---- Weight banks ----
+  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's
+  // elaboration time grows with the square of the processes on one clock) ----
   always_ff @(posedge clk_i) begin
     if (wl_valid_i && !wl_bank_i) begin
       w0_q <= wl_i;
@@ -46,7 +47,11 @@ module tpu_pe (
     if (wl_valid_i && wl_bank_i) begin
       w1_q <= wl_i;
     end
+    act_q      <= act_i;
+    act_bank_q <= act_bank_i;
+    psum_q     <= psum_d;
   end
+
   assign wl_o = wl_bank_i ? w1_q : w0_q;
 
   // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----
@@ -63,13 +68,6 @@ module tpu_pe (
     .b_i (prod),
     .s_o (psum_d)
   );
-
-  // ---- Pipeline registers ----
-  always_ff @(posedge clk_i) begin
-    act_q      <= act_i;
-    act_bank_q <= act_bank_i;
-    psum_q     <= psum_d;
-  end
 
   assign act_o      = act_q;
   assign act_bank_o = act_bank_q;
