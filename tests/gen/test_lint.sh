@@ -4,6 +4,7 @@
 #   verilator --lint-only -Wall (with the generated tpu_mxu.vlt) and
 #   iverilog -g2012
 # both succeed and print nothing at all (no warnings, no "sorry" messages).
+# Prints each tool's wall time and, when /usr/bin/time exists, its peak memory.
 # Usage: sh tests/gen/test_lint.sh path/to/gen N...
 set -u
 GEN=$1; shift
@@ -11,20 +12,27 @@ VERILATOR=${VERILATOR:-verilator}
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-lint.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail=0
+# measure LOG CMD...: run CMD with its output in LOG; the peak RSS goes to LOG.mem
+if [ -x /usr/bin/time ]; then
+    measure() { log=$1; shift; /usr/bin/time -f %M -o "$log.mem" "$@" >"$log" 2>&1; }
+else
+    measure() { log=$1; shift; echo "?" >"$log.mem"; "$@" >"$log" 2>&1; }
+fi
+mem() { m=$(tail -n 1 "$1.mem"); case $m in *[!0-9]*|"") echo "? MB";; *) echo "$((m / 1024)) MB";; esac; }
 for n in "$@"; do
     d=$T/n$n
     if ! "$GEN" --mxu "$n" -o "$d"; then echo "FAIL N=$n: gen failed"; fail=1; continue; fi
     s=$(date +%s)
-    (cd "$d" && $VERILATOR --lint-only -Wall tpu_mxu.vlt -F tpu_mxu.f --top-module tpu_mxu) >"$T/v.log" 2>&1
+    (cd "$d" && measure "$T/v.log" $VERILATOR --lint-only -Wall tpu_mxu.vlt -F tpu_mxu.f --top-module tpu_mxu)
     vrc=$?
     m=$(date +%s)
-    (cd "$d" && iverilog -g2012 -o "$T/a.out" -s tpu_mxu -c tpu_mxu.f) >"$T/i.log" 2>&1
+    (cd "$d" && measure "$T/i.log" iverilog -g2012 -o "$T/a.out" -s tpu_mxu -c tpu_mxu.f)
     irc=$?
     e=$(date +%s)
     res=PASS
     if [ $vrc -ne 0 ] || [ -s "$T/v.log" ]; then res=FAIL; cat "$T/v.log"; fi
     if [ $irc -ne 0 ] || [ -s "$T/i.log" ]; then res=FAIL; head -n 40 "$T/i.log"; fi
-    echo "N=$n: verilator --lint-only -Wall rc=$vrc ($((m - s)) s), iverilog -g2012 rc=$irc ($((e - m)) s): $res"
+    echo "N=$n: verilator --lint-only -Wall rc=$vrc ($((m - s)) s, $(mem "$T/v.log")), iverilog -g2012 rc=$irc ($((e - m)) s, $(mem "$T/i.log")): $res"
     [ $res = PASS ] || fail=1
     rm -rf "$d"
 done
