@@ -32,8 +32,9 @@ static void gen_header(struct strbuf *sb, const struct gen_config *cfg, const ch
     sb_printf(sb, "// command: %s\n", cfg->argv_line);
     sb_printf(sb, "// gen version: %s\n", GEN_VERSION);
     sb_printf(sb,
-              "// parameters: N=%u cores=%u pe_stages=%u latency_L=%u busy_cycles_B=%u\n",
-              cfg->n, cfg->cores, cfg->pe_stages, cfg->latency, cfg->busy);
+              "// parameters: N=%u cores=%u pe_stages=%u latency_L=%u busy_cycles_B=%u"
+              " vpu_lanes=%u\n",
+              cfg->n, cfg->cores, cfg->pe_stages, cfg->latency, cfg->busy, cfg->vpu_lanes);
     sb_printf(sb, "//\n// %s\n", what);
 }
 

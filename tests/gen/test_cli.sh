@@ -132,7 +132,7 @@ param() { sed -n "s/^#define $2  *\([^ ]*\).*/\1/p" "$1/tpu_params.h"; }
 for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
-    header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b"
+    header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n"
     [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
         && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
@@ -143,9 +143,12 @@ for n in 1 3 256; do
 done
 
 # Defaults: N = 128, cores = 8; the output directory is created; --opt=value forms.
-(cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254"
+(cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254 vpu_lanes=128"
 (cd w && gen --mxu=5 --cores=2 --pe-stages=1 --output=eq) \
-    && header_ok w/eq "gen --mxu=5 --cores=2 --pe-stages=1 --output=eq" "N=5 cores=2 pe_stages=1 latency_L=10 busy_cycles_B=8"
+    && header_ok w/eq "gen --mxu=5 --cores=2 --pe-stages=1 --output=eq" "N=5 cores=2 pe_stages=1 latency_L=10 busy_cycles_B=8 vpu_lanes=5"
+
+(cd w && gen --mxu 4 --vpu-lanes 3 -o lanes) \
+    && header_ok w/lanes "gen --mxu 4 --vpu-lanes 3 -o lanes" "N=4 cores=8 pe_stages=1 latency_L=8 busy_cycles_B=6 vpu_lanes=3"
 
 # Same command, same bytes: twice, by name, by relative and absolute path, into an existing
 # directory (files replaced, other files kept).
@@ -159,7 +162,7 @@ rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second r
 
 # The command line is recorded as typed, quoted where a shell needs it, on one line.
 mkdir -p "w/a b"
-(cd w && gen --mxu 2 -o "a b/o'q") && header_ok "w/a b/o'q" "gen --mxu 2 -o 'a b/o'\\''q'" "N=2 cores=8 pe_stages=1 latency_L=4 busy_cycles_B=2"
+(cd w && gen --mxu 2 -o "a b/o'q") && header_ok "w/a b/o'q" "gen --mxu 2 -o 'a b/o'\\''q'" "N=2 cores=8 pe_stages=1 latency_L=4 busy_cycles_B=2 vpu_lanes=2"
 
 # A new directory gets the usual mode (mkdtemp's 0700 is not left on it).
 (umask 022; cd w && gen --mxu 2 -o modes) && [ "$(stat -c %a w/modes)" = 755 ] && ok || bad "new DIR mode $(stat -c %a w/modes)"
