@@ -15,3 +15,4 @@ bench-model: $(BENCH_DIR)/matmul_speed
 
 bench: deps
 	@sh bench/run.sh
+include bench/synth.mk

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+# FPGA estimates (docs/fpga.md). One Yosys/nextpnr job at a time: do not run these with -j.
+#   make synth-est      Yosys synth_xilinx (xc7, xcup) of the PE, the MXU at N = SYNTH_MXU_NS,
+#                       the VPU lane: build/synth/<design>_<family>.json, a table on stdout
+#                       and in build/synth/report.md, with the MXU extrapolated to large N
+#                       and the largest N per FPGA (~12 min on 2 cores)
+#   make synth-ice40    nextpnr-ice40 place and route of the 1x1 and 2x2 MXU on UP5K and
+#                       HX8K inside a serialising wrapper (bench/synth/ice40_wrap.sv): Fmax
+#                       in build/synth/ice40_report.md
+# The generated RTL is read through bench/synth/flatten_packed.py (Yosys 0.23 does not parse
+# packed arrays of more than one dimension, unpacked-array ports or `return`);
+# test-fpga-flatten proves in Icarus that the rewritten RTL is the same circuit.
+
+SYNTH_DIR    := $(BUILD)/synth
+SYNTH_MXU_NS ?= 1 2 4
+SYNTH_FAMS   := xc7 xcup
+SYNTH_TOOLS  := bench/synth/synth_xilinx.sh bench/synth/report.py
+
+.PHONY: synth-est synth-ice40 synth-force
+
+# gen (--vpu-lanes 1: the lane is what is measured) and the flattened copy for Yosys; the
+# stamp is touched only when the generated files change, so a rebuilt gen costs no re-run.
+$(SYNTH_DIR)/flat_n%/stamp: $(GEN) bench/synth/flatten_packed.py
+	@d=$(SYNTH_DIR)/gen_n$*; mkdir -p $(SYNTH_DIR); rm -rf $$d.new; \
+	$(GEN) --mxu $* --vpu-lanes 1 -o $$d.new >/dev/null && \
+	if [ -f $@ ] && diff -r -q -I '^// command:' $$d.new $$d >/dev/null 2>&1; then \
+		rm -rf $$d.new; \
+	else \
+		rm -rf $$d $(SYNTH_DIR)/flat_n$*; mv $$d.new $$d; \
+		python3 bench/synth/flatten_packed.py $(SYNTH_DIR)/flat_n$* $$d/*.sv && touch $@; \
+	fi
+
+# synth_rule NAME N TOP FILELIST FAMILY
+define synth_rule
+$(SYNTH_DIR)/$(1)_$(5).json: $(SYNTH_DIR)/flat_n$(2)/stamp $(SYNTH_TOOLS)
+	sh bench/synth/synth_xilinx.sh $(1) $(5) $(3) $(SYNTH_DIR) \
+		`grep -v '^//' $(SYNTH_DIR)/gen_n$(2)/$(4) | sed 's|^|$(SYNTH_DIR)/flat_n$(2)/|'`
+SYNTH_JSONS += $(SYNTH_DIR)/$(1)_$(5).json
+endef
+
+SYNTH_JSONS :=
+$(foreach f,$(SYNTH_FAMS), \
+  $(eval $(call synth_rule,pe,1,tpu_pe,tpu_mxu.f,$(f))) \
+  $(foreach n,$(SYNTH_MXU_NS),$(eval $(call synth_rule,mxu_n$(n),$(n),tpu_mxu,tpu_mxu.f,$(f)))) \
+  $(eval $(call synth_rule,vpu_lane,1,tpu_vpu_lane,tpu_vpu.f,$(f))))
+
+synth-est: $(SYNTH_JSONS)
+	python3 bench/synth/report.py table $(SYNTH_DIR)/report.md $(SYNTH_JSONS)
+	python3 bench/synth/report.py check $(SYNTH_JSONS)
+
+# ---- nextpnr-ice40: real Fmax of the smallest MXUs through a serialising wrapper ----
+SYNTH_ICE40_NS   ?= 1 2
+SYNTH_ICE40_DEVS ?= up5k hx8k
+
+# ice40_rule N DEVICE
+define ice40_rule
+$(SYNTH_DIR)/ice40_mxu_n$(1)_$(2).json: $(SYNTH_DIR)/flat_n$(1)/stamp bench/synth/ice40.sh bench/synth/ice40_wrap.sv
+	sh bench/synth/ice40.sh $(1) $(2) $(SYNTH_DIR) \
+		`grep -v '^//' $(SYNTH_DIR)/gen_n$(1)/tpu_mxu.f | sed 's|^|$(SYNTH_DIR)/flat_n$(1)/|'`
+SYNTH_ICE40_JSONS += $(SYNTH_DIR)/ice40_mxu_n$(1)_$(2).json
+endef
+
+SYNTH_ICE40_JSONS :=
+$(foreach n,$(SYNTH_ICE40_NS),$(foreach d,$(SYNTH_ICE40_DEVS),$(eval $(call ice40_rule,$(n),$(d)))))
+
+synth-ice40: $(SYNTH_ICE40_JSONS)
+	python3 bench/synth/ice40_report.py $(SYNTH_DIR)/ice40_report.md $(SYNTH_ICE40_JSONS)

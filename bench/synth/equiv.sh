@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Check that flatten_packed.py (the Yosys 0.23 front-end workaround of the synthesis flow)
+# keeps the circuit: simulate the generated top and its flattened copy side by side in Icarus
+# with the same random inputs every cycle (reset pulsed at the start) and compare every output
+# bit, X included (!==), every cycle.
+#   equiv.sh GEN_DIR FILELIST TOP CYCLES WORKDIR
+# GEN_DIR: a gen output directory; FILELIST: tpu_mxu.f or tpu_vpu.f in it; TOP: its top.
+# Prints "equiv TOP: N cycles, outputs identical" or fails with the first mismatches.
+set -eu
+gdir=$1; flist=$2; top=$3; cycles=$4; work=$5
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"; mkdir -p "$work/flat"
+files=$(grep -v '^//' "$gdir/$flist" | sed "s|^|$gdir/|")
+# shellcheck disable=SC2086
+python3 "$here/flatten_packed.py" "$work/flat" $files
+# The flattened copy's modules are renamed fl_tpu_* so both designs live in one simulation.
+for f in "$work"/flat/*.sv; do
+    sed -E 's/\btpu_([a-z0-9_]+)\b/fl_tpu_\1/g' "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+done
+python3 - "$work/flat/$(basename "$(grep -l "module fl_$top\b" "$work"/flat/*.sv)")" "$top" "$cycles" >"$work/tb.sv" <<'EOF'
+import re, sys
+path, top, cycles = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = open(path).read()
+hdr = text[text.index("module fl_" + top):]
+hdr = hdr[:hdr.index(");")]
+ports = []
+for m in re.finditer(r"\b(input|output)\s+logic\s*(?:\[(\d+):0\])?\s*([A-Za-z_]\w*)", hdr):
+    ports.append((m.group(1), int(m.group(2)) + 1 if m.group(2) else 1, m.group(3)))
+ins = [p for p in ports if p[0] == "input" and p[2] not in ("clk_i", "rst_ni")]
+outs = [p for p in ports if p[0] == "output"]
+print("`timescale 1ns/1ps\nmodule tb;")
+print("  reg clk_i = 0, rst_ni = 0;\n  integer cyc, errs = 0;")
+for _, w, n in ins:
+    print(f"  reg [{w-1}:0] {n};")
+for _, w, n in outs:
+    print(f"  wire [{w-1}:0] a_{n}, b_{n};")
+def conns(prefix):
+    c = [".clk_i(clk_i)"] + ([".rst_ni(rst_ni)"] if "rst_ni" in [p[2] for p in ports] else [])
+    c += [f".{n}({n})" for _, _, n in ins] + [f".{n}({prefix}_{n})" for _, _, n in outs]
+    return ", ".join(c)
+print(f"  {top} u_a ({conns('a')});")
+print(f"  fl_{top} u_b ({conns('b')});")
+print("  initial begin")
+print(f"    for (cyc = 0; cyc < {cycles}; cyc = cyc + 1) begin")
+for _, w, n in ins:
+    k = (w + 31) // 32
+    print(f"      {n} = {{{', '.join(['$random'] * k)}}};")
+print("      if (cyc == 2) rst_ni = 1;")
+print("      #1 clk_i = 1; #1 clk_i = 0;")
+for _, w, n in outs:
+    print(f"      if (a_{n} !== b_{n}) begin errs = errs + 1;")
+    print(f"        if (errs < 5) $display(\"cycle %0d: {n} differs: %h vs %h\", cyc, a_{n}, b_{n}); end")
+print("    end")
+print(f"    if (errs == 0) $display(\"equiv {top}: {cycles} cycles, outputs identical\");")
+print("    else begin $display(\"equiv %0d mismatches\", errs); $fatal(1); end")
+print("    $finish;\n  end\nendmodule")
+EOF
+# shellcheck disable=SC2086
+iverilog -g2012 -o "$work/tb.vvp" -s tb "$work/tb.sv" $files "$work"/flat/*.sv
+vvp -n "$work/tb.vvp" | tee "$work/equiv.log"
+grep -q "outputs identical" "$work/equiv.log"

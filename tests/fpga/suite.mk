@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: Apache-2.0
+# FPGA flow tests (docs/fpga.md; the flow is bench/synth.mk).
+#   test-fpga-dsp      Yosys synth_xilinx of the PE for xc7 and xcup: the significand multiply
+#                      maps to exactly one DSP48E1 / DSP48E2, and no BRAM-eligible RAM is left
+#                      in LUTs (no RAM in the RTL yet: that half is vacuous until one appears)
+#                      (~40 s)
+#   test-fpga-flatten  the Yosys 0.23 front-end workaround (bench/synth/flatten_packed.py) keeps
+#                      the circuit: generated and flattened tpu_mxu (N = 2, 3) and tpu_vpu
+#                      (L = 2) side by side in Icarus, all outputs identical every cycle (~20 s)
+# Full only: synth-est (every estimate and its checks) and synth-ice40 (place and route).
+
+.PHONY: test-fpga-dsp test-fpga-flatten
+# (bench/synth.mk is included after this file: the paths are spelled out)
+test-fpga-dsp: $(BUILD)/synth/pe_xc7.json $(BUILD)/synth/pe_xcup.json
+	python3 bench/synth/report.py check $^
+
+test-fpga-flatten: $(GEN)
+	@set -e; d=$(BUILD)/fpga-equiv; mkdir -p $$d; \
+	for cfg in "2 2 tpu_mxu.f tpu_mxu" "3 2 tpu_mxu.f tpu_mxu" "2 2 tpu_vpu.f tpu_vpu"; do \
+		set -- $$cfg; rm -rf $$d/gen_$$1_$$2; \
+		$(GEN) --mxu $$1 --vpu-lanes $$2 -o $$d/gen_$$1_$$2 >/dev/null; \
+		sh bench/synth/equiv.sh $$d/gen_$$1_$$2 $$3 $$4 400 $$d/work_$$1_$$2_$$4; \
+	done
+
+TEST_SUITES += test-fpga-dsp test-fpga-flatten
+FULL_SUITES += synth-est synth-ice40
