@@ -23,8 +23,9 @@
 //   consecutive valid cycles or not (the accumulator holds between them), one row at a time.
 //   Order: exactly vpu_reduce (docs/vpu.md, "Reductions").
 // Reset: rst_ni is active low, asserted asynchronously and released synchronously to
-//   clk_i. Only the valid pipes are reset; data, the reduction control and the
-//   accumulator are not (nothing observable depends on them before they are written).
+//   clk_i. Only the valid bits are reset (valid_o's pipe, the tree's chunk-valid bits,
+//   red_valid_o); data, the opcode / first / last bits and the accumulator are not
+//   (nothing observable depends on them before they are written).
 // L is fixed by gen (a localparam); tpu_params.h gives C code the same numbers.
 
 module tpu_vpu (
@@ -120,11 +121,12 @@ module tpu_vpu (
     logic [Nodes-1:0][31:0]   v_q;
     logic                     rv_q, first_q, last_q;
     logic [1:0]               op_q;
+    logic                     rv_d;
     if (l == 1) begin : g_leaves
       assign src  = leaf;
       assign op_l = red_op;
+      assign rv_d = red_rv;
       always_ff @(posedge clk_i) begin
-        rv_q    <= red_rv;
         op_q    <= red_op;
         first_q <= red_first;
         last_q  <= red_last;
@@ -132,8 +134,8 @@ module tpu_vpu (
     end else begin : g_inner
       assign src  = g_lvl[l-1].v_q;
       assign op_l = g_lvl[l-1].op_q;
+      assign rv_d = g_lvl[l-1].rv_q;
       always_ff @(posedge clk_i) begin
-        rv_q    <= g_lvl[l-1].rv_q;
         op_q    <= g_lvl[l-1].op_q;
         first_q <= g_lvl[l-1].first_q;
         last_q  <= g_lvl[l-1].last_q;
@@ -149,6 +151,14 @@ module tpu_vpu (
     end
     always_ff @(posedge clk_i) begin
       v_q <= node;
+    end
+    // the chunk-valid bit is control: reset, like the valid pipe
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        rv_q <= 1'b0;
+      end else begin
+        rv_q <= rv_d;
+      end
     end
   end
   assign tree       = g_lvl[Levels].v_q[0];
