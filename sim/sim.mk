@@ -46,8 +46,9 @@ SIM_OPT_SLOW   ?= -O1
 SIM_OPT_GLOBAL ?= -O1
 SIM_CXXFLAGS := -std=c++14 -I$(abspath cmodel/include) -I$(abspath sim) -Wno-unused-parameter
 
-# gen into rtl/ of the model's folder; rtl.stamp changes only when the generated files do, so
-# a rebuilt but unchanged gen does not re-verilate.
+# gen into rtl/ of the model's folder; rtl.stamp changes only when the MXU's generated files
+# do (those tpu_mxu.f lists, its .vlt and tpu_params.h), so a rebuilt gen whose MXU output is
+# unchanged (e.g. only the VPU changed) does not re-verilate.
 $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 	@mkdir -p $(SIM_DIR)/mxu_N$*
 	@d=$(SIM_DIR)/mxu_N$*; rm -rf $$d/rtl.old; \
@@ -55,7 +56,12 @@ $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 	if ! $(GEN) --mxu $* -o $$d/rtl; then \
 		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \
 	fi; \
-	if [ -d $$d/rtl.old ] && diff -r -q $$d/rtl $$d/rtl.old >/dev/null; then \
+	same=0; if [ -d $$d/rtl.old ]; then same=1; \
+		for f in $$(grep -v '^//' $$d/rtl/tpu_mxu.f) tpu_mxu.f tpu_mxu.vlt tpu_params.h; do \
+			cmp -s $$d/rtl/$$f $$d/rtl.old/$$f || same=0; \
+		done; \
+	fi; \
+	if [ $$same = 1 ]; then \
 		rm -rf $$d/rtl; mv $$d/rtl.old $$d/rtl; \
 	else \
 		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* -o $$d/rtl"; \
