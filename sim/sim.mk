@@ -34,7 +34,8 @@ $(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB)
 # seeded (+verilator+seed+N), so a design that depends on uninitialised state fails.
 # -fno-gate: without it Verilator 5 optimises each row instance on its own and emits one copy
 # of the row code per row (N^2 code); with it the rows share the un-inlined tpu_mxu_row class
-# (measured at N = 16: 25.9 MB -> 13.5 MB of C++, same simulation speed; see sim/README.md).
+# (measured at N = 16 with sim/mxu_trace.vlt: 16.8 MB -> 7.3 MB of C++, 61 s -> 54 s of
+# compile CPU, simulation speed within noise; the gap grows with N; see sim/README.md).
 # The sim/*.vlt files limit what +trace records (the trace code is per traced signal).
 SIM_VFLAGS := --cc --exe --trace-fst --assert --x-assign unique --x-initial unique \
               --top-module tpu_mxu -O3 -fno-gate --unroll-count 1024
