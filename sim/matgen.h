@@ -17,7 +17,7 @@ extern "C" {
    uniform  |x| in [2^-4, 2^4), log-uniform exponent, random significand and sign
    wide     exponents over the whole bf16 range (1/8 of the values, zeros and subnormals
             included) or within 2^+-64 (the rest): products overflow and underflow
-   normal   approximately N(0, 1.3^2) (Irwin-Hall of four 16-bit draws), rounded to bf16
+   normal   approximately N(0, 1.15^2) (Irwin-Hall of four 16-bit draws), rounded to bf16
    ints     integers in [-8, 8] (signed zeros): exact sums, ties and cancellations
    edges    every edge case of docs/numerics.md: W's columns cycle through patterns
             (0: +1, 1: +-1 alternating, 2: 2^100, 3: 2^-100, 4: 2^-63, 5: -0, 6: specials,
