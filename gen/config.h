@@ -16,6 +16,9 @@
 #define GEN_PE_STAGES_DEFAULT 1u
 #define GEN_VPU_LANES_MIN 1u
 #define GEN_VPU_LANES_MAX 256u /* default: the MXU's N */
+#define GEN_FREQ_MHZ_MIN 1u
+#define GEN_FREQ_MHZ_MAX 1000u
+#define GEN_FREQ_MHZ_DEFAULT 100u /* the clock the constraints ask for (docs/fpga.md) */
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 
 /* What was asked for plus everything derived from it. Emitters read only this. */
@@ -23,6 +26,7 @@ struct gen_config {
     unsigned n;         /* array size N (N x N PEs) */
     unsigned cores;     /* cores on the board (recorded now, used later) */
     unsigned pe_stages; /* PE pipeline depth: cycles a partial sum spends in one PE */
+    unsigned freq_mhz;  /* clock frequency the generated constraints ask for, MHz */
     /* derived by gen_config_derive() */
     unsigned latency;   /* L: a vector presented in cycle t comes out in cycle t + L */
     unsigned busy;      /* B: bank_busy_o[b] is high in cycles t+1 .. t+B */

@@ -28,6 +28,11 @@ void gen_output_free(struct gen_output *out);
    is); returns the buffer to append the body to, NULL if there are too many files. */
 struct strbuf *gen_output_add(struct gen_output *out, const struct gen_config *cfg,
                               const char *name, const char *what);
+/* The same for a file whose comments start with `comment` ("#" for Tcl and YAML), after an
+   optional first line that must come before any comment (a FuseSoC .core's "CAPI=2:"). */
+struct strbuf *gen_output_add_ex(struct gen_output *out, const struct gen_config *cfg,
+                                 const char *name, const char *what, const char *comment,
+                                 const char *first_line);
 /* Nonzero if building any file ran out of memory. */
 int gen_output_failed(const struct gen_output *out);
 
@@ -46,6 +51,13 @@ int emit_vpu_units(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg);
+/* emit_fpga.c: the reset synchroniser, the top, its file list, the FPGA constraints
+   (tpu_top.xdc, tpu_top.sdc, tpu_top.pcf) and the FuseSoC core file (tpu.core); docs/fpga.md */
+int emit_rst_sync(struct gen_output *out, const struct gen_config *cfg);
+int emit_top(struct gen_output *out, const struct gen_config *cfg);
+int emit_top_filelist(struct gen_output *out, const struct gen_config *cfg);
+int emit_constraints(struct gen_output *out, const struct gen_config *cfg);
+int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 

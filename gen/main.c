@@ -14,13 +14,14 @@
 
 #define EXIT_USAGE 2
 
-enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES };
+enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ };
 
 static const struct option long_opts[] = {
     { "mxu", required_argument, NULL, OPT_MXU },
     { "cores", required_argument, NULL, OPT_CORES },
     { "pe-stages", required_argument, NULL, OPT_PE_STAGES },
     { "vpu-lanes", required_argument, NULL, OPT_VPU_LANES },
+    { "freq-mhz", required_argument, NULL, OPT_FREQ_MHZ },
     { "output", required_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -28,12 +29,13 @@ static const struct option long_opts[] = {
 };
 
 static const char allowed_opts[] =
-    "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, -o DIR, --help, --version)";
+    "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, -o DIR, --help, "
+    "--version)";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] -o DIR\n"
+        "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] [--freq-mhz F] -o DIR\n"
         "Generate the SystemVerilog of an N x N weight-stationary systolic matrix unit (MXU)\n"
         "with bf16 products and fp32 accumulation (docs/mxu.md, docs/numerics.md).\n"
         "\n"
@@ -41,17 +43,21 @@ static void usage(FILE *f)
         "  --cores C          cores on the board, %u..%u (default %u)\n"
         "  --pe-stages S      PE pipeline depth, %u (default %u)\n"
         "  --vpu-lanes L      vector unit lanes, %u..%u (default: N)\n"
+        "  --freq-mhz F       clock the FPGA constraints ask for, whole MHz, %u..%u (default %u)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
         "\n"
         "Writes tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv\n"
         "tpu_mxu.f tpu_mxu.vlt, the L-lane vector unit (tpu_vpu.f lists its .sv files;\n"
-        "tpu_vpu.vlt; docs/vpu.md) and tpu_params.h into DIR, all or nothing: on any error nothing is\n"
-        "written and the exit status is 2. The same command always writes the same bytes.\n",
+        "tpu_vpu.vlt; docs/vpu.md), tpu_params.h, the top tpu_top.sv with its reset synchroniser\n"
+        "tpu_rst_sync.sv (tpu_top.f), its constraints tpu_top.xdc (Vivado), tpu_top.sdc (Quartus),\n"
+        "tpu_top.pcf (nextpnr-ice40) and the FuseSoC core file tpu.core (docs/fpga.md) into DIR,\n"
+        "all or nothing: on any error nothing is written and the exit status is 2. The same command\n"
+        "always writes the same bytes.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
         GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_DEFAULT, GEN_VPU_LANES_MIN,
-        GEN_VPU_LANES_MAX);
+        GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT);
 }
 
 /* internal: prints "gen: error: <msg>" as one line and exits 2 */
@@ -104,6 +110,7 @@ static const char *opt_name(int val)
     case OPT_CORES: return "--cores";
     case OPT_PE_STAGES: return "--pe-stages";
     case OPT_VPU_LANES: return "--vpu-lanes";
+    case OPT_FREQ_MHZ: return "--freq-mhz";
     case 'o': return "-o";
     case 'h': return "--help";
     case 'V': return "--version";
@@ -119,6 +126,7 @@ static void put_allowed_value(struct strbuf *sb, int val)
     case OPT_CORES: put_range(sb, GEN_CORES_MIN, GEN_CORES_MAX); break;
     case OPT_PE_STAGES: put_range(sb, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX); break;
     case OPT_VPU_LANES: put_range(sb, GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX); break;
+    case OPT_FREQ_MHZ: put_range(sb, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX); break;
     default: sb_puts(sb, "(allowed: a directory path)"); break;
     }
 }
@@ -140,6 +148,7 @@ int main(int argc, char *argv[])
 {
     struct gen_config cfg = {
         .n = GEN_MXU_DEFAULT, .cores = GEN_CORES_DEFAULT, .pe_stages = GEN_PE_STAGES_DEFAULT,
+        .freq_mhz = GEN_FREQ_MHZ_DEFAULT,
     };
     const char *outdir = NULL;
     struct strbuf cmd, msg;
@@ -168,6 +177,9 @@ int main(int argc, char *argv[])
         case OPT_VPU_LANES:
             cfg.vpu_lanes =
                 parse_count("--vpu-lanes", optarg, GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX);
+            break;
+        case OPT_FREQ_MHZ:
+            cfg.freq_mhz = parse_count("--freq-mhz", optarg, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX);
             break;
         case 'o':
             outdir = optarg;

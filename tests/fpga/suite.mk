@@ -7,9 +7,16 @@
 #   test-fpga-flatten  the Yosys 0.23 front-end workaround (bench/synth/flatten_packed.py) keeps
 #                      the circuit: generated and flattened tpu_mxu (N = 2, 3) and tpu_vpu
 #                      (L = 2) side by side in Icarus, all outputs identical every cycle (~20 s)
+#   test-fpga-constraints  what gen writes for FPGAs: --freq-mhz, XDC/SDC/PCF naming clk_i and
+#                      the reset synchroniser, tpu.core parsing as YAML and listing only files
+#                      that exist, tpu_top lint-clean (Verilator -Wall, Icarus), the
+#                      synchroniser's behaviour (tests/fpga/test_constraints.sh, ~10 s)
 # Full only: synth-est (every estimate and its checks) and synth-ice40 (place and route).
 
-.PHONY: test-fpga-dsp test-fpga-flatten
+.PHONY: test-fpga-dsp test-fpga-flatten test-fpga-constraints
+test-fpga-constraints: $(GEN)
+	VERILATOR=$(VERILATOR) sh tests/fpga/test_constraints.sh $(GEN)
+
 # (bench/synth.mk is included after this file: the paths are spelled out)
 test-fpga-dsp: $(BUILD)/synth/pe_xc7.json $(BUILD)/synth/pe_xcup.json
 	python3 bench/synth/report.py check $^
@@ -22,5 +29,5 @@ test-fpga-flatten: $(GEN)
 		sh bench/synth/equiv.sh $$d/gen_$$1_$$2 $$3 $$4 400 $$d/work_$$1_$$2_$$4; \
 	done
 
-TEST_SUITES += test-fpga-dsp test-fpga-flatten
+TEST_SUITES += test-fpga-dsp test-fpga-flatten test-fpga-constraints
 FULL_SUITES += synth-est synth-ice40

@@ -12,7 +12,10 @@ set -u
 GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h
 tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip.sv tpu_vpu_red_node.sv
-tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt"
+tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
+tpu_rst_sync.sv tpu_top.sv tpu_top.f"
+# FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
+HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -133,7 +136,7 @@ for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
     header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n"
-    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
+    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
         && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
         && [ "$(param w/n$n TPU_MXU_BUSY_CYCLES)" = $b ] && [ "$(param w/n$n TPU_CORES)" = 3 ] \
