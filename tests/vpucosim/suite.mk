@@ -10,17 +10,20 @@
 #   test-vpu-cosim-fault  (make test)      a single flipped output bit is caught and reported
 #                                          with its vector, lane, op, inputs, expected and got
 #   test-vpu-lint-128     (make test-full) the same lint for L = 128
+#   test-vpu-cosim-full   (make test-full) L = 2, 5, 32, 64 and seeds 2, 3 at L = 8, 16, with
+#                                          ten times the random vectors and rows
 #   bench-vpu-128         (sim/vpu.mk)     L = 128 co-simulation, for the benchmark only
 # One verilated model per L (build/sim/vpu_L<L>), built one at a time, shared by the suites.
 
 VPU_COSIM_LANES := 1 3 8 16
 VPU_LINT_LANES  := 1 3 8 16
 VPU_COSIM_SEED  ?= 1
+VPU_FULL_LANES  := 2 5 32 64
 
 TEST_SUITES += test-vpu-lint test-vpu-cosim test-vpu-cosim-fault
-FULL_SUITES += test-vpu-lint-128
+FULL_SUITES += test-vpu-lint-128 test-vpu-cosim-full
 
-.PHONY: test-vpu-lint test-vpu-lint-128 test-vpu-cosim test-vpu-cosim-fault
+.PHONY: test-vpu-lint test-vpu-lint-128 test-vpu-cosim test-vpu-cosim-fault test-vpu-cosim-full
 
 test-vpu-lint: $(GEN)
 	VERILATOR=$(VERILATOR) sh tests/vpucosim/lint.sh $(GEN) $(VPU_LINT_LANES)
@@ -36,3 +39,12 @@ test-vpu-cosim:
 
 test-vpu-cosim-fault: $(call vpu_tb,8)
 	@sh tests/vpucosim/fault.sh $(call vpu_tb,8) $(SIM_DIR)/vpu_L8
+
+test-vpu-cosim-full:
+	@for l in $(VPU_FULL_LANES) 8 16; do \
+		$(MAKE) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
+	done
+	@st=0; \
+	VPU_COUNT=30000 sh tests/vpucosim/cosim.sh $(SIM_DIR) 1 $(VPU_FULL_LANES) || st=1; \
+	for seed in 2 3; do VPU_COUNT=30000 sh tests/vpucosim/cosim.sh $(SIM_DIR) $$seed 8 16 || st=1; done; \
+	exit $$st
