@@ -7,7 +7,7 @@ set -eu
 # Why each package is here: README.md, "Dependencies".
 PKGS="build-essential pkg-config ccache verilator libsystemc-dev libcmocka-dev libmpfr-dev
 libgmp-dev libopenblas-dev yosys iverilog nextpnr-ice40 fpga-icestorm python3 python3-yaml
-zlib1g-dev"
+zlib1g-dev time"
 
 missing=""
 for p in $PKGS; do
