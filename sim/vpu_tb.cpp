@@ -178,7 +178,6 @@ struct Vec {
     std::vector<uint32_t> exp; // y_o words
     uint32_t red_exp = 0;      // red_o for the vector with last
     long row = -1;             // the row a reduction belongs to (record key)
-    long sm_row = -1;          // softmax pass 3: last vector of this row's outputs
 };
 
 // A record of either trace.
@@ -453,9 +452,7 @@ void build_reduce(std::vector<Vec> *out, uint64_t *s, uint64_t rows, long *row_i
         fp32_t res;
         const vpu_op_t vop = red == 1 ? VPU_OP_ADD : red == 2 ? VPU_OP_MAX : VPU_OP_MIN;
         vpu_reduce(vop, n, fx, x.data(), kL, &res);
-        const size_t first = out->size();
         row_vectors(out, s, VPU_OP_CVT, red, fx, x.data(), n, nullptr, VPU_FMT_FP32, (*row_id)++);
-        (void)first;
         out->back().red_exp = res.v;
     }
 }
@@ -468,10 +465,7 @@ struct SmRow {
     long max_row, sum_row;
 };
 
-} // namespace
-
 // ---- The simulation ------------------------------------------------------------------------
-namespace {
 
 struct Sim {
     VerilatedContext *ctx;
@@ -559,7 +553,6 @@ struct Sim {
         uint64_t idle_after = 0;
         for (;;) {
             junk_inputs();
-            bool issued = false;
             if (next < vecs.size() && !(gaps && rnd(&junk) % 100 < gaps)) {
                 Vec &v = vecs[next];
                 present(v);
@@ -573,7 +566,6 @@ struct Sim {
                 }
                 all.push_back(v);
                 next++;
-                issued = true;
             }
             edge(0);
             // outputs during this cycle
@@ -614,7 +606,6 @@ struct Sim {
             }
             edge(1);
             cycle++;
-            (void)issued;
             if (next == vecs.size() && oq == outq.size() && rq == redq.size()) {
                 if (++idle_after > 4) // a few quiet cycles: nothing unexpected comes out
                     break;
