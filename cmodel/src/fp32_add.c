@@ -3,12 +3,9 @@
 #include "internals.h"
 
 /* internal: index of the most significant set bit of a nonzero 64-bit value */
-static int tpu_i_msb64(uint64_t x)
+static inline int tpu_i_msb64(uint64_t x)
 {
-    int p = 0;
-    while (x >>= 1)
-        p++;
-    return p;
+    return 63 - __builtin_clzll(x);
 }
 
 fp32_t fp32_add(fp32_t a, fp32_t b)

@@ -16,7 +16,7 @@
 #include "tpu/mxu.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
-#include <xmmintrin.h>
+#include <immintrin.h>
 
 #define TPU_I_MXCSR_DAZ 0x0040u
 #define TPU_I_MXCSR_FTZ 0x8000u
@@ -107,6 +107,74 @@ out:
     free(rec);
     return rc;
 }
+/* ---- Untiled kernel (no trace requested) -----------------------------------------------
+   docs/numerics.md: the result is the sequential chain s_{k+1} = s_k + a_k * w_k from -0 and
+   does not depend on the array size N, so without a trace (which records per-tile partial
+   sums) the model may compute the chain directly. This kernel keeps a 4-row x 64-column
+   block of partial sums in 16 AVX-512 registers while k runs, so each weight row is loaded
+   once per 4 output rows and no partial sum goes through memory. Still one multiply and one
+   add per MAC, in ascending k, never fused: the same bits as the tiled path (tests/model). */
+#define TPU_I_KR 4  /* rows of a register block */
+#define TPU_I_KV 4  /* 16-float vectors of a register block: 64 columns */
+
+__attribute__((target("avx512f"))) static inline void
+tpu_i_block_avx512(size_t rows, size_t k, size_t n, const bf16_t *a, const float *wf,
+                   fp32_t *c, size_t j0)
+{
+    __m512 acc[TPU_I_KR][TPU_I_KV];
+    __mmask16 mask[TPU_I_KV];
+    for (int v = 0; v < TPU_I_KV; v++) {
+        size_t col = j0 + 16u * (size_t)v;
+        size_t left = col < n ? n - col : 0;
+        mask[v] = left >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << left) - 1u);
+        for (int r = 0; r < TPU_I_KR; r++)
+            acc[r][v] = _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u));
+    }
+    for (size_t kk = 0; kk < k; kk++) {
+        const float *wr = wf + kk * n + j0;
+        __m512 wv[TPU_I_KV];
+        for (int v = 0; v < TPU_I_KV; v++)
+            wv[v] = _mm512_maskz_loadu_ps(mask[v], wr + 16 * v);
+        for (int r = 0; r < TPU_I_KR; r++) {
+            if ((size_t)r >= rows)
+                break;
+            const __m512 x = _mm512_set1_ps(tpu_i_bf16_to_float(a[(size_t)r * k + kk]));
+            for (int v = 0; v < TPU_I_KV; v++)
+                acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_mul_ps(x, wv[v]));
+        }
+    }
+    for (int r = 0; r < TPU_I_KR && (size_t)r < rows; r++)
+        for (int v = 0; v < TPU_I_KV; v++) {
+            float out[16];
+            _mm512_storeu_ps(out, acc[r][v]);
+            for (int e = 0; e < 16; e++) {
+                size_t col = j0 + 16u * (size_t)v + (size_t)e;
+                if (col < n)
+                    c[(size_t)r * n + col] = tpu_i_float_out(out[e]);
+            }
+        }
+}
+
+/* internal: the untiled matmul, with MXCSR already set; wf is W widened to float */
+__attribute__((target("avx512f"), noinline)) static void
+tpu_i_matmul_avx512(size_t m, size_t k, size_t n, const bf16_t *a, const float *wf, fp32_t *c)
+{
+    for (size_t j0 = 0; j0 < n; j0 += 16u * TPU_I_KV)
+        for (size_t i0 = 0; i0 < m; i0 += TPU_I_KR) {
+            size_t rows = m - i0 < TPU_I_KR ? m - i0 : TPU_I_KR;
+            if (rows == TPU_I_KR)
+                tpu_i_block_avx512(TPU_I_KR, k, n, a + i0 * k, wf, c + i0 * n, j0);
+            else
+                tpu_i_block_avx512(rows, k, n, a + i0 * k, wf, c + i0 * n, j0);
+        }
+}
+
+/* internal: 1 if the untiled AVX-512 kernel can run here */
+static int tpu_i_have_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
 #endif
 
 int tpu_matmul_fast(const tpu_mxu_cfg_t *cfg, size_t m, size_t k, size_t n, const bf16_t *a,
@@ -127,12 +195,24 @@ int tpu_matmul_fast(const tpu_mxu_cfg_t *cfg, size_t m, size_t k, size_t n, cons
             return rc;
         }
     }
+    float *wf = NULL;
+    if (trace == NULL && tpu_i_have_avx512()) {
+        wf = malloc(k * n * sizeof *wf);
+        if (wf == NULL)
+            return TPU_ENOMEM;
+        for (size_t i = 0; i < k * n; i++)
+            wf[i] = tpu_i_bf16_to_float(w[i]);
+    }
     const unsigned saved = _mm_getcsr();
     _mm_setcsr((saved & ~(TPU_I_MXCSR_RC)) | TPU_I_MXCSR_DAZ | TPU_I_MXCSR_FTZ |
                TPU_I_MXCSR_MASKS);
-    rc = tpu_i_matmul_sse(cfg->n, m, k, n, a, w, c, trace, trace != NULL ? &s : NULL);
+    if (wf != NULL)
+        tpu_i_matmul_avx512(m, k, n, a, wf, c);
+    else
+        rc = tpu_i_matmul_sse(cfg->n, m, k, n, a, w, c, trace, trace != NULL ? &s : NULL);
     /* Restore the caller's modes, dropping the exception flags this call raised. */
     _mm_setcsr(saved);
+    free(wf);
     if (trace != NULL)
         tpu_mxu_schedule_free(&s);
     return rc;
