@@ -23,7 +23,7 @@ SYNTH_TOOLS  := bench/synth/synth_xilinx.sh bench/synth/report.py
 $(SYNTH_DIR)/flat_n%/stamp: $(GEN) bench/synth/flatten_packed.py
 	@d=$(SYNTH_DIR)/gen_n$*; mkdir -p $(SYNTH_DIR); rm -rf $$d.new; \
 	$(GEN) --mxu $* --vpu-lanes 1 -o $$d.new >/dev/null && \
-	if [ -f $@ ] && diff -r -q -I '^// command:' $$d.new $$d >/dev/null 2>&1; then \
+	if [ -f $@ ] && diff -r -q -I '^[/#]* command:' $$d.new $$d >/dev/null 2>&1; then \
 		rm -rf $$d.new; \
 	else \
 		rm -rf $$d $(SYNTH_DIR)/flat_n$*; mv $$d.new $$d; \

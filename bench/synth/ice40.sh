@@ -4,24 +4,25 @@
 #   ice40.sh N DEVICE OUTDIR FILE.sv...     DEVICE: up5k (package sg48) or hx8k (ct256)
 # Yosys synth_ice40, then nextpnr-ice40 with a fixed seed and no pin constraints (the core is
 # out of context; --pcf-allow-unconstrained lets nextpnr place the five pins anywhere). The
-# Fmax is nextpnr's own timing analysis of the routed design. Writes
+# Fmax is nextpnr's own timing analysis of the routed design (--timing-allow-fail: the 12 MHz
+# target is only a goal for the placer; "fits" means placed and routed). Writes
 # OUTDIR/ice40_mxu_nN_DEVICE.{yosys.log,nextpnr.log,report.json,json}.
 set -eu
 n=$1; dev=$2; out=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 case $dev in
-    up5k) pkg=sg48 ;;
-    hx8k) pkg=ct256 ;;
+    up5k) pkg=sg48; dsp=-dsp ;;   # the UP5K has SB_MAC16 DSPs: the significand product uses one
+    hx8k) pkg=ct256; dsp= ;;
     *) echo "ice40.sh: device up5k or hx8k, not '$dev'" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
 b="$out/ice40_mxu_n${n}_$dev"
 start=$(date +%s)
 yosys -q -l "$b.yosys.log" -p "read_verilog -sv -DMXU_N=$n $here/ice40_wrap.sv $*; \
-synth_ice40 -top ice40_wrap -json $b.netlist.json" >/dev/null
+synth_ice40 $dsp -top ice40_wrap -json $b.netlist.json" >/dev/null
 status=0
 timeout 900 nextpnr-ice40 --"$dev" --package $pkg --json "$b.netlist.json" \
-    --pcf-allow-unconstrained --freq 12 --seed 1 --report "$b.report.json" \
+    --pcf-allow-unconstrained --timing-allow-fail --freq 12 --seed 1 --report "$b.report.json" \
     >"$b.nextpnr.log" 2>&1 || status=$?
 secs=$(( $(date +%s) - start ))
 python3 - "$b" "$n" "$dev" "$secs" "$status" >"$b.json" <<'PY'
