@@ -156,22 +156,33 @@ def table(out, files):
         lines += ["", f"Fit coefficients: " + "; ".join(
             f"{k} = {a:.1f} N^2 + {b:.1f} N + {c:.1f}" for k, (a, b, c) in fits.items()),
             ""]
+        lane = next((r for r in rows if r["name"] == "vpu_lane" and r["family"] == fam), None)
         lines += ["| device | LUT | FF | DSP | BRAM36 | largest N (MXU alone, 80 % LUT/FF, "
-                  "100 % DSP) | limited by |", "|---|---|---|---|---|---|---|"]
-        for dev, dfam, lut, ff, dsp, bram in DEVICES:
-            if dfam != fam:
-                continue
+                  "100 % DSP) | limited by | largest N, MXU + N-lane VPU | limited by |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+
+        def largest(lut, ff, dsp, with_vpu):
             best, lim = 0, ""
             for n in range(1, 257):
                 v = {k: max(0, a * n * n + b * n + c) for k, (a, b, c) in fits.items()}
+                v["dsp"] = n * n
+                if with_vpu:
+                    for k in ("lut", "ff", "dsp"):
+                        v[k] += n * lane[k]
                 over = [name for name, use, cap in (("LUT", v["lut"], 0.8 * lut),
                                                     ("FF", v["ff"], 0.8 * ff),
-                                                    ("DSP", n * n, dsp)) if use > cap]
+                                                    ("DSP", v["dsp"], dsp)) if use > cap]
                 if over:
-                    lim = ", ".join(over)
-                    break
+                    return best, ", ".join(over)
                 best = n
-            lines.append(f"| {dev} | {lut} | {ff} | {dsp} | {bram} | {best} | {lim} |")
+            return best, lim
+
+        for dev, dfam, lut, ff, dsp, bram in DEVICES:
+            if dfam != fam:
+                continue
+            best, lim = largest(lut, ff, dsp, False)
+            vb, vl = largest(lut, ff, dsp, True) if lane else ("-", "no VPU lane run")
+            lines.append(f"| {dev} | {lut} | {ff} | {dsp} | {bram} | {best} | {lim} | {vb} | {vl} |")
     text = "\n".join(lines) + "\n"
     with open(out, "w") as f:
         f.write(text)
