@@ -45,7 +45,7 @@ for n in $NS; do
         d=$((f * n))
         # N = 128 at 8N would take hours of simulation: 4N only there
         [ $n -ge 128 ] && [ $f -eq 8 ] && continue
-        out=$($tb --m $d --k $d --n $d --dist uniform --seed 1 2>&1 | grep -E '^(PASS|FAIL)')
+        out=$($tb --m $d --k $d --n $d --dist uniform --seed 1 --rtl-trace $B/bench/rtl.trace --model-trace $B/bench/model.trace 2>&1 | grep -E '^(PASS|FAIL)')
         echo "$out" | awk -v n=$n -v d=$d '{
             for (i = 1; i <= NF; i++) {
                 if ($i == "cycles" && $(i+1) == "(ideal") { cyc = $(i-1); ideal = $(i+2); sub(/\),?/, "", ideal) }
