@@ -30,7 +30,9 @@ all: rtl
 help:
 	@echo "make run        generate, build and co-simulate the default MXU ($(MXU)x$(MXU)); prints PASS/FAIL"
 	@echo "make test       all tests that run in CI (well under 30 min on 2 cores)"
-	@echo "make test-full  exhaustive numerics and large configurations (hours)"
+	@echo "make test-full  exhaustive numerics and large configurations (~1.5 h)"
+	@echo "make cosim-128  co-simulate the 128x128 MXU (~11 GB, ~15 min build)"
+	@echo "make synth-est  Yosys resource estimates, JSON and a table"
 	@echo "make bench      benchmarks; figures go to bench/RESULTS.md by hand"
 	@echo "make rtl        regenerate rtl/ (gen --mxu $(MXU) --cores $(CORES) -o rtl)"
 	@echo "make check-rtl  fail if rtl/ differs from what gen produces"
