@@ -36,6 +36,7 @@
 #include "tpu/tpu.h"
 #include "tpu_params.h"
 #include "trace_cmp.h"
+#include "vl_ports.h"
 
 #if !defined(TPU_MXU_N) || !defined(TPU_MXU_LATENCY) || !defined(TPU_MXU_BUSY_CYCLES)
 #error "tpu_params.h must define TPU_MXU_N, TPU_MXU_LATENCY and TPU_MXU_BUSY_CYCLES"
@@ -48,40 +49,6 @@ namespace {
 
 constexpr unsigned kN = TPU_MXU_N;
 constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
-
-// ---- Port access: Verilator maps a port to C/S/I/QData (<= 64 bits) or VlWide<W>. -------
-// Fields are 16 or 32 bits at a multiple of their width, so none crosses a 32-bit word.
-template <typename T>
-typename std::enable_if<std::is_integral<T>::value>::type put_field(T &port, unsigned lsb,
-                                                                    unsigned width, uint32_t v)
-{
-    const uint64_t mask = ((width >= 64) ? ~UINT64_C(0) : ((UINT64_C(1) << width) - 1)) << lsb;
-    uint64_t p = static_cast<uint64_t>(port);
-    p = (p & ~mask) | ((static_cast<uint64_t>(v) << lsb) & mask);
-    port = static_cast<T>(p);
-}
-template <std::size_t W>
-void put_field(VlWide<W> &port, unsigned lsb, unsigned width, uint32_t v)
-{
-    const unsigned word = lsb / 32, sh = lsb % 32;
-    const uint32_t mask = width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1u);
-    port[word] = (port[word] & ~(mask << sh)) | ((v & mask) << sh);
-}
-template <typename T>
-typename std::enable_if<std::is_integral<T>::value, uint32_t>::type get_field(const T &port,
-                                                                              unsigned lsb,
-                                                                              unsigned width)
-{
-    const uint64_t mask = (width >= 64) ? ~UINT64_C(0) : ((UINT64_C(1) << width) - 1);
-    return static_cast<uint32_t>((static_cast<uint64_t>(port) >> lsb) & mask);
-}
-template <std::size_t W>
-uint32_t get_field(const VlWide<W> &port, unsigned lsb, unsigned width)
-{
-    const unsigned word = lsb / 32, sh = lsb % 32;
-    const uint32_t mask = width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1u);
-    return (const_cast<VlWide<W> &>(port)[word] >> sh) & mask;
-}
 
 struct Options {
     size_t m = 8 * kN, k = 4 * kN, n = 4 * kN;

@@ -39,7 +39,7 @@ $(SIM_DIR)/vpu_L%/obj/Vtpu_vpu.mk: $(SIM_DIR)/vpu_L%/rtl.stamp sim/vpu.mk
 		-LDFLAGS "$(abspath $(CMODEL_LIB))" \
 		$(abspath sim/vpu_tb.cpp) >$$d/verilator.log 2>&1 || { cat $$d/verilator.log; exit 1; }
 
-$(SIM_DIR)/vpu_L%/vpu_tb: $(SIM_DIR)/vpu_L%/obj/Vtpu_vpu.mk sim/vpu_tb.cpp $(CMODEL_LIB) \
+$(SIM_DIR)/vpu_L%/vpu_tb: $(SIM_DIR)/vpu_L%/obj/Vtpu_vpu.mk sim/vpu_tb.cpp sim/vl_ports.h $(CMODEL_LIB) \
                           $(wildcard cmodel/include/tpu/*.h)
 	@d=$(SIM_DIR)/vpu_L$*; start=$$(date +%s); rm -f $@; \
 	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_vpu.mk OBJCACHE="$(OBJCACHE)" \

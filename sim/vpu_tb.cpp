@@ -36,6 +36,7 @@
 #include "tpu/tpu.h"
 #include "tpu/vpu.h"
 #include "tpu_params.h"
+#include "vl_ports.h"
 
 #if !defined(TPU_VPU_LANES) || !defined(TPU_VPU_LATENCY) || !defined(TPU_VPU_RED_LATENCY)
 #error "tpu_params.h must define TPU_VPU_LANES, TPU_VPU_LATENCY and TPU_VPU_RED_LATENCY"
@@ -51,39 +52,6 @@ constexpr uint64_t kLat = TPU_VPU_LATENCY;
 constexpr uint64_t kRedLat = TPU_VPU_RED_LATENCY;
 constexpr int kMaxErrors = 10;
 constexpr unsigned kOpSmexp = 12; // the RTL's exp(a - b) opcode (softmax pass 2)
-
-// ---- Port access (as in mxu_tb.cpp): C/S/I/QData or VlWide<W> ----------------------------
-template <typename T>
-typename std::enable_if<std::is_integral<T>::value>::type put_field(T &port, unsigned lsb,
-                                                                    unsigned width, uint32_t v)
-{
-    const uint64_t mask = ((width >= 64) ? ~UINT64_C(0) : ((UINT64_C(1) << width) - 1)) << lsb;
-    uint64_t p = static_cast<uint64_t>(port);
-    p = (p & ~mask) | ((static_cast<uint64_t>(v) << lsb) & mask);
-    port = static_cast<T>(p);
-}
-template <std::size_t W>
-void put_field(VlWide<W> &port, unsigned lsb, unsigned width, uint32_t v)
-{
-    const unsigned word = lsb / 32, sh = lsb % 32;
-    const uint32_t mask = width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1u);
-    port[word] = (port[word] & ~(mask << sh)) | ((v & mask) << sh);
-}
-template <typename T>
-typename std::enable_if<std::is_integral<T>::value, uint32_t>::type get_field(const T &port,
-                                                                              unsigned lsb,
-                                                                              unsigned width)
-{
-    const uint64_t mask = (width >= 64) ? ~UINT64_C(0) : ((UINT64_C(1) << width) - 1);
-    return static_cast<uint32_t>((static_cast<uint64_t>(port) >> lsb) & mask);
-}
-template <std::size_t W>
-uint32_t get_field(const VlWide<W> &port, unsigned lsb, unsigned width)
-{
-    const unsigned word = lsb / 32, sh = lsb % 32;
-    const uint32_t mask = width >= 32 ? 0xFFFFFFFFu : ((1u << width) - 1u);
-    return (const_cast<VlWide<W> &>(port)[word] >> sh) & mask;
-}
 
 // ---- Random numbers (splitmix64: the same data on every host) -----------------------------
 uint64_t rnd(uint64_t *s)
