@@ -10,7 +10,9 @@ out=build/tests/cosim/N$N
 mkdir -p "$out"
 M8=$((8 * N)); K4=$((4 * N))
 # Cases: "dist seed M K N'". edges uses M = 128 >= its 112 scenario rows (matgen.h) and
-# N' >= 8 so that every W column pattern appears.
+# N' >= 8 so that every W column pattern appears. Case 8 is the very long accumulation
+# (K = 4100 >= 4096): edges' W column 1 is +-1 alternating, so that column is an
+# alternating-sign chain of 4100 products through hundreds of K-tiles.
 NE=$((N + 3)); [ "$NE" -lt 10 ] && NE=10
 KL=$((N > 1 ? N - 1 : 1))
 quick="uniform 1 $M8 $K4 $K4
@@ -19,7 +21,8 @@ normal 3 $((N + 1)) $((2 * N)) $((N + 2))
 ints 4 3 $((5 * N + 3)) $N
 edges 5 128 $((2 * N + 5)) $NE
 edges 6 120 $KL $((2 * N + 1))
-uniform 7 1 1 1"
+uniform 7 1 1 1
+edges 8 128 4100 $NE"
 full="$quick
 wide 11 $M8 $K4 $K4
 normal 12 $((3 * N)) $((7 * N + 1)) $((3 * N - 1 > 0 ? 3 * N - 1 : 1))
