@@ -1,17 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 # FPGA estimates (docs/fpga.md). One Yosys/nextpnr job at a time: do not run these with -j.
-#   make synth-est      Yosys synth_xilinx (xc7, xcup) of the PE, the MXU at N = SYNTH_MXU_NS,
+#   make synth-est      Yosys synth_xilinx (xc7, xcup) of the PE (pe: --pe-stages 1; pe_s2,
+#                       pe_s3: 2 and 3), the MXU at N = SYNTH_MXU_NS,
 #                       the VPU lane: build/synth/<design>_<family>.json, a table on stdout
 #                       and in build/synth/report.md, with the MXU extrapolated to large N
 #                       and the largest N per FPGA (~12 min on 2 cores)
 #   make synth-ice40    nextpnr-ice40 place and route of the 1x1 and 2x2 MXU on UP5K and
 #                       HX8K inside a serialising wrapper (bench/synth/ice40_wrap.sv): Fmax
-#                       in build/synth/ice40_report.md
+#                       in build/synth/ice40_report.md; SYNTH_ICE40_STAGES="1 2 3" (default
+#                       1) for the pipelined PEs too (designs mxu_n<N>_s<S>)
 # The generated RTL is read through bench/synth/flatten_packed.py (Yosys 0.23 does not parse
 # packed arrays of more than one dimension, unpacked-array ports or `return`);
 # test-fpga-flatten proves in Icarus that the rewritten RTL is the same circuit.
 
 SYNTH_DIR    := $(BUILD)/synth
+# A configuration is N ("2") or N with the PE depth S ("2_S3"); its N, S and gen arguments.
+synth_n    = $(firstword $(subst _S, ,$(1)))
+synth_s    = $(or $(word 2,$(subst _S, ,$(1))),1)
+synth_args = --mxu $(call synth_n,$(1))$(if $(filter-out 1,$(call synth_s,$(1))), --pe-stages $(call synth_s,$(1)))
 SYNTH_MXU_NS ?= 1 2 4
 SYNTH_FAMS   := xc7 xcup
 SYNTH_TOOLS  := bench/synth/synth_xilinx.sh bench/synth/report.py
@@ -22,7 +28,7 @@ SYNTH_TOOLS  := bench/synth/synth_xilinx.sh bench/synth/report.py
 # stamp is touched only when the generated files change, so a rebuilt gen costs no re-run.
 $(SYNTH_DIR)/flat_n%/stamp: $(GEN) bench/synth/flatten_packed.py
 	@d=$(SYNTH_DIR)/gen_n$*; mkdir -p $(SYNTH_DIR); rm -rf $$d.new; \
-	$(GEN) --mxu $* --vpu-lanes 1 -o $$d.new >/dev/null && \
+	$(GEN) $(call synth_args,$*) --vpu-lanes 1 -o $$d.new >/dev/null && \
 	if [ -f $@ ] && diff -r -q -I '^[/#]* command:' $$d.new $$d >/dev/null 2>&1; then \
 		rm -rf $$d.new; \
 	else \
@@ -41,6 +47,8 @@ endef
 SYNTH_JSONS :=
 $(foreach f,$(SYNTH_FAMS), \
   $(eval $(call synth_rule,pe,1,tpu_pe,tpu_mxu.f,$(f))) \
+  $(eval $(call synth_rule,pe_s2,1_S2,tpu_pe,tpu_mxu.f,$(f))) \
+  $(eval $(call synth_rule,pe_s3,1_S3,tpu_pe,tpu_mxu.f,$(f))) \
   $(foreach n,$(SYNTH_MXU_NS),$(eval $(call synth_rule,mxu_n$(n),$(n),tpu_mxu,tpu_mxu.f,$(f)))) \
   $(eval $(call synth_rule,vpu_lane,1,tpu_vpu_lane,tpu_vpu.f,$(f))))
 
@@ -51,17 +59,19 @@ synth-est: $(SYNTH_JSONS)
 # ---- nextpnr-ice40: real Fmax of the smallest MXUs through a serialising wrapper ----
 SYNTH_ICE40_NS   ?= 1 2
 SYNTH_ICE40_DEVS ?= up5k hx8k
+SYNTH_ICE40_STAGES ?= 1
 
-# ice40_rule N DEVICE
+# ice40_rule CONFIG DEVICE NAME  (CONFIG: N or N_S<S>; NAME: mxu_n<N> or mxu_n<N>_s<S>)
 define ice40_rule
-$(SYNTH_DIR)/ice40_mxu_n$(1)_$(2).json: $(SYNTH_DIR)/flat_n$(1)/stamp bench/synth/ice40.sh bench/synth/ice40_wrap.sv
+$(SYNTH_DIR)/ice40_$(3)_$(2).json: $(SYNTH_DIR)/flat_n$(1)/stamp bench/synth/ice40.sh bench/synth/ice40_wrap.sv
 	sh bench/synth/ice40.sh $(1) $(2) $(SYNTH_DIR) \
 		`grep -v '^//' $(SYNTH_DIR)/gen_n$(1)/tpu_mxu.f | sed 's|^|$(SYNTH_DIR)/flat_n$(1)/|'`
-SYNTH_ICE40_JSONS += $(SYNTH_DIR)/ice40_mxu_n$(1)_$(2).json
+SYNTH_ICE40_JSONS += $(SYNTH_DIR)/ice40_$(3)_$(2).json
 endef
 
 SYNTH_ICE40_JSONS :=
-$(foreach n,$(SYNTH_ICE40_NS),$(foreach d,$(SYNTH_ICE40_DEVS),$(eval $(call ice40_rule,$(n),$(d)))))
+$(foreach s,$(SYNTH_ICE40_STAGES),$(foreach n,$(SYNTH_ICE40_NS),$(foreach d,$(SYNTH_ICE40_DEVS), \
+  $(eval $(call ice40_rule,$(n)$(if $(filter-out 1,$(s)),_S$(s)),$(d),mxu_n$(n)$(if $(filter-out 1,$(s)),_s$(s)))))))
 
 synth-ice40: $(SYNTH_ICE40_JSONS)
 	python3 bench/synth/ice40_report.py $(SYNTH_DIR)/ice40_report.md $(SYNTH_ICE40_JSONS)

@@ -12,7 +12,7 @@
 #define GEN_CORES_MAX 64u
 #define GEN_CORES_DEFAULT 8u /* a TPU v2 board */
 #define GEN_PE_STAGES_MIN 1u
-#define GEN_PE_STAGES_MAX 1u /* 2 and 3 come with the deeper PE */
+#define GEN_PE_STAGES_MAX 3u /* 1: MAC in one cycle; 2: + product register; 3: + split adder */
 #define GEN_PE_STAGES_DEFAULT 1u
 #define GEN_VPU_LANES_MIN 1u
 #define GEN_VPU_LANES_MAX 256u /* default: the MXU's N */
@@ -25,9 +25,11 @@
 struct gen_config {
     unsigned n;         /* array size N (N x N PEs) */
     unsigned cores;     /* cores on the board (recorded now, used later) */
-    unsigned pe_stages; /* PE pipeline depth: cycles a partial sum spends in one PE */
+    unsigned pe_stages; /* PE pipeline depth: 1, 2 or 3 (docs/mxu.md, "Timing") */
     unsigned freq_mhz;  /* clock frequency the generated constraints ask for, MHz */
     /* derived by gen_config_derive() */
+    unsigned mul_stages; /* P: registers between the multiplier and the adder (0 or 1) */
+    unsigned add_stages; /* A: cycles a partial sum spends in one PE (the adder's depth) */
     unsigned latency;   /* L: a vector presented in cycle t comes out in cycle t + L */
     unsigned busy;      /* B: bank_busy_o[b] is high in cycles t+1 .. t+B */
     unsigned busy_w;    /* width of the bank-busy counters (0 when B = 0) */
@@ -39,13 +41,15 @@ struct gen_config {
     const char *argv_line; /* the command line as typed, for the headers */
 };
 
-/* Fills in the derived fields from n and pe_stages. */
+/* Fills in the derived fields from n and pe_stages: S = 1: P = 0, A = 1; S = 2: P = 1, A = 1;
+   S = 3: P = 1, A = 2. */
 void gen_config_derive(struct gen_config *cfg);
 
 /* Timing of the array, in cycles after the edge that samples the inputs (docs/mxu.md):
    a vector presented in cycle t reaches PE(r, c) in cycle t + 1 + act_skew(r) + c, and the
-   seed of column c reaches PE(0, c) in cycle t + 1 + c. */
+   seed of column c reaches PE(0, c)'s adder in cycle t + 1 + seed_skew(c). */
 unsigned gen_act_skew(const struct gen_config *cfg, unsigned r);
+unsigned gen_seed_skew(const struct gen_config *cfg, unsigned c);
 /* Registers after the bottom row for column c so that all columns leave together. */
 unsigned gen_out_deskew(const struct gen_config *cfg, unsigned c);
 /* Smallest number of bits that holds v (1 for v = 0 or 1). */

@@ -67,10 +67,13 @@ static const char bf16_mul_sv[] =
     "\n"
     "endmodule\n";
 
-static const char fp32_add_sv[] =
+/* tpu_fp32_add and its two-stage twin tpu_fp32_add_pipe (--pe-stages 3) are written from the
+   same text: the alignment half (fp32_add_align), a boundary that is wires in one and
+   registers in the other (fp32_add_mid), and the add/normalise/round half (fp32_add_norm). */
+static const char fp32_add_doc[] =
     "//\n"
-    "// Combinational, no state (so no reset). DAZ on both inputs, IEEE 754 addition rounded once\n"
-    "// to nearest even, FTZ keeping the exact sum's sign, canonical NaN 0x7FC00000:\n"
+    "// DAZ on both inputs, IEEE 754 addition rounded once to nearest even, FTZ keeping the exact\n"
+    "// sum's sign, canonical NaN 0x7FC00000:\n"
     "//   NaN input or Inf + (-Inf) -> NaN; otherwise an Inf input gives that Inf;\n"
     "//   (-0) + (-0) = -0, any other pair of zeros = +0; zero + y = y; x + (-x) = +0;\n"
     "//   a rounded magnitude >= 2^128 -> Inf; a nonzero sum below 2^-126 -> zero of its sign.\n"
@@ -91,15 +94,14 @@ static const char fp32_add_sv[] =
     "// So this gives the correctly rounded sum, as the C model does with 30 extra bits.\n"
     "// Inputs are normal or zero after DAZ, so a sum below 2^-126 is exact and is flushed\n"
     "// before any rounding could matter.\n"
-    "\n"
-    "module tpu_fp32_add (\n"
-    "  input  logic [31:0] a_i,\n"
-    "  input  logic [31:0] b_i,\n"
-    "  output logic [31:0] s_o   // a_i + b_i as above\n"
-    ");\n"
-    "\n"
+    "//\n"
+    "// Two halves: alignment (classes, order, the results decided by the classes alone, y\n"
+    "// shifted), then add, normalise, round. The al_* signals pass from one to the other.\n";
+
+static const char fp32_add_align[] =
     "  localparam logic [31:0] QNaN = 32'h7FC0_0000;\n"
     "\n"
+    "  // ==== First half: alignment ====\n"
     "  // ---- Classes (DAZ: exponent 0 means zero) ----\n"
     "  logic zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;\n"
     "  assign zero_a = a_i[30:23] == 8'h00;\n"
@@ -108,6 +110,35 @@ static const char fp32_add_sv[] =
     "  assign inf_b  = b_i[30:23] == 8'hFF && b_i[22:0] == 23'h000000;\n"
     "  assign nan_a  = a_i[30:23] == 8'hFF && a_i[22:0] != 23'h000000;\n"
     "  assign nan_b  = b_i[30:23] == 8'hFF && b_i[22:0] != 23'h000000;\n"
+    "\n"
+    "  // ---- Results the classes decide alone (NaN, Inf, zero operands) ----\n"
+    "  logic        both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0\n"
+    "  logic        inf_same;  // two Infs of the same sign (else Inf - Inf)\n"
+    "  logic        al_special;\n"
+    "  logic [31:0] al_spec_val;\n"
+    "  assign both_neg = a_i[31] & b_i[31];\n"
+    "  assign inf_same = a_i[31] == b_i[31];\n"
+    "  always_comb begin\n"
+    "    al_special = 1'b1;\n"
+    "    if (nan_a || nan_b) begin\n"
+    "      al_spec_val = QNaN;\n"
+    "    end else if (inf_a && inf_b) begin\n"
+    "      al_spec_val = inf_same ? a_i : QNaN;\n"
+    "    end else if (inf_a) begin\n"
+    "      al_spec_val = a_i;\n"
+    "    end else if (inf_b) begin\n"
+    "      al_spec_val = b_i;\n"
+    "    end else if (zero_a && zero_b) begin\n"
+    "      al_spec_val = {both_neg, 31'h00000000};\n"
+    "    end else if (zero_a) begin\n"
+    "      al_spec_val = b_i;\n"
+    "    end else if (zero_b) begin\n"
+    "      al_spec_val = a_i;\n"
+    "    end else begin  // both normal: the second half computes the sum\n"
+    "      al_special  = 1'b0;\n"
+    "      al_spec_val = 32'h00000000;\n"
+    "    end\n"
+    "  end\n"
     "\n"
     "  // ---- Order by magnitude (only used when both are normal): |x| >= |y| ----\n"
     "  logic        swap;\n"
@@ -119,21 +150,40 @@ static const char fp32_add_sv[] =
     "  // ---- Align y: significand, guard, round, sticky ----\n"
     "  logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253\n"
     "  logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)\n"
-    "  logic [26:0] sig_x, sig_y;\n"
+    "  logic [26:0] sig_y;\n"
     "  logic [53:0] sig_y_wide;  // {aligned y, bits shifted out of it}\n"
-    "  logic [26:0] sig_y_al;    // aligned y, lost bits jammed into bit 0\n"
+    "  logic [26:0] al_sig_y;    // aligned y, lost bits jammed into bit 0\n"
+    "  logic        al_sign_x;   // sign of the larger operand: the sign of any nonzero sum\n"
+    "  logic [7:0]  al_exp_x;\n"
+    "  logic [22:0] al_frac_x;\n"
+    "  logic        al_eff_sub;  // signs differ: subtract the magnitudes\n"
     "  assign exp_diff   = x[30:23] - y[30:23];\n"
     "  assign shift      = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];\n"
-    "  assign sig_x      = {1'b1, x[22:0], 3'b000};\n"
     "  assign sig_y      = {1'b1, y[22:0], 3'b000};\n"
     "  assign sig_y_wide = {sig_y, 27'h0000000} >> shift;\n"
-    "  assign sig_y_al   = {sig_y_wide[53:28], sig_y_wide[27] | (sig_y_wide[26:0] != 27'h0000000)};\n"
-    "\n"
+    "  assign al_sig_y   = {sig_y_wide[53:28], sig_y_wide[27] | (sig_y_wide[26:0] != 27'h0000000)};\n"
+    "  assign al_sign_x  = x[31];\n"
+    "  assign al_exp_x   = x[30:23];\n"
+    "  assign al_frac_x  = x[22:0];\n"
+    "  assign al_eff_sub = x[31] ^ y[31];\n"
+    "\n";
+
+/* The signals that cross from the first half to the second: name, declaration width. */
+static const struct {
+    const char *name, *width;
+} fp32_add_mid[] = {
+    { "special", "      " }, { "spec_val", "[31:0]" }, { "sign_x", "      " },
+    { "exp_x", "[7:0] " },   { "frac_x", "[22:0]" },   { "sig_y", "[26:0]" },
+    { "eff_sub", "      " },
+};
+
+static const char fp32_add_norm[] =
+    "  // ==== Second half: add, normalise, round ====\n"
     "  // ---- Add or subtract the significands (never negative: |x| >= |y|) ----\n"
-    "  logic        eff_sub;\n"
+    "  logic [26:0] sig_x;\n"
     "  logic [27:0] sum;\n"
-    "  assign eff_sub = x[31] ^ y[31];\n"
-    "  assign sum = eff_sub ? ({1'b0, sig_x} - {1'b0, sig_y_al}) : ({1'b0, sig_x} + {1'b0, sig_y_al});\n"
+    "  assign sig_x = {1'b1, ad_frac_x, 3'b000};\n"
+    "  assign sum = ad_eff_sub ? ({1'b0, sig_x} - {1'b0, ad_sig_y}) : ({1'b0, sig_x} + {1'b0, ad_sig_y});\n"
     "\n"
     "  // ---- Normalise: bring the leading 1 to bit 27 ----\n"
     "  // A logarithmic shifter on {sum, 4'b0}: each stage shifts left by 16, 8, 4, 2, 1 if the\n"
@@ -168,51 +218,86 @@ static const char fp32_add_sv[] =
     "  assign mant     = {1'b0, norm[27:4]} + {24'h000000, round_up};\n"
     "  // sum's leading 1 at bit 27 - lzc weighs 2^(exp(x) - 127 + 1 - lzc); a carry out of the\n"
     "  // rounding leaves mant = 2^24 (fraction 0) one binade up.\n"
-    "  assign exp_r = {2'b00, x[30:23]} + 10'd1 - {5'h00, lzc} + {9'h000, mant[24]};\n"
+    "  assign exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, mant[24]};\n"
     "  assign unused_mant = mant[23];  // the hidden 1 (or 0 after a carry out): not stored\n"
     "\n"
     "  // ---- Result ----\n"
-    "  logic        sign_x;     // sign of the larger operand: the sign of any nonzero sum\n"
-    "  logic        both_neg;   // (-0) + (-0) = -0, other pairs of zeros give +0\n"
-    "  logic        inf_same;   // two Infs of the same sign (else Inf - Inf)\n"
     "  logic        tiny;       // exponent <= 0: below 2^-126\n"
     "  logic        huge;       // exponent >= 255: 2^128 or more\n"
     "  logic [7:0]  exp_o;\n"
     "  logic [22:0] frac_o;\n"
-    "  assign sign_x   = x[31];\n"
-    "  assign both_neg = a_i[31] & b_i[31];\n"
-    "  assign inf_same = a_i[31] == b_i[31];\n"
     "  assign tiny     = exp_r[9] || exp_r == 10'd0;\n"
     "  assign huge     = !exp_r[9] && exp_r >= 10'd255;\n"
     "  assign exp_o    = exp_r[7:0];\n"
     "  assign frac_o   = mant[22:0];\n"
     "\n"
     "  always_comb begin\n"
-    "    if (nan_a || nan_b) begin\n"
-    "      s_o = QNaN;\n"
-    "    end else if (inf_a && inf_b) begin\n"
-    "      s_o = inf_same ? a_i : QNaN;\n"
-    "    end else if (inf_a) begin\n"
-    "      s_o = a_i;\n"
-    "    end else if (inf_b) begin\n"
-    "      s_o = b_i;\n"
-    "    end else if (zero_a && zero_b) begin\n"
-    "      s_o = {both_neg, 31'h00000000};\n"
-    "    end else if (zero_a) begin\n"
-    "      s_o = b_i;\n"
-    "    end else if (zero_b) begin\n"
-    "      s_o = a_i;\n"
+    "    if (ad_special) begin  // NaN, Inf or zero operands (first half)\n"
+    "      s_o = ad_spec_val;\n"
     "    end else if (sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest\n"
     "      s_o = 32'h00000000;\n"
     "    end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum\n"
-    "      s_o = {sign_x, 31'h00000000};\n"
+    "      s_o = {ad_sign_x, 31'h00000000};\n"
     "    end else if (huge) begin\n"
-    "      s_o = {sign_x, 8'hFF, 23'h000000};\n"
+    "      s_o = {ad_sign_x, 8'hFF, 23'h000000};\n"
     "    end else begin\n"
-    "      s_o = {sign_x, exp_o, frac_o};\n"
+    "      s_o = {ad_sign_x, exp_o, frac_o};\n"
     "    end\n"
     "  end\n"
-    "\n"    "endmodule\n";
+    "\n"
+    "endmodule\n";
+
+/* internal: the adder's whole text; pipe = 0 for tpu_fp32_add, 1 for tpu_fp32_add_pipe */
+static void emit_fp32_add_text(struct strbuf *sb, int pipe)
+{
+    sb_puts(sb, fp32_add_doc);
+    if (pipe) {
+        sb_puts(sb,
+            "//\n"
+            "// Two pipeline stages (used by tpu_pe with --pe-stages 3): the first half in the cycle\n"
+            "// a_i and b_i are presented, a register, the second half in the next cycle, whose\n"
+            "// end registers s_o in the PE. The function is exactly tpu_fp32_add's: the same text,\n"
+            "// only the al_* -> ad_* boundary is a register here and a wire there.\n"
+            "// Reset: none (datapath only).\n"
+            "\n"
+            "module tpu_fp32_add_pipe (\n"
+            "  input  logic        clk_i,\n"
+            "  input  logic [31:0] a_i,\n"
+            "  input  logic [31:0] b_i,\n"
+            "  output logic [31:0] s_o   // a_i + b_i of the previous cycle, as above\n"
+            ");\n"
+            "\n");
+    } else {
+        sb_puts(sb,
+            "//\n"
+            "// Combinational, no state (so no reset).\n"
+            "\n"
+            "module tpu_fp32_add (\n"
+            "  input  logic [31:0] a_i,\n"
+            "  input  logic [31:0] b_i,\n"
+            "  output logic [31:0] s_o   // a_i + b_i as above\n"
+            ");\n"
+            "\n");
+    }
+    sb_puts(sb, fp32_add_align);
+    const size_t nmid = sizeof fp32_add_mid / sizeof fp32_add_mid[0];
+    sb_printf(sb, "  // ==== Between the halves: %s ====\n",
+              pipe ? "the pipeline register" : "wires");
+    for (size_t i = 0; i < nmid; i++)
+        sb_printf(sb, "  logic %s ad_%s;\n", fp32_add_mid[i].width, fp32_add_mid[i].name);
+    if (pipe) {
+        sb_puts(sb, "  always_ff @(posedge clk_i) begin\n");
+        for (size_t i = 0; i < nmid; i++)
+            sb_printf(sb, "    ad_%s <= al_%s;\n", fp32_add_mid[i].name, fp32_add_mid[i].name);
+        sb_puts(sb, "  end\n");
+    } else {
+        for (size_t i = 0; i < nmid; i++)
+            sb_printf(sb, "  assign ad_%s = al_%s;\n", fp32_add_mid[i].name,
+                      fp32_add_mid[i].name);
+    }
+    sb_puts(sb, "\n");
+    sb_puts(sb, fp32_add_norm);
+}
 
 int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg)
 {
@@ -231,6 +316,13 @@ int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg)
         "tpu_fp32_add: fp32 adder (RNE, DAZ, FTZ, canonical NaN), docs/numerics.md");
     if (!sb)
         return -1;
-    sb_puts(sb, fp32_add_sv);
+    emit_fp32_add_text(sb, 0);
+    if (cfg->add_stages < 2)
+        return 0;
+    sb = gen_output_add(out, cfg, "tpu_fp32_add_pipe.sv",
+                        "tpu_fp32_add_pipe: tpu_fp32_add in two pipeline stages (--pe-stages 3)");
+    if (!sb)
+        return -1;
+    emit_fp32_add_text(sb, 1);
     return 0;
 }

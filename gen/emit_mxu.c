@@ -90,6 +90,109 @@ static void emit_pe_stages1(struct strbuf *sb)
         "endmodule\n");
 }
 
+/* internal: the pipelined PE (--pe-stages 2 and 3): the product is registered, then added
+   in A = add_stages cycles (tpu_fp32_add, or tpu_fp32_add_pipe when A = 2). */
+static void emit_pe_pipelined(struct strbuf *sb, const struct gen_config *cfg)
+{
+    const int split = cfg->add_stages == 2;
+    sb_printf(sb,
+        "//\n"
+        "// %s pipeline stages (--pe-stages %u). In the cycle an activation is on act_i, the PE\n"
+        "// selects the weight w[act_bank_i] and registers the exact product bf16_mul(act_i, w)\n"
+        "// (prod_q). %s\n"
+        "// The partial sum thus needs %u cycle%s to get through the PE: the activation of the row\n"
+        "// below arrives %u cycle%s after this one (tpu_mxu's row skew), so its product is ready\n"
+        "// when this PE's sum reaches it. Every output is still the chain\n"
+        "// fp32_add(...fp32_add(seed, p0)..., pN-1) down the column: only the timing changes.\n"
+        "// The activation and its bank tag are passed to the right through one register.\n"
+        "// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes wl_i (the bank-wl_bank_i\n"
+        "// weight of the PE above, or the load data in row 0); wl_o shows this PE's\n"
+        "// bank-wl_bank_i weight to the PE below, so a column shifts down one row per load cycle.\n"
+        "// The weight is read only in the activation's cycle (the product register holds the\n"
+        "// product, not the weight), so the bank rules are those of the one-stage PE.\n"
+        "// Reset: none. The PE holds only datapath state (weights, activation, product, partial\n"
+        "// sum), which is never reset; nothing observable depends on it before it is written.\n"
+        "\n",
+        split ? "Three" : "Two", cfg->pe_stages,
+        split ? "In the next cycle the first half of the adder (tpu_fp32_add_pipe:\n"
+                "// classes, order, alignment) takes psum_i and prod_q; in the cycle after, its\n"
+                "// second half (add, normalise, round) ends in psum_q, on psum_o from the next cycle."
+              : "In the next cycle fp32_add(psum_i, prod_q) is computed and registered in\n"
+                "// psum_q, on psum_o from the cycle after.",
+        cfg->add_stages, cfg->add_stages == 1 ? "" : "s", cfg->add_stages,
+        cfg->add_stages == 1 ? "" : "s");
+    sb_puts(sb,
+        "module tpu_pe (\n"
+        "  input  logic        clk_i,\n"
+        "  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle\n"
+        "  input  logic        wl_bank_i,\n"
+        "  input  logic [15:0] wl_i,        // bf16 weight from the PE above\n"
+        "  output logic [15:0] wl_o,        // this PE's bank-wl_bank_i weight, to the PE below\n"
+        "  input  logic        act_bank_i,  // the weight bank the activation multiplies\n"
+        "  input  logic [15:0] act_i,       // bf16 activation from the left\n"
+        "  output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right\n"
+        "  output logic [15:0] act_o,\n"
+        "  input  logic [31:0] psum_i,      // fp32 partial sum from above\n"
+        "  output logic [31:0] psum_o       // fp32 partial sum to the PE below\n"
+        ");\n"
+        "\n"
+        "  logic [15:0] w0_q, w1_q;  // weight banks 0 and 1\n"
+        "  logic [15:0] w_sel;\n"
+        "  logic [31:0] prod, prod_q;\n"
+        "  logic [31:0] psum_d, psum_q;\n"
+        "  logic [15:0] act_q;\n"
+        "  logic        act_bank_q;\n"
+        "\n"
+        "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
+        "  // elaboration time grows with the square of the processes on one clock) ----\n"
+        "  always_ff @(posedge clk_i) begin\n"
+        "    if (wl_valid_i && !wl_bank_i) begin\n"
+        "      w0_q <= wl_i;\n"
+        "    end\n"
+        "    if (wl_valid_i && wl_bank_i) begin\n"
+        "      w1_q <= wl_i;\n"
+        "    end\n"
+        "    act_q      <= act_i;\n"
+        "    act_bank_q <= act_bank_i;\n"
+        "    prod_q     <= prod;\n"
+        "    psum_q     <= psum_d;\n"
+        "  end\n"
+        "\n"
+        "  assign wl_o = wl_bank_i ? w1_q : w0_q;\n"
+        "\n"
+        "  // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----\n"
+        "  assign w_sel = act_bank_i ? w1_q : w0_q;\n"
+        "\n"
+        "  tpu_bf16_mul u_mul (\n"
+        "    .a_i (act_i),\n"
+        "    .b_i (w_sel),\n"
+        "    .p_o (prod)\n"
+        "  );\n"
+        "\n");
+    if (split)
+        sb_puts(sb,
+            "  tpu_fp32_add_pipe u_add (  // two cycles: alignment | add, normalise, round\n"
+            "    .clk_i,\n"
+            "    .a_i (psum_i),\n"
+            "    .b_i (prod_q),\n"
+            "    .s_o (psum_d)\n"
+            "  );\n");
+    else
+        sb_puts(sb,
+            "  tpu_fp32_add u_add (\n"
+            "    .a_i (psum_i),\n"
+            "    .b_i (prod_q),\n"
+            "    .s_o (psum_d)\n"
+            "  );\n");
+    sb_puts(sb,
+        "\n"
+        "  assign act_o      = act_q;\n"
+        "  assign act_bank_o = act_bank_q;\n"
+        "  assign psum_o     = psum_q;\n"
+        "\n"
+        "endmodule\n");
+}
+
 int emit_pe(struct gen_output *out, const struct gen_config *cfg)
 {
     struct strbuf *sb = gen_output_add(
@@ -100,6 +203,10 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
     switch (cfg->pe_stages) {
     case 1:
         emit_pe_stages1(sb);
+        return 0;
+    case 2:
+    case 3:
+        emit_pe_pipelined(sb, cfg);
         return 0;
     default: /* main.c accepts only the depths implemented here */
         return -1;
@@ -189,18 +296,27 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
     if (!sb)
         return -1;
     const unsigned n = cfg->n;
+    static const char *const pe_what[] = { "", "one-stage PEs", "two-stage PEs (product register)",
+                                           "three-stage PEs (product register, two-cycle adder)" };
+    char act_at[32], seed_at[32];
+    snprintf(act_at, sizeof act_at, "%sr + c", cfg->add_stages == 1 ? "" : "2*");
+    snprintf(seed_at, sizeof seed_at, "%sc", cfg->mul_stages ? "1 + " : "");
     sb_printf(sb,
         "//\n"
-        "// N = %u, one-stage PEs (--pe-stages %u). Input registers, activation skew (row r waits\n"
-        "// %s more cycles), N tpu_mxu_row rows, seed skew (column c waits c more cycles),\n"
-        "// output de-skew (column c waits N-1-c cycles), a valid pipe and two bank-busy counters.\n"
+        "// N = %u, %s (--pe-stages %u).\n"
+        "// Input registers, activation skew (row r waits AddStages*r = %sr more cycles), N\n"
+        "// tpu_mxu_row rows, seed skew (column c waits MulStages + c = %s more cycles), output\n"
+        "// de-skew (column c waits N-1-c cycles), a valid pipe and two bank-busy counters. A\n"
+        "// partial sum spends AddStages = %u cycle%s in each PE; the product it adds there was\n"
+        "// registered MulStages = %u cycle%s before.\n"
         "//\n"
         "// Latency: a vector presented in cycle t (act_valid_i = 1) reaches PE(r, c) in cycle\n"
-        "//   t + 1 + %sr + c; its N results leave together on out_data_o, with out_valid_o = 1, in\n"
-        "//   cycle t + L, L = %u (TPU_MXU_LATENCY in tpu_params.h).\n"
+        "//   t + 1 + %s; column c's seed reaches PE(0, c)'s adder in cycle t + 1 + %s; the N\n"
+        "//   results leave together on out_data_o, with out_valid_o = 1, in cycle t + L,\n"
+        "//   L = AddStages*N + N + MulStages = %u (TPU_MXU_LATENCY in tpu_params.h).\n"
         "// Throughput: one vector per cycle, every cycle; loading the other weight bank overlaps.\n"
         "// Bank busy: after a vector tagged b is presented in cycle t, bank_busy_o[b] is 1 in\n"
-        "//   cycles t+1 .. t+B, B = %u (TPU_MXU_BUSY_CYCLES)%s.\n"
+        "//   cycles t+1 .. t+B, B = AddStages*(N-1) + N-1 = %u (TPU_MXU_BUSY_CYCLES)%s.\n"
         "// Weight load: each cycle with wl_valid_i shifts bank wl_bank_i of every column down one\n"
         "//   row; PE(0, c) takes wl_data_i[16c +: 16]. The shift is seen from the next cycle.\n"
         "// Reset: rst_ni is active low, asserted asynchronously and released synchronously to\n"
@@ -211,8 +327,9 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "// N is fixed by gen (a localparam, not an overridable parameter): tpu_params.h gives\n"
         "// C code the same N, L and B; run gen --mxu for another size.\n"
         "\n",
-        n, cfg->pe_stages, cfg->pe_stages == 1 ? "r" : "PeStages*r",
-        cfg->pe_stages == 1 ? "" : "PeStages*", cfg->latency, cfg->busy,
+        n, pe_what[cfg->pe_stages], cfg->pe_stages, cfg->add_stages == 1 ? "" : "2*", seed_at,
+        cfg->add_stages, cfg->add_stages == 1 ? "" : "s", cfg->mul_stages,
+        cfg->mul_stages == 1 ? "" : "s", act_at, seed_at, cfg->latency, cfg->busy,
         cfg->busy ? "" : ": never busy");
     sb_printf(sb,
         "module tpu_mxu (\n"
@@ -238,21 +355,22 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         w16, "", "", w16, w32, "", w32, "[1:0]");
     sb_printf(sb,
         "  localparam int N          = %u;\n"
-        "  localparam int PeStages   = %u;\n"
+        "  localparam int MulStages  = %u;  // product registers per PE\n"
+        "  localparam int AddStages  = %u;  // cycles a partial sum spends in one PE\n"
         "  localparam int Latency    = %u;  // L\n",
-        n, cfg->pe_stages, cfg->latency);
+        n, cfg->mul_stages, cfg->add_stages, cfg->latency);
     if (cfg->busy)
         sb_printf(sb, "  localparam int BusyCycles = %u;  // B\n", cfg->busy);
     sb_puts(sb, "\n");
     sb_printf(sb,
-        "  // ---- Activations: input register, then PeStages*r skew registers for row r ----\n"
+        "  // ---- Activations: input register, then AddStages*r skew registers for row r ----\n"
         "  // (Shift registers here are packed vectors shifted as a whole, not loops: procedural\n"
         "  // loops longer than 64 iterations are not unrolled by verilator and then fail.)\n"
         "  wire %s[15:0] row_act%s;\n"
         "  wire %s       row_bank%s;\n"
         "\n"
         "  for (genvar r = 0; r < N; r++) begin : g_act\n"
-        "    localparam int Depth = 1 + PeStages * r;\n"
+        "    localparam int Depth = 1 + AddStages * r;\n"
         "    logic [Depth-1:0][16:0] skew_q;  // {bank, activation} per stage; [0]: input register\n"
         "    if (Depth == 1) begin : g_reg\n"
         "      always_ff @(posedge clk_i) begin\n"
@@ -267,22 +385,24 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "    assign row_act[r]  = skew_q[Depth-1][15:0];\n"
         "  end\n"
         "\n"
-        "  // ---- Seeds: input register, then c skew registers for column c; weight-load data ----\n"
+        "  // ---- Seeds: input register, then MulStages + c skew registers for column c; ----\n"
+        "  // ---- weight-load data                                                         ----\n"
         "  wire %s[31:0] seed%s;\n"
         "  wire %s[15:0] wl_top%s;\n"
         "\n"
         "  for (genvar c = 0; c < N; c++) begin : g_seed\n"
-        "    logic [c:0][31:0] skew_q;  // per stage; [0] is the input register\n"
-        "    if (c == 0) begin : g_reg\n"
+        "    localparam int Depth = 1 + MulStages + c;\n"
+        "    logic [Depth-1:0][31:0] skew_q;  // per stage; [0] is the input register\n"
+        "    if (Depth == 1) begin : g_reg\n"
         "      always_ff @(posedge clk_i) begin\n"
         "        skew_q <= psum_data_i[32*c +: 32];\n"
         "      end\n"
         "    end else begin : g_shift\n"
         "      always_ff @(posedge clk_i) begin\n"
-        "        skew_q <= {skew_q[c-1:0], psum_data_i[32*c +: 32]};\n"
+        "        skew_q <= {skew_q[Depth-2:0], psum_data_i[32*c +: 32]};\n"
         "      end\n"
         "    end\n"
-        "    assign seed[c]   = skew_q[c];\n"
+        "    assign seed[c]   = skew_q[Depth-1];\n"
         "    assign wl_top[c] = wl_data_i[16*c +: 16];\n"
         "  end\n"
         "\n"
@@ -396,8 +516,11 @@ int emit_filelist(struct gen_output *out, const struct gen_config *cfg)
         "// Names are relative to this file's directory: Verilator resolves them there with\n"
         "// `-F <dir>/tpu_mxu.f` (and also needs <dir>/tpu_mxu.vlt on its command line);\n"
         "// run `iverilog -g2012 -c tpu_mxu.f` from this directory.\n");
-    for (size_t i = 0; i < sizeof mxu_sources / sizeof mxu_sources[0]; i++)
+    for (size_t i = 0; i < sizeof mxu_sources / sizeof mxu_sources[0]; i++) {
         sb_printf(sb, "%s\n", mxu_sources[i]);
+        if (i == 1 && cfg->add_stages == 2) /* after tpu_fp32_add.sv: the two-stage adder */
+            sb_puts(sb, "tpu_fp32_add_pipe.sv\n");
+    }
     return 0;
 }
 
@@ -418,7 +541,10 @@ int emit_vlt(struct gen_output *out, const struct gen_config *cfg)
         "// Inline the PE and its arithmetic into the row: flat per-row code, no per-PE calls.\n"
         "inline -module \"tpu_pe\"\n"
         "inline -module \"tpu_bf16_mul\"\n"
-        "inline -module \"tpu_fp32_add\"\n"
+        "inline -module \"tpu_fp32_add\"\n");
+    if (cfg->add_stages == 2)
+        sb_puts(sb, "inline -module \"tpu_fp32_add_pipe\"\n");
+    sb_puts(sb,
         "\n"
         "// Lint waivers: none needed; `verilator --lint-only -Wall` is clean without any.\n");
     return 0;
@@ -448,7 +574,7 @@ int emit_params_h(struct gen_output *out, const struct gen_config *cfg)
                 "L: act_valid_i in cycle t -> out_valid_o in cycle t + L");
     define_line(sb, "TPU_MXU_BUSY_CYCLES", v[2], "B: bank_busy_o[b] is 1 in cycles t+1 .. t+B");
     define_line(sb, "TPU_CORES", v[3], "cores on the board");
-    define_line(sb, "TPU_PE_STAGES", v[4], "PE pipeline depth (cycles per PE)");
+    define_line(sb, "TPU_PE_STAGES", v[4], "PE pipeline depth S (docs/mxu.md)");
     define_line(sb, "TPU_GEN_VERSION", "\"" GEN_VERSION "\"", "the gen that wrote this file");
     emit_vpu_params(sb, cfg);
     sb_puts(sb, "\n#endif\n");

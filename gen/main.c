@@ -41,23 +41,25 @@ static void usage(FILE *f)
         "\n"
         "  --mxu N            array size, %u..%u, any value (default %u)\n"
         "  --cores C          cores on the board, %u..%u (default %u)\n"
-        "  --pe-stages S      PE pipeline depth, %u (default %u)\n"
+        "  --pe-stages S      PE pipeline depth, %u..%u (default %u): 1 multiply and add in one\n"
+        "                     cycle (L = 2N); 2 registers the product (L = 2N+1); 3 also splits\n"
+        "                     the adder in two (L = 3N+1); same results bit for bit\n"
         "  --vpu-lanes L      vector unit lanes, %u..%u (default: N)\n"
         "  --freq-mhz F       clock the FPGA constraints ask for, whole MHz, %u..%u (default %u)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
         "\n"
-        "Writes tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv\n"
-        "tpu_mxu.f tpu_mxu.vlt, the L-lane vector unit (tpu_vpu.f lists its .sv files;\n"
+        "Writes tpu_bf16_mul.sv tpu_fp32_add.sv (tpu_fp32_add_pipe.sv with --pe-stages 3)\n"
+        "tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt, the L-lane vector unit (tpu_vpu.f lists its .sv files;\n"
         "tpu_vpu.vlt; docs/vpu.md), tpu_params.h, the top tpu_top.sv with its reset synchroniser\n"
         "tpu_rst_sync.sv (tpu_top.f), its constraints tpu_top.xdc (Vivado), tpu_top.sdc (Quartus),\n"
         "tpu_top.pcf (nextpnr-ice40) and the FuseSoC core file tpu.core (docs/fpga.md) into DIR,\n"
         "all or nothing: on any error nothing is written and the exit status is 2. The same command\n"
         "always writes the same bytes.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
-        GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_DEFAULT, GEN_VPU_LANES_MIN,
-        GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT);
+        GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX, GEN_PE_STAGES_DEFAULT,
+        GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT);
 }
 
 /* internal: prints "gen: error: <msg>" as one line and exits 2 */

@@ -6,8 +6,8 @@
 //
 // tpu_fp32_add: fp32 adder (RNE, DAZ, FTZ, canonical NaN), docs/numerics.md
 //
-// Combinational, no state (so no reset). DAZ on both inputs, IEEE 754 addition rounded once
-// to nearest even, FTZ keeping the exact sum's sign, canonical NaN 0x7FC00000:
+// DAZ on both inputs, IEEE 754 addition rounded once to nearest even, FTZ keeping the exact
+// sum's sign, canonical NaN 0x7FC00000:
 //   NaN input or Inf + (-Inf) -> NaN; otherwise an Inf input gives that Inf;
 //   (-0) + (-0) = -0, any other pair of zeros = +0; zero + y = y; x + (-x) = +0;
 //   a rounded magnitude >= 2^128 -> Inf; a nonzero sum below 2^-126 -> zero of its sign.
@@ -28,6 +28,11 @@
 // So this gives the correctly rounded sum, as the C model does with 30 extra bits.
 // Inputs are normal or zero after DAZ, so a sum below 2^-126 is exact and is flushed
 // before any rounding could matter.
+//
+// Two halves: alignment (classes, order, the results decided by the classes alone, y
+// shifted), then add, normalise, round. The al_* signals pass from one to the other.
+//
+// Combinational, no state (so no reset).
 
 module tpu_fp32_add (
   input  logic [31:0] a_i,
@@ -37,6 +42,7 @@ module tpu_fp32_add (
 
   localparam logic [31:0] QNaN = 32'h7FC0_0000;
 
+  // ==== First half: alignment ====
   // ---- Classes (DAZ: exponent 0 means zero) ----
   logic zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
   assign zero_a = a_i[30:23] == 8'h00;
@@ -45,6 +51,35 @@ module tpu_fp32_add (
   assign inf_b  = b_i[30:23] == 8'hFF && b_i[22:0] == 23'h000000;
   assign nan_a  = a_i[30:23] == 8'hFF && a_i[22:0] != 23'h000000;
   assign nan_b  = b_i[30:23] == 8'hFF && b_i[22:0] != 23'h000000;
+
+  // ---- Results the classes decide alone (NaN, Inf, zero operands) ----
+  logic        both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0
+  logic        inf_same;  // two Infs of the same sign (else Inf - Inf)
+  logic        al_special;
+  logic [31:0] al_spec_val;
+  assign both_neg = a_i[31] & b_i[31];
+  assign inf_same = a_i[31] == b_i[31];
+  always_comb begin
+    al_special = 1'b1;
+    if (nan_a || nan_b) begin
+      al_spec_val = QNaN;
+    end else if (inf_a && inf_b) begin
+      al_spec_val = inf_same ? a_i : QNaN;
+    end else if (inf_a) begin
+      al_spec_val = a_i;
+    end else if (inf_b) begin
+      al_spec_val = b_i;
+    end else if (zero_a && zero_b) begin
+      al_spec_val = {both_neg, 31'h00000000};
+    end else if (zero_a) begin
+      al_spec_val = b_i;
+    end else if (zero_b) begin
+      al_spec_val = a_i;
+    end else begin  // both normal: the second half computes the sum
+      al_special  = 1'b0;
+      al_spec_val = 32'h00000000;
+    end
+  end
 
   // ---- Order by magnitude (only used when both are normal): |x| >= |y| ----
   logic        swap;
@@ -56,21 +91,45 @@ module tpu_fp32_add (
   // ---- Align y: significand, guard, round, sticky ----
   logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253
   logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)
-  logic [26:0] sig_x, sig_y;
+  logic [26:0] sig_y;
   logic [53:0] sig_y_wide;  // {aligned y, bits shifted out of it}
-  logic [26:0] sig_y_al;    // aligned y, lost bits jammed into bit 0
+  logic [26:0] al_sig_y;    // aligned y, lost bits jammed into bit 0
+  logic        al_sign_x;   // sign of the larger operand: the sign of any nonzero sum
+  logic [7:0]  al_exp_x;
+  logic [22:0] al_frac_x;
+  logic        al_eff_sub;  // signs differ: subtract the magnitudes
   assign exp_diff   = x[30:23] - y[30:23];
   assign shift      = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
-  assign sig_x      = {1'b1, x[22:0], 3'b000};
   assign sig_y      = {1'b1, y[22:0], 3'b000};
   assign sig_y_wide = {sig_y, 27'h0000000} >> shift;
-  assign sig_y_al   = {sig_y_wide[53:28], sig_y_wide[27] | (sig_y_wide[26:0] != 27'h0000000)};
+  assign al_sig_y   = {sig_y_wide[53:28], sig_y_wide[27] | (sig_y_wide[26:0] != 27'h0000000)};
+  assign al_sign_x  = x[31];
+  assign al_exp_x   = x[30:23];
+  assign al_frac_x  = x[22:0];
+  assign al_eff_sub = x[31] ^ y[31];
 
+  // ==== Between the halves: wires ====
+  logic        ad_special;
+  logic [31:0] ad_spec_val;
+  logic        ad_sign_x;
+  logic [7:0]  ad_exp_x;
+  logic [22:0] ad_frac_x;
+  logic [26:0] ad_sig_y;
+  logic        ad_eff_sub;
+  assign ad_special = al_special;
+  assign ad_spec_val = al_spec_val;
+  assign ad_sign_x = al_sign_x;
+  assign ad_exp_x = al_exp_x;
+  assign ad_frac_x = al_frac_x;
+  assign ad_sig_y = al_sig_y;
+  assign ad_eff_sub = al_eff_sub;
+
+  // ==== Second half: add, normalise, round ====
   // ---- Add or subtract the significands (never negative: |x| >= |y|) ----
-  logic        eff_sub;
+  logic [26:0] sig_x;
   logic [27:0] sum;
-  assign eff_sub = x[31] ^ y[31];
-  assign sum = eff_sub ? ({1'b0, sig_x} - {1'b0, sig_y_al}) : ({1'b0, sig_x} + {1'b0, sig_y_al});
+  assign sig_x = {1'b1, ad_frac_x, 3'b000};
+  assign sum = ad_eff_sub ? ({1'b0, sig_x} - {1'b0, ad_sig_y}) : ({1'b0, sig_x} + {1'b0, ad_sig_y});
 
   // ---- Normalise: bring the leading 1 to bit 27 ----
   // A logarithmic shifter on {sum, 4'b0}: each stage shifts left by 16, 8, 4, 2, 1 if the
@@ -105,48 +164,30 @@ module tpu_fp32_add (
   assign mant     = {1'b0, norm[27:4]} + {24'h000000, round_up};
   // sum's leading 1 at bit 27 - lzc weighs 2^(exp(x) - 127 + 1 - lzc); a carry out of the
   // rounding leaves mant = 2^24 (fraction 0) one binade up.
-  assign exp_r = {2'b00, x[30:23]} + 10'd1 - {5'h00, lzc} + {9'h000, mant[24]};
+  assign exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, mant[24]};
   assign unused_mant = mant[23];  // the hidden 1 (or 0 after a carry out): not stored
 
   // ---- Result ----
-  logic        sign_x;     // sign of the larger operand: the sign of any nonzero sum
-  logic        both_neg;   // (-0) + (-0) = -0, other pairs of zeros give +0
-  logic        inf_same;   // two Infs of the same sign (else Inf - Inf)
   logic        tiny;       // exponent <= 0: below 2^-126
   logic        huge;       // exponent >= 255: 2^128 or more
   logic [7:0]  exp_o;
   logic [22:0] frac_o;
-  assign sign_x   = x[31];
-  assign both_neg = a_i[31] & b_i[31];
-  assign inf_same = a_i[31] == b_i[31];
   assign tiny     = exp_r[9] || exp_r == 10'd0;
   assign huge     = !exp_r[9] && exp_r >= 10'd255;
   assign exp_o    = exp_r[7:0];
   assign frac_o   = mant[22:0];
 
   always_comb begin
-    if (nan_a || nan_b) begin
-      s_o = QNaN;
-    end else if (inf_a && inf_b) begin
-      s_o = inf_same ? a_i : QNaN;
-    end else if (inf_a) begin
-      s_o = a_i;
-    end else if (inf_b) begin
-      s_o = b_i;
-    end else if (zero_a && zero_b) begin
-      s_o = {both_neg, 31'h00000000};
-    end else if (zero_a) begin
-      s_o = b_i;
-    end else if (zero_b) begin
-      s_o = a_i;
+    if (ad_special) begin  // NaN, Inf or zero operands (first half)
+      s_o = ad_spec_val;
     end else if (sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
       s_o = 32'h00000000;
     end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum
-      s_o = {sign_x, 31'h00000000};
+      s_o = {ad_sign_x, 31'h00000000};
     end else if (huge) begin
-      s_o = {sign_x, 8'hFF, 23'h000000};
+      s_o = {ad_sign_x, 8'hFF, 23'h000000};
     end else begin
-      s_o = {sign_x, exp_o, frac_o};
+      s_o = {ad_sign_x, exp_o, frac_o};
     end
   end
 

@@ -6,16 +6,20 @@
 //
 // tpu_mxu: N x N weight-stationary systolic matrix unit (docs/mxu.md)
 //
-// N = 16, one-stage PEs (--pe-stages 1). Input registers, activation skew (row r waits
-// r more cycles), N tpu_mxu_row rows, seed skew (column c waits c more cycles),
-// output de-skew (column c waits N-1-c cycles), a valid pipe and two bank-busy counters.
+// N = 16, one-stage PEs (--pe-stages 1).
+// Input registers, activation skew (row r waits AddStages*r = r more cycles), N
+// tpu_mxu_row rows, seed skew (column c waits MulStages + c = c more cycles), output
+// de-skew (column c waits N-1-c cycles), a valid pipe and two bank-busy counters. A
+// partial sum spends AddStages = 1 cycle in each PE; the product it adds there was
+// registered MulStages = 0 cycles before.
 //
 // Latency: a vector presented in cycle t (act_valid_i = 1) reaches PE(r, c) in cycle
-//   t + 1 + r + c; its N results leave together on out_data_o, with out_valid_o = 1, in
-//   cycle t + L, L = 32 (TPU_MXU_LATENCY in tpu_params.h).
+//   t + 1 + r + c; column c's seed reaches PE(0, c)'s adder in cycle t + 1 + c; the N
+//   results leave together on out_data_o, with out_valid_o = 1, in cycle t + L,
+//   L = AddStages*N + N + MulStages = 32 (TPU_MXU_LATENCY in tpu_params.h).
 // Throughput: one vector per cycle, every cycle; loading the other weight bank overlaps.
 // Bank busy: after a vector tagged b is presented in cycle t, bank_busy_o[b] is 1 in
-//   cycles t+1 .. t+B, B = 30 (TPU_MXU_BUSY_CYCLES).
+//   cycles t+1 .. t+B, B = AddStages*(N-1) + N-1 = 30 (TPU_MXU_BUSY_CYCLES).
 // Weight load: each cycle with wl_valid_i shifts bank wl_bank_i of every column down one
 //   row; PE(0, c) takes wl_data_i[16c +: 16]. The shift is seen from the next cycle.
 // Reset: rst_ni is active low, asserted asynchronously and released synchronously to
@@ -42,18 +46,19 @@ module tpu_mxu (
 );
 
   localparam int N          = 16;
-  localparam int PeStages   = 1;
+  localparam int MulStages  = 0;  // product registers per PE
+  localparam int AddStages  = 1;  // cycles a partial sum spends in one PE
   localparam int Latency    = 32;  // L
   localparam int BusyCycles = 30;  // B
 
-  // ---- Activations: input register, then PeStages*r skew registers for row r ----
+  // ---- Activations: input register, then AddStages*r skew registers for row r ----
   // (Shift registers here are packed vectors shifted as a whole, not loops: procedural
   // loops longer than 64 iterations are not unrolled by verilator and then fail.)
   wire [15:0] row_act [N];
   wire        row_bank [N];
 
   for (genvar r = 0; r < N; r++) begin : g_act
-    localparam int Depth = 1 + PeStages * r;
+    localparam int Depth = 1 + AddStages * r;
     logic [Depth-1:0][16:0] skew_q;  // {bank, activation} per stage; [0]: input register
     if (Depth == 1) begin : g_reg
       always_ff @(posedge clk_i) begin
@@ -68,22 +73,24 @@ module tpu_mxu (
     assign row_act[r]  = skew_q[Depth-1][15:0];
   end
 
-  // ---- Seeds: input register, then c skew registers for column c; weight-load data ----
+  // ---- Seeds: input register, then MulStages + c skew registers for column c; ----
+  // ---- weight-load data                                                         ----
   wire [31:0] seed [N];
   wire [15:0] wl_top [N];
 
   for (genvar c = 0; c < N; c++) begin : g_seed
-    logic [c:0][31:0] skew_q;  // per stage; [0] is the input register
-    if (c == 0) begin : g_reg
+    localparam int Depth = 1 + MulStages + c;
+    logic [Depth-1:0][31:0] skew_q;  // per stage; [0] is the input register
+    if (Depth == 1) begin : g_reg
       always_ff @(posedge clk_i) begin
         skew_q <= psum_data_i[32*c +: 32];
       end
     end else begin : g_shift
       always_ff @(posedge clk_i) begin
-        skew_q <= {skew_q[c-1:0], psum_data_i[32*c +: 32]};
+        skew_q <= {skew_q[Depth-2:0], psum_data_i[32*c +: 32]};
       end
     end
-    assign seed[c]   = skew_q[c];
+    assign seed[c]   = skew_q[Depth-1];
     assign wl_top[c] = wl_data_i[16*c +: 16];
   end
 

@@ -12,7 +12,7 @@
 #define TPU_MXU_LATENCY     32       // L: act_valid_i in cycle t -> out_valid_o in cycle t + L
 #define TPU_MXU_BUSY_CYCLES 30       // B: bank_busy_o[b] is 1 in cycles t+1 .. t+B
 #define TPU_CORES           8        // cores on the board
-#define TPU_PE_STAGES       1        // PE pipeline depth (cycles per PE)
+#define TPU_PE_STAGES       1        // PE pipeline depth S (docs/mxu.md)
 #define TPU_GEN_VERSION     "0.1.0"  // the gen that wrote this file
 #define TPU_VPU_LANES       16       // VPU lanes L (elements per vector)
 #define TPU_VPU_LATENCY     26       // valid_i in cycle t -> valid_o in t + this, every VPU opcode

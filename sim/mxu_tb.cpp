@@ -38,8 +38,9 @@
 #include "trace_cmp.h"
 #include "vl_ports.h"
 
-#if !defined(TPU_MXU_N) || !defined(TPU_MXU_LATENCY) || !defined(TPU_MXU_BUSY_CYCLES)
-#error "tpu_params.h must define TPU_MXU_N, TPU_MXU_LATENCY and TPU_MXU_BUSY_CYCLES"
+#if !defined(TPU_MXU_N) || !defined(TPU_MXU_LATENCY) || !defined(TPU_MXU_BUSY_CYCLES) || \
+    !defined(TPU_PE_STAGES)
+#error "tpu_params.h must define TPU_MXU_N, TPU_MXU_LATENCY, TPU_MXU_BUSY_CYCLES, TPU_PE_STAGES"
 #endif
 
 // Legacy function required only so linking works on Cygwin and MSVC++
@@ -201,6 +202,7 @@ int main(int argc, char **argv)
 
     tpu_mxu_cfg_t cfg{};
     cfg.n = kN;
+    cfg.pe_stages = TPU_PE_STAGES; // the timing of the RTL under test (docs/mxu.md)
     tpu_mxu_schedule_t sched;
     if (tpu_mxu_schedule(&cfg, opt.m, opt.k, opt.n, &sched) != TPU_OK)
         return usage_error("the shape is too large for the schedule", nullptr);

@@ -2,10 +2,11 @@
 # Co-simulation: the trace compare tool, test matrices, and the Verilator harness of the MXU.
 #   make build/sim/tpu-trace-cmp      the trace compare tool (docs/trace.md)
 #   make build/sim/mxu_N<N>/mxu_tb    gen --mxu N into build/sim/mxu_N<N>/rtl, verilate, link
+#   make build/sim/mxu_N<N>_S<S>/mxu_tb   the same with gen --pe-stages S (S = 2, 3)
 #   make run                          the README's main command: co-simulate the default MXU
 #   make cosim-128                    N = 128 co-simulation of a modest matmul (benchmark)
-# One verilated model per N, shared by every test at that N; ccache (OBJCACHE, exported by
-# the top Makefile) makes rebuilding an unchanged model cheap.
+# One verilated model per (N, S), shared by every test at that configuration; ccache
+# (OBJCACHE, exported by the top Makefile) makes rebuilding an unchanged model cheap.
 
 SIM_DIR      := $(BUILD)/sim
 GEN          ?= $(BUILD)/gen/gen
@@ -15,8 +16,13 @@ SIM_LIB      := $(SIM_DIR)/libtpusim.a
 SIM_LIB_OBJS := $(SIM_DIR)/obj/matgen.o $(SIM_DIR)/obj/trace_cmp_lib.o
 TRACE_CMP    := $(SIM_DIR)/tpu-trace-cmp
 
-# The harness binary for array size N.
+# The harness binary for array size N ("4"), or N with PE depth S ("4_S3"; no _S: S = 1).
 mxu_tb = $(SIM_DIR)/mxu_N$(1)/mxu_tb
+# The N and the S of such a name.
+sim_n = $(firstword $(subst _S, ,$(1)))
+sim_s = $(or $(word 2,$(subst _S, ,$(1))),1)
+# gen's arguments for such a name (S = 1 is gen's default and is not spelt out).
+sim_gen_args = --mxu $(call sim_n,$(1))$(if $(filter-out 1,$(call sim_s,$(1))), --pe-stages $(call sim_s,$(1)))
 
 $(SIM_DIR)/obj/%.o: sim/%.c $(SIM_HDRS)
 	@mkdir -p $(dir $@)
@@ -39,7 +45,7 @@ $(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB)
 # The sim/*.vlt files limit what +trace records (the trace code is per traced signal).
 SIM_VFLAGS := --cc --exe --trace-fst --assert --x-assign unique --x-initial unique \
               --top-module tpu_mxu -O3 -fno-gate --unroll-count 1024
-sim_trace_vlt = $(if $(shell [ $(1) -gt 32 ] && echo large),sim/mxu_trace_large.vlt,sim/mxu_trace.vlt)
+sim_trace_vlt = $(if $(shell [ $(call sim_n,$(1)) -gt 32 ] && echo large),sim/mxu_trace_large.vlt,sim/mxu_trace.vlt)
 # C++ optimisation of the verilated model: -O1 compiles ~15% faster than -O2 for ~15% fewer
 # cycles/s (N = 16); builds dominate the test time, so -O1. Override for long runs.
 SIM_OPT_FAST   ?= -O1
@@ -54,7 +60,7 @@ $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 	@mkdir -p $(SIM_DIR)/mxu_N$*
 	@d=$(SIM_DIR)/mxu_N$*; rm -rf $$d/rtl.old; \
 	if [ -d $$d/rtl ]; then mv $$d/rtl $$d/rtl.old; fi; \
-	if ! $(GEN) --mxu $* -o $$d/rtl; then \
+	if ! $(GEN) $(call sim_gen_args,$*) -o $$d/rtl; then \
 		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \
 	fi; \
 	same=0; if [ -d $$d/rtl.old ]; then same=1; \
@@ -65,7 +71,8 @@ $(SIM_DIR)/mxu_N%/rtl.stamp: $(GEN)
 	if [ $$same = 1 ]; then \
 		rm -rf $$d/rtl; mv $$d/rtl.old $$d/rtl; \
 	else \
-		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* -o $$d/rtl"; \
+		rm -rf $$d/rtl.old; touch $@; \
+		echo "gen $(call sim_gen_args,$*) -o $$d/rtl"; \
 	fi
 
 # The Verilator command for array size N. It is recorded in verilate.cmd, rewritten only when

@@ -14,7 +14,8 @@ int tpu_matmul_check(const tpu_mxu_cfg_t *cfg, size_t m, size_t k, size_t n, con
         return TPU_EINVAL;
     if (m == 0 || k == 0 || n == 0)
         return TPU_EINVAL;
-    if (cfg->n < TPU_MXU_N_MIN || cfg->n > TPU_MXU_N_MAX || cfg->pe_stages > 1)
+    if (cfg->n < TPU_MXU_N_MIN || cfg->n > TPU_MXU_N_MAX ||
+        cfg->pe_stages > TPU_MXU_PE_STAGES_MAX)
         return TPU_EINVAL;
     if (cfg->path > TPU_MXU_PATH_FAST)
         return TPU_EINVAL;

@@ -9,13 +9,19 @@ int tpu_mxu_timing(const tpu_mxu_cfg_t *cfg, uint64_t *latency, uint64_t *busy)
 {
     if (cfg == NULL || cfg->n < TPU_MXU_N_MIN || cfg->n > TPU_MXU_N_MAX)
         return TPU_EINVAL;
-    if (cfg->pe_stages > 1) /* only the one-stage PE is defined (docs/mxu.md) */
+    if (cfg->pe_stages > TPU_MXU_PE_STAGES_MAX) /* 0 means 1 */
         return TPU_EINVAL;
+    /* docs/mxu.md, "Timing" (the same derivation as gen/config.c): P product registers and
+       an A-cycle adder per PE; the activation skew is A per row, so
+       L = A*N + N + P and B = A*(N-1) + N-1. */
     uint64_t n = cfg->n;
+    uint64_t s = cfg->pe_stages == 0 ? 1 : cfg->pe_stages;
+    uint64_t p = s >= 2 ? 1 : 0;
+    uint64_t a = s >= 3 ? 2 : 1;
     if (latency != NULL)
-        *latency = 2 * n;
+        *latency = a * n + n + p;
     if (busy != NULL)
-        *busy = 2 * n - 2;
+        *busy = a * (n - 1) + n - 1;
     return TPU_OK;
 }
 

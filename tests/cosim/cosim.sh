@@ -1,12 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# cosim.sh SET N: runs the co-simulation cases of SET (quick | full) on the N x N MXU
+# cosim.sh SET N [S]: runs the co-simulation cases of SET (quick | full) on the N x N MXU
 # (build/sim/mxu_N<N>/mxu_tb, built by make), one line per case; exits 1 if any fails and
 # shows that case's whole output. Traces and logs go to build/tests/cosim/N<N>/.
+# With S (the PE depth, gen --pe-stages S, 2 or 3) the model is build/sim/mxu_N<N>_S<S>/
+# and the output build/tests/cosim/N<N>_S<S>/; the cases are the same.
 set -u
-set_name=$1; N=$2
-tb=build/sim/mxu_N$N/mxu_tb
-out=build/tests/cosim/N$N
+set_name=$1; N=$2; S=${3:-1}
+cfg=$N; [ "$S" = 1 ] || cfg=${N}_S$S
+tb=build/sim/mxu_N$cfg/mxu_tb
+out=build/tests/cosim/N$cfg
 mkdir -p "$out"
 M8=$((8 * N)); K4=$((4 * N))
 # Cases: "dist seed M K N'". edges uses M = 128 >= its 112 scenario rows (matgen.h) and
@@ -51,5 +54,5 @@ while read -r dist seed m k n; do
 done <<CASES
 $cases
 CASES
-echo "cosim N=$N $set_name: $((i - fail)) passed, $fail failed"
+echo "cosim N=$N S=$S $set_name: $((i - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

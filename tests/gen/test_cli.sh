@@ -77,7 +77,7 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "--cores 0 ($o)"       "--cores '0' is out of range (allowed: 1..64)" --cores 0 "$@"
     expect_fail "--cores 65 ($o)"      "--cores '65' is out of range (allowed: 1..64)" --cores 65 "$@"
     expect_fail "--cores x ($o)"       "--cores 'x' is not a whole number" --cores x "$@"
-    expect_fail "--pe-stages 2 ($o)"   "--pe-stages '2' is out of range (allowed: 1)" --pe-stages 2 "$@"
+    expect_fail "--pe-stages 4 ($o)"   "--pe-stages '4' is out of range (allowed: 1..3)" --pe-stages 4 "$@"
     expect_fail "--pe-stages 0 ($o)"   "--pe-stages '0' is out of range" --pe-stages 0 "$@"
     expect_fail "unknown long ($o)"    "'--frobnicate'" --frobnicate "$@"
     expect_fail "unknown long= ($o)"   "'--frobnicate=3'" --frobnicate=3 "$@"
@@ -143,6 +143,29 @@ for n in 1 3 256; do
         && [ "$(param w/n$n TPU_PE_STAGES)" = 1 ] && [ "$(param w/n$n TPU_GEN_VERSION)" = '"0.1.0"' ] \
         && [ "$(param w/n$n TPU_VPU_LANES)" = $n ] \
         && ok || bad "--mxu $n: tpu_params.h values"
+done
+
+# --pe-stages 2 and 3: the timing in the headers and tpu_params.h (docs/mxu.md: S = 2:
+# L = 2N + 1, B = 2N - 2; S = 3: L = 3N + 1, B = 3N - 3), the two-stage adder's file (S = 3
+# only) in the file lists.
+for sn in "2 1" "2 5" "3 1" "3 5" "3 256"; do
+    set -- $sn; s=$1; n=$2
+    if [ $s = 2 ]; then l=$((2 * n + 1)); b=$((2 * n - 2)); else l=$((3 * n + 1)); b=$((3 * n - 3)); fi
+    d=s${s}n$n
+    if (cd w && gen --mxu $n --pe-stages $s -o $d 2>"$T/err"); then ok; else bad "--pe-stages $s --mxu $n: $(cat "$T/err")"; fi
+    header_ok w/$d "gen --mxu $n --pe-stages $s -o $d" "N=$n cores=8 pe_stages=$s latency_L=$l busy_cycles_B=$b vpu_lanes=$n"
+    [ "$(param w/$d TPU_MXU_LATENCY)" = $l ] && [ "$(param w/$d TPU_MXU_BUSY_CYCLES)" = $b ] \
+        && [ "$(param w/$d TPU_PE_STAGES)" = $s ] && ok || bad "--pe-stages $s --mxu $n: tpu_params.h values"
+    grep -q "L = AddStages\*N + N + MulStages = $l " w/$d/tpu_mxu.sv && grep -q "B = AddStages\*(N-1) + N-1 = $b " w/$d/tpu_mxu.sv \
+        && ok || bad "--pe-stages $s --mxu $n: L, B in the tpu_mxu.sv header"
+    pipe=$(grep -c '^tpu_fp32_add_pipe.sv$' w/$d/tpu_mxu.f w/$d/tpu_top.f | sed 's/.*://' | tr '\n' ' ')
+    [ -f w/$d/tpu_fp32_add_pipe.sv ] && have=1 || have=0
+    if [ $s = 3 ]; then
+        [ "$pipe" = "1 1 " ] && [ $have = 1 ] && grep -q 'tpu_fp32_add_pipe.sv' w/$d/tpu.core && ok || bad "S=3: tpu_fp32_add_pipe.sv listed/written"
+    else
+        [ "$pipe" = "0 0 " ] && [ $have = 0 ] && ok || bad "S=2: no tpu_fp32_add_pipe.sv"
+    fi
+    rm -rf w/$d
 done
 
 # Defaults: N = 128, cores = 8; the output directory is created; --opt=value forms.

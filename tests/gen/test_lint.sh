@@ -5,7 +5,7 @@
 #   iverilog -g2012
 # both succeed and print nothing at all (no warnings, no "sorry" messages).
 # Prints each tool's wall time and, when /usr/bin/time exists, its peak memory.
-# Usage: sh tests/gen/test_lint.sh path/to/gen N...
+# Usage: sh tests/gen/test_lint.sh path/to/gen N[:S]...   (S: gen --pe-stages S, default 1)
 set -u
 GEN=$1; shift
 VERILATOR=${VERILATOR:-verilator}
@@ -19,9 +19,11 @@ else
     measure() { log=$1; shift; echo "?" >"$log.mem"; "$@" >"$log" 2>&1; }
 fi
 mem() { m=$(tail -n 1 "$1.mem"); case $m in *[!0-9]*|"") echo "? MB";; *) echo "$((m / 1024)) MB";; esac; }
-for n in "$@"; do
+for ns in "$@"; do
+    n=${ns%%:*}; st=1
+    case $ns in *:*) st=${ns#*:} ;; esac
     d=$T/n$n
-    if ! "$GEN" --mxu "$n" -o "$d"; then echo "FAIL N=$n: gen failed"; fail=1; continue; fi
+    if ! "$GEN" --mxu "$n" --pe-stages "$st" -o "$d"; then echo "FAIL N=$n S=$st: gen failed"; fail=1; continue; fi
     s=$(date +%s)
     (cd "$d" && measure "$T/v.log" $VERILATOR --lint-only -Wall tpu_mxu.vlt -F tpu_mxu.f --top-module tpu_mxu)
     vrc=$?
@@ -32,7 +34,7 @@ for n in "$@"; do
     res=PASS
     if [ $vrc -ne 0 ] || [ -s "$T/v.log" ]; then res=FAIL; cat "$T/v.log"; fi
     if [ $irc -ne 0 ] || [ -s "$T/i.log" ]; then res=FAIL; head -n 40 "$T/i.log"; fi
-    echo "N=$n: verilator --lint-only -Wall rc=$vrc ($((m - s)) s, $(mem "$T/v.log")), iverilog -g2012 rc=$irc ($((e - m)) s, $(mem "$T/i.log")): $res"
+    echo "N=$n S=$st: verilator --lint-only -Wall rc=$vrc ($((m - s)) s, $(mem "$T/v.log")), iverilog -g2012 rc=$irc ($((e - m)) s, $(mem "$T/i.log")): $res"
     [ $res = PASS ] || fail=1
     rm -rf "$d"
 done

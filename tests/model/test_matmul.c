@@ -259,9 +259,16 @@ static void test_invalid_args(void **st)
         assert_int_equal(tpu_matmul_integer(&b, 2, 2, 2, a, w, c, NULL), TPU_EINVAL);
         assert_int_equal(tpu_matmul_fast(&b, 2, 2, 2, a, w, c, NULL), TPU_EINVAL);
     }
-    tpu_mxu_cfg_t b1 = { .n = 256 }, b2 = { .n = 2, .pe_stages = 2 }, b3 = { .n = 2, .path = 9 };
+    tpu_mxu_cfg_t b1 = { .n = 256 }, b2 = { .n = 2, .pe_stages = 4 }, b3 = { .n = 2, .path = 9 };
     assert_int_equal(tpu_matmul(&b1, 2, 2, 2, a, w, c, NULL), TPU_OK);
     assert_int_equal(tpu_matmul(&b2, 2, 2, 2, a, w, c, NULL), TPU_EINVAL);
+    for (unsigned st = 1; st <= 3; st++) { /* the depth changes timing, never a bit */
+        tpu_mxu_cfg_t p1 = { .n = 2 }, ps = { .n = 2, .pe_stages = st };
+        fp32_t c1[4], cs[4];
+        assert_int_equal(tpu_matmul(&p1, 2, 2, 2, a, w, c1, NULL), TPU_OK);
+        assert_int_equal(tpu_matmul(&ps, 2, 2, 2, a, w, cs, NULL), TPU_OK);
+        assert_memory_equal(c1, cs, sizeof c1);
+    }
     assert_int_equal(tpu_matmul(&b3, 2, 2, 2, a, w, c, NULL), TPU_EINVAL);
     /* Sizes whose products overflow: rejected before any memory is touched. */
     const size_t big = SIZE_MAX / 2 + 1;

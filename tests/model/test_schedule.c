@@ -15,12 +15,24 @@
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* The rules, checked on the arrays: each event >= every bound, == the largest (ASAP). */
-static void check_rules(unsigned N, size_t m, size_t k, size_t n)
+/* L and B per PE depth S, as docs/mxu.md ("Timing") states them. */
+static void timing_of(unsigned N, unsigned S, uint64_t *L, uint64_t *B)
 {
-    tpu_mxu_cfg_t cfg = { .n = N };
+    const uint64_t n = N;
+    switch (S) {
+    case 3: *L = 3 * n + 1; *B = 3 * n - 3; break;
+    case 2: *L = 2 * n + 1; *B = 2 * n - 2; break;
+    default: *L = 2 * n; *B = 2 * n - 2; break;
+    }
+}
+
+static void check_rules(unsigned N, unsigned S, size_t m, size_t k, size_t n)
+{
+    tpu_mxu_cfg_t cfg = { .n = N, .pe_stages = S };
     tpu_mxu_schedule_t s;
     assert_int_equal(tpu_mxu_schedule(&cfg, m, k, n, &s), TPU_OK);
-    const uint64_t L = 2 * (uint64_t)N, B = 2 * (uint64_t)N - 2;
+    uint64_t L, B;
+    timing_of(N, S, &L, &B);
     assert_int_equal(s.latency, L);
     assert_int_equal(s.busy, B);
     assert_int_equal(s.kt_count, (k + N - 1) / N);
@@ -114,8 +126,9 @@ static void test_rules(void **st)
             { N, 4 * N, 3 * N }, { 2 * N, 2 * N + 1, N }, { 3 * N - 3 + 1, 5 * N, N },
             { 8 * N, 4 * N, 4 * N }, { 7, 1, 5 * N + 1 },
         };
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            check_rules(N, shapes[s][0], shapes[s][1], shapes[s][2]);
+        for (unsigned S = 0; S <= 3; S++) /* 0 means 1 */
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                check_rules(N, S, shapes[s][0], shapes[s][1], shapes[s][2]);
     }
 }
 
@@ -203,12 +216,16 @@ static void test_invalid(void **st)
     (void)st;
     tpu_mxu_schedule_t s;
     tpu_mxu_cfg_t ok = { .n = 4 }, n0 = { .n = 0 }, n257 = { .n = 257 },
-                  pe2 = { .n = 4, .pe_stages = 2 };
+                  pe2 = { .n = 4, .pe_stages = 2 }, pe3 = { .n = 4, .pe_stages = 3 },
+                  pe4 = { .n = 4, .pe_stages = 4 }, pe9 = { .n = 4, .pe_stages = 99 };
     assert_int_equal(tpu_mxu_schedule(NULL, 1, 1, 1, &s), TPU_EINVAL);
     assert_int_equal(tpu_mxu_schedule(&ok, 1, 1, 1, NULL), TPU_EINVAL);
     assert_int_equal(tpu_mxu_schedule(&n0, 1, 1, 1, &s), TPU_EINVAL);
     assert_int_equal(tpu_mxu_schedule(&n257, 1, 1, 1, &s), TPU_EINVAL);
-    assert_int_equal(tpu_mxu_schedule(&pe2, 1, 1, 1, &s), TPU_EINVAL);
+    assert_int_equal(tpu_mxu_schedule(&pe4, 1, 1, 1, &s), TPU_EINVAL);
+    assert_int_equal(tpu_mxu_schedule(&pe9, 1, 1, 1, &s), TPU_EINVAL);
+    assert_int_equal(tpu_mxu_schedule(&pe2, 1, 1, 1, &s), TPU_OK);
+    tpu_mxu_schedule_free(&s);
     assert_int_equal(tpu_mxu_schedule(&ok, 0, 1, 1, &s), TPU_EINVAL);
     assert_int_equal(tpu_mxu_schedule(&ok, 1, 0, 1, &s), TPU_EINVAL);
     assert_int_equal(tpu_mxu_schedule(&ok, 1, 1, 0, &s), TPU_EINVAL);
@@ -222,7 +239,14 @@ static void test_invalid(void **st)
     assert_int_equal(tpu_mxu_timing(&ok, &l, &b), TPU_OK);
     assert_int_equal(l, 8);
     assert_int_equal(b, 6);
-    assert_int_equal(tpu_mxu_timing(&pe2, &l, &b), TPU_EINVAL);
+    assert_int_equal(tpu_mxu_timing(&pe2, &l, &b), TPU_OK);
+    assert_int_equal(l, 9);
+    assert_int_equal(b, 6);
+    assert_int_equal(tpu_mxu_timing(&pe3, &l, &b), TPU_OK);
+    assert_int_equal(l, 13);
+    assert_int_equal(b, 9);
+    assert_int_equal(tpu_mxu_timing(&pe4, &l, &b), TPU_EINVAL);
+    assert_int_equal(tpu_mxu_timing(&pe9, &l, &b), TPU_EINVAL);
     assert_int_equal(tpu_mxu_timing(NULL, &l, &b), TPU_EINVAL);
 }
 

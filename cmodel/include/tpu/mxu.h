@@ -15,6 +15,7 @@ extern "C" {
 
 #define TPU_MXU_N_MIN 1u
 #define TPU_MXU_N_MAX 256u
+#define TPU_MXU_PE_STAGES_MAX 3u /* pe_stages 1, 2, 3 (docs/mxu.md, "Timing") */
 
 /* Which arithmetic tpu_matmul uses. Both give the same bits (the tests check it). */
 typedef enum {
@@ -26,13 +27,15 @@ typedef enum {
 /* Configuration of one MXU. Zero-initialise, then set n: `tpu_mxu_cfg_t c = { .n = 16 };`. */
 typedef struct {
     unsigned n;         /* array size N, TPU_MXU_N_MIN .. TPU_MXU_N_MAX */
-    unsigned pe_stages; /* pipeline stages per PE; 0 means 1. Only 1 is defined so far
-                           (docs/mxu.md); other values give TPU_EINVAL */
+    unsigned pe_stages; /* pipeline stages per PE, 1 .. 3; 0 means 1. Only the timing
+                           depends on it, never the numerics (docs/mxu.md); more than 3
+                           gives TPU_EINVAL */
     unsigned path;      /* a tpu_mxu_path_t */
 } tpu_mxu_cfg_t;
 
 /* Latency L (vector in -> results out) and bank-busy length B for a configuration:
-   L = 2N, B = 2N - 2 for the one-stage PE. Returns TPU_OK or TPU_EINVAL. */
+   pe_stages 1: L = 2N, B = 2N - 2; 2: L = 2N + 1, B = 2N - 2; 3: L = 3N + 1, B = 3N - 3.
+   Returns TPU_OK or TPU_EINVAL. */
 int tpu_mxu_timing(const tpu_mxu_cfg_t *cfg, uint64_t *latency, uint64_t *busy);
 
 /* ---- Matmul ----------------------------------------------------------------------------
