@@ -37,10 +37,11 @@ test-rtl-units-exhaustive: $(UNITS_DIR)/bf16_mul/tb
 	$(UNITS_DIR)/bf16_mul/tb --exhaustive
 
 # ---- tpu_mxu timing and numerics, one verilated model per N ----
-# build/units/mxu-n<N>/tb: generated with gen --mxu <N>, driven by tb_mxu.cpp.
+# build/units/mxu-n<N>/tb: generated with gen --mxu <N>, driven by tb_mxu.cpp;
+# build/units/mxu-n<N>_S<S>/tb: the same with --pe-stages S (sim_gen_args: sim/sim.mk).
 $(UNITS_DIR)/mxu-n%/rtl/.stamp: $(GEN)
 	rm -rf $(UNITS_DIR)/mxu-n$*/rtl && mkdir -p $(UNITS_DIR)/mxu-n$*
-	$(GEN) --mxu $* -o $(UNITS_DIR)/mxu-n$*/rtl
+	$(GEN) $(call sim_gen_args,$*) -o $(UNITS_DIR)/mxu-n$*/rtl
 	@touch $@
 
 $(UNITS_DIR)/mxu-n%/tb: sim/units/tb_mxu.cpp sim/units/units_common.h $(UNITS_DIR)/mxu-n%/rtl/.stamp $(CMODEL_LIB)
@@ -51,8 +52,8 @@ $(UNITS_DIR)/mxu-n%/tb: sim/units/tb_mxu.cpp sim/units/units_common.h $(UNITS_DI
 	  >$(UNITS_DIR)/mxu-n$*.build.log 2>&1 || { cat $(UNITS_DIR)/mxu-n$*.build.log; exit 1; }
 
 # Sizes for make test: the corner N = 1 (L = 2, never busy), small odd and even sizes, and
-# the default configuration.
-UNITS_MXU_NS := 1 2 3 5 8 16
+# the default configuration; with the pipelined PEs (N_S<S>), small sizes at S = 2 and 3.
+UNITS_MXU_NS := 1 2 3 5 8 16 2_S2 5_S2 1_S3 3_S3 5_S3
 
 .PHONY: test-mxu-timing
 test-mxu-timing: $(foreach n,$(UNITS_MXU_NS),$(UNITS_DIR)/mxu-n$(n)/tb)

@@ -7,7 +7,8 @@
 #                               N in {1, 2, 3, 4, 8, 16, 32} and, with --pe-stages 2 and 3,
 #                               N in {1, 2, 3, 4, 16} (tests/gen/test_lint.sh)
 #   test-rtl-units              verilated tpu_fp32_add / tpu_bf16_mul against the C model
-#   test-mxu-timing             verilated tpu_mxu, N in {1,2,3,5,8,16}: latency, bank busy,
+#   test-mxu-timing             verilated tpu_mxu, N in {1,2,3,5,8,16} (and N = 2, 5 at
+#                               --pe-stages 2, N = 1, 3, 5 at 3): latency, bank busy,
 #                               weight load and numerics cycle by cycle against the C model
 # Full only (make test-full):
 #   test-lint-128               the same lint for N = 128 (the TPU's array)
