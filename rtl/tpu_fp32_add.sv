@@ -15,7 +15,8 @@
 // Why three extra bits (guard, round, sticky) are enough. x is the operand of larger
 // magnitude, y the other; d = exp(x) - exp(y). Both 24-bit significands are carried in 27
 // bits with three zero bits below them (x's leading 1 at bit 26); y is shifted right by d
-// and every bit shifted out below bit 0 is ORed into bit 0 (jamming). The 28-bit sum has
+// and every bit shifted out below bit 0 is ORed into bit 0 (jamming: the bits lost are
+// sig_y[d-1:0], so they are tested with a mask rather than shifted out). The 28-bit sum has
 // its carry at bit 27. Unit = the weight of bit 0.
 //  - d <= 1: no bit of y leaves the field, so the sum is exact.
 //  - d >= 2: the aligned y is below 2^25 and x is at least 2^26, so the sum is at least
@@ -29,8 +30,9 @@
 // Inputs are normal or zero after DAZ, so a sum below 2^-126 is exact and is flushed
 // before any rounding could matter.
 //
-// Two halves: alignment (classes, order, the results decided by the classes alone, y
-// shifted), then add, normalise, round. The al_* signals pass from one to the other.
+// Two halves of about equal depth: (1) classes, the results decided by the classes alone,
+// order, alignment and the significand sum; (2) normalise, round, result. The al_* signals
+// pass from one to the other (ad_*).
 //
 // Combinational, no state (so no reset).
 
@@ -91,46 +93,43 @@ module tpu_fp32_add (
   // ---- Align y: significand, guard, round, sticky ----
   logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253
   logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)
-  logic [26:0] sig_y;
-  logic [53:0] sig_y_wide;  // {aligned y, bits shifted out of it}
-  logic [26:0] al_sig_y;    // aligned y, lost bits jammed into bit 0
+  logic [26:0] sig_x, sig_y;
+  logic [26:0] sig_y_sh;    // sig_y >> shift
+  logic [26:0] lost_mask;   // the bits of sig_y that shift leaves below bit 0: [shift-1:0]
+  logic        sticky;      // one of them is set
+  logic [26:0] sig_y_al;    // aligned y, lost bits jammed into bit 0
+  assign exp_diff  = x[30:23] - y[30:23];
+  assign shift     = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
+  assign sig_x     = {1'b1, x[22:0], 3'b000};
+  assign sig_y     = {1'b1, y[22:0], 3'b000};
+  assign sig_y_sh  = sig_y >> shift;
+  assign lost_mask = ~(27'h7FFFFFF << shift);
+  assign sticky    = (sig_y & lost_mask) != 27'h0000000;
+  assign sig_y_al  = {sig_y_sh[26:1], sig_y_sh[0] | sticky};
+
+  // ---- Add or subtract the significands (never negative: |x| >= |y|) ----
+  logic        eff_sub;     // signs differ: subtract the magnitudes
+  logic [27:0] al_sum;
   logic        al_sign_x;   // sign of the larger operand: the sign of any nonzero sum
   logic [7:0]  al_exp_x;
-  logic [22:0] al_frac_x;
-  logic        al_eff_sub;  // signs differ: subtract the magnitudes
-  assign exp_diff   = x[30:23] - y[30:23];
-  assign shift      = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
-  assign sig_y      = {1'b1, y[22:0], 3'b000};
-  assign sig_y_wide = {sig_y, 27'h0000000} >> shift;
-  assign al_sig_y   = {sig_y_wide[53:28], sig_y_wide[27] | (sig_y_wide[26:0] != 27'h0000000)};
-  assign al_sign_x  = x[31];
-  assign al_exp_x   = x[30:23];
-  assign al_frac_x  = x[22:0];
-  assign al_eff_sub = x[31] ^ y[31];
+  assign eff_sub   = x[31] ^ y[31];
+  assign al_sum    = eff_sub ? ({1'b0, sig_x} - {1'b0, sig_y_al}) : ({1'b0, sig_x} + {1'b0, sig_y_al});
+  assign al_sign_x = x[31];
+  assign al_exp_x  = x[30:23];
 
   // ==== Between the halves: wires ====
   logic        ad_special;
   logic [31:0] ad_spec_val;
   logic        ad_sign_x;
   logic [7:0]  ad_exp_x;
-  logic [22:0] ad_frac_x;
-  logic [26:0] ad_sig_y;
-  logic        ad_eff_sub;
+  logic [27:0] ad_sum;
   assign ad_special = al_special;
   assign ad_spec_val = al_spec_val;
   assign ad_sign_x = al_sign_x;
   assign ad_exp_x = al_exp_x;
-  assign ad_frac_x = al_frac_x;
-  assign ad_sig_y = al_sig_y;
-  assign ad_eff_sub = al_eff_sub;
+  assign ad_sum = al_sum;
 
-  // ==== Second half: add, normalise, round ====
-  // ---- Add or subtract the significands (never negative: |x| >= |y|) ----
-  logic [26:0] sig_x;
-  logic [27:0] sum;
-  assign sig_x = {1'b1, ad_frac_x, 3'b000};
-  assign sum = ad_eff_sub ? ({1'b0, sig_x} - {1'b0, ad_sig_y}) : ({1'b0, sig_x} + {1'b0, ad_sig_y});
-
+  // ==== Second half: normalise, round ====
   // ---- Normalise: bring the leading 1 to bit 27 ----
   // A logarithmic shifter on {sum, 4'b0}: each stage shifts left by 16, 8, 4, 2, 1 if the
   // bits it would shift out are all zero; the stage decisions are the leading-zero count.
@@ -140,7 +139,7 @@ module tpu_fp32_add (
   logic [4:0]  lzc;   // leading zeros of sum: 0 .. 27
   logic [27:0] norm;  // sum << lzc
   logic [3:0]  unused_nrm;
-  assign nrm0   = {sum, 4'h0};
+  assign nrm0   = {ad_sum, 4'h0};
   assign z16    = nrm0[31:16] == 16'h0000;
   assign nrm1   = z16 ? {nrm0[15:0], 16'h0000} : nrm0;
   assign z8     = nrm1[31:24] == 8'h00;
@@ -157,15 +156,18 @@ module tpu_fp32_add (
 
   // ---- Round to nearest even: norm[27:4] kept, norm[3] round, norm[2:0] sticky ----
   logic        round_up;
+  logic        carry;   // the rounding carries out: mant = 2^24 (mant[24], found directly)
   logic [24:0] mant;    // rounded significand; bit 24 set when rounding carried out
   logic [9:0]  exp_r;   // biased exponent of the result, two's complement: -26 .. 256
-  logic        unused_mant;
+  logic [1:0]  unused_mant;
   assign round_up = norm[3] & ((norm[2:0] != 3'b000) | norm[4]);
   assign mant     = {1'b0, norm[27:4]} + {24'h000000, round_up};
+  assign carry    = round_up & (norm[27:4] == 24'hFFFFFF);
   // sum's leading 1 at bit 27 - lzc weighs 2^(exp(x) - 127 + 1 - lzc); a carry out of the
   // rounding leaves mant = 2^24 (fraction 0) one binade up.
-  assign exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, mant[24]};
-  assign unused_mant = mant[23];  // the hidden 1 (or 0 after a carry out): not stored
+  assign exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, carry};
+  // mant[24] is carry; mant[23] the hidden 1 (or 0 after a carry out): neither is stored
+  assign unused_mant = mant[24:23];
 
   // ---- Result ----
   logic        tiny;       // exponent <= 0: below 2^-126
@@ -180,7 +182,7 @@ module tpu_fp32_add (
   always_comb begin
     if (ad_special) begin  // NaN, Inf or zero operands (first half)
       s_o = ad_spec_val;
-    end else if (sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
+    end else if (ad_sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
       s_o = 32'h00000000;
     end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum
       s_o = {ad_sign_x, 31'h00000000};
