@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The core's instruction set (docs/isa.md): the raw 128-bit instruction, its decoded form,
+   encode/decode, the dispatch-time checks (error codes), the hazard footprint and the
+   disassembler. */
+#ifndef TPU_ISA_H
+#define TPU_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A raw instruction: w[0] .. w[3] are w0 .. w3 of docs/isa.md (stored little-endian). */
+typedef struct { uint32_t w[4]; } tpu_insn_t;
+
+#define TPU_INSN_BYTES 16u
+
+typedef enum {
+    TPU_OP_NOP = 0x00,
+    TPU_OP_SYNC = 0x01,
+    TPU_OP_HALT = 0x02,
+    TPU_OP_DMA_IN = 0x10,
+    TPU_OP_DMA_OUT = 0x11,
+    TPU_OP_LW = 0x20,
+    TPU_OP_MATMUL = 0x21,
+    TPU_OP_VOP = 0x30,
+    TPU_OP_VRED = 0x31,
+    TPU_OP_SOFTMAX = 0x32
+} tpu_opcode_t;
+
+/* Memory ids (dma flags[1:0]; for the VPU only UB and ACC exist, one bit). */
+enum { TPU_MEM_UB = 0, TPU_MEM_ACC = 1, TPU_MEM_WMEM = 2, TPU_MEM_COUNT = 3 };
+
+/* VPU ops of vop flags[3:0] (0..4 binary, 5..11 unary; 12..15 are error code 3). */
+enum {
+    TPU_VOP_ADD = 0, TPU_VOP_SUB, TPU_VOP_MUL, TPU_VOP_MAX, TPU_VOP_MIN, TPU_VOP_CVT,
+    TPU_VOP_RELU, TPU_VOP_EXP, TPU_VOP_TANH, TPU_VOP_SIGMOID, TPU_VOP_GELU, TPU_VOP_RECIP,
+    TPU_VOP_COUNT
+};
+
+/* Reductions of vred flags[1:0] (0 is error code 3). */
+enum { TPU_RED_SUM = 1, TPU_RED_MAX = 2, TPU_RED_MIN = 3 };
+
+/* Units (docs/isa.md "Timing"). */
+typedef enum { TPU_UNIT_NONE = 0, TPU_UNIT_DMA, TPU_UNIT_WL, TPU_UNIT_MX, TPU_UNIT_VPU } tpu_unit_t;
+
+/* Error codes of docs/isa.md "Errors". */
+enum {
+    TPU_ERR_NONE = 0,
+    TPU_ERR_OPCODE = 1,    /* unknown opcode, or a nonzero reserved bit/field */
+    TPU_ERR_ROW = 2,       /* a memory row out of range */
+    TPU_ERR_COUNT = 3,     /* bad count / memory / op */
+    TPU_ERR_ALIGN = 4,     /* misaligned host address or stride */
+    TPU_ERR_NO_LW = 5,     /* matmul before any lw since START */
+    TPU_ERR_PC_END = 6,    /* PC ran off the end of IMEM */
+    TPU_ERR_AXI = 7        /* AXI error response during a DMA */
+};
+
+/* The core's sizes: N and every memory's size in rows (IMEM in instructions). */
+typedef struct { unsigned n, ub_rows, acc_rows, wmem_rows, imem_insns; } tpu_core_geom_t;
+
+/* The defaults of gen for MXU size n (docs/isa.md "Memories"). */
+tpu_core_geom_t tpu_core_geom_default(unsigned n);
+
+/* A decoded instruction. Raw fields first; then named fields, those that the opcode does not
+   have are 0. `reserved` is nonzero when a bit that the opcode does not define is set (decode
+   sets it; encode ignores it and writes only the named fields of the opcode). */
+typedef struct {
+    unsigned opcode; /* w0[7:0] */
+    unsigned flags;  /* w0[15:8] */
+    unsigned n;      /* w0[31:16]: rows (dma, matmul, vop) or logical rows G (vred, softmax) */
+    unsigned reserved;
+    /* dma_in / dma_out */
+    unsigned mem;      /* flags[1:0] */
+    uint32_t addr;     /* w1: host byte address */
+    unsigned row;      /* w2[15:0]: first on-chip row */
+    unsigned cols;     /* w2[31:16] */
+    uint32_t stride;   /* w3: host bytes between rows */
+    /* lw */
+    unsigned w_row;    /* w1[15:0] */
+    /* matmul */
+    unsigned accumulate; /* flags[0] */
+    unsigned ub_row;     /* w1[15:0] */
+    unsigned acc_row;    /* w2[15:0] */
+    /* vop */
+    unsigned vop;        /* flags[3:0] */
+    unsigned a_mem, b_mem, d_mem; /* flags[4], flags[5], flags[6] (d_mem also vred/softmax) */
+    unsigned bcast;      /* flags[7] */
+    unsigned a_row, b_row, d_row; /* w1[15:0], w1[31:16], w2[15:0] */
+    /* vred / softmax (dst mem in d_mem) */
+    unsigned red;          /* vred flags[1:0] */
+    unsigned src_mem;      /* flags[4] */
+    unsigned src_row;      /* w1[15:0] */
+    unsigned chunk_stride; /* w1[31:16] */
+    unsigned dst_row;      /* w2[15:0] */
+    unsigned row_stride;   /* w2[31:16] */
+    unsigned length;       /* w3[15:0] */
+} tpu_dinsn_t;
+
+void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d);
+tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d);
+
+/* 1 for a vop op that takes b (add sub mul max min), else 0. */
+int tpu_vop_is_binary(unsigned op);
+/* Names as in the assembler ("add", "relu", ...; "sum", "max", "min"; "ub", "acc", "wmem");
+   NULL when out of range. */
+const char *tpu_vop_name(unsigned op);
+const char *tpu_red_name(unsigned red);
+const char *tpu_mem_name(unsigned mem);
+/* The mnemonic ("dma_in", ...), or NULL for an unknown opcode. */
+const char *tpu_opcode_name(unsigned opcode);
+tpu_unit_t tpu_opcode_unit(unsigned opcode);
+/* Host element size in bytes of a dma memory: 2 (UB, WMEM) or 4 (ACC). */
+unsigned tpu_mem_elem_bytes(unsigned mem);
+
+/* The dispatch-time check of docs/isa.md "Errors": returns 0 or the code 1..4 of the first
+   failing rule, checked in the order 1 (opcode, reserved bits), 3 (counts, memories, ops),
+   4 (alignment), 2 (row ranges). Code 5 needs state and is the caller's: a matmul that
+   passes this check but comes before any lw since START is code 5. Codes 6 and 7 are not
+   properties of one instruction. */
+int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g);
+const char *tpu_err_name(int code); /* "unknown opcode or reserved bit", ...; "unknown error" */
+
+/* The hazard footprint (docs/isa.md "Timing", "Hazards") of an instruction that passed
+   tpu_insn_check: the row ranges [lo, hi] (inclusive) it reads and writes in each on-chip
+   memory, and the memory ports it uses. A vop whose a and b are in the same memory gives two
+   read ranges of that memory; a softmax writes its ACC source (scratch) and its dst. */
+typedef struct {
+    unsigned mem;   /* TPU_MEM_* */
+    unsigned write; /* 0 read, 1 write */
+    uint32_t lo, hi;
+} tpu_fp_range_t;
+
+#define TPU_PORT_RD(mem) (1u << (2u * (mem)))
+#define TPU_PORT_WR(mem) (1u << (2u * (mem) + 1u))
+
+typedef struct {
+    unsigned count;        /* ranges used in r[] */
+    tpu_fp_range_t r[4];
+    unsigned ports;        /* TPU_PORT_RD/WR bits */
+} tpu_footprint_t;
+
+/* n_mxu is N. Returns the number of ranges (0 for nop/sync/halt or an unknown opcode). */
+int tpu_insn_footprint(const tpu_dinsn_t *d, unsigned n_mxu, tpu_footprint_t *fp);
+/* 1 when the two footprints conflict (a writes what b reads or writes, or reads what b
+   writes) or share a port; 0 otherwise. */
+int tpu_footprint_conflict(const tpu_footprint_t *a, const tpu_footprint_t *b);
+
+/* One line (no newline) in the assembler's syntax (docs/isa.md "Assembly language"):
+   assembling it gives the same 128 bits. An unknown opcode or reserved bits give the raw
+   form `.insn w0, w1, w2, w3`. Returns the length snprintf would write. */
+size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len);
+
+/* Bytes <-> instructions (little-endian words). */
+void tpu_insn_to_bytes(tpu_insn_t raw, uint8_t out[16]);
+tpu_insn_t tpu_insn_from_bytes(const uint8_t in[16]);
+
+#endif

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The core's instruction encoding, dispatch checks, hazard footprints and disassembler
+   (docs/isa.md "Instruction format", "Errors", "Timing"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tpu/isa.h"
+
+static const char *const vop_names[TPU_VOP_COUNT] = {
+    "add", "sub", "mul", "max", "min", "cvt", "relu", "exp", "tanh", "sigmoid", "gelu", "recip"
+};
+static const char *const red_names[4] = { NULL, "sum", "max", "min" };
+static const char *const mem_names[TPU_MEM_COUNT] = { "ub", "acc", "wmem" };
+
+tpu_core_geom_t tpu_core_geom_default(unsigned n)
+{
+    tpu_core_geom_t g;
+    g.n = n;
+    g.ub_rows = 4096;
+    g.acc_rows = 2048;
+    g.wmem_rows = 8 * n;
+    g.imem_insns = 1024;
+    return g;
+}
+
+int tpu_vop_is_binary(unsigned op) { return op <= TPU_VOP_MIN; }
+
+const char *tpu_vop_name(unsigned op) { return op < TPU_VOP_COUNT ? vop_names[op] : NULL; }
+
+const char *tpu_red_name(unsigned red) { return red < 4 ? red_names[red] : NULL; }
+
+const char *tpu_mem_name(unsigned mem) { return mem < TPU_MEM_COUNT ? mem_names[mem] : NULL; }
+
+const char *tpu_opcode_name(unsigned opcode)
+{
+    switch (opcode) {
+    case TPU_OP_NOP: return "nop";
+    case TPU_OP_SYNC: return "sync";
+    case TPU_OP_HALT: return "halt";
+    case TPU_OP_DMA_IN: return "dma_in";
+    case TPU_OP_DMA_OUT: return "dma_out";
+    case TPU_OP_LW: return "lw";
+    case TPU_OP_MATMUL: return "matmul";
+    case TPU_OP_VOP: return "vop";
+    case TPU_OP_VRED: return "vred";
+    case TPU_OP_SOFTMAX: return "softmax";
+    default: return NULL;
+    }
+}
+
+tpu_unit_t tpu_opcode_unit(unsigned opcode)
+{
+    switch (opcode) {
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT: return TPU_UNIT_DMA;
+    case TPU_OP_LW: return TPU_UNIT_WL;
+    case TPU_OP_MATMUL: return TPU_UNIT_MX;
+    case TPU_OP_VOP:
+    case TPU_OP_VRED:
+    case TPU_OP_SOFTMAX: return TPU_UNIT_VPU;
+    default: return TPU_UNIT_NONE;
+    }
+}
+
+unsigned tpu_mem_elem_bytes(unsigned mem) { return mem == TPU_MEM_ACC ? 4u : 2u; }
+
+void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
+{
+    uint32_t w0 = raw.w[0], w1 = raw.w[1], w2 = raw.w[2], w3 = raw.w[3];
+    memset(d, 0, sizeof *d);
+    d->opcode = w0 & 0xFFu;
+    d->flags = (w0 >> 8) & 0xFFu;
+    d->n = w0 >> 16;
+    unsigned f = d->flags;
+    switch (d->opcode) {
+    case TPU_OP_NOP:
+    case TPU_OP_SYNC:
+    case TPU_OP_HALT:
+        d->reserved = (f | d->n | w1 | w2 | w3) != 0;
+        break;
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT:
+        d->mem = f & 3u;
+        d->addr = w1;
+        d->row = w2 & 0xFFFFu;
+        d->cols = w2 >> 16;
+        d->stride = w3;
+        d->reserved = (f & ~3u) != 0;
+        break;
+    case TPU_OP_LW:
+        d->w_row = w1 & 0xFFFFu;
+        d->reserved = (f | d->n | (w1 >> 16) | w2 | w3) != 0;
+        break;
+    case TPU_OP_MATMUL:
+        d->accumulate = f & 1u;
+        d->ub_row = w1 & 0xFFFFu;
+        d->acc_row = w2 & 0xFFFFu;
+        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 16) | w3) != 0;
+        break;
+    case TPU_OP_VOP:
+        d->vop = f & 15u;
+        d->a_mem = (f >> 4) & 1u;
+        d->b_mem = (f >> 5) & 1u;
+        d->d_mem = (f >> 6) & 1u;
+        d->bcast = (f >> 7) & 1u;
+        d->a_row = w1 & 0xFFFFu;
+        d->b_row = w1 >> 16;
+        d->d_row = w2 & 0xFFFFu;
+        d->reserved = ((w2 >> 16) | w3) != 0;
+        if (d->vop >= TPU_VOP_CVT && d->vop < TPU_VOP_COUNT &&
+            (d->b_mem | d->bcast | d->b_row) != 0)
+            d->reserved = 1;
+        break;
+    case TPU_OP_VRED:
+    case TPU_OP_SOFTMAX:
+        d->red = d->opcode == TPU_OP_VRED ? (f & 3u) : 0;
+        d->src_mem = (f >> 4) & 1u;
+        d->d_mem = (f >> 6) & 1u;
+        d->src_row = w1 & 0xFFFFu;
+        d->chunk_stride = w1 >> 16;
+        d->dst_row = w2 & 0xFFFFu;
+        d->row_stride = w2 >> 16;
+        d->length = w3 & 0xFFFFu;
+        d->reserved = ((f & (d->opcode == TPU_OP_VRED ? 0xACu : 0xAFu)) | (w3 >> 16)) != 0;
+        break;
+    default:
+        d->reserved = 1;
+        break;
+    }
+}
+
+tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
+{
+    tpu_insn_t r = { { 0, 0, 0, 0 } };
+    unsigned f = 0, n = d->n & 0xFFFFu;
+    switch (d->opcode) {
+    case TPU_OP_NOP:
+    case TPU_OP_SYNC:
+    case TPU_OP_HALT:
+        n = 0;
+        break;
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT:
+        f = d->mem & 3u;
+        r.w[1] = d->addr;
+        r.w[2] = (d->row & 0xFFFFu) | ((uint32_t)(d->cols & 0xFFFFu) << 16);
+        r.w[3] = d->stride;
+        break;
+    case TPU_OP_LW:
+        n = 0;
+        r.w[1] = d->w_row & 0xFFFFu;
+        break;
+    case TPU_OP_MATMUL:
+        f = d->accumulate & 1u;
+        r.w[1] = d->ub_row & 0xFFFFu;
+        r.w[2] = d->acc_row & 0xFFFFu;
+        break;
+    case TPU_OP_VOP:
+        f = (d->vop & 15u) | (d->a_mem & 1u) << 4 | (d->b_mem & 1u) << 5 | (d->d_mem & 1u) << 6 |
+            (d->bcast & 1u) << 7;
+        r.w[1] = (d->a_row & 0xFFFFu) | ((uint32_t)(d->b_row & 0xFFFFu) << 16);
+        r.w[2] = d->d_row & 0xFFFFu;
+        break;
+    case TPU_OP_VRED:
+    case TPU_OP_SOFTMAX:
+        f = (d->opcode == TPU_OP_VRED ? (d->red & 3u) : 0u) | (d->src_mem & 1u) << 4 |
+            (d->d_mem & 1u) << 6;
+        r.w[1] = (d->src_row & 0xFFFFu) | ((uint32_t)(d->chunk_stride & 0xFFFFu) << 16);
+        r.w[2] = (d->dst_row & 0xFFFFu) | ((uint32_t)(d->row_stride & 0xFFFFu) << 16);
+        r.w[3] = d->length & 0xFFFFu;
+        break;
+    default:
+        /* an unknown opcode keeps the raw fields it has */
+        f = d->flags & 0xFFu;
+        break;
+    }
+    r.w[0] = (d->opcode & 0xFFu) | (f << 8) | ((uint32_t)n << 16);
+    return r;
+}
+
+static unsigned mem_rows(const tpu_core_geom_t *g, unsigned mem)
+{
+    switch (mem) {
+    case TPU_MEM_UB: return g->ub_rows;
+    case TPU_MEM_ACC: return g->acc_rows;
+    case TPU_MEM_WMEM: return g->wmem_rows;
+    default: return 0;
+    }
+}
+
+/* internal: the last row (exact) of a strided vred/softmax access. */
+static uint64_t strided_last(uint64_t first, const tpu_dinsn_t *d, unsigned n)
+{
+    uint64_t chunks = ((uint64_t)d->length + n - 1) / n;
+    return first + (uint64_t)(d->n - 1) * d->row_stride + (chunks - 1) * d->chunk_stride;
+}
+
+/* internal: 1 when [first, first+count) does not fit in memory mem. */
+static int out_of_range(const tpu_core_geom_t *g, unsigned mem, uint64_t first, uint64_t count)
+{
+    return first + count > (uint64_t)mem_rows(g, mem);
+}
+
+int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g)
+{
+    unsigned n = g->n;
+    if (tpu_opcode_name(d->opcode) == NULL || d->reserved)
+        return TPU_ERR_OPCODE;
+    switch (d->opcode) {
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT: {
+        if (d->n == 0 || d->cols == 0 || d->cols > n || d->mem == 3 ||
+            (d->opcode == TPU_OP_DMA_OUT && d->mem == TPU_MEM_WMEM))
+            return TPU_ERR_COUNT;
+        unsigned e = tpu_mem_elem_bytes(d->mem);
+        if (d->addr % e != 0 || d->stride % e != 0)
+            return TPU_ERR_ALIGN;
+        if (out_of_range(g, d->mem, d->row, d->n))
+            return TPU_ERR_ROW;
+        return 0;
+    }
+    case TPU_OP_LW:
+        return out_of_range(g, TPU_MEM_WMEM, d->w_row, n) ? TPU_ERR_ROW : 0;
+    case TPU_OP_MATMUL:
+        if (d->n == 0)
+            return TPU_ERR_COUNT;
+        if (out_of_range(g, TPU_MEM_UB, d->ub_row, d->n) ||
+            out_of_range(g, TPU_MEM_ACC, d->acc_row, d->n))
+            return TPU_ERR_ROW;
+        return 0;
+    case TPU_OP_VOP:
+        if (d->n == 0 || d->vop >= TPU_VOP_COUNT)
+            return TPU_ERR_COUNT;
+        if (out_of_range(g, d->a_mem, d->a_row, d->n) ||
+            (tpu_vop_is_binary(d->vop) &&
+             out_of_range(g, d->b_mem, d->b_row, d->bcast ? 1u : d->n)) ||
+            out_of_range(g, d->d_mem, d->d_row, d->n))
+            return TPU_ERR_ROW;
+        return 0;
+    case TPU_OP_VRED:
+        if (d->n == 0 || d->length == 0 || d->red == 0)
+            return TPU_ERR_COUNT;
+        if (strided_last(d->src_row, d, n) >= mem_rows(g, d->src_mem) ||
+            out_of_range(g, d->d_mem, d->dst_row, ((uint64_t)d->n + n - 1) / n))
+            return TPU_ERR_ROW;
+        return 0;
+    case TPU_OP_SOFTMAX:
+        if (d->n == 0 || d->length == 0 || d->src_mem != TPU_MEM_ACC)
+            return TPU_ERR_COUNT;
+        if (strided_last(d->src_row, d, n) >= mem_rows(g, TPU_MEM_ACC) ||
+            strided_last(d->dst_row, d, n) >= mem_rows(g, d->d_mem))
+            return TPU_ERR_ROW;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+const char *tpu_err_name(int code)
+{
+    switch (code) {
+    case TPU_ERR_NONE: return "no error";
+    case TPU_ERR_OPCODE: return "unknown opcode or reserved bit set";
+    case TPU_ERR_ROW: return "memory row out of range";
+    case TPU_ERR_COUNT: return "bad count, memory or op";
+    case TPU_ERR_ALIGN: return "misaligned host address or stride";
+    case TPU_ERR_NO_LW: return "matmul before any lw";
+    case TPU_ERR_PC_END: return "pc ran off the end of imem";
+    case TPU_ERR_AXI: return "axi error response";
+    default: return "unknown error";
+    }
+}
+
+static uint32_t sat32(uint64_t v) { return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)v; }
+
+static void fp_add(tpu_footprint_t *fp, unsigned mem, unsigned write, uint64_t lo, uint64_t hi)
+{
+    tpu_fp_range_t *r = &fp->r[fp->count++];
+    r->mem = mem;
+    r->write = write;
+    r->lo = sat32(lo);
+    r->hi = sat32(hi);
+    fp->ports |= write ? TPU_PORT_WR(mem) : TPU_PORT_RD(mem);
+}
+
+int tpu_insn_footprint(const tpu_dinsn_t *d, unsigned n_mxu, tpu_footprint_t *fp)
+{
+    memset(fp, 0, sizeof *fp);
+    uint64_t cnt = d->n ? d->n : 1; /* a checked instruction has n >= 1 */
+    switch (d->opcode) {
+    case TPU_OP_DMA_IN:
+        fp_add(fp, d->mem & 3u, 1, d->row, d->row + cnt - 1);
+        break;
+    case TPU_OP_DMA_OUT:
+        fp_add(fp, d->mem & 3u, 0, d->row, d->row + cnt - 1);
+        break;
+    case TPU_OP_LW:
+        fp_add(fp, TPU_MEM_WMEM, 0, d->w_row, (uint64_t)d->w_row + (n_mxu ? n_mxu : 1) - 1);
+        break;
+    case TPU_OP_MATMUL:
+        fp_add(fp, TPU_MEM_UB, 0, d->ub_row, d->ub_row + cnt - 1);
+        if (d->accumulate)
+            fp_add(fp, TPU_MEM_ACC, 0, d->acc_row, d->acc_row + cnt - 1);
+        fp_add(fp, TPU_MEM_ACC, 1, d->acc_row, d->acc_row + cnt - 1);
+        break;
+    case TPU_OP_VOP:
+        fp_add(fp, d->a_mem, 0, d->a_row, d->a_row + cnt - 1);
+        if (tpu_vop_is_binary(d->vop))
+            fp_add(fp, d->b_mem, 0, d->b_row, d->bcast ? d->b_row : d->b_row + cnt - 1);
+        fp_add(fp, d->d_mem, 1, d->d_row, d->d_row + cnt - 1);
+        break;
+    case TPU_OP_VRED:
+    case TPU_OP_SOFTMAX: {
+        unsigned n = n_mxu ? n_mxu : 1;
+        tpu_dinsn_t c = *d;
+        if (c.n == 0)
+            c.n = 1;
+        if (c.length == 0)
+            c.length = 1;
+        uint64_t slast = strided_last(c.src_row, &c, n);
+        fp_add(fp, c.src_mem, 0, c.src_row, slast);
+        if (d->opcode == TPU_OP_VRED) {
+            fp_add(fp, c.d_mem, 1, c.dst_row, c.dst_row + ((uint64_t)c.n + n - 1) / n - 1);
+        } else {
+            fp_add(fp, c.src_mem, 1, c.src_row, slast);
+            fp_add(fp, c.d_mem, 1, c.dst_row, strided_last(c.dst_row, &c, n));
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return (int)fp->count;
+}
+
+int tpu_footprint_conflict(const tpu_footprint_t *a, const tpu_footprint_t *b)
+{
+    if (a->ports & b->ports)
+        return 1;
+    for (unsigned i = 0; i < a->count; i++)
+        for (unsigned j = 0; j < b->count; j++) {
+            const tpu_fp_range_t *x = &a->r[i], *y = &b->r[j];
+            if (x->mem == y->mem && (x->write || y->write) && x->lo <= y->hi && y->lo <= x->hi)
+                return 1;
+        }
+    return 0;
+}
+
+size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
+{
+    tpu_dinsn_t d;
+    int k = -1;
+    tpu_insn_decode(raw, &d);
+    const char *name = tpu_opcode_name(d.opcode);
+    int rawform = name == NULL || d.reserved;
+    switch (rawform ? 0x100u : d.opcode) {
+    case TPU_OP_NOP:
+    case TPU_OP_SYNC:
+    case TPU_OP_HALT:
+        k = snprintf(buf, len, "%s", name);
+        break;
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT:
+        if (d.mem == 3)
+            break;
+        k = snprintf(buf, len, "%s %s row=%u rows=%u cols=%u addr=0x%x stride=%u", name,
+                     mem_names[d.mem], d.row, d.n, d.cols, (unsigned)d.addr, (unsigned)d.stride);
+        break;
+    case TPU_OP_LW:
+        k = snprintf(buf, len, "lw w=%u", d.w_row);
+        break;
+    case TPU_OP_MATMUL:
+        k = snprintf(buf, len, "matmul ub=%u acc=%u rows=%u%s", d.ub_row, d.acc_row, d.n,
+                     d.accumulate ? " accumulate" : "");
+        break;
+    case TPU_OP_VOP:
+        if (d.vop >= TPU_VOP_COUNT)
+            break;
+        if (tpu_vop_is_binary(d.vop))
+            k = snprintf(buf, len, "vop %s a=%s:%u b=%s:%u%s dst=%s:%u rows=%u", vop_names[d.vop],
+                         mem_names[d.a_mem], d.a_row, mem_names[d.b_mem], d.b_row,
+                         d.bcast ? " bcast" : "", mem_names[d.d_mem], d.d_row, d.n);
+        else
+            k = snprintf(buf, len, "vop %s a=%s:%u dst=%s:%u rows=%u", vop_names[d.vop],
+                         mem_names[d.a_mem], d.a_row, mem_names[d.d_mem], d.d_row, d.n);
+        break;
+    case TPU_OP_VRED:
+        if (d.red == 0)
+            break;
+        /* fall through */
+    case TPU_OP_SOFTMAX:
+        k = snprintf(buf, len, "%s%s%s src=%s:%u dst=%s:%u rows=%u length=%u chunk_stride=%u "
+                     "row_stride=%u", name, d.red ? " " : "", d.red ? red_names[d.red] : "",
+                     mem_names[d.src_mem], d.src_row, mem_names[d.d_mem], d.dst_row, d.n,
+                     d.length, d.chunk_stride, d.row_stride);
+        break;
+    default:
+        break;
+    }
+    if (k < 0)
+        k = snprintf(buf, len, ".insn 0x%08x, 0x%08x, 0x%08x, 0x%08x", (unsigned)raw.w[0],
+                     (unsigned)raw.w[1], (unsigned)raw.w[2], (unsigned)raw.w[3]);
+    return (size_t)k;
+}
+
+void tpu_insn_to_bytes(tpu_insn_t raw, uint8_t out[16])
+{
+    for (unsigned j = 0; j < 4; j++)
+        for (unsigned b = 0; b < 4; b++)
+            out[4 * j + b] = (uint8_t)(raw.w[j] >> (8 * b));
+}
+
+tpu_insn_t tpu_insn_from_bytes(const uint8_t in[16])
+{
+    tpu_insn_t r;
+    for (unsigned j = 0; j < 4; j++)
+        r.w[j] = (uint32_t)in[4 * j] | (uint32_t)in[4 * j + 1] << 8 |
+                 (uint32_t)in[4 * j + 2] << 16 | (uint32_t)in[4 * j + 3] << 24;
+    return r;
+}
