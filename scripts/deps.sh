@@ -6,7 +6,7 @@ set -eu
 
 # Why each package is here: README.md, "Dependencies".
 PKGS="build-essential pkg-config ccache verilator libsystemc-dev libcmocka-dev libmpfr-dev
-libgmp-dev libopenblas-dev yosys iverilog nextpnr-ice40 fpga-icestorm python3 python3-yaml
+libgmp-dev libopenblas-dev yosys iverilog nextpnr-ice40 fpga-icestorm python3 python3-yaml python3-numpy
 zlib1g-dev time"
 
 missing=""
