@@ -42,8 +42,6 @@ module tpu_fp32_add (
   output logic [31:0] s_o   // a_i + b_i as above
 );
 
-  localparam logic [31:0] QNaN = 32'h7FC0_0000;
-
   // ==== First half: alignment ====
   // ---- Classes (DAZ: exponent 0 means zero) ----
   logic zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
@@ -54,36 +52,38 @@ module tpu_fp32_add (
   assign nan_a  = a_i[30:23] == 8'hFF && a_i[22:0] != 23'h000000;
   assign nan_b  = b_i[30:23] == 8'hFF && b_i[22:0] != 23'h000000;
 
-  // ---- Results the classes decide alone (NaN, Inf, zero operands) ----
-  logic        both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0
-  logic        inf_same;  // two Infs of the same sign (else Inf - Inf)
-  logic        al_special;
-  logic [31:0] al_spec_val;
-  assign both_neg = a_i[31] & b_i[31];
-  assign inf_same = a_i[31] == b_i[31];
+  // ---- Results the classes decide alone: NaN, Inf, two zeros ----
+  // Each is {sign, exponent all zeros or all ones, fraction 0 or the quiet bit}: al_spec
+  // holds the three bits that vary. One zero operand is not special: the zero enters the
+  // sum as 0 (sig_y below), and x + 0 comes out of the sum path exactly as x.
+  logic       sign_a, sign_b;
+  logic       both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0
+  logic       inf_same;  // two Infs of the same sign (else Inf - Inf)
+  logic       al_special;
+  logic [2:0] al_spec;   // {sign, exponent = 8'hFF, fraction bit 22}
+  assign sign_a   = a_i[31];
+  assign sign_b   = b_i[31];
+  assign both_neg = sign_a & sign_b;
+  assign inf_same = sign_a == sign_b;
   always_comb begin
     al_special = 1'b1;
     if (nan_a || nan_b) begin
-      al_spec_val = QNaN;
+      al_spec = 3'b011;  // QNaN
     end else if (inf_a && inf_b) begin
-      al_spec_val = inf_same ? a_i : QNaN;
+      al_spec = inf_same ? {sign_a, 2'b10} : 3'b011;
     end else if (inf_a) begin
-      al_spec_val = a_i;
+      al_spec = {sign_a, 2'b10};
     end else if (inf_b) begin
-      al_spec_val = b_i;
+      al_spec = {sign_b, 2'b10};
     end else if (zero_a && zero_b) begin
-      al_spec_val = {both_neg, 31'h00000000};
-    end else if (zero_a) begin
-      al_spec_val = b_i;
-    end else if (zero_b) begin
-      al_spec_val = a_i;
-    end else begin  // both normal: the second half computes the sum
-      al_special  = 1'b0;
-      al_spec_val = 32'h00000000;
+      al_spec = {both_neg, 2'b00};
+    end else begin  // both normal, or one zero: the second half gives the sum
+      al_special = 1'b0;
+      al_spec    = 3'b000;
     end
   end
 
-  // ---- Order by magnitude (only used when both are normal): |x| >= |y| ----
+  // ---- Order by magnitude: |x| >= |y| (x is normal unless the result is special) ----
   logic        swap;
   logic [31:0] x, y;
   assign swap = b_i[30:0] > a_i[30:0];
@@ -93,7 +93,8 @@ module tpu_fp32_add (
   // ---- Align y: significand, guard, round, sticky ----
   logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253
   logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)
-  logic [26:0] sig_x, sig_y;
+  logic [26:0] sig_x, sig_y;  // sig_y = 0 for a zero (or, DAZ, subnormal) y
+  logic        zero_y;
   logic [26:0] sig_y_sh;    // sig_y >> shift
   logic [26:0] lost_mask;   // the bits of sig_y that shift leaves below bit 0: [shift-1:0]
   logic        sticky;      // one of them is set
@@ -101,7 +102,8 @@ module tpu_fp32_add (
   assign exp_diff  = x[30:23] - y[30:23];
   assign shift     = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
   assign sig_x     = {1'b1, x[22:0], 3'b000};
-  assign sig_y     = {1'b1, y[22:0], 3'b000};
+  assign zero_y    = y[30:23] == 8'h00;
+  assign sig_y     = zero_y ? 27'h0000000 : {1'b1, y[22:0], 3'b000};
   assign sig_y_sh  = sig_y >> shift;
   assign lost_mask = ~(27'h7FFFFFF << shift);
   assign sticky    = (sig_y & lost_mask) != 27'h0000000;
@@ -119,12 +121,12 @@ module tpu_fp32_add (
 
   // ==== Between the halves: wires ====
   logic        ad_special;
-  logic [31:0] ad_spec_val;
+  logic [2:0]  ad_spec;
   logic        ad_sign_x;
   logic [7:0]  ad_exp_x;
   logic [27:0] ad_sum;
   assign ad_special = al_special;
-  assign ad_spec_val = al_spec_val;
+  assign ad_spec = al_spec;
   assign ad_sign_x = al_sign_x;
   assign ad_exp_x = al_exp_x;
   assign ad_sum = al_sum;
@@ -174,14 +176,16 @@ module tpu_fp32_add (
   logic        huge;       // exponent >= 255: 2^128 or more
   logic [7:0]  exp_o;
   logic [22:0] frac_o;
+  logic [31:0] spec_o;     // the special result (first half)
   assign tiny     = exp_r[9] || exp_r == 10'd0;
   assign huge     = !exp_r[9] && exp_r >= 10'd255;
   assign exp_o    = exp_r[7:0];
   assign frac_o   = mant[22:0];
+  assign spec_o   = {ad_spec[2], {8{ad_spec[1]}}, ad_spec[0], 22'h000000};
 
   always_comb begin
-    if (ad_special) begin  // NaN, Inf or zero operands (first half)
-      s_o = ad_spec_val;
+    if (ad_special) begin  // NaN, Inf or two zeros (first half)
+      s_o = spec_o;
     end else if (ad_sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
       s_o = 32'h00000000;
     end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum
