@@ -131,3 +131,5 @@ cosim-128: $(call mxu_tb,128)
 		--rtl-trace $(SIM_DIR)/cosim128_rtl.trace --model-trace $(SIM_DIR)/cosim128_model.trace
 # The VPU's co-simulation rules (its own fragment).
 include sim/vpu.mk
+# The core's co-simulation rules (its own fragment).
+include sim/core.mk

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu-core-cmp: compares two core traces (docs/isa.md "Trace (core)") line by line and
+   reports the first divergence: the instruction (index and mnemonic, or its full
+   disassembly with --prog), the memory and row, the first differing element, expected
+   (model) vs got (RTL), how many elements of the row differ; or a missing / extra line.
+   Within one instruction, writes to different rows may interleave differently (the RTL
+   overlaps the passes of a vred or softmax over its logical rows): each instruction's run of
+   writes is put in (memory, row) order first, keeping the order of writes to one row.
+
+   Usage: tpu-core-cmp [--prog FILE] [--mxu N] EXPECTED ACTUAL
+   Exit status: 0 identical, 1 different, 2 usage or I/O error (or a malformed trace). */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/host.h"
+#include "tpu/isa.h"
+
+#define MAX_ELEMS 1024 /* N <= 256 in gen; room to spare for malformed input */
+
+enum { K_WRITE, K_RETIRE, K_ERROR };
+
+typedef struct {
+    int kind;
+    unsigned long pc;
+    char what[24];     /* w: ub | acc | wmem; r: the mnemonic; e: the code */
+    unsigned long row; /* w only */
+    unsigned nel;      /* w only */
+    uint32_t *el;      /* w only, malloc'd */
+    long lineno;       /* 1-based line in the file */
+} rec_t;
+
+typedef struct {
+    const char *path;
+    FILE *f;
+    long lineno;
+    char *buf;
+    size_t cap;
+} reader_t;
+
+static const char *prog_name = "tpu-core-cmp";
+
+static int io_error(const char *path, long line, const char *what)
+{
+    if (line > 0)
+        fprintf(stderr, "%s: error: %s:%ld: %s\n", prog_name, path, line, what);
+    else
+        fprintf(stderr, "%s: error: %s: %s\n", prog_name, path, what);
+    return 2;
+}
+
+static int parse_ulong(const char *s, int base, unsigned long *v)
+{
+    char *end;
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+        return 0;
+    errno = 0;
+    *v = strtoul(s, &end, base);
+    return errno == 0 && *end == '\0';
+}
+
+/* Element width in hex digits of a memory name, 0 if unknown. */
+static unsigned mem_digits(const char *m)
+{
+    if (strcmp(m, "ub") == 0 || strcmp(m, "wmem") == 0)
+        return 4;
+    if (strcmp(m, "acc") == 0)
+        return 8;
+    return 0;
+}
+
+/* Reads the next record into rec (rec->el must hold MAX_ELEMS). Returns 1 record, 0 end of
+   file, 2 error (printed). */
+static int next_record(reader_t *r, rec_t *rec)
+{
+    for (;;) {
+        ssize_t len = getline(&r->buf, &r->cap, r->f);
+        if (len < 0) {
+            if (ferror(r->f))
+                return io_error(r->path, 0, strerror(errno));
+            if (r->lineno == 0)
+                return io_error(r->path, 0, "empty file (not a core trace)");
+            return 0;
+        }
+        r->lineno++;
+        while (len > 0 && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r'))
+            r->buf[--len] = '\0';
+        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 1") != 0)
+            return io_error(r->path, 1, "not a core trace: the first line must be "
+                                        "'# tpu-core-trace 1'");
+        if (len == 0 || r->buf[0] == '#')
+            continue;
+        char *save = NULL;
+        static char *tok[4 + MAX_ELEMS];
+        unsigned nt = 0;
+        for (char *t = strtok_r(r->buf, " \t", &save); t != NULL;
+             t = strtok_r(NULL, " \t", &save)) {
+            if (nt == sizeof tok / sizeof tok[0])
+                return io_error(r->path, r->lineno, "too many fields (more than 1024 elements)");
+            tok[nt++] = t;
+        }
+        rec->lineno = r->lineno;
+        if (!parse_ulong(nt > 1 ? tok[1] : NULL, 10, &rec->pc))
+            return io_error(r->path, r->lineno, "expected 'w|r|e <pc> ...' with a decimal pc");
+        if (strcmp(tok[0], "r") == 0 || strcmp(tok[0], "e") == 0) {
+            unsigned long code;
+            if (nt != 3 || strlen(tok[2]) >= sizeof rec->what)
+                return io_error(r->path, r->lineno,
+                                "expected 'r <pc> <mnemonic>' or 'e <pc> <code>'");
+            if (tok[0][0] == 'e' && !parse_ulong(tok[2], 10, &code))
+                return io_error(r->path, r->lineno, "expected 'e <pc> <code>' with a decimal code");
+            rec->kind = tok[0][0] == 'r' ? K_RETIRE : K_ERROR;
+            strcpy(rec->what, tok[2]);
+            rec->nel = 0;
+            return 1;
+        }
+        if (strcmp(tok[0], "w") != 0)
+            return io_error(r->path, r->lineno, "unknown record (expected w, r or e)");
+        if (nt < 5 || mem_digits(tok[2]) == 0 || !parse_ulong(tok[3], 10, &rec->row))
+            return io_error(r->path, r->lineno,
+                            "expected 'w <pc> ub|acc|wmem <row> <element>...'");
+        rec->kind = K_WRITE;
+        strcpy(rec->what, tok[2]);
+        const unsigned dig = mem_digits(tok[2]);
+        rec->nel = 0;
+        for (unsigned i = 4; i < nt; i++) {
+            unsigned long v;
+            if (strlen(tok[i]) != dig || !parse_ulong(tok[i], 16, &v)) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "element %u is not %u hex digits: '%.16s'", i - 4,
+                         dig, tok[i]);
+                return io_error(r->path, r->lineno, msg);
+            }
+            rec->el[rec->nel++] = (uint32_t)v;
+        }
+        return 1;
+    }
+}
+
+typedef struct {
+    rec_t *r;
+    size_t n, cap;
+} trace_t;
+
+static void trace_free(trace_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->r[i].el);
+    free(t->r);
+}
+
+/* Reads a whole trace. Returns 0 or 2 (error printed). */
+static int trace_read(const char *path, trace_t *t)
+{
+    reader_t rd = { path, fopen(path, "r"), 0, NULL, 0 };
+    if (rd.f == NULL)
+        return io_error(path, 0, strerror(errno));
+    static uint32_t el[MAX_ELEMS];
+    rec_t rec;
+    rec.el = el;
+    int st;
+    while ((st = next_record(&rd, &rec)) == 1) {
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 1024;
+            rec_t *nr = realloc(t->r, t->cap * sizeof *nr);
+            if (nr == NULL) {
+                st = io_error(path, rd.lineno, "out of memory");
+                break;
+            }
+            t->r = nr;
+        }
+        rec_t *d = &t->r[t->n];
+        *d = rec;
+        d->el = malloc((rec.nel ? rec.nel : 1) * sizeof *d->el);
+        if (d->el == NULL) {
+            st = io_error(path, rd.lineno, "out of memory");
+            break;
+        }
+        memcpy(d->el, el, rec.nel * sizeof *el);
+        t->n++;
+    }
+    free(rd.buf);
+    fclose(rd.f);
+    return st == 0 ? 0 : 2;
+}
+
+static int mem_rank(const char *m)
+{
+    return strcmp(m, "ub") == 0 ? 0 : strcmp(m, "acc") == 0 ? 1 : 2;
+}
+
+static int write_before(const rec_t *a, const rec_t *b)
+{
+    const int ma = mem_rank(a->what), mb = mem_rank(b->what);
+    return ma < mb || (ma == mb && a->row < b->row);
+}
+
+/* Puts each instruction's run of writes in (memory, row) order, stably (insertion sort:
+   the runs are nearly sorted already). */
+static void canonicalise(trace_t *t)
+{
+    size_t i = 0;
+    while (i < t->n) {
+        size_t j = i;
+        while (j < t->n && t->r[j].kind == K_WRITE && t->r[j].pc == t->r[i].pc)
+            j++;
+        for (size_t k = i + 1; k < j; k++) {
+            rec_t x = t->r[k];
+            size_t m = k;
+            while (m > i && write_before(&x, &t->r[m - 1])) {
+                t->r[m] = t->r[m - 1];
+                m--;
+            }
+            t->r[m] = x;
+        }
+        i = j > i ? j : i + 1;
+    }
+}
+
+static void print_rec(const char *label, const rec_t *r)
+{
+    if (r->kind == K_WRITE) {
+        printf("  %s line %ld: w %lu %s %lu (%u elements)\n", label, r->lineno, r->pc, r->what,
+               r->row, r->nel);
+    } else {
+        printf("  %s line %ld: %s %lu %s\n", label, r->lineno, r->kind == K_RETIRE ? "r" : "e",
+               r->pc, r->what);
+    }
+}
+
+/* The instruction at pc as text: the full disassembly when a program was given, else the
+   mnemonic of its retire line in the expected trace, else "?". */
+static void insn_text(unsigned long pc, const tpu_insn_t *prog, size_t count, const trace_t *exp,
+                      char *out, size_t len)
+{
+    if (prog != NULL && pc < count) {
+        tpu_insn_disasm(prog[pc], out, len);
+        return;
+    }
+    snprintf(out, len, "?");
+    for (size_t i = 0; i < exp->n; i++) {
+        if (exp->r[i].kind == K_RETIRE && exp->r[i].pc == pc) {
+            snprintf(out, len, "%s", exp->r[i].what);
+            return;
+        }
+    }
+}
+
+static const char *kind_name(int k)
+{
+    return k == K_WRITE ? "a memory write" : k == K_RETIRE ? "a retire" : "an error halt";
+}
+
+static int usage(const char *msg, const char *arg)
+{
+    if (msg != NULL)
+        fprintf(stderr, "%s: error: %s%s%s (try --help)\n", prog_name, msg, arg ? ": " : "",
+                arg ? arg : "");
+    else
+        printf("usage: %s [--prog FILE.s|FILE.bin] [--mxu N] EXPECTED ACTUAL\n"
+               "Compares two core traces (docs/isa.md \"Trace (core)\"); EXPECTED is the "
+               "model's, ACTUAL the RTL's.\n"
+               "  --prog FILE   the program, to print the full disassembly of the instruction\n"
+               "  --mxu N       N for assembling a .s program\n"
+               "Exit status: 0 identical, 1 different, 2 usage, I/O or format error.\n",
+               prog_name);
+    return 2;
+}
+
+/* Reports the first divergence at index i (both traces have a record there). */
+static void report(size_t i, const rec_t *re, const rec_t *rg, const char *text)
+{
+    printf("%s: first divergence at record %zu, instruction %lu (%s):\n", prog_name, i + 1,
+           re->pc, text);
+    const int same_key = re->kind == rg->kind && re->pc == rg->pc &&
+                         strcmp(re->what, rg->what) == 0 &&
+                         (re->kind != K_WRITE || re->row == rg->row);
+    if (!same_key) {
+        print_rec("expected", re);
+        print_rec("got     ", rg);
+        if (re->kind != rg->kind)
+            printf("  expected %s, got %s\n", kind_name(re->kind), kind_name(rg->kind));
+        else if (re->pc != rg->pc)
+            printf("  a record of instruction %lu where one of instruction %lu was expected\n",
+                   rg->pc, re->pc);
+        else if (re->kind == K_WRITE)
+            printf("  a write to %s row %lu where one to %s row %lu was expected\n", rg->what,
+                   rg->row, re->what, re->row);
+        else if (re->kind == K_ERROR)
+            printf("  error code %s, expected %s\n", rg->what, re->what);
+        else
+            printf("  mnemonic %s, expected %s\n", rg->what, re->what);
+        return;
+    }
+    if (re->nel != rg->nel) {
+        printf("  %s row %lu (expected line %ld, got line %ld): %u elements, expected %u\n",
+               re->what, re->row, re->lineno, rg->lineno, rg->nel, re->nel);
+        return;
+    }
+    unsigned firstel = 0, ndiff = 0;
+    for (unsigned k = re->nel; k-- > 0;) {
+        if (re->el[k] != rg->el[k]) {
+            firstel = k;
+            ndiff++;
+        }
+    }
+    const int dig = (int)mem_digits(re->what);
+    printf("  %s row %lu (expected line %ld, got line %ld): element %u\n"
+           "    expected %0*" PRIx32 " (model)\n"
+           "    got      %0*" PRIx32 " (RTL)\n"
+           "  %u of %u elements of the row differ\n",
+           re->what, re->row, re->lineno, rg->lineno, firstel, dig, re->el[firstel], dig,
+           rg->el[firstel], ndiff, re->nel);
+}
+
+static int same_rec(const rec_t *a, const rec_t *b)
+{
+    return a->kind == b->kind && a->pc == b->pc && strcmp(a->what, b->what) == 0 &&
+           (a->kind != K_WRITE ||
+            (a->row == b->row && a->nel == b->nel &&
+             memcmp(a->el, b->el, a->nel * sizeof a->el[0]) == 0));
+}
+
+int main(int argc, char **argv)
+{
+    const char *prog_path = NULL, *paths[2] = { NULL, NULL };
+    unsigned long n_mxu = 0;
+    unsigned npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(NULL, NULL);
+            return 0;
+        } else if (strcmp(argv[i], "--prog") == 0 && i + 1 < argc) {
+            prog_path = argv[++i];
+        } else if (strcmp(argv[i], "--mxu") == 0 && i + 1 < argc) {
+            if (!parse_ulong(argv[++i], 10, &n_mxu) || n_mxu == 0 || n_mxu > 256)
+                return usage("--mxu takes N in 1 .. 256", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage("unknown option or missing value", argv[i]);
+        } else if (npaths < 2) {
+            paths[npaths++] = argv[i];
+        } else {
+            return usage("more than two traces given", argv[i]);
+        }
+    }
+    if (npaths != 2)
+        return usage("need two traces, EXPECTED and ACTUAL", NULL);
+
+    tpu_insn_t *prog = NULL;
+    size_t count = 0;
+    if (prog_path != NULL) {
+        char err[512];
+        if (tpu_load_program(prog_path, (unsigned)n_mxu, &prog, &count, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: error: %s\n", prog_name, err);
+            return 2;
+        }
+    }
+    trace_t te = { 0 }, tg = { 0 };
+    int status = trace_read(paths[0], &te);
+    if (status == 0)
+        status = trace_read(paths[1], &tg);
+    if (status == 0) {
+        canonicalise(&te);
+        canonicalise(&tg);
+        const size_t n = te.n < tg.n ? te.n : tg.n;
+        size_t differ = 0, first = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            if (!same_rec(&te.r[i], &tg.r[i])) {
+                differ++;
+                if (first == SIZE_MAX)
+                    first = i;
+            }
+        }
+        char text[256];
+        if (first != SIZE_MAX) {
+            insn_text(te.r[first].pc, prog, count, &te, text, sizeof text);
+            report(first, &te.r[first], &tg.r[first], text);
+        } else if (te.n != tg.n) {
+            const int got_short = tg.n < te.n;
+            const rec_t *x = got_short ? &te.r[n] : &tg.r[n];
+            insn_text(x->pc, prog, count, &te, text, sizeof text);
+            printf("%s: the %s trace ends after record %zu; the %s trace goes on with %s of "
+                   "instruction %lu (%s):\n",
+                   prog_name, got_short ? "ACTUAL (RTL)" : "EXPECTED (model)", n,
+                   got_short ? "expected" : "actual", kind_name(x->kind), x->pc, text);
+            print_rec(got_short ? "missing, expected" : "extra, got", x);
+        }
+        differ += te.n > tg.n ? te.n - tg.n : tg.n - te.n;
+        if (differ == 0) {
+            printf("%s: PASS: %zu records identical\n", prog_name, n);
+        } else {
+            printf("%s: FAIL: %zu of %zu records differ (%s vs %s)\n", prog_name, differ,
+                   te.n > tg.n ? te.n : tg.n, paths[0], paths[1]);
+            status = 1;
+        }
+    }
+    trace_free(&te);
+    trace_free(&tg);
+    free(prog);
+    return status;
+}

@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: Apache-2.0
+// Co-simulation harness of the generated core (tpu_core, docs/isa.md).
+//
+// The harness is the host: an AXI4-Lite master that loads the program into IMEM, sets
+// PC_START, starts the core, polls STATUS until done and reads ERR_CODE/ERR_PC and the
+// counters; and the AXI4 slave host memory of the core's DMA master (the same image and
+// options as the model runner tpu-run: tpu/host.h), with a fixed read/write-response latency
+// (--axi-latency, as the model assumes) and optional random back-pressure and extra latency
+// on every channel (--stall P). An assertion layer checks the AXI rules on both buses. The
+// memory-write and dispatch trace ports give the core trace of docs/isa.md "Trace (core)",
+// which tpu-core-cmp compares with the model's.
+//
+// Usage: core_tb --prog FILE [--load ..] [--dump ..] [@FILE] [--trace F] [--axi-latency C]
+//                [--stall P] [--seed S] [--max-cycles C] [--pc-start PC] [--fst F]
+//                [--inject-fault PC[,ELEM,BIT]] [+verilator+seed+N] [+trace]
+// Exit status: 0 done, 1 error halt, protocol violation or timeout, 2 bad arguments or I/O.
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include "Vtpu_core.h"
+#include "tpu_params.h"
+#include "vl_ports.h"
+
+extern "C" {
+#include "tpu/host.h"
+#include "tpu/isa.h"
+}
+
+#ifndef TPU_MXU_N
+#error "tpu_params.h must define TPU_MXU_N"
+#endif
+
+// Legacy function required only so linking works on Cygwin and MSVC++
+double sc_time_stamp() { return 0; }
+
+namespace {
+
+constexpr unsigned kN = TPU_MXU_N;
+constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
+const char *const kCounterNames[6] = { "CYCLES", "MXU_BUSY", "WL_STALL",
+                                       "DMA_BUSY", "VPU_BUSY", "INSNS" };
+
+struct Options {
+    std::string trace = "core_rtl.trace";
+    std::string fst = "core_tb.fst";
+    unsigned axi_latency = 4;
+    unsigned stall = 0; // percent
+    uint64_t seed = 1;  // of the stalls
+    uint64_t max_cycles = 50000000;
+    unsigned pc_start = 0;
+    bool fault = false;
+    unsigned f_pc = 0, f_elem = 0, f_bit = 0;
+};
+
+int usage_error(const char *what, const char *arg)
+{
+    std::fprintf(stderr, "core_tb: error: %s%s%s (try --help)\n", what, arg ? ": " : "",
+                 arg ? arg : "");
+    return 2;
+}
+
+bool parse_u64(const char *s, uint64_t *out)
+{
+    if (s == nullptr || *s == '\0' || *s == '-' || *s == '+')
+        return false;
+    errno = 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+void help()
+{
+    std::printf(
+        "usage: core_tb --prog FILE [options] [@FILE] [+verilator+seed+N] [+trace]\n"
+        "Runs a program on the generated N=%u core (Verilator) as its host and host memory.\n"
+        "Host options (as tpu-run, docs/isa.md \"Host memory and job options\"):\n"
+        "  --prog FILE.s|FILE.bin   the program (loaded into IMEM through AXI4-Lite)\n"
+        "  --load ADDR=FILE.npy     copy an array into host memory before the run\n"
+        "  --dump ADDR=FILE.npy:DTYPE:ROWSxCOLS[:STRIDE]   write an array after the run\n"
+        "  --dump-dir DIR, --hostmem-mib M, @FILE (options one per line)\n"
+        "Harness options:\n"
+        "  --trace F                the RTL's core trace (default core_rtl.trace)\n"
+        "  --axi-latency C          host memory latency: AR -> first R beat, last W -> B\n"
+        "                           (default 4, as the model)\n"
+        "  --stall P                random back-pressure on every AXI channel and extra\n"
+        "                           response latency, P percent of cycles (0 .. 90, default 0)\n"
+        "  --seed S                 seed of the random stalls (default 1)\n"
+        "  --max-cycles C           give up after C cycles from START (default 50000000)\n"
+        "  --pc-start PC            PC_START (default 0)\n"
+        "  --inject-fault PC[,E,B]  flip bit B (default 0) of element E (default 0) of the\n"
+        "                           first row instruction PC writes, as recorded in the trace\n"
+        "                           (proves that the compare catches it)\n"
+        "  --fst F                  waveform file written with +trace (default core_tb.fst)\n"
+        "  +verilator+seed+N        seed of the X-initialisation (printed on every run)\n"
+        "  +trace                   write an FST waveform\n"
+        "Exit status: 0 done, 1 error halt / protocol violation / timeout, 2 bad arguments.\n",
+        kN);
+}
+
+// Returns -1 on success (continue), else the exit status.
+int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '+')
+            continue; // Verilator's plusargs
+        if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
+            help();
+            return 0;
+        }
+        // --opt=value or --opt value
+        std::string name = a, value;
+        bool has_eq = false;
+        const size_t eq = name.find('=');
+        if (name.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            has_eq = true;
+        }
+        if (tpu_host_is_option(name.c_str())) {
+            if (!has_eq) {
+                if (i + 1 >= argc)
+                    return usage_error("missing value", a);
+                value = argv[++i];
+            }
+            char err[512];
+            if (tpu_host_add_option(host, name.c_str(), value.c_str(), err, sizeof err) != 0) {
+                std::fprintf(stderr, "core_tb: error: %s\n", err);
+                return 2;
+            }
+            continue;
+        }
+        if (!has_eq) {
+            if (i + 1 >= argc)
+                return usage_error("unknown option or missing value", a);
+            value = argv[++i];
+        }
+        const char *v = value.c_str();
+        uint64_t x = 0;
+        if (name == "--trace") {
+            o->trace = value;
+        } else if (name == "--fst") {
+            o->fst = value;
+        } else if (name == "--axi-latency") {
+            if (!parse_u64(v, &x) || x < 1 || x > 1000)
+                return usage_error("--axi-latency takes cycles in 1 .. 1000", v);
+            o->axi_latency = static_cast<unsigned>(x);
+        } else if (name == "--stall") {
+            if (!parse_u64(v, &x) || x > 90)
+                return usage_error("--stall takes a percentage in 0 .. 90", v);
+            o->stall = static_cast<unsigned>(x);
+        } else if (name == "--seed") {
+            if (!parse_u64(v, &x))
+                return usage_error("--seed takes an unsigned integer", v);
+            o->seed = x;
+        } else if (name == "--max-cycles") {
+            if (!parse_u64(v, &x) || x == 0)
+                return usage_error("--max-cycles takes a positive integer", v);
+            o->max_cycles = x;
+        } else if (name == "--pc-start") {
+            if (!parse_u64(v, &x) || x > 65535)
+                return usage_error("--pc-start takes an instruction index in 0 .. 65535", v);
+            o->pc_start = static_cast<unsigned>(x);
+        } else if (name == "--inject-fault") {
+            unsigned long long pc = 0, e = 0, b = 0;
+            char tail;
+            const int got = std::sscanf(v, "%llu,%llu,%llu%c", &pc, &e, &b, &tail);
+            if ((got != 1 && got != 3) || pc > 65535 || e >= kN || b >= 32)
+                return usage_error("--inject-fault takes PC or PC,ELEM,BIT (ELEM < N, BIT < "
+                                   "32; BIT < 16 for a bf16 row)",
+                                   v);
+            o->fault = true;
+            o->f_pc = static_cast<unsigned>(pc);
+            o->f_elem = static_cast<unsigned>(e);
+            o->f_bit = static_cast<unsigned>(b);
+        } else {
+            return usage_error("unknown option", name.c_str());
+        }
+    }
+    if (host->prog_path == nullptr)
+        return usage_error("--prog FILE is required", nullptr);
+    return -1;
+}
+
+// The assertion layer's log: the first few in full, then a count.
+struct Errors {
+    uint64_t count = 0;
+    void operator()(uint64_t cycle, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
+    {
+        if (++count > kMaxErrors)
+            return;
+        std::printf("core_tb: ERROR cycle %" PRIu64 ": ", cycle);
+        va_list ap;
+        va_start(ap, fmt);
+        std::vprintf(fmt, ap);
+        va_end(ap);
+        std::printf("\n");
+    }
+};
+
+// xorshift64*: the stalls' random numbers (deterministic per --seed).
+struct Rng {
+    uint64_t s;
+    explicit Rng(uint64_t seed) : s(seed * UINT64_C(0x9E3779B97F4A7C15) + 1) {}
+    uint64_t next()
+    {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        return s * UINT64_C(0x2545F4914F6CDD1D);
+    }
+    bool pct(unsigned p) { return p != 0 && next() % 100 < p; }
+};
+
+uint64_t time_seed()
+{
+    const uint64_t t = static_cast<uint64_t>(
+        std::chrono::steady_clock::now().time_since_epoch().count());
+    Rng r(t ^ (static_cast<uint64_t>(getpid()) << 32));
+    return (r.next() % 2147483646u) + 1; // Verilator takes a positive int
+}
+
+// What the DUT drives on a channel, as sampled before a rising edge: for the
+// "valid held until ready, payload stable" rule.
+struct ChanSample {
+    bool valid = false, ready = false;
+    std::vector<uint64_t> payload;
+};
+
+// The bytes of host memory the program's DMA may touch: a read beat (8 bytes) must overlap a
+// dma_in row, a strobed write byte must be in a dma_out row ("no data beyond what was asked").
+struct Footprint {
+    std::vector<bool> read_beat; // per 8-byte beat
+    std::vector<bool> write_byte;
+    void build(const tpu_insn_t *prog, size_t count, size_t host_bytes)
+    {
+        read_beat.assign(host_bytes / 8 + 1, false);
+        write_byte.assign(host_bytes, false);
+        for (size_t i = 0; i < count; i++) {
+            tpu_dinsn_t d;
+            tpu_insn_decode(prog[i], &d);
+            if (d.opcode != TPU_OP_DMA_IN && d.opcode != TPU_OP_DMA_OUT)
+                continue;
+            if (d.mem > 2)
+                continue;
+            const uint64_t e = tpu_mem_elem_bytes(d.mem);
+            for (uint64_t r = 0; r < d.n; r++) {
+                const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
+                const uint64_t hi = lo + d.cols * e; // exclusive
+                if (d.opcode == TPU_OP_DMA_IN) {
+                    for (uint64_t b = lo / 8; b * 8 < hi && b < read_beat.size(); b++)
+                        read_beat[b] = true;
+                } else {
+                    for (uint64_t b = lo; b < hi && b < host_bytes; b++)
+                        write_byte[b] = true;
+                }
+            }
+        }
+    }
+};
+
+struct ReadBurst {
+    uint64_t addr;
+    unsigned len; // beats - 1
+    unsigned beat;
+    uint64_t ready_cycle; // first beat not before this cycle
+};
+struct WriteBurst {
+    uint64_t addr;
+    unsigned len;
+    unsigned beat;
+    bool err;
+};
+struct WBeat {
+    uint64_t data;
+    unsigned strb;
+    bool last;
+};
+struct BResp {
+    uint64_t ready_cycle;
+    unsigned resp;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Options opt;
+    tpu_host_t host;
+    tpu_host_init(&host);
+    char err[1024];
+    int xargc = 0;
+    char **xargv = nullptr;
+    if (tpu_args_expand(argc, argv, &xargc, &xargv, err, sizeof err) != 0) {
+        std::fprintf(stderr, "core_tb: error: %s\n", err);
+        return 2;
+    }
+    int rc = parse_options(xargc, xargv, &opt, &host);
+    if (rc >= 0)
+        return rc;
+
+    tpu_insn_t *prog = nullptr;
+    size_t count = 0;
+    if (tpu_load_program(host.prog_path, kN, &prog, &count, err, sizeof err) != 0) {
+        std::fprintf(stderr, "core_tb: error: %s\n", err);
+        return 2;
+    }
+    if (tpu_host_load_all(&host, err, sizeof err) != 0) {
+        std::fprintf(stderr, "core_tb: error: %s\n", err);
+        return 2;
+    }
+    Footprint fp;
+    fp.build(prog, count, host.size);
+
+    // ---- Verilator ----
+    const std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
+    ctx->randReset(2); // --x-initial unique: randomise every initial value
+    ctx->traceEverOn(true);
+    ctx->commandArgs(argc, argv);
+    if (ctx->randSeed() == 0)
+        ctx->randSeed(static_cast<int>(time_seed()));
+    std::printf("core_tb: N=%u prog=%s (%zu instructions) axi-latency=%u stall=%u%% seed=%" PRIu64
+                " +verilator+seed+%d (add it to replay this run)\n",
+                kN, host.prog_path, count, opt.axi_latency, opt.stall, opt.seed,
+                ctx->randSeed());
+    std::fflush(stdout);
+    const std::unique_ptr<Vtpu_core> top{new Vtpu_core{ctx.get(), "TOP"}};
+    std::unique_ptr<VerilatedFstC> fst;
+    const char *plus_trace = ctx->commandArgsPlusMatch("trace");
+    if (plus_trace != nullptr && std::strcmp(plus_trace, "+trace") == 0) {
+        fst.reset(new VerilatedFstC);
+        top->trace(fst.get(), 99);
+        fst->open(opt.fst.c_str());
+        std::printf("core_tb: writing waveform %s\n", opt.fst.c_str());
+    }
+
+    Rng rng(opt.seed);
+    Errors perr;
+    uint64_t cycle = 0; // rising edges since reset release
+
+    // ---- AXI4-Lite master state (the host's control port) ----
+    struct {
+        bool awvalid = false, wvalid = false, bready = false, arvalid = false, rready = false;
+        uint32_t awaddr = 0, wdata = 0, araddr = 0, rdata = 0;
+    } lm;
+
+    // ---- AXI4 slave state (host memory) ----
+    std::deque<ReadBurst> rq;
+    std::deque<WriteBurst> awq;
+    std::deque<WBeat> wq;
+    std::deque<BResp> bq;
+    bool rvalid = false, bvalid = false;
+    uint64_t rdata = 0;
+    unsigned rresp = 0, bresp = 0;
+    bool rlast = false;
+    uint64_t last_r_ready = 0, last_b_ready = 0; // ready cycles stay in order
+    bool arready = false, awready = false, wready = false;
+    uint8_t *const mem = host.mem;
+    const uint64_t mem_bytes = host.size;
+
+    // ---- trace capture ----
+    std::map<unsigned, std::vector<std::string>> writes; // per pc, in the order made
+    std::map<unsigned, bool> dispatched;
+    uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
+
+    ChanSample s_aw, s_w, s_ar, l_b, l_r, l_aw_ready, l_w_ready;
+
+    auto edge = [&](int clk) {
+        top->clk_i = clk;
+        top->eval();
+        if (fst)
+            fst->dump(ctx->time());
+        ctx->timeInc(1);
+    };
+
+    auto row_hex = [&](const char *m, unsigned row, unsigned pc, unsigned digits,
+                       auto const &data) -> std::string {
+        std::string s = "w " + std::to_string(pc) + " " + m + " " + std::to_string(row);
+        char b[16];
+        for (unsigned i = 0; i < kN; i++) {
+            const uint32_t v = get_field(data, digits * 4 * i, digits * 4);
+            std::snprintf(b, sizeof b, " %0*x", static_cast<int>(digits), v);
+            s += b;
+        }
+        return s;
+    };
+
+    // Stable-payload check of a channel the DUT drives as the sender.
+    auto check_hold = [&](ChanSample &prev, bool valid, bool ready,
+                          std::vector<uint64_t> const &payload, const char *name) {
+        if (prev.valid && !prev.ready) {
+            if (!valid)
+                perr(cycle, "%s: valid dropped before ready", name);
+            else if (payload != prev.payload)
+                perr(cycle, "%s: payload changed while valid and not ready", name);
+        }
+        prev.valid = valid;
+        prev.ready = ready;
+        prev.payload = payload;
+    };
+
+    // One clock cycle: drive the harness's inputs, settle, sample every handshake and the
+    // trace ports (what the rising edge will take), then the rising edge and the updates.
+    auto step = [&]() {
+        // -- harness-driven inputs --
+        top->s_axil_awvalid = lm.awvalid;
+        top->s_axil_awaddr = lm.awaddr;
+        top->s_axil_wvalid = lm.wvalid;
+        top->s_axil_wdata = lm.wdata;
+        top->s_axil_wstrb = 0xF;
+        top->s_axil_bready = lm.bready && !rng.pct(opt.stall);
+        top->s_axil_arvalid = lm.arvalid;
+        top->s_axil_araddr = lm.araddr;
+        top->s_axil_rready = lm.rready && !rng.pct(opt.stall);
+
+        arready = !rng.pct(opt.stall);
+        awready = !rng.pct(opt.stall);
+        wready = !rng.pct(opt.stall);
+        top->m_axi_arready = arready;
+        top->m_axi_awready = awready;
+        top->m_axi_wready = wready;
+        // R: a beat stays offered until taken; a new one when its burst's data is due
+        if (!rvalid && !rq.empty() && rq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
+            ReadBurst &rb = rq.front();
+            const uint64_t a = rb.addr + 8u * rb.beat;
+            rvalid = true;
+            rlast = rb.beat == rb.len;
+            if (a + 8 <= mem_bytes) {
+                uint64_t d = 0;
+                for (int k = 7; k >= 0; k--)
+                    d = (d << 8) | mem[a + k];
+                rdata = d;
+                rresp = 0;
+            } else {
+                rdata = rng.next();
+                rresp = 3; // DECERR: outside host memory
+            }
+        }
+        top->m_axi_rvalid = rvalid;
+        top->m_axi_rdata = rvalid ? rdata : rng.next();
+        top->m_axi_rresp = rvalid ? rresp : 0;
+        top->m_axi_rlast = rvalid ? rlast : 0;
+        if (!bvalid && !bq.empty() && bq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
+            bvalid = true;
+            bresp = bq.front().resp;
+        }
+        top->m_axi_bvalid = bvalid;
+        top->m_axi_bresp = bvalid ? bresp : 0;
+
+        edge(0);
+
+        // -- sample (the values the rising edge takes) --
+        const bool l_aw = top->s_axil_awvalid && top->s_axil_awready;
+        const bool l_w = top->s_axil_wvalid && top->s_axil_wready;
+        const bool l_bh = top->s_axil_bvalid && top->s_axil_bready;
+        const bool l_ar = top->s_axil_arvalid && top->s_axil_arready;
+        const bool l_rh = top->s_axil_rvalid && top->s_axil_rready;
+        const uint32_t l_rdata = top->s_axil_rdata;
+        check_hold(l_b, top->s_axil_bvalid, top->s_axil_bready, { top->s_axil_bresp },
+                   "s_axil B");
+        check_hold(l_r, top->s_axil_rvalid, top->s_axil_rready,
+                   { top->s_axil_rdata, top->s_axil_rresp }, "s_axil R");
+        if (l_bh && top->s_axil_bresp != 0)
+            perr(cycle, "s_axil B: bresp %u, expected OKAY", top->s_axil_bresp);
+        if (l_rh && top->s_axil_rresp != 0)
+            perr(cycle, "s_axil R: rresp %u, expected OKAY", top->s_axil_rresp);
+
+        check_hold(s_ar, top->m_axi_arvalid, arready,
+                   { top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize, top->m_axi_arburst },
+                   "m_axi AR");
+        check_hold(s_aw, top->m_axi_awvalid, awready,
+                   { top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize, top->m_axi_awburst },
+                   "m_axi AW");
+        check_hold(s_w, top->m_axi_wvalid, wready,
+                   { top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast }, "m_axi W");
+        const bool ar = top->m_axi_arvalid && arready;
+        const bool aw = top->m_axi_awvalid && awready;
+        const bool w = top->m_axi_wvalid && wready;
+        const bool r = rvalid && top->m_axi_rready;
+        const bool b = bvalid && top->m_axi_bready;
+        auto check_burst = [&](const char *ch, uint64_t addr, unsigned len, unsigned size,
+                               unsigned burst) {
+            if (size != 3)
+                perr(cycle, "%s: size %u, expected 3 (8 bytes)", ch, size);
+            if (burst != 1)
+                perr(cycle, "%s: burst %u, expected 1 (INCR)", ch, burst);
+            if (len > 15)
+                perr(cycle, "%s: len %u: more than 16 beats", ch, len);
+            if (addr % 8 != 0)
+                perr(cycle, "%s: address 0x%" PRIx64 " not 8-byte aligned", ch, addr);
+            if ((addr & 0xFFFu) + 8u * (len + 1u) > 4096u)
+                perr(cycle, "%s: burst at 0x%" PRIx64 " of %u beats crosses a 4 KiB boundary", ch,
+                     addr, len + 1);
+        };
+        if (ar) {
+            const uint64_t a = top->m_axi_araddr;
+            const unsigned len = top->m_axi_arlen;
+            check_burst("m_axi AR", a, len, top->m_axi_arsize, top->m_axi_arburst);
+            for (unsigned k = 0; k <= len; k++) {
+                const uint64_t beat = a / 8 + k;
+                if (beat >= fp.read_beat.size() || !fp.read_beat[beat])
+                    perr(cycle, "m_axi AR: beat at 0x%" PRIx64 " reads bytes no dma_in row asks",
+                         8 * beat);
+            }
+            uint64_t extra = rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;
+            uint64_t rc0 = cycle + opt.axi_latency + extra;
+            if (rc0 < last_r_ready)
+                rc0 = last_r_ready;
+            last_r_ready = rc0;
+            rq.push_back({ a, len, 0, rc0 });
+        }
+        if (aw) {
+            const uint64_t a = top->m_axi_awaddr;
+            const unsigned len = top->m_axi_awlen;
+            check_burst("m_axi AW", a, len, top->m_axi_awsize, top->m_axi_awburst);
+            awq.push_back({ a, len, 0, false });
+        }
+        if (w)
+            wq.push_back({ top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast != 0 });
+
+        // trace ports
+        if (top->tr_disp_valid_o)
+            dispatched[top->tr_disp_pc_o] = true;
+        if (top->tr_ub_we_o) {
+            writes[top->tr_ub_pc_o].push_back(
+                row_hex("ub", top->tr_ub_row_o, top->tr_ub_pc_o, 4, top->tr_ub_data_o));
+            ub_writes++;
+        }
+        if (top->tr_acc_we_o) {
+            writes[top->tr_acc_pc_o].push_back(
+                row_hex("acc", top->tr_acc_row_o, top->tr_acc_pc_o, 8, top->tr_acc_data_o));
+            acc_writes++;
+        }
+        if (top->tr_wm_we_o) {
+            writes[top->tr_wm_pc_o].push_back(
+                row_hex("wmem", top->tr_wm_row_o, top->tr_wm_pc_o, 4, top->tr_wm_data_o));
+            wm_writes++;
+        }
+
+        edge(1);
+        cycle++;
+
+        // -- updates after the edge --
+        if (l_aw)
+            lm.awvalid = false;
+        if (l_w)
+            lm.wvalid = false;
+        if (l_bh)
+            lm.bready = false;
+        if (l_ar)
+            lm.arvalid = false;
+        if (l_rh) {
+            lm.rready = false;
+            lm.rdata = l_rdata; // the read's result (lite_read)
+        }
+        if (r) {
+            ReadBurst &rb = rq.front();
+            rvalid = false;
+            if (++rb.beat > rb.len)
+                rq.pop_front();
+        }
+        if (b) {
+            bvalid = false;
+            bq.pop_front();
+        }
+        // W beats meet their AW (a beat may come before its address: AXI4 allows it)
+        while (!awq.empty() && !wq.empty()) {
+            WriteBurst &wb = awq.front();
+            const WBeat wbt = wq.front();
+            wq.pop_front();
+            const uint64_t a = wb.addr + 8u * wb.beat;
+            if (wbt.last != (wb.beat == wb.len))
+                perr(cycle, "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
+                     wbt.last ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
+            if (a + 8 > mem_bytes) {
+                wb.err = true;
+            } else {
+                for (unsigned k = 0; k < 8; k++) {
+                    if (!(wbt.strb >> k & 1))
+                        continue;
+                    if (!fp.write_byte[a + k])
+                        perr(cycle, "m_axi W: byte 0x%" PRIx64 " is written but no dma_out row "
+                                    "covers it", a + k);
+                    mem[a + k] = static_cast<uint8_t>(wbt.data >> (8 * k));
+                }
+            }
+            if (++wb.beat > wb.len) {
+                uint64_t extra =
+                    rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;
+                uint64_t rc0 = cycle - 1 + opt.axi_latency + extra;
+                if (rc0 < last_b_ready)
+                    rc0 = last_b_ready;
+                last_b_ready = rc0;
+                bq.push_back({ rc0, wb.err ? 3u : 0u });
+                awq.pop_front();
+            }
+        }
+    };
+
+    // AXI4-Lite transactions, with random delays before each valid when stalling.
+    auto lite_write = [&](uint32_t addr, uint32_t data) {
+        while (rng.pct(opt.stall))
+            step();
+        lm.awaddr = addr;
+        lm.wdata = data;
+        lm.awvalid = lm.wvalid = true;
+        lm.bready = true;
+        uint64_t guard = 0;
+        while (lm.awvalid || lm.wvalid || lm.bready) {
+            step();
+            if (++guard > 100000) {
+                std::printf("core_tb: ERROR: AXI4-Lite write to 0x%04x never completed\n", addr);
+                std::exit(1);
+            }
+        }
+    };
+    auto lite_read = [&](uint32_t addr) -> uint32_t {
+        while (rng.pct(opt.stall))
+            step();
+        lm.araddr = addr;
+        lm.arvalid = true;
+        lm.rready = true;
+        uint64_t guard = 0;
+        while (lm.arvalid || lm.rready) {
+            step();
+            if (++guard > 100000) {
+                std::printf("core_tb: ERROR: AXI4-Lite read of 0x%04x never completed\n", addr);
+                std::exit(1);
+            }
+        }
+        return lm.rdata;
+    };
+
+    // ---- Reset: asserted for 4 cycles ----
+    top->rst_ni = 0;
+    top->clk_i = 0;
+    for (int i = 0; i < 4; i++) {
+        edge(0);
+        edge(1);
+    }
+    top->rst_ni = 1;
+
+    // ---- Identify, load the program, start ----
+    int status = 0;
+    const uint32_t id = lite_read(0x0000), n_reg = lite_read(0x0004);
+    const uint32_t imem = lite_read(0x002C);
+    if (id != 0x54505531u || n_reg != kN) {
+        std::printf("core_tb: ERROR: ID 0x%08x N %u, expected 0x54505531 and %u\n", id, n_reg, kN);
+        return 1;
+    }
+    if (count > imem) {
+        std::fprintf(stderr, "core_tb: error: the program has %zu instructions, IMEM holds %u\n",
+                     count, imem);
+        return 2;
+    }
+    for (size_t i = 0; i < count; i++)
+        for (unsigned j = 0; j < 4; j++)
+            lite_write(static_cast<uint32_t>(0x4000 + 16 * i + 4 * j), prog[i].w[j]);
+    lite_write(0x0010, opt.pc_start);
+    lite_write(0x0008, 1);
+    const uint64_t start_cycle = cycle;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    uint32_t st = 0;
+    bool timeout = false;
+    for (;;) {
+        st = lite_read(0x000C);
+        if ((st & 1u) == 0 && (st & 6u) != 0)
+            break;
+        if (cycle - start_cycle > opt.max_cycles) {
+            timeout = true;
+            break;
+        }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const uint64_t sim_cycles = cycle - start_cycle;
+    const uint32_t err_code = lite_read(0x0018), err_pc = lite_read(0x001C);
+    uint64_t ctr[6];
+    for (unsigned k = 0; k < 6; k++) {
+        const uint64_t lo = lite_read(0x0040 + 8 * k), hi = lite_read(0x0044 + 8 * k);
+        ctr[k] = lo | hi << 32;
+    }
+    // let outstanding write responses drain (a protocol check, not part of the run)
+    for (int i = 0; i < 64 && !(rq.empty() && awq.empty() && wq.empty() && bq.empty()); i++)
+        step();
+    if (!rq.empty() || !awq.empty() || !wq.empty() || !bq.empty())
+        perr(cycle, "AXI traffic still outstanding after the halt (%zu R bursts, %zu AW, %zu W, "
+                    "%zu B)", rq.size(), awq.size(), wq.size(), bq.size());
+    if (fst)
+        fst->close();
+
+    // ---- the trace ----
+    if (opt.fault) {
+        auto it = writes.find(opt.f_pc);
+        if (it == writes.end() || it->second.empty()) {
+            std::fprintf(stderr, "core_tb: error: --inject-fault: instruction %u wrote no row\n",
+                         opt.f_pc);
+            return 2;
+        }
+        std::string &line = it->second.front();
+        // fields: w pc mem row e0 e1 ...
+        size_t pos = 0;
+        for (unsigned f = 0; f < 4 + opt.f_elem; f++)
+            pos = line.find(' ', pos) + 1;
+        const size_t end = line.find(' ', pos);
+        const std::string hex = line.substr(pos, end == std::string::npos ? end : end - pos);
+        if (opt.f_bit >= 4 * hex.size()) {
+            std::fprintf(stderr, "core_tb: error: --inject-fault: bit %u of a %zu-bit element\n",
+                         opt.f_bit, 4 * hex.size());
+            return 2;
+        }
+        const uint32_t v = static_cast<uint32_t>(std::strtoul(hex.c_str(), nullptr, 16)) ^
+                           (1u << opt.f_bit);
+        char b[16];
+        std::snprintf(b, sizeof b, "%0*x", static_cast<int>(hex.size()), v);
+        line.replace(pos, hex.size(), b);
+        std::printf("core_tb: injected fault: instruction %u's first row, element %u: %s -> %s\n",
+                    opt.f_pc, opt.f_elem, hex.c_str(), b);
+    }
+    FILE *tf = std::fopen(opt.trace.c_str(), "w");
+    if (tf == nullptr) {
+        std::fprintf(stderr, "core_tb: error: cannot write %s: %s\n", opt.trace.c_str(),
+                     std::strerror(errno));
+        return 2;
+    }
+    std::fprintf(tf, "# tpu-core-trace 1\n# core_tb (verilator) N=%u stall=%u seed=%" PRIu64
+                     " verilator-seed %d\n",
+                 kN, opt.stall, opt.seed, ctx->randSeed());
+    const bool error = (st & 4u) != 0;
+    std::map<unsigned, bool> pcs = dispatched;
+    for (auto const &kv : writes)
+        pcs[kv.first] |= false;
+    for (auto const &kv : pcs) {
+        const unsigned pc = kv.first;
+        auto it = writes.find(pc);
+        if (it != writes.end())
+            for (auto const &l : it->second)
+                std::fprintf(tf, "%s\n", l.c_str());
+        if (kv.second) {
+            char dis[256] = "?";
+            if (pc < count)
+                tpu_insn_disasm(prog[pc], dis, sizeof dis);
+            const char *sp = std::strchr(dis, ' ');
+            std::fprintf(tf, "r %u %.*s\n", pc, sp ? static_cast<int>(sp - dis) : 255, dis);
+        }
+    }
+    if (error)
+        std::fprintf(tf, "e %u %u\n", err_pc, err_code);
+    if (std::fclose(tf) != 0) {
+        std::fprintf(stderr, "core_tb: error: cannot write %s\n", opt.trace.c_str());
+        return 2;
+    }
+    if (tpu_host_dump_all(&host, err, sizeof err) != 0) {
+        std::fprintf(stderr, "core_tb: error: %s\n", err);
+        return 2;
+    }
+
+    // ---- summary ----
+    if (timeout) {
+        std::printf("core_tb: ERROR: timeout: not halted after %" PRIu64
+                    " cycles (--max-cycles %" PRIu64 "), STATUS 0x%x, PC %u\n",
+                    sim_cycles, opt.max_cycles, st, lite_read(0x0014));
+        status = 1;
+    }
+    std::printf("core_tb: counters:");
+    for (unsigned k = 0; k < 6; k++)
+        std::printf(" %s=%" PRIu64, kCounterNames[k], ctr[k]);
+    std::printf("\ncore_tb: MXU utilisation %.1f%% (MXU_BUSY/CYCLES); %" PRIu64
+                " rows written (ub %" PRIu64 ", acc %" PRIu64 ", wmem %" PRIu64 ")\n",
+                ctr[0] ? 100.0 * static_cast<double>(ctr[1]) / static_cast<double>(ctr[0]) : 0.0,
+                ub_writes + acc_writes + wm_writes, ub_writes, acc_writes, wm_writes);
+    std::printf("core_tb: %" PRIu64 " cycles simulated in %.2f s (%.0f cycles/s)\n", sim_cycles,
+                secs, secs > 0 ? static_cast<double>(sim_cycles) / secs : 0.0);
+    if (perr.count != 0) {
+        std::printf("core_tb: %" PRIu64 " AXI protocol violation(s)\n", perr.count);
+        status = 1;
+    }
+    if (error) {
+        char dis[256] = "?";
+        if (err_pc < count)
+            tpu_insn_disasm(prog[err_pc], dis, sizeof dis);
+        std::printf("core_tb: error %u (%s) at pc %u: %s\n", err_code,
+                    tpu_err_name(static_cast<int>(err_code)), err_pc, dis);
+        status = 1;
+    } else if (!timeout) {
+        std::printf("core_tb: done\n");
+    }
+    top->final();
+    tpu_args_free(xargc, xargv);
+    tpu_host_free(&host);
+    std::free(prog);
+    return status;
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-core-cmp: tpu-core-cmp on hand-made core trace pairs (no RTL needed). Each variant of
+# traces/good.trace is made here by one edit; the tool must report exactly that difference
+# (instruction, memory, row, element, expected, got, count) with exit 1, accept what the
+# format allows (comments, the interleaving of different rows within an instruction) with
+# exit 0, and reject malformed input with exit 2.
+set -u
+cmp=build/sim/tpu-core-cmp
+good=tests/corecosim/traces/good.trace
+out=build/tests/corecosim/cmp
+mkdir -p "$out"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); echo "  ok: $1"; }
+bad() { fail=$((fail + 1)); echo "  FAILED: $1"; sed 's/^/    /' "$out/last.log"; }
+
+# variant NAME SED-SCRIPT: a copy of good.trace with one edit
+variant() { sed "$2" "$good" >"$out/$1.trace"; }
+# expect STATUS NAME STRING...: compare good.trace with the variant; the exit status and
+# every string (fixed, in the output) must be there
+expect() {
+    want=$1; name=$2; shift 2
+    $cmp "$good" "$out/$name.trace" >"$out/last.log" 2>&1
+    got=$?
+    if [ "$got" -ne "$want" ]; then bad "$name: exit status $got, expected $want"; return; fi
+    for s in "$@"; do
+        if ! grep -qF -- "$s" "$out/last.log"; then bad "$name: no '$s' in the output"; return; fi
+    done
+    ok "$name"
+}
+
+variant same ''
+expect 0 same "PASS: 15 records identical"
+
+variant comments '/^w 3 acc 0/i # a comment between records
+$a # a trailing comment'
+expect 0 comments "PASS"
+
+# pc 4's writes to different rows in another order: the same trace
+variant interleave '/^w 4 ub 5/d; /^w 4 ub 6/a w 4 ub 5 0001 0002'
+expect 0 interleave "PASS"
+
+# the two writes to acc row 7 by pc 4 swapped: their order matters
+variant sameroworder 's/^w 4 acc 7 00000001 00000002$/X/; s/^w 4 acc 7 00000003 00000004$/w 4 acc 7 00000001 00000002/; s/^X$/w 4 acc 7 00000003 00000004/'
+expect 1 sameroworder "instruction 4 (softmax)" "acc row 7" "element 0" \
+    "expected 00000001 (model)" "got      00000003 (RTL)" "2 of 2 elements of the row differ" \
+    "FAIL: 2 of 15 records differ"
+
+variant value 's/^w 3 acc 1 40400000 80000000$/w 3 acc 1 40400000 80000001/'
+expect 1 value "first divergence at record 7, instruction 3 (matmul)" \
+    "acc row 1 (expected line 10, got line 10): element 1" \
+    "expected 80000000 (model)" "got      80000001 (RTL)" "1 of 2 elements of the row differ" \
+    "FAIL: 1 of 15 records differ"
+
+variant bf16 's/^w 0 ub 1 4040 8000$/w 0 ub 1 4041 8001/'
+expect 1 bf16 "instruction 0 (dma_in)" "ub row 1" "element 0" "expected 4040" "got      4041" \
+    "2 of 2 elements"
+
+variant row 's/^w 3 acc 1 /w 3 acc 2 /'
+expect 1 row "instruction 3 (matmul)" "a write to acc row 2 where one to acc row 1 was expected"
+
+variant mem 's/^w 1 wmem 1 /w 1 ub 1 /'
+expect 1 mem "instruction 1 (dma_in)" "a write to ub row 1 where one to wmem row 1 was expected"
+
+variant width 's/^w 3 acc 0 3f800000 40000000$/w 3 acc 0 3f800000 40000000 00000000/'
+expect 1 width "acc row 0" "3 elements, expected 2"
+
+variant short '/^r 6 halt$/d'
+expect 1 short "ACTUAL (RTL) trace ends after record 14" "a retire of instruction 6 (halt)" \
+    "missing, expected line 18: r 6 halt"
+
+variant long '$a w 6 ub 9 0000 0000'
+expect 1 long "EXPECTED (model) trace ends after record 15" \
+    "extra, got line 19: w 6 ub 9 (2 elements)"
+
+variant missingwrite '/^w 0 ub 1 /d'
+expect 1 missingwrite "instruction 0 (dma_in)" "expected a memory write, got a retire"
+
+variant errhalt 's/^r 6 halt$/e 6 2/'
+expect 1 errhalt "instruction 6 (halt)" "expected a retire, got an error halt"
+
+variant mnemonic 's/^r 5 sync$/r 5 nop/'
+expect 1 mnemonic "mnemonic nop, expected sync"
+
+# two error halts with different codes (both files edited)
+sed 's/^r 6 halt$/e 6 2/' "$good" >"$out/err2.trace"
+sed 's/^r 6 halt$/e 6 3/' "$good" >"$out/err3.trace"
+$cmp "$out/err2.trace" "$out/err3.trace" >"$out/last.log" 2>&1
+if [ $? -eq 1 ] && grep -qF "error code 3, expected 2" "$out/last.log"; then ok "error codes"
+else bad "error codes"; fi
+
+variant pc 's/^w 4 ub 6 /w 5 ub 6 /'
+expect 1 pc "a record of instruction"
+
+# malformed input: exit 2 naming the file and line
+variant baddigits 's/^w 0 ub 0 3f80 4000$/w 0 ub 0 3f80 04000/'
+expect 2 baddigits "baddigits.trace:3: element 1 is not 4 hex digits"
+variant badmem 's/^w 0 ub 0 /w 0 vmem 0 /'
+expect 2 badmem "badmem.trace:3: expected 'w <pc> ub|acc|wmem <row> <element>...'"
+variant badrec 's/^r 2 lw$/x 2 lw/'
+expect 2 badrec "badrec.trace:9: unknown record"
+variant nohdr '1d'
+expect 2 nohdr "nohdr.trace:1: not a core trace"
+expect 2 missingfile "missingfile.trace: No such file or directory"
+$cmp "$good" >"$out/last.log" 2>&1
+if [ $? -eq 2 ] && grep -qF "need two traces" "$out/last.log"; then ok "usage error"
+else bad "usage error"; fi
+$cmp --frob "$good" "$good" >"$out/last.log" 2>&1
+if [ $? -eq 2 ] && grep -qF "unknown option or missing value: --frob" "$out/last.log"; then
+    ok "unknown option"
+else bad "unknown option"; fi
+
+echo "test-core-cmp: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
