@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The host side of a core job: the host memory image, the shared options --prog, --load,
+   --dump, --dump-dir, --hostmem-mib, @FILE option files, and program loading (.s or .bin). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/asm.h"
+#include "tpu/host.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static char *dupn(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+/* internal: a decimal or 0x hex number filling all of [s, s+n); 0 or -1. */
+static int parse_u64(const char *s, size_t n, uint64_t *v)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    unsigned base = 10;
+    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    }
+    if (i == n)
+        return -1;
+    for (; i < n; i++) {
+        unsigned d;
+        char c = s[i];
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (base == 16 && c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (base == 16 && c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+        if (x > (UINT64_MAX - d) / base)
+            return -1;
+        x = x * base + d;
+    }
+    *v = x;
+    return 0;
+}
+
+void tpu_host_init(tpu_host_t *h)
+{
+    memset(h, 0, sizeof *h);
+    h->mib = TPU_HOST_DEFAULT_MIB;
+}
+
+void tpu_host_free(tpu_host_t *h)
+{
+    for (size_t i = 0; i < h->nloads; i++)
+        free(h->loads[i].path);
+    for (size_t i = 0; i < h->ndumps; i++)
+        free(h->dumps[i].path);
+    free(h->loads);
+    free(h->dumps);
+    free(h->mem);
+    free(h->prog_path);
+    free(h->dump_dir);
+    memset(h, 0, sizeof *h);
+}
+
+static const char *const host_opts[] = { "prog", "load", "dump", "dump-dir", "hostmem-mib" };
+
+static const char *strip_dashes(const char *s)
+{
+    if (s[0] == '-' && s[1] == '-')
+        return s + 2;
+    return s;
+}
+
+int tpu_host_is_option(const char *name)
+{
+    const char *s = strip_dashes(name);
+    size_t n = strcspn(s, "=");
+    for (size_t i = 0; i < sizeof host_opts / sizeof host_opts[0]; i++)
+        if (strlen(host_opts[i]) == n && !strncmp(s, host_opts[i], n))
+            return 1;
+    return 0;
+}
+
+static int add_load(tpu_host_t *h, const char *arg, char *err, size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    uint64_t addr;
+    if (eq == NULL || eq[1] == 0 || parse_u64(arg, (size_t)(eq - arg), &addr)) {
+        set_err(err, errlen, "--load '%s': bad argument, expected ADDR=FILE.npy (ADDR decimal or "
+                "0x hex)", arg);
+        return -1;
+    }
+    tpu_host_load_t *p = realloc(h->loads, (h->nloads + 1) * sizeof *p);
+    if (p == NULL || (p[h->nloads].path = dupn(eq + 1, strlen(eq + 1))) == NULL) {
+        if (p)
+            h->loads = p;
+        set_err(err, errlen, "--load: out of memory");
+        return -1;
+    }
+    h->loads = p;
+    h->loads[h->nloads++].addr = addr;
+    return 0;
+}
+
+static int add_dump(tpu_host_t *h, const char *arg, char *err, size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    tpu_host_dump_t d;
+    memset(&d, 0, sizeof d);
+#define DUMP_FORM "expected ADDR=FILE.npy:DTYPE:ROWSxCOLS[:STRIDE], DTYPE bf16 or f32"
+    if (eq == NULL || parse_u64(arg, (size_t)(eq - arg), &d.addr)) {
+        set_err(err, errlen, "--dump '%s': bad address, " DUMP_FORM, arg);
+        return -1;
+    }
+    const char *rest = eq + 1;
+    /* from the right: [:STRIDE], :ROWSxCOLS, :DTYPE, the file is what is left */
+    const char *c1 = strrchr(rest, ':');
+    if (c1 == NULL) {
+        set_err(err, errlen, "--dump '%s': no ':DTYPE:ROWSxCOLS', " DUMP_FORM, arg);
+        return -1;
+    }
+    const char *shape = c1 + 1, *shape_end = rest + strlen(rest), *stride_s = NULL;
+    if (strchr(shape, 'x') == NULL) {
+        stride_s = shape;
+        shape_end = c1;
+        const char *c2 = c1;
+        while (c2 > rest && c2[-1] != ':')
+            c2--;
+        if (c2 == rest) {
+            set_err(err, errlen, "--dump '%s': no ROWSxCOLS, " DUMP_FORM, arg);
+            return -1;
+        }
+        shape = c2;
+        c1 = c2 - 1;
+    }
+    const char *cd = c1;
+    while (cd > rest && cd[-1] != ':')
+        cd--;
+    if (cd == rest) {
+        set_err(err, errlen, "--dump '%s': no DTYPE, " DUMP_FORM, arg);
+        return -1;
+    }
+    char dt[16];
+    size_t dtl = (size_t)(c1 - cd);
+    if (dtl >= sizeof dt) {
+        set_err(err, errlen, "--dump '%s': unknown dtype, " DUMP_FORM, arg);
+        return -1;
+    }
+    memcpy(dt, cd, dtl);
+    dt[dtl] = 0;
+    if (tpu_npy_parse_dtype(dt, &d.dtype) || d.dtype == TPU_NPY_U4) {
+        set_err(err, errlen, "--dump '%s': unknown dtype '%s', " DUMP_FORM, arg, dt);
+        return -1;
+    }
+    const char *x = memchr(shape, 'x', (size_t)(shape_end - shape));
+    uint64_t rows, cols;
+    if (x == NULL || parse_u64(shape, (size_t)(x - shape), &rows) ||
+        parse_u64(x + 1, (size_t)(shape_end - x - 1), &cols) || rows == 0 || cols == 0 ||
+        rows > (1u << 24) || cols > (1u << 24)) {
+        set_err(err, errlen, "--dump '%s': bad shape '%.*s', expected ROWSxCOLS with 1 .. 2^24 "
+                "each", arg, (int)(shape_end - shape), shape);
+        return -1;
+    }
+    d.rows = (size_t)rows;
+    d.cols = (size_t)cols;
+    d.stride = cols * tpu_npy_elem_size(d.dtype);
+    if (stride_s && parse_u64(stride_s, strlen(stride_s), &d.stride)) {
+        set_err(err, errlen, "--dump '%s': bad stride '%s', expected a byte count", arg,
+                stride_s);
+        return -1;
+    }
+    size_t fl = (size_t)(cd - 1 - rest);
+    if (fl == 0) {
+        set_err(err, errlen, "--dump '%s': empty file name, " DUMP_FORM, arg);
+        return -1;
+    }
+    tpu_host_dump_t *p = realloc(h->dumps, (h->ndumps + 1) * sizeof *p);
+    if (p == NULL || (d.path = dupn(rest, fl)) == NULL) {
+        if (p)
+            h->dumps = p;
+        set_err(err, errlen, "--dump: out of memory");
+        return -1;
+    }
+    h->dumps = p;
+    h->dumps[h->ndumps++] = d;
+    return 0;
+}
+
+int tpu_host_add_option(tpu_host_t *h, const char *opt, const char *arg, char *err,
+                        size_t errlen)
+{
+    const char *s = strip_dashes(opt);
+    size_t n = strcspn(s, "=");
+    if (!tpu_host_is_option(opt))
+        return 1;
+    if (s[n] == '=' && arg == NULL)
+        arg = s + n + 1;
+    if (arg == NULL) {
+        set_err(err, errlen, "--%.*s: missing argument", (int)n, s);
+        return -1;
+    }
+    if (!strncmp(s, "load", n))
+        return add_load(h, arg, err, errlen);
+    if (!strncmp(s, "dump", n))
+        return add_dump(h, arg, err, errlen);
+    if (!strncmp(s, "prog", n) || !strncmp(s, "dump-dir", n)) {
+        char **dst = s[0] == 'p' ? &h->prog_path : &h->dump_dir;
+        if (*dst != NULL) {
+            set_err(err, errlen, "--%.*s '%s': given twice, expected once", (int)n, s, arg);
+            return -1;
+        }
+        if (arg[0] == 0) {
+            set_err(err, errlen, "--%.*s: empty argument, expected a path", (int)n, s);
+            return -1;
+        }
+        if ((*dst = dupn(arg, strlen(arg))) == NULL) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
+    /* hostmem-mib */
+    uint64_t m;
+    if (parse_u64(arg, strlen(arg), &m) || m < 1 || m > 4096) {
+        set_err(err, errlen, "--hostmem-mib '%s': expected 1 .. 4096", arg);
+        return -1;
+    }
+    if (h->mem != NULL) {
+        set_err(err, errlen, "--hostmem-mib: the host image is already allocated");
+        return -1;
+    }
+    h->mib = (unsigned)m;
+    return 0;
+}
+
+int tpu_host_load_all(tpu_host_t *h, char *err, size_t errlen)
+{
+    if (h->mem == NULL) {
+        h->size = (size_t)h->mib << 20;
+        h->mem = calloc(h->size, 1);
+        if (h->mem == NULL) {
+            set_err(err, errlen, "host memory: cannot allocate %u MiB", h->mib);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < h->nloads; i++) {
+        tpu_npy_t a;
+        const tpu_host_load_t *l = &h->loads[i];
+        if (tpu_npy_read(l->path, &a, err, errlen))
+            return -1;
+        size_t e = tpu_npy_elem_size(a.dtype), cnt = a.rows * a.cols;
+        if (l->addr > h->size || cnt * e > h->size - l->addr) {
+            set_err(err, errlen, "--load 0x%llx=%s: %zu bytes do not fit in the %zu-byte host "
+                    "memory (--hostmem-mib)", (unsigned long long)l->addr, l->path, cnt * e,
+                    h->size);
+            tpu_npy_free(&a);
+            return -1;
+        }
+        uint8_t *p = h->mem + l->addr;
+        for (size_t j = 0; j < cnt; j++) {
+            uint32_t v = e == 2 ? ((uint16_t *)a.data)[j] : ((uint32_t *)a.data)[j];
+            for (size_t b = 0; b < e; b++)
+                p[j * e + b] = (uint8_t)(v >> (8 * b));
+        }
+        tpu_npy_free(&a);
+    }
+    return 0;
+}
+
+int tpu_host_dump_all(const tpu_host_t *h, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < h->ndumps; i++) {
+        const tpu_host_dump_t *d = &h->dumps[i];
+        size_t e = tpu_npy_elem_size(d->dtype);
+        uint64_t last = d->addr + (uint64_t)(d->rows - 1) * d->stride + d->cols * e;
+        if (h->mem == NULL || last > h->size) {
+            set_err(err, errlen, "--dump 0x%llx=%s: bytes up to 0x%llx are outside the %zu-byte "
+                    "host memory", (unsigned long long)d->addr, d->path,
+                    (unsigned long long)last, h->size);
+            return -1;
+        }
+        tpu_npy_t a;
+        if (tpu_npy_alloc(&a, d->dtype, 2, d->rows, d->cols)) {
+            set_err(err, errlen, "--dump %s: out of memory", d->path);
+            return -1;
+        }
+        for (size_t r = 0; r < d->rows; r++)
+            for (size_t c = 0; c < d->cols; c++) {
+                const uint8_t *p = h->mem + d->addr + r * d->stride + c * e;
+                uint32_t v = 0;
+                for (size_t b = 0; b < e; b++)
+                    v |= (uint32_t)p[b] << (8 * b);
+                if (e == 2)
+                    ((uint16_t *)a.data)[r * d->cols + c] = (uint16_t)v;
+                else
+                    ((uint32_t *)a.data)[r * d->cols + c] = v;
+            }
+        char *path = d->path;
+        if (h->dump_dir) {
+            const char *base = strrchr(d->path, '/');
+            base = base ? base + 1 : d->path;
+            size_t len = strlen(h->dump_dir) + strlen(base) + 2;
+            path = malloc(len);
+            if (path == NULL) {
+                tpu_npy_free(&a);
+                set_err(err, errlen, "--dump %s: out of memory", d->path);
+                return -1;
+            }
+            snprintf(path, len, "%s/%s", h->dump_dir, base);
+        }
+        int rc = tpu_npy_write(path, &a, err, errlen);
+        if (path != d->path)
+            free(path);
+        tpu_npy_free(&a);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* internal: the whole file, NUL-terminated; NULL with a message. */
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *p = realloc(buf, cap * 2);
+            if (p == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (buf == NULL || bad) {
+        free(buf);
+        set_err(err, errlen, "%s: cannot read", path);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+int tpu_load_program(const char *path, unsigned n_mxu, tpu_insn_t **prog, size_t *count,
+                     char *err, size_t errlen)
+{
+    size_t len;
+    *prog = NULL;
+    *count = 0;
+    char *buf = read_file(path, &len, err, errlen);
+    if (buf == NULL)
+        return -1;
+    size_t pl = strlen(path);
+    if (pl >= 2 && !strcmp(path + pl - 2, ".s")) {
+        if (strlen(buf) != len) {
+            set_err(err, errlen, "%s: NUL byte in assembly source, expected text", path);
+            free(buf);
+            return -1;
+        }
+        char *msgs = NULL;
+        int rc = tpu_asm_n(buf, path, n_mxu, prog, count, &msgs);
+        free(buf);
+        if (rc != 0) {
+            if (rc < 0 || msgs == NULL)
+                set_err(err, errlen, "%s: out of memory", path);
+            else {
+                size_t ml = strlen(msgs);
+                if (ml && msgs[ml - 1] == '\n')
+                    msgs[ml - 1] = 0;
+                set_err(err, errlen, "%s", msgs);
+            }
+            free(msgs);
+            return -1;
+        }
+        free(msgs);
+        return 0;
+    }
+    if (len % TPU_INSN_BYTES != 0) {
+        set_err(err, errlen, "%s: size %zu bytes is not a multiple of 16 (a binary program is "
+                "16-byte instructions; assembly must end in .s)", path, len);
+        free(buf);
+        return -1;
+    }
+    *count = len / TPU_INSN_BYTES;
+    *prog = malloc((*count ? *count : 1) * sizeof **prog);
+    if (*prog == NULL) {
+        free(buf);
+        set_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (size_t i = 0; i < *count; i++)
+        (*prog)[i] = tpu_insn_from_bytes((const uint8_t *)buf + TPU_INSN_BYTES * i);
+    free(buf);
+    return 0;
+}
+
+/* internal: argument with a relative path made relative to dir (the @FILE's folder), for the
+   path-taking host options; otherwise a copy. */
+static char *rebase(const char *opt, const char *arg, const char *dir, size_t dirlen)
+{
+    const char *s = strip_dashes(opt);
+    size_t n = strcspn(s, "=");
+    size_t pre = 0;
+    if (dirlen == 0 || arg == NULL)
+        return arg ? dupn(arg, strlen(arg)) : NULL;
+    if ((n == 4 && !strncmp(s, "load", 4)) || (n == 4 && !strncmp(s, "dump", 4))) {
+        const char *eq = strchr(arg, '=');
+        if (eq == NULL)
+            return dupn(arg, strlen(arg));
+        pre = (size_t)(eq - arg) + 1;
+    } else if (!((n == 4 && !strncmp(s, "prog", 4)) || (n == 8 && !strncmp(s, "dump-dir", 8)))) {
+        return dupn(arg, strlen(arg));
+    }
+    if (arg[pre] == '/' || arg[pre] == 0)
+        return dupn(arg, strlen(arg));
+    size_t al = strlen(arg);
+    char *r = malloc(al + dirlen + 2);
+    if (r == NULL)
+        return NULL;
+    memcpy(r, arg, pre);
+    memcpy(r + pre, dir, dirlen);
+    r[pre + dirlen] = '/';
+    memcpy(r + pre + dirlen + 1, arg + pre, al - pre + 1);
+    return r;
+}
+
+static int push(char ***v, int *n, int *cap, char *s)
+{
+    if (s == NULL)
+        return -1;
+    if (*n + 1 >= *cap) {
+        int c = *cap ? *cap * 2 : 16;
+        char **p = realloc(*v, (size_t)c * sizeof *p);
+        if (p == NULL) {
+            free(s);
+            return -1;
+        }
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = s;
+    (*v)[*n] = NULL;
+    return 0;
+}
+
+int tpu_args_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *err,
+                    size_t errlen)
+{
+    char **v = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i == 0 || argv[i][0] != '@') {
+            if (push(&v, &n, &cap, dupn(argv[i], strlen(argv[i]))))
+                goto oom;
+            continue;
+        }
+        const char *path = argv[i] + 1;
+        size_t len;
+        char *buf = read_file(path, &len, err, errlen);
+        if (buf == NULL) {
+            tpu_args_free(n, v);
+            return -1;
+        }
+        const char *slash = strrchr(path, '/');
+        size_t dirlen = slash ? (size_t)(slash - path) : 0;
+        if (slash == path)
+            dirlen = 1;
+        char *line = buf;
+        while (line && *line) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = 0;
+            char *s = line;
+            line = nl ? nl + 1 : NULL;
+            while (*s == ' ' || *s == '\t')
+                s++;
+            size_t l = strlen(s);
+            while (l && (s[l - 1] == ' ' || s[l - 1] == '\t' || s[l - 1] == '\r'))
+                s[--l] = 0;
+            if (l == 0 || s[0] == '#')
+                continue;
+            char *arg = s + strcspn(s, " \t");
+            if (*arg) {
+                *arg++ = 0;
+                while (*arg == ' ' || *arg == '\t')
+                    arg++;
+            } else {
+                arg = NULL;
+            }
+            if (arg == NULL && strchr(s, '=') && s[0] == '-' && tpu_host_is_option(s)) {
+                /* --opt=ARG form */
+                char *eq = strchr(s, '=');
+                *eq = 0;
+                char *opt = dupn(s, strlen(s));
+                char *a = rebase(s, eq + 1, path, dirlen);
+                if (opt == NULL || a == NULL) {
+                    free(opt);
+                    free(a);
+                    free(buf);
+                    goto oom;
+                }
+                size_t ol = strlen(opt), al = strlen(a);
+                char *joined = malloc(ol + al + 2);
+                if (joined)
+                    snprintf(joined, ol + al + 2, "%s=%s", opt, a);
+                free(opt);
+                free(a);
+                if (push(&v, &n, &cap, joined)) {
+                    free(buf);
+                    goto oom;
+                }
+                continue;
+            }
+            if (push(&v, &n, &cap, dupn(s, strlen(s))) ||
+                (arg && push(&v, &n, &cap, rebase(s, arg, path, dirlen)))) {
+                free(buf);
+                goto oom;
+            }
+        }
+        free(buf);
+    }
+    if (v == NULL && push(&v, &n, &cap, dupn("", 0)) == 0) {
+        free(v[0]);
+        n = 0;
+        v[0] = NULL;
+    }
+    *out_argc = n;
+    *out_argv = v;
+    return 0;
+oom:
+    tpu_args_free(n, v);
+    set_err(err, errlen, "out of memory reading options");
+    return -1;
+}
+
+void tpu_args_free(int argc, char **argv)
+{
+    if (argv == NULL)
+        return;
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    free(argv);
+}

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: Apache-2.0
+# Command-line tools of the core: build/tools/tpu-as (assembler), tpu-dis (disassembler),
+# tpu-mkprog (test program generator), each linked with the C model library.
+
+TOOLS_DIR    := $(BUILD)/tools
+TOOLS_CFLAGS := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
+TOOLS        := $(TOOLS_DIR)/tpu-as $(TOOLS_DIR)/tpu-dis
+
+.PHONY: tools
+tools: $(TOOLS)
+
+$(TOOLS_DIR)/tpu-as: tools/tpu_as.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
+
+$(TOOLS_DIR)/tpu-dis: tools/tpu_dis.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
+
+$(TOOLS_DIR)/tpu-mkprog: tools/tpu_mkprog.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
