@@ -46,6 +46,7 @@ clean:
 
 include gen/gen.mk
 include cmodel/cmodel.mk
+include tools/tools.mk
 include sim/sim.mk
 include tests/tests.mk
 include bench/bench.mk
