@@ -758,11 +758,13 @@ int main(int argc, char **argv)
             for (auto const &l : it->second)
                 std::fprintf(tf, "%s\n", l.c_str());
         if (kv.second) {
-            char dis[256] = "?";
-            if (pc < count)
-                tpu_insn_disasm(prog[pc], dis, sizeof dis);
-            const char *sp = std::strchr(dis, ' ');
-            std::fprintf(tf, "r %u %.*s\n", pc, sp ? static_cast<int>(sp - dis) : 255, dis);
+            const char *mn = nullptr;
+            if (pc < count) {
+                tpu_dinsn_t d;
+                tpu_insn_decode(prog[pc], &d);
+                mn = tpu_opcode_name(d.opcode);
+            }
+            std::fprintf(tf, "r %u %s\n", pc, mn ? mn : "?");
         }
     }
     if (error)

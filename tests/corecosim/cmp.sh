@@ -30,7 +30,7 @@ expect() {
 }
 
 variant same ''
-expect 0 same "PASS: 15 records identical"
+expect 0 same "PASS: 17 records identical"
 
 variant comments '/^w 3 acc 0/i # a comment between records
 $a # a trailing comment'
@@ -44,13 +44,13 @@ expect 0 interleave "PASS"
 variant sameroworder 's/^w 4 acc 7 00000001 00000002$/X/; s/^w 4 acc 7 00000003 00000004$/w 4 acc 7 00000001 00000002/; s/^X$/w 4 acc 7 00000003 00000004/'
 expect 1 sameroworder "instruction 4 (softmax)" "acc row 7" "element 0" \
     "expected 00000001 (model)" "got      00000003 (RTL)" "2 of 2 elements of the row differ" \
-    "FAIL: 2 of 15 records differ"
+    "FAIL: 2 of 17 records differ"
 
 variant value 's/^w 3 acc 1 40400000 80000000$/w 3 acc 1 40400000 80000001/'
-expect 1 value "first divergence at record 7, instruction 3 (matmul)" \
-    "acc row 1 (expected line 10, got line 10): element 1" \
+expect 1 value "first divergence at record 9, instruction 3 (matmul)" \
+    "acc row 1 (expected line 11, got line 11): element 1" \
     "expected 80000000 (model)" "got      80000001 (RTL)" "1 of 2 elements of the row differ" \
-    "FAIL: 1 of 15 records differ"
+    "FAIL: 1 of 17 records differ"
 
 variant bf16 's/^w 0 ub 1 4040 8000$/w 0 ub 1 4041 8001/'
 expect 1 bf16 "instruction 0 (dma_in)" "ub row 1" "element 0" "expected 4040" "got      4041" \
@@ -59,19 +59,20 @@ expect 1 bf16 "instruction 0 (dma_in)" "ub row 1" "element 0" "expected 4040" "g
 variant row 's/^w 3 acc 1 /w 3 acc 2 /'
 expect 1 row "instruction 3 (matmul)" "a write to acc row 2 where one to acc row 1 was expected"
 
+# (each instruction's writes are compared in (memory, row) order: the ub row comes first)
 variant mem 's/^w 1 wmem 1 /w 1 ub 1 /'
-expect 1 mem "instruction 1 (dma_in)" "a write to ub row 1 where one to wmem row 1 was expected"
+expect 1 mem "instruction 1 (dma_in)" "a write to ub row 1 where one to wmem row 0 was expected"
 
 variant width 's/^w 3 acc 0 3f800000 40000000$/w 3 acc 0 3f800000 40000000 00000000/'
 expect 1 width "acc row 0" "3 elements, expected 2"
 
 variant short '/^r 6 halt$/d'
-expect 1 short "ACTUAL (RTL) trace ends after record 14" "a retire of instruction 6 (halt)" \
-    "missing, expected line 18: r 6 halt"
+expect 1 short "ACTUAL (RTL) trace ends after record 16" "a retire of instruction 6 (halt)" \
+    "missing, expected line 19: r 6 halt"
 
 variant long '$a w 6 ub 9 0000 0000'
-expect 1 long "EXPECTED (model) trace ends after record 15" \
-    "extra, got line 19: w 6 ub 9 (2 elements)"
+expect 1 long "EXPECTED (model) trace ends after record 17" \
+    "extra, got line 20: w 6 ub 9 (2 elements)"
 
 variant missingwrite '/^w 0 ub 1 /d'
 expect 1 missingwrite "instruction 0 (dma_in)" "expected a memory write, got a retire"
@@ -89,8 +90,9 @@ $cmp "$out/err2.trace" "$out/err3.trace" >"$out/last.log" 2>&1
 if [ $? -eq 1 ] && grep -qF "error code 3, expected 2" "$out/last.log"; then ok "error codes"
 else bad "error codes"; fi
 
-variant pc 's/^w 4 ub 6 /w 5 ub 6 /'
-expect 1 pc "a record of instruction"
+variant pc 's/^r 2 lw$/r 1 lw/'
+expect 1 pc "first divergence at record 7, instruction 2 (lw)" \
+    "a record of instruction 1 where one of instruction 2 was expected"
 
 # malformed input: exit 2 naming the file and line
 variant baddigits 's/^w 0 ub 0 3f80 4000$/w 0 ub 0 3f80 04000/'

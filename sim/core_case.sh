@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# One core co-simulation case (docs/isa.md "Co-simulation"), used by make core-run and
+# tests/corecosim: tpu-mkprog writes the program and its data, tpu-run (the C model) runs it
+# writing the model trace and dumps, core_tb (the verilated core) runs it once per stall
+# setting writing the RTL trace and dumps; the traces must be identical (tpu-core-cmp) and
+# every dump identical byte for byte; the RTL's counters are printed beside the model's.
+#
+# usage: sim/core_case.sh N DIR STALLS KIND [tpu-mkprog options...]
+#   STALLS  comma-separated --stall percentages for core_tb, e.g. 0,30
+# Environment: CORE_TB (default build/sim/core_N<N>/core_tb), TPU_RUN, TPU_MKPROG, CORE_CMP,
+#   CORE_TB_ARGS (extra core_tb options). Exit 0 PASS, 1 FAIL.
+set -u
+[ $# -ge 4 ] || { echo "usage: $0 N DIR STALLS KIND [tpu-mkprog options...]" >&2; exit 2; }
+n=$1; dir=$2; stalls=$3; kind=$4; shift 4
+tb=${CORE_TB:-build/sim/core_N$n/core_tb}
+run=${TPU_RUN:-build/tools/tpu-run}
+mkprog=${TPU_MKPROG:-build/tools/tpu-mkprog}
+cmp=${CORE_CMP:-build/sim/tpu-core-cmp}
+name="N=$n $kind${*:+ $*}"
+rm -rf "$dir"; mkdir -p "$dir"
+
+fail() { echo "FAIL: $name: $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/    /'; exit 1; }
+
+"$mkprog" "$kind" --mxu "$n" "$@" -o "$dir/prog" >"$dir/mkprog.log" 2>&1 ||
+    fail "tpu-mkprog failed" "$dir/mkprog.log"
+"$run" --mxu "$n" --prog "$dir/prog/prog.s" "@$dir/prog/job.args" --trace "$dir/model.trace" \
+    --dump-dir "$dir/model" >"$dir/model.log" 2>&1
+mst=$?
+[ $mst -le 1 ] || fail "tpu-run failed (exit $mst)" "$dir/model.log"
+mctr=$(grep -m1 -E 'CYCLES' "$dir/model.log" | sed 's/^ *//')
+
+st=0
+for s in $(echo "$stalls" | tr ',' ' '); do
+    r=$dir/rtl_s$s
+    # shellcheck disable=SC2086
+    "$tb" --prog "$dir/prog/prog.s" "@$dir/prog/job.args" --trace "$r.trace" --dump-dir "$r" \
+        --stall "$s" --seed "$n$s" ${CORE_TB_ARGS:-} >"$r.log" 2>&1
+    rst=$?
+    what="$name stall=$s"
+    if [ $rst -gt 1 ]; then echo "FAIL: $what: core_tb failed (exit $rst)"; tail -n 30 "$r.log" | sed 's/^/    /'; st=1; continue; fi
+    if grep -q 'AXI protocol violation\|timeout' "$r.log"; then
+        echo "FAIL: $what: core_tb reports:"; grep 'ERROR' "$r.log" | head -n 12 | sed 's/^/    /'; st=1; continue
+    fi
+    if [ $rst -ne $mst ]; then
+        echo "FAIL: $what: core_tb exit $rst, tpu-run exit $mst"
+        grep -E '^core_tb: (error|done)' "$r.log" | sed 's/^/    rtl:   /'; tail -n 3 "$dir/model.log" | sed 's/^/    model: /'
+        st=1
+    fi
+    if ! "$cmp" --prog "$dir/prog/prog.s" --mxu "$n" "$dir/model.trace" "$r.trace" >"$r.cmp" 2>&1; then
+        echo "FAIL: $what: the traces differ ($dir/model.trace vs $r.trace)"; sed 's/^/    /' "$r.cmp"; st=1; continue
+    fi
+    nd=0
+    for f in "$dir"/model/*.npy; do
+        [ -e "$f" ] || continue
+        nd=$((nd + 1))
+        if ! cmp "$f" "$r/$(basename "$f")" >/dev/null 2>&1; then
+            echo "FAIL: $what: dump $(basename "$f") differs (cmp $f $r/$(basename "$f"))"; st=1
+        fi
+    done
+    [ $st -eq 0 ] || continue
+    recs=$(sed -n 's/.*PASS: \([0-9]*\) records.*/\1/p' "$r.cmp")
+    echo "PASS: $what: $recs trace records, $nd dumps identical"
+    echo "    rtl:   $(grep -m1 'counters:' "$r.log" | sed 's/^core_tb: counters: //')"
+    echo "    model: $mctr"
+    echo "    rtl:   $(grep -m1 'utilisation' "$r.log" | sed 's/^core_tb: //; s/;.*//'); $(grep -m1 'cycles simulated' "$r.log" | sed 's/^core_tb: //')"
+done
+exit $st
