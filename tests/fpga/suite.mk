@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # FPGA flow tests (docs/fpga.md; the flow is bench/synth.mk).
-#   test-fpga-dsp      Yosys synth_xilinx of the PE for xc7 and xcup: the significand multiply
-#                      maps to exactly one DSP48E1 / DSP48E2, and no BRAM-eligible RAM is left
-#                      in LUTs (no RAM in the RTL yet: that half is vacuous until one appears)
-#                      (~40 s)
+#   test-fpga-dsp      Yosys synth_xilinx of the PE (--pe-stages 1 and 3) for xc7 and xcup: the
+#                      significand multiply maps to exactly one DSP48E1 / DSP48E2, and no
+#                      BRAM-eligible RAM is left in LUTs (no RAM in the RTL yet: that half is
+#                      vacuous until one appears) (~60 s)
 #   test-fpga-flatten  the Yosys 0.23 front-end workaround (bench/synth/flatten_packed.py) keeps
-#                      the circuit: generated and flattened tpu_mxu (N = 2, 3) and tpu_vpu
-#                      (L = 2) side by side in Icarus, all outputs identical every cycle (~20 s)
+#                      the circuit: generated and flattened tpu_mxu (N = 2, 3; N = 2 also with
+#                      --pe-stages 2 and 3) and tpu_vpu (L = 2) side by side in Icarus, all
+#                      outputs identical every cycle (~30 s)
 #   test-fpga-constraints  what gen writes for FPGAs: --freq-mhz, XDC/SDC/PCF naming clk_i and
 #                      the reset synchroniser, tpu.core parsing as YAML and listing only files
 #                      that exist, tpu_top lint-clean (Verilator -Wall, Icarus), the
@@ -18,15 +19,17 @@ test-fpga-constraints: $(GEN)
 	VERILATOR=$(VERILATOR) sh tests/fpga/test_constraints.sh $(GEN)
 
 # (bench/synth.mk is included after this file: the paths are spelled out)
-test-fpga-dsp: $(BUILD)/synth/pe_xc7.json $(BUILD)/synth/pe_xcup.json
+test-fpga-dsp: $(BUILD)/synth/pe_xc7.json $(BUILD)/synth/pe_xcup.json \
+               $(BUILD)/synth/pe_s3_xc7.json $(BUILD)/synth/pe_s3_xcup.json
 	python3 bench/synth/report.py check $^
 
 test-fpga-flatten: $(GEN)
 	@set -e; d=$(BUILD)/fpga-equiv; mkdir -p $$d; \
-	for cfg in "2 2 tpu_mxu.f tpu_mxu" "3 2 tpu_mxu.f tpu_mxu" "2 2 tpu_vpu.f tpu_vpu"; do \
-		set -- $$cfg; rm -rf $$d/gen_$$1_$$2; \
-		$(GEN) --mxu $$1 --vpu-lanes $$2 -o $$d/gen_$$1_$$2 >/dev/null; \
-		sh bench/synth/equiv.sh $$d/gen_$$1_$$2 $$3 $$4 400 $$d/work_$$1_$$2_$$4; \
+	for cfg in "2 2 tpu_mxu.f tpu_mxu 1" "3 2 tpu_mxu.f tpu_mxu 1" "2 2 tpu_vpu.f tpu_vpu 1" \
+	           "2 2 tpu_mxu.f tpu_mxu 2" "2 2 tpu_mxu.f tpu_mxu 3"; do \
+		set -- $$cfg; g=$$d/gen_$$1_$$2_s$$5; rm -rf $$g; \
+		$(GEN) --mxu $$1 --vpu-lanes $$2 --pe-stages $$5 -o $$g >/dev/null; \
+		sh bench/synth/equiv.sh $$g $$3 $$4 400 $$d/work_$$1_$$2_$$4_s$$5; \
 	done
 
 TEST_SUITES += test-fpga-dsp test-fpga-flatten test-fpga-constraints
