@@ -52,6 +52,15 @@ expect 1 value "first divergence at record 9, instruction 3 (matmul)" \
     "expected 80000000 (model)" "got      80000001 (RTL)" "1 of 2 elements of the row differ" \
     "FAIL: 1 of 17 records differ"
 
+# --prog: the full disassembly of the instruction
+$cmp --prog tests/corecosim/traces/good.s --mxu 2 "$good" "$out/value.trace" >"$out/last.log" 2>&1
+if [ $? -eq 1 ] && grep -qF "instruction 3 (matmul ub=0 acc=0 rows=2)" "$out/last.log"; then
+    ok "--prog gives the disassembly"
+else bad "--prog gives the disassembly"; fi
+$cmp --prog "$out/nosuch.s" "$good" "$good" >"$out/last.log" 2>&1
+if [ $? -eq 2 ] && grep -qF "nosuch.s" "$out/last.log"; then ok "--prog: missing file"
+else bad "--prog: missing file"; fi
+
 variant bf16 's/^w 0 ub 1 4040 8000$/w 0 ub 1 4041 8001/'
 expect 1 bf16 "instruction 0 (dma_in)" "ub row 1" "element 0" "expected 4040" "got      4041" \
     "2 of 2 elements"
