@@ -29,6 +29,7 @@ all: rtl
 
 help:
 	@echo "make run        generate, build and co-simulate the default MXU ($(MXU)x$(MXU)); prints PASS/FAIL"
+	@echo "make core-run   generate, build and co-simulate the default core ($(MXU)x$(MXU)) on the mlp program against the model; PASS/FAIL"
 	@echo "make test       all tests that run in CI (well under 30 min on 2 cores)"
 	@echo "make test-full  exhaustive numerics and large configurations (~1.5 h)"
 	@echo "make cosim-128  co-simulate the 128x128 MXU (~11 GB, ~15 min build)"

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <deque>
 #include <map>
 #include <memory>
@@ -245,7 +246,7 @@ uint64_t time_seed()
 // "valid held until ready, payload stable" rule.
 struct ChanSample {
     bool valid = false, ready = false;
-    std::vector<uint64_t> payload;
+    std::array<uint64_t, 4> payload{};
 };
 
 // The bytes of host memory the program's DMA may touch: a read beat (8 bytes) must overlap a
@@ -384,7 +385,7 @@ int main(int argc, char **argv)
     std::map<unsigned, bool> dispatched;
     uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
 
-    ChanSample s_aw, s_w, s_ar, l_b, l_r, l_aw_ready, l_w_ready;
+    ChanSample s_aw, s_w, s_ar, l_b, l_r;
 
     auto edge = [&](int clk) {
         top->clk_i = clk;
@@ -407,8 +408,9 @@ int main(int argc, char **argv)
     };
 
     // Stable-payload check of a channel the DUT drives as the sender.
-    auto check_hold = [&](ChanSample &prev, bool valid, bool ready,
-                          std::vector<uint64_t> const &payload, const char *name) {
+    using Payload = std::array<uint64_t, 4>;
+    auto check_hold = [&](ChanSample &prev, bool valid, bool ready, Payload const &payload,
+                          const char *name) {
         if (prev.valid && !prev.ready) {
             if (!valid)
                 perr(cycle, "%s: valid dropped before ready", name);
@@ -477,23 +479,25 @@ int main(int argc, char **argv)
         const bool l_ar = top->s_axil_arvalid && top->s_axil_arready;
         const bool l_rh = top->s_axil_rvalid && top->s_axil_rready;
         const uint32_t l_rdata = top->s_axil_rdata;
-        check_hold(l_b, top->s_axil_bvalid, top->s_axil_bready, { top->s_axil_bresp },
-                   "s_axil B");
+        check_hold(l_b, top->s_axil_bvalid, top->s_axil_bready,
+                   Payload{ top->s_axil_bresp, 0, 0, 0 }, "s_axil B");
         check_hold(l_r, top->s_axil_rvalid, top->s_axil_rready,
-                   { top->s_axil_rdata, top->s_axil_rresp }, "s_axil R");
+                   Payload{ top->s_axil_rdata, top->s_axil_rresp, 0, 0 }, "s_axil R");
         if (l_bh && top->s_axil_bresp != 0)
             perr(cycle, "s_axil B: bresp %u, expected OKAY", top->s_axil_bresp);
         if (l_rh && top->s_axil_rresp != 0)
             perr(cycle, "s_axil R: rresp %u, expected OKAY", top->s_axil_rresp);
 
         check_hold(s_ar, top->m_axi_arvalid, arready,
-                   { top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize, top->m_axi_arburst },
+                   Payload{ top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize,
+                            top->m_axi_arburst },
                    "m_axi AR");
         check_hold(s_aw, top->m_axi_awvalid, awready,
-                   { top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize, top->m_axi_awburst },
+                   Payload{ top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize,
+                            top->m_axi_awburst },
                    "m_axi AW");
         check_hold(s_w, top->m_axi_wvalid, wready,
-                   { top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast }, "m_axi W");
+                   Payload{ top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast, 0 }, "m_axi W");
         const bool ar = top->m_axi_arvalid && arready;
         const bool aw = top->m_axi_awvalid && awready;
         const bool w = top->m_axi_wvalid && wready;
@@ -693,7 +697,8 @@ int main(int argc, char **argv)
             break;
         }
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const uint64_t sim_cycles = cycle - start_cycle;
     const uint32_t err_code = lite_read(0x0018), err_pc = lite_read(0x001C);
     uint64_t ctr[6];
