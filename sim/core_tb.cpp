@@ -673,6 +673,22 @@ int main(int argc, char **argv)
         std::printf("core_tb: ERROR: ID 0x%08x N %u, expected 0x54505531 and %u\n", id, n_reg, kN);
         return 1;
     }
+#if defined(TPU_CORE_UB_ROWS) && defined(TPU_CORE_ACC_ROWS) && defined(TPU_CORE_WMEM_ROWS) && \
+    defined(TPU_CORE_IMEM_INSNS)
+    {
+        const uint32_t want[4] = { TPU_CORE_UB_ROWS, TPU_CORE_ACC_ROWS, TPU_CORE_WMEM_ROWS,
+                                   TPU_CORE_IMEM_INSNS };
+        const char *const what[4] = { "UB rows", "ACC rows", "WMEM rows", "IMEM instructions" };
+        for (unsigned k = 0; k < 4; k++) {
+            const uint32_t got = lite_read(0x0020 + 4 * k);
+            if (got != want[k]) {
+                std::printf("core_tb: ERROR: register 0x%04x (%s) reads %u, tpu_params.h says %u\n",
+                            0x0020 + 4 * k, what[k], got, want[k]);
+                return 1;
+            }
+        }
+    }
+#endif
     if (count > imem) {
         std::fprintf(stderr, "core_tb: error: the program has %zu instructions, IMEM holds %u\n",
                      count, imem);
