@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu-mkprog: writes a core test program (prog.s), its input arrays (.npy) and the job
+   options (job.args: --load/--dump lines, paths relative to the output folder) for a kind of
+   job at any N. It writes no expected results: the model computes them. Layouts are those of
+   docs/isa.md "Data layout of the generated programs". Random data: sim/matgen.h (seeded,
+   the same bits on every host). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "matgen.h"
+#include "tpu/isa.h"
+#include "tpu/npy.h"
+
+struct cfg {
+    const char *kind, *dist, *dir;
+    unsigned n, m, k, nout, nhid;
+    uint64_t seed;
+    unsigned ub_rows, acc_rows, wmem_rows;
+    unsigned hostmem_mib;
+};
+
+struct job {
+    const struct cfg *c;
+    FILE *prog, *args, *meta;
+    uint64_t host_next;  /* next free host address */
+    unsigned ub_next, acc_next; /* next free on-chip rows */
+    unsigned wslot;      /* weight tiles streamed so far (slot = count % slots) */
+    int failed;
+};
+
+static const char *prog_name = "tpu-mkprog";
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: error: ", prog_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
+
+static uint64_t host_alloc(struct job *j, uint64_t bytes)
+{
+    uint64_t a = j->host_next;
+    j->host_next = (a + bytes + 4095) & ~(uint64_t)4095;
+    if (j->host_next > ((uint64_t)j->c->hostmem_mib << 20))
+        die("the job needs %llu bytes of host memory, more than --hostmem-mib %u",
+            (unsigned long long)j->host_next, j->c->hostmem_mib);
+    return a;
+}
+
+static unsigned ub_alloc(struct job *j, uint64_t rows, const char *what)
+{
+    if (j->ub_next + rows > j->c->ub_rows)
+        die("%s needs UB rows %u..%llu, but UB has %u rows (--ub-rows); use a smaller --m/--k",
+            what, j->ub_next, (unsigned long long)(j->ub_next + rows - 1), j->c->ub_rows);
+    unsigned r = j->ub_next;
+    j->ub_next += (unsigned)rows;
+    return r;
+}
+
+static unsigned acc_alloc(struct job *j, uint64_t rows, const char *what)
+{
+    if (j->acc_next + rows > j->c->acc_rows)
+        die("%s needs ACC rows %u..%llu, but ACC has %u rows (--acc-rows); use a smaller --m or "
+            "--nout", what, j->acc_next, (unsigned long long)(j->acc_next + rows - 1),
+            j->c->acc_rows);
+    unsigned r = j->acc_next;
+    j->acc_next += (unsigned)rows;
+    return r;
+}
+
+static void ins(struct job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(j->prog, fmt, ap);
+    va_end(ap);
+    fputc('\n', j->prog);
+}
+
+static void write_npy(struct job *j, const char *name, tpu_npy_dtype_t t, size_t rows,
+                      size_t cols, const void *data)
+{
+    char path[4096], err[512];
+    tpu_npy_t a;
+    snprintf(path, sizeof path, "%s/%s", j->c->dir, name);
+    if (tpu_npy_alloc(&a, t, 2, rows, cols))
+        die("out of memory");
+    memcpy(a.data, data, rows * cols * tpu_npy_elem_size(t));
+    if (tpu_npy_write(path, &a, err, sizeof err))
+        die("%s", err);
+    tpu_npy_free(&a);
+}
+
+/* A rows x cols bf16 input from the seed (matgen's A of an m x k x 1 problem). */
+static uint16_t *gen_bf16(const struct cfg *c, uint64_t salt, size_t rows, size_t cols)
+{
+    bf16_t *a = malloc(rows * cols * sizeof *a), *w = malloc(cols * sizeof *w);
+    uint16_t *r = malloc(rows * cols * sizeof *r);
+    if (!a || !w || !r)
+        die("out of memory");
+    if (tpu_matgen(c->dist, c->seed * 0x9E3779B97F4A7C15ull + salt, rows, cols, 1, a, w) !=
+        TPU_OK)
+        die("matgen failed");
+    for (size_t i = 0; i < rows * cols; i++)
+        r[i] = a[i].v;
+    free(a);
+    free(w);
+    return r;
+}
+
+/* Load a bf16 input to the host; returns its address. */
+static uint64_t load_bf16(struct job *j, const char *name, const uint16_t *d, size_t rows,
+                          size_t cols)
+{
+    uint64_t a = host_alloc(j, (uint64_t)rows * cols * 2);
+    write_npy(j, name, TPU_NPY_U2, rows, cols, d);
+    fprintf(j->args, "--load 0x%llx=%s\n", (unsigned long long)a, name);
+    return a;
+}
+
+static uint64_t load_f32(struct job *j, const char *name, const uint32_t *d, size_t rows,
+                         size_t cols)
+{
+    uint64_t a = host_alloc(j, (uint64_t)rows * cols * 4);
+    write_npy(j, name, TPU_NPY_F4, rows, cols, d);
+    fprintf(j->args, "--load 0x%llx=%s\n", (unsigned long long)a, name);
+    return a;
+}
+
+static uint64_t dump(struct job *j, const char *name, int f32, size_t rows, size_t cols)
+{
+    uint64_t a = host_alloc(j, (uint64_t)rows * cols * (f32 ? 4 : 2));
+    fprintf(j->args, "--dump 0x%llx=%s:%s:%zux%zu\n", (unsigned long long)a, name,
+            f32 ? "f32" : "bf16", rows, cols);
+    fprintf(j->meta, "output %s %s %zux%zu\n", name, f32 ? "f32" : "bf16", rows, cols);
+    return a;
+}
+
+/* A matrix M x K in UB, tile-major: K-tile kt of row m at UB row base + kt*M + m. */
+static unsigned act_to_ub(struct job *j, uint64_t host, unsigned m, unsigned k, const char *what)
+{
+    unsigned n = j->c->n, kt = cdiv(k, n);
+    unsigned base = ub_alloc(j, (uint64_t)kt * m, what);
+    ins(j, "# %s: %u x %u bf16 at host 0x%llx -> UB rows %u.. (K-tile kt of row m at %u + kt*%u + m)",
+        what, m, k, (unsigned long long)host, base, base, m);
+    for (unsigned t = 0; t < kt; t++)
+        ins(j, "dma_in ub row=%u rows=%u cols=%u addr=0x%llx stride=%u", base + t * m, m,
+            k - t * n < n ? k - t * n : n, (unsigned long long)(host + 2ull * t * n), 2 * k);
+    return base;
+}
+
+/* The DMA of weight tile (kt, nt) of a K x NOUT matrix at host into the next WMEM slot; the
+   missing rows of a partial K-tile are -0 from the host word at negz. Returns its WMEM row. */
+static unsigned weight_tile_dma(struct job *j, uint64_t host, unsigned k, unsigned nout,
+                                unsigned kt, unsigned nt, uint64_t negz)
+{
+    unsigned n = j->c->n, slots = j->c->wmem_rows / n;
+    unsigned w = (j->wslot++ % slots) * n;
+    unsigned kr = k - kt * n < n ? k - kt * n : n, nc = nout - nt * n < n ? nout - nt * n : n;
+    ins(j, "dma_in wmem row=%u rows=%u cols=%u addr=0x%llx stride=%u", w, kr, nc,
+        (unsigned long long)(host + 2ull * ((uint64_t)kt * n * nout + (uint64_t)nt * n)),
+        2 * nout);
+    if (kr < n)
+        ins(j, "dma_in wmem row=%u rows=%u cols=1 addr=0x%llx stride=0", w + kr, n - kr,
+            (unsigned long long)negz);
+    return w;
+}
+
+/* C = A x W with A tile-major at UB row ub (M x K), W K x NOUT at host; C tile-major in ACC
+   (N-tile nt of row m at ACC row acc + nt*M + m). Weight tiles in order nt-major, kt-minor,
+   DMA'd `ahead` tiles before their lw, each lw right after the previous matmul. */
+static void matmul_job(struct job *j, unsigned ub, unsigned acc, unsigned m, unsigned k,
+                       unsigned nout, uint64_t w_host, uint64_t negz,
+                       void (*after_nt)(struct job *, unsigned nt, void *), void *ctx)
+{
+    unsigned n = j->c->n, kt_n = cdiv(k, n), nt_n = cdiv(nout, n), tiles = kt_n * nt_n;
+    unsigned slots = j->c->wmem_rows / n;
+    unsigned ahead = slots >= 3 ? slots - 1 : 1;
+    if (ahead > tiles)
+        ahead = tiles;
+    unsigned *wrow = malloc(tiles * sizeof *wrow);
+    if (wrow == NULL)
+        die("out of memory");
+    ins(j, "# weights %u x %u bf16 at host 0x%llx: %u tiles of %u x %u through %u WMEM slots",
+        k, nout, (unsigned long long)w_host, tiles, n, n, slots);
+    for (unsigned t = 0; t < ahead; t++)
+        wrow[t] = weight_tile_dma(j, w_host, k, nout, t % kt_n, t / kt_n, negz);
+    ins(j, "lw w=%u", wrow[0]);
+    for (unsigned t = 0; t < tiles; t++) {
+        unsigned kt = t % kt_n, nt = t / kt_n;
+        ins(j, "matmul ub=%u acc=%u rows=%u%s", ub + kt * m, acc + nt * m, m,
+            kt ? " accumulate" : "");
+        if (t + 1 < tiles)
+            ins(j, "lw w=%u", wrow[t + 1]);
+        if (t + ahead < tiles) {
+            unsigned u = t + ahead;
+            wrow[u] = weight_tile_dma(j, w_host, k, nout, u % kt_n, u / kt_n, negz);
+        }
+        if (kt == kt_n - 1 && after_nt)
+            after_nt(j, nt, ctx);
+    }
+    free(wrow);
+}
+
+struct out_ctx {
+    unsigned acc, m, nout, ub_out, bias_row, bias_mem;
+    int relu;
+    uint64_t out_host;
+    int f32;
+};
+
+/* After the last K-tile of N-tile nt: C tile straight out (f32), or bias + relu into UB. */
+static void after_nt_out(struct job *j, unsigned nt, void *p)
+{
+    struct out_ctx *o = p;
+    unsigned n = j->c->n, nc = o->nout - nt * n < n ? o->nout - nt * n : n;
+    unsigned a = o->acc + nt * o->m;
+    if (o->f32) {
+        ins(j, "dma_out acc row=%u rows=%u cols=%u addr=0x%llx stride=%u", a, o->m, nc,
+            (unsigned long long)(o->out_host + 4ull * nt * n), 4 * o->nout);
+        return;
+    }
+    if (o->bias_mem != 9)
+        ins(j, "vop add a=acc:%u b=%s:%u bcast dst=acc:%u rows=%u", a,
+            o->bias_mem ? "acc" : "ub", o->bias_row + nt, a, o->m);
+    if (o->relu) {
+        ins(j, "vop relu a=acc:%u dst=ub:%u rows=%u", a, o->ub_out + nt * o->m, o->m);
+        if (o->out_host != UINT64_MAX)
+            ins(j, "dma_out ub row=%u rows=%u cols=%u addr=0x%llx stride=%u",
+                o->ub_out + nt * o->m, o->m, nc,
+                (unsigned long long)(o->out_host + 2ull * nt * n), 2 * o->nout);
+    }
+}
+
+static uint64_t negz_word(struct job *j)
+{
+    uint16_t v[4] = { 0x8000, 0x8000, 0x8000, 0x8000 };
+    return load_bf16(j, "negzero.npy", v, 1, 4);
+}
+
+/* Bias vector of nout values as rows of N lanes (tile nt in row nt): to UB (bf16) or ACC
+   (fp32 bits of the bf16 values). */
+static unsigned bias_rows(struct job *j, const char *name, unsigned nout, int acc,
+                          uint64_t salt)
+{
+    unsigned n = j->c->n, nt = cdiv(nout, n);
+    uint16_t *b = gen_bf16(j->c, salt, 1, nout);
+    unsigned row;
+    uint64_t h;
+    if (acc) {
+        uint32_t *f = malloc(nout * sizeof *f);
+        if (f == NULL)
+            die("out of memory");
+        for (unsigned i = 0; i < nout; i++)
+            f[i] = (uint32_t)b[i] << 16;
+        h = load_f32(j, name, f, 1, nout);
+        free(f);
+        row = acc_alloc(j, nt, name);
+    } else {
+        h = load_bf16(j, name, b, 1, nout);
+        row = ub_alloc(j, nt, name);
+    }
+    free(b);
+    ins(j, "# bias %s (%u values) -> %s rows %u..%u, tile nt in row %u + nt", name, nout,
+        acc ? "ACC" : "UB", row, row + nt - 1, row);
+    for (unsigned t = 0; t < nt; t++)
+        ins(j, "dma_in %s row=%u rows=1 cols=%u addr=0x%llx stride=0", acc ? "acc" : "ub",
+            row + t, nout - t * n < n ? nout - t * n : n,
+            (unsigned long long)(h + (acc ? 4ull : 2ull) * t * n));
+    return row;
+}
+
+static void kind_matmul(struct job *j, int dense)
+{
+    const struct cfg *c = j->c;
+    unsigned m = c->m, k = c->k, nout = c->nout, n = c->n;
+    uint16_t *a = gen_bf16(c, 1, m, k), *w = gen_bf16(c, 2, k, nout);
+    uint64_t ha = load_bf16(j, "a.npy", a, m, k), hw = load_bf16(j, "w.npy", w, k, nout);
+    uint64_t negz = negz_word(j);
+    free(a);
+    free(w);
+    fprintf(j->meta, "input a.npy a %ux%u\ninput w.npy w %ux%u\n", m, k, k, nout);
+    struct out_ctx o;
+    memset(&o, 0, sizeof o);
+    o.m = m;
+    o.nout = nout;
+    if (dense) {
+        o.bias_mem = TPU_MEM_UB;
+        o.bias_row = bias_rows(j, "bias.npy", nout, 0, 3);
+        fprintf(j->meta, "input bias.npy bias ub 1x%u\n", nout);
+    }
+    unsigned ub = act_to_ub(j, ha, m, k, "A");
+    o.acc = acc_alloc(j, (uint64_t)cdiv(nout, n) * m, "C");
+    if (dense) {
+        o.relu = 1;
+        o.ub_out = ub_alloc(j, (uint64_t)cdiv(nout, n) * m, "relu output");
+        o.out_host = dump(j, "out.npy", 0, m, nout);
+    } else {
+        o.f32 = 1;
+        o.out_host = dump(j, "out.npy", 1, m, nout);
+    }
+    matmul_job(j, ub, o.acc, m, k, nout, hw, negz, after_nt_out, &o);
+    ins(j, "halt");
+}
+
+static void kind_mlp(struct job *j)
+{
+    const struct cfg *c = j->c;
+    unsigned m = c->m, k = c->k, h1 = c->nhid, nout = c->nout, n = c->n;
+    uint16_t *a = gen_bf16(c, 1, m, k), *w1 = gen_bf16(c, 2, k, h1), *w2 = gen_bf16(c, 4, h1, nout);
+    uint64_t ha = load_bf16(j, "a.npy", a, m, k), hw1 = load_bf16(j, "w1.npy", w1, k, h1);
+    uint64_t hw2 = load_bf16(j, "w2.npy", w2, h1, nout);
+    uint64_t negz = negz_word(j);
+    free(a);
+    free(w1);
+    free(w2);
+    fprintf(j->meta, "input a.npy a %ux%u\ninput w1.npy w1 %ux%u\ninput w2.npy w2 %ux%u\n", m,
+            k, k, h1, h1, nout);
+    fprintf(j->meta, "input b1.npy bias1 ub 1x%u\ninput b2.npy bias2 acc 1x%u\n", h1, nout);
+    struct out_ctx o;
+    memset(&o, 0, sizeof o);
+    o.m = m;
+    o.nout = h1;
+    o.bias_mem = TPU_MEM_UB;
+    o.bias_row = bias_rows(j, "b1.npy", h1, 0, 3);
+    unsigned b2 = bias_rows(j, "b2.npy", nout, 1, 5);
+    unsigned ub = act_to_ub(j, ha, m, k, "A");
+    o.acc = acc_alloc(j, (uint64_t)cdiv(h1, n) * m, "layer 1 C");
+    o.relu = 1;
+    o.ub_out = ub_alloc(j, (uint64_t)cdiv(h1, n) * m, "layer 1 output H");
+    o.out_host = UINT64_MAX;
+    ins(j, "# layer 1: H = relu(A x W1 + b1), H tile-major in UB = layer 2's activations");
+    matmul_job(j, ub, o.acc, m, k, h1, hw1, negz, after_nt_out, &o);
+    struct out_ctx o2;
+    memset(&o2, 0, sizeof o2);
+    o2.m = m;
+    o2.nout = nout;
+    o2.bias_mem = TPU_MEM_ACC;
+    o2.bias_row = b2;
+    o2.acc = acc_alloc(j, (uint64_t)cdiv(nout, n) * m, "layer 2 C");
+    ins(j, "# layer 2: Z = H x W2 + b2 (bias broadcast from ACC), then softmax per row");
+    matmul_job(j, o.ub_out, o2.acc, m, h1, nout, hw2, negz, after_nt_out, &o2);
+    unsigned nt = cdiv(nout, n);
+    unsigned y = ub_alloc(j, (uint64_t)nt * m, "softmax output");
+    uint64_t hy = dump(j, "out.npy", 0, m, nout);
+    ins(j, "softmax src=acc:%u dst=ub:%u rows=%u length=%u chunk_stride=%u row_stride=1",
+        o2.acc, y, m, nout, m);
+    for (unsigned t = 0; t < nt; t++)
+        ins(j, "dma_out ub row=%u rows=%u cols=%u addr=0x%llx stride=%u", y + t * m, m,
+            nout - t * n < n ? nout - t * n : n, (unsigned long long)(hy + 2ull * t * n),
+            2 * nout);
+    ins(j, "halt");
+}
+
+/* Every instruction, every VPU op, every reduction, dma to and from every allowed memory,
+   broadcast and elementwise binary ops from the same and from different memories. */
+static void kind_allops(struct job *j)
+{
+    const struct cfg *c = j->c;
+    unsigned m = c->m, n = c->n;
+    if (m < 2)
+        die("allops needs --m >= 2, got %u", m);
+    uint16_t *x = gen_bf16(c, 1, m, n), *w = gen_bf16(c, 2, n, n), *yb = gen_bf16(c, 3, m, n);
+    uint32_t *y = malloc((size_t)m * n * sizeof *y);
+    if (y == NULL)
+        die("out of memory");
+    for (size_t i = 0; i < (size_t)m * n; i++)
+        y[i] = (uint32_t)yb[i] << 16 | (uint32_t)(yb[(i * 7 + 3) % ((size_t)m * n)] & 0xFF);
+    uint64_t hx = load_bf16(j, "x.npy", x, m, n), hw = load_bf16(j, "w.npy", w, n, n);
+    uint64_t hy = load_f32(j, "y.npy", y, m, n);
+    fprintf(j->meta, "input x.npy x ub %ux%u\ninput w.npy w wmem %ux%u\ninput y.npy y acc %ux%u\n",
+            m, n, n, n, m, n);
+    free(x);
+    free(w);
+    free(yb);
+    free(y);
+    unsigned ux = ub_alloc(j, m, "X"), ay = acc_alloc(j, m, "Y");
+    unsigned ac = acc_alloc(j, m, "C");
+    ins(j, "# inputs: X -> UB %u, Y -> ACC %u, W -> WMEM 0", ux, ay);
+    ins(j, "dma_in ub row=%u rows=%u cols=%u addr=0x%llx stride=%u", ux, m, n,
+        (unsigned long long)hx, 2 * n);
+    ins(j, "dma_in acc row=%u rows=%u cols=%u addr=0x%llx stride=%u", ay, m, n,
+        (unsigned long long)hy, 4 * n);
+    ins(j, "dma_in wmem row=0 rows=%u cols=%u addr=0x%llx stride=%u", n, n,
+        (unsigned long long)hw, 2 * n);
+    ins(j, "nop");
+    ins(j, "lw w=0");
+    ins(j, "matmul ub=%u acc=%u rows=%u", ux, ac, m);
+    ins(j, "matmul ub=%u acc=%u rows=%u accumulate", ux, ac, m);
+    ins(j, "sync");
+    /* results: name, memory, first row */
+    struct res { char name[24]; int acc; unsigned row, rows; } r[32];
+    unsigned nr = 0;
+#define NEWRES(nm, isacc, nrows) (snprintf(r[nr].name, sizeof r[nr].name, "%s", nm), \
+        r[nr].acc = (isacc), r[nr].rows = (nrows), \
+        r[nr].row = (isacc) ? acc_alloc(j, nrows, nm) : ub_alloc(j, nrows, nm), r[nr++].row)
+    unsigned t;
+    t = NEWRES("add_acc_ub", 1, m);
+    ins(j, "vop add a=acc:%u b=ub:%u dst=acc:%u rows=%u", ac, ux, t, m);
+    t = NEWRES("sub_acc_acc", 1, m);
+    ins(j, "vop sub a=acc:%u b=acc:%u dst=acc:%u rows=%u", ay, ac, t, m);
+    t = NEWRES("mul_ub_ub", 0, m);
+    ins(j, "vop mul a=ub:%u b=ub:%u dst=ub:%u rows=%u", ux, ux + 1, t, m - 1);
+    ins(j, "vop mul a=ub:%u b=ub:%u dst=ub:%u rows=1", ux + m - 1, ux, t + m - 1);
+    t = NEWRES("max_bcast_ub", 1, m);
+    ins(j, "vop max a=acc:%u b=ub:%u bcast dst=acc:%u rows=%u", ac, ux + 1, t, m);
+    t = NEWRES("min_bcast_acc", 0, m);
+    ins(j, "vop min a=acc:%u b=acc:%u bcast dst=ub:%u rows=%u", ay, ac, t, m);
+    t = NEWRES("add_bcast_ub_ub", 0, m);
+    ins(j, "vop add a=ub:%u b=ub:%u bcast dst=ub:%u rows=%u", ux, ux + m - 1, t, m);
+    t = NEWRES("cvt_acc_ub", 0, m);
+    ins(j, "vop cvt a=acc:%u dst=ub:%u rows=%u", ac, t, m);
+    t = NEWRES("cvt_ub_acc", 1, m);
+    ins(j, "vop cvt a=ub:%u dst=acc:%u rows=%u", ux, t, m);
+    t = NEWRES("relu", 1, m);
+    ins(j, "vop relu a=acc:%u dst=acc:%u rows=%u", ay, t, m);
+    ins(j, "vop relu a=acc:%u dst=acc:%u rows=%u", t, t, m);
+    t = NEWRES("exp", 0, m);
+    ins(j, "vop exp a=ub:%u dst=ub:%u rows=%u", ux, t, m);
+    t = NEWRES("tanh", 1, m);
+    ins(j, "vop tanh a=acc:%u dst=acc:%u rows=%u", ac, t, m);
+    t = NEWRES("sigmoid", 0, m);
+    ins(j, "vop sigmoid a=acc:%u dst=ub:%u rows=%u", ay, t, m);
+    t = NEWRES("gelu", 1, m);
+    ins(j, "vop gelu a=ub:%u dst=acc:%u rows=%u", ux, t, m);
+    t = NEWRES("recip", 1, m);
+    ins(j, "vop recip a=acc:%u dst=acc:%u rows=%u", ay, t, m);
+    /* reductions: logical rows of length 2N-1 (2 chunks, the last masked), overlapping */
+    unsigned g = m - 1, len = 2 * n - 1 > 0 ? 2 * n - 1 : 1, dr = cdiv(g, n);
+    if (n == 1)
+        len = 2;
+    t = NEWRES("vred_sum", 0, dr);
+    ins(j, "vred sum src=acc:%u dst=ub:%u rows=%u length=%u chunk_stride=1 row_stride=1", ac, t,
+        g, len);
+    t = NEWRES("vred_max", 1, dr);
+    ins(j, "vred max src=ub:%u dst=acc:%u rows=%u length=%u chunk_stride=1 row_stride=1", ux, t,
+        g, len);
+    t = NEWRES("vred_min", 1, dr);
+    ins(j, "vred min src=acc:%u dst=acc:%u rows=%u length=%u chunk_stride=1 row_stride=1", ay, t,
+        g, len);
+    /* softmax: G = m rows of length N + ceil(N/2) over a 2m-row ACC scratch copy */
+    unsigned sm = acc_alloc(j, 2ull * m, "softmax scratch");
+    ins(j, "vop add a=acc:%u b=acc:%u dst=acc:%u rows=%u", ac, ay, sm, m);
+    ins(j, "vop sub a=acc:%u b=ub:%u dst=acc:%u rows=%u", ay, ux, sm + m, m);
+    unsigned slen = n + cdiv(n, 2);
+    t = NEWRES("softmax", 0, 2 * m);
+    ins(j, "softmax src=acc:%u dst=ub:%u rows=%u length=%u chunk_stride=%u row_stride=1", sm, t,
+        m, slen, m);
+    ins(j, "sync");
+    ins(j, "# every result out: UB as bf16, ACC as f32 (the last column of each left out)");
+    uint64_t hc = dump(j, "matmul.npy", 1, m, n);
+    ins(j, "dma_out acc row=%u rows=%u cols=%u addr=0x%llx stride=%u", ac, m, n,
+        (unsigned long long)hc, 4 * n);
+    for (unsigned i = 0; i < nr; i++) {
+        char file[64];
+        unsigned cols = n > 1 ? n - 1 : 1;
+        snprintf(file, sizeof file, "%.23s.npy", r[i].name);
+        uint64_t h = dump(j, file, r[i].acc, r[i].rows, cols);
+        ins(j, "dma_out %s row=%u rows=%u cols=%u addr=0x%llx stride=%u", r[i].acc ? "acc" : "ub",
+            r[i].row, r[i].rows, cols, (unsigned long long)h, (r[i].acc ? 4 : 2) * cols);
+    }
+    ins(j, "halt");
+#undef NEWRES
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: tpu-mkprog KIND --mxu N -o DIR [options]\n"
+        "  KIND          matmul | dense | mlp | allops | manyk\n"
+        "  --mxu N       MXU size (1 .. 256)\n"
+        "  -o DIR        output folder (created): prog.s, *.npy inputs, job.args, job.txt\n"
+        "  --m M         activation rows (default 3N)\n"
+        "  --k K         reduction length (default 2N; manyk: 16N)\n"
+        "  --nout N'     outputs (default 2N; mlp: N + ceil(N/2); manyk: N)\n"
+        "  --nhid H      mlp hidden width (default 2N)\n"
+        "  --seed S      random seed (default 1)\n"
+        "  --dist D      data distribution of sim/matgen.h: uniform (default), wide, normal,\n"
+        "                ints, edges\n"
+        "  --ub-rows R --acc-rows R --wmem-rows R   memory sizes (default gen's: 4096, 2048, 8N)\n"
+        "  --hostmem-mib M   host memory the job must fit in (default 64)\n"
+        "job.args holds --load/--dump options, one per line, for `@DIR/job.args`.\n");
+}
+
+static unsigned parse_u(const char *opt, const char *s, unsigned lo, unsigned hi)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *s == 0 || *end || v < lo || v > hi)
+        die("%s '%s', expected %u .. %u", opt, s, lo, hi);
+    return (unsigned)v;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "mxu", required_argument, NULL, 'n' },   { "m", required_argument, NULL, 'm' },
+        { "k", required_argument, NULL, 'k' },     { "nout", required_argument, NULL, 'N' },
+        { "nhid", required_argument, NULL, 'H' },  { "seed", required_argument, NULL, 's' },
+        { "dist", required_argument, NULL, 'd' },  { "ub-rows", required_argument, NULL, 'u' },
+        { "acc-rows", required_argument, NULL, 'a' },
+        { "wmem-rows", required_argument, NULL, 'w' },
+        { "hostmem-mib", required_argument, NULL, 'M' },
+        { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    struct cfg c;
+    memset(&c, 0, sizeof c);
+    c.dist = "uniform";
+    c.seed = 1;
+    c.hostmem_mib = 64;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'n': c.n = parse_u("--mxu", optarg, 1, 256); break;
+        case 'm': c.m = parse_u("--m", optarg, 1, 65535); break;
+        case 'k': c.k = parse_u("--k", optarg, 1, 1u << 20); break;
+        case 'N': c.nout = parse_u("--nout", optarg, 1, 1u << 20); break;
+        case 'H': c.nhid = parse_u("--nhid", optarg, 1, 1u << 20); break;
+        case 's': {
+            char *end;
+            errno = 0;
+            c.seed = strtoull(optarg, &end, 0);
+            if (errno || *optarg == 0 || *end)
+                die("--seed '%s', expected an unsigned integer", optarg);
+            break;
+        }
+        case 'd': c.dist = optarg; break;
+        case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, 65536); break;
+        case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, 65536); break;
+        case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, 65536); break;
+        case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, 4096); break;
+        case 'o': c.dir = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk)\n",
+                prog_name, optind >= argc ? "no KIND" : "several KINDs");
+        return 2;
+    }
+    c.kind = argv[optind];
+    int kind;
+    static const char *const kinds[] = { "matmul", "dense", "mlp", "allops", "manyk" };
+    for (kind = 0; kind < 5; kind++)
+        if (!strcmp(c.kind, kinds[kind]))
+            break;
+    if (kind == 5)
+        die("unknown KIND '%s', expected matmul, dense, mlp, allops or manyk", c.kind);
+    if (c.n == 0)
+        die("no --mxu, expected --mxu N");
+    if (c.dir == NULL)
+        die("no -o, expected -o DIR");
+    if (!tpu_matgen_valid(c.dist))
+        die("--dist '%s', expected uniform, wide, normal, ints or edges", c.dist);
+    if (!c.m)
+        c.m = 3 * c.n;
+    if (!c.k)
+        c.k = kind == 4 ? 16 * c.n : 2 * c.n;
+    if (!c.nout)
+        c.nout = kind == 4 ? c.n : kind == 2 ? c.n + cdiv(c.n, 2) : 2 * c.n;
+    if (!c.nhid)
+        c.nhid = 2 * c.n;
+    if (!c.ub_rows)
+        c.ub_rows = 4096;
+    if (!c.acc_rows)
+        c.acc_rows = 2048;
+    if (!c.wmem_rows)
+        c.wmem_rows = 8 * c.n;
+    if (c.wmem_rows < c.n)
+        die("--wmem-rows %u holds no weight tile, expected at least N = %u", c.wmem_rows, c.n);
+    if (mkdir(c.dir, 0777) != 0 && errno != EEXIST)
+        die("%s: cannot create: %s", c.dir, strerror(errno));
+    struct job j;
+    memset(&j, 0, sizeof j);
+    j.c = &c;
+    j.host_next = 0x1000;
+    char path[4096], tmp[3][4096];
+    const char *names[3] = { "prog.s", "job.args", "job.txt" };
+    FILE **fs[3] = { &j.prog, &j.args, &j.meta };
+    for (int i = 0; i < 3; i++) {
+        snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp", c.dir, names[i]);
+        if ((*fs[i] = fopen(tmp[i], "w")) == NULL)
+            die("%s: cannot create: %s", tmp[i], strerror(errno));
+    }
+    fprintf(j.prog, "# generated by tpu-mkprog %s --mxu %u --m %u --k %u --nout %u --nhid %u "
+            "--seed %llu --dist %s\n# (UB %u rows, ACC %u rows, WMEM %u rows)\n", c.kind, c.n,
+            c.m, c.k, c.nout, c.nhid, (unsigned long long)c.seed, c.dist, c.ub_rows, c.acc_rows,
+            c.wmem_rows);
+    fprintf(j.args, "# tpu-mkprog %s --mxu %u: host options (use as @job.args; paths are "
+            "relative to this file)\n", c.kind, c.n);
+    fprintf(j.meta, "kind %s\nmxu %u\nm %u\nk %u\nnout %u\nnhid %u\nseed %llu\ndist %s\n",
+            c.kind, c.n, c.m, c.k, c.nout, c.nhid, (unsigned long long)c.seed, c.dist);
+    switch (kind) {
+    case 0: case 4: kind_matmul(&j, 0); break;
+    case 1: kind_matmul(&j, 1); break;
+    case 2: kind_mlp(&j); break;
+    default: kind_allops(&j); break;
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", c.dir, names[i]);
+        if (ferror(*fs[i]) | fclose(*fs[i]) || rename(tmp[i], path) != 0)
+            die("%s: write failed: %s", path, strerror(errno));
+    }
+    return 0;
+}
