@@ -132,34 +132,42 @@ static int add_dump(tpu_host_t *h, const char *arg, char *err, size_t errlen)
         return -1;
     }
     const char *rest = eq + 1;
-    /* from the right: [:STRIDE], :ROWSxCOLS, :DTYPE, the file is what is left */
-    const char *c1 = strrchr(rest, ':');
-    if (c1 == NULL) {
+    /* from the right: :DTYPE:ROWSxCOLS or :DTYPE:ROWSxCOLS:STRIDE; the file is what is left
+       (it may hold ':'). Segment k counts from the right, seg[k] its first char. */
+    const char *seg[4] = { NULL, NULL, NULL, NULL };
+    const char *end = rest + strlen(rest);
+    int nseg = 0;
+    for (const char *p = end; p > rest && nseg < 4; p--)
+        if (p[-1] == ':')
+            seg[nseg++] = p;
+    if (nseg < 2) {
         set_err(err, errlen, "--dump '%s': no ':DTYPE:ROWSxCOLS', " DUMP_FORM, arg);
         return -1;
     }
-    const char *shape = c1 + 1, *shape_end = rest + strlen(rest), *stride_s = NULL;
-    if (strchr(shape, 'x') == NULL) {
-        stride_s = shape;
-        shape_end = c1;
-        const char *c2 = c1;
-        while (c2 > rest && c2[-1] != ':')
-            c2--;
-        if (c2 == rest) {
-            set_err(err, errlen, "--dump '%s': no ROWSxCOLS, " DUMP_FORM, arg);
-            return -1;
+    /* with a stride, the dtype is segment 2; else segment 1 */
+    int has_stride = 0;
+    char dt[16];
+    {
+        /* segment 1 (between the last two colons) a dtype name: no stride */
+        size_t l1 = (size_t)(seg[0] - 1 - seg[1]);
+        if (l1 < sizeof dt) {
+            memcpy(dt, seg[1], l1);
+            dt[l1] = 0;
+        } else {
+            dt[0] = 0;
         }
-        shape = c2;
-        c1 = c2 - 1;
+        tpu_npy_dtype_t t;
+        has_stride = tpu_npy_parse_dtype(dt, &t) != 0;
     }
-    const char *cd = c1;
-    while (cd > rest && cd[-1] != ':')
-        cd--;
-    if (cd == rest) {
-        set_err(err, errlen, "--dump '%s': no DTYPE, " DUMP_FORM, arg);
+    if (has_stride && nseg < 3) {
+        set_err(err, errlen, "--dump '%s': unknown dtype '%s', " DUMP_FORM, arg, dt);
         return -1;
     }
-    char dt[16];
+    const char *cd = seg[has_stride ? 2 : 1];            /* dtype */
+    const char *shape = seg[has_stride ? 1 : 0];
+    const char *shape_end = has_stride ? seg[0] - 1 : end;
+    const char *stride_s = has_stride ? seg[0] : NULL;
+    const char *c1 = shape - 1;                          /* the colon after the dtype */
     size_t dtl = (size_t)(c1 - cd);
     if (dtl >= sizeof dt) {
         set_err(err, errlen, "--dump '%s': unknown dtype, " DUMP_FORM, arg);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The assembler: syntax (comments, .equ, expressions, defaults, aliases) and every error
+   message with its line and column. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tpu/asm.h"
+#include "tpu/isa.h"
+
+/* Assembles a and b, which must both succeed and give the same bits. */
+static void same(const char *a, const char *b)
+{
+    tpu_insn_t *pa, *pb;
+    size_t na, nb;
+    char *ea, *eb;
+    if (tpu_asm(a, "a.s", &pa, &na, &ea))
+        fail_msg("%s", ea);
+    if (tpu_asm(b, "b.s", &pb, &nb, &eb))
+        fail_msg("%s", eb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na * sizeof *pa);
+    free(pa); free(pb); free(ea); free(eb);
+}
+
+static void test_syntax(void **state)
+{
+    (void)state;
+    same("# comment only\n\n   ; another\nnop # trailing\nhalt;x", "nop\nhalt");
+    same(".equ BASE 0x100\n.equ ROWS 4\ndma_in ub row=BASE+1 rows=ROWS*2 cols=ROWS addr=BASE*16-2*8",
+         "dma_in ub row=257 rows=8 cols=4 addr=4080 stride=8");
+    same(".equ A 3\n.equ B A*A+1\nlw w=B-A", "lw w=7");
+    /* stride defaults to cols times the element size of the memory */
+    same("dma_in acc row=0 rows=1 cols=3 addr=0", "dma_in acc row=0 rows=1 cols=3 addr=0 stride=12");
+    same("dma_out ub row=0 rows=1 cols=3 addr=0", "dma_out ub row=0 rows=1 cols=3 addr=0 stride=6");
+    /* accumulate spellings, key order, tabs and CR LF */
+    same("matmul ub=1 acc=2 rows=3 acc", "matmul rows=3 acc=2 ub=1 accumulate");
+    same("matmul ub=1 acc=2 rows=3 acc_mode=accumulate\r\n", "matmul\tub=1\tacc=2 rows=3 accumulate");
+    same("matmul ub=1 acc=2 rows=3 acc_mode=overwrite", "matmul ub=1 acc=2 rows=3");
+    same("vop add bcast a=acc:0 b=ub:1 dst=ub:2 rows=3", "vop add a=acc:0 b=ub:1 bcast dst=ub:2 rows=3");
+    same(".insn 1,2,3,4", ".insn 0x1, 0x2, 0x3, 0x4");
+    same(".insn 0x30,0 , 2,3", ".insn 48 0 2 3");
+    /* empty program */
+    tpu_insn_t *p;
+    size_t n;
+    char *e;
+    assert_int_equal(tpu_asm("# nothing\n", "e.s", &p, &n, &e), 0);
+    assert_int_equal(n, 0);
+    assert_string_equal(e, "");
+    free(p);
+    free(e);
+    /* cols <= N only with n_mxu */
+    assert_int_equal(tpu_asm_n("dma_in ub row=0 rows=1 cols=16 addr=0", "n.s", 16, &p, &n, &e), 0);
+    free(p);
+    free(e);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    struct { unsigned n_mxu; const char *src, *err; } t[] = {
+        { 0, "nop\n  foo x", "t.s:2:3: error: unknown mnemonic 'foo', expected nop, sync, halt, "
+          "dma_in, dma_out, lw, matmul, vop, vred, softmax, .equ or .insn" },
+        { 0, "lw w=1 x=2", "t.s:1:8: error: unknown key 'x' for lw, expected w" },
+        { 0, "matmul ub=0 acc=0 rows=1 foo=2", "t.s:1:26: error: unknown key 'foo' for matmul, "
+          "expected one of ub, acc, rows, acc_mode" },
+        { 0, "lw", "t.s:1:3: error: end of line without key 'w' for lw, expected w=<value>" },
+        { 0, "lw w=1 w=2", "t.s:1:8: error: duplicate key 'w', expected each key once" },
+        { 0, "lw w=65536", "t.s:1:6: error: value 65536 out of range for 'w', expected 0..65535" },
+        { 0, "lw w=-1", "t.s:1:6: error: value -1 out of range for 'w', expected 0..65535" },
+        { 0, "dma_in ub row=0 rows=1 cols=1 addr=0x100000000",
+          "t.s:1:36: error: value 4294967296 out of range for 'addr', expected 0..4294967295" },
+        { 4, "dma_in ub row=0 rows=1 cols=5 addr=0",
+          "t.s:1:29: error: value 5 out of range for 'cols', expected 1..4 (--mxu 4)" },
+        { 4, "dma_in ub row=0 rows=1 cols=0 addr=0",
+          "t.s:1:29: error: value 0 out of range for 'cols', expected 1..4 (--mxu 4)" },
+        { 0, "lw w=12x", "t.s:1:6: error: bad number '12x', expected a decimal or 0x hex number" },
+        { 0, "lw w=0xg", "t.s:1:6: error: bad number '0xg', expected a decimal or 0x hex number" },
+        { 0, "lw w=$3", "t.s:1:6: error: bad number '$3', expected a decimal or 0x hex number or "
+          "a .equ name" },
+        { 0, "lw w=X+1", "t.s:1:6: error: unknown name 'X', expected a number or a .equ name "
+          "defined above" },
+        { 0, "lw w=1+", "t.s:1:8: error: end of '1+', expected a term after the operator" },
+        { 0, "lw w=", "t.s:1:6: error: empty value for 'w', expected a value" },
+        { 0, "nop 3", "t.s:1:5: error: trailing '3', expected end of line (nop takes no operands)" },
+        { 0, "lw w=1 3", "t.s:1:8: error: unexpected '3', expected key=value" },
+        { 0, "dma_in row=0", "t.s:1:8: error: operand after dma_in, expected a memory ub, acc or "
+          "wmem first" },
+        { 0, "dma_in", "t.s:1:7: error: end of line after dma_in, expected a memory ub, acc or wmem "
+          "first" },
+        { 0, "dma_in imem row=0 rows=1 cols=1 addr=0",
+          "t.s:1:8: error: unknown memory 'imem', expected ub, acc or wmem" },
+        { 0, "vop foo a=ub:0 dst=ub:0 rows=1", "t.s:1:5: error: unknown vop op 'foo', expected "
+          "add, sub, mul, max, min, cvt, relu, exp, tanh, sigmoid, gelu or recip" },
+        { 0, "vred avg src=acc:0 dst=ub:0 rows=1 length=1 chunk_stride=1 row_stride=1",
+          "t.s:1:6: error: unknown reduction 'avg', expected sum, max or min" },
+        { 0, "vop relu a=ub:0 b=ub:1 dst=ub:0 rows=1",
+          "t.s:1:17: error: key 'b' for unary op relu, expected no b" },
+        { 0, "vop exp a=ub:0 bcast dst=ub:0 rows=1",
+          "t.s:1:16: error: flag 'bcast' for unary op exp, expected no bcast" },
+        { 0, "vop add a=ub:0 dst=ub:0 rows=1",
+          "t.s:1:31: error: end of line without key 'b' for binary op add, expected b=MEM:ROW" },
+        { 0, "vop add a=wmem:0 b=ub:0 dst=ub:0 rows=1",
+          "t.s:1:11: error: memory 'wmem' for 'a', expected ub or acc" },
+        { 0, "vop add a=0 b=ub:0 dst=ub:0 rows=1",
+          "t.s:1:11: error: '0' for 'a', expected MEM:ROW with MEM ub or acc" },
+        { 0, "vop add a=ub: b=ub:0 dst=ub:0 rows=1",
+          "t.s:1:14: error: empty row for 'a', expected a row number" },
+        { 0, "matmul ub=0 acc=0 rows=1 acc_mode=maybe",
+          "t.s:1:35: error: acc_mode 'maybe', expected accumulate or overwrite" },
+        { 0, "matmul ub=0 acc=0 rows=1 acc acc",
+          "t.s:1:30: error: duplicate flag 'acc', expected it once" },
+        { 0, "matmul ub=0 acc=0 rows=1 acc acc_mode=overwrite",
+          "t.s:1:26: error: flag 'acc' and acc_mode=, expected one of them" },
+        { 0, ".equ", "t.s:1:5: error: end of line, expected '.equ NAME value'" },
+        { 0, ".equ X 1 2", "t.s:1:10: error: trailing '2', expected end of line after "
+          "'.equ NAME value'" },
+        { 0, ".equ 9X 1", "t.s:1:6: error: bad name '9X', expected a letter or _ then letters, "
+          "digits, _" },
+        { 0, ".equ X 1\n.equ X 2", "t.s:2:6: error: duplicate .equ 'X', expected each name "
+          "defined once" },
+        { 0, ".insn 1,2,3", "t.s:1:12: error: end of line after 3 words, expected 4 words w0, "
+          "w1, w2, w3" },
+        { 0, ".insn 1,2,3,4,5", "t.s:1:15: error: trailing '5', expected end of line after 4 "
+          "words" },
+        { 0, ".insn 1,2,3,0x100000000", "t.s:1:13: error: value 4294967296 out of range for "
+          "'word', expected 0..4294967295" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tpu_insn_t *p = (tpu_insn_t *)1;
+        size_t n = 99;
+        char *e;
+        int rc = tpu_asm_n(t[i].src, "t.s", t[i].n_mxu, &p, &n, &e);
+        if (rc != 1)
+            fail_msg("'%s': %d errors, expected 1:\n%s", t[i].src, rc, e);
+        assert_null(p);
+        assert_int_equal(n, 0);
+        size_t l = strlen(e);
+        assert_true(l > 0 && e[l - 1] == '\n');
+        e[l - 1] = 0;
+        if (strcmp(e, t[i].err))
+            fail_msg("'%s':\n got      %s\n expected %s", t[i].src, e, t[i].err);
+        free(e);
+    }
+}
+
+static void test_many_errors(void **state)
+{
+    (void)state;
+    /* every bad line is reported, good lines between them too are checked */
+    tpu_insn_t *p;
+    size_t n;
+    char *e;
+    int rc = tpu_asm("bad1\nnop\nlw w=99999\nhalt\nbad2 x\n", "m.s", &p, &n, &e);
+    assert_int_equal(rc, 3);
+    assert_non_null(strstr(e, "m.s:1:1: error: unknown mnemonic 'bad1'"));
+    assert_non_null(strstr(e, "m.s:3:6: error: value 99999"));
+    assert_non_null(strstr(e, "m.s:5:1: error: unknown mnemonic 'bad2'"));
+    free(e);
+    /* a limit on the count */
+    size_t len = 200 * 4;
+    char *src = malloc(len + 1);
+    for (size_t i = 0; i < 200; i++)
+        memcpy(src + 4 * i, "bad\n", 4);
+    src[len] = 0;
+    rc = tpu_asm(src, "l.s", &p, &n, &e);
+    assert_true(rc > TPU_ASM_MAX_ERRORS);
+    size_t lines = 0;
+    for (const char *s = e; *s; s++)
+        lines += *s == '\n';
+    assert_int_equal(lines, TPU_ASM_MAX_ERRORS + 1);
+    assert_non_null(strstr(e, "too many errors, stopping"));
+    free(src);
+    free(e);
+    /* errors may be discarded */
+    rc = tpu_asm("bad\n", "d.s", &p, &n, NULL);
+    assert_int_equal(rc, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_syntax),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_many_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu/isa.h: encoding against hand-encoded words of docs/isa.md, random encode/decode round
+   trips of every opcode, disassembly -> assembly -> the same bits, the error codes of
+   tpu_insn_check, footprints. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tpu/asm.h"
+#include "tpu/isa.h"
+
+static uint64_t rng_state = 0x243F6A8885A308D3ull;
+
+static uint32_t rnd(void)
+{
+    /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+static const unsigned opcodes[] = { TPU_OP_NOP, TPU_OP_SYNC, TPU_OP_HALT, TPU_OP_DMA_IN,
+                                    TPU_OP_DMA_OUT, TPU_OP_LW, TPU_OP_MATMUL, TPU_OP_VOP,
+                                    TPU_OP_VRED, TPU_OP_SOFTMAX };
+#define NOPC (sizeof opcodes / sizeof opcodes[0])
+
+/* A raw instruction with random values in exactly the fields docs/isa.md defines for op
+   (written here from the table, not with the code under test). */
+static tpu_insn_t random_valid(unsigned op)
+{
+    tpu_insn_t r = { { 0, 0, 0, 0 } };
+    unsigned f = 0, n = rnd() & 0xFFFF;
+    switch (op) {
+    case TPU_OP_NOP: case TPU_OP_SYNC: case TPU_OP_HALT:
+        n = 0;
+        break;
+    case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
+        f = rnd() % 3; /* ub acc wmem (3 is not encodable by name) */
+        r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd();
+        break;
+    case TPU_OP_LW:
+        n = 0;
+        r.w[1] = rnd() & 0xFFFF;
+        break;
+    case TPU_OP_MATMUL:
+        f = rnd() & 1;
+        r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0xFFFF;
+        break;
+    case TPU_OP_VOP: {
+        unsigned vop = rnd() % 12;
+        f = vop | (rnd() & 0x10) | (rnd() & 0x40);
+        r.w[1] = rnd() & 0xFFFF;
+        if (vop <= 4) {
+            f |= (rnd() & 0x20) | (rnd() & 0x80);
+            r.w[1] |= rnd() & 0xFFFF0000u;
+        }
+        r.w[2] = rnd() & 0xFFFF;
+        break;
+    }
+    case TPU_OP_VRED: case TPU_OP_SOFTMAX:
+        f = (op == TPU_OP_VRED ? 1 + rnd() % 3 : 0) | (rnd() & 0x10) | (rnd() & 0x40);
+        r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd() & 0xFFFF;
+        break;
+    }
+    r.w[0] = op | f << 8 | n << 16;
+    return r;
+}
+
+static void assert_same(tpu_insn_t a, tpu_insn_t b)
+{
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(a.w[i], b.w[i]);
+}
+
+/* Hand-encoded from the table of docs/isa.md. */
+static void test_known_encodings(void **state)
+{
+    (void)state;
+    struct { const char *src; uint32_t w[4]; } t[] = {
+        { "dma_in acc row=5 rows=3 cols=4 addr=0x100 stride=64",
+          { 0x10 | 1 << 8 | 3u << 16, 0x100, 5 | 4u << 16, 64 } },
+        { "dma_out ub row=7 rows=2 cols=1 addr=16", { 0x11 | 2u << 16, 16, 7 | 1u << 16, 2 } },
+        { "lw w=12", { 0x20, 12, 0, 0 } },
+        { "matmul ub=1 acc=2 rows=9 accumulate", { 0x21 | 1 << 8 | 9u << 16, 1, 2, 0 } },
+        { "vop sub a=acc:3 b=ub:4 bcast dst=acc:5 rows=6",
+          { 0x30 | (1 | 0x10 | 0x40 | 0x80) << 8 | 6u << 16, 3 | 4u << 16, 5, 0 } },
+        { "vop recip a=ub:3 dst=acc:5 rows=6", { 0x30 | (11 | 0x40) << 8 | 6u << 16, 3, 5, 0 } },
+        { "vred min src=acc:1 dst=ub:2 rows=3 length=40 chunk_stride=8 row_stride=7",
+          { 0x31 | (3 | 0x10) << 8 | 3u << 16, 1 | 8u << 16, 2 | 7u << 16, 40 } },
+        { "softmax src=acc:1 dst=acc:2 rows=3 length=4 chunk_stride=5 row_stride=6",
+          { 0x32 | (0x10 | 0x40) << 8 | 3u << 16, 1 | 5u << 16, 2 | 6u << 16, 4 } },
+        { "halt", { 2, 0, 0, 0 } },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tpu_insn_t *p;
+        size_t n;
+        char *e;
+        assert_int_equal(tpu_asm(t[i].src, "t.s", &p, &n, &e), 0);
+        assert_int_equal(n, 1);
+        for (int k = 0; k < 4; k++)
+            assert_int_equal(p[0].w[k], t[i].w[k]);
+        uint8_t b[16];
+        tpu_insn_to_bytes(p[0], b);
+        assert_int_equal(b[0], t[i].w[0] & 0xFF); /* little-endian */
+        assert_int_equal(b[3], t[i].w[0] >> 24);
+        assert_int_equal(b[4], t[i].w[1] & 0xFF);
+        assert_same(tpu_insn_from_bytes(b), p[0]);
+        free(p);
+        free(e);
+    }
+}
+
+static void test_roundtrip_random(void **state)
+{
+    (void)state;
+    for (int it = 0; it < 20000; it++) {
+        unsigned op = opcodes[rnd() % NOPC];
+        tpu_insn_t r = random_valid(op);
+        tpu_dinsn_t d, d2;
+        tpu_insn_decode(r, &d);
+        assert_int_equal(d.opcode, op);
+        assert_int_equal(d.reserved, 0);
+        assert_same(tpu_insn_encode(&d), r);
+        tpu_insn_decode(tpu_insn_encode(&d), &d2);
+        assert_memory_equal(&d, &d2, sizeof d);
+    }
+    /* named fields land where the table says */
+    tpu_dinsn_t d;
+    tpu_insn_t r = { { 0x30 | (2 | 0x20) << 8 | 77u << 16, 0x00050004, 0x9, 0 } };
+    tpu_insn_decode(r, &d);
+    assert_int_equal(d.vop, 2);
+    assert_int_equal(d.b_mem, 1);
+    assert_int_equal(d.a_mem, 0);
+    assert_int_equal(d.n, 77);
+    assert_int_equal(d.a_row, 4);
+    assert_int_equal(d.b_row, 5);
+    assert_int_equal(d.d_row, 9);
+}
+
+static void dis_asm(tpu_insn_t r)
+{
+    char text[200];
+    tpu_insn_t *p;
+    size_t n;
+    char *e;
+    size_t len = tpu_insn_disasm(r, text, sizeof text);
+    assert_true(len < sizeof text);
+    assert_int_equal(strlen(text), len);
+    int rc = tpu_asm(text, "dis.s", &p, &n, &e);
+    if (rc != 0)
+        fail_msg("'%s' does not assemble: %s", text, e);
+    assert_int_equal(n, 1);
+    assert_same(p[0], r);
+    free(p);
+    free(e);
+}
+
+static void test_disasm_roundtrip(void **state)
+{
+    (void)state;
+    for (int it = 0; it < 20000; it++)
+        dis_asm(random_valid(opcodes[rnd() % NOPC]));
+    /* anything at all: unknown opcodes and reserved bits come back as .insn */
+    for (int it = 0; it < 5000; it++) {
+        tpu_insn_t r = { { rnd(), rnd(), rnd(), rnd() } };
+        if (it & 1)
+            r.w[0] = (r.w[0] & ~0xFFu) | opcodes[rnd() % NOPC];
+        dis_asm(r);
+    }
+    char text[200];
+    tpu_insn_t r = { { 0x21 | 2 << 8, 0, 0, 0 } }; /* matmul flags[1] reserved */
+    tpu_insn_disasm(r, text, sizeof text);
+    assert_string_equal(text, ".insn 0x00000221, 0x00000000, 0x00000000, 0x00000000");
+    tpu_insn_t v = { { 0x30 | 12 << 8 | 1u << 16, 0, 0, 0 } }; /* vop 12 (smexp): no mnemonic */
+    tpu_insn_disasm(v, text, sizeof text);
+    assert_int_equal(strncmp(text, ".insn", 5), 0);
+}
+
+/* Check of one assembled line against geometry g. */
+static int code_of(const char *src, const tpu_core_geom_t *g)
+{
+    tpu_insn_t *p;
+    size_t n;
+    char *e;
+    if (tpu_asm(src, "c.s", &p, &n, &e) != 0)
+        fail_msg("'%s': %s", src, e);
+    free(e);
+    tpu_dinsn_t d;
+    tpu_insn_decode(p[0], &d);
+    free(p);
+    return tpu_insn_check(&d, g);
+}
+
+static void test_check_codes(void **state)
+{
+    (void)state;
+    tpu_core_geom_t g = { 4, 100, 50, 32, 1024 };
+    struct { const char *src; int code; } t[] = {
+        /* valid, at the edges of every range */
+        { "nop", 0 }, { "sync", 0 }, { "halt", 0 },
+        { "dma_in ub row=96 rows=4 cols=4 addr=2 stride=6", 0 },
+        { "dma_in acc row=49 rows=1 cols=1 addr=4 stride=4", 0 },
+        { "dma_in wmem row=0 rows=32 cols=4 addr=0 stride=8", 0 },
+        { "dma_out acc row=0 rows=50 cols=4 addr=0x10 stride=0", 0 },
+        { "lw w=28", 0 },
+        { "matmul ub=90 acc=40 rows=10", 0 },
+        { "vop add a=ub:99 b=acc:49 dst=ub:99 rows=1", 0 },
+        { "vop mul a=ub:0 b=acc:49 bcast dst=ub:0 rows=100", 0 },
+        { "vop exp a=acc:0 dst=acc:0 rows=50", 0 },
+        /* G=5 rows, length 9 -> C = 3 chunks: last src row 10 + 4*2 + 2*3 = 24; dst rows 2 */
+        { "vred sum src=acc:10 dst=ub:98 rows=5 length=9 chunk_stride=3 row_stride=2", 0 },
+        { "vred max src=acc:25 dst=ub:98 rows=5 length=9 chunk_stride=3 row_stride=2", 0 },
+        { "softmax src=acc:35 dst=ub:85 rows=5 length=9 chunk_stride=3 row_stride=2", 0 },
+        /* code 1 */
+        { ".insn 0x03, 0, 0, 0", 1 }, { ".insn 0x22, 0, 0, 0", 1 },
+        { ".insn 0x100, 0, 0, 0", 1 },                 /* nop with a flag */
+        { ".insn 0x10000, 0, 0, 0", 1 },               /* nop with n */
+        { ".insn 0x00000002, 0, 0, 1", 1 },            /* halt with w3 */
+        { ".insn 0x00000410, 0, 0x00040000, 8", 1 },   /* dma_in flags[2] */
+        { ".insn 0x00010020, 0, 0, 0", 1 },            /* lw with n */
+        { ".insn 0x00000020, 0x10000, 0, 0", 1 },      /* lw w1[16] */
+        { ".insn 0x00010221, 0, 0, 0", 1 },            /* matmul flags[1] */
+        { ".insn 0x00010021, 0, 0x10000, 0", 1 },      /* matmul w2[16] */
+        { ".insn 0x00010021, 0, 0, 1", 1 },            /* matmul w3 */
+        { ".insn 0x00012630, 0, 0, 0", 1 },            /* relu with b mem (flags[5]) */
+        { ".insn 0x00018630, 0, 0, 0", 1 },            /* relu with bcast */
+        { ".insn 0x00010630, 0x10000, 0, 0", 1 },      /* relu with b row */
+        { ".insn 0x00010030, 0, 0x10000, 0", 1 },      /* vop w2[16] */
+        { ".insn 0x00011531, 0, 0, 1", 1 },            /* vred flags[2] */
+        { ".insn 0x00013131, 0, 0, 1", 1 },            /* vred flags[5] */
+        { ".insn 0x00011131, 0, 0, 0x10001", 1 },      /* vred w3[16] */
+        { ".insn 0x00011132, 0, 0, 1", 1 },            /* softmax flags[0] */
+        /* code 3 */
+        { "dma_in ub row=0 rows=0 cols=4 addr=0", 3 },
+        { "dma_in ub row=0 rows=1 cols=0 addr=0", 3 },
+        { "dma_in ub row=0 rows=1 cols=5 addr=0", 3 },
+        { ".insn 0x00010310, 0, 0x00010000, 2", 3 },   /* dma_in mem 3 */
+        { ".insn 0x00010311, 0, 0x00010000, 2", 3 },   /* dma_out mem 3 */
+        { "dma_out wmem row=0 rows=1 cols=4 addr=0", 3 },
+        { "matmul ub=0 acc=0 rows=0", 3 },
+        { "vop add a=ub:0 b=ub:0 dst=ub:0 rows=0", 3 },
+        { ".insn 0x00010c30, 0, 0, 0", 3 },            /* vop 12 */
+        { ".insn 0x00010f30, 0, 0, 0", 3 },            /* vop 15 */
+        { "vred sum src=acc:0 dst=ub:0 rows=0 length=1 chunk_stride=1 row_stride=1", 3 },
+        { "vred sum src=acc:0 dst=ub:0 rows=1 length=0 chunk_stride=1 row_stride=1", 3 },
+        { ".insn 0x00011031, 0, 0, 1", 3 },            /* vred op 0 */
+        { "softmax src=ub:0 dst=ub:0 rows=1 length=1 chunk_stride=1 row_stride=1", 3 },
+        { "softmax src=acc:0 dst=ub:0 rows=1 length=0 chunk_stride=1 row_stride=1", 3 },
+        /* code 4 */
+        { "dma_in ub row=0 rows=1 cols=4 addr=1 stride=8", 4 },
+        { "dma_in ub row=0 rows=1 cols=4 addr=2 stride=7", 4 },
+        { "dma_in acc row=0 rows=1 cols=4 addr=2 stride=16", 4 },
+        { "dma_in acc row=0 rows=1 cols=4 addr=4 stride=6", 4 },
+        { "dma_in wmem row=0 rows=1 cols=4 addr=3 stride=8", 4 },
+        { "dma_out acc row=0 rows=1 cols=4 addr=0x102 stride=16", 4 },
+        { "dma_out ub row=0 rows=1 cols=4 addr=0x100 stride=9", 4 },
+        /* code 2 */
+        { "dma_in ub row=97 rows=4 cols=4 addr=2 stride=6", 2 },
+        { "dma_in acc row=50 rows=1 cols=1 addr=4 stride=4", 2 },
+        { "dma_in wmem row=1 rows=32 cols=4 addr=0 stride=8", 2 },
+        { "dma_out acc row=1 rows=50 cols=4 addr=0x10 stride=0", 2 },
+        { "lw w=29", 2 },
+        { "matmul ub=91 acc=40 rows=10", 2 },
+        { "matmul ub=90 acc=41 rows=10", 2 },
+        { "vop add a=ub:100 b=acc:49 dst=ub:99 rows=1", 2 },
+        { "vop add a=ub:99 b=acc:50 dst=ub:99 rows=1", 2 },
+        { "vop add a=ub:99 b=acc:49 dst=ub:100 rows=1", 2 },
+        { "vop mul a=ub:0 b=acc:50 bcast dst=ub:0 rows=100", 2 },
+        { "vop mul a=ub:0 b=acc:1 dst=ub:0 rows=50", 2 },   /* b [1, 51) */
+        { "vop exp a=acc:0 dst=acc:1 rows=50", 2 },
+        { "vred sum src=acc:36 dst=ub:98 rows=5 length=9 chunk_stride=3 row_stride=2", 2 },
+        { "vred sum src=acc:10 dst=ub:99 rows=5 length=9 chunk_stride=3 row_stride=2", 2 },
+        { "softmax src=acc:36 dst=ub:85 rows=5 length=9 chunk_stride=3 row_stride=2", 2 },
+        { "softmax src=acc:35 dst=ub:86 rows=5 length=9 chunk_stride=3 row_stride=2", 2 },
+        /* exact arithmetic: no wrap at 16 or 32 bits */
+        { "vred sum src=acc:0 dst=ub:0 rows=65535 length=65535 chunk_stride=65535 "
+          "row_stride=65535", 2 },
+        { "dma_in ub row=65535 rows=65535 cols=4 addr=0", 2 },
+        /* order: 3 before 4 before 2 */
+        { "dma_in ub row=99 rows=4 cols=5 addr=1", 3 },
+        { "dma_in ub row=99 rows=4 cols=4 addr=1", 4 },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int c = code_of(t[i].src, &g);
+        if (c != t[i].code)
+            fail_msg("'%s': code %d, expected %d", t[i].src, c, t[i].code);
+    }
+    assert_string_equal(tpu_err_name(2), "memory row out of range");
+    assert_string_equal(tpu_err_name(99), "unknown error");
+    /* code 5 is the caller's: a matmul alone passes the check */
+    assert_int_equal(code_of("matmul ub=0 acc=0 rows=1", &g), 0);
+}
+
+static int has(const tpu_footprint_t *f, unsigned mem, unsigned w, uint32_t lo, uint32_t hi)
+{
+    for (unsigned i = 0; i < f->count; i++)
+        if (f->r[i].mem == mem && f->r[i].write == w && f->r[i].lo == lo && f->r[i].hi == hi)
+            return 1;
+    return 0;
+}
+
+static tpu_footprint_t fp_of(const char *src, unsigned n)
+{
+    tpu_insn_t *p;
+    size_t c;
+    char *e;
+    tpu_footprint_t f;
+    tpu_dinsn_t d;
+    assert_int_equal(tpu_asm(src, "f.s", &p, &c, &e), 0);
+    free(e);
+    tpu_insn_decode(p[0], &d);
+    free(p);
+    tpu_insn_footprint(&d, n, &f);
+    return f;
+}
+
+static void test_footprint(void **state)
+{
+    (void)state;
+    tpu_footprint_t f;
+    f = fp_of("matmul ub=3 acc=7 rows=4 accumulate", 4);
+    assert_int_equal(f.count, 3);
+    assert_true(has(&f, TPU_MEM_UB, 0, 3, 6) && has(&f, TPU_MEM_ACC, 0, 7, 10) &&
+                has(&f, TPU_MEM_ACC, 1, 7, 10));
+    assert_int_equal(f.ports, TPU_PORT_RD(0) | TPU_PORT_RD(1) | TPU_PORT_WR(1));
+    f = fp_of("matmul ub=3 acc=7 rows=4", 4);
+    assert_int_equal(f.ports, TPU_PORT_RD(0) | TPU_PORT_WR(1));
+    f = fp_of("lw w=8", 4);
+    assert_true(f.count == 1 && has(&f, TPU_MEM_WMEM, 0, 8, 11));
+    f = fp_of("vop add a=ub:1 b=ub:20 bcast dst=acc:5 rows=3", 4);
+    assert_true(has(&f, 0, 0, 1, 3) && has(&f, 0, 0, 20, 20) && has(&f, 1, 1, 5, 7));
+    f = fp_of("vred sum src=acc:10 dst=ub:98 rows=5 length=9 chunk_stride=3 row_stride=2", 4);
+    assert_true(has(&f, 1, 0, 10, 24) && has(&f, 0, 1, 98, 99));
+    f = fp_of("softmax src=acc:10 dst=ub:50 rows=5 length=9 chunk_stride=3 row_stride=2", 4);
+    assert_true(has(&f, 1, 0, 10, 24) && has(&f, 1, 1, 10, 24) && has(&f, 0, 1, 50, 64));
+    f = fp_of("dma_in wmem row=4 rows=4 cols=4 addr=0", 4);
+    assert_true(f.count == 1 && has(&f, 2, 1, 4, 7));
+    tpu_footprint_t a = fp_of("dma_in ub row=0 rows=4 cols=4 addr=0", 4);
+    tpu_footprint_t b = fp_of("matmul ub=3 acc=0 rows=1", 4);
+    tpu_footprint_t c = fp_of("matmul ub=4 acc=0 rows=1", 4);
+    tpu_footprint_t d = fp_of("vop relu a=acc:0 dst=acc:9 rows=1", 4);
+    assert_int_equal(tpu_footprint_conflict(&a, &b), 1); /* writes what b reads */
+    assert_int_equal(tpu_footprint_conflict(&a, &c), 0);
+    assert_int_equal(tpu_footprint_conflict(&c, &d), 1); /* ACC write port shared */
+    f = fp_of("nop", 4);
+    assert_int_equal(f.count, 0);
+    assert_int_equal(tpu_opcode_unit(TPU_OP_MATMUL), TPU_UNIT_MX);
+    assert_int_equal(tpu_opcode_unit(TPU_OP_SYNC), TPU_UNIT_NONE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_encodings), cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_disasm_roundtrip), cmocka_unit_test(test_check_codes),
+        cmocka_unit_test(test_footprint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-asm, the tools: every tpu-mkprog kind at several N assembles with --check silent (no
+# instruction the core would reject, lw before matmul, job.args loads files that exist), and
+# disassembling the binary and assembling that text gives the same bytes; the tools' errors.
+# Usage: tools.sh BUILD/tools
+set -eu
+T=$1
+W=$(mktemp -d /tmp/tpu-test-tools-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail() { echo "tools.sh: FAIL: $*" >&2; exit 1; }
+n_ok=0
+for n in 1 2 3 4 8; do
+    for kind in matmul dense mlp allops manyk; do
+        d=$W/$kind-$n
+        "$T/tpu-mkprog" "$kind" --mxu "$n" --seed "$n" -o "$d" || fail "tpu-mkprog $kind --mxu $n"
+        "$T/tpu-as" --mxu "$n" --check "$d/prog.s" -o "$d/prog.bin" 2>"$d/as.err" ||
+            fail "tpu-as $d/prog.s: $(cat "$d/as.err")"
+        [ ! -s "$d/as.err" ] || fail "tpu-as --check $d/prog.s: $(cat "$d/as.err")"
+        "$T/tpu-dis" "$d/prog.bin" | sed 's/^[0-9]*: //' >"$d/dis.s"
+        "$T/tpu-as" "$d/dis.s" -o "$d/dis.bin" || fail "disassembly of $kind N=$n does not assemble"
+        cmp -s "$d/prog.bin" "$d/dis.bin" || fail "disassembly of $kind N=$n gives other bits"
+        grep -q '^--dump ' "$d/job.args" || fail "$d/job.args has no --dump"
+        for f in $(sed -n 's/^--load [^=]*=//p' "$d/job.args"); do
+            [ -f "$d/$f" ] || fail "$d/job.args loads $f, which is not there"
+        done
+        n_ok=$((n_ok + 1))
+    done
+done
+# same seed, same files; another seed, other data
+"$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s1" && "$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s2"
+for f in prog.s job.args a.npy w1.npy w2.npy b1.npy b2.npy; do
+    cmp -s "$W/s1/$f" "$W/s2/$f" || fail "tpu-mkprog is not deterministic: $f"
+done
+"$T/tpu-mkprog" mlp --mxu 4 --seed 8 -o "$W/s3"
+! cmp -s "$W/s1/a.npy" "$W/s3/a.npy" || fail "tpu-mkprog --seed does not change the data"
+# errors: clear message, nonzero exit, no output file
+expect_err() { # expect_err "message part" cmd...
+    msg=$1; shift
+    if "$@" >"$W/out" 2>"$W/err"; then fail "$* succeeded"; fi
+    grep -qF -- "$msg" "$W/err" || fail "$*: expected '$msg', got: $(cat "$W/err")"
+}
+printf 'nop\nlw w=70000\n' >"$W/bad.s"
+expect_err "bad.s:2:6: error: value 70000 out of range for 'w'" "$T/tpu-as" "$W/bad.s" -o "$W/bad.bin"
+[ ! -e "$W/bad.bin" ] || fail "tpu-as wrote an output file despite errors"
+expect_err "no -o" "$T/tpu-as" "$W/bad.s"
+expect_err "--mxu '0', expected 1..65535" "$T/tpu-as" --mxu 0 "$W/bad.s" -o "$W/x.bin"
+printf 'matmul ub=0 acc=0 rows=1\nlw w=0\n' >"$W/warn.s"
+"$T/tpu-as" --mxu 4 --check "$W/warn.s" -o "$W/warn.bin" 2>"$W/err" || fail "tpu-as --check failed on warnings"
+grep -qF "instruction 0 (matmul ub=0 acc=0 rows=1): the core stops with error 5" "$W/err" ||
+    fail "tpu-as --check: no code-5 warning: $(cat "$W/err")"
+printf '1234567' >"$W/odd.bin"
+expect_err "not a multiple of 16" "$T/tpu-dis" "$W/odd.bin"
+expect_err "unknown KIND 'conv'" "$T/tpu-mkprog" conv --mxu 4 -o "$W/c"
+expect_err "no --mxu" "$T/tpu-mkprog" matmul -o "$W/c"
+expect_err "--dist 'cauchy'" "$T/tpu-mkprog" matmul --mxu 4 --dist cauchy -o "$W/c"
+expect_err "A needs UB rows" "$T/tpu-mkprog" matmul --mxu 4 --m 3000 -o "$W/c"
+expect_err "needs ACC rows" "$T/tpu-mkprog" matmul --mxu 4 --m 100 --nout 100 --acc-rows 200 -o "$W/c"
+"$T/tpu-as" --help | grep -q "usage: tpu-as" || fail "tpu-as --help"
+"$T/tpu-dis" --help | grep -q "usage: tpu-dis" || fail "tpu-dis --help"
+"$T/tpu-mkprog" --help | grep -q "usage: tpu-mkprog" || fail "tpu-mkprog --help"
+echo "tools.sh: $n_ok generated programs assemble, pass --check and round-trip; tool errors ok"
