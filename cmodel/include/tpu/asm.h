@@ -7,6 +7,10 @@
 
 #include "tpu/isa.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Most errors reported for one source before the assembler stops. */
 #define TPU_ASM_MAX_ERRORS 50
 
@@ -21,5 +25,9 @@ int tpu_asm(const char *src, const char *filename, tpu_insn_t **out, size_t *cou
 /* As tpu_asm; n_mxu > 0 also checks 1 <= cols <= n_mxu in dma_in / dma_out. */
 int tpu_asm_n(const char *src, const char *filename, unsigned n_mxu, tpu_insn_t **out,
               size_t *count, char **errors);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

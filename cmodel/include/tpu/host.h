@@ -11,6 +11,10 @@
 #include "tpu/isa.h"
 #include "tpu/npy.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TPU_HOST_DEFAULT_MIB 64u
 
 typedef struct {
@@ -73,5 +77,9 @@ int tpu_load_program(const char *path, unsigned n_mxu, tpu_insn_t **prog, size_t
 int tpu_args_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *err,
                     size_t errlen);
 void tpu_args_free(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

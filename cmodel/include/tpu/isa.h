@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A raw instruction: w[0] .. w[3] are w0 .. w3 of docs/isa.md (stored little-endian). */
 typedef struct { uint32_t w[4]; } tpu_insn_t;
 
@@ -152,5 +156,9 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len);
 /* Bytes <-> instructions (little-endian words). */
 void tpu_insn_to_bytes(tpu_insn_t raw, uint8_t out[16]);
 tpu_insn_t tpu_insn_from_bytes(const uint8_t in[16]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { TPU_NPY_U2 = 0, TPU_NPY_F4 = 1, TPU_NPY_U4 = 2 } tpu_npy_dtype_t;
 
 /* An array. data holds rows*cols elements of elem_size bytes in host byte order (uint16_t
@@ -31,5 +35,9 @@ int tpu_npy_write(const char *path, const tpu_npy_t *a, char *err, size_t errlen
 /* Allocate a zeroed array (ndim 2, or 1 when rows == 0 is passed as ndim1 by the caller). */
 int tpu_npy_alloc(tpu_npy_t *a, tpu_npy_dtype_t t, unsigned ndim, size_t rows, size_t cols);
 void tpu_npy_free(tpu_npy_t *a);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
