@@ -39,10 +39,8 @@
 #include "tpu_params.h"
 #include "vl_ports.h"
 
-extern "C" {
 #include "tpu/host.h"
 #include "tpu/isa.h"
-}
 
 #ifndef TPU_MXU_N
 #error "tpu_params.h must define TPU_MXU_N"
@@ -102,6 +100,7 @@ void help()
         "  --dump-dir DIR, --hostmem-mib M, @FILE (options one per line)\n"
         "Harness options:\n"
         "  --trace F                the RTL's core trace (default core_rtl.trace)\n"
+        "  --mxu N                  accepted if N is this core's (as tpu-run's command line)\n"
         "  --axi-latency C          host memory latency: AR -> first R beat, last W -> B\n"
         "                           (default 4, as the model)\n"
         "  --stall P                random back-pressure on every AXI channel and extra\n"
@@ -171,6 +170,10 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             if (!parse_u64(v, &x) || x > 90)
                 return usage_error("--stall takes a percentage in 0 .. 90", v);
             o->stall = static_cast<unsigned>(x);
+        } else if (name == "--mxu") {
+            // accepted so that the model runner's command line works unchanged
+            if (!parse_u64(v, &x) || x != kN)
+                return usage_error("--mxu must be the verilated core's N", v);
         } else if (name == "--seed") {
             if (!parse_u64(v, &x))
                 return usage_error("--seed takes an unsigned integer", v);
