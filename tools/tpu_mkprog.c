@@ -103,20 +103,46 @@ static void write_npy(struct job *j, const char *name, tpu_npy_dtype_t t, size_t
     tpu_npy_free(&a);
 }
 
+/* A (m x k) and W (k x n) of one matgen problem (so the `edges` scenarios of A's rows meet
+   W's column patterns); either may be NULL. Returns malloc'd raw bits. */
+static void gen_pair(const struct cfg *c, uint64_t salt, size_t m, size_t k, size_t n,
+                     uint16_t **a_out, uint16_t **w_out)
+{
+    bf16_t *a = malloc(m * k * sizeof *a), *w = malloc(k * n * sizeof *w);
+    if (!a || !w)
+        die("out of memory");
+    if (tpu_matgen(c->dist, c->seed * 0x9E3779B97F4A7C15ull + salt, m, k, n, a, w) != TPU_OK)
+        die("matgen failed");
+    uint16_t **outs[2] = { a_out, w_out };
+    bf16_t *ins_[2] = { a, w };
+    size_t cnt[2] = { m * k, k * n };
+    for (int i = 0; i < 2; i++) {
+        if (outs[i] == NULL)
+            continue;
+        uint16_t *r = malloc(cnt[i] * sizeof *r);
+        if (r == NULL)
+            die("out of memory");
+        for (size_t j = 0; j < cnt[i]; j++)
+            r[j] = ins_[i][j].v;
+        *outs[i] = r;
+    }
+    free(a);
+    free(w);
+}
+
 /* A rows x cols bf16 input from the seed (matgen's A of an m x k x 1 problem). */
 static uint16_t *gen_bf16(const struct cfg *c, uint64_t salt, size_t rows, size_t cols)
 {
-    bf16_t *a = malloc(rows * cols * sizeof *a), *w = malloc(cols * sizeof *w);
-    uint16_t *r = malloc(rows * cols * sizeof *r);
-    if (!a || !w || !r)
-        die("out of memory");
-    if (tpu_matgen(c->dist, c->seed * 0x9E3779B97F4A7C15ull + salt, rows, cols, 1, a, w) !=
-        TPU_OK)
-        die("matgen failed");
-    for (size_t i = 0; i < rows * cols; i++)
-        r[i] = a[i].v;
-    free(a);
-    free(w);
+    uint16_t *r;
+    gen_pair(c, salt, rows, cols, 1, &r, NULL);
+    return r;
+}
+
+/* A k x n weight matrix (matgen's W of a 1 x k x n problem). */
+static uint16_t *gen_w(const struct cfg *c, uint64_t salt, size_t k, size_t n)
+{
+    uint16_t *r;
+    gen_pair(c, salt, 1, k, n, NULL, &r);
     return r;
 }
 
@@ -286,7 +312,8 @@ static void kind_matmul(struct job *j, int dense)
 {
     const struct cfg *c = j->c;
     unsigned m = c->m, k = c->k, nout = c->nout, n = c->n;
-    uint16_t *a = gen_bf16(c, 1, m, k), *w = gen_bf16(c, 2, k, nout);
+    uint16_t *a, *w;
+    gen_pair(c, 1, m, k, nout, &a, &w);
     uint64_t ha = load_bf16(j, "a.npy", a, m, k), hw = load_bf16(j, "w.npy", w, k, nout);
     uint64_t negz = negz_word(j);
     free(a);
@@ -319,7 +346,8 @@ static void kind_mlp(struct job *j)
 {
     const struct cfg *c = j->c;
     unsigned m = c->m, k = c->k, h1 = c->nhid, nout = c->nout, n = c->n;
-    uint16_t *a = gen_bf16(c, 1, m, k), *w1 = gen_bf16(c, 2, k, h1), *w2 = gen_bf16(c, 4, h1, nout);
+    uint16_t *a, *w1, *w2 = gen_w(c, 4, h1, nout);
+    gen_pair(c, 1, m, k, h1, &a, &w1);
     uint64_t ha = load_bf16(j, "a.npy", a, m, k), hw1 = load_bf16(j, "w1.npy", w1, k, h1);
     uint64_t hw2 = load_bf16(j, "w2.npy", w2, h1, nout);
     uint64_t negz = negz_word(j);
@@ -372,7 +400,8 @@ static void kind_allops(struct job *j)
     unsigned m = c->m, n = c->n;
     if (m < 2)
         die("allops needs --m >= 2, got %u", m);
-    uint16_t *x = gen_bf16(c, 1, m, n), *w = gen_bf16(c, 2, n, n), *yb = gen_bf16(c, 3, m, n);
+    uint16_t *x, *w, *yb = gen_bf16(c, 3, m, n);
+    gen_pair(c, 1, m, n, n, &x, &w);
     uint32_t *y = malloc((size_t)m * n * sizeof *y);
     if (y == NULL)
         die("out of memory");
