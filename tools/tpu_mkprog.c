@@ -228,9 +228,12 @@ static void matmul_job(struct job *j, unsigned ub, unsigned acc, unsigned m, uns
         unsigned kt = t % kt_n, nt = t / kt_n;
         ins(j, "matmul ub=%u acc=%u rows=%u%s", ub + kt * m, acc + nt * m, m,
             kt ? " accumulate" : "");
+        /* with one tile ahead, the next tile's DMA must come before its lw */
+        if (ahead == 1 && t + 1 < tiles)
+            wrow[t + 1] = weight_tile_dma(j, w_host, k, nout, (t + 1) % kt_n, (t + 1) / kt_n, negz);
         if (t + 1 < tiles)
             ins(j, "lw w=%u", wrow[t + 1]);
-        if (t + ahead < tiles) {
+        if (ahead > 1 && t + ahead < tiles) {
             unsigned u = t + ahead;
             wrow[u] = weight_tile_dma(j, w_host, k, nout, u % kt_n, u / kt_n, negz);
         }

@@ -27,6 +27,16 @@ for n in 1 2 3 4 8; do
         n_ok=$((n_ok + 1))
     done
 done
+# one and two WMEM slots: each weight tile's dma_in comes before its lw
+for w in 4 8; do
+    d=$W/slots$w
+    "$T/tpu-mkprog" manyk --mxu 4 --wmem-rows $w -o "$d" || fail "tpu-mkprog --wmem-rows $w"
+    "$T/tpu-as" --mxu 4 --wmem-rows $w --check "$d/prog.s" -o "$d/prog.bin" 2>"$d/as.err" &&
+        [ ! -s "$d/as.err" ] || fail "--wmem-rows $w: $(cat "$d/as.err")"
+    awk '/^dma_in wmem/ { for (i = 1; i <= NF; i++) if ($i ~ /^row=/) { split($i, a, "="); loaded[a[2]] = 1 } }
+         /^lw / { split($2, a, "="); if (!(a[2] in loaded)) bad = 1; delete loaded[a[2]] }
+         END { exit bad }' "$d/prog.s" || fail "--wmem-rows $w: an lw reads a slot not reloaded since its last lw"
+done
 # same seed, same files; another seed, other data
 "$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s1" && "$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s2"
 for f in prog.s job.args a.npy w1.npy w2.npy b1.npy b2.npy; do
