@@ -37,6 +37,17 @@ for w in 4 8; do
          /^lw / { split($2, a, "="); if (!(a[2] in loaded)) bad = 1; delete loaded[a[2]] }
          END { exit bad }' "$d/prog.s" || fail "--wmem-rows $w: an lw reads a slot not reloaded since its last lw"
 done
+# allops covers every instruction, VPU op, reduction and DMA memory
+a=$W/allops-4/prog.s
+for pat in '^nop' '^sync' '^halt' '^lw ' '^matmul .*rows=[0-9]*$' '^matmul .* accumulate' \
+    '^dma_in ub' '^dma_in acc' '^dma_in wmem' '^dma_out ub' '^dma_out acc' '^softmax ' \
+    '^vred sum' '^vred max' '^vred min' \
+    '^vop add a=acc:[0-9]* b=ub:[0-9]* dst' '^vop sub a=acc:[0-9]* b=acc:[0-9]* dst' \
+    '^vop mul a=ub:[0-9]* b=ub:[0-9]* dst' '^vop max a=acc:[0-9]* b=ub:[0-9]* bcast' \
+    '^vop min a=acc:[0-9]* b=acc:[0-9]* bcast' '^vop add a=ub:[0-9]* b=ub:[0-9]* bcast' \
+    '^vop cvt ' '^vop relu ' '^vop exp ' '^vop tanh ' '^vop sigmoid ' '^vop gelu ' '^vop recip '; do
+    grep -q -- "$pat" "$a" || fail "allops has no line matching '$pat'"
+done
 # same seed, same files; another seed, other data
 "$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s1" && "$T/tpu-mkprog" mlp --mxu 4 --seed 7 -o "$W/s2"
 for f in prog.s job.args a.npy w1.npy w2.npy b1.npy b2.npy; do
