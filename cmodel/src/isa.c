@@ -203,7 +203,7 @@ static int out_of_range(const tpu_core_geom_t *g, unsigned mem, uint64_t first, 
 
 int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g)
 {
-    unsigned n = g->n;
+    unsigned n = g->n ? g->n : 1; /* N = 0 is not a core; avoid dividing by it */
     if (tpu_opcode_name(d->opcode) == NULL || d->reserved)
         return TPU_ERR_OPCODE;
     switch (d->opcode) {
