@@ -96,15 +96,19 @@ module tpu_mxu (
 
   // ---- The array: row r takes weights and partial sums from row r-1 ----
   for (genvar r = 0; r < N; r++) begin : g_row
-    wire [15:0] wl_in [N];
+    wire [15:0] wl0_in [N];
+    wire [15:0] wl1_in [N];
     wire [31:0] psum_in [N];
-    wire [15:0] wl_out [N];
+    wire [15:0] wl0_out [N];
+    wire [15:0] wl1_out [N];
     wire [31:0] psum_out [N];
-    if (r == 0) begin : g_top
-      assign wl_in   = wl_top;
+    if (r == 0) begin : g_top  // both banks see the load data; only wl_bank_i takes it
+      assign wl0_in  = wl_top;
+      assign wl1_in  = wl_top;
       assign psum_in = seed;
     end else begin : g_below
-      assign wl_in   = g_row[r-1].wl_out;
+      assign wl0_in  = g_row[r-1].wl0_out;
+      assign wl1_in  = g_row[r-1].wl1_out;
       assign psum_in = g_row[r-1].psum_out;
     end
     tpu_mxu_row #(
@@ -113,8 +117,10 @@ module tpu_mxu (
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
-      .wl_i       (wl_in),
-      .wl_o       (wl_out),
+      .wl0_i      (wl0_in),
+      .wl1_i      (wl1_in),
+      .wl0_o      (wl0_out),
+      .wl1_o      (wl1_out),
       .act_bank_i (row_bank[r]),
       .act_i      (row_act[r]),
       .psum_i     (psum_in),
@@ -125,7 +131,7 @@ module tpu_mxu (
   // ---- Outputs: column c's result waits N-1-c cycles so that all leave together ----
   for (genvar c = 0; c < N; c++) begin : g_out
     logic unused_wl;  // the bottom row's weights go nowhere
-    assign unused_wl = ^g_row[N-1].wl_out[c];
+    assign unused_wl = ^{g_row[N-1].wl0_out[c], g_row[N-1].wl1_out[c]};
     if (c < N - 1) begin : g_deskew
       localparam int Depth = N - 1 - c;
       logic [Depth-1:0][31:0] deskew_q;  // per stage

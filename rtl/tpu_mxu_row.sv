@@ -7,8 +7,8 @@
 // tpu_mxu_row: one row of N processing elements
 //
 // The activation of this row enters PE 0 and moves right one PE per cycle; weights and
-// partial sums come from the row above (wl_i, psum_i) and go to the row below (wl_o,
-// psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share
+// partial sums come from the row above (wl0_i, wl1_i, psum_i) and go to the row below
+// (wl0_o, wl1_o, psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share
 // one copy of the verilated code (the PEs inside it are inlined).
 // Reset: none (datapath only, see tpu_pe).
 
@@ -18,8 +18,10 @@ module tpu_mxu_row #(
   input  logic        clk_i,
   input  logic        wl_valid_i,  // weight load: shift bank wl_bank_i down one row
   input  logic        wl_bank_i,
-  input  logic [15:0] wl_i [N],  // weights from the row above, column c at [c]
-  output logic [15:0] wl_o [N],  // this row's bank-wl_bank_i weights, to the row below
+  input  logic [15:0] wl0_i [N],  // bank-0 weights from the row above, column c at [c]
+  input  logic [15:0] wl1_i [N],  // bank-1 weights from the row above
+  output logic [15:0] wl0_o [N],  // this row's bank-0 weights, to the row below
+  output logic [15:0] wl1_o [N],  // this row's bank-1 weights, to the row below
   input  logic        act_bank_i,  // the skewed activation of this row and its bank tag
   input  logic [15:0] act_i,
   input  logic [31:0] psum_i [N],  // partial sums from the row above
@@ -39,8 +41,10 @@ module tpu_mxu_row #(
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
-      .wl_i       (wl_i[c]),
-      .wl_o       (wl_o[c]),
+      .wl0_i      (wl0_i[c]),
+      .wl1_i      (wl1_i[c]),
+      .wl0_o      (wl0_o[c]),
+      .wl1_o      (wl1_o[c]),
       .act_bank_i (bank[c]),
       .act_i      (act[c]),
       .act_bank_o (bank[c+1]),

@@ -11,9 +11,10 @@
 // partial sum leaves through psum_o one cycle later, when the PE below sees the same
 // activation (it arrives there through the row skew). The activation and its bank tag
 // are passed to the right through one register.
-// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes wl_i (the bank-wl_bank_i
-// weight of the PE above, or the load data in row 0); wl_o shows this PE's
-// bank-wl_bank_i weight to the PE below, so a column shifts down one row per load cycle.
+// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight
+// of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one
+// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no
+// multiplexer picks the bank being shifted.
 // Reset: none. The PE holds only datapath state (weights, activation, partial sum), which
 // is never reset; nothing observable depends on it before it is written (docs/mxu.md).
 
@@ -21,8 +22,10 @@ module tpu_pe (
   input  logic        clk_i,
   input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle
   input  logic        wl_bank_i,
-  input  logic [15:0] wl_i,        // bf16 weight from the PE above
-  output logic [15:0] wl_o,        // this PE's bank-wl_bank_i weight, to the PE below
+  input  logic [15:0] wl0_i,       // bank-0 and bank-1 bf16 weights of the PE above
+  input  logic [15:0] wl1_i,
+  output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below
+  output logic [15:0] wl1_o,
   input  logic        act_bank_i,  // the weight bank the activation multiplies
   input  logic [15:0] act_i,       // bf16 activation from the left
   output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right
@@ -42,17 +45,18 @@ module tpu_pe (
   // elaboration time grows with the square of the processes on one clock) ----
   always_ff @(posedge clk_i) begin
     if (wl_valid_i && !wl_bank_i) begin
-      w0_q <= wl_i;
+      w0_q <= wl0_i;
     end
     if (wl_valid_i && wl_bank_i) begin
-      w1_q <= wl_i;
+      w1_q <= wl1_i;
     end
     act_q      <= act_i;
     act_bank_q <= act_bank_i;
     psum_q     <= psum_d;
   end
 
-  assign wl_o = wl_bank_i ? w1_q : w0_q;
+  assign wl0_o = w0_q;
+  assign wl1_o = w1_q;
 
   // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----
   assign w_sel = act_bank_i ? w1_q : w0_q;
