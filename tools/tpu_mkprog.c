@@ -23,6 +23,7 @@ struct cfg {
     uint64_t seed;
     unsigned ub_rows, acc_rows, wmem_rows;
     unsigned hostmem_mib;
+    unsigned imem_insns;
 };
 
 struct job {
@@ -31,14 +32,19 @@ struct job {
     uint64_t host_next;  /* next free host address */
     unsigned ub_next, acc_next; /* next free on-chip rows */
     unsigned wslot;      /* weight tiles streamed so far (slot = count % slots) */
+    unsigned insns;      /* instructions written */
     int failed;
 };
 
 static const char *prog_name = "tpu-mkprog";
+static char tmp_paths[3][4096]; /* removed when the job fails */
 
 static void die(const char *fmt, ...)
 {
     va_list ap;
+    for (int i = 0; i < 3; i++)
+        if (tmp_paths[i][0])
+            unlink(tmp_paths[i]);
     fprintf(stderr, "%s: error: ", prog_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -83,6 +89,8 @@ static unsigned acc_alloc(struct job *j, uint64_t rows, const char *what)
 static void ins(struct job *j, const char *fmt, ...)
 {
     va_list ap;
+    if (fmt[0] != '#')
+        j->insns++;
     va_start(ap, fmt);
     vfprintf(j->prog, fmt, ap);
     va_end(ap);
@@ -523,6 +531,7 @@ static void usage(FILE *f)
         "                ints, edges\n"
         "  --ub-rows R --acc-rows R --wmem-rows R   memory sizes (default gen's: 4096, 2048, 8N)\n"
         "  --hostmem-mib M   host memory the job must fit in (default 64)\n"
+        "  --imem-insns I    instructions the program must fit in (default 1024)\n"
         "job.args holds --load/--dump options, one per line, for `@DIR/job.args`.\n");
 }
 
@@ -546,6 +555,7 @@ int main(int argc, char **argv)
         { "acc-rows", required_argument, NULL, 'a' },
         { "wmem-rows", required_argument, NULL, 'w' },
         { "hostmem-mib", required_argument, NULL, 'M' },
+        { "imem-insns", required_argument, NULL, 'I' },
         { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -575,6 +585,7 @@ int main(int argc, char **argv)
         case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, 65536); break;
         case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, 65536); break;
         case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, 4096); break;
+        case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, 65536); break;
         case 'o': c.dir = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -613,6 +624,8 @@ int main(int argc, char **argv)
         c.acc_rows = 2048;
     if (!c.wmem_rows)
         c.wmem_rows = 8 * c.n;
+    if (!c.imem_insns)
+        c.imem_insns = 1024;
     if (c.wmem_rows < c.n)
         die("--wmem-rows %u holds no weight tile, expected at least N = %u", c.wmem_rows, c.n);
     if (mkdir(c.dir, 0777) != 0 && errno != EEXIST)
@@ -621,7 +634,8 @@ int main(int argc, char **argv)
     memset(&j, 0, sizeof j);
     j.c = &c;
     j.host_next = 0x1000;
-    char path[4096], tmp[3][4096];
+    char path[4096];
+    char (*tmp)[4096] = tmp_paths;
     const char *names[3] = { "prog.s", "job.args", "job.txt" };
     FILE **fs[3] = { &j.prog, &j.args, &j.meta };
     for (int i = 0; i < 3; i++) {
@@ -643,6 +657,9 @@ int main(int argc, char **argv)
     case 2: kind_mlp(&j); break;
     default: kind_allops(&j); break;
     }
+    if (j.insns > c.imem_insns)
+        die("the program has %u instructions, more than IMEM's %u (--imem-insns); use a "
+            "smaller --m/--k/--nout", j.insns, c.imem_insns);
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", c.dir, names[i]);
         if (ferror(*fs[i]) | fclose(*fs[i]) || rename(tmp[i], path) != 0)
