@@ -522,7 +522,8 @@ static void usage(FILE *f)
         "  KIND          matmul | dense | mlp | allops | manyk\n"
         "  --mxu N       MXU size (1 .. 256)\n"
         "  -o DIR        output folder (created): prog.s, *.npy inputs, job.args, job.txt\n"
-        "  --m M         activation rows (default 3N)\n"
+        "  --m M         activation rows (default 3N; allops: at most 128; manyk: at most\n"
+        "                what fits UB)\n"
         "  --k K         reduction length (default 2N; manyk: 16N)\n"
         "  --nout N'     outputs (default 2N; mlp: N + ceil(N/2); manyk: N)\n"
         "  --nhid H      mlp hidden width (default 2N)\n"
@@ -610,10 +611,19 @@ int main(int argc, char **argv)
         die("no -o, expected -o DIR");
     if (!tpu_matgen_valid(c.dist))
         die("--dist '%s', expected uniform, wide, normal, ints or edges", c.dist);
-    if (!c.m)
-        c.m = 3 * c.n;
     if (!c.k)
         c.k = kind == 4 ? 16 * c.n : 2 * c.n;
+    if (!c.ub_rows)
+        c.ub_rows = 4096;
+    if (!c.m) {
+        /* 3N rows hide the weight loads; allops keeps ~16 M-row results in ACC, manyk's
+           activations (K/N tiles of M rows) must fit UB */
+        c.m = 3 * c.n;
+        if (kind == 3 && c.m > 128)
+            c.m = 128;
+        if (kind == 4 && (uint64_t)c.m * cdiv(c.k, c.n) > c.ub_rows)
+            c.m = c.ub_rows / cdiv(c.k, c.n) ? c.ub_rows / cdiv(c.k, c.n) : 1;
+    }
     if (!c.nout)
         c.nout = kind == 4 ? c.n : kind == 2 ? c.n + cdiv(c.n, 2) : 2 * c.n;
     if (!c.nhid)
