@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The core's C model (docs/isa.md): executes a program on the host memory image and the
+   on-chip memories (UB, ACC, WMEM) bit-exactly, writes the core trace ("Trace (core)") and
+   predicts the performance counters with a cycle-level model of "Timing". */
+#ifndef TPU_CORE_H
+#define TPU_CORE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "tpu/isa.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Configuration: the sizes, the MXU's pipeline stages per PE (1..3, 0 means 1; only the
+   timing depends on it) and the AXI slave's fixed latency (cycles, 0 means the default 4). */
+typedef struct {
+    tpu_core_geom_t geom;
+    unsigned pe_stages;
+    unsigned axi_latency;
+} tpu_core_cfg_t;
+
+#define TPU_CORE_AXI_LATENCY_DEFAULT 4u
+#define TPU_CORE_VPU_LATENCY 26u /* TPU_VPU_LATENCY of tpu_params.h */
+
+/* Performance counters (docs/isa.md "Host interface"), index k of register 0x40 + 8k. */
+enum {
+    TPU_CNT_CYCLES = 0,
+    TPU_CNT_MXU_BUSY,
+    TPU_CNT_WL_STALL,
+    TPU_CNT_DMA_BUSY,
+    TPU_CNT_VPU_BUSY,
+    TPU_CNT_INSNS,
+    TPU_CNT_COUNT
+};
+const char *tpu_core_counter_name(unsigned k); /* "CYCLES", ...; NULL out of range */
+
+typedef enum { TPU_CORE_DONE = 1, TPU_CORE_ERROR = 2 } tpu_core_status_t;
+
+typedef struct {
+    tpu_core_status_t status;
+    int err_code;               /* TPU_ERR_* (0 when done) */
+    uint32_t err_pc;            /* the failing instruction (code 6: the IMEM size) */
+    uint64_t counters[TPU_CNT_COUNT];
+    uint64_t rows_written[TPU_MEM_COUNT]; /* on-chip row writes per memory */
+    uint64_t uninit_reads;      /* rows read that were never written (a program error) */
+    uint32_t uninit_pc;         /* the first instruction that read one */
+    unsigned uninit_mem, uninit_row;
+} tpu_core_result_t;
+
+typedef struct tpu_core tpu_core_t;
+
+/* NULL on a bad configuration (N outside 1..256, a memory size of 0 or > 65536 rows, an IMEM
+   size of 0 or > 65536, pe_stages > 3) or out of memory. The memories start "never written"
+   (all bits 0, but reading them counts as an uninitialised read). */
+tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg);
+void tpu_core_free(tpu_core_t *c);
+const tpu_core_cfg_t *tpu_core_cfg(const tpu_core_t *c);
+
+/* START from pc_start with prog[0..count) in IMEM (instructions count .. IMEM size - 1 read as
+   all-zero words, i.e. `nop`). The on-chip memories keep their contents across runs; the
+   weight banks' alternation and "lw since START" restart. host[0..host_bytes) is the host
+   memory image (a beat outside it is an AXI DECERR, error 7). trace may be NULL. Returns
+   TPU_OK, or TPU_EINVAL for bad arguments (count > IMEM size, pc_start >= IMEM size, NULL
+   pointers) or TPU_EIO when the trace could not be written. */
+int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_start,
+                 uint8_t *host, size_t host_bytes, FILE *trace, tpu_core_result_t *res);
+
+/* Row access for tests and tools: a row is N words (UB/WMEM: bf16 in the low 16 bits). NULL
+   when mem or row is out of range. Setting a row marks it written. */
+const uint32_t *tpu_core_row(const tpu_core_t *c, unsigned mem, unsigned row);
+int tpu_core_set_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The DMA unit: dma_in / dma_out (docs/isa.md "Semantics") and their AXI4 timing ("Timing":
+   8-byte beats, bursts of at most 16 beats that do not cross 4 KiB, a slave that accepts
+   everything at once and answers after a fixed latency, up to 16 read bursts outstanding). */
+#include <string.h>
+#include "core_internal.h"
+
+#define DMA_BEAT 8u
+#define DMA_MAX_BEATS 16u
+#define DMA_PAGE 4096u
+#define DMA_READS_OUTSTANDING 16u
+
+/* internal: host address of element i of row r (32-bit AXI addresses wrap) */
+static uint64_t dma_addr(const tpu_dinsn_t *d, unsigned r, unsigned i, unsigned e)
+{
+    return (uint32_t)(d->addr + (uint32_t)r * d->stride + (uint32_t)(i * e));
+}
+
+/* internal: the bursts of the row starting at host address a, len bytes: calls fn for each
+   with its beat count */
+typedef struct {
+    uint64_t last[DMA_READS_OUTSTANDING]; /* reads: last beat of the burst j (ring) */
+    uint64_t bursts;
+    uint64_t ar;      /* reads: cycle of the last AR; writes: unused */
+    uint64_t chan;    /* the R or W channel's last busy cycle */
+    uint64_t done;
+    uint64_t lat;
+    int out;
+} dma_timing_t;
+
+static void dma_burst(dma_timing_t *tm, unsigned beats)
+{
+    if (!tm->out) {
+        uint64_t ar = tm->ar + 1u;
+        if (tm->bursts >= DMA_READS_OUTSTANDING)
+            ar = core_max(ar, tm->last[tm->bursts % DMA_READS_OUTSTANDING] + 1u);
+        uint64_t first = core_max(ar + tm->lat, tm->chan + 1u);
+        tm->ar = ar;
+        tm->chan = first + beats - 1u;
+        tm->last[tm->bursts % DMA_READS_OUTSTANDING] = tm->chan;
+        tm->done = tm->chan;
+    } else {
+        tm->chan += beats;
+        tm->done = core_max(tm->done, tm->chan + tm->lat);
+    }
+    tm->bursts++;
+}
+
+static void dma_row_bursts(dma_timing_t *tm, uint64_t a, uint64_t len)
+{
+    uint64_t beat = a & ~(uint64_t)(DMA_BEAT - 1u);
+    uint64_t end = a + len; /* exclusive */
+    while (beat < end) {
+        uint64_t page_end = (beat | (DMA_PAGE - 1u)) + 1u;
+        uint64_t lim = end < page_end ? end : page_end;
+        uint64_t beats = (lim - beat + DMA_BEAT - 1u) / DMA_BEAT;
+        if (beats > DMA_MAX_BEATS)
+            beats = DMA_MAX_BEATS;
+        dma_burst(tm, (unsigned)beats);
+        beat += beats * DMA_BEAT;
+    }
+}
+
+uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi_err)
+{
+    unsigned n = c->n, e = tpu_mem_elem_bytes(d->mem);
+    int out = d->opcode == TPU_OP_DMA_OUT;
+    uint32_t row[256];
+    dma_timing_t tm;
+    memset(&tm, 0, sizeof tm);
+    tm.out = out;
+    tm.lat = c->axi_lat;
+    tm.ar = t;       /* first AR in t + 1 */
+    tm.chan = t + 1u; /* reads: first R beat >= t + 2 anyway; writes: the first on-chip row
+                         is read in t + 1, its first W beat goes in t + 2 */
+    tm.done = t;
+    *axi_err = 0;
+    uint32_t pad = d->mem == TPU_MEM_UB ? 0u : d->mem == TPU_MEM_WMEM ? 0x8000u : 0x80000000u;
+    for (unsigned r = 0; r < d->n; r++) {
+        unsigned mrow = d->row + r;
+        if (!out) {
+            for (unsigned i = 0; i < n; i++) {
+                uint32_t v = pad;
+                if (i < d->cols) {
+                    uint64_t a = dma_addr(d, r, i, e);
+                    v = 0;
+                    if (a + e > c->host_bytes)
+                        *axi_err = 1;
+                    else
+                        for (unsigned b = 0; b < e; b++)
+                            v |= (uint32_t)c->host[a + b] << (8u * b);
+                }
+                row[i] = v;
+            }
+            core_write_row(c, d->mem, mrow, row);
+        } else {
+            const uint32_t *src = core_read_row(c, d->mem, mrow);
+            for (unsigned i = 0; i < d->cols; i++) {
+                uint64_t a = dma_addr(d, r, i, e);
+                if (a + e > c->host_bytes)
+                    *axi_err = 1;
+                else
+                    for (unsigned b = 0; b < e; b++)
+                        c->host[a + b] = (uint8_t)(src[i] >> (8u * b));
+            }
+        }
+        dma_row_bursts(&tm, dma_addr(d, r, 0, e), (uint64_t)d->cols * e);
+    }
+    return tm.done;
+}
