@@ -4,7 +4,8 @@
 
 TOOLS_DIR    := $(BUILD)/tools
 TOOLS_CFLAGS := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
-TOOLS        := $(TOOLS_DIR)/tpu-as $(TOOLS_DIR)/tpu-dis $(TOOLS_DIR)/tpu-mkprog
+TOOLS        := $(TOOLS_DIR)/tpu-as $(TOOLS_DIR)/tpu-dis $(TOOLS_DIR)/tpu-mkprog \
+                $(TOOLS_DIR)/tpu-run
 TOOLS_SIM_LIB = $(BUILD)/sim/libtpusim.a
 
 .PHONY: tools
@@ -21,3 +22,8 @@ $(TOOLS_DIR)/tpu-dis: tools/tpu_dis.c $(CMODEL_LIB)
 $(TOOLS_DIR)/tpu-mkprog: tools/tpu_mkprog.c $(CMODEL_LIB) $(TOOLS_SIM_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(TOOLS_SIM_LIB) $(CMODEL_LIB) -lm
+
+# tpu-run: the core's C model runner (helper M)
+$(TOOLS_DIR)/tpu-run: tools/tpu_run.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
