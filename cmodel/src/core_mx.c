@@ -17,12 +17,13 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     c->cur_bank = b;
     c->next_bank = b ^ 1u;
     c->have_lw = 1;
-    /* Start: the cycle after dispatch, once no vector of bank b is presented or queued and
-       bank_busy_o[b] is 0 (B cycles after its last vector). Then N WMEM reads, N shifts. */
+    /* Start s: the cycle after dispatch, once no vector of bank b is presented or queued and
+       bank_busy_o[b] is 0 (B cycles after its last vector). N WMEM reads in s .. s+N-1, each
+       row shifted in the cycle after its read (s+1 .. s+N); done with the N-th shift. */
     uint64_t s = t + 1u;
     if (c->bank_last_vec[b] != CORE_NEVER)
         s = core_max(s, c->bank_last_vec[b] + c->mxu_busy + 1u);
-    uint64_t done = s + 2u * n - 1u;
+    uint64_t done = s + n;
     c->bank_lw_done[b] = done;
     return done;
 }
