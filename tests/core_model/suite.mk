@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
+# The core's C model (tpu/core.h): results against tpu_matmul and the VPU functions at
+# N = 1, 3, 4, 8, 16, every error code, the timing model against the MXU schedule.
+#   test-core-model   (make test)
+
+CORE_MODEL_TEST_DIR  := $(BUILD)/tests/core_model
+CORE_MODEL_TEST_BINS := $(CORE_MODEL_TEST_DIR)/test_core
+
+TEST_SUITES += test-core-model
+
+.PHONY: test-core-model
+
+$(CORE_MODEL_TEST_DIR)/test_%: tests/core_model/test_%.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
+
+test-core-model: $(CORE_MODEL_TEST_BINS)
+	@for t in $(CORE_MODEL_TEST_BINS); do echo "== $$t"; $$t || exit 1; done

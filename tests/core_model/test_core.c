@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-core-model: the core's C model (tpu/core.h) against independent compositions of the
+   tested library functions (tpu_matmul, vpu_bias_add, vpu_relu, vpu_softmax, vpu_reduce,
+   fp32_to_bf16), bit for bit, at N = 1, 3, 4, 8, 16; every error code; the timing model
+   against the MXU-level schedule (tpu_mxu_schedule); trace independence from timing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tpu/core.h"
+#include "tpu/isa.h"
+#include "tpu/mxu.h"
+#include "tpu/numerics.h"
+#include "tpu/vpu.h"
+
+static const unsigned kSizes[] = { 1, 3, 4, 8, 16 };
+#define NSIZES (sizeof kSizes / sizeof kSizes[0])
+
+/* ---- data ------------------------------------------------------------------------------ */
+static uint64_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+/* bf16: mostly moderate normals of both signs, some zeros, subnormals, Inf */
+static uint16_t rnd_bf16(void)
+{
+    uint32_t r = rnd() % 64u;
+    uint16_t s = (uint16_t)((rnd() & 1u) << 15);
+    if (r == 0)
+        return s;
+    if (r == 1)
+        return (uint16_t)(s | (rnd() & 0x7Fu)); /* subnormal */
+    return (uint16_t)(s | ((120u + rnd() % 14u) << 7) | (rnd() & 0x7Fu));
+}
+static uint32_t rnd_fp32(void)
+{
+    uint32_t s = (rnd() & 1u) << 31;
+    return s | ((122u + rnd() % 10u) << 23) | (rnd() & 0x7FFFFFu);
+}
+
+static void put16(uint8_t *h, size_t a, uint16_t v)
+{
+    h[a] = (uint8_t)v;
+    h[a + 1] = (uint8_t)(v >> 8);
+}
+static uint16_t get16(const uint8_t *h, size_t a) { return (uint16_t)(h[a] | h[a + 1] << 8); }
+static void put32(uint8_t *h, size_t a, uint32_t v)
+{
+    for (unsigned b = 0; b < 4; b++)
+        h[a + b] = (uint8_t)(v >> (8u * b));
+}
+static uint32_t get32(const uint8_t *h, size_t a)
+{
+    return (uint32_t)h[a] | (uint32_t)h[a + 1] << 8 | (uint32_t)h[a + 2] << 16 |
+           (uint32_t)h[a + 3] << 24;
+}
+
+/* ---- program builder ------------------------------------------------------------------- */
+typedef struct {
+    tpu_insn_t insn[16384];
+    size_t count;
+} prog_t;
+
+static void emit(prog_t *p, const tpu_dinsn_t *d)
+{
+    assert_true(p->count < 16384);
+    p->insn[p->count++] = tpu_insn_encode(d);
+}
+static void op0(prog_t *p, unsigned opcode)
+{
+    tpu_dinsn_t d = { .opcode = opcode };
+    emit(p, &d);
+}
+static void dma(prog_t *p, unsigned opcode, unsigned mem, unsigned row, unsigned rows,
+                unsigned cols, uint32_t addr, uint32_t stride)
+{
+    tpu_dinsn_t d = { .opcode = opcode, .mem = mem, .n = rows, .row = row, .cols = cols,
+                      .addr = addr, .stride = stride };
+    emit(p, &d);
+}
+static void lw(prog_t *p, unsigned w)
+{
+    tpu_dinsn_t d = { .opcode = TPU_OP_LW, .w_row = w };
+    emit(p, &d);
+}
+static void matmul(prog_t *p, unsigned ub, unsigned acc, unsigned rows, unsigned accumulate)
+{
+    tpu_dinsn_t d = { .opcode = TPU_OP_MATMUL, .ub_row = ub, .acc_row = acc, .n = rows,
+                      .accumulate = accumulate };
+    emit(p, &d);
+}
+static void vop(prog_t *p, unsigned op, unsigned am, unsigned ar, unsigned bm, unsigned br,
+                unsigned bcast, unsigned dm, unsigned dr, unsigned rows)
+{
+    tpu_dinsn_t d = { .opcode = TPU_OP_VOP, .vop = op, .a_mem = am, .a_row = ar, .b_mem = bm,
+                      .b_row = br, .bcast = bcast, .d_mem = dm, .d_row = dr, .n = rows };
+    emit(p, &d);
+}
+static void vred(prog_t *p, unsigned opcode, unsigned red, unsigned sm, unsigned sr,
+                 unsigned dm, unsigned dr, unsigned g, unsigned len, unsigned cs, unsigned rs)
+{
+    tpu_dinsn_t d = { .opcode = opcode, .red = red, .src_mem = sm, .src_row = sr, .d_mem = dm,
+                      .dst_row = dr, .n = g, .length = len, .chunk_stride = cs,
+                      .row_stride = rs };
+    emit(p, &d);
+}
+
+/* ---- a run ----------------------------------------------------------------------------- */
+#define HOST_BYTES (1u << 20)
+
+typedef struct {
+    tpu_core_t *core;
+    uint8_t *host;
+    tpu_core_result_t res;
+} run_t;
+
+static tpu_core_cfg_t cfg_for(unsigned n)
+{
+    tpu_core_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.geom = tpu_core_geom_default(n);
+    cfg.geom.imem_insns = 16384; /* the N = 1 matmuls are long programs */
+    cfg.pe_stages = 1;
+    cfg.axi_latency = 4;
+    return cfg;
+}
+
+static void run_prog(run_t *r, const tpu_core_cfg_t *cfg, const prog_t *p, FILE *trace)
+{
+    if (r->core == NULL) {
+        r->core = tpu_core_new(cfg);
+        assert_non_null(r->core);
+    }
+    assert_int_equal(tpu_core_run(r->core, p->insn, p->count, 0, r->host, HOST_BYTES, trace,
+                                  &r->res),
+                     TPU_OK);
+}
+
+/* ---- matmul programs (host: A M x K bf16 at 0, W K x N' bf16 at WB, C M x N' f32 at CB,
+   output of dense (bf16) at OB, bias at BB, a -0 bf16 word at NZ) ------------------------ */
+enum { WB = 0x20000, CB = 0x40000, OB = 0x60000, BB = 0x70000, NZ = 0x7F000 };
+
+static void build_matmul(prog_t *p, unsigned n, unsigned m, unsigned k, unsigned np,
+                         unsigned slots, int dense)
+{
+    unsigned kt_n = (k + n - 1) / n, nt_n = (np + n - 1) / n, tile = 0;
+    p->count = 0;
+    for (unsigned kt = 0; kt < kt_n; kt++) {
+        unsigned cols = k - kt * n < n ? k - kt * n : n;
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, kt * m, m, cols, kt * n * 2u, k * 2u);
+    }
+    if (dense)
+        for (unsigned nt = 0; nt < nt_n; nt++) {
+            unsigned cols = np - nt * n < n ? np - nt * n : n;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, kt_n * m + nt, 1, cols, BB + nt * n * 2u, 0);
+        }
+    for (unsigned nt = 0; nt < nt_n; nt++) {
+        unsigned ncols = np - nt * n < n ? np - nt * n : n;
+        for (unsigned kt = 0; kt < kt_n; kt++, tile++) {
+            unsigned slot = tile % slots, krows = k - kt * n < n ? k - kt * n : n;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_WMEM, slot * n, krows, ncols,
+                WB + (kt * n * np + nt * n) * 2u, np * 2u);
+            if (krows < n)
+                dma(p, TPU_OP_DMA_IN, TPU_MEM_WMEM, slot * n + krows, n - krows, 1, NZ, 0);
+            lw(p, slot * n);
+            matmul(p, kt * m, nt * m, m, kt > 0);
+        }
+        if (dense) {
+            vop(p, TPU_VOP_ADD, TPU_MEM_ACC, nt * m, TPU_MEM_UB, kt_n * m + nt, 1, TPU_MEM_ACC,
+                nt * m, m);
+            vop(p, TPU_VOP_RELU, TPU_MEM_ACC, nt * m, 0, 0, 0, TPU_MEM_UB, 2000 + nt * m, m);
+            dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 2000 + nt * m, m, ncols, OB + nt * n * 2u,
+                np * 2u);
+        } else {
+            dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, nt * m, m, ncols, CB + nt * n * 4u, np * 4u);
+        }
+    }
+    op0(p, TPU_OP_HALT);
+}
+
+static void fill_matmul_inputs(uint8_t *h, unsigned m, unsigned k, unsigned np, uint16_t *a,
+                               uint16_t *w, uint16_t *bias)
+{
+    for (unsigned i = 0; i < m * k; i++)
+        put16(h, 2u * i, a[i] = rnd_bf16());
+    for (unsigned i = 0; i < k * np; i++)
+        put16(h, WB + 2u * i, w[i] = rnd_bf16());
+    for (unsigned i = 0; i < np; i++)
+        put16(h, BB + 2u * i, bias[i] = rnd_bf16());
+    put16(h, NZ, 0x8000u);
+}
+
+static void test_matmul_and_dense(void **state)
+{
+    (void)state;
+    static const unsigned shapes[][3] = { { 7, 13, 10 }, { 20, 33, 17 }, { 1, 1, 1 },
+                                          { 48, 32, 32 } };
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        unsigned m = shapes[sh][0], k = shapes[sh][1], np = shapes[sh][2];
+        uint16_t *a = malloc(2u * m * k), *w = malloc(2u * k * np), *bias = malloc(2u * np);
+        uint32_t *first = calloc((size_t)m * np, 4);
+        for (size_t si = 0; si < NSIZES; si++) {
+            unsigned n = kSizes[si];
+            for (int dense = 0; dense < 2; dense++) {
+                run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+                rng_state = 1000u + sh;
+                fill_matmul_inputs(r.host, m, k, np, a, w, bias);
+                tpu_core_cfg_t cfg = cfg_for(n);
+                prog_t *p = malloc(sizeof *p);
+                build_matmul(p, n, m, k, np, dense ? 2u : 8u, dense);
+                run_prog(&r, &cfg, p, NULL);
+                assert_int_equal(r.res.status, TPU_CORE_DONE);
+                assert_int_equal(r.res.uninit_reads, 0);
+                /* the reference: tpu_matmul (and for dense the VPU functions) */
+                tpu_mxu_cfg_t mc = { .n = n };
+                fp32_t *c = malloc(sizeof *c * m * np);
+                assert_int_equal(tpu_matmul(&mc, m, k, np, (const bf16_t *)a, (const bf16_t *)w,
+                                            c, NULL),
+                                 TPU_OK);
+                if (!dense) {
+                    for (unsigned i = 0; i < m * np; i++) {
+                        uint32_t got = get32(r.host, CB + 4u * i);
+                        if (got != c[i].v)
+                            fail_msg("N=%u %ux%ux%u C[%u] model %08x tpu_matmul %08x", n, m, k,
+                                     np, i, got, c[i].v);
+                        if (si == 0)
+                            first[i] = got;
+                        else if (got != first[i]) /* independent of N */
+                            fail_msg("N=%u C[%u] %08x differs from N=1's %08x", n, i, got,
+                                     first[i]);
+                    }
+                } else {
+                    uint32_t *cw = malloc(4u * m * np), *bw = malloc(4u * np),
+                             *y = malloc(4u * m * np);
+                    for (unsigned i = 0; i < m * np; i++)
+                        cw[i] = c[i].v;
+                    for (unsigned i = 0; i < np; i++)
+                        bw[i] = bias[i];
+                    assert_int_equal(vpu_bias_add(m, np, VPU_FMT_FP32, cw, VPU_FMT_BF16, bw,
+                                                  VPU_FMT_FP32, y),
+                                     TPU_OK);
+                    for (unsigned i = 0; i < m * np; i++) {
+                        uint16_t want = fp32_to_bf16(vpu_relu(fp32_from_bits(y[i]))).v;
+                        uint16_t got = get16(r.host, OB + 2u * i);
+                        if (got != want)
+                            fail_msg("dense N=%u %ux%ux%u out[%u] model %04x reference %04x", n,
+                                     m, k, np, i, got, want);
+                    }
+                    free(cw);
+                    free(bw);
+                    free(y);
+                }
+                free(c);
+                free(p);
+                tpu_core_free(r.core);
+                free(r.host);
+            }
+        }
+        free(a);
+        free(w);
+        free(bias);
+        free(first);
+    }
+}
+
+/* softmax and vred over G logical rows of `len` elements in the tile-major ACC layout
+   (chunk_stride G, row_stride 1), against vpu_softmax and vpu_reduce */
+static void test_softmax_vred(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si];
+        static const unsigned lens[] = { 1, 5, 17 };
+        for (size_t li = 0; li < 3; li++) {
+            unsigned len = lens[li], g_n = n + 3, chunks = (len + n - 1) / n;
+            run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+            rng_state = 77u + li * 10u + n;
+            /* logical row g, element i at host fp32 x[g][i]; ACC row (c*G + g), lane i%N */
+            uint32_t *x = calloc((size_t)g_n * chunks * n, 4);
+            for (unsigned g = 0; g < g_n; g++)
+                for (unsigned i = 0; i < chunks * n; i++) {
+                    uint32_t v = rnd_fp32();
+                    if (g == 1 && i == 0)
+                        v = 0xFF800000u; /* -Inf among finite */
+                    x[(size_t)g * chunks * n + i] = v;
+                }
+            /* host: chunk c of every logical row: rows c*G + g at 0x1000 * c, N fp32 per row */
+            for (unsigned ch = 0; ch < chunks; ch++)
+                for (unsigned g = 0; g < g_n; g++)
+                    for (unsigned l = 0; l < n; l++)
+                        put32(r.host, 0x4000u * ch + 4u * (g * n + l),
+                              x[(size_t)g * chunks * n + ch * n + l]);
+            prog_t *p = malloc(sizeof *p);
+            p->count = 0;
+            for (unsigned ch = 0; ch < chunks; ch++) {
+                dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, ch * g_n, g_n, n, 0x4000u * ch, 4u * n);
+                dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, ch * g_n, g_n, n, 0x4000u * ch, 4u * n);
+            }
+            unsigned base2 = 500;
+            /* reductions of the ACC (fp32) data into ACC and UB, and of the UB (bf16) data */
+            vred(p, TPU_OP_VRED, TPU_RED_SUM, TPU_MEM_ACC, 0, TPU_MEM_ACC, 300, g_n, len, g_n, 1);
+            vred(p, TPU_OP_VRED, TPU_RED_MAX, TPU_MEM_ACC, 0, TPU_MEM_UB, 300, g_n, len, g_n, 1);
+            vred(p, TPU_OP_VRED, TPU_RED_MIN, TPU_MEM_UB, 0, TPU_MEM_ACC, 310, g_n, len, g_n, 1);
+            vred(p, TPU_OP_SOFTMAX, 0, TPU_MEM_ACC, 0, TPU_MEM_ACC, base2, g_n, len, g_n, 1);
+            /* again from fresh data into UB */
+            for (unsigned ch = 0; ch < chunks; ch++)
+                dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, ch * g_n, g_n, n, 0x4000u * ch, 4u * n);
+            vred(p, TPU_OP_SOFTMAX, 0, TPU_MEM_ACC, 0, TPU_MEM_UB, base2, g_n, len, g_n, 1);
+            op0(p, TPU_OP_HALT);
+            tpu_core_cfg_t cfg = cfg_for(n);
+            run_prog(&r, &cfg, p, NULL);
+            assert_int_equal(r.res.status, TPU_CORE_DONE);
+            for (unsigned g = 0; g < g_n; g++) {
+                const uint32_t *row = x + (size_t)g * chunks * n;
+                uint32_t ub_row[64 * 16];
+                for (unsigned i = 0; i < len; i++) /* the UB copy: halfword i%N of the row */
+                    ub_row[i] = get16(r.host, 0x4000u * (i / n) + 4u * g * n + 2u * (i % n));
+                fp32_t s, mx, mn;
+                vpu_reduce(VPU_OP_ADD, len, VPU_FMT_FP32, row, n, &s);
+                vpu_reduce(VPU_OP_MAX, len, VPU_FMT_FP32, row, n, &mx);
+                vpu_reduce(VPU_OP_MIN, len, VPU_FMT_BF16, ub_row, n, &mn);
+                assert_int_equal(tpu_core_row(r.core, TPU_MEM_ACC, 300 + g / n)[g % n], s.v);
+                assert_int_equal(tpu_core_row(r.core, TPU_MEM_UB, 300 + g / n)[g % n],
+                                 fp32_to_bf16(mx).v);
+                assert_int_equal(tpu_core_row(r.core, TPU_MEM_ACC, 310 + g / n)[g % n], mn.v);
+                uint32_t ya[64 * 16], yb[64 * 16];
+                assert_int_equal(vpu_softmax(len, VPU_FMT_FP32, row, VPU_FMT_FP32, ya, n), TPU_OK);
+                assert_int_equal(vpu_softmax(len, VPU_FMT_FP32, row, VPU_FMT_BF16, yb, n), TPU_OK);
+                for (unsigned i = 0; i < len; i++) {
+                    unsigned rr = base2 + (i / n) * g_n + g;
+                    assert_int_equal(tpu_core_row(r.core, TPU_MEM_ACC, rr)[i % n], ya[i]);
+                    assert_int_equal(tpu_core_row(r.core, TPU_MEM_UB, rr)[i % n], yb[i] & 0xFFFFu);
+                }
+            }
+            /* the lanes of the last packed vred row that received no result are +0 */
+            unsigned last = (g_n - 1) / n, used = g_n - last * n;
+            for (unsigned l = used; l < n; l++)
+                assert_int_equal(tpu_core_row(r.core, TPU_MEM_ACC, 300 + last)[l], 0);
+            free(x);
+            free(p);
+            tpu_core_free(r.core);
+            free(r.host);
+        }
+    }
+}
+
+/* ---- errors: each code from a program that should raise it; the valid instructions before
+   it all execute (INSNS), and the matmul/dense/softmax programs above raise none ---------- */
+static void expect_error(const prog_t *p, unsigned n, unsigned imem, int code, uint32_t pc,
+                         uint64_t insns)
+{
+    run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+    tpu_core_cfg_t cfg = cfg_for(n);
+    if (imem)
+        cfg.geom.imem_insns = imem;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *tf = open_memstream(&buf, &len);
+    run_prog(&r, &cfg, p, tf);
+    fclose(tf);
+    if (r.res.status != TPU_CORE_ERROR || r.res.err_code != code || r.res.err_pc != pc)
+        fail_msg("N=%u: expected error %d at pc %u, got status %d code %d pc %u", n, code,
+                 (unsigned)pc, r.res.status, r.res.err_code, (unsigned)r.res.err_pc);
+    assert_int_equal(r.res.counters[TPU_CNT_INSNS], insns);
+    char last[64];
+    snprintf(last, sizeof last, "e %u %d\n", (unsigned)pc, code);
+    assert_true(len >= strlen(last));
+    assert_string_equal(buf + len - strlen(last), last);
+    free(buf);
+    tpu_core_free(r.core);
+    free(r.host);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si];
+        tpu_core_geom_t g = tpu_core_geom_default(n);
+        prog_t *p = malloc(sizeof *p);
+        /* a valid prefix: 2 instructions */
+#define PREFIX()                                                                              \
+    do {                                                                                      \
+        p->count = 0;                                                                         \
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_WMEM, 0, n, n, 0, 2u * n);                              \
+        op0(p, TPU_OP_NOP);                                                                   \
+    } while (0)
+        /* 1: unknown opcode; a reserved bit */
+        PREFIX();
+        p->insn[p->count++] = (tpu_insn_t){ { 0x7Fu, 0, 0, 0 } };
+        op0(p, TPU_OP_HALT);
+        expect_error(p, n, 0, TPU_ERR_OPCODE, 2, 2);
+        PREFIX();
+        p->insn[p->count++] = (tpu_insn_t){ { TPU_OP_NOP, 1u, 0, 0 } };
+        expect_error(p, n, 0, TPU_ERR_OPCODE, 2, 2);
+        /* 2: rows out of range */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, g.ub_rows - 1u, 2, 1, 0, 2);
+        expect_error(p, n, 0, TPU_ERR_ROW, 2, 2);
+        PREFIX();
+        lw(p, g.wmem_rows - n + 1u);
+        expect_error(p, n, 0, TPU_ERR_ROW, 2, 2);
+        /* 3: bad counts, memories, ops */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 0, 1, 0, 2);
+        expect_error(p, n, 0, TPU_ERR_COUNT, 2, 2);
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 1, n + 1u, 0, 2);
+        expect_error(p, n, 0, TPU_ERR_COUNT, 2, 2);
+        PREFIX();
+        vred(p, TPU_OP_SOFTMAX, 0, TPU_MEM_UB, 0, TPU_MEM_UB, 0, 1, 1, 1, 1);
+        expect_error(p, n, 0, TPU_ERR_COUNT, 2, 2);
+        /* 4: misaligned host address and stride */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, 1, 1, 2, 4);
+        expect_error(p, n, 0, TPU_ERR_ALIGN, 2, 2);
+        PREFIX();
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 0, 2, 1, 0, 3);
+        expect_error(p, n, 0, TPU_ERR_ALIGN, 2, 2);
+        /* 5: matmul before lw */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 1, n, 0, 2u * n);
+        matmul(p, 0, 0, 1, 0);
+        lw(p, 0);
+        expect_error(p, n, 0, TPU_ERR_NO_LW, 3, 3);
+        /* 6: off the end of IMEM (16 instructions, no halt) */
+        PREFIX();
+        expect_error(p, n, 16, TPU_ERR_PC_END, 16, 16);
+        /* 7: a DMA beat outside the host image (read, then write); the DMA completes and
+           nothing after it dispatches once it has */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 1, n, HOST_BYTES, 2u * n);
+        op0(p, TPU_OP_SYNC);
+        op0(p, TPU_OP_HALT);
+        expect_error(p, n, 0, TPU_ERR_AXI, 2, 3);
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 1, n, 0, 2u * n);
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 0, 2, n, HOST_BYTES - 2u * n, 2u * n);
+        op0(p, TPU_OP_SYNC);
+        op0(p, TPU_OP_HALT);
+        expect_error(p, n, 0, TPU_ERR_AXI, 3, 4);
+        /* the same programs with the bad instruction fixed run to the end */
+        PREFIX();
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 1, n, 0, 2u * n);
+        lw(p, 0);
+        matmul(p, 0, 0, 1, 0);
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, 0, 1, n, HOST_BYTES - 4u * n, 4u * n);
+        op0(p, TPU_OP_HALT);
+        run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+        tpu_core_cfg_t cfg = cfg_for(n);
+        run_prog(&r, &cfg, p, NULL);
+        assert_int_equal(r.res.status, TPU_CORE_DONE);
+        assert_int_equal(r.res.err_code, 0);
+        assert_int_equal(r.res.counters[TPU_CNT_INSNS], p->count);
+        tpu_core_free(r.core);
+        free(r.host);
+        free(p);
+#undef PREFIX
+    }
+}
+
+/* ---- timing ------------------------------------------------------------------------------
+   A matmul with A and W preloaded (no DMA): lw, then per tile matmul and the next tile's lw,
+   then halt. Documented fixed costs (docs/isa.md "Timing"): the first lw dispatches in cycle 1,
+   reads WMEM from 2 and shifts in 3 .. N+2, so the first vector goes in N+3 where the MXU
+   schedule has it in N (3 cycles later); the last result is written L+1 after its vector,
+   halt dispatches in the next cycle, CYCLES = halt + 1: CYCLES = total_cycles + 5 when every
+   load hides (M >= B + N + 1) and no accumulate waits for its seed (M >= L + 3). WL_STALL = the first tile's wait: N - 1 (its matmul dispatches in
+   2, its first vector would be ready in 4). */
+static void run_preloaded(unsigned n, unsigned stages, unsigned m, unsigned k, unsigned np,
+                          tpu_core_result_t *res)
+{
+    tpu_core_cfg_t cfg = cfg_for(n);
+    cfg.pe_stages = stages;
+    tpu_core_t *core = tpu_core_new(&cfg);
+    assert_non_null(core);
+    unsigned kt_n = (k + n - 1) / n, nt_n = (np + n - 1) / n, tiles = kt_n * nt_n;
+    uint32_t row[16];
+    for (unsigned i = 0; i < n; i++)
+        row[i] = 0x3F80u;
+    for (unsigned rr = 0; rr < kt_n * m; rr++)
+        assert_int_equal(tpu_core_set_row(core, TPU_MEM_UB, rr, row), TPU_OK);
+    for (unsigned rr = 0; rr < cfg.geom.wmem_rows; rr++)
+        assert_int_equal(tpu_core_set_row(core, TPU_MEM_WMEM, rr, row), TPU_OK);
+    prog_t *p = malloc(sizeof *p);
+    p->count = 0;
+    unsigned slots = cfg.geom.wmem_rows / n;
+    lw(p, 0);
+    for (unsigned t = 0; t < tiles; t++) {
+        unsigned kt = t % kt_n, nt = t / kt_n;
+        matmul(p, kt * m, nt * m, m, kt > 0);
+        if (t + 1 < tiles)
+            lw(p, ((t + 1) % slots) * n);
+    }
+    op0(p, TPU_OP_HALT);
+    assert_int_equal(tpu_core_run(core, p->insn, p->count, 0, NULL, 0, NULL, res), TPU_OK);
+    assert_int_equal(res->status, TPU_CORE_DONE);
+    assert_int_equal(res->counters[TPU_CNT_MXU_BUSY], (uint64_t)m * tiles);
+    assert_int_equal(res->counters[TPU_CNT_INSNS], p->count);
+    free(p);
+    tpu_core_free(core);
+}
+
+static void test_timing_matmul(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si];
+        for (unsigned stages = 1; stages <= 3; stages++) {
+            static const unsigned mult[] = { 3, 4, 8 };
+            for (size_t mi = 0; mi < 3; mi++) {
+                unsigned m = mult[mi] * n, k = 2 * n, np = 3 * n;
+                tpu_core_result_t res;
+                run_preloaded(n, stages, m, k, np, &res);
+                tpu_mxu_cfg_t mc = { .n = n, .pe_stages = stages };
+                tpu_mxu_schedule_t s;
+                assert_int_equal(tpu_mxu_schedule(&mc, m, k, np, &s), TPU_OK);
+                uint64_t lat, busy;
+                assert_int_equal(tpu_mxu_timing(&mc, &lat, &busy), TPU_OK);
+                /* loads hide when m >= B + N + 1; the accumulate RAW window (a vector waits
+                   L + 3 cycles after the one that wrote its seed row, the MXU schedule L + 1)
+                   costs nothing when m >= L + 3 */
+                if (m >= busy + n + 1u && m >= lat + 3u) {
+                    if (res.counters[TPU_CNT_CYCLES] != s.total_cycles + 5u)
+                        fail_msg("N=%u S=%u M=%u: CYCLES %llu, schedule %llu + 5", n, stages, m,
+                                 (unsigned long long)res.counters[TPU_CNT_CYCLES],
+                                 (unsigned long long)s.total_cycles);
+                    assert_int_equal(res.counters[TPU_CNT_WL_STALL], n - 1u);
+                } else {
+                    assert_true(res.counters[TPU_CNT_CYCLES] >= s.total_cycles + 5u);
+                    assert_true(res.counters[TPU_CNT_WL_STALL] >= n - 1u);
+                }
+                tpu_mxu_schedule_free(&s);
+            }
+        }
+    }
+}
+
+/* A program's trace does not depend on timing: the AXI latency changes CYCLES, not the trace. */
+static void test_trace_timing_free(void **state)
+{
+    (void)state;
+    unsigned n = 4, m = 9, k = 10, np = 7;
+    char *buf[2] = { NULL, NULL };
+    size_t len[2] = { 0, 0 };
+    uint64_t cycles[2];
+    for (int v = 0; v < 2; v++) {
+        run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+        uint16_t a[90], w[70], bias[7];
+        rng_state = 5;
+        fill_matmul_inputs(r.host, m, k, np, a, w, bias);
+        tpu_core_cfg_t cfg = cfg_for(n);
+        cfg.axi_latency = v ? 57u : 4u;
+        prog_t *p = malloc(sizeof *p);
+        build_matmul(p, n, m, k, np, 2, 1);
+        FILE *tf = open_memstream(&buf[v], &len[v]);
+        run_prog(&r, &cfg, p, tf);
+        fclose(tf);
+        assert_int_equal(r.res.status, TPU_CORE_DONE);
+        cycles[v] = r.res.counters[TPU_CNT_CYCLES];
+        free(p);
+        tpu_core_free(r.core);
+        free(r.host);
+    }
+    assert_true(cycles[1] > cycles[0]);
+    assert_int_equal(len[0], len[1]);
+    assert_memory_equal(buf[0], buf[1], len[0]);
+    assert_true(strncmp(buf[0], "# tpu-core-trace 1\nw 0 ub 0 ", 27) == 0);
+    free(buf[0]);
+    free(buf[1]);
+}
+
+/* DMA timing: one dma_in of R rows of N bf16 (one burst per row when 2N <= 128 bytes and the
+   rows do not cross 4 KiB): ARs in d+1 .. d+R, first beat of row r in d+1+r+latency when the
+   R channel is free, so it completes in d + R*beats + latency (beats per row 1 here at N=4)
+   and the halt one cycle after. */
+static void test_timing_dma(void **state)
+{
+    (void)state;
+    unsigned n = 4;
+    for (unsigned lat = 1; lat <= 20; lat += 19) {
+        for (unsigned rows = 1; rows <= 40; rows += 13) {
+            run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+            tpu_core_cfg_t cfg = cfg_for(n);
+            cfg.axi_latency = lat;
+            prog_t *p = malloc(sizeof *p);
+            p->count = 0;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, rows, n, 0, 8); /* 8 bytes = one beat a row */
+            op0(p, TPU_OP_HALT);
+            run_prog(&r, &cfg, p, NULL);
+            /* d = 1; AR of row j in 2 + j; R beat of row j in max(2 + j + lat, previous + 1) =
+               2 + j + lat, and with at most 16 bursts outstanding: burst j >= 16 waits for the
+               last beat of burst j-16 (in 2 + j - 16 + lat) -> AR in 3 + j - 16 + lat when that
+               is later than 2 + j, i.e. when lat > 15 */
+            uint64_t ar = 1, last = 0, beat[64];
+            for (unsigned j = 0; j < rows; j++) {
+                ar = ar + 1;
+                if (j >= 16 && beat[j - 16] + 1 > ar)
+                    ar = beat[j - 16] + 1;
+                beat[j] = ar + lat > last + 1 ? ar + lat : last + 1;
+                last = beat[j];
+            }
+            assert_int_equal(r.res.counters[TPU_CNT_DMA_BUSY], last - 1 + 1);
+            assert_int_equal(r.res.counters[TPU_CNT_CYCLES], last + 1 + 1);
+            free(p);
+            tpu_core_free(r.core);
+            free(r.host);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_and_dense),
+        cmocka_unit_test(test_softmax_vred),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_timing_matmul),
+        cmocka_unit_test(test_trace_timing_free),
+        cmocka_unit_test(test_timing_dma),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
