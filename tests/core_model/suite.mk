@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # The core's C model (tpu/core.h): results against tpu_matmul and the VPU functions at
-# N = 1, 3, 4, 8, 16, every error code, the timing model against the MXU schedule.
+# N = 1, 3, 4, 8, 16 (own programs and tpu-mkprog's), every error code, the timing model
+# against the MXU schedule.
 #   test-core-model   (make test)
 
 CORE_MODEL_TEST_DIR  := $(BUILD)/tests/core_model
-CORE_MODEL_TEST_BINS := $(CORE_MODEL_TEST_DIR)/test_core
+CORE_MODEL_TEST_BINS := $(CORE_MODEL_TEST_DIR)/test_core $(CORE_MODEL_TEST_DIR)/test_mkprog
 
 TEST_SUITES += test-core-model
 
@@ -14,5 +15,8 @@ $(CORE_MODEL_TEST_DIR)/test_%: tests/core_model/test_%.c $(CMODEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(TEST_LIBS)
 
-test-core-model: $(CORE_MODEL_TEST_BINS)
-	@for t in $(CORE_MODEL_TEST_BINS); do echo "== $$t"; $$t || exit 1; done
+test-core-model: $(CORE_MODEL_TEST_BINS) $(TOOLS_DIR)/tpu-mkprog
+	@echo "== $(CORE_MODEL_TEST_DIR)/test_core"; $(CORE_MODEL_TEST_DIR)/test_core
+	@mkdir -p $(CORE_MODEL_TEST_DIR)/jobs
+	@echo "== $(CORE_MODEL_TEST_DIR)/test_mkprog"; \
+	    $(CORE_MODEL_TEST_DIR)/test_mkprog $(TOOLS_DIR)/tpu-mkprog $(CORE_MODEL_TEST_DIR)/jobs

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test-core-model, part 2: the programs of tpu-mkprog (matmul, dense, mlp, manyk) at
+   N = 1, 3, 4, 8, 16 run on the core model through the shared host options (tpu/host.h);
+   the dumped output equals an independent composition of the tested library functions
+   (tpu_matmul, vpu_bias_add, vpu_relu, vpu_softmax, fp32_to_bf16) bit for bit, and the
+   matmul result is the same at every N.
+   Usage: test_mkprog TPU-MKPROG WORKDIR */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tpu/core.h"
+#include "tpu/host.h"
+#include "tpu/mxu.h"
+#include "tpu/npy.h"
+#include "tpu/numerics.h"
+#include "tpu/vpu.h"
+
+static const char *g_mkprog, *g_work;
+static const unsigned kSizes[] = { 1, 3, 4, 8, 16 };
+
+typedef struct {
+    tpu_host_t host;
+    tpu_core_result_t res;
+    char dir[512];
+} job_t;
+
+/* generate the job, run it on the model; the host image holds the result */
+static void run_job(job_t *j, const char *kind, unsigned n, const char *extra)
+{
+    char cmd[2048], err[1024];
+    snprintf(j->dir, sizeof j->dir, "%s/%s_N%u", g_work, kind, n);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && '%s' %s --mxu %u %s -o '%s' >/dev/null", j->dir,
+             g_mkprog, kind, n, extra, j->dir);
+    assert_int_equal(system(cmd), 0);
+    char args[600];
+    snprintf(args, sizeof args, "@%s/job.args", j->dir);
+    char *argv[] = { "test", args, NULL };
+    int xargc;
+    char **xargv;
+    if (tpu_args_expand(2, argv, &xargc, &xargv, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    tpu_host_init(&j->host);
+    for (int i = 1; i < xargc; i++) {
+        const char *arg = strchr(xargv[i], '=') ? NULL : xargv[++i];
+        if (tpu_host_add_option(&j->host, xargv[i - (arg != NULL)], arg, err, sizeof err) != 0)
+            fail_msg("%s", err);
+    }
+    tpu_args_free(xargc, xargv);
+    if (tpu_host_load_all(&j->host, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    char prog_path[600];
+    snprintf(prog_path, sizeof prog_path, "%s/prog.s", j->dir);
+    tpu_insn_t *prog;
+    size_t count;
+    if (tpu_load_program(prog_path, n, &prog, &count, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    tpu_core_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.geom = tpu_core_geom_default(n);
+    tpu_core_t *core = tpu_core_new(&cfg);
+    assert_non_null(core);
+    assert_int_equal(tpu_core_run(core, prog, count, 0, j->host.mem, j->host.size, NULL, &j->res),
+                     TPU_OK);
+    assert_int_equal(j->res.status, TPU_CORE_DONE);
+    assert_int_equal(j->res.uninit_reads, 0);
+    assert_int_equal(j->host.ndumps, 1);
+    tpu_core_free(core);
+    free(prog);
+}
+
+static void *load(const job_t *j, const char *name, tpu_npy_t *a)
+{
+    char path[700], err[1024];
+    snprintf(path, sizeof path, "%s/%s", j->dir, name);
+    if (tpu_npy_read(path, a, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return a->data;
+}
+
+/* the dump's element (r, c): bf16 or f32 bits */
+static uint32_t dumped(const job_t *j, size_t r, size_t c)
+{
+    const tpu_host_dump_t *d = &j->host.dumps[0];
+    size_t e = d->dtype == TPU_NPY_U2 ? 2 : 4, a = d->addr + r * d->stride + c * e;
+    uint32_t v = 0;
+    for (size_t b = 0; b < e; b++)
+        v |= (uint32_t)j->host.mem[a + b] << (8u * b);
+    return v;
+}
+
+static fp32_t *matmul_ref(unsigned n, const tpu_npy_t *a, const tpu_npy_t *w)
+{
+    assert_int_equal(a->cols, w->rows);
+    fp32_t *c = malloc(sizeof *c * a->rows * w->cols);
+    tpu_mxu_cfg_t mc = { .n = n };
+    assert_int_equal(tpu_matmul(&mc, a->rows, a->cols, w->cols, a->data, w->data, c, NULL),
+                     TPU_OK);
+    return c;
+}
+
+static void check_matmul(const char *kind)
+{
+    uint32_t *first = NULL;
+    for (size_t si = 0; si < sizeof kSizes / sizeof kSizes[0]; si++) {
+        unsigned n = kSizes[si];
+        job_t j;
+        /* the same shape and data at every N (the default shapes depend on N) */
+        run_job(&j, kind, n, "--m 9 --k 11 --nout 7 --seed 3");
+        tpu_npy_t a, w;
+        load(&j, "a.npy", &a);
+        load(&j, "w.npy", &w);
+        fp32_t *c = matmul_ref(n, &a, &w);
+        size_t m = a.rows, np = w.cols;
+        if (first == NULL)
+            first = malloc(sizeof *first * m * np);
+        for (size_t r = 0; r < m; r++)
+            for (size_t k = 0; k < np; k++) {
+                uint32_t got = dumped(&j, r, k);
+                if (got != c[r * np + k].v)
+                    fail_msg("%s N=%u C[%zu][%zu]: model %08x tpu_matmul %08x", kind, n, r, k,
+                             got, c[r * np + k].v);
+                if (si == 0)
+                    first[r * np + k] = got;
+                else if (first[r * np + k] != got)
+                    fail_msg("%s N=%u C[%zu][%zu] %08x differs from N=1's %08x", kind, n, r, k,
+                             got, first[r * np + k]);
+            }
+        free(c);
+        tpu_npy_free(&a);
+        tpu_npy_free(&w);
+        tpu_host_free(&j.host);
+        (void)m;
+    }
+    free(first);
+}
+
+static void test_matmul(void **state) { (void)state; check_matmul("matmul"); }
+static void test_manyk(void **state) { (void)state; check_matmul("manyk"); }
+
+/* y = act(x W + bias): x bf16 m x k, bias 1 x N' (bf16 or fp32 bits), fp32 out */
+static uint32_t *layer(unsigned n, const tpu_npy_t *x, const tpu_npy_t *w, const tpu_npy_t *b,
+                       vpu_fmt_t bfmt)
+{
+    fp32_t *c = matmul_ref(n, x, w);
+    size_t m = x->rows, np = w->cols;
+    uint32_t *cw = malloc(4u * m * np), *bw = malloc(4u * np), *y = malloc(4u * m * np);
+    for (size_t i = 0; i < m * np; i++)
+        cw[i] = c[i].v;
+    for (size_t i = 0; i < np; i++)
+        bw[i] = bfmt == VPU_FMT_BF16 ? ((uint16_t *)b->data)[i] : ((uint32_t *)b->data)[i];
+    assert_int_equal(vpu_bias_add(m, np, VPU_FMT_FP32, cw, bfmt, bw, VPU_FMT_FP32, y), TPU_OK);
+    free(c);
+    free(cw);
+    free(bw);
+    return y;
+}
+
+static void test_dense(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < sizeof kSizes / sizeof kSizes[0]; si++) {
+        unsigned n = kSizes[si];
+        job_t j;
+        run_job(&j, "dense", n, "");
+        tpu_npy_t a, w, b;
+        load(&j, "a.npy", &a);
+        load(&j, "w.npy", &w);
+        load(&j, "bias.npy", &b);
+        uint32_t *y = layer(n, &a, &w, &b, VPU_FMT_BF16);
+        for (size_t r = 0; r < a.rows; r++)
+            for (size_t k = 0; k < w.cols; k++) {
+                uint32_t want = fp32_to_bf16(vpu_relu(fp32_from_bits(y[r * w.cols + k]))).v;
+                if (dumped(&j, r, k) != want)
+                    fail_msg("dense N=%u out[%zu][%zu]: model %04x reference %04x", n, r, k,
+                             dumped(&j, r, k), want);
+            }
+        free(y);
+        tpu_npy_free(&a);
+        tpu_npy_free(&w);
+        tpu_npy_free(&b);
+        tpu_host_free(&j.host);
+    }
+}
+
+static void test_mlp(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < sizeof kSizes / sizeof kSizes[0]; si++) {
+        unsigned n = kSizes[si];
+        job_t j;
+        run_job(&j, "mlp", n, "");
+        tpu_npy_t a, w1, w2, b1, b2, h;
+        load(&j, "a.npy", &a);
+        load(&j, "w1.npy", &w1);
+        load(&j, "w2.npy", &w2);
+        load(&j, "b1.npy", &b1);
+        load(&j, "b2.npy", &b2);
+        size_t m = a.rows, nh = w1.cols, no = w2.cols;
+        uint32_t *y1 = layer(n, &a, &w1, &b1, VPU_FMT_BF16);
+        assert_int_equal(tpu_npy_alloc(&h, TPU_NPY_U2, 2, m, nh), 0);
+        for (size_t i = 0; i < m * nh; i++) /* the hidden layer: bf16(relu(.)) */
+            ((uint16_t *)h.data)[i] = fp32_to_bf16(vpu_relu(fp32_from_bits(y1[i]))).v;
+        uint32_t *z = layer(n, &h, &w2, &b2, VPU_FMT_FP32);
+        uint32_t *o = malloc(4u * no);
+        for (size_t r = 0; r < m; r++) {
+            assert_int_equal(vpu_softmax(no, VPU_FMT_FP32, z + r * no, VPU_FMT_BF16, o, n),
+                             TPU_OK);
+            for (size_t k = 0; k < no; k++)
+                if (dumped(&j, r, k) != (o[k] & 0xFFFFu))
+                    fail_msg("mlp N=%u out[%zu][%zu]: model %04x reference %04x", n, r, k,
+                             dumped(&j, r, k), o[k] & 0xFFFFu);
+        }
+        free(o);
+        free(y1);
+        free(z);
+        tpu_npy_free(&h);
+        tpu_npy_free(&a);
+        tpu_npy_free(&w1);
+        tpu_npy_free(&w2);
+        tpu_npy_free(&b1);
+        tpu_npy_free(&b2);
+        tpu_host_free(&j.host);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_mkprog TPU-MKPROG WORKDIR\n");
+        return 2;
+    }
+    g_mkprog = argv[1];
+    g_work = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_manyk),
+        cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_mlp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
