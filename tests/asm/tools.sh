@@ -79,6 +79,13 @@ expect_err "A needs UB rows" "$T/tpu-mkprog" matmul --mxu 4 --m 3000 -o "$W/c"
 expect_err "the program has 1602 instructions, more than IMEM's 1024" "$T/tpu-mkprog" manyk --mxu 2 --k 800 -o "$W/c"
 [ ! -e "$W/c/prog.s" ] && [ ! -e "$W/c/.prog.s.tmp" ] || fail "tpu-mkprog left a program after an error"
 expect_err "needs ACC rows" "$T/tpu-mkprog" matmul --mxu 4 --m 100 --nout 100 --acc-rows 200 -o "$W/c"
+printf 'lw w=0x1234\nhalt\n' >"$W/raw.s"
+"$T/tpu-as" "$W/raw.s" -o "$W/raw.bin"
+[ "$(wc -c <"$W/raw.bin")" -eq 32 ] || fail "tpu-as: 2 instructions are not 32 bytes"
+[ "$(od -An -tx1 -N8 "$W/raw.bin" | tr -d ' \n')" = 2000000034120000 ] ||
+    fail "tpu-as: lw w=0x1234 is not bytes 20 00 00 00 34 12 00 00"
+"$T/tpu-dis" --raw "$W/raw.bin" | grep -q '^0: lw w=4660 .*# 00000020 00001234 00000000 00000000$' ||
+    fail "tpu-dis --raw: $("$T/tpu-dis" --raw "$W/raw.bin")"
 "$T/tpu-as" --help | grep -q "usage: tpu-as" || fail "tpu-as --help"
 "$T/tpu-dis" --help | grep -q "usage: tpu-dis" || fail "tpu-dis --help"
 "$T/tpu-mkprog" --help | grep -q "usage: tpu-mkprog" || fail "tpu-mkprog --help"
