@@ -28,7 +28,7 @@ fail() { echo "FAIL: $name: $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$
     --dump-dir "$dir/model" >"$dir/model.log" 2>&1
 mst=$?
 [ $mst -le 1 ] || fail "tpu-run failed (exit $mst)" "$dir/model.log"
-mctr=$(grep -m1 -E 'CYCLES' "$dir/model.log" | sed 's/^ *//')
+mctr=$(grep -m1 -E 'CYCLES' "$dir/model.log" | sed 's/^tpu-run: counters: //; s/^ *//')
 
 st=0
 for s in $(echo "$stalls" | tr ',' ' '); do
