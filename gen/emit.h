@@ -58,6 +58,11 @@ int emit_top(struct gen_output *out, const struct gen_config *cfg);
 int emit_top_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_constraints(struct gen_output *out, const struct gen_config *cfg);
 int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg);
+/* The core's memories, control registers and DMA (docs/isa.md): tpu_sram.sv (emit_sram.c),
+   tpu_core_regs.sv (emit_core_regs.c), tpu_core_dma.sv (emit_core_dma.c) */
+int emit_sram(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_regs(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_dma(struct gen_output *out, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 
