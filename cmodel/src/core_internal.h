@@ -16,6 +16,7 @@ struct tpu_core {
     uint32_t *mem[TPU_MEM_COUNT];   /* rows[m] * n words */
     uint8_t *written[TPU_MEM_COUNT]; /* per row: ever written */
     uint32_t *bank[2];               /* weights: bank[b][k * n + j] = tile row k, column j */
+    uint32_t *lrow[2];               /* vred/softmax: a logical row's chunks (65536 + N words) */
     /* timing constants */
     uint64_t mxu_lat, mxu_busy, vpu_lat, vpu_red_lat, axi_lat;
     /* per run */

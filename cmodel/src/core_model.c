@@ -56,7 +56,8 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     }
     for (unsigned b = 0; b < 2; b++) {
         c->bank[b] = calloc((size_t)c->n * c->n, sizeof(uint32_t));
-        ok = ok && c->bank[b];
+        c->lrow[b] = calloc(65536u + c->n, sizeof(uint32_t));
+        ok = ok && c->bank[b] && c->lrow[b];
     }
     c->acc_last_vec = calloc(c->rows[TPU_MEM_ACC], sizeof(uint64_t));
     if (!ok || c->acc_last_vec == NULL) {
@@ -79,8 +80,10 @@ void tpu_core_free(tpu_core_t *c)
         free(c->mem[m]);
         free(c->written[m]);
     }
-    free(c->bank[0]);
-    free(c->bank[1]);
+    for (unsigned b = 0; b < 2; b++) {
+        free(c->bank[b]);
+        free(c->lrow[b]);
+    }
     free(c->acc_last_vec);
     free(c);
 }

@@ -4,7 +4,6 @@
    written TPU_VPU_LATENCY + 1 cycles after their read (reductions: the reduction latency
    26 + ceil(log2 N) + 1, plus 1), each pass of a softmax starting the cycle after the result
    it needs. */
-#include <stdlib.h>
 #include <string.h>
 #include "core_internal.h"
 #include "tpu/numerics.h"
@@ -51,11 +50,9 @@ static uint64_t vred_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     unsigned n = c->n, chunks = core_ceil_div(d->length, n);
     vpu_op_t op = d->red == TPU_RED_SUM ? VPU_OP_ADD : d->red == TPU_RED_MAX ? VPU_OP_MAX
                                                                                : VPU_OP_MIN;
-    uint32_t *x = malloc(sizeof *x * (size_t)chunks * n);
+    uint32_t *x = c->lrow[0]; /* chunks * n <= 65535 + n - 1 words */
     uint32_t packed[256];
     memset(packed, 0, sizeof packed);
-    if (x == NULL)
-        abort();
     for (unsigned g = 0; g < d->n; g++) {
         for (unsigned ch = 0; ch < chunks; ch++)
             memcpy(x + (size_t)ch * n, core_read_row(c, d->src_mem, chunk_row(d, d->src_row, g, ch)),
@@ -68,7 +65,6 @@ static uint64_t vred_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
             memset(packed, 0, sizeof packed);
         }
     }
-    free(x);
     /* reads of every chunk back to back; the last result in read + RED_LAT + 1 */
     return t + (uint64_t)d->n * chunks + c->vpu_red_lat + 1u;
 }
@@ -77,10 +73,8 @@ static uint64_t softmax_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
 {
     unsigned n = c->n, chunks = core_ceil_div(d->length, n);
     size_t words = (size_t)chunks * n;
-    uint32_t *x = malloc(sizeof *x * words), *e = malloc(sizeof *e * words);
+    uint32_t *x = c->lrow[0], *e = c->lrow[1]; /* words <= 65535 + n - 1 */
     uint32_t y[256];
-    if (x == NULL || e == NULL)
-        abort();
     for (unsigned g = 0; g < d->n; g++) {
         for (unsigned ch = 0; ch < chunks; ch++)
             memcpy(x + (size_t)ch * n, core_read_row(c, TPU_MEM_ACC, chunk_row(d, d->src_row, g, ch)),
@@ -100,8 +94,6 @@ static uint64_t softmax_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
             core_write_row(c, d->d_mem, chunk_row(d, d->dst_row, g, ch), y);
         }
     }
-    free(x);
-    free(e);
     /* per logical row: pass 1 (max) reads C chunks; pass 2 (exp, sum) starts the cycle after
        the max is valid; the recip's one-lane vector the cycle after the sum is valid; pass 3
        (scale) the cycle after the recip is valid; the next logical row's pass 1 the cycle
