@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-core-model, part 3: the tpu-run command line (exit codes, messages, @FILE, --trace,
+# --dump-dir, error halts). Usage: run_cli.sh TPU-RUN TPU-MKPROG WORKDIR
+run=$1; mkprog=$2; out=$3
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+# expect STATUS WHAT TEXT CMD...: the exit status and a text in stdout+stderr
+expect() {
+    st=$1; what=$2; text=$3; shift 3
+    "$@" >"$out/log" 2>&1; got=$?
+    if [ "$got" -ne "$st" ]; then bad "$what: exit $got, expected $st"; sed 's/^/    /' "$out/log"; return 1; fi
+    if ! grep -qF -- "$text" "$out/log"; then bad "$what: no '$text' in:"; sed 's/^/    /' "$out/log"; return 1; fi
+    ok
+}
+rm -rf "$out"; mkdir -p "$out"
+"$mkprog" dense --mxu 3 -o "$out/job" >/dev/null || { echo "FAIL: tpu-mkprog"; exit 1; }
+
+expect 0 "help" "usage: tpu-run" "$run" --help
+expect 2 "no --mxu" "--mxu ''" "$run" --prog "$out/job/prog.s"
+expect 2 "bad --mxu" "--mxu '0': expected 1 .. 256" "$run" --mxu 0 --prog "$out/job/prog.s"
+expect 2 "no --prog" "--prog ''" "$run" --mxu 3
+expect 2 "unknown option" "option '--frobnicate'" "$run" --mxu 3 --frobnicate 1
+expect 2 "bad --axi-latency" "--axi-latency '0': expected 1 .. 1000" "$run" --mxu 3 --axi-latency 0
+expect 2 "bad --pe-stages" "--pe-stages '4': expected 1 .. 3" "$run" --mxu 3 --pe-stages 4
+expect 2 "missing program file" "tpu-run: error:" "$run" --mxu 3 --prog "$out/none.s"
+
+# a job through @FILE with a dump folder and a trace
+expect 0 "dense job" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$out/job/job.args" \
+    --trace "$out/t.trace" --dump-dir "$out/dumps" &&
+    grep -q "CYCLES=" "$out/log" && ok || bad "dense job: no counters line"
+[ -s "$out/dumps/out.npy" ] && ok || bad "dense job: no dumps/out.npy"
+[ "$(head -n 1 "$out/t.trace")" = "# tpu-core-trace 1" ] && ok || bad "trace header"
+tail -n 1 "$out/t.trace" | grep -qx 'r [0-9]* halt' && ok ||
+    bad "trace does not end with the halt's retire line"
+# the same job with another AXI latency: same trace, same dump, other CYCLES
+expect 0 "latency 40" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$out/job/job.args" \
+    --trace "$out/t40.trace" --dump-dir "$out/dumps40" --axi-latency 40
+cmp -s "$out/t.trace" "$out/t40.trace" && ok || bad "the trace depends on the AXI latency"
+cmp -s "$out/dumps/out.npy" "$out/dumps40/out.npy" && ok || bad "the dump depends on the AXI latency"
+
+# error halts: exit 1, the message, the e line
+printf 'nop\nmatmul ub=0 acc=0 rows=1\nhalt\n' >"$out/nolw.s"
+expect 1 "error 5" "tpu-run: error 5 (matmul before any lw) at pc 1: matmul ub=0 acc=0 rows=1" \
+    "$run" --mxu 3 --prog "$out/nolw.s" --trace "$out/e.trace"
+[ "$(tail -n 1 "$out/e.trace")" = "e 1 5" ] && ok || bad "error 5: trace ends with '$(tail -n 1 "$out/e.trace")'"
+printf 'nop\ndma_in ub row=0 rows=1 cols=3 addr=0x100000\nhalt\n' >"$out/axi.s"
+expect 1 "error 7" "tpu-run: error 7" "$run" --mxu 3 --prog "$out/axi.s" --hostmem-mib 1
+printf 'nop\nnop\n' >"$out/runoff.s"
+expect 1 "error 6" "error 6" "$run" --mxu 3 --prog "$out/runoff.s" --imem-insns 4 --trace "$out/e6.trace"
+[ "$(tail -n 1 "$out/e6.trace")" = "e 4 6" ] && ok || bad "error 6: trace ends with '$(tail -n 1 "$out/e6.trace")'"
+# a never-written row is a warning, not an error
+printf 'dma_out ub row=7 rows=1 cols=3 addr=0\nhalt\n' >"$out/uninit.s"
+expect 0 "uninitialised read" "warning: 1 read(s) of never-written rows, the first by pc 0 (ub row 7)" \
+    "$run" --mxu 3 --prog "$out/uninit.s"
+
+echo "tpu-run CLI: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
