@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DMA unit: dma_in / dma_out (docs/isa.md "Semantics") and their AXI4 timing ("Timing":
    8-byte beats, bursts of at most 16 beats that do not cross 4 KiB, a slave that accepts
-   everything at once and answers after a fixed latency, up to 16 read bursts outstanding). */
+   everything at once and answers after a fixed latency, up to 16 bursts outstanding). */
 #include <string.h>
 #include "core_internal.h"
 
 #define DMA_BEAT 8u
 #define DMA_MAX_BEATS 16u
 #define DMA_PAGE 4096u
-#define DMA_READS_OUTSTANDING 16u
+#define DMA_READS_OUTSTANDING 16u /* bursts outstanding, reads and writes */
 
 /* internal: host address of element i of row r (32-bit AXI addresses wrap) */
 static uint64_t dma_addr(const tpu_dinsn_t *d, unsigned r, unsigned i, unsigned e)
@@ -19,9 +19,9 @@ static uint64_t dma_addr(const tpu_dinsn_t *d, unsigned r, unsigned i, unsigned 
 /* internal: the bursts of the row starting at host address a, len bytes: calls fn for each
    with its beat count */
 typedef struct {
-    uint64_t last[DMA_READS_OUTSTANDING]; /* reads: last beat of the burst j (ring) */
+    uint64_t last[DMA_READS_OUTSTANDING]; /* burst j's last R beat / its B (ring) */
     uint64_t bursts;
-    uint64_t ar;      /* reads: cycle of the last AR; writes: unused */
+    uint64_t ar;      /* cycle of the last AR / AW */
     uint64_t chan;    /* the R or W channel's last busy cycle */
     uint64_t done;
     uint64_t lat;
@@ -40,8 +40,16 @@ static void dma_burst(dma_timing_t *tm, unsigned beats)
         tm->last[tm->bursts % DMA_READS_OUTSTANDING] = tm->chan;
         tm->done = tm->chan;
     } else {
+        /* AW one per cycle while fewer than 16 bursts await their B; the W beats go back to
+           back whatever the AW (W may precede its AW); B comes latency cycles after both */
+        uint64_t aw = tm->ar + 1u;
+        if (tm->bursts >= DMA_READS_OUTSTANDING)
+            aw = core_max(aw, tm->last[tm->bursts % DMA_READS_OUTSTANDING] + 1u);
+        tm->ar = aw;
         tm->chan += beats;
-        tm->done = core_max(tm->done, tm->chan + tm->lat);
+        uint64_t b = core_max(tm->chan, aw) + tm->lat;
+        tm->last[tm->bursts % DMA_READS_OUTSTANDING] = b;
+        tm->done = core_max(tm->done, b);
     }
     tm->bursts++;
 }

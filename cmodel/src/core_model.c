@@ -230,13 +230,13 @@ int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_
         switch (unit) {
         case TPU_UNIT_DMA:
             done = core_dma_exec(c, &d, t, &axi_err);
-            cnt[TPU_CNT_DMA_BUSY] += done - t + 1u;
+            cnt[TPU_CNT_DMA_BUSY] += done - t; /* busy in t+1 .. done */
             break;
         case TPU_UNIT_WL: done = core_lw_exec(c, &d, t); break;
         case TPU_UNIT_MX: done = core_matmul_exec(c, &d, t); break;
         case TPU_UNIT_VPU:
             done = core_vpu_exec(c, &d, t);
-            cnt[TPU_CNT_VPU_BUSY] += done - t + 1u;
+            cnt[TPU_CNT_VPU_BUSY] += done - t;
             break;
         default: break;
         }

@@ -585,13 +585,15 @@ static void test_timing_dma(void **state)
 {
     (void)state;
     unsigned n = 4;
-    for (unsigned lat = 1; lat <= 20; lat += 19) {
+    for (unsigned lat = 1; lat <= 39; lat += 19) {
         for (unsigned rows = 1; rows <= 40; rows += 13) {
             run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
             tpu_core_cfg_t cfg = cfg_for(n);
             cfg.axi_latency = lat;
             prog_t *p = malloc(sizeof *p);
             p->count = 0;
+            for (unsigned i = 0; i < 8u * rows; i++)
+                r.host[i] = (uint8_t)rnd();
             dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, rows, n, 0, 8); /* 8 bytes = one beat a row */
             op0(p, TPU_OP_HALT);
             run_prog(&r, &cfg, p, NULL);
@@ -607,8 +609,26 @@ static void test_timing_dma(void **state)
                 beat[j] = ar + lat > last + 1 ? ar + lat : last + 1;
                 last = beat[j];
             }
-            assert_int_equal(r.res.counters[TPU_CNT_DMA_BUSY], last - 1 + 1);
+            assert_int_equal(r.res.counters[TPU_CNT_DMA_BUSY], last - 1); /* 2 .. last */
             assert_int_equal(r.res.counters[TPU_CNT_CYCLES], last + 1 + 1);
+            /* dma_out of the same rows: AW of row j in 2 + j unless burst j-16's B is not
+               back yet; W beat of row j in 3 + j; B in max(W, AW) + lat */
+            p->count = 0;
+            dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 0, rows, n, 0x1000, 8);
+            op0(p, TPU_OP_HALT);
+            run_prog(&r, &cfg, p, NULL);
+            uint64_t aw = 1, bresp[64], done = 0;
+            for (unsigned j = 0; j < rows; j++) {
+                aw = aw + 1;
+                if (j >= 16 && bresp[j - 16] + 1 > aw)
+                    aw = bresp[j - 16] + 1;
+                uint64_t wb = 3 + j;
+                bresp[j] = (wb > aw ? wb : aw) + lat;
+                done = bresp[j] > done ? bresp[j] : done;
+            }
+            assert_int_equal(r.res.counters[TPU_CNT_DMA_BUSY], done - 1);
+            assert_int_equal(r.res.counters[TPU_CNT_CYCLES], done + 2);
+            assert_memory_equal(r.host + 0x1000, r.host, 8u * rows);
             free(p);
             tpu_core_free(r.core);
             free(r.host);
