@@ -636,6 +636,97 @@ static void test_timing_dma(void **state)
     }
 }
 
+/* VPU timing (docs/isa.md "Timing" details): rows read from d+1 (d = 1 here), results written
+   27 cycles after their read (reductions: RL + 1, RL = 27 + ceil(log2 N)), halt the cycle after
+   the last write, CYCLES = halt + 1. And hazards: by rows, and by memory port. */
+static uint64_t cycles_of(unsigned n, const prog_t *p, unsigned lat)
+{
+    tpu_core_cfg_t cfg = cfg_for(n);
+    cfg.axi_latency = lat;
+    tpu_core_t *core = tpu_core_new(&cfg);
+    uint32_t row[16] = { 0 };
+    for (unsigned r = 0; r < 400; r++) {
+        assert_int_equal(tpu_core_set_row(core, TPU_MEM_UB, r, row), TPU_OK);
+        assert_int_equal(tpu_core_set_row(core, TPU_MEM_ACC, r, row), TPU_OK);
+    }
+    uint8_t *host = calloc(HOST_BYTES, 1);
+    tpu_core_result_t res;
+    assert_int_equal(tpu_core_run(core, p->insn, p->count, 0, host, HOST_BYTES, NULL, &res),
+                     TPU_OK);
+    assert_int_equal(res.status, TPU_CORE_DONE);
+    assert_int_equal(res.uninit_reads, 0);
+    free(host);
+    tpu_core_free(core);
+    return res.counters[TPU_CNT_CYCLES];
+}
+
+static void test_timing_vpu_hazards(void **state)
+{
+    (void)state;
+    prog_t *p = malloc(sizeof *p);
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si], levels = 0;
+        while ((1u << levels) < n)
+            levels++;
+        uint64_t rl = 27u + levels;
+        for (unsigned rows = 1; rows <= 9; rows += 4) {
+            p->count = 0;
+            vop(p, TPU_VOP_RELU, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_UB, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), rows + 30u);
+            p->count = 0;
+            vop(p, TPU_VOP_ADD, TPU_MEM_UB, 0, TPU_MEM_UB, 20, 0, TPU_MEM_ACC, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), 2u * rows + 30u);
+            p->count = 0;
+            vop(p, TPU_VOP_MUL, TPU_MEM_UB, 0, TPU_MEM_UB, 20, 1, TPU_MEM_ACC, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), rows + 31u);
+            p->count = 0;
+            vop(p, TPU_VOP_SUB, TPU_MEM_UB, 0, TPU_MEM_ACC, 20, 0, TPU_MEM_UB, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), rows + 30u);
+            for (unsigned len = 1; len <= 2 * n + 1; len += n) {
+                uint64_t c = (len + n - 1) / n;
+                p->count = 0;
+                vred(p, TPU_OP_VRED, TPU_RED_MAX, TPU_MEM_ACC, 0, TPU_MEM_UB, 300, rows, len,
+                     rows, 1);
+                op0(p, TPU_OP_HALT);
+                assert_int_equal(cycles_of(n, p, 4), rows * c + rl + 4u);
+                p->count = 0;
+                vred(p, TPU_OP_SOFTMAX, 0, TPU_MEM_ACC, 0, TPU_MEM_ACC, 100, rows, len, rows, 1);
+                op0(p, TPU_OP_HALT);
+                assert_int_equal(cycles_of(n, p, 4), rows * (3u * c + 2u * rl + 29u) + 30u);
+            }
+        }
+        /* a dma_in of 4 one-beat rows into UB 0..3 completes in 5 + latency */
+        for (unsigned lat = 4; lat <= 30; lat += 26) {
+            unsigned cols = n < 4 ? n : 4; /* at most 8 bytes: one beat a row */
+            uint32_t stride = 8;
+            /* RAW: the vop reading UB 0..3 waits for the DMA: dispatch 6 + lat */
+            p->count = 0;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 4, cols, 0, stride);
+            vop(p, TPU_VOP_RELU, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_ACC, 200, 4);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, lat), 6u + lat + 4u + 27u + 2u);
+            /* other rows, other ports (UB read, ACC write): dispatch in 2, overlapping */
+            p->count = 0;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 4, cols, 0, stride);
+            vop(p, TPU_VOP_RELU, TPU_MEM_UB, 50, 0, 0, 0, TPU_MEM_ACC, 200, 4);
+            op0(p, TPU_OP_HALT);
+            uint64_t vdone = 2u + 4u + 27u, ddone = 5u + lat;
+            assert_int_equal(cycles_of(n, p, lat), (vdone > ddone ? vdone : ddone) + 2u);
+            /* other rows, same port (UB write): waits for the DMA */
+            p->count = 0;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 4, cols, 0, stride);
+            vop(p, TPU_VOP_RELU, TPU_MEM_ACC, 50, 0, 0, 0, TPU_MEM_UB, 200, 4);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, lat), 6u + lat + 4u + 27u + 2u);
+        }
+    }
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -645,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_timing_matmul),
         cmocka_unit_test(test_trace_timing_free),
         cmocka_unit_test(test_timing_dma),
+        cmocka_unit_test(test_timing_vpu_hazards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
