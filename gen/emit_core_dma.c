@@ -396,7 +396,7 @@ static const char *const dma_body[] = {
     "        cur_mask_q <= in_mask;",
     "        cur_left_q <= in_left;",
     "      end",
-    "      if (cur_v_q) begin",
+    "      if (cur_v_q && pend_q) begin",
     "        nxt_data_q <= in_data;",
     "        nxt_mask_q <= in_mask;",
     "        nxt_left_q <= in_left;",
