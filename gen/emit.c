@@ -67,6 +67,7 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
         emit_bf16_mul, emit_fp32_add, emit_pe,     emit_mxu_row,
         emit_mxu,      emit_filelist, emit_vlt,    emit_params_h,
         emit_vpu_units, emit_vpu,     emit_vpu_filelist, emit_vpu_vlt,
+        emit_sram,     emit_core_regs, emit_core_dma,
         emit_rst_sync, emit_top,      emit_top_filelist, emit_constraints,
         emit_fusesoc_core,
     };

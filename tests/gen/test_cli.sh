@@ -13,6 +13,7 @@ GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h
 tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip.sv tpu_vpu_red_node.sv
 tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
+tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv
 tpu_rst_sync.sv tpu_top.sv tpu_top.f"
 # FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
 HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
