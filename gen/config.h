@@ -19,6 +19,12 @@
 #define GEN_FREQ_MHZ_MIN 1u
 #define GEN_FREQ_MHZ_MAX 1000u
 #define GEN_FREQ_MHZ_DEFAULT 100u /* the clock the constraints ask for (docs/fpga.md) */
+#define GEN_LINK_BITS_MIN 32u  /* board links (docs/board.md): the header flit needs 32 bits */
+#define GEN_LINK_BITS_MAX 1024u
+#define GEN_LINK_BITS_DEFAULT 64u
+#define GEN_LINK_LATENCY_MIN 0u
+#define GEN_LINK_LATENCY_MAX 16u
+#define GEN_LINK_LATENCY_DEFAULT 2u
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 
 /* What was asked for plus everything derived from it. Emitters read only this. */
@@ -27,6 +33,11 @@ struct gen_config {
     unsigned cores;     /* cores on the board (recorded now, used later) */
     unsigned pe_stages; /* PE pipeline depth: 1, 2 or 3 (docs/mxu.md, "Timing") */
     unsigned freq_mhz;  /* clock frequency the generated constraints ask for, MHz */
+    unsigned torus;        /* board topology (docs/board.md): 0 ring, 1 torus */
+    unsigned torus_rows;   /* R x S with R*S = cores; a ring is 1 x cores */
+    unsigned torus_cols;
+    unsigned link_bits;    /* W: flit width of a board link */
+    unsigned link_latency; /* D: pipeline registers per link direction */
     /* derived by gen_config_derive() */
     unsigned mul_stages; /* P: registers between the multiplier and the adder (0 or 1) */
     unsigned add_stages; /* A: cycles a partial sum spends in one PE (the adder's depth) */

@@ -14,7 +14,8 @@
 
 #define EXIT_USAGE 2
 
-enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ };
+enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ, OPT_TOPOLOGY,
+       OPT_LINK_BITS, OPT_LINK_LATENCY };
 
 static const struct option long_opts[] = {
     { "mxu", required_argument, NULL, OPT_MXU },
@@ -22,6 +23,9 @@ static const struct option long_opts[] = {
     { "pe-stages", required_argument, NULL, OPT_PE_STAGES },
     { "vpu-lanes", required_argument, NULL, OPT_VPU_LANES },
     { "freq-mhz", required_argument, NULL, OPT_FREQ_MHZ },
+    { "topology", required_argument, NULL, OPT_TOPOLOGY },
+    { "link-bits", required_argument, NULL, OPT_LINK_BITS },
+    { "link-latency", required_argument, NULL, OPT_LINK_LATENCY },
     { "output", required_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -29,7 +33,8 @@ static const struct option long_opts[] = {
 };
 
 static const char allowed_opts[] =
-    "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, -o DIR, --help, "
+    "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, --topology T, --link-bits W, "
+    "--link-latency D, -o DIR, --help, "
     "--version)";
 
 static void usage(FILE *f)
@@ -46,6 +51,10 @@ static void usage(FILE *f)
         "                     the adder in two (L = 3N+1); same results bit for bit\n"
         "  --vpu-lanes L      vector unit lanes, %u..%u (default: N)\n"
         "  --freq-mhz F       clock the FPGA constraints ask for, whole MHz, %u..%u (default %u)\n"
+        "  --topology T       board interconnect (docs/board.md): ring, torus or torus:RxS with\n"
+        "                     R*S = C (default: torus:2x4 at C = 8, ring otherwise)\n"
+        "  --link-bits W      board link flit width, %u..%u bits (default %u)\n"
+        "  --link-latency D   board link pipeline registers per direction, %u..%u (default %u)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
@@ -59,7 +68,9 @@ static void usage(FILE *f)
         "always writes the same bytes.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
         GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX, GEN_PE_STAGES_DEFAULT,
-        GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT);
+        GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT,
+        GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX, GEN_LINK_BITS_DEFAULT, GEN_LINK_LATENCY_MIN,
+        GEN_LINK_LATENCY_MAX, GEN_LINK_LATENCY_DEFAULT);
 }
 
 /* internal: prints "gen: error: <msg>" as one line and exits 2 */
@@ -104,6 +115,75 @@ static unsigned parse_count(const char *opt, const char *s, unsigned lo, unsigne
     return 0;
 }
 
+#define TOPOLOGY_ALLOWED "(allowed: ring, torus, torus:RxS with R*S = --cores)"
+
+/* internal: the topology as typed, checked and resolved against the core count once all
+   options are read (docs/board.md "Topology"): NULL is the default (torus 2x4 at C = 8,
+   ring otherwise); "torus" picks R = the largest divisor of C with R*R <= C. */
+static void resolve_topology(struct gen_config *cfg, const char *t)
+{
+    unsigned c = cfg->cores;
+    struct strbuf msg;
+    sb_init(&msg);
+    cfg->torus = 0;
+    cfg->torus_rows = 1;
+    cfg->torus_cols = c;
+    if (!t) {
+        if (c == 8) {
+            cfg->torus = 1;
+            cfg->torus_rows = 2;
+            cfg->torus_cols = 4;
+        }
+        return;
+    }
+    if (strcmp(t, "ring") == 0)
+        return;
+    if (strcmp(t, "torus") == 0) {
+        unsigned r = 1;
+        for (unsigned d = 1; d * d <= c; d++)
+            if (c % d == 0)
+                r = d;
+        cfg->torus = 1;
+        cfg->torus_rows = r;
+        cfg->torus_cols = c / r;
+        return;
+    }
+    if (strncmp(t, "torus:", 6) == 0) {
+        const char *p = t + 6;
+        unsigned long dims[2] = { 0, 0 };
+        int ok = 1;
+        for (int k = 0; k < 2 && ok; k++) {
+            const char *start = p;
+            while (*p >= '0' && *p <= '9') {
+                if (dims[k] <= GEN_CORES_MAX)
+                    dims[k] = dims[k] * 10u + (unsigned long)(*p - '0');
+                p++;
+            }
+            ok = p != start && (k == 1 ? *p == '\0' : *p == 'x');
+            if (k == 0 && ok)
+                p++;
+        }
+        if (ok && dims[0] >= 1 && dims[1] >= 1 && dims[0] * dims[1] == c) {
+            cfg->torus = 1;
+            cfg->torus_rows = (unsigned)dims[0];
+            cfg->torus_cols = (unsigned)dims[1];
+            return;
+        }
+        sb_puts(&msg, "--topology ");
+        sb_put_quoted(&msg, t);
+        if (ok)
+            sb_printf(&msg, ": R*S = %lu must equal --cores %u (allowed: torus:RxS, R, S >= 1)",
+                      dims[0] * dims[1], c);
+        else
+            sb_puts(&msg, " is not a torus shape (allowed: torus:RxS, R and S whole numbers)");
+        die(&msg);
+    }
+    sb_puts(&msg, "--topology ");
+    sb_put_quoted(&msg, t);
+    sb_puts(&msg, " is not a topology " TOPOLOGY_ALLOWED);
+    die(&msg);
+}
+
 /* internal: name of an option for messages, from getopt's val */
 static const char *opt_name(int val)
 {
@@ -113,6 +193,9 @@ static const char *opt_name(int val)
     case OPT_PE_STAGES: return "--pe-stages";
     case OPT_VPU_LANES: return "--vpu-lanes";
     case OPT_FREQ_MHZ: return "--freq-mhz";
+    case OPT_TOPOLOGY: return "--topology";
+    case OPT_LINK_BITS: return "--link-bits";
+    case OPT_LINK_LATENCY: return "--link-latency";
     case 'o': return "-o";
     case 'h': return "--help";
     case 'V': return "--version";
@@ -129,6 +212,9 @@ static void put_allowed_value(struct strbuf *sb, int val)
     case OPT_PE_STAGES: put_range(sb, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX); break;
     case OPT_VPU_LANES: put_range(sb, GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX); break;
     case OPT_FREQ_MHZ: put_range(sb, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX); break;
+    case OPT_TOPOLOGY: sb_puts(sb, TOPOLOGY_ALLOWED); break;
+    case OPT_LINK_BITS: put_range(sb, GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX); break;
+    case OPT_LINK_LATENCY: put_range(sb, GEN_LINK_LATENCY_MIN, GEN_LINK_LATENCY_MAX); break;
     default: sb_puts(sb, "(allowed: a directory path)"); break;
     }
 }
@@ -150,8 +236,10 @@ int main(int argc, char *argv[])
 {
     struct gen_config cfg = {
         .n = GEN_MXU_DEFAULT, .cores = GEN_CORES_DEFAULT, .pe_stages = GEN_PE_STAGES_DEFAULT,
-        .freq_mhz = GEN_FREQ_MHZ_DEFAULT,
+        .freq_mhz = GEN_FREQ_MHZ_DEFAULT, .link_bits = GEN_LINK_BITS_DEFAULT,
+        .link_latency = GEN_LINK_LATENCY_DEFAULT,
     };
+    const char *topology = NULL;
     const char *outdir = NULL;
     struct strbuf cmd, msg;
     sb_init(&cmd);
@@ -182,6 +270,16 @@ int main(int argc, char *argv[])
             break;
         case OPT_FREQ_MHZ:
             cfg.freq_mhz = parse_count("--freq-mhz", optarg, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX);
+            break;
+        case OPT_TOPOLOGY:
+            topology = optarg;
+            break;
+        case OPT_LINK_BITS:
+            cfg.link_bits = parse_count("--link-bits", optarg, GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX);
+            break;
+        case OPT_LINK_LATENCY:
+            cfg.link_latency =
+                parse_count("--link-latency", optarg, GEN_LINK_LATENCY_MIN, GEN_LINK_LATENCY_MAX);
             break;
         case 'o':
             outdir = optarg;
@@ -237,6 +335,7 @@ int main(int argc, char *argv[])
         die(&msg);
     }
 
+    resolve_topology(&cfg, topology);
     cfg.argv_line = cmd.data;
     gen_config_derive(&cfg);
 

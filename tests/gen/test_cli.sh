@@ -87,6 +87,20 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "extra argument ($o)"  "'extra'" "$@" extra
     expect_fail "extra after -- ($o)"  "'more'" "$@" -- more
     expect_fail "bad value after good ($o)" "'7y'" --mxu 8 --cores 7y "$@"
+    # the board (docs/board.md): topology shapes, link width and latency
+    expect_fail "torus 3x3 at C=8 ($o)"  "--topology 'torus:3x3': R*S = 9 must equal --cores 8" --cores 8 --topology torus:3x3 "$@"
+    expect_fail "torus 2x4 at C=6 ($o)"  "--topology 'torus:2x4': R*S = 8 must equal --cores 6" --cores 6 --topology torus:2x4 "$@"
+    expect_fail "torus 0x8 ($o)"         "--topology 'torus:0x8': R*S = 0 must equal --cores 8" --topology torus:0x8 "$@"
+    expect_fail "torus 2x ($o)"          "--topology 'torus:2x' is not a torus shape" --topology torus:2x "$@"
+    expect_fail "torus 2x4x1 ($o)"       "--topology 'torus:2x4x1' is not a torus shape" --topology torus:2x4x1 "$@"
+    expect_fail "torus:-2x-4 ($o)"       "--topology 'torus:-2x-4' is not a torus shape" --topology torus:-2x-4 "$@"
+    expect_fail "topology mesh ($o)"     "--topology 'mesh' is not a topology (allowed: ring, torus, torus:RxS" --topology mesh "$@"
+    expect_fail "topology '' ($o)"       "--topology '' is not a topology" --topology "" "$@"
+    expect_fail "--link-bits 31 ($o)"    "--link-bits '31' is out of range (allowed: 32..1024)" --link-bits 31 "$@"
+    expect_fail "--link-bits 1025 ($o)"  "--link-bits '1025' is out of range (allowed: 32..1024)" --link-bits 1025 "$@"
+    expect_fail "--link-bits w ($o)"     "--link-bits 'w' is not a whole number" --link-bits w "$@"
+    expect_fail "--link-latency 17 ($o)" "--link-latency '17' is out of range (allowed: 0..16)" --link-latency 17 "$@"
+    expect_fail "--link-latency -1 ($o)" "--link-latency '-1' is out of range (allowed: 0..16)" --link-latency -1 "$@"
 done
 expect_fail "missing value at end"     "option '--mxu' needs a value" -o out --mxu
 expect_fail "missing -o value"         "option '-o' needs a value" --mxu 4 -o
