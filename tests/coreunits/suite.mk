@@ -3,7 +3,9 @@
 # "Memories"; sim/units/core_units.mk):
 #   test-core-units  verilated tpu_core_dma (N = 1, 3, 4, 36) against an AXI4 slave memory with
 #                    random back-pressure and a reference of rows, host bytes, bursts and the
-#                    ideal-slave timing; tpu_core_regs against random AXI4-Lite traffic (~30 s)
+#                    ideal-slave timing; tpu_core_regs against random AXI4-Lite traffic;
+#                    tpu_sram (read-first, registered read) at three shapes; lint (~40 s cold,
+#                    a few s with ccache)
 #   test-sram-bram   Yosys synth_xilinx maps tpu_sram to RAMB18E1/RAMB36E1 only (~12 s)
 include sim/units/core_units.mk
 
