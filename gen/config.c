@@ -69,4 +69,14 @@ void gen_config_derive(struct gen_config *cfg)
     }
     cfg->vpu_latency = GEN_VPU_LATENCY;
     cfg->vpu_red_latency = GEN_VPU_LATENCY + cfg->vpu_levels + 1u;
+    /* The core's memories: UB and ACC 8N KiB (4096 and 2048 rows), WMEM 8 tiles (8N rows). */
+    cfg->ub_rows = cfg->ub_kib ? (unsigned)((unsigned long long)cfg->ub_kib * 1024u / (2u * n))
+                               : 4096u;
+    cfg->acc_rows = cfg->acc_kib ? (unsigned)((unsigned long long)cfg->acc_kib * 1024u / (4u * n))
+                                 : 2048u;
+    cfg->wmem_rows = cfg->wmem_kib
+                         ? (unsigned)((unsigned long long)cfg->wmem_kib * 1024u / (2u * n))
+                         : 8u * n;
+    if (cfg->imem_insns == 0)
+        cfg->imem_insns = GEN_IMEM_INSNS_DEFAULT;
 }

@@ -25,6 +25,12 @@
 #define GEN_LINK_LATENCY_MIN 0u
 #define GEN_LINK_LATENCY_MAX 16u
 #define GEN_LINK_LATENCY_DEFAULT 2u
+#define GEN_KIB_MIN 1u
+#define GEN_KIB_MAX 16777216u   /* --ub-kib, --acc-kib, --wmem-kib: checked again as rows */
+#define GEN_MEM_ROWS_MAX 65536u /* rows of UB, ACC, WMEM (16-bit row fields, docs/isa.md) */
+#define GEN_IMEM_INSNS_MIN 1u
+#define GEN_IMEM_INSNS_MAX 32768u /* the PC and ERR_PC (= the size on code 6) fit 16 bits */
+#define GEN_IMEM_INSNS_DEFAULT 1024u
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 
 /* What was asked for plus everything derived from it. Emitters read only this. */
@@ -49,6 +55,10 @@ struct gen_config {
     unsigned vpu_levels;      /* log2(vpu_leaves): registered tree levels */
     unsigned vpu_latency;     /* elementwise: valid_i in cycle t -> valid_o in t + this */
     unsigned vpu_red_latency; /* reduction: last_i in cycle t -> red_valid_o in t + this */
+    /* the core's memories (docs/isa.md "Memories"); KiB 0 = the default size */
+    unsigned ub_kib, acc_kib, wmem_kib;
+    unsigned imem_insns; /* instructions in IMEM */
+    unsigned ub_rows, acc_rows, wmem_rows; /* derived: rows of N elements */
     const char *argv_line; /* the command line as typed, for the headers */
 };
 

@@ -74,5 +74,14 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
     for (size_t i = 0; i < sizeof emitters / sizeof emitters[0]; i++)
         if (emitters[i](out, cfg) != 0)
             return -1;
+    /* the core, when its VPU has one lane per MXU column (docs/isa.md) */
+    int (*const core_emitters[])(struct gen_output *, const struct gen_config *) = {
+        emit_core_seq, emit_core_mx,        emit_core_vctl,
+        emit_core,     emit_core_filelist,  emit_core_vlt,
+    };
+    if (cfg->vpu_lanes == cfg->n)
+        for (size_t i = 0; i < sizeof core_emitters / sizeof core_emitters[0]; i++)
+            if (core_emitters[i](out, cfg) != 0)
+                return -1;
     return gen_output_failed(out) ? -1 : 0;
 }

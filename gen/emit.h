@@ -9,7 +9,7 @@
 #include "config.h"
 #include "strbuf.h"
 
-#define GEN_MAX_FILES 32
+#define GEN_MAX_FILES 48
 
 struct gen_file {
     const char *name; /* file name inside the output directory */
@@ -63,6 +63,15 @@ int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg);
 int emit_sram(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_regs(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_dma(struct gen_output *out, const struct gen_config *cfg);
+/* The core (emitted when vpu_lanes == n): tpu_core_seq.sv (emit_core_seq.c), tpu_core_mx.sv
+   (emit_core_mx.c), tpu_core_vctl.sv (emit_core_vctl.c), tpu_core.sv, tpu_core.f and
+   tpu_core.vlt (emit_core.c; the .vlt after tpu_mxu.vlt and tpu_vpu.vlt, whose rules it copies) */
+int emit_core_seq(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_mx(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_vctl(struct gen_output *out, const struct gen_config *cfg);
+int emit_core(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_filelist(struct gen_output *out, const struct gen_config *cfg);
+int emit_core_vlt(struct gen_output *out, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 

@@ -15,7 +15,7 @@
 #define EXIT_USAGE 2
 
 enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ, OPT_TOPOLOGY,
-       OPT_LINK_BITS, OPT_LINK_LATENCY };
+       OPT_LINK_BITS, OPT_LINK_LATENCY, OPT_UB_KIB, OPT_ACC_KIB, OPT_WMEM_KIB, OPT_IMEM_INSNS };
 
 static const struct option long_opts[] = {
     { "mxu", required_argument, NULL, OPT_MXU },
@@ -23,6 +23,10 @@ static const struct option long_opts[] = {
     { "pe-stages", required_argument, NULL, OPT_PE_STAGES },
     { "vpu-lanes", required_argument, NULL, OPT_VPU_LANES },
     { "freq-mhz", required_argument, NULL, OPT_FREQ_MHZ },
+    { "ub-kib", required_argument, NULL, OPT_UB_KIB },
+    { "acc-kib", required_argument, NULL, OPT_ACC_KIB },
+    { "wmem-kib", required_argument, NULL, OPT_WMEM_KIB },
+    { "imem-insns", required_argument, NULL, OPT_IMEM_INSNS },
     { "topology", required_argument, NULL, OPT_TOPOLOGY },
     { "link-bits", required_argument, NULL, OPT_LINK_BITS },
     { "link-latency", required_argument, NULL, OPT_LINK_LATENCY },
@@ -34,13 +38,14 @@ static const struct option long_opts[] = {
 
 static const char allowed_opts[] =
     "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, --topology T, --link-bits W, "
-    "--link-latency D, -o DIR, --help, "
+    "--link-latency D, --ub-kib K, --acc-kib K, --wmem-kib K, --imem-insns I, -o DIR, --help, "
     "--version)";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] [--freq-mhz F] -o DIR\n"
+        "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] [--freq-mhz F]\n"
+        "           [--ub-kib K] [--acc-kib K] [--wmem-kib K] [--imem-insns I] -o DIR\n"
         "Generate the SystemVerilog of an N x N weight-stationary systolic matrix unit (MXU)\n"
         "with bf16 products and fp32 accumulation (docs/mxu.md, docs/numerics.md).\n"
         "\n"
@@ -55,6 +60,11 @@ static void usage(FILE *f)
         "                     R*S = C (default: torus:2x4 at C = 8, ring otherwise)\n"
         "  --link-bits W      board link flit width, %u..%u bits (default %u)\n"
         "  --link-latency D   board link pipeline registers per direction, %u..%u (default %u)\n"
+        "  --ub-kib K         the core's unified buffer, KiB (default 8N: 4096 rows of N bf16)\n"
+        "  --acc-kib K        the core's accumulators, KiB (default 8N: 2048 rows of N fp32)\n"
+        "  --wmem-kib K       the core's weight memory, KiB (default 8 tiles: 8N rows of N bf16);\n"
+        "                     each size must give %u..%u whole rows\n"
+        "  --imem-insns I     the core's instruction memory, %u..%u instructions (default %u)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
@@ -65,12 +75,16 @@ static void usage(FILE *f)
         "tpu_rst_sync.sv (tpu_top.f), its constraints tpu_top.xdc (Vivado), tpu_top.sdc (Quartus),\n"
         "tpu_top.pcf (nextpnr-ice40) and the FuseSoC core file tpu.core (docs/fpga.md) into DIR,\n"
         "all or nothing: on any error nothing is written and the exit status is 2. The same command\n"
-        "always writes the same bytes.\n",
+        "always writes the same bytes.\n"
+        "When L = N (the default) it also writes the core (docs/isa.md): tpu_core.sv and its\n"
+        "modules (tpu_sram, tpu_core_regs, tpu_core_dma, tpu_core_seq, tpu_core_mx, tpu_core_vctl),\n"
+        "tpu_core.f and tpu_core.vlt; otherwise the MXU and the VPU alone.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
         GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX, GEN_PE_STAGES_DEFAULT,
         GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT,
         GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX, GEN_LINK_BITS_DEFAULT, GEN_LINK_LATENCY_MIN,
-        GEN_LINK_LATENCY_MAX, GEN_LINK_LATENCY_DEFAULT);
+        GEN_LINK_LATENCY_MAX, GEN_LINK_LATENCY_DEFAULT, 1u, GEN_MEM_ROWS_MAX, GEN_IMEM_INSNS_MIN,
+        GEN_IMEM_INSNS_MAX, GEN_IMEM_INSNS_DEFAULT);
 }
 
 /* internal: prints "gen: error: <msg>" as one line and exits 2 */
@@ -184,6 +198,23 @@ static void resolve_topology(struct gen_config *cfg, const char *t)
     die(&msg);
 }
 
+/* internal: a memory of `kib` KiB (0: the default) must hold 1..GEN_MEM_ROWS_MAX whole rows of
+   `row_bytes` bytes, or gen dies naming the option, the value and the row size */
+static void check_kib(const char *opt, unsigned kib, unsigned row_bytes)
+{
+    unsigned long long bytes = (unsigned long long)kib * 1024u;
+    if (kib == 0 || (bytes % row_bytes == 0 && bytes / row_bytes <= GEN_MEM_ROWS_MAX))
+        return;
+    struct strbuf msg;
+    sb_init(&msg);
+    sb_printf(&msg,
+              "%s '%u' is %llu%s rows of %u bytes (allowed: KiB giving 1..%u whole rows of "
+              "this N)",
+              opt, kib, bytes / row_bytes, bytes % row_bytes ? " and a part of" : "", row_bytes,
+              GEN_MEM_ROWS_MAX);
+    die(&msg);
+}
+
 /* internal: name of an option for messages, from getopt's val */
 static const char *opt_name(int val)
 {
@@ -193,6 +224,10 @@ static const char *opt_name(int val)
     case OPT_PE_STAGES: return "--pe-stages";
     case OPT_VPU_LANES: return "--vpu-lanes";
     case OPT_FREQ_MHZ: return "--freq-mhz";
+    case OPT_UB_KIB: return "--ub-kib";
+    case OPT_ACC_KIB: return "--acc-kib";
+    case OPT_WMEM_KIB: return "--wmem-kib";
+    case OPT_IMEM_INSNS: return "--imem-insns";
     case OPT_TOPOLOGY: return "--topology";
     case OPT_LINK_BITS: return "--link-bits";
     case OPT_LINK_LATENCY: return "--link-latency";
@@ -212,6 +247,10 @@ static void put_allowed_value(struct strbuf *sb, int val)
     case OPT_PE_STAGES: put_range(sb, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX); break;
     case OPT_VPU_LANES: put_range(sb, GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX); break;
     case OPT_FREQ_MHZ: put_range(sb, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX); break;
+    case OPT_UB_KIB:
+    case OPT_ACC_KIB:
+    case OPT_WMEM_KIB: put_range(sb, GEN_KIB_MIN, GEN_KIB_MAX); break;
+    case OPT_IMEM_INSNS: put_range(sb, GEN_IMEM_INSNS_MIN, GEN_IMEM_INSNS_MAX); break;
     case OPT_TOPOLOGY: sb_puts(sb, TOPOLOGY_ALLOWED); break;
     case OPT_LINK_BITS: put_range(sb, GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX); break;
     case OPT_LINK_LATENCY: put_range(sb, GEN_LINK_LATENCY_MIN, GEN_LINK_LATENCY_MAX); break;
@@ -281,6 +320,19 @@ int main(int argc, char *argv[])
             cfg.link_latency =
                 parse_count("--link-latency", optarg, GEN_LINK_LATENCY_MIN, GEN_LINK_LATENCY_MAX);
             break;
+        case OPT_UB_KIB:
+            cfg.ub_kib = parse_count("--ub-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            break;
+        case OPT_ACC_KIB:
+            cfg.acc_kib = parse_count("--acc-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            break;
+        case OPT_WMEM_KIB:
+            cfg.wmem_kib = parse_count("--wmem-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            break;
+        case OPT_IMEM_INSNS:
+            cfg.imem_insns =
+                parse_count("--imem-insns", optarg, GEN_IMEM_INSNS_MIN, GEN_IMEM_INSNS_MAX);
+            break;
         case 'o':
             outdir = optarg;
             break;
@@ -336,6 +388,9 @@ int main(int argc, char *argv[])
     }
 
     resolve_topology(&cfg, topology);
+    check_kib("--ub-kib", cfg.ub_kib, 2u * cfg.n);
+    check_kib("--acc-kib", cfg.acc_kib, 4u * cfg.n);
+    check_kib("--wmem-kib", cfg.wmem_kib, 2u * cfg.n);
     cfg.argv_line = cmd.data;
     gen_config_derive(&cfg);
 
