@@ -72,6 +72,8 @@ int emit_core_vctl(struct gen_output *out, const struct gen_config *cfg);
 int emit_core(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_vlt(struct gen_output *out, const struct gen_config *cfg);
+/* The core's lines of tpu_params.h (called by emit_params_h; nothing without a core). */
+void emit_core_params(struct strbuf *sb, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 

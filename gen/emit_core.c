@@ -610,3 +610,19 @@ int emit_core_vlt(struct gen_output *out, const struct gen_config *cfg)
         "lint_off -rule UNUSEDSIGNAL -file \"*tpu_core_vctl.sv\" -match \"*insn_i*\"\n");
     return 0;
 }
+
+void emit_core_params(struct strbuf *sb, const struct gen_config *cfg)
+{
+    if (cfg->vpu_lanes != cfg->n)
+        return; /* no core */
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_UB_ROWS", cfg->ub_rows,
+              "core: unified buffer rows (N bf16 each)");
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_ACC_ROWS", cfg->acc_rows,
+              "core: accumulator rows (N fp32 each)");
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_WMEM_ROWS", cfg->wmem_rows,
+              "core: weight memory rows (N bf16 each)");
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_IMEM_INSNS", cfg->imem_insns,
+              "core: instruction memory size (128-bit instructions)");
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_AXI_DATA_BITS", 64u,
+              "core: AXI4 master data width");
+}

@@ -595,6 +595,7 @@ int emit_params_h(struct gen_output *out, const struct gen_config *cfg)
     define_line(sb, "TPU_PE_STAGES", v[4], "PE pipeline depth S (docs/mxu.md)");
     define_line(sb, "TPU_GEN_VERSION", "\"" GEN_VERSION "\"", "the gen that wrote this file");
     emit_vpu_params(sb, cfg);
+    emit_core_params(sb, cfg);
     sb_puts(sb, "\n#endif\n");
     return 0;
 }
