@@ -18,5 +18,10 @@
 #define TPU_VPU_LATENCY     26       // valid_i in cycle t -> valid_o in t + this, every VPU opcode
 #define TPU_VPU_RED_LEVELS  4        // registered levels of the reduction tree
 #define TPU_VPU_RED_LATENCY 31       // last_i in cycle t -> red_valid_o in t + this
+#define TPU_CORE_UB_ROWS    4096     // core: unified buffer rows (N bf16 each)
+#define TPU_CORE_ACC_ROWS   2048     // core: accumulator rows (N fp32 each)
+#define TPU_CORE_WMEM_ROWS  128      // core: weight memory rows (N bf16 each)
+#define TPU_CORE_IMEM_INSNS 1024     // core: instruction memory size (128-bit instructions)
+#define TPU_CORE_AXI_DATA_BITS 64       // core: AXI4 master data width
 
 #endif
