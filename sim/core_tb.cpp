@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <verilated.h>
@@ -795,6 +796,11 @@ int main(int argc, char **argv)
         std::fprintf(tf, "e %u %u\n", err_pc, err_code);
     if (std::fclose(tf) != 0) {
         std::fprintf(stderr, "core_tb: error: cannot write %s\n", opt.trace.c_str());
+        return 2;
+    }
+    if (host.dump_dir != nullptr && mkdir(host.dump_dir, 0777) != 0 && errno != EEXIST) {
+        std::fprintf(stderr, "core_tb: error: cannot create %s: %s\n", host.dump_dir,
+                     std::strerror(errno));
         return 2;
     }
     if (tpu_host_dump_all(&host, err, sizeof err) != 0) {
