@@ -459,8 +459,8 @@ int main(int argc, char **argv)
                 rdata = d;
                 rresp = 0;
             } else {
-                rdata = rng.next();
-                rresp = 3; // DECERR: outside host memory
+                rdata = 0; // DECERR: outside host memory; data 0, as the model's host
+                rresp = 3;
             }
         }
         top->m_axi_rvalid = rvalid;

@@ -21,11 +21,11 @@ ok() { pass=$((pass + 1)); echo "  ok: $1"; }
 bad() { fail=$((fail + 1)); echo "  FAILED: $1"; [ -f "$out/last.log" ] && tail -n 25 "$out/last.log" | sed 's/^/    /'; }
 # run EXPECTED_STATUS DESCRIPTION COMMAND...: output in $out/last.log; 0 if the status matched
 run() {
-    want=$1; what=$2; shift 2
+    r_want=$1; r_what=$2; shift 2
     "$@" >"$out/last.log" 2>&1
-    got=$?
-    [ "$got" -eq "$want" ] && return 0
-    bad "$what: exit status $got, expected $want ($*)"
+    r_got=$?
+    [ "$r_got" -eq "$r_want" ] && return 0
+    bad "$r_what: exit status $r_got, expected $r_want ($*)"
     return 1
 }
 has() { # has DESCRIPTION FIXED-STRING: the last log contains the string
@@ -45,9 +45,11 @@ run 0 "clean RTL run" $tb $job --trace "$p/rtl.trace" --dump-dir "$p/rtl" &&
 # fault MNEMONIC MEM ELEM BIT: the first instruction MNEMONIC that writes MEM
 fault() {
     mn=$1; mem=$2; e=$3; b=$4
-    pc=$(awk -v mn="$mn" '$1 == "r" && $3 == mn { print $2; exit }' "$p/model.trace")
-    line=$(awk -v pc="$pc" -v mem="$mem" '$1 == "w" && $2 == pc && $3 == mem { print; exit }' \
-        "$p/model.trace")
+    # the first write to MEM by an instruction MNEMONIC (retire lines follow their writes)
+    line=$(awk -v mn="$mn" -v mem="$mem" '
+        $1 == "w" && $3 == mem && !($2 in first) { first[$2] = $0 }
+        $1 == "r" && $3 == mn && ($2 in first) { print first[$2]; exit }' "$p/model.trace")
+    pc=$(echo "$line" | awk '{ print $2 }')
     [ -n "$pc" ] && [ -n "$line" ] || { bad "no $mn writing $mem in the model trace"; return; }
     row=$(echo "$line" | awk '{ print $4 }')
     exp=$(echo "$line" | awk -v e="$e" '{ print $(5 + e) }')
