@@ -2,18 +2,16 @@
 # Co-simulation of the generated core against the core's C model (docs/isa.md
 # "Co-simulation"; sim/core_tb.cpp, tpu-run, tpu-core-cmp).
 #   test-core-cmp        (make test)  tpu-core-cmp on hand-made trace pairs (no RTL)
-#   test-core-cosim      (make test)  N = 2, 4, 8: every tpu-mkprog kind, with and without
+#   test-core-cosim      (make test)  N = 2, 3, 4, 8: every tpu-mkprog kind, with and without
 #                                     AXI back-pressure: traces identical to the model's,
 #                                     dumps identical byte for byte, counters side by side
 #   test-core-cosim-fault (make test) an injected fault is reported at the right instruction;
 #                                     bad programs halt with the model's `e <pc> <code>`
 # One verilated core per N (build/sim/core_N<N>), built once and shared by all the cases.
 
-CORE_COSIM_N := 2 4 8
+CORE_COSIM_N := 2 3 4 8
 
-TEST_SUITES += test-core-cmp
-# test-core-cosim and test-core-cosim-fault join TEST_SUITES once gen emits tpu_core and
-# tpu-run exists (they need both).
+TEST_SUITES += test-core-cmp test-core-cosim test-core-cosim-fault
 
 .PHONY: test-core-cmp test-core-cosim test-core-cosim-fault core-cosim-tools
 
