@@ -207,11 +207,12 @@ static void check_kib(const char *opt, unsigned kib, unsigned row_bytes)
         return;
     struct strbuf msg;
     sb_init(&msg);
-    sb_printf(&msg,
-              "%s '%u' is %llu%s rows of %u bytes (allowed: KiB giving 1..%u whole rows of "
-              "this N)",
-              opt, kib, bytes / row_bytes, bytes % row_bytes ? " and a part of" : "", row_bytes,
-              GEN_MEM_ROWS_MAX);
+    if (bytes % row_bytes != 0)
+        sb_printf(&msg, "%s '%u' is not a whole number of %u-byte rows", opt, kib, row_bytes);
+    else
+        sb_printf(&msg, "%s '%u' gives %llu rows of %u bytes", opt, kib, bytes / row_bytes,
+                  row_bytes);
+    sb_printf(&msg, " (allowed: KiB giving 1..%u whole rows at this N)", GEN_MEM_ROWS_MAX);
     die(&msg);
 }
 

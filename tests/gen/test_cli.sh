@@ -13,7 +13,8 @@ GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h
 tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip.sv tpu_vpu_red_node.sv
 tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
-tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv
+tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv tpu_core_seq.sv tpu_core_mx.sv tpu_core_vctl.sv
+tpu_core.sv tpu_core.f tpu_core.vlt
 tpu_rst_sync.sv tpu_top.sv tpu_top.f"
 # FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
 HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
@@ -76,6 +77,12 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "--mxu '' ($o)"        "--mxu '' is not a whole number" --mxu "" "$@"
     expect_fail "--mxu= ($o)"          "--mxu '' is not a whole number" --mxu= "$@"
     expect_fail "--cores 0 ($o)"       "--cores '0' is out of range (allowed: 1..64)" --cores 0 "$@"
+    expect_fail "--ub-kib 0 ($o)"      "--ub-kib '0' is out of range (allowed: 1..16777216)" --ub-kib 0 "$@"
+    expect_fail "--ub-kib 5 N=3 ($o)"  "--ub-kib '5' is not a whole number of 6-byte rows (allowed: KiB giving 1..65536 whole rows at this N)" --mxu 3 --ub-kib 5 "$@"
+    expect_fail "--acc-kib 512 N=1 ($o)" "--acc-kib '512' gives 131072 rows of 4 bytes (allowed: KiB giving 1..65536 whole rows at this N)" --mxu 1 --acc-kib 512 "$@"
+    expect_fail "--wmem-kib x ($o)"    "--wmem-kib 'x' is not a whole number (allowed: 1..16777216)" --wmem-kib x "$@"
+    expect_fail "--imem-insns 0 ($o)"  "--imem-insns '0' is out of range (allowed: 1..32768)" --imem-insns 0 "$@"
+    expect_fail "--imem-insns 32769 ($o)" "--imem-insns '32769' is out of range (allowed: 1..32768)" --imem-insns 32769 "$@"
     expect_fail "--cores 65 ($o)"      "--cores '65' is out of range (allowed: 1..64)" --cores 65 "$@"
     expect_fail "--cores x ($o)"       "--cores 'x' is not a whole number" --cores x "$@"
     expect_fail "--pe-stages 4 ($o)"   "--pe-stages '4' is out of range (allowed: 1..3)" --pe-stages 4 "$@"
@@ -134,6 +141,9 @@ if [ "$(gen --version 2>err)" = "gen 0.1.0" ] && [ ! -s err ]; then ok; else bad
 # ---- Successful runs ----
 header_ok() {  # header_ok DIR "command line" "parameters line"
     for f in $FILES; do
+        case "$3:$f" in  # no core when the VPU does not have N lanes
+        *vpu_lanes=3:tpu_core_[svm]*.sv|*vpu_lanes=3:tpu_core.*) continue ;;
+        esac
         [ -f "$1/$f" ] || { bad "$1/$f missing"; return; }
         h=$(head -n 5 "$1/$f")
         exp="// SPDX-License-Identifier: Apache-2.0
@@ -190,6 +200,21 @@ done
 
 (cd w && gen --mxu 4 --vpu-lanes 3 -o lanes) \
     && header_ok w/lanes "gen --mxu 4 --vpu-lanes 3 -o lanes" "N=4 cores=8 pe_stages=1 latency_L=8 busy_cycles_B=6 vpu_lanes=3"
+
+# The core's memory sizes (docs/isa.md "Memories"): rows = KiB * 1024 / row bytes, in
+# tpu_params.h and in tpu_core.sv; the defaults; no core when the VPU does not have N lanes.
+core_sizes_ok() {  # core_sizes_ok DIR UB ACC WMEM IMEM
+    for kv in "UB_ROWS $2" "ACC_ROWS $3" "WMEM_ROWS $4" "IMEM_INSNS $5"; do
+        set -- "$1" $kv
+        grep -q "^#define TPU_CORE_$2 *$3 " "$1/tpu_params.h" || return 1
+    done
+}
+(cd w && gen --mxu 3 --ub-kib 24 --acc-kib 12 --wmem-kib 3 --imem-insns 100 -o sizes) \
+    && core_sizes_ok w/sizes 4096 1024 512 100 \
+    && grep -q "localparam int AccRows   = 1024;" w/sizes/tpu_core.sv && ok || bad "core sizes from the options"
+(cd w && gen --mxu 5 -o sizes5) && core_sizes_ok w/sizes5 4096 2048 40 1024 && ok || bad "core default sizes"
+[ ! -e w/lanes/tpu_core.sv ] && [ ! -e w/lanes/tpu_core.f ] && ! grep -q TPU_CORE_ w/lanes/tpu_params.h \
+    && ok || bad "--vpu-lanes 3 at N = 4 still wrote the core"
 
 # Same command, same bytes: twice, by name, by relative and absolute path, into an existing
 # directory (files replaced, other files kept).
