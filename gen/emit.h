@@ -74,6 +74,13 @@ int emit_core_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_vlt(struct gen_output *out, const struct gen_config *cfg);
 /* The core's lines of tpu_params.h (called by emit_params_h; nothing without a core). */
 void emit_core_params(struct strbuf *sb, const struct gen_config *cfg);
+/* The board interconnect (docs/board.md), emit_noc.c: tpu_link.sv, tpu_router.sv, tpu_noc.sv,
+   tpu_noc.f, tpu_noc.vlt */
+int emit_link(struct gen_output *out, const struct gen_config *cfg);
+int emit_router(struct gen_output *out, const struct gen_config *cfg);
+int emit_noc(struct gen_output *out, const struct gen_config *cfg);
+int emit_noc_filelist(struct gen_output *out, const struct gen_config *cfg);
+int emit_noc_vlt(struct gen_output *out, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 

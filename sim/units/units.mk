@@ -59,3 +59,30 @@ UNITS_MXU_NS := 1 2 3 5 8 16 2_S2 5_S2 1_S3 3_S3 5_S3
 test-mxu-timing: $(foreach n,$(UNITS_MXU_NS),$(UNITS_DIR)/mxu-n$(n)/tb)
 	@set -e; for n in $(UNITS_MXU_NS); do $(UNITS_DIR)/mxu-n$$n/tb --seed $(UNITS_SEED) --count 20000; done
 .PRECIOUS: $(UNITS_DIR)/mxu-n%/rtl/.stamp
+
+# ---- tpu_noc: the board interconnect (docs/board.md) under random traffic ----
+# build/units/noc-<R>x<S>/tb: gen --cores R*S --topology torus:RxS (ring: 1x<C> with
+# --topology ring), tb_noc.cpp; test-noc-units (tests/gen/suite.mk registers it).
+UNITS_NOC_SHAPES := ring4 torus2x2 torus2x3
+$(UNITS_DIR)/noc-%/rtl/.stamp: $(GEN)
+	rm -rf $(UNITS_DIR)/noc-$*/rtl && mkdir -p $(UNITS_DIR)/noc-$*
+	s=$*; case $$s in \
+	  ring*) a="--cores $${s#ring} --topology ring";; \
+	  torus*) r=$${s#torus}; a="--cores $$(( $${r%x*} * $${r#*x} )) --topology torus:$$r";; \
+	esac; $(GEN) --mxu 1 $$a -o $(UNITS_DIR)/noc-$*/rtl
+	@touch $@
+
+$(UNITS_DIR)/noc-%/tb: sim/units/tb_noc.cpp sim/units/units_common.h $(UNITS_DIR)/noc-%/rtl/.stamp
+	$(VERILATOR) $(UNITS_VFLAGS) --top-module tpu_noc --Mdir $(UNITS_DIR)/noc-$*/obj -o ../tb \
+	  -CFLAGS "-O2 -I$(abspath sim/units)" \
+	  $(UNITS_DIR)/noc-$*/rtl/tpu_noc.vlt -F $(UNITS_DIR)/noc-$*/rtl/tpu_noc.f \
+	  $(abspath sim/units/tb_noc.cpp) \
+	  >$(UNITS_DIR)/noc-$*.build.log 2>&1 || { cat $(UNITS_DIR)/noc-$*.build.log; exit 1; }
+
+.PHONY: test-noc-units
+test-noc-units: $(foreach s,$(UNITS_NOC_SHAPES),$(UNITS_DIR)/noc-$(s)/tb)
+	@set -e; for s in $(UNITS_NOC_SHAPES); do \
+	  case $$s in ring*) a="--rows 1 --cols $${s#ring}";; \
+	  torus*) r=$${s#torus}; a="--rows $${r%x*} --cols $${r#*x}";; esac; \
+	  $(UNITS_DIR)/noc-$$s/tb $$a --seed $(UNITS_SEED); done
+.PRECIOUS: $(UNITS_DIR)/noc-%/rtl/.stamp

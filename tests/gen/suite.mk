@@ -10,6 +10,9 @@
 #   test-mxu-timing             verilated tpu_mxu, N in {1,2,3,5,8,16} (and N = 2, 5 at
 #                               --pe-stages 2, N = 1, 3, 5 at 3): latency, bank busy,
 #                               weight load and numerics cycle by cycle against the C model
+#   test-noc-units              verilated tpu_noc (ring of 4, torus 2x2 and 2x3): random traffic
+#                               with backpressure, every packet once, in order, intact; link
+#                               utilisation under saturation (sim/units/tb_noc.cpp)
 # Full only (make test-full):
 #   test-lint-128               the same lint for N = 128 (the TPU's array)
 #   test-rtl-units-exhaustive   all 2^32 bf16 x bf16 products through the RTL
@@ -27,5 +30,5 @@ test-lint: $(GEN)
 test-lint-128: $(GEN)
 	VERILATOR=$(VERILATOR) sh tests/gen/test_lint.sh $(GEN) 128
 
-TEST_SUITES += test-gen-cli check-rtl test-lint test-rtl-units test-mxu-timing
+TEST_SUITES += test-gen-cli check-rtl test-lint test-rtl-units test-mxu-timing test-noc-units
 FULL_SUITES += test-lint-128 test-rtl-units-exhaustive

@@ -15,7 +15,8 @@ tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip
 tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
 tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv tpu_core_seq.sv tpu_core_mx.sv tpu_core_vctl.sv
 tpu_core.sv tpu_core.f tpu_core.vlt
-tpu_rst_sync.sv tpu_top.sv tpu_top.f"
+tpu_rst_sync.sv tpu_top.sv tpu_top.f
+tpu_link.sv tpu_router.sv tpu_noc.sv tpu_noc.f tpu_noc.vlt"
 # FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
 HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
@@ -232,6 +233,24 @@ mkdir -p "w/a b"
 
 # A new directory gets the usual mode (mkdtemp's 0700 is not left on it).
 (umask 022; cd w && gen --mxu 2 -o modes) && [ "$(stat -c %a w/modes)" = 755 ] && ok || bad "new DIR mode $(stat -c %a w/modes)"
+
+# The board interconnect (docs/board.md): the topology, shape, link width and latency tpu_noc.sv
+# was built for, and its routers' port count.
+noc_ok() {  # noc_ok "gen args" "topology line" ports
+    d=noc$(echo "$1" | tr -dc 'a-z0-9')
+    if (cd w && gen --mxu 1 $1 -o $d 2>"$T/err") && grep -q "^// Topology: $2" w/$d/tpu_noc.sv \
+        && grep -q "parameter int NPorts   = $3," w/$d/tpu_noc.sv; then ok
+    else bad "gen $1: tpu_noc.sv is not '$2' with $3 ports: $(cat "$T/err")"; fi
+}
+noc_ok "--cores 8"                               "torus, 2 x 4 (core id = row \\* 4 + column), 64-bit links, 2 register" 5
+noc_ok "--cores 8 --topology ring"               "ring, 1 x 8 (core id = row \\* 8 + column), 64-bit links" 3
+noc_ok "--cores 4"                               "ring, 1 x 4" 3
+noc_ok "--cores 6 --topology torus"              "torus, 2 x 3" 5
+noc_ok "--cores 6 --topology torus:3x2"          "torus, 3 x 2" 5
+noc_ok "--cores 7 --topology torus"              "torus, 1 x 7" 5
+noc_ok "--cores 64 --topology torus"             "torus, 8 x 8" 5
+noc_ok "--cores 1 --link-bits 1024 --link-latency 16" "ring, 1 x 1 (core id = row \\* 1 + column), 1024-bit links, 16 register" 3
+noc_ok "--cores 2 --link-bits 32 --link-latency 0" "ring, 1 x 2 (core id = row \\* 2 + column), 32-bit links, 0 register" 3
 
 echo "test-gen-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
