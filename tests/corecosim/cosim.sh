@@ -1,23 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # test-core-cosim at one N: every tpu-mkprog kind on the verilated core against the C model,
-# without back-pressure and with 30 % random stalls on every AXI channel (sim/core_case.sh:
+# without back-pressure and with 30 % random stalls on every AXI channel (allops also 80 %) (sim/core_case.sh:
 # traces identical, dumps identical byte for byte, counters side by side).
 # usage: tests/corecosim/cosim.sh N
 set -u
 n=$1
 out=build/tests/corecosim/N$n
 st=0
-c() { # c NAME KIND [tpu-mkprog options]
-    name=$1; shift
-    sh sim/core_case.sh "$n" "$out/$name" 0,30 "$@" || st=1
+c() { # c NAME STALLS KIND [tpu-mkprog options]
+    name=$1; stalls=$2; shift 2
+    sh sim/core_case.sh "$n" "$out/$name" "$stalls" "$@" || st=1
 }
 # matmul: M, K, N' not multiples of N (N > 1), K >= 4N: partial tiles padded by dma_in
-c matmul   matmul --m $((3 * n + 1)) --k $((4 * n + 3)) --nout $((2 * n + 1)) --seed 1
-c matmul2  matmul --m 5 --k $((5 * n - 1)) --nout $((n + 1)) --seed 2 --dist edges
-c dense    dense --seed 3
-c mlp      mlp --seed 4
-c allops   allops --seed 5
-c manyk    manyk --seed 6
+c matmul   0,30    matmul --m $((3 * n + 1)) --k $((4 * n + 3)) --nout $((2 * n + 1)) --seed 1
+c matmul2  0,30    matmul --m 5 --k $((5 * n - 1)) --nout $((n + 1)) --seed 2 --dist edges
+c dense    0,30    dense --seed 3
+c mlp      0,30    mlp --seed 4
+c allops   0,30,80 allops --seed 5   # every DMA form, also under heavy back-pressure
+c manyk    0,30    manyk --seed 6
 echo "test-core-cosim N=$n: $([ $st -eq 0 ] && echo PASS || echo FAIL)"
 exit $st
