@@ -515,7 +515,7 @@ static const char *const emit_core_part2[] = {
     "  // ---- performance counters ----",
     "  logic [5:0]       ev;",
     "  logic [5:0][63:0] ctr_q;",
-    "  assign ev = {disp_valid, vpu_go || vpu_busy, dma_go || dma_busy, wl_stall, act_valid, 1'b1};",
+    "  assign ev = {disp_valid, vpu_busy, dma_busy, wl_stall, act_valid, 1'b1};",
     "  always_ff @(posedge clk_i or negedge rst_ni) begin",
     "    if (!rst_ni) begin",
     "      ctr_q <= '0;",
