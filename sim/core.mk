@@ -63,6 +63,6 @@ $(SIM_DIR)/core_N%/core_tb: $(SIM_DIR)/core_N%/obj/Vtpu_core.mk sim/core_tb.cpp 
 # ---- make core-run: the mlp program on the default core, RTL against the model ----------
 .PHONY: core-run
 core-run: deps
-	@$(MAKE) --no-print-directory $(call core_tb,$(MXU)) $(CORE_CMP) $(TPU_RUN) $(TPU_MKPROG)
+	@$(MAKE) --no-print-directory -s $(call core_tb,$(MXU)) $(CORE_CMP) $(TPU_RUN) $(TPU_MKPROG)
 	@echo "co-simulating the mlp program (tpu-mkprog mlp) on the $(MXU)x$(MXU) core against the model"
 	@CORE_TB_ARGS="$(RUN_ARGS)" sh sim/core_case.sh $(MXU) $(SIM_DIR)/core_run 0 mlp --seed 1
