@@ -25,6 +25,9 @@ static void usage(FILE *f)
             "  --pe-stages S         MXU pipeline stages per PE, 1 .. 3 (default 1)\n"
             "  --axi-latency C       host memory latency in cycles, 1 .. 1000 (default 4)\n"
             "  --pc-start PC         first instruction (default 0)\n"
+            "  --dispatch overlap|serial\n"
+            "                        timing: units overlap as docs/isa.md \"Timing\" allows\n"
+            "                        (default), or one instruction in flight at a time\n"
             "  --trace FILE          write the core trace (docs/isa.md \"Trace (core)\")\n"
             "Host options (shared with core_tb):\n"
             "  --prog FILE, --load ADDR=FILE.npy, --dump ADDR=FILE.npy:DTYPE:ROWSxCOLS[:STRIDE],\n"
@@ -64,6 +67,7 @@ int main(int argc, char **argv)
     tpu_host_init(&host);
     unsigned long n = 0, ub = 0, acc = 0, wm = 0, imem = 0, stages = 1, lat = 4, pcs = 0;
     const char *trace_path = NULL;
+    unsigned serial = 0;
     int status = 2;
     tpu_insn_t *prog = NULL;
     tpu_core_t *core = NULL;
@@ -120,6 +124,15 @@ int main(int argc, char **argv)
             if (parse_num(val, 1, 1000, &lat)) { bad(name, val, "1 .. 1000"); goto out; }
         } else if (strcmp(name, "--pc-start") == 0) {
             if (parse_num(val, 0, 65535, &pcs)) { bad(name, val, "0 .. 65535"); goto out; }
+        } else if (strcmp(name, "--dispatch") == 0) {
+            if (strcmp(val, "overlap") == 0)
+                serial = 0;
+            else if (strcmp(val, "serial") == 0)
+                serial = 1;
+            else {
+                bad(name, val, "overlap or serial");
+                goto out;
+            }
         } else if (strcmp(name, "--trace") == 0) {
             trace_path = val;
         } else {
@@ -144,6 +157,7 @@ int main(int argc, char **argv)
     if (imem) cfg.geom.imem_insns = (unsigned)imem;
     cfg.pe_stages = (unsigned)stages;
     cfg.axi_latency = (unsigned)lat;
+    cfg.serial = serial;
     size_t count;
     if (tpu_load_program(host.prog_path, (unsigned)n, &prog, &count, err, sizeof err) != 0) {
         fprintf(stderr, "tpu-run: error: %s\n", err);

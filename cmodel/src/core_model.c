@@ -210,7 +210,7 @@ int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_
         memset(&fp, 0, sizeof fp);
         tpu_insn_footprint(&d, c->n, &fp);
         /* when can it dispatch? */
-        if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT)
+        if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT || c->cfg.serial)
             t = core_max(t, all_done + 1u);
         else if (unit == TPU_UNIT_MX)
             t = core_max(t, c->mm_present_end[0] + 1u);

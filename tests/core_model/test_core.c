@@ -727,6 +727,49 @@ static void test_timing_vpu_hazards(void **state)
     free(p);
 }
 
+/* The serial dispatch policy (one instruction in flight): the same trace, no weight-load
+   stall (every lw completes before the next matmul dispatches), never fewer cycles. */
+static void test_serial_dispatch(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si], m = 3 * n + 2, k = 2 * n + 1, np = 2 * n;
+        char *buf[2] = { NULL, NULL };
+        size_t len[2] = { 0, 0 };
+        tpu_core_result_t res[2];
+        for (int v = 0; v < 2; v++) {
+            run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+            uint16_t *a = malloc(2u * m * k), *w = malloc(2u * k * np), *bias = malloc(2u * np);
+            rng_state = 9;
+            fill_matmul_inputs(r.host, m, k, np, a, w, bias);
+            tpu_core_cfg_t cfg = cfg_for(n);
+            cfg.serial = (unsigned)v;
+            prog_t *p = malloc(sizeof *p);
+            build_matmul(p, n, m, k, np, 8, 1);
+            FILE *tf = open_memstream(&buf[v], &len[v]);
+            run_prog(&r, &cfg, p, tf);
+            fclose(tf);
+            assert_int_equal(r.res.status, TPU_CORE_DONE);
+            res[v] = r.res;
+            free(p);
+            free(a);
+            free(w);
+            free(bias);
+            tpu_core_free(r.core);
+            free(r.host);
+        }
+        assert_int_equal(len[0], len[1]);
+        assert_memory_equal(buf[0], buf[1], len[0]);
+        assert_int_equal(res[1].counters[TPU_CNT_WL_STALL], 0);
+        assert_true(res[1].counters[TPU_CNT_CYCLES] >= res[0].counters[TPU_CNT_CYCLES]);
+        for (unsigned k2 = TPU_CNT_MXU_BUSY; k2 < TPU_CNT_COUNT; k2++)
+            if (k2 != TPU_CNT_WL_STALL)
+                assert_int_equal(res[0].counters[k2], res[1].counters[k2]);
+        free(buf[0]);
+        free(buf[1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_trace_timing_free),
         cmocka_unit_test(test_timing_dma),
         cmocka_unit_test(test_timing_vpu_hazards),
+        cmocka_unit_test(test_serial_dispatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,11 +13,15 @@ extern "C" {
 #endif
 
 /* Configuration: the sizes, the MXU's pipeline stages per PE (1..3, 0 means 1; only the
-   timing depends on it) and the AXI slave's fixed latency (cycles, 0 means the default 4). */
+   timing depends on it), the AXI slave's fixed latency (cycles, 0 means the default 4) and the
+   dispatch policy (only the timing depends on it). */
 typedef struct {
     tpu_core_geom_t geom;
     unsigned pe_stages;
     unsigned axi_latency;
+    unsigned serial; /* 1: an instruction dispatches only when every unit is idle (the RTL
+                        as built so far, docs/isa.md "Timing"); 0: the units overlap as the
+                        rules of "Timing" allow */
 } tpu_core_cfg_t;
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
