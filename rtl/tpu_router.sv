@@ -52,30 +52,24 @@ module tpu_router #(
   logic [NPorts-1:0][PW-1:0]    route;
   logic [NPorts-1:0][NeedW-1:0] need;
 
-  always_comb begin
-    for (int i = 0; i < NPorts; i++) begin
-      int unsigned dst, drow, dcol, dx, dy, out_port;
-      logic entering;
-      logic [W-1:0] hdr;
-      hdr  = in_flit_i[i];  // only dst and len matter here (tpu_noc.vlt)
-      dst  = 32'(hdr[5:0]);
-      drow = (dst / Cols) % Rows;
-      dcol = dst % Cols;
-      dx   = (dcol + Cols - MyCol) % Cols;
-      dy   = (drow + Rows - MyRow) % Rows;
-      if (dx != 0) begin
-        out_port = (dx <= Cols / 2) ? 1 : 2;
-      end else if (dy != 0) begin
-        out_port = (dy <= Rows / 2) ? 3 : 4;
-      end else begin
-        out_port = 0;
-      end
-      // Entering a ring: from the core, or from the row (ports 1, 2) into the column.
-      entering = (out_port != 0) && ((i == 0) || ((i <= 2) != (out_port <= 2)));
-      route[i] = PW'(out_port);
-      need[i]  = NeedW'(hdr[31:16]) + NeedW'(1) +
-                 (entering ? NeedW'(MaxFlits) : NeedW'(0));
-    end
+  for (genvar gi = 0; gi < NPorts; gi++) begin : g_route
+    // ids and distances fit 7 bits (C <= 64)
+    logic [6:0] dst, drow, dcol, dx, dy;
+    logic [2:0] out_port;
+    logic       entering;
+    assign dst  = {1'b0, in_flit_i[gi][5:0]};
+    assign dcol = dst % 7'(Cols);
+    assign drow = (dst / 7'(Cols)) % 7'(Rows);
+    assign dx   = (dcol + 7'(Cols - MyCol)) % 7'(Cols);
+    assign dy   = (drow + 7'(Rows - MyRow)) % 7'(Rows);
+    assign out_port = (dx != '0) ? ((dx <= 7'(Cols / 2)) ? 3'd1 : 3'd2) :
+                      (dy != '0) ? ((dy <= 7'(Rows / 2)) ? 3'd3 : 3'd4) : 3'd0;
+    // Entering a ring: from the core, or from the row (ports 1, 2) into the column.
+    assign entering = (out_port != 3'd0) &&
+                      ((gi == 0) || ((gi <= 2) != (out_port <= 3'd2)));
+    assign route[gi] = PW'(out_port);
+    assign need[gi]  = NeedW'(in_flit_i[gi][31:16]) + NeedW'(1) +
+                       (entering ? NeedW'(MaxFlits) : NeedW'(0));
   end
 
   logic [NPorts-1:0]         locked_d, locked_q;  // output carries a packet

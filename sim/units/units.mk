@@ -79,8 +79,23 @@ $(UNITS_DIR)/noc-%/tb: sim/units/tb_noc.cpp sim/units/units_common.h $(UNITS_DIR
 	  $(abspath sim/units/tb_noc.cpp) \
 	  >$(UNITS_DIR)/noc-$*.build.log 2>&1 || { cat $(UNITS_DIR)/noc-$*.build.log; exit 1; }
 
-.PHONY: test-noc-units
-test-noc-units: $(foreach s,$(UNITS_NOC_SHAPES),$(UNITS_DIR)/noc-$(s)/tb)
+# Lint of tpu_noc at the corners of the options: verilator -Wall and iverilog -g2012 must
+# both be silent (no warning, no "sorry").
+UNITS_NOC_LINT := "--cores 1" "--cores 2 --topology ring --link-latency 0 --link-bits 32" \
+                  "--cores 5 --topology ring" "--cores 8" "--cores 6 --topology torus:3x2" \
+                  "--cores 64 --topology torus --link-bits 1024 --link-latency 16" \
+                  "--cores 64 --topology torus:1x64" "--cores 64 --topology torus:64x1"
+
+.PHONY: test-noc-units test-noc-lint
+test-noc-lint: $(GEN)
+	@set -e; for a in $(UNITS_NOC_LINT); do \
+	  d=$(UNITS_DIR)/noc-lint; rm -rf $$d; $(GEN) --mxu 1 $$a -o $$d; \
+	  out=$$(cd $$d && $(VERILATOR) --lint-only -Wall --top-module tpu_noc tpu_noc.vlt -F tpu_noc.f 2>&1; \
+	         iverilog -g2012 -o /dev/null -s tpu_noc -c tpu_noc.f 2>&1) || { echo "$$out"; exit 1; }; \
+	  if [ -n "$$out" ]; then echo "$$out"; echo "FAIL tpu_noc lint: gen $$a"; exit 1; fi; \
+	  echo "tpu_noc lint (verilator -Wall, iverilog -g2012) clean: gen $$a"; done
+
+test-noc-units: test-noc-lint $(foreach s,$(UNITS_NOC_SHAPES),$(UNITS_DIR)/noc-$(s)/tb)
 	@set -e; for s in $(UNITS_NOC_SHAPES); do \
 	  case $$s in ring*) a="--rows 1 --cols $${s#ring}";; \
 	  torus*) r=$${s#torus}; a="--rows $${r%x*} --cols $${r#*x}";; esac; \
