@@ -8,7 +8,11 @@
 //    load and the average link utilisation (flit-hops / (cycles * links));
 //  - neighbour: every core streams full packets to its east neighbour: each east link must
 //    carry >= 90% of a flit per cycle (the credit loop does not throttle a link).
-// Usage: tb_noc --rows R --cols S [--seed N] [--packets P]; W = 64 (the default).
+//  - --allreduce: the data movement of a ring all-reduce, S = 1 KiB .. 1 MiB: measured cycles
+//    against the C model's prediction and the ring bound (a benchmark; fails only if the RTL
+//    beats the bound, which would mean lost flits).
+// Usage: tb_noc --rows R --cols S [--seed N] [--packets P] [--allreduce]; W = 64 (the
+// default).
 #include <cinttypes>
 #include <deque>
 #include <memory>
@@ -17,6 +21,12 @@
 #include "Vtpu_noc.h"
 #include "verilated.h"
 #include "units_common.h"
+extern "C" {
+#include "tpu/board.h"
+}
+#ifndef LINK_LATENCY
+#define LINK_LATENCY 2  // gen's default --link-latency, which the test builds use
+#endif
 
 namespace {
 
@@ -99,7 +109,20 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
     std::vector<std::vector<uint32_t>> next_seq(C, std::vector<uint32_t>(C, 0));
     std::vector<std::vector<uint32_t>> want_seq(C, std::vector<uint32_t>(C, 0));
     long total = 0, total_flits = 0;
-    for (int s = 0; s < C; s++)
+    // mode 3: one step of a ring all-reduce: every core sends packets_per_core payload flits
+    // (full packets, then the rest) to its east neighbour
+    for (int s = 0; mode == 3 && s < C; s++)
+        for (int left = packets_per_core; left > 0; left -= kMaxPayload) {
+            Pkt p;
+            p.src = s;
+            p.dst = (s / tb.cols) * tb.cols + (s % tb.cols + 1) % tb.cols;
+            p.len = left < kMaxPayload ? left : kMaxPayload;
+            p.seq = next_seq[s][p.dst]++;
+            todo[s].push_back(p);
+            total++;
+            total_flits += p.len + 1;
+        }
+    for (int s = 0; mode != 3 && s < C; s++)
         for (int k = 0; k < packets_per_core; k++) {
             Pkt p;
             p.src = s;
@@ -204,6 +227,8 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
     uint64_t cycles = tb.cycle - start;
     for (int c = 0; c < C; c++)
         if (rx[c].in) fail("partial packet left", c, rx[c].k, 0);
+    if (mode == 3)
+        return fails ? 1 : 0;
     // nothing more comes out after everything was delivered
     for (int i = 0; i < 200; i++) {
         for (int c = 0; c < C; c++) {
@@ -243,20 +268,50 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
 
 int main(int argc, char **argv) {
     int rows = 1, cols = 4, packets = 400;
+    bool allreduce = false;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cols") && i + 1 < argc) cols = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], nullptr, 0);
         else if (!strcmp(argv[i], "--packets") && i + 1 < argc) packets = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--allreduce")) allreduce = true;
         else if (!strncmp(argv[i], "+verilator+", 11)) {}
-        else { fprintf(stderr, "usage: tb_noc --rows R --cols S [--seed N] [--packets P]\n"); return 2; }
+        else { fprintf(stderr, "usage: tb_noc --rows R --cols S [--seed N] [--packets P] [--allreduce]\n"); return 2; }
     }
     auto ctx = std::make_unique<VerilatedContext>();
     ctx->commandArgs(argc, argv);
     Tb tb(ctx.get(), rows, cols, seed);
     tb.reset();
     int rc = 0;
+    if (allreduce) {
+        // The data movement of a ring all-reduce along the rows (docs/board.md "Cycle
+        // model"): 2(S-1) steps, each every core sending its chunk east and the next step
+        // starting when every chunk has arrived (the add is the core's, not modelled here).
+        // Measured RTL cycles vs tpu_allreduce_ring_cycles and the ring bound.
+        const unsigned m = (unsigned)cols;
+        printf("ring all-reduce data movement on tpu_noc %dx%d (W = %d, the row rings)\n", rows,
+               cols, kW);
+        printf("| S bytes | RTL cycles | model cycles | bound | bound / RTL |\n|---|---|---|---|---|\n");
+        for (size_t bytes = 1024; bytes <= ((size_t)1 << 20); bytes *= 4) {
+            size_t n = bytes / 4, chunk = (n + m - 1) / m;
+            int payload = (int)((32 * chunk + kW - 1) / kW);
+            uint64_t t0 = tb.cycle;
+            for (unsigned step = 0; step < 2 * (m - 1); step++)
+                rc |= run(tb, 3, payload, 1.0, 1.0);
+            uint64_t cyc = tb.cycle - t0;
+            double bound = tpu_allreduce_ring_bound(n, m, kW);
+            printf("| %zu | %" PRIu64 " | %" PRIu64 " | %.0f | %.1f%% |\n", bytes, cyc,
+                   tpu_allreduce_ring_cycles(n, m, kW, LINK_LATENCY), bound,
+                   100.0 * bound / (double)cyc);
+            if ((double)cyc < bound) {
+                fprintf(stderr, "FAIL: %" PRIu64 " cycles beat the bound %.0f\n", cyc, bound);
+                rc = 1;
+            }
+        }
+        printf("tb_noc %dx%d all-reduce: %s\n", rows, cols, rc ? "FAILED" : "ok");
+        return rc;
+    }
     rc |= run(tb, 0, packets, 0.5, 0.6);
     rc |= run(tb, 0, packets, 0.9, 0.2);
     rc |= run(tb, 1, packets, 1.0, 1.0);

@@ -64,6 +64,7 @@ test-mxu-timing: $(foreach n,$(UNITS_MXU_NS),$(UNITS_DIR)/mxu-n$(n)/tb)
 # build/units/noc-<R>x<S>/tb: gen --cores R*S --topology torus:RxS (ring: 1x<C> with
 # --topology ring), tb_noc.cpp; test-noc-units (tests/gen/suite.mk registers it).
 UNITS_NOC_SHAPES := ring4 torus2x2 torus2x3
+# bench-noc-allreduce: a ring of 8 (C = 8, W = 64, D = 2), S = 1 KiB .. 1 MiB
 $(UNITS_DIR)/noc-%/rtl/.stamp: $(GEN)
 	rm -rf $(UNITS_DIR)/noc-$*/rtl && mkdir -p $(UNITS_DIR)/noc-$*
 	s=$*; case $$s in \
@@ -72,11 +73,11 @@ $(UNITS_DIR)/noc-%/rtl/.stamp: $(GEN)
 	esac; $(GEN) --mxu 1 $$a -o $(UNITS_DIR)/noc-$*/rtl
 	@touch $@
 
-$(UNITS_DIR)/noc-%/tb: sim/units/tb_noc.cpp sim/units/units_common.h $(UNITS_DIR)/noc-%/rtl/.stamp
+$(UNITS_DIR)/noc-%/tb: sim/units/tb_noc.cpp sim/units/units_common.h $(UNITS_DIR)/noc-%/rtl/.stamp $(CMODEL_LIB)
 	$(VERILATOR) $(UNITS_VFLAGS) --top-module tpu_noc --Mdir $(UNITS_DIR)/noc-$*/obj -o ../tb \
-	  -CFLAGS "-O2 -I$(abspath sim/units)" \
+	  -CFLAGS "-O2 -I$(abspath cmodel/include) -I$(abspath sim/units)" \
 	  $(UNITS_DIR)/noc-$*/rtl/tpu_noc.vlt -F $(UNITS_DIR)/noc-$*/rtl/tpu_noc.f \
-	  $(abspath sim/units/tb_noc.cpp) \
+	  $(abspath sim/units/tb_noc.cpp) $(abspath $(CMODEL_LIB)) \
 	  >$(UNITS_DIR)/noc-$*.build.log 2>&1 || { cat $(UNITS_DIR)/noc-$*.build.log; exit 1; }
 
 # Lint of tpu_noc at the corners of the options: verilator -Wall and iverilog -g2012 must
@@ -101,3 +102,7 @@ test-noc-units: test-noc-lint $(foreach s,$(UNITS_NOC_SHAPES),$(UNITS_DIR)/noc-$
 	  torus*) r=$${s#torus}; a="--rows $${r%x*} --cols $${r#*x}";; esac; \
 	  $(UNITS_DIR)/noc-$$s/tb $$a --seed $(UNITS_SEED); done
 .PRECIOUS: $(UNITS_DIR)/noc-%/rtl/.stamp
+
+.PHONY: bench-noc-allreduce
+bench-noc-allreduce: $(UNITS_DIR)/noc-ring8/tb
+	$(UNITS_DIR)/noc-ring8/tb --rows 1 --cols 8 --allreduce
