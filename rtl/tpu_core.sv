@@ -170,7 +170,12 @@ module tpu_core #(
   logic [127:0] insn;
   logic [15:0]  insn_pc;
   logic         dma_go, lw_go, mm_go, vpu_go, disp_valid;
-  logic         dma_busy, dma_done, dma_err, mx_busy, vpu_busy;
+  logic         dma_busy, dma_done, dma_err, mx_busy, vpu_busy, wl_busy, mm_full;
+  logic [15:0]  mx_lw_row;
+  logic [1:0]   mx_q_valid;
+  logic [31:0]  mx_q_ub, mx_q_left;
+  logic [16:0]  mx_chk_lo, mx_chk_hi;
+  logic         mx_acc_hit, mx_acc_rd;
 
   tpu_core_seq u_seq (
     .clk_i,
@@ -197,6 +202,16 @@ module tpu_core #(
     .dma_done_i   (dma_done),
     .dma_err_i    (dma_err),
     .mx_busy_i    (mx_busy),
+    .wl_busy_i    (wl_busy),
+    .mm_full_i    (mm_full),
+    .lw_row_i     (mx_lw_row),
+    .q_valid_i    (mx_q_valid),
+    .q_ub_i       (mx_q_ub),
+    .q_left_i     (mx_q_left),
+    .chk_lo_o     (mx_chk_lo),
+    .chk_hi_o     (mx_chk_hi),
+    .acc_hit_i    (mx_acc_hit),
+    .acc_rd_i     (mx_acc_rd),
     .vpu_busy_i   (vpu_busy)
   );
 
@@ -326,6 +341,16 @@ module tpu_core #(
     .insn_i      (insn),
     .pc_i        (insn_pc),
     .busy_o      (mx_busy),
+    .wl_busy_o   (wl_busy),
+    .mm_full_o   (mm_full),
+    .lw_row_o    (mx_lw_row),
+    .q_valid_o   (mx_q_valid),
+    .q_ub_o      (mx_q_ub),
+    .q_left_o    (mx_q_left),
+    .chk_lo_i    (mx_chk_lo),
+    .chk_hi_i    (mx_chk_hi),
+    .acc_hit_o   (mx_acc_hit),
+    .acc_rd_o    (mx_acc_rd),
     .wm_re_o     (mx_wm_re),
     .wm_raddr_o  (mx_wm_ra),
     .wm_rdata_i  (wm_rdata),
@@ -505,7 +530,7 @@ module tpu_core #(
   // ---- performance counters ----
   logic [5:0]       ev;
   logic [5:0][63:0] ctr_q;
-  assign ev = {disp_valid, vpu_go || vpu_busy, dma_go || dma_busy, wl_stall, act_valid, 1'b1};
+  assign ev = {disp_valid, vpu_busy, dma_busy, wl_stall, act_valid, 1'b1};
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ctr_q <= '0;

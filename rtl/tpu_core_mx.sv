@@ -7,15 +7,18 @@
 // tpu_core_mx: the core's WL and MX units around tpu_mxu
 //
 // The core's WL and MX units (docs/isa.md "lw", "matmul", "Timing") around tpu_mxu.
-// WL: `lw` loads the next weight bank (0, 1, 0, ... from START): WMEM rows w+N-1 down to w
-// are read in N consecutive cycles from the cycle after dispatch (as soon as the MXU's
-// bank_busy_o of that bank is 0), each shifted into the MXU (wl_valid_o) the cycle after
-// its read; the lw completes with the N-th shift.
-// MX: `matmul` reads UB row u+m (and ACC row a+m when accumulating) in cycle t-1 and presents
-// it in cycle t with the bank of the latest lw, one vector per cycle from the cycle after
-// dispatch; the seed is the ACC row or -0. The MXU's result of the vector presented in t
-// leaves in t+L and is written to ACC in t+L+1 (rows in presentation order); the matmul
-// completes with its last ACC write.
+// WL: `lw` loads the next weight bank (0, 1, 0, ... from START). It waits until every MATMUL
+// dispatched before it that uses that bank has presented its last vector and the MXU's
+// bank_busy_o of the bank is 0; then WMEM rows w+N-1 down to w are read in N consecutive
+// cycles, each shifted into the MXU (wl_valid_o) the cycle after its read; the lw completes
+// with the N-th shift.
+// MX: up to two MATMULs (the one presenting and one queued). Vector m of a matmul is read
+// (UB row u+m, and ACC row a+m when accumulating) in cycle t-1 and presented in cycle t when
+// the lw of its bank dispatched before it has read its last row (so that row is shifted in
+// by t), the previous vector was presented before t, and, when accumulating, no vector
+// presented in t-(L+2) .. t-1 writes the ACC row it reads. The seed is that ACC row or -0.
+// A delay line carries (valid, ACC row, pc) of every vector L+1 cycles: the MXU's result
+// of the vector presented in t leaves in t+L and is written to ACC in t+L+1.
 
 module tpu_core_mx #(
   parameter int N = 16
@@ -27,7 +30,18 @@ module tpu_core_mx #(
   input  logic              mm_go_i,
   input  logic [127:0]      insn_i,
   input  logic [15:0]       pc_i,
-  output logic              busy_o,
+  output logic              busy_o,      // anything in flight (lw, vectors, results)
+  output logic              wl_busy_o,   // an lw is in flight: no new lw
+  output logic              mm_full_o,   // two MATMULs with vectors left: no new matmul
+  // what is in flight, for the sequencer's hazard checks against dma_in
+  output logic [15:0]       lw_row_o,    // the lw's first WMEM row (valid with wl_busy_o)
+  output logic [1:0]        q_valid_o,   // queued MATMULs with vectors left to read
+  output logic [31:0]       q_ub_o,      // their next UB row (entry i at [16i +: 16])
+  output logic [31:0]       q_left_o,    // and how many vectors they have left
+  input  logic [16:0]       chk_lo_i,    // ACC rows [chk_lo_i, chk_hi_i] (a dma_out's)
+  input  logic [16:0]       chk_hi_i,
+  output logic              acc_hit_o,   // some vector in flight writes one of them
+  output logic              acc_rd_o,    // some queued MATMUL reads ACC (accumulate)
   // WMEM read port (lw)
   output logic              wm_re_o,
   output logic [15:0]       wm_raddr_o,
@@ -59,17 +73,30 @@ module tpu_core_mx #(
   output logic              wl_stall_o
 );
 
+  localparam int Latency = 32;  // L (TPU_MXU_LATENCY)
+
+  // ---- MATMUL queue: entry 0 presents, entry 1 waits ----
+  logic [1:0]       q_v_q, q_acc_q, q_bank_q, q_wl_q, q_blk_q;
+  logic [1:0][15:0] q_ub_q, q_row_q, q_left_q, q_pc_q;
+  // q_wl_q[i]: waits for the lw in flight (dispatched before it, same bank)
+  // q_blk_q[i]: dispatched before the lw in flight, same bank: the lw waits for it
 
   // ---- WL ----
   logic        bank_next_q;  // the bank the next lw loads
   logic        bank_cur_q;   // the bank of the latest lw (used by matmul)
   logic        lw_rd_q;      // rows left to read
   logic [15:0] lw_row_q;     // next WMEM row to read (w+N-1 down to w)
+  logic [15:0] lw_w_q;       // w
   logic [15:0] lw_left_q;    // rows left to read
   logic        lw_bank_q;
   logic        lw_sh_q;      // a row was read last cycle: shift it in now
   logic        lw_rd;
-  assign lw_rd = lw_rd_q && !bank_busy_i[lw_bank_q];
+  logic        pres_q, pres_bank_q, pres_last_q;
+  logic [15:0] pres_row_q, pres_pc_q;
+  logic        lw_blocked;
+  assign lw_blocked = |(q_v_q & q_blk_q) || (pres_q && pres_bank_q == lw_bank_q) ||
+                      bank_busy_i[lw_bank_q];
+  assign lw_rd = lw_rd_q && !lw_blocked;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -77,6 +104,7 @@ module tpu_core_mx #(
       bank_cur_q  <= 1'b0;
       lw_rd_q     <= 1'b0;
       lw_row_q    <= 16'd0;
+      lw_w_q      <= 16'd0;
       lw_left_q   <= 16'd0;
       lw_bank_q   <= 1'b0;
       lw_sh_q     <= 1'b0;
@@ -91,6 +119,7 @@ module tpu_core_mx #(
         lw_bank_q   <= bank_next_q;
         lw_rd_q     <= 1'b1;
         lw_row_q    <= insn_i[47:32] + 16'(N - 1);
+        lw_w_q      <= insn_i[47:32];
         lw_left_q   <= 16'(N);
       end else if (lw_rd) begin
         lw_row_q  <= lw_row_q - 16'd1;
@@ -106,78 +135,172 @@ module tpu_core_mx #(
   assign wl_bank_o  = lw_bank_q;
   assign wl_data_o  = wm_rdata_i;
 
-  // ---- MX ----
-  logic        mm_rd_q;      // vectors left to read
-  logic        mm_acc_q;     // accumulate
-  logic        mm_bank_q;
-  logic [15:0] mm_ub_q, mm_acc_row_q, mm_left_q;
-  logic [15:0] wr_row_q, wr_left_q;  // ACC write pointer and rows still to write
-  logic [15:0] wr_pc_q;
-  logic        pres_q;       // a vector was read last cycle: present it now
-  logic        out_v_q;
-  logic [32*N-1:0] out_d_q;
-
+  // ---- results delay line: stage k = the vector presented k+1 cycles ago ----
+  logic [Latency:0]       d_v_q;
+  logic [Latency:0][15:0] d_row_q, d_pc_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      mm_rd_q      <= 1'b0;
-      mm_acc_q     <= 1'b0;
-      mm_bank_q    <= 1'b0;
-      mm_ub_q      <= 16'd0;
-      mm_acc_row_q <= 16'd0;
-      mm_left_q    <= 16'd0;
-      wr_row_q     <= 16'd0;
-      wr_left_q    <= 16'd0;
-      wr_pc_q      <= 16'd0;
-      pres_q       <= 1'b0;
-      out_v_q      <= 1'b0;
+      d_v_q <= '0;
     end else begin
-      pres_q  <= mm_rd_q;
-      out_v_q <= out_valid_i;
+      d_v_q <= {d_v_q[Latency-1:0], pres_q};
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    d_row_q <= {d_row_q[Latency-1:0], pres_row_q};
+    d_pc_q  <= {d_pc_q[Latency-1:0], pres_pc_q};
+  end
+
+  // RAW window: a vector read now is presented in t = now+1; the vectors presented in
+  // t-(L+2) .. t-1 are pres_q (now) and stages 0 .. L
+  logic [Latency+1:0] raw_hits;
+  assign raw_hits[Latency+1] = pres_q && pres_row_q == q_row_q[0];
+  for (genvar k = 0; k <= Latency; k++) begin : g_raw
+    assign raw_hits[k] = d_v_q[k] && d_row_q[k] == q_row_q[0];
+  end
+  logic raw_wait, wl_wait, mm_rd, mm_pop;
+  assign raw_wait = q_acc_q[0] && |raw_hits;
+  assign wl_wait  = q_wl_q[0];
+  assign mm_rd    = q_v_q[0] && !raw_wait && !wl_wait;
+  assign mm_pop   = mm_rd && q_left_q[0] == 16'd1;
+
+  // an lw dispatched now waits for the queued MATMULs of its bank
+  logic [1:0] blk_cur;
+  assign blk_cur = lw_go_i ? {q_bank_q[1] == bank_next_q, q_bank_q[0] == bank_next_q} : q_blk_q;
+
+  // queue updates
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      q_v_q    <= '0;
+      q_acc_q  <= '0;
+      q_bank_q <= '0;
+      q_wl_q   <= '0;
+      q_blk_q  <= '0;
+      q_ub_q   <= '0;
+      q_row_q  <= '0;
+      q_left_q <= '0;
+      q_pc_q   <= '0;
+    end else begin
+      // the lw in flight has read its last row: nothing waits for it any more
+      if (lw_rd && lw_left_q == 16'd1) q_wl_q <= '0;
+      q_blk_q <= blk_cur;
+      if (mm_rd) begin
+        q_ub_q[0]   <= q_ub_q[0] + 16'd1;
+        q_row_q[0]  <= q_row_q[0] + 16'd1;
+        q_left_q[0] <= q_left_q[0] - 16'd1;
+      end
+      if (mm_pop) begin
+        q_v_q[0]    <= q_v_q[1];
+        q_acc_q[0]  <= q_acc_q[1];
+        q_bank_q[0] <= q_bank_q[1];
+        q_wl_q[0]   <= q_wl_q[1] && !(lw_rd && lw_left_q == 16'd1);
+        q_blk_q[0]  <= blk_cur[1];
+        q_ub_q[0]   <= q_ub_q[1];
+        q_row_q[0]  <= q_row_q[1];
+        q_left_q[0] <= q_left_q[1];
+        q_pc_q[0]   <= q_pc_q[1];
+        q_v_q[1]    <= 1'b0;
+      end
       if (mm_go_i) begin
-        mm_rd_q      <= 1'b1;
-        mm_acc_q     <= insn_i[8];
-        mm_bank_q    <= bank_cur_q;
-        mm_ub_q      <= insn_i[47:32];
-        mm_acc_row_q <= insn_i[79:64];
-        mm_left_q    <= insn_i[31:16];
-        wr_row_q     <= insn_i[79:64];
-        wr_left_q    <= insn_i[31:16];
-        wr_pc_q      <= pc_i;
-      end else begin
-        if (mm_rd_q) begin
-          mm_ub_q      <= mm_ub_q + 16'd1;
-          mm_acc_row_q <= mm_acc_row_q + 16'd1;
-          mm_left_q    <= mm_left_q - 16'd1;
-          if (mm_left_q == 16'd1) mm_rd_q <= 1'b0;
-        end
-        if (out_v_q) begin
-          wr_row_q  <= wr_row_q + 16'd1;
-          wr_left_q <= wr_left_q - 16'd1;
+        // into the first free entry after this cycle's pop
+        if (!q_v_q[0] || (mm_pop && !q_v_q[1])) begin
+          q_v_q[0]    <= 1'b1;
+          q_acc_q[0]  <= insn_i[8];
+          q_bank_q[0] <= bank_cur_q;
+          q_wl_q[0]   <= lw_rd_q && lw_bank_q == bank_cur_q && !(lw_rd && lw_left_q == 16'd1);
+          q_blk_q[0]  <= 1'b0;
+          q_ub_q[0]   <= insn_i[47:32];
+          q_row_q[0]  <= insn_i[79:64];
+          q_left_q[0] <= insn_i[31:16];
+          q_pc_q[0]   <= pc_i;
+        end else begin
+          q_v_q[1]    <= 1'b1;
+          q_acc_q[1]  <= insn_i[8];
+          q_bank_q[1] <= bank_cur_q;
+          q_wl_q[1]   <= lw_rd_q && lw_bank_q == bank_cur_q && !(lw_rd && lw_left_q == 16'd1);
+          q_blk_q[1]  <= 1'b0;
+          q_ub_q[1]   <= insn_i[47:32];
+          q_row_q[1]  <= insn_i[79:64];
+          q_left_q[1] <= insn_i[31:16];
+          q_pc_q[1]   <= pc_i;
         end
       end
     end
   end
 
-  // results: registered once after the MXU, written to ACC in t+L+1
+  // presentation: the vector read last cycle
+  logic pres_acc_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pres_q      <= 1'b0;
+      pres_bank_q <= 1'b0;
+      pres_acc_q  <= 1'b0;
+      pres_last_q <= 1'b0;
+      pres_row_q  <= 16'd0;
+      pres_pc_q   <= 16'd0;
+    end else begin
+      pres_q      <= mm_rd;
+      pres_bank_q <= q_bank_q[0];
+      pres_acc_q  <= q_acc_q[0];
+      pres_last_q <= mm_pop;
+      pres_row_q  <= q_row_q[0];
+      pres_pc_q   <= q_pc_q[0];
+    end
+  end
+
+  logic out_v_q;
+  logic [32*N-1:0] out_d_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      out_v_q <= 1'b0;
+    end else begin
+      out_v_q <= out_valid_i;
+    end
+  end
   always_ff @(posedge clk_i) begin
     out_d_q <= out_data_i;
   end
 
-  assign ub_re_o     = mm_rd_q;
-  assign ub_raddr_o  = mm_ub_q;
-  assign acc_re_o    = mm_rd_q && mm_acc_q;
-  assign acc_raddr_o = mm_acc_row_q;
+  assign ub_re_o     = mm_rd;
+  assign ub_raddr_o  = q_ub_q[0];
+  assign acc_re_o    = mm_rd && q_acc_q[0];
+  assign acc_raddr_o = q_row_q[0];
   assign act_valid_o = pres_q;
-  assign act_bank_o  = mm_bank_q;
+  assign act_bank_o  = pres_bank_q;
   assign act_data_o  = ub_rdata_i;
-  assign psum_data_o = mm_acc_q ? acc_rdata_i : {N{32'h8000_0000}};
-  assign acc_we_o    = out_v_q;
-  assign acc_waddr_o = wr_row_q;
+  assign psum_data_o = pres_acc_q ? acc_rdata_i : {N{32'h8000_0000}};
+  assign acc_we_o    = d_v_q[Latency];
+  assign acc_waddr_o = d_row_q[Latency];
   assign acc_wdata_o = out_d_q;
-  assign acc_wpc_o   = wr_pc_q;
+  assign acc_wpc_o   = d_pc_q[Latency];
 
-  // a vector is ready but its bank is still loading (never with one unit at a time)
-  assign wl_stall_o = mm_rd_q && (lw_rd_q || lw_sh_q);
-  assign busy_o     = lw_rd_q || lw_sh_q || mm_rd_q || pres_q || (wr_left_q != 16'd0);
+  // a vector is ready (queued, RAW window clear) but its bank is still loading
+  assign wl_stall_o = q_v_q[0] && !raw_wait && wl_wait;
+  assign wl_busy_o  = lw_rd_q || lw_sh_q;
+  assign lw_row_o   = lw_w_q;
+  // ACC rows still to be written by the vectors in flight, against [chk_lo_i, chk_hi_i]
+  logic [Latency+3:0] hit;
+  for (genvar k = 0; k <= Latency; k++) begin : g_hit
+    assign hit[k] = d_v_q[k] && {1'b0, d_row_q[k]} >= chk_lo_i && {1'b0, d_row_q[k]} <= chk_hi_i;
+  end
+  assign hit[Latency+1] = pres_q && {1'b0, pres_row_q} >= chk_lo_i && {1'b0, pres_row_q} <= chk_hi_i;
+  for (genvar i = 0; i < 2; i++) begin : g_qhit
+    assign hit[Latency+2+i] = q_v_q[i] && {1'b0, q_row_q[i]} <= chk_hi_i &&
+                              chk_lo_i <= {1'b0, q_row_q[i]} + {1'b0, q_left_q[i]} - 17'd1;
+  end
+  assign acc_hit_o = |hit;
+  assign acc_rd_o  = |(q_v_q & q_acc_q);
+  assign q_valid_o  = q_v_q;
+  assign q_ub_o     = {q_ub_q[1], q_ub_q[0]};
+  assign q_left_o   = {q_left_q[1], q_left_q[0]};
+  // two MATMULs with vectors left (one whose last vector is presented now still counts)
+  assign mm_full_o  = (q_v_q[0] && q_v_q[1]) || (q_v_q[0] && pres_last_q);
+  assign busy_o     = lw_rd_q || lw_sh_q || |q_v_q || pres_q || |d_v_q;
+
+`ifndef SYNTHESIS
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni && out_v_q != d_v_q[Latency])
+      $error("tpu_core_mx: the MXU's out_valid_o does not match the result delay line");
+  end
+`endif
 
 endmodule

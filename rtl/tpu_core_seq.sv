@@ -14,9 +14,11 @@
 // instruction is never dispatched: the sequencer waits until every unit is idle and halts
 // with ERR_CODE and ERR_PC.
 //
-// Dispatch here is in order and one unit at a time (an instruction waits until the previous
-// one completed), so no two units ever share a memory port or a memory row: the hazard and
-// port rules of docs/isa.md hold trivially.
+// Dispatch is in order. lw and matmul overlap (the WL/MX unit keeps them apart by weight
+// bank), and a dma_in into UB or WMEM overlaps them when its rows meet none of theirs (the
+// DMA writes, they read: the two ports of the memory); every other instruction waits until
+// every unit is idle (the previous instructions completed). So no two units share a memory
+// port, and no row is read and written out of program order (docs/isa.md "Hazards").
 
 module tpu_core_seq (
   input  logic          clk_i,
@@ -47,6 +49,16 @@ module tpu_core_seq (
   input  logic          dma_done_i,
   input  logic          dma_err_i,
   input  logic          mx_busy_i,
+  input  logic          wl_busy_i,
+  input  logic          mm_full_i,
+  input  logic [15:0]   lw_row_i,
+  input  logic [1:0]    q_valid_i,
+  input  logic [31:0]   q_ub_i,
+  input  logic [31:0]   q_left_i,
+  output logic [16:0]   chk_lo_o,
+  output logic [16:0]   chk_hi_o,
+  input  logic          acc_hit_i,
+  input  logic          acc_rd_i,
   input  logic          vpu_busy_i
 );
 
@@ -89,7 +101,7 @@ module tpu_core_seq (
   logic [3:0]  f_op;
   logic [5:0]  f_7_2;
   logic [6:0]  f_7_1;
-  logic        f_4, f_5, f_6, f_7;
+  logic        f_0, f_4, f_5, f_6, f_7;
   assign w1_lo = w1[15:0];
   assign w1_hi = w1[31:16];
   assign w2_lo = w2[15:0];
@@ -102,6 +114,7 @@ module tpu_core_seq (
   assign f_op_3_2 = flags[3:2];
   assign f_7_2 = flags[7:2];
   assign f_7_1 = flags[7:1];
+  assign f_0   = flags[0];
   assign f_4   = flags[4];
   assign f_5   = flags[5];
   assign f_6   = flags[6];
@@ -210,6 +223,70 @@ module tpu_core_seq (
 
   logic idle;
   assign idle = !dma_busy_i && !mx_busy_i && !vpu_busy_i;
+  // The DMA in flight (recorded at dispatch): dma_in into UB or WMEM rows [dlo, dhi] may
+  // overlap lw and matmul when their rows do not meet (they use the other port of the
+  // memory); any other DMA waits for, and is waited for by, every unit.
+  logic        d_in_q;      // a dma_in in flight
+  logic [1:0]  d_mem_q;
+  logic [16:0] d_lo_q, d_hi_q;
+  logic [16:0] n_lo, n_hi;  // the new instruction's dma rows
+  assign n_lo = {1'b0, w2_lo};
+  assign n_hi = {1'b0, w2_lo} + 17'(cnt) - 17'd1;
+  // [a, a+an) and [b, b+bn) meet
+  function automatic logic meets(input logic [16:0] a_lo, input logic [16:0] a_hi,
+                                 input logic [16:0] b_lo, input logic [16:0] b_hi);
+    meets = (a_lo <= b_hi) && (b_lo <= a_hi);
+  endfunction
+  logic [16:0] lw_lo, lw_hi, nlw_lo, nlw_hi, mm_lo, mm_hi;
+  logic [1:0][16:0] q_lo, q_hi;
+  assign lw_lo  = {1'b0, lw_row_i};
+  assign lw_hi  = {1'b0, lw_row_i} + 17'(N - 1);
+  assign nlw_lo = {1'b0, w1_lo};
+  assign nlw_hi = {1'b0, w1_lo} + 17'(N - 1);
+  assign mm_lo  = {1'b0, w1_lo};
+  assign mm_hi  = {1'b0, w1_lo} + 17'(cnt) - 17'd1;
+  for (genvar i = 0; i < 2; i++) begin : g_q
+    assign q_lo[i] = {1'b0, q_ub_i[16*i +: 16]};
+    assign q_hi[i] = {1'b0, q_ub_i[16*i +: 16]} + {1'b0, q_left_i[16*i +: 16]} - 17'd1;
+  end
+  // a new dma_in against the MX/WL unit in flight
+  logic dma_mx_ok, wm_ok, ub_ok;
+  assign wm_ok     = !(wl_busy_i && meets(n_lo, n_hi, lw_lo, lw_hi));
+  assign ub_ok     = !(q_valid_i[0] && meets(n_lo, n_hi, q_lo[0], q_hi[0])) &&
+                     !(q_valid_i[1] && meets(n_lo, n_hi, q_lo[1], q_hi[1]));
+  // a dma_out of ACC: no MATMUL in flight reads ACC (the port) or writes one of its rows
+  assign chk_lo_o  = n_lo;
+  assign chk_hi_o  = n_hi;
+  assign dma_mx_ok = (opc == OpDmaIn && f_mem == 2'd2 && wm_ok) ||
+                     (opc == OpDmaIn && f_mem == 2'd0 && ub_ok) ||
+                     (opc == OpDmaOut && f_mem == 2'd1 && !acc_rd_i && !acc_hit_i);
+  // a new lw / matmul against the dma_in in flight
+  logic lw_dma_ok, mm_dma_ok;
+  assign lw_dma_ok = !dma_busy_i ||
+                     (d_in_q && !(d_mem_q == 2'd2 && meets(nlw_lo, nlw_hi, d_lo_q, d_hi_q)));
+  logic [16:0] mma_lo, mma_hi;  // the new matmul's ACC rows
+  assign mma_lo = {1'b0, w2_lo};
+  assign mma_hi = {1'b0, w2_lo} + 17'(cnt) - 17'd1;
+  assign mm_dma_ok = !dma_busy_i ||
+                     (d_in_q && (d_mem_q == 2'd2 ||
+                                 (d_mem_q == 2'd0 && !meets(mm_lo, mm_hi, d_lo_q, d_hi_q)))) ||
+                     (!d_in_q && d_mem_q == 2'd1 && !f_0 &&
+                      !meets(mma_lo, mma_hi, d_lo_q, d_hi_q));
+
+  // lw and matmul may overlap each other (WL: one lw at a time; MX: two MATMULs with vectors
+  // left at most) and a dma_in as above; everything else waits until every unit is idle;
+  // nop needs no unit
+  logic can_go;
+  always_comb begin
+    case (opc)
+      OpNop:    can_go = 1'b1;
+      OpLw:     can_go = lw_dma_ok && !vpu_busy_i && !wl_busy_i;
+      OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i;
+      OpDmaIn,
+      OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok);
+      default:  can_go = idle;
+    endcase
+  end
 
   logic [15:0] pc_lo, pc_next;
   assign pc_lo   = pc_q[15:0];
@@ -259,7 +336,7 @@ module tpu_core_seq (
           state_d = SErr;
           code_d  = check;
           epc_d   = pc_lo;
-        end else if (idle && !(dma_done_i && dma_err_i)) begin
+        end else if (can_go && !(dma_done_i && dma_err_i)) begin
           go = 1'b1;
           if (opc == OpLw) lw_seen_d = 1'b1;
           if (opc == OpHalt) begin
@@ -294,7 +371,17 @@ module tpu_core_seq (
       lw_seen_q <= 1'b0;
       axi_err_q <= 1'b0;
       dma_pc_q  <= 16'd0;
+      d_in_q    <= 1'b0;
+      d_mem_q   <= 2'd0;
+      d_lo_q    <= 17'd0;
+      d_hi_q    <= 17'd0;
     end else begin
+      if (dma_go_o) begin
+        d_in_q  <= opc == OpDmaIn;
+        d_mem_q <= f_mem;
+        d_lo_q  <= n_lo;
+        d_hi_q  <= n_hi;
+      end
       state_q   <= state_d;
       pc_q      <= pc_d;
       done_q    <= done_d;
