@@ -85,7 +85,7 @@ module tpu_core_vctl #(
   endfunction
 
   typedef enum logic [3:0] {
-    SIdle, SVop, SVred, SP1, SWMax, SP2, SWSum, SRcp, SWRcp, SP3
+    SIdle, SVop, SVred, SP1, SWMax, SP2, SWSum, SWRcp, SP3
   } state_e;
 
   state_e state_q, state_d;
@@ -233,15 +233,18 @@ module tpu_core_vctl #(
         endcase
       end
       SWMax: if (vpu_red_valid_i) state_d = SP2;
-      SWSum: if (vpu_red_valid_i) state_d = SRcp;
-      SRcp: begin
-        p_v_d    = 1'b1;
-        p_op_d   = OpRecip;
-        p_asel_d = 2'd2;
-        p_fa_d   = 1'b0;
-        p_fy_d   = 1'b0;
-        p_rcp_d  = 1'b1;
-        state_d  = SWRcp;
+      SWSum: begin
+        // the sum's recip as a one-lane vector, presented the cycle after the sum is valid
+        // (sc_q takes the sum in this cycle's edge)
+        if (vpu_red_valid_i) begin
+          p_v_d    = 1'b1;
+          p_op_d   = OpRecip;
+          p_asel_d = 2'd2;
+          p_fa_d   = 1'b0;
+          p_fy_d   = 1'b0;
+          p_rcp_d  = 1'b1;
+          state_d  = SWRcp;
+        end
       end
       SWRcp: if (vpu_valid_i && t_rcp) state_d = SP3;
       default: ;
