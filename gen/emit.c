@@ -68,9 +68,9 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
         emit_mxu,      emit_filelist, emit_vlt,    emit_params_h,
         emit_vpu_units, emit_vpu,     emit_vpu_filelist, emit_vpu_vlt,
         emit_sram,     emit_core_regs, emit_core_dma,
+        emit_link,     emit_router,   emit_noc,    emit_noc_filelist, emit_noc_vlt,
         emit_rst_sync, emit_top,      emit_top_filelist, emit_constraints,
-        emit_fusesoc_core, emit_link, emit_router, emit_noc, emit_noc_filelist,
-        emit_noc_vlt,
+        emit_fusesoc_core,
     };
     for (size_t i = 0; i < sizeof emitters / sizeof emitters[0]; i++)
         if (emitters[i](out, cfg) != 0)
