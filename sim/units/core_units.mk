@@ -8,12 +8,12 @@ CORE_UNITS_DIR   := $(BUILD)/core-units
 CORE_UNITS_RTL   := $(CORE_UNITS_DIR)/rtl
 CORE_UNITS_SEED  ?= 1
 CORE_UNITS_VFLAGS := --cc --exe --build -j 2 -O3 -Wall --x-assign unique --x-initial unique
-CORE_UNITS_CFLAGS := -O2 -I$(abspath sim/units) -I$(abspath sim)
-# DMA sizes: N = 1 (a row is at most one beat), 3 and 4 (rows of 1..3 beats), 36 (ACC rows of
-# up to 19 beats: split at 16)
-CORE_DMA_NS := 1 3 4 36
-# register blocks: N:UbRows:AccRows:WmemRows:ImemInsns
-CORE_REGS_CFGS := 3:100:50:24:20 128:4096:2048:1024:1024
+CORE_UNITS_CFLAGS := -O1 -I$(abspath sim/units) -I$(abspath sim)
+# DMA sizes: N = 1 (a row is at most one beat), 3 (rows of 1..2 beats), 36 (ACC rows of up
+# to 19 beats: split at 16)
+CORE_DMA_NS := 1 3 36
+# register blocks: N:UbRows:AccRows:WmemRows:ImemInsns (a small IMEM: writes past it)
+CORE_REGS_CFGS := 3:100:50:24:20
 
 $(CORE_UNITS_RTL)/.stamp: $(GEN)
 	rm -rf $(CORE_UNITS_RTL) && mkdir -p $(CORE_UNITS_DIR)
@@ -41,9 +41,9 @@ $(CORE_UNITS_DIR)/regs-%/tb: sim/units/tb_core_regs.cpp sim/units/units_common.h
 	  $(CORE_UNITS_RTL)/tpu_core_regs.sv $(abspath sim/units/tb_core_regs.cpp) \
 	  >$(CORE_UNITS_DIR)/regs-$*.build.log 2>&1 || { cat $(CORE_UNITS_DIR)/regs-$*.build.log; exit 1; }
 
-# build/core-units/sram-<Width>x<Depth>/tb (a 1-bit row, an odd width, a wide row at a depth
-# that is not a power of two)
-CORE_SRAM_CFGS := 1x8 48x100 96x37
+# build/core-units/sram-<Width>x<Depth>/tb (a 1-bit row; a wide odd row at a depth that is
+# not a power of two)
+CORE_SRAM_CFGS := 1x8 96x37
 $(CORE_UNITS_DIR)/sram-%/tb: sim/units/tb_core_sram.cpp sim/units/units_common.h sim/vl_ports.h $(CORE_UNITS_RTL)/.stamp
 	$(eval w := $(subst x, ,$*))
 	@mkdir -p $(CORE_UNITS_DIR)/sram-$*
