@@ -65,6 +65,7 @@ struct Options {
     uint64_t seed = 1;  // of the stalls
     uint64_t max_cycles = 50000000;
     unsigned pc_start = 0;
+    std::string inject_axi; // "", "wlast", "len", "hold": corrupt what the checker sees once
     bool fault = false;
     unsigned f_pc = 0, f_elem = 0, f_bit = 0;
 };
@@ -112,6 +113,9 @@ void help()
         "  --inject-fault PC[,E,B]  flip bit B (default 0) of element E (default 0) of the\n"
         "                           first row instruction PC writes, as recorded in the trace\n"
         "                           (proves that the compare catches it)\n"
+        "  --inject-axi wlast|len|hold   show the AXI checker, once, a wrong WLAST, an AR\n"
+        "                           len of 17 beats, or an AR payload changed while waiting\n"
+        "                           (the DUT sees nothing: proves that the checks fire)\n"
         "  --fst F                  waveform file written with +trace (default core_tb.fst)\n"
         "  +verilator+seed+N        seed of the X-initialisation (printed on every run)\n"
         "  +trace                   write an FST waveform\n"
@@ -187,6 +191,10 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             if (!parse_u64(v, &x) || x > 65535)
                 return usage_error("--pc-start takes an instruction index in 0 .. 65535", v);
             o->pc_start = static_cast<unsigned>(x);
+        } else if (name == "--inject-axi") {
+            if (value != "wlast" && value != "len" && value != "hold")
+                return usage_error("--inject-axi takes wlast, len or hold", v);
+            o->inject_axi = value;
         } else if (name == "--inject-fault") {
             unsigned long long pc = 0, e = 0, b = 0;
             char tail;
@@ -390,6 +398,8 @@ int main(int argc, char **argv)
     uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
 
     ChanSample s_aw, s_w, s_ar, l_b, l_r;
+    bool inj_wlast = opt.inject_axi == "wlast", inj_len = opt.inject_axi == "len",
+         inj_hold = opt.inject_axi == "hold";
 
     auto edge = [&](int clk) {
         top->clk_i = clk;
@@ -492,10 +502,13 @@ int main(int argc, char **argv)
         if (l_rh && top->s_axil_rresp != 0)
             perr(cycle, "s_axil R: rresp %u, expected OKAY", top->s_axil_rresp);
 
-        check_hold(s_ar, top->m_axi_arvalid, arready,
-                   Payload{ top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize,
-                            top->m_axi_arburst },
-                   "m_axi AR");
+        Payload ar_seen{ top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize,
+                         top->m_axi_arburst };
+        if (inj_hold && s_ar.valid && !s_ar.ready) {
+            ar_seen[0] ^= 8; // as if the address changed while waiting for arready
+            inj_hold = false;
+        }
+        check_hold(s_ar, top->m_axi_arvalid, arready, ar_seen, "m_axi AR");
         check_hold(s_aw, top->m_axi_awvalid, awready,
                    Payload{ top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize,
                             top->m_axi_awburst },
@@ -524,7 +537,9 @@ int main(int argc, char **argv)
         if (ar) {
             const uint64_t a = top->m_axi_araddr;
             const unsigned len = top->m_axi_arlen;
-            check_burst("m_axi AR", a, len, top->m_axi_arsize, top->m_axi_arburst);
+            check_burst("m_axi AR", a, inj_len ? 16u : len, top->m_axi_arsize,
+                        top->m_axi_arburst);
+            inj_len = false;
             for (unsigned k = 0; k <= len; k++) {
                 const uint64_t beat = a / 8 + k;
                 if (beat >= fp.read_beat.size() || !fp.read_beat[beat])
@@ -598,9 +613,11 @@ int main(int argc, char **argv)
             const WBeat wbt = wq.front();
             wq.pop_front();
             const uint64_t a = wb.addr + 8u * wb.beat;
-            if (wbt.last != (wb.beat == wb.len))
+            // (--inject-axi wlast: the checker sees the first beat's WLAST inverted)
+            const bool last_seen = wbt.last != inj_wlast;
+            if (last_seen != (wb.beat == wb.len))
                 perr(cycle, "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
-                     wbt.last ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
+                     last_seen ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
             if (a + 8 > mem_bytes) {
                 wb.err = true;
             } else {
@@ -613,6 +630,7 @@ int main(int argc, char **argv)
                     mem[a + k] = static_cast<uint8_t>(wbt.data >> (8 * k));
                 }
             }
+            inj_wlast = false;
             if (++wb.beat > wb.len) {
                 uint64_t extra =
                     rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;

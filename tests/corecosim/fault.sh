@@ -6,7 +6,8 @@
 #    element, expected (read from the model trace) and got (that value with the bit flipped);
 #  - bad programs (every error code of docs/isa.md "Errors") halt the RTL with the model's
 #    `e <pc> <code>` after the same writes (traces identical, both report the error);
-#  - --max-cycles gives a clear timeout; bad harness arguments exit 2.
+#  - the AXI assertion layer fires (--inject-axi shows it one bad WLAST, burst length or
+#    changed payload); --max-cycles gives a clear timeout; bad harness arguments exit 2.
 # usage: tests/corecosim/fault.sh N
 set -u
 n=${1:-4}
@@ -114,6 +115,14 @@ if run 1 "error 6: model" $run --mxu "$n" --prog "$d/prog.s" --trace "$d/model.t
 fi
 
 # ---- the harness's own checks ----
+# the AXI checker fires (the checker alone is shown a bad value; the run itself is clean)
+axi() { # axi KIND MESSAGE
+    run 1 "--inject-axi $1" $tb $job --trace "$out/t.trace" --stall 30 --inject-axi "$1" &&
+        has "--inject-axi $1 is caught" "$2" && has "--inject-axi $1 counted" "1 AXI protocol violation(s)"
+}
+axi wlast "m_axi W: wlast 1 on beat 0 of a"
+axi len "m_axi AR: len 16: more than 16 beats"
+axi hold "m_axi AR: payload changed while valid and not ready"
 run 1 "timeout" $tb $job --trace "$out/t.trace" --max-cycles 5 &&
     has "timeout is reported" "ERROR: timeout: not halted after"
 run 2 "bad --stall" $tb $job --stall 95 && has "bad --stall message" "--stall takes a percentage in 0 .. 90: 95"
