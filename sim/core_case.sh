@@ -64,5 +64,10 @@ for s in $(echo "$stalls" | tr ',' ' '); do
     echo "    rtl:   $(grep -m1 'counters:' "$r.log" | sed 's/^core_tb: counters: //')"
     echo "    model: $mctr"
     echo "    rtl:   $(grep -m1 'utilisation' "$r.log" | sed 's/^core_tb: //; s/;.*//'); $(grep -m1 'cycles simulated' "$r.log" | sed 's/^core_tb: //')"
+    rc_=$(grep -m1 'counters:' "$r.log" | sed -n 's/.*CYCLES=\([0-9]*\).*/\1/p')
+    mc_=$(echo "$mctr" | sed -n 's/.*CYCLES=\([0-9]*\).*/\1/p')
+    if [ -n "$rc_" ] && [ -n "$mc_" ] && [ "$mc_" -gt 0 ]; then
+        echo "    CYCLES: RTL $rc_, model $mc_ ($(awk -v r="$rc_" -v m="$mc_" 'BEGIN { printf "%+.1f", 100 * (r - m) / m }') % vs the model's prediction$([ "$s" = 0 ] || echo ', which assumes no back-pressure'))"
+    fi
 done
 exit $st
