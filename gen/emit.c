@@ -69,20 +69,26 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
         emit_vpu_units, emit_vpu,     emit_vpu_filelist, emit_vpu_vlt,
         emit_sram,     emit_core_regs, emit_core_dma,
         emit_link,     emit_router,   emit_noc,    emit_noc_filelist, emit_noc_vlt,
+    };
+    /* the core, when its VPU has one lane per MXU column (docs/isa.md); before the FPGA files,
+       whose FuseSoC core lists every .sv written so far */
+    int (*const core_emitters[])(struct gen_output *, const struct gen_config *) = {
+        emit_core_seq, emit_core_mx,        emit_core_vctl,
+        emit_core,     emit_core_filelist,  emit_core_vlt,
+    };
+    int (*const fpga_emitters[])(struct gen_output *, const struct gen_config *) = {
         emit_rst_sync, emit_top,      emit_top_filelist, emit_constraints,
         emit_fusesoc_core,
     };
     for (size_t i = 0; i < sizeof emitters / sizeof emitters[0]; i++)
         if (emitters[i](out, cfg) != 0)
             return -1;
-    /* the core, when its VPU has one lane per MXU column (docs/isa.md) */
-    int (*const core_emitters[])(struct gen_output *, const struct gen_config *) = {
-        emit_core_seq, emit_core_mx,        emit_core_vctl,
-        emit_core,     emit_core_filelist,  emit_core_vlt,
-    };
     if (cfg->vpu_lanes == cfg->n)
         for (size_t i = 0; i < sizeof core_emitters / sizeof core_emitters[0]; i++)
             if (core_emitters[i](out, cfg) != 0)
                 return -1;
+    for (size_t i = 0; i < sizeof fpga_emitters / sizeof fpga_emitters[0]; i++)
+        if (fpga_emitters[i](out, cfg) != 0)
+            return -1;
     return gen_output_failed(out) ? -1 : 0;
 }
