@@ -274,13 +274,13 @@ module tpu_core_seq (
                       !meets(mma_lo, mma_hi, d_lo_q, d_hi_q));
 
   // lw and matmul may overlap each other (WL: one lw at a time; MX: two MATMULs with vectors
-  // left at most) and a dma_in as above; everything else waits until every unit is idle;
-  // nop needs no unit
+  // left at most) and a DMA as above, lw also the VPU; everything else waits until every
+  // unit is idle; nop needs no unit
   logic can_go;
   always_comb begin
     case (opc)
       OpNop:    can_go = 1'b1;
-      OpLw:     can_go = lw_dma_ok && !vpu_busy_i && !wl_busy_i;
+      OpLw:     can_go = lw_dma_ok && !wl_busy_i;  // the VPU never touches WMEM
       OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i;
       OpDmaIn,
       OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok);
