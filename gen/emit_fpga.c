@@ -53,20 +53,96 @@ int emit_rst_sync(struct gen_output *out, const struct gen_config *cfg)
     return 0;
 }
 
+/* The AXI ports of tpu_core (docs/isa.md "Host interface"): direction, width, name. */
+static const char *const core_axi_ports[][3] = {
+    { "input ", "[15:0]", "s_axil_awaddr" }, { "input ", "", "s_axil_awvalid" },
+    { "output", "", "s_axil_awready" },      { "input ", "[31:0]", "s_axil_wdata" },
+    { "input ", "[3:0]", "s_axil_wstrb" },   { "input ", "", "s_axil_wvalid" },
+    { "output", "", "s_axil_wready" },       { "output", "[1:0]", "s_axil_bresp" },
+    { "output", "", "s_axil_bvalid" },       { "input ", "", "s_axil_bready" },
+    { "input ", "[15:0]", "s_axil_araddr" }, { "input ", "", "s_axil_arvalid" },
+    { "output", "", "s_axil_arready" },      { "output", "[31:0]", "s_axil_rdata" },
+    { "output", "[1:0]", "s_axil_rresp" },   { "output", "", "s_axil_rvalid" },
+    { "input ", "", "s_axil_rready" },       { "output", "[31:0]", "m_axi_awaddr" },
+    { "output", "[7:0]", "m_axi_awlen" },    { "output", "[2:0]", "m_axi_awsize" },
+    { "output", "[1:0]", "m_axi_awburst" },  { "output", "", "m_axi_awvalid" },
+    { "input ", "", "m_axi_awready" },       { "output", "[63:0]", "m_axi_wdata" },
+    { "output", "[7:0]", "m_axi_wstrb" },    { "output", "", "m_axi_wlast" },
+    { "output", "", "m_axi_wvalid" },        { "input ", "", "m_axi_wready" },
+    { "input ", "[1:0]", "m_axi_bresp" },    { "input ", "", "m_axi_bvalid" },
+    { "output", "", "m_axi_bready" },        { "output", "[31:0]", "m_axi_araddr" },
+    { "output", "[7:0]", "m_axi_arlen" },    { "output", "[2:0]", "m_axi_arsize" },
+    { "output", "[1:0]", "m_axi_arburst" },  { "output", "", "m_axi_arvalid" },
+    { "input ", "", "m_axi_arready" },       { "input ", "[63:0]", "m_axi_rdata" },
+    { "input ", "[1:0]", "m_axi_rresp" },    { "input ", "", "m_axi_rlast" },
+    { "input ", "", "m_axi_rvalid" },        { "output", "", "m_axi_rready" },
+};
+static const char *const core_trace_ports[] = {
+    "tr_ub_we_o",  "tr_ub_row_o",  "tr_ub_data_o",  "tr_ub_pc_o",  "tr_acc_we_o",
+    "tr_acc_row_o", "tr_acc_data_o", "tr_acc_pc_o", "tr_wm_we_o",  "tr_wm_row_o",
+    "tr_wm_data_o", "tr_wm_pc_o",  "tr_disp_valid_o", "tr_disp_pc_o",
+};
+
+/* internal: tpu_top around the core (gen writes the core when the VPU has N lanes) */
+static void emit_top_core(struct strbuf *sb)
+{
+    sb_puts(sb,
+        "//\n"
+        "// The core (tpu_core, docs/isa.md) behind the reset synchroniser: its AXI4-Lite control\n"
+        "// slave (s_axil_*) and AXI4 data master (m_axi_*) with the same names; rst_ni,\n"
+        "// asynchronous, goes through tpu_rst_sync (u_rst_sync) before it reaches the core. The\n"
+        "// core's simulation trace outputs (tr_*) are left open: synthesis removes their logic.\n"
+        "\n"
+        "module tpu_top (\n"
+        "  input  logic        clk_i,\n"
+        "  input  logic        rst_ni,       // asynchronous, active low\n");
+    size_t np = sizeof core_axi_ports / sizeof core_axi_ports[0];
+    for (size_t i = 0; i < np; i++)
+        sb_printf(sb, "  %s logic %-7s %s%s\n", core_axi_ports[i][0], core_axi_ports[i][1],
+                  core_axi_ports[i][2], i + 1 < np ? "," : "");
+    sb_puts(sb,
+        ");\n"
+        "\n"
+        "  logic rst_sync_n;  // rst_ni, released synchronously\n"
+        "\n"
+        "  tpu_rst_sync u_rst_sync (\n"
+        "    .clk_i  (clk_i),\n"
+        "    .rst_ni (rst_ni),\n"
+        "    .rst_no (rst_sync_n)\n"
+        "  );\n"
+        "\n"
+        "  tpu_core u_core (\n"
+        "    .clk_i,\n"
+        "    .rst_ni (rst_sync_n),\n");
+    for (size_t i = 0; i < np; i++)
+        sb_printf(sb, "    .%s,\n", core_axi_ports[i][2]);
+    size_t nt = sizeof core_trace_ports / sizeof core_trace_ports[0];
+    for (size_t i = 0; i < nt; i++)
+        sb_printf(sb, "    .%s ()%s\n", core_trace_ports[i], i + 1 < nt ? "," : "");
+    sb_puts(sb,
+        "  );\n"
+        "\n"
+        "endmodule\n");
+}
+
 int emit_top(struct gen_output *out, const struct gen_config *cfg)
 {
     struct strbuf *sb = gen_output_add(out, cfg, "tpu_top.sv",
                                        "tpu_top: the top of the generated design (FPGA constraints point here)");
     if (!sb)
         return -1;
+    if (cfg->vpu_lanes == cfg->n) {
+        emit_top_core(sb);
+        return 0;
+    }
     unsigned n = cfg->n;
     sb_puts(sb,
         "//\n"
-        "// For now the MXU behind the reset synchroniser: tpu_mxu's ports (docs/mxu.md) with the\n"
-        "// same names, and rst_ni, asynchronous, goes through tpu_rst_sync (u_rst_sync) before it\n"
-        "// reaches the MXU. The core will replace the inside; the clock port (clk_i), the reset\n"
-        "// port (rst_ni) and the synchroniser's instance name (u_rst_sync) stay, so the\n"
-        "// constraints (tpu_top.xdc, .sdc, .pcf) stay valid.\n"
+        "// Without a core (the VPU does not have N lanes): the MXU behind the reset synchroniser,\n"
+        "// tpu_mxu's ports (docs/mxu.md) with the same names; rst_ni, asynchronous, goes through\n"
+        "// tpu_rst_sync (u_rst_sync) before it reaches the MXU. With the core the clock port\n"
+        "// (clk_i), the reset port (rst_ni) and the synchroniser's instance name (u_rst_sync) are\n"
+        "// the same, so the constraints (tpu_top.xdc, .sdc, .pcf) hold for both.\n"
         "\n"
         "module tpu_top (\n");
     sb_puts(sb, "  input  logic           clk_i,\n");
@@ -124,6 +200,26 @@ int emit_top_filelist(struct gen_output *out, const struct gen_config *cfg)
         gen_output_add(out, cfg, "tpu_top.f", "tpu_top.f: the top's sources in dependency order");
     if (!sb)
         return -1;
+    if (cfg->vpu_lanes == cfg->n) {
+        /* the core's sources (tpu_core.f, written before this file), then ours */
+        sb_puts(sb,
+            "// Names are relative to this file's directory (use with tpu_core.vlt for Verilator:\n"
+            "// `-F <dir>/tpu_top.f <dir>/tpu_core.vlt`; `iverilog -g2012 -c tpu_top.f` from here).\n");
+        for (size_t i = 0; i < out->count; i++) {
+            if (strcmp(out->files[i].name, "tpu_core.f") != 0 || !out->files[i].text.data)
+                continue;
+            const char *p = out->files[i].text.data;
+            while (*p) { /* every line that is not a comment */
+                const char *e = strchr(p, '\n');
+                size_t l = e ? (size_t)(e - p) : strlen(p);
+                if (l > 0 && p[0] != '/')
+                    sb_printf(sb, "%.*s\n", (int)l, p);
+                p += l + (e ? 1 : 0);
+            }
+        }
+        sb_puts(sb, "tpu_rst_sync.sv\ntpu_top.sv\n");
+        return 0;
+    }
     sb_puts(sb,
         "// Names are relative to this file's directory (use with tpu_mxu.vlt for Verilator:\n"
         "// `-F <dir>/tpu_top.f <dir>/tpu_mxu.vlt`; `iverilog -g2012 -c tpu_top.f` from here).\n"
@@ -240,7 +336,10 @@ int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg)
         "    file_type: vlt\n"
         "    files:\n"
         "      - tpu_mxu.vlt\n"
-        "      - tpu_vpu.vlt\n"
+        "      - tpu_vpu.vlt\n");
+    if (cfg->vpu_lanes == cfg->n) /* the core's (tpu_top wraps it) */
+        sb_puts(sb, "      - tpu_core.vlt\n");
+    sb_puts(sb,
         "  xdc:\n"
         "    file_type: xdc\n"
         "    files:\n"

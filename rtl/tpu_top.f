@@ -5,12 +5,29 @@
 // parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30 vpu_lanes=16
 //
 // tpu_top.f: the top's sources in dependency order
-// Names are relative to this file's directory (use with tpu_mxu.vlt for Verilator:
-// `-F <dir>/tpu_top.f <dir>/tpu_mxu.vlt`; `iverilog -g2012 -c tpu_top.f` from here).
+// Names are relative to this file's directory (use with tpu_core.vlt for Verilator:
+// `-F <dir>/tpu_top.f <dir>/tpu_core.vlt`; `iverilog -g2012 -c tpu_top.f` from here).
 tpu_bf16_mul.sv
 tpu_fp32_add.sv
 tpu_pe.sv
 tpu_mxu_row.sv
 tpu_mxu.sv
+tpu_fp32_mul.sv
+tpu_fp32_maxmin.sv
+tpu_vpu_delay.sv
+tpu_vpu_rom_exp2.sv
+tpu_vpu_rom_recip.sv
+tpu_vpu_exp.sv
+tpu_vpu_recip.sv
+tpu_vpu_lane.sv
+tpu_vpu_red_node.sv
+tpu_vpu.sv
+tpu_sram.sv
+tpu_core_regs.sv
+tpu_core_dma.sv
+tpu_core_seq.sv
+tpu_core_mx.sv
+tpu_core_vctl.sv
+tpu_core.sv
 tpu_rst_sync.sv
 tpu_top.sv

@@ -6,25 +6,56 @@
 //
 // tpu_top: the top of the generated design (FPGA constraints point here)
 //
-// For now the MXU behind the reset synchroniser: tpu_mxu's ports (docs/mxu.md) with the
-// same names, and rst_ni, asynchronous, goes through tpu_rst_sync (u_rst_sync) before it
-// reaches the MXU. The core will replace the inside; the clock port (clk_i), the reset
-// port (rst_ni) and the synchroniser's instance name (u_rst_sync) stay, so the
-// constraints (tpu_top.xdc, .sdc, .pcf) stay valid.
+// The core (tpu_core, docs/isa.md) behind the reset synchroniser: its AXI4-Lite control
+// slave (s_axil_*) and AXI4 data master (m_axi_*) with the same names; rst_ni,
+// asynchronous, goes through tpu_rst_sync (u_rst_sync) before it reaches the core. The
+// core's simulation trace outputs (tr_*) are left open: synthesis removes their logic.
 
 module tpu_top (
-  input  logic           clk_i,
-  input  logic           rst_ni,       // asynchronous, active low
-  input  logic           wl_valid_i,
-  input  logic           wl_bank_i,
-  input  logic [255:0] wl_data_i,
-  input  logic           act_valid_i,
-  input  logic           act_bank_i,
-  input  logic [255:0] act_data_i,
-  input  logic [511:0] psum_data_i,
-  output logic           out_valid_o,
-  output logic [511:0] out_data_o,
-  output logic [1:0]     bank_busy_o
+  input  logic        clk_i,
+  input  logic        rst_ni,       // asynchronous, active low
+  input  logic [15:0]  s_axil_awaddr,
+  input  logic         s_axil_awvalid,
+  output logic         s_axil_awready,
+  input  logic [31:0]  s_axil_wdata,
+  input  logic [3:0]   s_axil_wstrb,
+  input  logic         s_axil_wvalid,
+  output logic         s_axil_wready,
+  output logic [1:0]   s_axil_bresp,
+  output logic         s_axil_bvalid,
+  input  logic         s_axil_bready,
+  input  logic [15:0]  s_axil_araddr,
+  input  logic         s_axil_arvalid,
+  output logic         s_axil_arready,
+  output logic [31:0]  s_axil_rdata,
+  output logic [1:0]   s_axil_rresp,
+  output logic         s_axil_rvalid,
+  input  logic         s_axil_rready,
+  output logic [31:0]  m_axi_awaddr,
+  output logic [7:0]   m_axi_awlen,
+  output logic [2:0]   m_axi_awsize,
+  output logic [1:0]   m_axi_awburst,
+  output logic         m_axi_awvalid,
+  input  logic         m_axi_awready,
+  output logic [63:0]  m_axi_wdata,
+  output logic [7:0]   m_axi_wstrb,
+  output logic         m_axi_wlast,
+  output logic         m_axi_wvalid,
+  input  logic         m_axi_wready,
+  input  logic [1:0]   m_axi_bresp,
+  input  logic         m_axi_bvalid,
+  output logic         m_axi_bready,
+  output logic [31:0]  m_axi_araddr,
+  output logic [7:0]   m_axi_arlen,
+  output logic [2:0]   m_axi_arsize,
+  output logic [1:0]   m_axi_arburst,
+  output logic         m_axi_arvalid,
+  input  logic         m_axi_arready,
+  input  logic [63:0]  m_axi_rdata,
+  input  logic [1:0]   m_axi_rresp,
+  input  logic         m_axi_rlast,
+  input  logic         m_axi_rvalid,
+  output logic         m_axi_rready
 );
 
   logic rst_sync_n;  // rst_ni, released synchronously
@@ -35,19 +66,65 @@ module tpu_top (
     .rst_no (rst_sync_n)
   );
 
-  tpu_mxu u_mxu (
-    .clk_i       (clk_i),
-    .rst_ni      (rst_sync_n),
-    .wl_valid_i  (wl_valid_i),
-    .wl_bank_i   (wl_bank_i),
-    .wl_data_i   (wl_data_i),
-    .act_valid_i (act_valid_i),
-    .act_bank_i  (act_bank_i),
-    .act_data_i  (act_data_i),
-    .psum_data_i (psum_data_i),
-    .out_valid_o (out_valid_o),
-    .out_data_o  (out_data_o),
-    .bank_busy_o (bank_busy_o)
+  tpu_core u_core (
+    .clk_i,
+    .rst_ni (rst_sync_n),
+    .s_axil_awaddr,
+    .s_axil_awvalid,
+    .s_axil_awready,
+    .s_axil_wdata,
+    .s_axil_wstrb,
+    .s_axil_wvalid,
+    .s_axil_wready,
+    .s_axil_bresp,
+    .s_axil_bvalid,
+    .s_axil_bready,
+    .s_axil_araddr,
+    .s_axil_arvalid,
+    .s_axil_arready,
+    .s_axil_rdata,
+    .s_axil_rresp,
+    .s_axil_rvalid,
+    .s_axil_rready,
+    .m_axi_awaddr,
+    .m_axi_awlen,
+    .m_axi_awsize,
+    .m_axi_awburst,
+    .m_axi_awvalid,
+    .m_axi_awready,
+    .m_axi_wdata,
+    .m_axi_wstrb,
+    .m_axi_wlast,
+    .m_axi_wvalid,
+    .m_axi_wready,
+    .m_axi_bresp,
+    .m_axi_bvalid,
+    .m_axi_bready,
+    .m_axi_araddr,
+    .m_axi_arlen,
+    .m_axi_arsize,
+    .m_axi_arburst,
+    .m_axi_arvalid,
+    .m_axi_arready,
+    .m_axi_rdata,
+    .m_axi_rresp,
+    .m_axi_rlast,
+    .m_axi_rvalid,
+    .m_axi_rready,
+    .tr_ub_we_o (),
+    .tr_ub_row_o (),
+    .tr_ub_data_o (),
+    .tr_ub_pc_o (),
+    .tr_acc_we_o (),
+    .tr_acc_row_o (),
+    .tr_acc_data_o (),
+    .tr_acc_pc_o (),
+    .tr_wm_we_o (),
+    .tr_wm_row_o (),
+    .tr_wm_data_o (),
+    .tr_wm_pc_o (),
+    .tr_disp_valid_o (),
+    .tr_disp_pc_o ()
   );
 
 endmodule
