@@ -16,3 +16,4 @@ bench-model: $(BENCH_DIR)/matmul_speed
 bench: deps
 	@sh bench/run.sh
 include bench/synth.mk
+include bench/core.mk
