@@ -36,6 +36,7 @@ help:
 	@echo "make synth-est  Yosys resource estimates, JSON and a table"
 	@echo "make bench      benchmarks; figures go to bench/RESULTS.md by hand"
 	@echo "make bench-noc-allreduce  ring all-reduce on the board interconnect RTL (C = 8) vs the model and the ring bound (docs/board.md)"
+	@echo "make bench-core MXU utilisation of the core on matmul phases (M >= 8N, K, N' >= 4N): RTL N = 16 vs model, model N = 128"
 	@echo "make tools      build/tools: tpu-as, tpu-dis, tpu-mkprog (core programs), tpu-run (the core model; docs/isa.md)"
 	@echo "make rtl        regenerate rtl/ (gen --mxu $(MXU) --cores $(CORES) -o rtl)"
 	@echo "make check-rtl  fail if rtl/ differs from what gen produces"
