@@ -63,6 +63,6 @@ $MAKE -s bench-model
 say "VPU accuracy over all 65,536 bf16 inputs vs MPFR"
 $MAKE -s bench-vpu-accuracy 2>&1 | tail -n 12
 
-for t in bench-vpu-speed synth-est; do
+for t in bench-vpu-speed bench-core synth-est; do
     if $MAKE -n $t >/dev/null 2>&1; then say "$t"; $MAKE -s $t; fi
 done
