@@ -3,7 +3,7 @@
 #   make build/sim/tpu-trace-cmp      the trace compare tool (docs/trace.md)
 #   make build/sim/mxu_N<N>/mxu_tb    gen --mxu N into build/sim/mxu_N<N>/rtl, verilate, link
 #   make build/sim/mxu_N<N>_S<S>/mxu_tb   the same with gen --pe-stages S (S = 2, 3)
-#   make run                          the README's main command: co-simulate the default MXU
+#   make run                          the README's main command: co-simulate the default MXU, then the core
 #   make cosim-128                    N = 128 co-simulation of a modest matmul (benchmark)
 # One verilated model per (N, S), shared by every test at that configuration; ccache
 # (OBJCACHE, exported by the top Makefile) makes rebuilding an unchanged model cheap.
@@ -117,13 +117,16 @@ $(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk sim/mxu_tb.cpp $(SIM
 .PHONY: sim-tools cosim-128
 sim-tools: $(TRACE_CMP) $(SIM_LIB)
 
-# ---- make run: the default MXU, a meaningful matmul (M = 8N, K = N' = 4N) -------------------
+# ---- make run: the default MXU on a meaningful matmul (M = 8N, K = N' = 4N), then the default
+# core running a whole program (make core-run, sim/core.mk) ----------------------------------
 run: deps
 	@$(MAKE) --no-print-directory $(call mxu_tb,$(MXU)) $(TRACE_CMP)
 	@echo "co-simulating: C = A x W, A $$((8 * $(MXU))) x $$((4 * $(MXU))), W $$((4 * $(MXU))) x $$((4 * $(MXU))), bf16 'uniform', on the $(MXU)x$(MXU) MXU"
 	@$(call mxu_tb,$(MXU)) --m $$((8 * $(MXU))) --k $$((4 * $(MXU))) --n $$((4 * $(MXU))) \
 		--dist uniform --seed 1 --rtl-trace $(SIM_DIR)/run_rtl.trace \
 		--model-trace $(SIM_DIR)/run_model.trace --fst $(SIM_DIR)/run.fst $(RUN_ARGS)
+	@echo
+	@$(MAKE) --no-print-directory core-run
 
 # ---- N = 128, for the benchmark (not in make test) -------------------------------------------
 cosim-128: $(call mxu_tb,128)
