@@ -35,8 +35,15 @@ static void gen_header(struct strbuf *sb, const struct gen_config *cfg, const ch
     sb_printf(sb, "%s gen version: %s\n", c, GEN_VERSION);
     sb_printf(sb,
               "%s parameters: N=%u cores=%u pe_stages=%u latency_L=%u busy_cycles_B=%u"
-              " vpu_lanes=%u\n",
-              c, cfg->n, cfg->cores, cfg->pe_stages, cfg->latency, cfg->busy, cfg->vpu_lanes);
+              " vpu_lanes=%u freq_mhz=%u\n",
+              c, cfg->n, cfg->cores, cfg->pe_stages, cfg->latency, cfg->busy, cfg->vpu_lanes,
+              cfg->freq_mhz);
+    if (cfg->vpu_lanes == cfg->n) /* the core is emitted (docs/isa.md) */
+        sb_printf(sb, "%s core: ub_rows=%u acc_rows=%u wmem_rows=%u imem_insns=%u\n", c,
+                  cfg->ub_rows, cfg->acc_rows, cfg->wmem_rows, cfg->imem_insns);
+    sb_printf(sb, "%s board: topology=%s %ux%u link_bits=%u link_latency=%u\n", c,
+              cfg->torus ? "torus" : "ring", cfg->torus_rows, cfg->torus_cols, cfg->link_bits,
+              cfg->link_latency);
     sb_printf(sb, "%s\n%s %s\n", c, c, what);
 }
 

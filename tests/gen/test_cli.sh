@@ -143,7 +143,7 @@ if [ "$(gen --version 2>err)" = "gen 0.1.0" ] && [ ! -s err ]; then ok; else bad
 header_ok() {  # header_ok DIR "command line" "parameters line"
     for f in $FILES; do
         case "$3:$f" in  # no core when the VPU does not have N lanes
-        *vpu_lanes=3:tpu_core_[svm]*.sv|*vpu_lanes=3:tpu_core.*) continue ;;
+        *vpu_lanes=3\ *:tpu_core_[svm]*.sv|*vpu_lanes=3\ *:tpu_core.*) continue ;;
         esac
         [ -f "$1/$f" ] || { bad "$1/$f missing"; return; }
         h=$(head -n 5 "$1/$f")
@@ -161,7 +161,7 @@ param() { sed -n "s/^#define $2  *\([^ ]*\).*/\1/p" "$1/tpu_params.h"; }
 for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
-    header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n"
+    header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n freq_mhz=100"
     [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
         && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
@@ -179,7 +179,7 @@ for sn in "2 1" "2 5" "3 1" "3 5" "3 256"; do
     if [ $s = 2 ]; then l=$((2 * n + 1)); b=$((2 * n - 2)); else l=$((3 * n + 1)); b=$((3 * n - 3)); fi
     d=s${s}n$n
     if (cd w && gen --mxu $n --pe-stages $s -o $d 2>"$T/err"); then ok; else bad "--pe-stages $s --mxu $n: $(cat "$T/err")"; fi
-    header_ok w/$d "gen --mxu $n --pe-stages $s -o $d" "N=$n cores=8 pe_stages=$s latency_L=$l busy_cycles_B=$b vpu_lanes=$n"
+    header_ok w/$d "gen --mxu $n --pe-stages $s -o $d" "N=$n cores=8 pe_stages=$s latency_L=$l busy_cycles_B=$b vpu_lanes=$n freq_mhz=100"
     [ "$(param w/$d TPU_MXU_LATENCY)" = $l ] && [ "$(param w/$d TPU_MXU_BUSY_CYCLES)" = $b ] \
         && [ "$(param w/$d TPU_PE_STAGES)" = $s ] && ok || bad "--pe-stages $s --mxu $n: tpu_params.h values"
     grep -q "L = AddStages\*N + N + MulStages = $l " w/$d/tpu_mxu.sv && grep -q "B = AddStages\*(N-1) + N-1 = $b " w/$d/tpu_mxu.sv \
@@ -195,12 +195,21 @@ for sn in "2 1" "2 5" "3 1" "3 5" "3 256"; do
 done
 
 # Defaults: N = 128, cores = 8; the output directory is created; --opt=value forms.
-(cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254 vpu_lanes=128"
+(cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254 vpu_lanes=128 freq_mhz=100"
+# The resolved core and board parameters follow the parameters line (lines 6 and 7), and
+# --freq-mhz is recorded (docs/fpga.md).
+if [ "$(sed -n 6,7p w/def/tpu_core.sv)" = "// core: ub_rows=4096 acc_rows=2048 wmem_rows=1024 imem_insns=1024
+// board: topology=torus 2x4 link_bits=64 link_latency=2" ]; then ok; else bad "default header core/board lines: $(sed -n 6,7p w/def/tpu_core.sv)"; fi
+(cd w && gen --mxu 2 --cores 3 --freq-mhz 250 --vpu-lanes 1 -o fq) \
+    && [ "$(sed -n 5,7p w/fq/tpu_mxu.sv)" = "// parameters: N=2 cores=3 pe_stages=1 latency_L=4 busy_cycles_B=2 vpu_lanes=1 freq_mhz=250
+// board: topology=ring 1x3 link_bits=64 link_latency=2
+//" ] && ok || bad "--freq-mhz 250 header: $(sed -n 5,7p w/fq/tpu_mxu.sv 2>&1)"
+rm -rf w/fq
 (cd w && gen --mxu=5 --cores=2 --pe-stages=1 --output=eq) \
-    && header_ok w/eq "gen --mxu=5 --cores=2 --pe-stages=1 --output=eq" "N=5 cores=2 pe_stages=1 latency_L=10 busy_cycles_B=8 vpu_lanes=5"
+    && header_ok w/eq "gen --mxu=5 --cores=2 --pe-stages=1 --output=eq" "N=5 cores=2 pe_stages=1 latency_L=10 busy_cycles_B=8 vpu_lanes=5 freq_mhz=100"
 
 (cd w && gen --mxu 4 --vpu-lanes 3 -o lanes) \
-    && header_ok w/lanes "gen --mxu 4 --vpu-lanes 3 -o lanes" "N=4 cores=8 pe_stages=1 latency_L=8 busy_cycles_B=6 vpu_lanes=3"
+    && header_ok w/lanes "gen --mxu 4 --vpu-lanes 3 -o lanes" "N=4 cores=8 pe_stages=1 latency_L=8 busy_cycles_B=6 vpu_lanes=3 freq_mhz=100"
 
 # The core's memory sizes (docs/isa.md "Memories"): rows = KiB * 1024 / row bytes, in
 # tpu_params.h and in tpu_core.sv; the defaults; no core when the VPU does not have N lanes.
@@ -229,7 +238,7 @@ rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second r
 
 # The command line is recorded as typed, quoted where a shell needs it, on one line.
 mkdir -p "w/a b"
-(cd w && gen --mxu 2 -o "a b/o'q") && header_ok "w/a b/o'q" "gen --mxu 2 -o 'a b/o'\\''q'" "N=2 cores=8 pe_stages=1 latency_L=4 busy_cycles_B=2 vpu_lanes=2"
+(cd w && gen --mxu 2 -o "a b/o'q") && header_ok "w/a b/o'q" "gen --mxu 2 -o 'a b/o'\\''q'" "N=2 cores=8 pe_stages=1 latency_L=4 busy_cycles_B=2 vpu_lanes=2 freq_mhz=100"
 
 # A new directory gets the usual mode (mkdtemp's 0700 is not left on it).
 (umask 022; cd w && gen --mxu 2 -o modes) && [ "$(stat -c %a w/modes)" = 755 ] && ok || bad "new DIR mode $(stat -c %a w/modes)"
