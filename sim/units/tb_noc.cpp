@@ -105,7 +105,7 @@ struct Tb {
 // One traffic run. mode 0 random, 1 saturate (all to all), 2 east neighbour streams.
 int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
     const int C = tb.cores;
-    std::vector<std::deque<Pkt>> todo(C);
+    std::vector<std::deque<Pkt>> to_send(C);
     std::vector<std::vector<uint32_t>> next_seq(C, std::vector<uint32_t>(C, 0));
     std::vector<std::vector<uint32_t>> want_seq(C, std::vector<uint32_t>(C, 0));
     long total = 0, total_flits = 0;
@@ -118,7 +118,7 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
             p.dst = (s / tb.cols) * tb.cols + (s % tb.cols + 1) % tb.cols;
             p.len = left < kMaxPayload ? left : kMaxPayload;
             p.seq = next_seq[s][p.dst]++;
-            todo[s].push_back(p);
+            to_send[s].push_back(p);
             total++;
             total_flits += p.len + 1;
         }
@@ -130,7 +130,7 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
                               : (int)tb.rng.below(C);
             p.len = mode == 2 ? kMaxPayload : (int)tb.rng.below(kMaxPayload + 1);
             p.seq = next_seq[s][p.dst]++;
-            todo[s].push_back(p);
+            to_send[s].push_back(p);
             total++;
             total_flits += p.len + 1;
         }
@@ -150,12 +150,12 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
         // drive inputs (before the rising edge)
         for (int c = 0; c < C; c++) {
             bool v = holding[c];
-            if (!v && !todo[c].empty())
+            if (!v && !to_send[c].empty())
                 v = (mode != 0) || tb.rng.below(1000) < p_inj * 1000;
             holding[c] = v;
             set_bit(tb.dut->inj_valid_i, c, v);
             if (v) {
-                const Pkt &p = todo[c].front();
+                const Pkt &p = to_send[c].front();
                 set_flit(tb.dut->inj_flit_i, c, p.flit(sent_k[c]));
                 set_bit(tb.dut->inj_last_i, c, sent_k[c] == p.len);
             } else {
@@ -170,8 +170,8 @@ int run(Tb &tb, int mode, int packets_per_core, double p_inj, double p_ready) {
         for (int c = 0; c < C; c++) {
             if (holding[c] && get_bit(tb.dut->inj_ready_o, c)) {
                 holding[c] = false;
-                if (sent_k[c] == todo[c].front().len) {
-                    todo[c].pop_front();
+                if (sent_k[c] == to_send[c].front().len) {
+                    to_send[c].pop_front();
                     sent_k[c] = 0;
                 } else {
                     sent_k[c]++;
