@@ -13,8 +13,8 @@
 #define MAX_TOKENS 32
 #define MAX_KEYS 8
 
-enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE };
-enum posk { P_NONE, P_MEM, P_VOP, P_RED };
+enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE };
+enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2 }; /* P_MEM2: ub or acc only */
 
 struct keyspec {
     const char *name;
@@ -56,6 +56,16 @@ static const struct mnem mnems[] = {
       { { "src", K_MEMROW, 1 }, { "dst", K_MEMROW, 1 }, { "rows", K_U16, 1 },
         { "length", K_U16, 1 }, { "chunk_stride", K_U16, 1 }, { "row_stride", K_U16, 1 },
         { NULL, K_U16, 0 } } },
+    /* the board's collectives (docs/board.md "ISA extension") */
+    { "send", TPU_OP_SEND, P_MEM2, { NULL, NULL },
+      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "core", K_CORE, 1 }, { NULL, K_U16, 0 } } },
+    { "recv", TPU_OP_RECV, P_MEM2, { NULL, NULL },
+      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "core", K_CORE, 1 }, { NULL, K_U16, 0 } } },
+    { "bcast", TPU_OP_BCAST, P_MEM2, { NULL, NULL },
+      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "root", K_CORE, 1 }, { NULL, K_U16, 0 } } },
+    { "barrier", TPU_OP_BARRIER, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0 } } },
+    { "allreduce", TPU_OP_ALLREDUCE, P_MEM2, { "ring", NULL },
+      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { NULL, K_U16, 0 } } },
 };
 #define NMNEM (sizeof mnems / sizeof mnems[0])
 
@@ -403,6 +413,13 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                                  (int)a->len, a->s);
                         bad = 1;
                     }
+                } else if (m->pos == P_MEM2) {
+                    if (parse_mem(a, a->len, &pos) || pos == TPU_MEM_WMEM) {
+                        error_at(as, a->col, "%s memory '%.*s' for %s, expected ub or acc",
+                                 pos == TPU_MEM_WMEM ? "bad" : "unknown", (int)a->len, a->s,
+                                 m->name);
+                        bad = 1;
+                    }
                 } else {
                     unsigned lim = m->pos == P_VOP ? TPU_VOP_COUNT : 4, k;
                     for (k = m->pos == P_VOP ? 0 : 1; k < lim; k++) {
@@ -515,6 +532,11 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
             if (eval(as, &vt, &val[k]) || range(as, &vt, key, val[k], 0, 0xFFFF, ""))
                 bad = 1;
             break;
+        case K_CORE:
+            if (eval(as, &vt, &val[k]) ||
+                range(as, &vt, key, val[k], 0, (1 << TPU_CORE_ID_BITS) - 1, " (a core id)"))
+                bad = 1;
+            break;
         case K_U32:
             if (eval(as, &vt, &val[k]) || range(as, &vt, key, val[k], 0, 0xFFFFFFFFll, ""))
                 bad = 1;
@@ -534,7 +556,8 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
     if (m->pos != P_NONE && !pos_seen) {
         error_at(as, nt > 1 ? t[1].col : endcol, "%s after %s, expected %s",
                  nt > 1 ? "operand" : "end of line", m->name,
-                 m->pos == P_MEM ? "a memory ub, acc or wmem first"
+                 m->pos == P_MEM    ? "a memory ub, acc or wmem first"
+                 : m->pos == P_MEM2 ? "a memory ub or acc first"
                  : m->pos == P_VOP ? "an op first (add, sub, mul, max, min, cvt, relu, exp, tanh, "
                                      "sigmoid, gelu, recip)"
                                    : "a reduction first (sum, max, min)");
@@ -623,6 +646,20 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         d.chunk_stride = (unsigned)val[4];
         d.row_stride = (unsigned)val[5];
         break;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+    case TPU_OP_BCAST:
+        d.mem = pos;
+        d.row = (unsigned)val[0];
+        d.n = (unsigned)val[1];
+        d.peer = (unsigned)val[2];
+        break;
+    case TPU_OP_ALLREDUCE:
+        d.mem = pos;
+        d.row = (unsigned)val[0];
+        d.n = (unsigned)val[1];
+        d.ring = (unsigned)flag;
+        break;
     default:
         break;
     }
@@ -668,7 +705,8 @@ static void do_line(struct as *as, const char *s, size_t n)
             return;
         }
     error_at(as, t[0].col, "unknown mnemonic '%.*s', expected nop, sync, halt, dma_in, dma_out, "
-             "lw, matmul, vop, vred, softmax, .equ or .insn", (int)t[0].len, t[0].s);
+             "lw, matmul, vop, vred, softmax, send, recv, bcast, barrier, allreduce, .equ or "
+             ".insn", (int)t[0].len, t[0].s);
 }
 
 int tpu_asm_n(const char *src, const char *filename, unsigned n_mxu, tpu_insn_t **out,

@@ -44,8 +44,18 @@ const char *tpu_opcode_name(unsigned opcode)
     case TPU_OP_VOP: return "vop";
     case TPU_OP_VRED: return "vred";
     case TPU_OP_SOFTMAX: return "softmax";
+    case TPU_OP_SEND: return "send";
+    case TPU_OP_RECV: return "recv";
+    case TPU_OP_BCAST: return "bcast";
+    case TPU_OP_BARRIER: return "barrier";
+    case TPU_OP_ALLREDUCE: return "allreduce";
     default: return NULL;
     }
+}
+
+int tpu_opcode_is_collective(unsigned opcode)
+{
+    return opcode >= TPU_OP_SEND && opcode <= TPU_OP_ALLREDUCE;
 }
 
 tpu_unit_t tpu_opcode_unit(unsigned opcode)
@@ -123,6 +133,23 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->length = w3 & 0xFFFFu;
         d->reserved = ((f & (d->opcode == TPU_OP_VRED ? 0xACu : 0xAFu)) | (w3 >> 16)) != 0;
         break;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+    case TPU_OP_BCAST:
+        d->mem = f & 1u;
+        d->row = w1 & 0xFFFFu;
+        d->peer = w2 & 0x3Fu;
+        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 6) | w3) != 0;
+        break;
+    case TPU_OP_BARRIER:
+        d->reserved = (f | d->n | w1 | w2 | w3) != 0;
+        break;
+    case TPU_OP_ALLREDUCE:
+        d->mem = f & 1u;
+        d->ring = (f >> 1) & 1u;
+        d->row = w1 & 0xFFFFu;
+        d->reserved = ((f & ~3u) | (w1 >> 16) | w2 | w3) != 0;
+        break;
     default:
         d->reserved = 1;
         break;
@@ -168,6 +195,20 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         r.w[1] = (d->src_row & 0xFFFFu) | ((uint32_t)(d->chunk_stride & 0xFFFFu) << 16);
         r.w[2] = (d->dst_row & 0xFFFFu) | ((uint32_t)(d->row_stride & 0xFFFFu) << 16);
         r.w[3] = d->length & 0xFFFFu;
+        break;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+    case TPU_OP_BCAST:
+        f = d->mem & 1u;
+        r.w[1] = d->row & 0xFFFFu;
+        r.w[2] = d->peer & 0x3Fu;
+        break;
+    case TPU_OP_BARRIER:
+        n = 0;
+        break;
+    case TPU_OP_ALLREDUCE:
+        f = (d->mem & 1u) | (d->ring & 1u) << 1;
+        r.w[1] = d->row & 0xFFFFu;
         break;
     default:
         /* an unknown opcode keeps the raw fields it has */
@@ -251,6 +292,34 @@ int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g)
             strided_last(d->dst_row, d, n) >= mem_rows(g, d->d_mem))
             return TPU_ERR_ROW;
         return 0;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+    case TPU_OP_BCAST:
+    case TPU_OP_ALLREDUCE:
+        if (d->n == 0 || (d->opcode == TPU_OP_ALLREDUCE && d->mem != TPU_MEM_ACC))
+            return TPU_ERR_COUNT;
+        if (out_of_range(g, d->mem, d->row, d->n))
+            return TPU_ERR_ROW;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int tpu_insn_check_board(const tpu_dinsn_t *d, const tpu_core_geom_t *g, unsigned self,
+                         unsigned cores)
+{
+    int code = tpu_insn_check(d, g);
+    if (code != 0)
+        return code;
+    switch (d->opcode) {
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+        if (d->peer >= cores || d->peer == self)
+            return TPU_ERR_CORE;
+        return 0;
+    case TPU_OP_BCAST:
+        return d->peer >= cores ? TPU_ERR_CORE : 0;
     default:
         return 0;
     }
@@ -267,6 +336,7 @@ const char *tpu_err_name(int code)
     case TPU_ERR_NO_LW: return "matmul before any lw";
     case TPU_ERR_PC_END: return "pc ran off the end of imem";
     case TPU_ERR_AXI: return "axi error response";
+    case TPU_ERR_CORE: return "bad core id";
     default: return "unknown error";
     }
 }
@@ -327,6 +397,17 @@ int tpu_insn_footprint(const tpu_dinsn_t *d, unsigned n_mxu, tpu_footprint_t *fp
         }
         break;
     }
+    case TPU_OP_SEND:
+        fp_add(fp, d->mem & 1u, 0, d->row, d->row + cnt - 1);
+        break;
+    case TPU_OP_RECV:
+        fp_add(fp, d->mem & 1u, 1, d->row, d->row + cnt - 1);
+        break;
+    case TPU_OP_BCAST: /* the root reads, the others write */
+    case TPU_OP_ALLREDUCE:
+        fp_add(fp, d->mem & 1u, 0, d->row, d->row + cnt - 1);
+        fp_add(fp, d->mem & 1u, 1, d->row, d->row + cnt - 1);
+        break;
     default:
         break;
     }
@@ -393,6 +474,19 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
                      "row_stride=%u", name, d.red ? " " : "", d.red ? red_names[d.red] : "",
                      mem_names[d.src_mem], d.src_row, mem_names[d.d_mem], d.dst_row, d.n,
                      d.length, d.chunk_stride, d.row_stride);
+        break;
+    case TPU_OP_SEND:
+    case TPU_OP_RECV:
+    case TPU_OP_BCAST:
+        k = snprintf(buf, len, "%s %s row=%u rows=%u %s=%u", name, mem_names[d.mem], d.row, d.n,
+                     d.opcode == TPU_OP_BCAST ? "root" : "core", d.peer);
+        break;
+    case TPU_OP_BARRIER:
+        k = snprintf(buf, len, "barrier");
+        break;
+    case TPU_OP_ALLREDUCE:
+        k = snprintf(buf, len, "allreduce %s row=%u rows=%u%s", mem_names[d.mem], d.row, d.n,
+                     d.ring ? " ring" : "");
         break;
     default:
         break;

@@ -45,6 +45,9 @@ static void test_syntax(void **state)
     same("vop add bcast a=acc:0 b=ub:1 dst=ub:2 rows=3", "vop add a=acc:0 b=ub:1 bcast dst=ub:2 rows=3");
     same(".insn 1,2,3,4", ".insn 0x1, 0x2, 0x3, 0x4");
     same(".insn 0x30,0 , 2,3", ".insn 48 0 2 3");
+    same(".equ K 3\nsend acc rows=2 core=K-1 row=K*2", "send acc row=6 rows=2 core=2");
+    same("allreduce acc ring rows=1 row=0", "allreduce acc row=0 rows=1 ring");
+    same("barrier # all", ".insn 0x43, 0, 0, 0");
     /* empty program */
     tpu_insn_t *p;
     size_t n;
@@ -65,7 +68,35 @@ static void test_errors(void **state)
     (void)state;
     struct { unsigned n_mxu; const char *src, *err; } t[] = {
         { 0, "nop\n  foo x", "t.s:2:3: error: unknown mnemonic 'foo', expected nop, sync, halt, "
-          "dma_in, dma_out, lw, matmul, vop, vred, softmax, .equ or .insn" },
+          "dma_in, dma_out, lw, matmul, vop, vred, softmax, send, recv, bcast, barrier, "
+          "allreduce, .equ or .insn" },
+        /* the collectives (docs/board.md "ISA extension") */
+        { 0, "send wmem row=0 rows=1 core=1",
+          "t.s:1:6: error: bad memory 'wmem' for send, expected ub or acc" },
+        { 0, "recv imem row=0 rows=1 core=1",
+          "t.s:1:6: error: unknown memory 'imem' for recv, expected ub or acc" },
+        { 0, "bcast row=0 rows=1 root=1",
+          "t.s:1:7: error: operand after bcast, expected a memory ub or acc first" },
+        { 0, "allreduce", "t.s:1:10: error: end of line after allreduce, expected a memory ub "
+          "or acc first" },
+        { 0, "send ub row=0 rows=1 core=64",
+          "t.s:1:27: error: value 64 out of range for 'core', expected 0..63 (a core id)" },
+        { 0, "bcast ub row=0 rows=1 root=-1",
+          "t.s:1:28: error: value -1 out of range for 'root', expected 0..63 (a core id)" },
+        { 0, "recv ub row=0 rows=1", "t.s:1:21: error: end of line without key 'core' for recv, "
+          "expected core=<value>" },
+        { 0, "send ub row=0 rows=1 core=1 root=1", "t.s:1:29: error: unknown key 'root' for "
+          "send, expected one of row, rows, core" },
+        { 0, "bcast ub row=0 rows=1 root=1 core=1", "t.s:1:30: error: unknown key 'core' for "
+          "bcast, expected one of row, rows, root" },
+        { 0, "allreduce acc row=0 rows=1 ring ring",
+          "t.s:1:33: error: duplicate flag 'ring', expected it once" },
+        { 0, "allreduce acc row=0 rows=1 torus",
+          "t.s:1:28: error: unexpected 'torus', expected key=value" },
+        { 0, "barrier 1", "t.s:1:9: error: trailing '1', expected end of line (barrier takes no "
+          "operands)" },
+        { 0, "send ub row=0 rows=65536 core=1",
+          "t.s:1:20: error: value 65536 out of range for 'rows', expected 0..65535" },
         { 0, "lw w=1 x=2", "t.s:1:8: error: unknown key 'x' for lw, expected w" },
         { 0, "matmul ub=0 acc=0 rows=1 foo=2", "t.s:1:26: error: unknown key 'foo' for matmul, "
           "expected one of ub, acc, rows, acc_mode" },

@@ -27,7 +27,8 @@ static uint32_t rnd(void)
 
 static const unsigned opcodes[] = { TPU_OP_NOP, TPU_OP_SYNC, TPU_OP_HALT, TPU_OP_DMA_IN,
                                     TPU_OP_DMA_OUT, TPU_OP_LW, TPU_OP_MATMUL, TPU_OP_VOP,
-                                    TPU_OP_VRED, TPU_OP_SOFTMAX };
+                                    TPU_OP_VRED, TPU_OP_SOFTMAX, TPU_OP_SEND, TPU_OP_RECV,
+                                    TPU_OP_BCAST, TPU_OP_BARRIER, TPU_OP_ALLREDUCE };
 #define NOPC (sizeof opcodes / sizeof opcodes[0])
 
 /* A raw instruction with random values in exactly the fields docs/isa.md defines for op
@@ -67,6 +68,17 @@ static tpu_insn_t random_valid(unsigned op)
         f = (op == TPU_OP_VRED ? 1 + rnd() % 3 : 0) | (rnd() & 0x10) | (rnd() & 0x40);
         r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd() & 0xFFFF;
         break;
+    case TPU_OP_SEND: case TPU_OP_RECV: case TPU_OP_BCAST: /* docs/board.md "ISA extension" */
+        f = rnd() & 1;
+        r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0x3F;
+        break;
+    case TPU_OP_BARRIER:
+        n = 0;
+        break;
+    case TPU_OP_ALLREDUCE:
+        f = rnd() & 3;
+        r.w[1] = rnd() & 0xFFFF;
+        break;
     }
     r.w[0] = op | f << 8 | n << 16;
     return r;
@@ -96,6 +108,14 @@ static void test_known_encodings(void **state)
         { "softmax src=acc:1 dst=acc:2 rows=3 length=4 chunk_stride=5 row_stride=6",
           { 0x32 | (0x10 | 0x40) << 8 | 3u << 16, 1 | 5u << 16, 2 | 6u << 16, 4 } },
         { "halt", { 2, 0, 0, 0 } },
+        /* docs/board.md "ISA extension" */
+        { "send acc row=5 rows=3 core=7", { 0x40 | 1 << 8 | 3u << 16, 5, 7, 0 } },
+        { "recv ub row=65535 rows=1 core=63", { 0x41 | 1u << 16, 65535, 63, 0 } },
+        { "bcast acc row=2 rows=4 root=1", { 0x42 | 1 << 8 | 4u << 16, 2, 1, 0 } },
+        { "barrier", { 0x43, 0, 0, 0 } },
+        { "allreduce acc row=9 rows=2", { 0x44 | 1 << 8 | 2u << 16, 9, 0, 0 } },
+        { "allreduce acc row=9 rows=2 ring", { 0x44 | 3 << 8 | 2u << 16, 9, 0, 0 } },
+        { "allreduce ub row=0 rows=1", { 0x44 | 1u << 16, 0, 0, 0 } },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         tpu_insn_t *p;
@@ -236,6 +256,35 @@ static void test_check_codes(void **state)
         { ".insn 0x00013131, 0, 0, 1", 1 },            /* vred flags[5] */
         { ".insn 0x00011131, 0, 0, 0x10001", 1 },      /* vred w3[16] */
         { ".insn 0x00011132, 0, 0, 1", 1 },            /* softmax flags[0] */
+        { ".insn 0x00010240, 0, 1, 0", 1 },            /* send flags[1] */
+        { ".insn 0x00010041, 0x10000, 1, 0", 1 },      /* recv w1[16] */
+        { ".insn 0x00010042, 0, 0x40, 0", 1 },         /* bcast w2[6] */
+        { ".insn 0x00010040, 0, 1, 1", 1 },            /* send w3 */
+        { ".insn 0x00010043, 0, 0, 0", 1 },            /* barrier with n */
+        { ".insn 0x00000143, 0, 0, 0", 1 },            /* barrier with a flag */
+        { ".insn 0x00000043, 0, 1, 0", 1 },            /* barrier w2 */
+        { ".insn 0x00010544, 0, 0, 0", 1 },            /* allreduce flags[2] */
+        { ".insn 0x00010144, 0, 1, 0", 1 },            /* allreduce w2 */
+        { ".insn 0x00010144, 0x10000, 0, 0", 1 },      /* allreduce w1[16] */
+        { ".insn 0x00010045, 0, 0, 0", 1 },            /* 0x45 unknown */
+        { ".insn 0x0001003f, 0, 0, 0", 1 },            /* 0x3f unknown */
+        /* collectives: valid at the edges */
+        { "send ub row=99 rows=1 core=63", 0 },
+        { "recv acc row=0 rows=50 core=0", 0 },
+        { "bcast ub row=0 rows=100 root=5", 0 },
+        { "barrier", 0 },
+        { "allreduce acc row=49 rows=1 ring", 0 },
+        /* collectives: code 3 (n = 0, allreduce on UB) and 2 */
+        { "send ub row=0 rows=0 core=1", 3 },
+        { "recv acc row=0 rows=0 core=1", 3 },
+        { "bcast ub row=0 rows=0 root=0", 3 },
+        { "allreduce acc row=0 rows=0", 3 },
+        { "allreduce ub row=0 rows=1", 3 },
+        { "allreduce ub row=200 rows=1", 3 },          /* 3 before 2 */
+        { "send ub row=100 rows=1 core=1", 2 },
+        { "recv acc row=1 rows=50 core=1", 2 },
+        { "bcast acc row=50 rows=1 root=0", 2 },
+        { "allreduce acc row=49 rows=2", 2 },
         /* code 3 */
         { "dma_in ub row=0 rows=0 cols=4 addr=0", 3 },
         { "dma_in ub row=0 rows=1 cols=0 addr=0", 3 },
@@ -295,6 +344,40 @@ static void test_check_codes(void **state)
     assert_string_equal(tpu_err_name(99), "unknown error");
     /* code 5 is the caller's: a matmul alone passes the check */
     assert_int_equal(code_of("matmul ub=0 acc=0 rows=1", &g), 0);
+    /* code 8 needs the core id and C (tpu_insn_check_board), after codes 1-4 */
+    struct { const char *src; unsigned self, cores; int code; } b[] = {
+        { "send ub row=0 rows=1 core=1", 0, 2, 0 },
+        { "send ub row=0 rows=1 core=2", 0, 2, 8 },       /* id >= C */
+        { "send ub row=0 rows=1 core=1", 1, 2, 8 },       /* to itself */
+        { "recv acc row=0 rows=1 core=0", 0, 8, 8 },
+        { "recv acc row=0 rows=1 core=7", 0, 8, 0 },
+        { "recv acc row=0 rows=1 core=8", 3, 8, 8 },
+        { "send ub row=0 rows=1 core=0", 0, 1, 8 },       /* C = 1: every send is 8 */
+        { "send ub row=0 rows=1 core=1", 0, 1, 8 },
+        { "bcast ub row=0 rows=1 root=0", 0, 1, 0 },      /* the root may be the core itself */
+        { "bcast ub row=0 rows=1 root=3", 3, 4, 0 },
+        { "bcast ub row=0 rows=1 root=4", 0, 4, 8 },
+        { "allreduce acc row=0 rows=1", 5, 64, 0 },
+        { "barrier", 0, 1, 0 },
+        { "send ub row=100 rows=1 core=9", 0, 2, 2 },     /* 2 before 8 */
+        { "send ub row=0 rows=0 core=0", 0, 2, 3 },       /* 3 before 8 */
+        { ".insn 0x00010240, 0, 0, 0", 0, 2, 1 },         /* 1 before 8 */
+    };
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+        tpu_insn_t *p;
+        size_t n;
+        char *e;
+        assert_int_equal(tpu_asm(b[i].src, "b.s", &p, &n, &e), 0);
+        free(e);
+        tpu_dinsn_t d;
+        tpu_insn_decode(p[0], &d);
+        free(p);
+        int c = tpu_insn_check_board(&d, &g, b[i].self, b[i].cores);
+        if (c != b[i].code)
+            fail_msg("'%s' on core %u of %u: code %d, expected %d", b[i].src, b[i].self,
+                     b[i].cores, c, b[i].code);
+    }
+    assert_string_equal(tpu_err_name(8), "bad core id");
 }
 
 static int has(const tpu_footprint_t *f, unsigned mem, unsigned w, uint32_t lo, uint32_t hi)
@@ -350,6 +433,15 @@ static void test_footprint(void **state)
     assert_int_equal(tpu_footprint_conflict(&c, &d), 1); /* ACC write port shared */
     f = fp_of("nop", 4);
     assert_int_equal(f.count, 0);
+    f = fp_of("send acc row=3 rows=2 core=1", 4);
+    assert_true(f.count == 1 && has(&f, 1, 0, 3, 4));
+    f = fp_of("recv ub row=3 rows=2 core=1", 4);
+    assert_true(f.count == 1 && has(&f, 0, 1, 3, 4));
+    f = fp_of("allreduce acc row=3 rows=2", 4);
+    assert_true(f.count == 2 && has(&f, 1, 0, 3, 4) && has(&f, 1, 1, 3, 4));
+    assert_int_equal(fp_of("barrier", 4).count, 0);
+    assert_true(tpu_opcode_is_collective(TPU_OP_BARRIER) && !tpu_opcode_is_collective(0x45) &&
+                !tpu_opcode_is_collective(TPU_OP_SOFTMAX));
     assert_int_equal(tpu_opcode_unit(TPU_OP_MATMUL), TPU_UNIT_MX);
     assert_int_equal(tpu_opcode_unit(TPU_OP_SYNC), TPU_UNIT_NONE);
 }

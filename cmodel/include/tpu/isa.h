@@ -27,8 +27,20 @@ typedef enum {
     TPU_OP_MATMUL = 0x21,
     TPU_OP_VOP = 0x30,
     TPU_OP_VRED = 0x31,
-    TPU_OP_SOFTMAX = 0x32
+    TPU_OP_SOFTMAX = 0x32,
+    /* the board's collectives (docs/board.md "ISA extension") */
+    TPU_OP_SEND = 0x40,
+    TPU_OP_RECV = 0x41,
+    TPU_OP_BCAST = 0x42,
+    TPU_OP_BARRIER = 0x43,
+    TPU_OP_ALLREDUCE = 0x44
 } tpu_opcode_t;
+
+/* 1 for a collective (0x40..0x44). */
+int tpu_opcode_is_collective(unsigned opcode);
+
+/* Core ids of a collective are 6 bits (w2[5:0]). */
+#define TPU_CORE_ID_BITS 6u
 
 /* Memory ids (dma flags[1:0]; for the VPU only UB and ACC exist, one bit). */
 enum { TPU_MEM_UB = 0, TPU_MEM_ACC = 1, TPU_MEM_WMEM = 2, TPU_MEM_COUNT = 3 };
@@ -55,7 +67,8 @@ enum {
     TPU_ERR_ALIGN = 4,     /* misaligned host address or stride */
     TPU_ERR_NO_LW = 5,     /* matmul before any lw since START */
     TPU_ERR_PC_END = 6,    /* PC ran off the end of IMEM */
-    TPU_ERR_AXI = 7        /* AXI error response during a DMA */
+    TPU_ERR_AXI = 7,       /* AXI error response during a DMA */
+    TPU_ERR_CORE = 8       /* a collective names a core id >= C, or send/recv to itself */
 };
 
 /* The core's sizes: N and every memory's size in rows (IMEM in instructions). */
@@ -97,6 +110,9 @@ typedef struct {
     unsigned dst_row;      /* w2[15:0] */
     unsigned row_stride;   /* w2[31:16] */
     unsigned length;       /* w3[15:0] */
+    /* send / recv / bcast / allreduce (n = rows; mem = flags[0]; row = w1[15:0]) */
+    unsigned peer;         /* w2[5:0]: send dst core, recv src core, bcast root */
+    unsigned ring;         /* allreduce flags[1]: one ring over all cores */
 } tpu_dinsn_t;
 
 void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d);
@@ -117,10 +133,15 @@ unsigned tpu_mem_elem_bytes(unsigned mem);
 
 /* The dispatch-time check of docs/isa.md "Errors": returns 0 or the code 1..4 of the first
    failing rule, checked in the order 1 (opcode, reserved bits), 3 (counts, memories, ops),
-   4 (alignment), 2 (row ranges). Code 5 needs state and is the caller's: a matmul that
+   4 (alignment), 2 (row ranges). Code 8 (a collective's core id) needs the core's id and
+   the board size: tpu_insn_check_board checks it after the others. Code 5 needs state and is the caller's: a matmul that
    passes this check but comes before any lw since START is code 5. Codes 6 and 7 are not
    properties of one instruction. */
 int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g);
+/* tpu_insn_check, then (when it passes) code 8 for a collective executed by core `self` on a
+   board of `cores` cores: a core id >= cores, or send/recv naming self. */
+int tpu_insn_check_board(const tpu_dinsn_t *d, const tpu_core_geom_t *g, unsigned self,
+                         unsigned cores);
 const char *tpu_err_name(int code); /* "unknown opcode or reserved bit", ...; "unknown error" */
 
 /* The hazard footprint (docs/isa.md "Timing", "Hazards") of an instruction that passed
