@@ -82,6 +82,7 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
     int (*const core_emitters[])(struct gen_output *, const struct gen_config *) = {
         emit_core_seq, emit_core_mx,        emit_core_vctl,
         emit_core,     emit_core_filelist,  emit_core_vlt,
+        emit_board_all, /* emit_board.c: tpu_board_axil, tpu_board, .f, .vlt */
     };
     int (*const fpga_emitters[])(struct gen_output *, const struct gen_config *) = {
         emit_rst_sync, emit_top,      emit_top_filelist, emit_constraints,

@@ -9,7 +9,7 @@
 #include "config.h"
 #include "strbuf.h"
 
-#define GEN_MAX_FILES 48
+#define GEN_MAX_FILES 64
 
 struct gen_file {
     const char *name; /* file name inside the output directory */
@@ -81,6 +81,9 @@ int emit_router(struct gen_output *out, const struct gen_config *cfg);
 int emit_noc(struct gen_output *out, const struct gen_config *cfg);
 int emit_noc_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_noc_vlt(struct gen_output *out, const struct gen_config *cfg);
+/* The board top (docs/board.md "The board top"), emit_board.c: tpu_board_axil.sv,
+   tpu_board.sv, tpu_board.f, tpu_board.vlt (after the core's and the NoC's files) */
+int emit_board_all(struct gen_output *out, const struct gen_config *cfg);
 /* The VPU's lines of tpu_params.h (called by emit_params_h). */
 void emit_vpu_params(struct strbuf *sb, const struct gen_config *cfg);
 
