@@ -19,9 +19,10 @@ $(TOOLS_DIR)/tpu-dis: tools/tpu_dis.c $(CMODEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
 
-$(TOOLS_DIR)/tpu-mkprog: tools/tpu_mkprog.c $(CMODEL_LIB) $(TOOLS_SIM_LIB)
+$(TOOLS_DIR)/tpu-mkprog: tools/tpu_mkprog.c tools/tpu_mkprog_board.c tools/tpu_mkprog_board.h \
+                         $(CMODEL_LIB) $(TOOLS_SIM_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(TOOLS_SIM_LIB) $(CMODEL_LIB) -lm
+	$(CC) $(TOOLS_CFLAGS) $(filter %.c,$^) -o $@ $(TOOLS_SIM_LIB) $(CMODEL_LIB) -lm
 
 # tpu-run: the core's C model runner (helper M)
 $(TOOLS_DIR)/tpu-run: tools/tpu_run.c $(CMODEL_LIB)

@@ -231,6 +231,13 @@ int main(int argc, char **argv)
         printf("tpu-run: error %d (%s) at pc %u: %s\n", res.err_code, tpu_err_name(res.err_code),
                (unsigned)res.err_pc, dis);
         status = 1;
+    } else if (res.status == TPU_CORE_STUCK) {
+        char dis[256] = "nop";
+        if (res.err_pc < count)
+            tpu_insn_disasm(prog[res.err_pc], dis, sizeof dis);
+        printf("tpu-run: stuck at pc %u: %s (a collective's peers never come)\n",
+               (unsigned)res.err_pc, dis);
+        status = 1;
     } else {
         printf("tpu-run: done\n");
         status = 0;

@@ -9,6 +9,33 @@
 
 #define CORE_NEVER UINT64_MAX
 
+/* An instruction in flight, for the hazard check. */
+typedef struct {
+    tpu_unit_t unit;
+    tpu_footprint_t fp;
+    uint64_t done;
+} core_inflight_t;
+
+/* The run loop's state between steps (a run stops at each collective when C > 1). */
+struct core_run {
+    const tpu_insn_t *prog;
+    size_t count;
+    core_inflight_t *fl;
+    size_t nfl, cap;
+    uint64_t prev;      /* last dispatch cycle (0: none yet, the first dispatch is in 1) */
+    uint64_t all_done;  /* latest completion of anything dispatched */
+    uint64_t axi_stop;  /* an AXI error completes: nothing dispatches after it */
+    uint32_t axi_pc;
+    uint32_t pc;        /* next instruction */
+    int err;
+    uint32_t err_pc;
+    uint64_t end;
+    int finished;
+    int rc;             /* tpu_core_run's return value once finished */
+    tpu_dinsn_t net;    /* the collective waiting for the board (pc: run.pc) */
+    uint64_t net_t;     /* its dispatch cycle */
+};
+
 struct tpu_core {
     tpu_core_cfg_t cfg;
     unsigned n;
@@ -36,7 +63,22 @@ struct tpu_core {
     uint64_t bank_last_vec[2];     /* last vector presented with bank b */
     uint64_t bank_lw_done[2];      /* completion of the most recent lw into bank b */
     uint64_t unit_done[5];         /* per tpu_unit_t: completion of its last instruction */
+    unsigned cores;                /* C = topo_rows * topo_cols */
+    struct core_run run;
 };
+
+/* core_model.c: the resumable run loop used by tpu_core_run and the board model.
+   core_run_begin starts a run (tpu_core_run's arguments); core_run_step runs until the core
+   finishes (CORE_STEP_DONE: res filled, run.rc set) or dispatches a collective on a board of
+   C > 1 cores (CORE_STEP_NET: run.net, run.net_t, c->pc = its pc; the board then executes it,
+   writing rows with core_write_row, and calls core_net_complete with its completion cycle, or
+   core_run_stuck when it can never complete). */
+enum { CORE_STEP_DONE = 0, CORE_STEP_NET = 1 };
+int core_run_begin(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_start,
+                   uint8_t *host, size_t host_bytes, FILE *trace, tpu_core_result_t *res);
+int core_run_step(tpu_core_t *c); /* CORE_STEP_* or TPU_ENOMEM */
+void core_net_complete(tpu_core_t *c, uint64_t done);
+void core_run_stuck(tpu_core_t *c);
 
 /* core_trace.c */
 void core_trace_header(tpu_core_t *c);

@@ -12,7 +12,8 @@
 #include "tpu/mxu.h"
 
 static const char *const counter_names[TPU_CNT_COUNT] = { "CYCLES",   "MXU_BUSY", "WL_STALL",
-                                                          "DMA_BUSY", "VPU_BUSY", "INSNS" };
+                                                          "DMA_BUSY", "VPU_BUSY", "INSNS",
+                                                          "NET_BUSY" };
 
 const char *tpu_core_counter_name(unsigned k)
 {
@@ -36,6 +37,10 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
         g->acc_rows == 0 || g->acc_rows > 65536u || g->wmem_rows == 0 || g->wmem_rows > 65536u ||
         g->imem_insns == 0 || g->imem_insns > 65536u || cfg->pe_stages > TPU_MXU_PE_STAGES_MAX)
         return NULL;
+    unsigned trows = cfg->topo_rows ? cfg->topo_rows : 1u;
+    unsigned tcols = cfg->topo_cols ? cfg->topo_cols : 1u;
+    if (trows > 64u || tcols > 64u || trows * tcols > 64u || cfg->core_id >= trows * tcols)
+        return NULL;
     tpu_mxu_cfg_t mc = { .n = g->n, .pe_stages = cfg->pe_stages ? cfg->pe_stages : 1u };
     uint64_t lat, busy;
     if (tpu_mxu_timing(&mc, &lat, &busy) != TPU_OK)
@@ -44,6 +49,9 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     if (c == NULL)
         return NULL;
     c->cfg = *cfg;
+    c->cfg.topo_rows = trows;
+    c->cfg.topo_cols = tcols;
+    c->cores = trows * tcols;
     c->n = g->n;
     c->rows[TPU_MEM_UB] = g->ub_rows;
     c->rows[TPU_MEM_ACC] = g->acc_rows;
@@ -85,6 +93,7 @@ void tpu_core_free(tpu_core_t *c)
         free(c->lrow[b]);
     }
     free(c->acc_last_vec);
+    free(c->run.fl);
     free(c);
 }
 
@@ -135,15 +144,36 @@ void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *w
     core_trace_write(c, mem, row, keep);
 }
 
-/* An instruction in flight, for the hazard check. */
-typedef struct {
-    tpu_unit_t unit;
-    tpu_footprint_t fp;
-    uint64_t done;
-} inflight_t;
+static void run_finish(tpu_core_t *c)
+{
+    struct core_run *r = &c->run;
+    tpu_core_result_t *res = c->res;
+    free(r->fl);
+    r->fl = NULL;
+    r->nfl = r->cap = 0;
+    if (r->axi_stop != CORE_NEVER && r->err == 0) { /* the first error in time wins */
+        r->err = TPU_ERR_AXI;
+        r->err_pc = r->axi_pc;
+        r->end = core_max(r->prev + 1u, r->all_done + 1u);
+    }
+    if (r->err) {
+        core_trace_error(c, r->err_pc, r->err);
+        res->status = TPU_CORE_ERROR;
+        res->err_code = r->err;
+        res->err_pc = r->err_pc;
+    } else if (res->status != TPU_CORE_STUCK) {
+        res->status = TPU_CORE_DONE;
+    }
+    res->counters[TPU_CNT_CYCLES] = r->end + 1u;
+    c->res = NULL;
+    if (c->trace && fflush(c->trace) != 0)
+        c->trace_err = 1;
+    r->finished = 1;
+    r->rc = c->trace_err ? TPU_EIO : TPU_OK;
+}
 
-int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_start,
-                 uint8_t *host, size_t host_bytes, FILE *trace, tpu_core_result_t *res)
+int core_run_begin(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_start,
+                   uint8_t *host, size_t host_bytes, FILE *trace, tpu_core_result_t *res)
 {
     if (c == NULL || res == NULL || (prog == NULL && count > 0) || count > c->cfg.geom.imem_insns ||
         pc_start >= c->cfg.geom.imem_insns || (host == NULL && host_bytes > 0))
@@ -166,64 +196,97 @@ int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_
     for (unsigned r = 0; r < c->rows[TPU_MEM_ACC]; r++)
         c->acc_last_vec[r] = CORE_NEVER;
     memset(c->unit_done, 0, sizeof c->unit_done);
+    free(c->run.fl);
+    memset(&c->run, 0, sizeof c->run);
+    c->run.prog = prog;
+    c->run.count = count;
+    c->run.axi_stop = CORE_NEVER;
+    c->run.pc = (uint32_t)pc_start;
     core_trace_header(c);
+    return TPU_OK;
+}
 
-    inflight_t *fl = NULL;
-    size_t nfl = 0, cap = 0;
-    uint64_t prev = 0;       /* last dispatch cycle (0: none yet, the first dispatch is in 1) */
-    uint64_t all_done = 0;   /* latest completion of anything dispatched */
-    uint64_t axi_stop = CORE_NEVER; /* an AXI error completes: nothing dispatches after it */
-    uint32_t axi_pc = 0;
+void core_net_complete(tpu_core_t *c, uint64_t done)
+{
+    struct core_run *r = &c->run;
+    uint64_t *cnt = c->res->counters;
+    c->pc = r->pc;
+    cnt[TPU_CNT_INSNS]++;
+    cnt[TPU_CNT_NET_BUSY] += done - r->net_t + 1u; /* dispatch .. completion, inclusive */
+    core_trace_retire(c, r->net.opcode);
+    r->all_done = core_max(r->all_done, done);
+    /* the next instruction dispatches after the collective is complete */
+    r->prev = core_max(r->net_t, done);
+    r->pc++;
+}
+
+void core_run_stuck(tpu_core_t *c)
+{
+    struct core_run *r = &c->run;
+    c->res->status = TPU_CORE_STUCK;
+    c->res->err_pc = r->pc;
+    r->end = r->net_t;
+    run_finish(c);
+}
+
+int core_run_step(tpu_core_t *c)
+{
+    struct core_run *r = &c->run;
     uint32_t imem = c->cfg.geom.imem_insns;
-    uint32_t pc = (uint32_t)pc_start;
-    uint64_t *cnt = res->counters;
-    int err = 0;
-    uint32_t err_pc = 0;
-    uint64_t end = 0;
-
+    uint64_t *cnt = c->res->counters;
     for (;;) {
-        uint64_t t = prev + 1u;
-        if (pc >= imem) {
-            err = TPU_ERR_PC_END;
-            err_pc = imem;
-            end = core_max(t, all_done + 1u);
+        uint64_t t = r->prev + 1u;
+        if (r->pc >= imem) {
+            r->err = TPU_ERR_PC_END;
+            r->err_pc = imem;
+            r->end = core_max(t, r->all_done + 1u);
             break;
         }
         tpu_insn_t raw = { { 0, 0, 0, 0 } };
-        if (pc < count)
-            raw = prog[pc];
+        if (r->pc < r->count)
+            raw = r->prog[r->pc];
         tpu_dinsn_t d;
         tpu_insn_decode(raw, &d);
-        int code = tpu_insn_check(&d, &c->cfg.geom);
+        int code = tpu_insn_check_board(&d, &c->cfg.geom, c->cfg.core_id, c->cores);
         if (code == 0 && d.opcode == TPU_OP_MATMUL && !c->have_lw)
             code = TPU_ERR_NO_LW;
         if (code != 0) {
-            if (axi_stop != CORE_NEVER && axi_stop < t)
+            if (r->axi_stop != CORE_NEVER && r->axi_stop < t)
                 break; /* the AXI error halted the core first */
-            err = code;
-            err_pc = pc;
-            end = core_max(t, all_done + 1u);
+            r->err = code;
+            r->err_pc = r->pc;
+            r->end = core_max(t, r->all_done + 1u);
             break;
         }
         tpu_unit_t unit = tpu_opcode_unit(d.opcode);
+        int coll = tpu_opcode_is_collective(d.opcode);
         tpu_footprint_t fp;
         memset(&fp, 0, sizeof fp);
         tpu_insn_footprint(&d, c->n, &fp);
-        /* when can it dispatch? */
-        if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT || c->cfg.serial)
-            t = core_max(t, all_done + 1u);
+        /* when can it dispatch? (a collective, like sync, when every unit is idle) */
+        if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT || coll || c->cfg.serial)
+            t = core_max(t, r->all_done + 1u);
         else if (unit == TPU_UNIT_MX)
             t = core_max(t, c->mm_present_end[0] + 1u);
         else if (unit != TPU_UNIT_NONE)
             t = core_max(t, c->unit_done[unit] + 1u);
         if (unit != TPU_UNIT_NONE)
-            for (size_t j = 0; j < nfl; j++)
-                if (fl[j].unit != unit && fl[j].done >= t && tpu_footprint_conflict(&fl[j].fp, &fp))
-                    t = core_max(t, fl[j].done + 1u);
-        if (axi_stop != CORE_NEVER && axi_stop < t)
+            for (size_t j = 0; j < r->nfl; j++)
+                if (r->fl[j].unit != unit && r->fl[j].done >= t &&
+                    tpu_footprint_conflict(&r->fl[j].fp, &fp))
+                    t = core_max(t, r->fl[j].done + 1u);
+        if (r->axi_stop != CORE_NEVER && r->axi_stop < t)
             break;
         /* dispatch in cycle t */
-        c->pc = pc;
+        c->pc = r->pc;
+        if (coll) {
+            r->net = d;
+            r->net_t = t;
+            if (c->cores > 1)
+                return CORE_STEP_NET;
+            core_net_complete(c, t); /* C = 1: complete at once, nothing to move */
+            continue;
+        }
         cnt[TPU_CNT_INSNS]++;
         uint64_t done = t;
         int axi_err = 0;
@@ -243,56 +306,56 @@ int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_
         core_trace_retire(c, d.opcode);
         if (unit != TPU_UNIT_NONE) {
             c->unit_done[unit] = done;
-            all_done = core_max(all_done, done);
+            r->all_done = core_max(r->all_done, done);
             size_t k = 0;
-            for (size_t j = 0; j < nfl; j++) /* drop what completed before this dispatch */
-                if (fl[j].done >= t)
-                    fl[k++] = fl[j];
-            nfl = k;
-            if (nfl == cap) {
-                size_t ncap = cap ? 2u * cap : 16u;
-                inflight_t *nf = realloc(fl, sizeof *nf * ncap);
+            for (size_t j = 0; j < r->nfl; j++) /* drop what completed before this dispatch */
+                if (r->fl[j].done >= t)
+                    r->fl[k++] = r->fl[j];
+            r->nfl = k;
+            if (r->nfl == r->cap) {
+                size_t ncap = r->cap ? 2u * r->cap : 16u;
+                core_inflight_t *nf = realloc(r->fl, sizeof *nf * ncap);
                 if (nf == NULL) {
-                    free(fl);
+                    free(r->fl);
+                    r->fl = NULL;
                     c->res = NULL;
+                    r->finished = 1;
+                    r->rc = TPU_ENOMEM;
                     return TPU_ENOMEM;
                 }
-                fl = nf;
-                cap = ncap;
+                r->fl = nf;
+                r->cap = ncap;
             }
-            fl[nfl].unit = unit;
-            fl[nfl].fp = fp;
-            fl[nfl].done = done;
-            nfl++;
+            r->fl[r->nfl].unit = unit;
+            r->fl[r->nfl].fp = fp;
+            r->fl[r->nfl].done = done;
+            r->nfl++;
         }
-        if (axi_err && axi_stop == CORE_NEVER) {
-            axi_stop = done;
-            axi_pc = pc;
+        if (axi_err && r->axi_stop == CORE_NEVER) {
+            r->axi_stop = done;
+            r->axi_pc = r->pc;
         }
-        prev = t;
+        r->prev = t;
         if (d.opcode == TPU_OP_HALT) {
-            end = t;
+            r->end = t;
             break;
         }
-        pc++;
+        r->pc++;
     }
-    free(fl);
-    if (axi_stop != CORE_NEVER && err == 0) { /* the first error in time wins */
-        err = TPU_ERR_AXI;
-        err_pc = axi_pc;
-        end = core_max(prev + 1u, all_done + 1u);
-    }
-    if (err) {
-        core_trace_error(c, err_pc, err);
-        res->status = TPU_CORE_ERROR;
-        res->err_code = err;
-        res->err_pc = err_pc;
-    } else {
-        res->status = TPU_CORE_DONE;
-    }
-    cnt[TPU_CNT_CYCLES] = end + 1u;
-    c->res = NULL;
-    if (trace && fflush(trace) != 0)
-        c->trace_err = 1;
-    return c->trace_err ? TPU_EIO : TPU_OK;
+    run_finish(c);
+    return CORE_STEP_DONE;
+}
+
+int tpu_core_run(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t pc_start,
+                 uint8_t *host, size_t host_bytes, FILE *trace, tpu_core_result_t *res)
+{
+    int rc = core_run_begin(c, prog, count, pc_start, host, host_bytes, trace, res);
+    if (rc != TPU_OK)
+        return rc;
+    rc = core_run_step(c);
+    if (rc == CORE_STEP_NET) /* C > 1 without the board: the peers never come */
+        core_run_stuck(c);
+    else if (rc < 0)
+        return rc;
+    return c->run.rc;
 }

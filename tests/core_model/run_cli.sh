@@ -51,6 +51,12 @@ expect 1 "error 7" "tpu-run: error 7" "$run" --mxu 3 --prog "$out/axi.s" --hostm
 printf 'nop\nnop\n' >"$out/runoff.s"
 expect 1 "error 6" "error 6" "$run" --mxu 3 --prog "$out/runoff.s" --imem-insns 4 --trace "$out/e6.trace"
 [ "$(tail -n 1 "$out/e6.trace")" = "e 4 6" ] && ok || bad "error 6: trace ends with '$(tail -n 1 "$out/e6.trace")'"
+# collectives on a core alone (C = 1): no-ops, send/recv error 8, the NET_BUSY counter
+printf 'barrier\nallreduce acc row=0 rows=1 ring\nhalt\n' >"$out/coll.s"
+expect 0 "collectives alone" "INSNS=3 NET_BUSY=2" "$run" --mxu 3 --prog "$out/coll.s"
+printf 'nop\nsend ub row=0 rows=1 core=0\nhalt\n' >"$out/send.s"
+expect 1 "error 8" "tpu-run: error 8 (bad core id) at pc 1: send ub row=0 rows=1 core=0" \
+    "$run" --mxu 3 --prog "$out/send.s"
 # a never-written row is a warning, not an error
 printf 'dma_out ub row=7 rows=1 cols=3 addr=0\nhalt\n' >"$out/uninit.s"
 expect 0 "uninitialised read" "warning: 1 read(s) of never-written rows, the first by pc 0 (ub row 7)" \

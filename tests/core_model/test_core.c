@@ -770,6 +770,130 @@ static void test_serial_dispatch(void **state)
     }
 }
 
+/* ---- collectives on a core alone (docs/board.md: C = 1, like tpu_top) ---------------------
+   allreduce, bcast and barrier complete at once without writing anything (a collective
+   dispatches when every unit is idle and takes its dispatch cycle, NET_BUSY 1 each); send and
+   recv are error 8, a core id >= C too; a core of a bigger board run alone stops at its first
+   collective (TPU_CORE_STUCK). */
+static void coll(prog_t *p, unsigned opcode, unsigned mem, unsigned row, unsigned rows,
+                 unsigned peer, unsigned ring)
+{
+    tpu_dinsn_t d = { .opcode = opcode, .mem = mem, .row = row, .n = rows, .peer = peer,
+                      .ring = ring };
+    emit(p, &d);
+}
+
+static void test_collectives_alone(void **state)
+{
+    (void)state;
+    unsigned n = 4;
+    prog_t *p = malloc(sizeof *p);
+    run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+    for (unsigned i = 0; i < 64; i++)
+        put32(r.host, 4u * i, rnd_fp32());
+    tpu_core_cfg_t cfg = cfg_for(n);
+    p->count = 0;
+    dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, 4, n, 0, 4u * n);
+    coll(p, TPU_OP_ALLREDUCE, TPU_MEM_ACC, 0, 4, 0, 0);
+    coll(p, TPU_OP_ALLREDUCE, TPU_MEM_ACC, 1, 2, 0, 1);
+    coll(p, TPU_OP_BCAST, TPU_MEM_ACC, 0, 4, 0, 0);
+    coll(p, TPU_OP_BARRIER, 0, 0, 0, 0, 0);
+    dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, 0, 4, n, 0x1000, 4u * n);
+    op0(p, TPU_OP_HALT);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *tf = open_memstream(&buf, &len);
+    run_prog(&r, &cfg, p, tf);
+    fclose(tf);
+    assert_int_equal(r.res.status, TPU_CORE_DONE);
+    assert_int_equal(r.res.counters[TPU_CNT_INSNS], 7);
+    assert_int_equal(r.res.counters[TPU_CNT_NET_BUSY], 4);
+    assert_string_equal(tpu_core_counter_name(TPU_CNT_NET_BUSY), "NET_BUSY");
+    assert_int_equal(TPU_CNT_NET_BUSY, 6);
+    assert_memory_equal(r.host, r.host + 0x1000, 64); /* the data did not change */
+    /* no row written by pcs 1..4, each retired with its mnemonic */
+    const char *want[] = { "r 1 allreduce\n", "r 2 allreduce\n", "r 3 bcast\n",
+                           "r 4 barrier\n" };
+    for (unsigned i = 0; i < 4; i++)
+        assert_non_null(strstr(buf, want[i]));
+    for (unsigned i = 1; i <= 4; i++) {
+        char w[16];
+        snprintf(w, sizeof w, "\nw %u ", i);
+        assert_null(strstr(buf, w));
+    }
+    free(buf);
+    /* timing: the collective waits for the DMA (every unit idle) and takes one cycle */
+    p->count = 0;
+    coll(p, TPU_OP_BARRIER, 0, 0, 0, 0, 0);
+    op0(p, TPU_OP_HALT);
+    run_prog(&r, &cfg, p, NULL);
+    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], 3); /* barrier in 1, halt in 2 */
+    p->count = 0;
+    dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, 1, n, 0, 4u * n);
+    op0(p, TPU_OP_HALT);
+    run_prog(&r, &cfg, p, NULL);
+    uint64_t dma_only = r.res.counters[TPU_CNT_CYCLES];
+    p->count = 0;
+    dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, 1, n, 0, 4u * n);
+    coll(p, TPU_OP_BARRIER, 0, 0, 0, 0, 0);
+    op0(p, TPU_OP_HALT);
+    run_prog(&r, &cfg, p, NULL);
+    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], dma_only + 1u);
+    tpu_core_free(r.core);
+    free(r.host);
+    /* error 8 on C = 1: send/recv to any core, bcast from root 1; codes 1-3 first */
+    p->count = 0;
+    op0(p, TPU_OP_NOP);
+    coll(p, TPU_OP_SEND, TPU_MEM_UB, 0, 1, 0, 0);
+    expect_error(p, n, 0, TPU_ERR_CORE, 1, 1);
+    p->count = 1;
+    coll(p, TPU_OP_RECV, TPU_MEM_ACC, 0, 1, 1, 0);
+    expect_error(p, n, 0, TPU_ERR_CORE, 1, 1);
+    p->count = 1;
+    coll(p, TPU_OP_BCAST, TPU_MEM_ACC, 0, 1, 1, 0);
+    expect_error(p, n, 0, TPU_ERR_CORE, 1, 1);
+    p->count = 1;
+    coll(p, TPU_OP_SEND, TPU_MEM_UB, 0, 0, 1, 0);
+    expect_error(p, n, 0, TPU_ERR_COUNT, 1, 1);
+    p->count = 1;
+    coll(p, TPU_OP_ALLREDUCE, TPU_MEM_UB, 0, 1, 0, 0);
+    expect_error(p, n, 0, TPU_ERR_COUNT, 1, 1);
+    p->count = 1;
+    coll(p, TPU_OP_RECV, TPU_MEM_UB, 4096, 1, 1, 0);
+    expect_error(p, n, 0, TPU_ERR_ROW, 1, 1);
+    /* the board's shape in the configuration: id < C, at most 64 cores */
+    cfg.topo_rows = 1;
+    cfg.topo_cols = 2;
+    cfg.core_id = 2;
+    assert_null(tpu_core_new(&cfg));
+    cfg.topo_rows = 8;
+    cfg.topo_cols = 9;
+    cfg.core_id = 0;
+    assert_null(tpu_core_new(&cfg));
+    /* core 1 of a ring of 2, alone: error 8 for send to itself or core 2; stuck at a valid
+       collective */
+    cfg.topo_rows = 1;
+    cfg.topo_cols = 2;
+    cfg.core_id = 1;
+    run_t r2 = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+    p->count = 1;
+    coll(p, TPU_OP_SEND, TPU_MEM_UB, 0, 1, 1, 0);
+    run_prog(&r2, &cfg, p, NULL);
+    assert_int_equal(r2.res.status, TPU_CORE_ERROR);
+    assert_int_equal(r2.res.err_code, TPU_ERR_CORE);
+    p->count = 1;
+    coll(p, TPU_OP_SEND, TPU_MEM_UB, 0, 1, 0, 0);
+    op0(p, TPU_OP_HALT);
+    run_prog(&r2, &cfg, p, NULL);
+    assert_int_equal(r2.res.status, TPU_CORE_STUCK);
+    assert_int_equal(r2.res.err_code, 0);
+    assert_int_equal(r2.res.err_pc, 1);
+    assert_int_equal(r2.res.counters[TPU_CNT_INSNS], 1);
+    tpu_core_free(r2.core);
+    free(r2.host);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -781,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_timing_dma),
         cmocka_unit_test(test_timing_vpu_hazards),
         cmocka_unit_test(test_serial_dispatch),
+        cmocka_unit_test(test_collectives_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

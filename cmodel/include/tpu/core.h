@@ -22,6 +22,13 @@ typedef struct {
     unsigned serial; /* 1: an instruction dispatches only when every unit is idle (the RTL
                         as built so far, docs/isa.md "Timing"); 0: the units overlap as the
                         rules of "Timing" allow */
+    /* The board (docs/board.md): this core's id and the board's shape R x S (C = R*S cores;
+       a ring is 1 x C). topo_rows/topo_cols 0 mean 1: the defaults (all 0) are a core on its
+       own, id 0, 1 x 1, C = 1, where every collective completes at once without a network
+       and send/recv are error 8 (like tpu_top). With C > 1 the collectives need the board
+       model (tpu/board.h): tpu_core_run alone stops at the first one (TPU_CORE_STUCK). */
+    unsigned core_id;
+    unsigned topo_rows, topo_cols;
 } tpu_core_cfg_t;
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
@@ -35,11 +42,15 @@ enum {
     TPU_CNT_DMA_BUSY,
     TPU_CNT_VPU_BUSY,
     TPU_CNT_INSNS,
+    TPU_CNT_NET_BUSY, /* a collective in progress, waiting for peers included */
     TPU_CNT_COUNT
 };
 const char *tpu_core_counter_name(unsigned k); /* "CYCLES", ...; NULL out of range */
 
-typedef enum { TPU_CORE_DONE = 1, TPU_CORE_ERROR = 2 } tpu_core_status_t;
+/* TPU_CORE_STUCK: the core waits forever at the collective at err_pc (its peers never
+   take part: a deadlock, a mismatched collective, or no board); err_code is 0, the trace has
+   no line for that instruction and CYCLES counts up to its dispatch. */
+typedef enum { TPU_CORE_DONE = 1, TPU_CORE_ERROR = 2, TPU_CORE_STUCK = 3 } tpu_core_status_t;
 
 typedef struct {
     tpu_core_status_t status;
@@ -55,7 +66,8 @@ typedef struct {
 typedef struct tpu_core tpu_core_t;
 
 /* NULL on a bad configuration (N outside 1..256, a memory size of 0 or > 65536 rows, an IMEM
-   size of 0 or > 65536, pe_stages > 3) or out of memory. The memories start "never written"
+   size of 0 or > 65536, pe_stages > 3, a board of more than 64 cores, core_id >= C) or out
+   of memory. The memories start "never written"
    (all bits 0, but reading them counts as an uninitialised read). */
 tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg);
 void tpu_core_free(tpu_core_t *c);
