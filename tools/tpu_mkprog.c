@@ -17,6 +17,8 @@
 #include "tpu/isa.h"
 #include "tpu/npy.h"
 
+#include "tpu_mkprog_board.h"
+
 struct cfg {
     const char *kind, *dist, *dir;
     unsigned n, m, k, nout, nhid;
@@ -519,7 +521,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: tpu-mkprog KIND --mxu N -o DIR [options]\n"
-        "  KIND          matmul | dense | mlp | allops | manyk\n"
+        "  KIND          matmul | dense | mlp | allops | manyk (a core job); the board kinds\n"
+        "                allreduce | bcast | sendrecv | barrier | dptrain | collall take\n"
+        "                --cores C --topology T (tpu-mkprog allreduce --help)\n"
         "  --mxu N       MXU size (1 .. 256)\n"
         "  -o DIR        output folder (created): prog.s, *.npy inputs, job.args, job.txt\n"
         "  --m M         activation rows (default 3N; allops: at most 128; manyk: at most\n"
@@ -558,8 +562,11 @@ int main(int argc, char **argv)
         { "hostmem-mib", required_argument, NULL, 'M' },
         { "imem-insns", required_argument, NULL, 'I' },
         { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+        { "cores", required_argument, NULL, 'C' }, { "topology", required_argument, NULL, 'T' },
         { NULL, 0, NULL, 0 }
     };
+    const char *board_opt = NULL; /* --cores/--topology: only for the board kinds */
+    int help = 0;
     struct cfg c;
     memset(&c, 0, sizeof c);
     c.dist = "uniform";
@@ -588,9 +595,17 @@ int main(int argc, char **argv)
         case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, 4096); break;
         case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, 65536); break;
         case 'o': c.dir = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 'C': board_opt = "--cores"; break;
+        case 'T': board_opt = "--topology"; break;
+        case 'h': help = 1; break;
         default: usage(stderr); return 2;
         }
+    }
+    if (optind == argc - 1 && tpu_mkprog_is_board_kind(argv[optind]))
+        return tpu_mkprog_board_main(argc, argv);
+    if (help) {
+        usage(stdout);
+        return 0;
     }
     if (optind != argc - 1) {
         fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk)\n",
@@ -604,7 +619,11 @@ int main(int argc, char **argv)
         if (!strcmp(c.kind, kinds[kind]))
             break;
     if (kind == 5)
-        die("unknown KIND '%s', expected matmul, dense, mlp, allops or manyk", c.kind);
+        die("unknown KIND '%s', expected matmul, dense, mlp, allops or manyk (core jobs) or "
+            "allreduce, bcast, sendrecv, barrier, dptrain or collall (board jobs)", c.kind);
+    if (board_opt)
+        die("%s is an option of the board kinds (allreduce, bcast, sendrecv, barrier, dptrain, "
+            "collall), not of '%s'", board_opt, c.kind);
     if (c.n == 0)
         die("no --mxu, expected --mxu N");
     if (c.dir == NULL)
