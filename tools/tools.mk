@@ -5,7 +5,7 @@
 TOOLS_DIR    := $(BUILD)/tools
 TOOLS_CFLAGS := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
 TOOLS        := $(TOOLS_DIR)/tpu-as $(TOOLS_DIR)/tpu-dis $(TOOLS_DIR)/tpu-mkprog \
-                $(TOOLS_DIR)/tpu-run
+                $(TOOLS_DIR)/tpu-run $(TOOLS_DIR)/tpu-board-run
 TOOLS_SIM_LIB = $(BUILD)/sim/libtpusim.a
 
 .PHONY: tools
@@ -26,5 +26,10 @@ $(TOOLS_DIR)/tpu-mkprog: tools/tpu_mkprog.c tools/tpu_mkprog_board.c tools/tpu_m
 
 # tpu-run: the core's C model runner (helper M)
 $(TOOLS_DIR)/tpu-run: tools/tpu_run.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
+
+# tpu-board-run: the board's C model runner (docs/board.md, helper M1)
+$(TOOLS_DIR)/tpu-board-run: tools/tpu_board_run.c $(CMODEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm

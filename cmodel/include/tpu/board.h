@@ -6,8 +6,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "tpu/core.h"
 #include "tpu/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define TPU_BOARD_CORES_MAX 64u
 #define TPU_BOARD_PKT_PAYLOAD 31u /* payload flits per packet (MaxFlits 32 with the header) */
@@ -39,5 +45,78 @@ uint64_t tpu_allreduce_torus_cycles(size_t n, unsigned rows, unsigned cols, unsi
                                     unsigned link_latency);
 /* The ring bound 2 (m-1)/m * 4n / (W/8) in cycles, as a double. */
 double tpu_allreduce_ring_bound(size_t n, unsigned m, unsigned link_bits);
+
+/* ---- topology (docs/board.md "Topology and core numbering") ---- */
+
+#define TPU_BOARD_LINK_BITS_MIN 32u
+#define TPU_BOARD_LINK_BITS_MAX 1024u
+#define TPU_BOARD_LINK_BITS_DEFAULT 64u
+#define TPU_BOARD_LINK_LATENCY_MAX 16u
+#define TPU_BOARD_LINK_LATENCY_DEFAULT 2u
+
+/* The default torus shape for C cores: R = the largest divisor of C with R*R <= C, S = C/R. */
+void tpu_board_torus_default(unsigned cores, unsigned *rows, unsigned *cols);
+/* Parses --topology: "ring" (1 x C), "torus" (the default shape), "torus:RxS" (R*S must be
+   C); NULL or "" gives gen's default (torus:2x4 at C = 8, else ring). 0, or -1 with a one-line
+   message in err ("--topology 'torus:3x3': R*S = 9 must equal --cores 8 (allowed: ...)"). */
+int tpu_board_topology_parse(const char *spec, unsigned cores, unsigned *rows, unsigned *cols,
+                             char *err, size_t errlen);
+/* Dimension-ordered hop count from core a to core b on an R x S torus (the routers' path). */
+unsigned tpu_board_hops(unsigned rows, unsigned cols, unsigned a, unsigned b);
+
+/* ---- the board model: C cores running their own programs, joined by the collectives ---- */
+
+typedef struct {
+    unsigned rows, cols;      /* R x S; C = R*S in 1..64 (a ring: 1 x C) */
+    unsigned link_bits;       /* W, 32..1024 (0: 64) */
+    unsigned link_latency;    /* D, 0..16 */
+    tpu_core_cfg_t core;      /* every core's configuration; core_id and topo_* are set by the
+                                 board */
+} tpu_board_cfg_t;
+
+typedef struct tpu_board tpu_board_t;
+
+/* One core's job: its program, its host memory image and its trace (may be NULL). */
+typedef struct {
+    const tpu_insn_t *prog;
+    size_t count;
+    size_t pc_start;
+    uint8_t *host;
+    size_t host_bytes;
+    FILE *trace;
+} tpu_board_job_t;
+
+/* NULL on a bad configuration (shape, W, D, the core's) or out of memory. */
+tpu_board_t *tpu_board_new(const tpu_board_cfg_t *cfg);
+void tpu_board_free(tpu_board_t *b);
+unsigned tpu_board_cores(const tpu_board_t *b);
+/* Core i's model (memories: tpu_core_row / tpu_core_set_row), NULL out of range. */
+tpu_core_t *tpu_board_core(tpu_board_t *b, unsigned i);
+
+/* Runs job[i] on core i for every i (all cores START together, cycle 0) until every core has
+   halted, stopped with an error, or can never go on. Deterministic: a collective is executed
+   when all its participants have reached it (docs/board.md "Collectives", the ring phases and
+   the row-write order of "Transfers, flits and the order of row writes", so each core's trace
+   is the RTL's), its cycles from the cycle model ("Cycle model"). res[i] is core i's result:
+   TPU_CORE_DONE, TPU_CORE_ERROR, or TPU_CORE_STUCK when it waits at a collective that can
+   never complete (a deadlock: peers halted or waiting elsewhere, or mismatched collectives);
+   then *msg holds a description naming every stuck core, its pc and instruction, one line
+   each (msg may be NULL). Returns TPU_OK (whatever the cores did), TPU_EINVAL (bad
+   arguments, see tpu_core_run), TPU_ENOMEM or TPU_EIO (a trace could not be written). */
+int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t res[],
+                  char *msg, size_t msglen);
+
+/* The cycle model of one collective (docs/board.md "Cycle model"): cycles from the moment the
+   last participant dispatches it until it is complete. rows, elem_bits (16 UB, 32 ACC) and N
+   give the transfer; hops from the topology. */
+uint64_t tpu_board_sendrecv_cycles(unsigned rows, unsigned n, unsigned elem_bits,
+                                   unsigned hops, unsigned link_bits, unsigned link_latency);
+uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
+                                unsigned max_hops, unsigned link_bits, unsigned link_latency);
+uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
