@@ -5,7 +5,8 @@
 #   test-core-model   (make test)
 
 CORE_MODEL_TEST_DIR  := $(BUILD)/tests/core_model
-CORE_MODEL_TEST_BINS := $(CORE_MODEL_TEST_DIR)/test_core $(CORE_MODEL_TEST_DIR)/test_mkprog
+CORE_MODEL_TEST_BINS := $(CORE_MODEL_TEST_DIR)/test_core $(CORE_MODEL_TEST_DIR)/test_mkprog \
+                        $(CORE_MODEL_TEST_DIR)/test_boardrun
 
 TEST_SUITES += test-core-model
 
@@ -17,6 +18,7 @@ $(CORE_MODEL_TEST_DIR)/test_%: tests/core_model/test_%.c $(CMODEL_LIB)
 
 test-core-model: $(CORE_MODEL_TEST_BINS) $(TOOLS_DIR)/tpu-mkprog $(TOOLS_DIR)/tpu-run
 	@echo "== $(CORE_MODEL_TEST_DIR)/test_core"; $(CORE_MODEL_TEST_DIR)/test_core
+	@echo "== $(CORE_MODEL_TEST_DIR)/test_boardrun"; $(CORE_MODEL_TEST_DIR)/test_boardrun
 	@mkdir -p $(CORE_MODEL_TEST_DIR)/jobs
 	@echo "== $(CORE_MODEL_TEST_DIR)/test_mkprog"; \
 	    $(CORE_MODEL_TEST_DIR)/test_mkprog $(TOOLS_DIR)/tpu-mkprog $(CORE_MODEL_TEST_DIR)/jobs
