@@ -442,6 +442,28 @@ static void test_barrier(void **state) { (void)state; run_kind("barrier", 1, 0);
 static void test_dptrain(void **state) { (void)state; run_kind("dptrain", 2, 1); }
 static void test_collall(void **state) { (void)state; run_kind("collall", 1, 1); }
 
+/* collall on other shapes: odd rings, tori with R != S and R = S = 3, 4 */
+static void test_collall_shapes(void **state)
+{
+    (void)state;
+    static const board_shape_t sh[] = {
+        { 3, 1, 3, "ring" }, { 5, 1, 5, "ring" }, { 6, 2, 3, "torus" }, { 6, 3, 2, "torus:3x2" },
+        { 9, 3, 3, "torus" }, { 16, 4, 4, "torus" },
+    };
+    for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++) {
+        char dir[600];
+        run_t *r = malloc(sizeof *r);
+        assert_non_null(r);
+        mkprog(dir, sizeof dir, "collall", 2, sh[s].cores, sh[s].topo, "--seed 9");
+        run_board(r, dir, 2, sh[s].rows, sh[s].cols, 64, 2);
+        all_done(r);
+        assert_int_equal(check_job(r), 9 * sh[s].cores); /* 9 dumps per core */
+        check_same_on_all(r, "dptrain_w.npy");
+        run_free(r);
+        free(r);
+    }
+}
+
 /* dptrain with a partial tile: b < N (WMEM rows filled with -0), N' < N, K not a multiple */
 static void test_dptrain_partial(void **state)
 {
@@ -675,7 +697,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allreduce),   cmocka_unit_test(test_bcast),
         cmocka_unit_test(test_sendrecv),    cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_dptrain),     cmocka_unit_test(test_dptrain_partial),
-        cmocka_unit_test(test_collall),     cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_collall),     cmocka_unit_test(test_collall_shapes),
+        cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_deadlock),    cmocka_unit_test(test_error8),
         cmocka_unit_test(test_mkprog_errors),
     };
