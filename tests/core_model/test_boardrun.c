@@ -35,7 +35,7 @@ static uint32_t rnd_fp32(void)
     return s | ((110u + rnd() % 30u) << 23) | (rnd() & 0x7FFFFFu); /* wide exponents: order matters */
 }
 
-#define MAXC 8
+#define MAXC 16
 #define HOST 4096
 
 typedef struct {
@@ -160,6 +160,7 @@ static void check_allreduce(unsigned R, unsigned S, int ring, unsigned N, unsign
 {
     brd_t x = { 0 };
     unsigned C = R * S;
+    assert_true(C <= MAXC);
     x.b = new_board(R, S, N);
     x.C = C;
     size_t len = (size_t)nrows * N;
@@ -233,7 +234,7 @@ static void test_allreduce(void **state)
     (void)state;
     static const unsigned shapes[][3] = { { 1, 2, 0 }, { 1, 3, 0 }, { 2, 2, 0 }, { 2, 3, 0 },
                                           { 2, 4, 0 }, { 3, 2, 0 }, { 2, 3, 1 }, { 2, 4, 1 },
-                                          { 1, 8, 1 } };
+                                          { 1, 8, 1 }, { 2, 1, 0 }, { 4, 1, 0 }, { 3, 3, 0 } };
     static const unsigned ns[] = { 1, 3, 4, 8 };
     static const unsigned rows[] = { 1, 2, 5, 7 };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
