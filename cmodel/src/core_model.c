@@ -212,11 +212,11 @@ void core_net_complete(tpu_core_t *c, uint64_t done)
     uint64_t *cnt = c->res->counters;
     c->pc = r->pc;
     cnt[TPU_CNT_INSNS]++;
-    cnt[TPU_CNT_NET_BUSY] += done - r->net_t + 1u; /* dispatch .. completion, inclusive */
+    cnt[TPU_CNT_NET_BUSY] += done - r->net_t; /* busy in t+1 .. done, like DMA_BUSY */
     core_trace_retire(c, r->net.opcode);
     r->all_done = core_max(r->all_done, done);
     /* the next instruction dispatches after the collective is complete */
-    r->prev = core_max(r->net_t, done);
+    r->prev = done;
     r->pc++;
 }
 
@@ -284,7 +284,7 @@ int core_run_step(tpu_core_t *c)
             r->net_t = t;
             if (c->cores > 1)
                 return CORE_STEP_NET;
-            core_net_complete(c, t); /* C = 1: complete at once, nothing to move */
+            core_net_complete(c, t + 1u); /* C = 1: nothing to move, done the next cycle */
             continue;
         }
         cnt[TPU_CNT_INSNS]++;

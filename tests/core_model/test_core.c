@@ -772,7 +772,8 @@ static void test_serial_dispatch(void **state)
 
 /* ---- collectives on a core alone (docs/board.md: C = 1, like tpu_top) ---------------------
    allreduce, bcast and barrier complete at once without writing anything (a collective
-   dispatches when every unit is idle and takes its dispatch cycle, NET_BUSY 1 each); send and
+   dispatches in d when every unit is idle and completes in d + 1, NET_BUSY 1 each, the next
+   instruction dispatches from d + 2, as tpu_top); send and
    recv are error 8, a core id >= C too; a core of a bigger board run alone stops at its first
    collective (TPU_CORE_STUCK). */
 static void coll(prog_t *p, unsigned opcode, unsigned mem, unsigned row, unsigned rows,
@@ -822,12 +823,12 @@ static void test_collectives_alone(void **state)
         assert_null(strstr(buf, w));
     }
     free(buf);
-    /* timing: the collective waits for the DMA (every unit idle) and takes one cycle */
+    /* timing: the collective waits for the DMA (every unit idle) and takes two cycles */
     p->count = 0;
     coll(p, TPU_OP_BARRIER, 0, 0, 0, 0, 0);
     op0(p, TPU_OP_HALT);
     run_prog(&r, &cfg, p, NULL);
-    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], 3); /* barrier in 1, halt in 2 */
+    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], 4); /* barrier in 1, done 2, halt in 3 */
     p->count = 0;
     dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, 1, n, 0, 4u * n);
     op0(p, TPU_OP_HALT);
@@ -838,7 +839,7 @@ static void test_collectives_alone(void **state)
     coll(p, TPU_OP_BARRIER, 0, 0, 0, 0, 0);
     op0(p, TPU_OP_HALT);
     run_prog(&r, &cfg, p, NULL);
-    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], dma_only + 1u);
+    assert_int_equal(r.res.counters[TPU_CNT_CYCLES], dma_only + 2u);
     tpu_core_free(r.core);
     free(r.host);
     /* error 8 on C = 1: send/recv to any core, bcast from root 1; codes 1-3 first */
