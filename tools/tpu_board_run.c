@@ -23,7 +23,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " ME " --mxu N --cores C --job DIR --out DIR [options]\n"
+            "usage: " ME " --mxu N --cores C --job DIR --out DIR [options] [@FILE]\n"
             "  --mxu N               MXU size (1 .. 256), required\n"
             "  --cores C             cores on the board (1 .. 64, default 8)\n"
             "  --topology T          ring, torus or torus:RxS with R*S = C (default: torus:2x4\n"
@@ -170,7 +170,24 @@ static int make_dir(const char *d)
     return 0;
 }
 
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    char err[1024];
+    int xargc;
+    char **xargv;
+    if (tpu_args_expand(argc, argv, &xargc, &xargv, err, sizeof err) != 0) {
+        fprintf(stderr, ME ": error: %s\n", err);
+        return 2;
+    }
+    int st = run_main(xargc, xargv);
+    tpu_args_free(xargc, xargv);
+    return st;
+}
+
+/* internal: main with @FILE arguments expanded */
+static int run_main(int argc, char **argv)
 {
     unsigned long n = 0, cores = 8, W = TPU_BOARD_LINK_BITS_DEFAULT,
                   D = TPU_BOARD_LINK_LATENCY_DEFAULT, ubk = 0, acck = 0, wmk = 0, imem = 0,
