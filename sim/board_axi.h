@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host memory of one core of the board co-simulation (sim/board_tb.cpp): an AXI4 slave on
+// the core's m_axi_* port with the behaviour of sim/core_tb.cpp's (docs/isa.md "Co-simulation":
+// a fixed response latency, bursts answered in order, DECERR outside the image, optional
+// random back-pressure and extra latency with --stall) and its assertion layer (valid held
+// until ready with a stable payload, size 3, INCR, <= 16 beats, 8-byte aligned, no 4 KiB
+// crossing, WLAST on the last beat only, a read beat overlapping a dma_in row, a strobed
+// write byte inside a dma_out row, nothing outstanding after the halt).
+// Written for the board harness on its own (core_tb keeps its own copy, edited by others).
+#ifndef TPU_SIM_BOARD_AXI_H
+#define TPU_SIM_BOARD_AXI_H
+
+#include <array>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <vector>
+
+#include "tpu/isa.h"
+
+namespace board {
+
+// xorshift64*: the stalls' random numbers (deterministic per seed).
+struct Rng {
+    uint64_t s;
+    explicit Rng(uint64_t seed) : s(seed * UINT64_C(0x9E3779B97F4A7C15) + 1) {}
+    uint64_t next()
+    {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        return s * UINT64_C(0x2545F4914F6CDD1D);
+    }
+    bool pct(unsigned p) { return p != 0 && next() % 100 < p; }
+};
+
+// The protocol checker's log: the first few violations in full, then a count.
+struct Errors {
+    uint64_t count = 0;
+    void operator()(int core, uint64_t cycle, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)))
+    {
+        if (++count > 10)
+            return;
+        if (core >= 0)
+            std::printf("board_tb: ERROR core %d cycle %" PRIu64 ": ", core, cycle);
+        else
+            std::printf("board_tb: ERROR cycle %" PRIu64 ": ", cycle);
+        va_list ap;
+        va_start(ap, fmt);
+        std::vprintf(fmt, ap);
+        va_end(ap);
+        std::printf("\n");
+    }
+};
+
+// What the harness drives into a core's AXI4 master port, and what it samples from it.
+struct AxiIn {
+    bool awready = false, wready = false, bvalid = false, arready = false, rvalid = false,
+         rlast = false;
+    uint32_t bresp = 0, rresp = 0;
+    uint64_t rdata = 0;
+};
+struct AxiOut {
+    uint64_t awaddr = 0, araddr = 0, wdata = 0;
+    uint32_t awlen = 0, awsize = 0, awburst = 0, arlen = 0, arsize = 0, arburst = 0, wstrb = 0;
+    bool awvalid = false, wvalid = false, wlast = false, bready = false, arvalid = false,
+         rready = false;
+};
+
+class AxiMem {
+public:
+    AxiMem(int core, uint8_t *mem, uint64_t bytes, unsigned latency, unsigned stall, Rng *rng,
+           Errors *err)
+        : core_(core), mem_(mem), bytes_(bytes), latency_(latency), stall_(stall), rng_(rng),
+          err_(err)
+    {
+    }
+
+    // The bytes of host memory the program's DMA may touch.
+    void footprint(const tpu_insn_t *prog, size_t count)
+    {
+        read_beat_.assign(bytes_ / 8 + 1, false);
+        write_byte_.assign(bytes_, false);
+        for (size_t i = 0; i < count; i++) {
+            tpu_dinsn_t d;
+            tpu_insn_decode(prog[i], &d);
+            if ((d.opcode != TPU_OP_DMA_IN && d.opcode != TPU_OP_DMA_OUT) || d.mem > 2)
+                continue;
+            const uint64_t e = tpu_mem_elem_bytes(d.mem);
+            for (uint64_t r = 0; r < d.n; r++) {
+                const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
+                const uint64_t hi = lo + d.cols * e; // exclusive
+                if (d.opcode == TPU_OP_DMA_IN) {
+                    for (uint64_t b = lo / 8; b * 8 < hi && b < read_beat_.size(); b++)
+                        read_beat_[b] = true;
+                } else {
+                    for (uint64_t b = lo; b < hi && b < bytes_; b++)
+                        write_byte_[b] = true;
+                }
+            }
+        }
+    }
+
+    // Before the edge: what the slave drives in this cycle.
+    void drive(uint64_t cycle, AxiIn *in)
+    {
+        in->arready = !rng_->pct(stall_);
+        in->awready = !rng_->pct(stall_);
+        in->wready = !rng_->pct(stall_);
+        if (!rvalid_ && !rq_.empty() && rq_.front().ready_cycle <= cycle && !rng_->pct(stall_)) {
+            const ReadBurst &rb = rq_.front();
+            const uint64_t a = rb.addr + 8u * rb.beat;
+            rvalid_ = true;
+            rlast_ = rb.beat == rb.len;
+            if (a + 8 <= bytes_) {
+                uint64_t d = 0;
+                for (int k = 7; k >= 0; k--)
+                    d = (d << 8) | mem_[a + k];
+                rdata_ = d;
+                rresp_ = 0;
+            } else {
+                rdata_ = 0; // DECERR outside host memory, data 0 as the model's host
+                rresp_ = 3;
+            }
+        }
+        in->rvalid = rvalid_;
+        in->rdata = rvalid_ ? rdata_ : rng_->next();
+        in->rresp = rvalid_ ? rresp_ : 0;
+        in->rlast = rvalid_ && rlast_;
+        if (!bvalid_ && !bq_.empty() && bq_.front().ready_cycle <= cycle && !rng_->pct(stall_)) {
+            bvalid_ = true;
+            bresp_ = bq_.front().resp;
+        }
+        in->bvalid = bvalid_;
+        in->bresp = bvalid_ ? bresp_ : 0;
+        in_ = *in;
+    }
+
+    // Just before the edge: the DUT's outputs as the edge takes them (checks, new bursts).
+    void sample(uint64_t cycle, const AxiOut &o)
+    {
+        hold(cycle, s_ar_, o.arvalid, in_.arready, { o.araddr, o.arlen, o.arsize, o.arburst },
+             "m_axi AR");
+        hold(cycle, s_aw_, o.awvalid, in_.awready, { o.awaddr, o.awlen, o.awsize, o.awburst },
+             "m_axi AW");
+        hold(cycle, s_w_, o.wvalid, in_.wready, { o.wdata, o.wstrb, o.wlast, 0 }, "m_axi W");
+        ar_ = o.arvalid && in_.arready;
+        r_ = in_.rvalid && o.rready;
+        b_ = in_.bvalid && o.bready;
+        if (ar_) {
+            burst(cycle, "m_axi AR", o.araddr, o.arlen, o.arsize, o.arburst);
+            for (unsigned k = 0; k <= o.arlen; k++) {
+                const uint64_t beat = o.araddr / 8 + k;
+                if (beat >= read_beat_.size() || !read_beat_[beat])
+                    (*err_)(core_, cycle,
+                            "m_axi AR: beat at 0x%" PRIx64 " reads bytes no dma_in row asks",
+                            8 * beat);
+            }
+            const uint64_t extra =
+                rng_->pct(stall_) ? rng_->next() % (4u * latency_ + 1) : 0;
+            uint64_t rc = cycle + latency_ + extra;
+            if (rc < last_r_ready_)
+                rc = last_r_ready_;
+            last_r_ready_ = rc;
+            rq_.push_back({ o.araddr, o.arlen, 0, rc });
+        }
+        if (o.awvalid && in_.awready) {
+            burst(cycle, "m_axi AW", o.awaddr, o.awlen, o.awsize, o.awburst);
+            awq_.push_back({ o.awaddr, o.awlen, 0, false });
+        }
+        if (o.wvalid && in_.wready)
+            wq_.push_back({ o.wdata, o.wstrb, o.wlast });
+    }
+
+    // After the edge: retire what the edge took.
+    void update(uint64_t cycle)
+    {
+        if (r_) {
+            ReadBurst &rb = rq_.front();
+            rvalid_ = false;
+            if (++rb.beat > rb.len)
+                rq_.pop_front();
+        }
+        if (b_) {
+            bvalid_ = false;
+            bq_.pop_front();
+        }
+        r_ = b_ = ar_ = false;
+        // W beats meet their AW (a beat may come before its address: AXI4 allows it)
+        while (!awq_.empty() && !wq_.empty()) {
+            WriteBurst &wb = awq_.front();
+            const WBeat wbt = wq_.front();
+            wq_.pop_front();
+            const uint64_t a = wb.addr + 8u * wb.beat;
+            if (wbt.last != (wb.beat == wb.len))
+                (*err_)(core_, cycle,
+                        "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
+                        wbt.last ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
+            if (a + 8 > bytes_) {
+                wb.err = true;
+            } else {
+                for (unsigned k = 0; k < 8; k++) {
+                    if (!(wbt.strb >> k & 1))
+                        continue;
+                    if (!write_byte_[a + k])
+                        (*err_)(core_, cycle,
+                                "m_axi W: byte 0x%" PRIx64
+                                " is written but no dma_out row covers it",
+                                a + k);
+                    mem_[a + k] = static_cast<uint8_t>(wbt.data >> (8 * k));
+                }
+            }
+            if (++wb.beat > wb.len) {
+                const uint64_t extra =
+                    rng_->pct(stall_) ? rng_->next() % (4u * latency_ + 1) : 0;
+                uint64_t rc = cycle - 1 + latency_ + extra;
+                if (rc < last_b_ready_)
+                    rc = last_b_ready_;
+                last_b_ready_ = rc;
+                bq_.push_back({ rc, wb.err ? 3u : 0u });
+                awq_.pop_front();
+            }
+        }
+    }
+
+    bool idle() const { return rq_.empty() && awq_.empty() && wq_.empty() && bq_.empty(); }
+    void report_outstanding(uint64_t cycle)
+    {
+        if (!idle())
+            (*err_)(core_, cycle,
+                    "AXI traffic still outstanding after the halt (%zu R bursts, %zu AW, %zu W, "
+                    "%zu B)",
+                    rq_.size(), awq_.size(), wq_.size(), bq_.size());
+    }
+
+private:
+    using Payload = std::array<uint64_t, 4>;
+    struct Chan {
+        bool valid = false, ready = false;
+        Payload payload{};
+    };
+    struct ReadBurst {
+        uint64_t addr;
+        unsigned len, beat;
+        uint64_t ready_cycle;
+    };
+    struct WriteBurst {
+        uint64_t addr;
+        unsigned len, beat;
+        bool err;
+    };
+    struct WBeat {
+        uint64_t data;
+        unsigned strb;
+        bool last;
+    };
+    struct BResp {
+        uint64_t ready_cycle;
+        unsigned resp;
+    };
+
+    void hold(uint64_t cycle, Chan &prev, bool valid, bool ready, Payload const &p,
+              const char *name)
+    {
+        if (prev.valid && !prev.ready) {
+            if (!valid)
+                (*err_)(core_, cycle, "%s: valid dropped before ready", name);
+            else if (p != prev.payload)
+                (*err_)(core_, cycle, "%s: payload changed while valid and not ready", name);
+        }
+        prev.valid = valid;
+        prev.ready = ready;
+        prev.payload = p;
+    }
+    void burst(uint64_t cycle, const char *ch, uint64_t addr, unsigned len, unsigned size,
+               unsigned type)
+    {
+        if (size != 3)
+            (*err_)(core_, cycle, "%s: size %u, expected 3 (8 bytes)", ch, size);
+        if (type != 1)
+            (*err_)(core_, cycle, "%s: burst %u, expected 1 (INCR)", ch, type);
+        if (len > 15)
+            (*err_)(core_, cycle, "%s: len %u: more than 16 beats", ch, len);
+        if (addr % 8 != 0)
+            (*err_)(core_, cycle, "%s: address 0x%" PRIx64 " not 8-byte aligned", ch, addr);
+        if ((addr & 0xFFFu) + 8u * (len + 1u) > 4096u)
+            (*err_)(core_, cycle, "%s: burst at 0x%" PRIx64 " of %u beats crosses a 4 KiB boundary",
+                    ch, addr, len + 1);
+    }
+
+    int core_;
+    uint8_t *mem_;
+    uint64_t bytes_;
+    unsigned latency_, stall_;
+    Rng *rng_;
+    Errors *err_;
+    std::vector<bool> read_beat_, write_byte_;
+    std::deque<ReadBurst> rq_;
+    std::deque<WriteBurst> awq_;
+    std::deque<WBeat> wq_;
+    std::deque<BResp> bq_;
+    bool rvalid_ = false, bvalid_ = false, rlast_ = false;
+    uint64_t rdata_ = 0;
+    unsigned rresp_ = 0, bresp_ = 0;
+    uint64_t last_r_ready_ = 0, last_b_ready_ = 0;
+    AxiIn in_;
+    bool ar_ = false, r_ = false, b_ = false;
+    Chan s_ar_, s_aw_, s_w_;
+};
+
+} // namespace board
+
+#endif
