@@ -17,3 +17,4 @@ bench: deps
 	@sh bench/run.sh
 include bench/synth.mk
 include bench/core.mk
+include bench/board.mk
