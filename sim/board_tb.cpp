@@ -504,7 +504,8 @@ void help()
         "Runs a board job on the verilated board (%s build: N=%u, C=%u, %s %ux%u, %u-bit\n"
         "links, latency %u) as the host of every core (SystemC).\n"
         "  --job DIR          the job: DIR/core<i>.args for i = 0..%u, each an @FILE of core job\n"
-        "                     options (--prog, --load, --dump, --hostmem-mib; docs/board.md)\n"
+        "                     options (--prog, --load, --dump, --hostmem-mib, --pc-start;\n"
+        "                     docs/board.md)\n"
         "  --out DIR          writes core<i>.trace, core<i>.counters and core<i>/ (the dumps)\n"
         "  --stall P          random back-pressure, P percent (0 .. 90, default 0), on every\n"
         "                     AXI channel%s\n"
@@ -591,6 +592,7 @@ struct CoreJob {
     uint64_t rows_written = 0;
     uint64_t ctr[kCounters] = {};
     uint32_t status = 0, err_code = 0, err_pc = 0, pc = 0;
+    unsigned pc_start = 0; // --pc-start in the core's .args
     bool finished = false;
     CoreJob() { tpu_host_init(&host); }
     ~CoreJob()
@@ -629,9 +631,19 @@ int load_job(const std::string &dir, unsigned i, const std::string &out, CoreJob
         } else if (k + 1 < xargc) {
             value = xargv[++k];
         }
-        if (!tpu_host_is_option(name.c_str()) || name == "--dump-dir" || name == "dump-dir") {
+        uint64_t pcs = 0;
+        if (name == "--pc-start") {
+            if (!parse_u64(value.c_str(), &pcs) || pcs > 65535) {
+                std::fprintf(stderr, "board_tb: error: %s: --pc-start '%s': expected an "
+                                     "instruction index in 0 .. 65535\n",
+                             args.c_str(), value.c_str());
+                rc = 2;
+            }
+            job->pc_start = static_cast<unsigned>(pcs);
+        } else if (!tpu_host_is_option(name.c_str()) || name == "--dump-dir" ||
+                   name == "dump-dir") {
             std::fprintf(stderr, "board_tb: error: %s: option '%s' is not a core job option "
-                                 "(allowed: --prog, --load, --dump, --hostmem-mib)\n",
+                                 "(allowed: --prog, --load, --dump, --hostmem-mib, --pc-start)\n",
                          args.c_str(), name.c_str());
             rc = 2;
         } else if (tpu_host_add_option(&job->host, name.c_str(), value.c_str(), err,
@@ -864,7 +876,7 @@ SC_MODULE(Host)
                 for (unsigned k = 0; k < 4; k++)
                     lite_write(c, static_cast<uint32_t>(0x4000 + 16 * i + 4 * k),
                                j.prog[i].w[k]);
-            lite_write(c, 0x0010, 0);
+            lite_write(c, 0x0010, j.pc_start);
         }
         // start them all, then poll until every core is done, one errs, or the limit
         for (unsigned c = 0; c < kC; c++) {

@@ -42,7 +42,7 @@ typedef struct {
     size_t cap;
 } reader_t;
 
-static const char *prog_name = "tpu-core-cmp";
+static const char *prog_name = "tpu-core-cmp"; /* tpu-board-cmp sets its own */
 
 static int io_error(const char *path, long line, const char *what)
 {
@@ -255,6 +255,7 @@ static const char *kind_name(int k)
     return k == K_WRITE ? "a memory write" : k == K_RETIRE ? "a retire" : "an error halt";
 }
 
+#ifndef TPU_CORE_CMP_NO_MAIN /* tpu-board-cmp has its own */
 static int usage(const char *msg, const char *arg)
 {
     if (msg != NULL)
@@ -270,6 +271,7 @@ static int usage(const char *msg, const char *arg)
                prog_name);
     return 2;
 }
+#endif
 
 /* Reports the first divergence at index i (both traces have a record there). */
 static void report(size_t i, const rec_t *re, const rec_t *rg, const char *text)
@@ -325,40 +327,14 @@ static int same_rec(const rec_t *a, const rec_t *b)
              memcmp(a->el, b->el, a->nel * sizeof a->el[0]) == 0));
 }
 
-int main(int argc, char **argv)
+/* Compares the traces at exp_path (the model's) and got_path (the RTL's), printing the first
+   divergence (the instruction's disassembly from prog when given) and a PASS/FAIL line.
+   Returns 0 identical, 1 different, 2 I/O or format error (printed). Also used by
+   tpu-board-cmp (sim/board_cmp.c), once per core. */
+static int core_trace_compare(const char *exp_path, const char *got_path,
+                              const tpu_insn_t *prog, size_t count)
 {
-    const char *prog_path = NULL, *paths[2] = { NULL, NULL };
-    unsigned long n_mxu = 0;
-    unsigned npaths = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(NULL, NULL);
-            return 0;
-        } else if (strcmp(argv[i], "--prog") == 0 && i + 1 < argc) {
-            prog_path = argv[++i];
-        } else if (strcmp(argv[i], "--mxu") == 0 && i + 1 < argc) {
-            if (!parse_ulong(argv[++i], 10, &n_mxu) || n_mxu == 0 || n_mxu > 256)
-                return usage("--mxu takes N in 1 .. 256", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage("unknown option or missing value", argv[i]);
-        } else if (npaths < 2) {
-            paths[npaths++] = argv[i];
-        } else {
-            return usage("more than two traces given", argv[i]);
-        }
-    }
-    if (npaths != 2)
-        return usage("need two traces, EXPECTED and ACTUAL", NULL);
-
-    tpu_insn_t *prog = NULL;
-    size_t count = 0;
-    if (prog_path != NULL) {
-        char err[512];
-        if (tpu_load_program(prog_path, (unsigned)n_mxu, &prog, &count, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: error: %s\n", prog_name, err);
-            return 2;
-        }
-    }
+    const char *paths[2] = { exp_path, got_path };
     trace_t te = { 0 }, tg = { 0 };
     int status = trace_read(paths[0], &te);
     if (status == 0)
@@ -400,6 +376,46 @@ int main(int argc, char **argv)
     }
     trace_free(&te);
     trace_free(&tg);
+    return status;
+}
+
+#ifndef TPU_CORE_CMP_NO_MAIN
+int main(int argc, char **argv)
+{
+    const char *prog_path = NULL, *paths[2] = { NULL, NULL };
+    unsigned long n_mxu = 0;
+    unsigned npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(NULL, NULL);
+            return 0;
+        } else if (strcmp(argv[i], "--prog") == 0 && i + 1 < argc) {
+            prog_path = argv[++i];
+        } else if (strcmp(argv[i], "--mxu") == 0 && i + 1 < argc) {
+            if (!parse_ulong(argv[++i], 10, &n_mxu) || n_mxu == 0 || n_mxu > 256)
+                return usage("--mxu takes N in 1 .. 256", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage("unknown option or missing value", argv[i]);
+        } else if (npaths < 2) {
+            paths[npaths++] = argv[i];
+        } else {
+            return usage("more than two traces given", argv[i]);
+        }
+    }
+    if (npaths != 2)
+        return usage("need two traces, EXPECTED and ACTUAL", NULL);
+
+    tpu_insn_t *prog = NULL;
+    size_t count = 0;
+    if (prog_path != NULL) {
+        char err[512];
+        if (tpu_load_program(prog_path, (unsigned)n_mxu, &prog, &count, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: error: %s\n", prog_name, err);
+            return 2;
+        }
+    }
+    const int status = core_trace_compare(paths[0], paths[1], prog, count);
     free(prog);
     return status;
 }
+#endif

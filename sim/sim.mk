@@ -136,3 +136,4 @@ cosim-128: $(call mxu_tb,128)
 include sim/vpu.mk
 # The core's co-simulation rules (its own fragment).
 include sim/core.mk
+include sim/board.mk

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: Apache-2.0
+# The board top and the board co-simulation (docs/board.md "The board top (tpu_board)" and
+# "Board jobs, tools and co-simulation"; sim/board_tb.cpp, sim/board_case.sh, tpu-board-cmp).
+#   test-board-lint   (make test)  gen's tpu_board at N = 2, C = 2 ring and C = 4 torus:2x2
+#                                  (plus C = 3 ring: a window with no core): verilator
+#                                  --lint-only -Wall and iverilog -g2012, both silent
+#   test-board-cosim  (make test)  board_tb (assembled: verilated cores on a verilated NoC)
+#                                  against tpu-board-run at N = 4 on C = 2 ring, C = 4
+#                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
+#                                  bcast, sendrecv, barrier, dptrain, --stall 0 and 30: every
+#                                  core's trace and dumps identical; N = 8 C = 2 dptrain;
+#                                  plain per-core programs (dense) on C = 2 ring (the harness)
+#   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
+#                                  AXI4-Lite windows) against the assembled one, N = 2, C = 2
+#                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
+# One verilated core per (N, W) shared by every board; the NoCs and flat boards are small.
+
+BOARD_SUITES := test-board-lint test-board-cosim test-board-flat
+# Not yet in TEST_SUITES: the core's network port (tpu_core_coll, helper R) is still being
+# written; `make $(BOARD_SUITES)` runs them.
+
+.PHONY: test-board-lint test-board-cosim test-board-flat board-cosim-tools
+
+test-board-lint: $(GEN)
+	@VERILATOR=$(VERILATOR) sh tests/boardcosim/lint.sh $(GEN)
+
+board-cosim-tools:
+	@$(MAKE) --no-print-directory $(GEN) $(CMODEL_LIB) $(BOARD_CMP) $(TPU_BOARD_RUN) $(TPU_MKPROG)
+
+test-board-cosim: board-cosim-tools
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/cosim.sh
+
+test-board-flat: board-cosim-tools
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/flat.sh
