@@ -21,5 +21,35 @@ for cfg in "4 2 ring" "4 4 torus:2x2" "4 8 torus:2x4" "4 4 ring" "8 2 ring"; do
         BOARD_TB=$tb sh sim/board_case.sh "$1" "$2" "$3" "$out/n$1_c$2_${tn}_$kn" 0,30 "$k" || st=1
     done
 done
+# tpu-board-cmp must name a divergence: element 1 of core 1's first ACC row write and the last
+# byte of its dump changed in a copy of the plain:dense run
+src=$out/n4_c2_ring_plain_dense
+if [ -d "$src/rtl_s0" ]; then
+    f=$out/fault; rm -rf "$f"; cp -r "$src/rtl_s0" "$f"
+    line=$(grep -n -m1 '^w [0-9]* acc ' "$f/core1.trace" | cut -d: -f1)
+    old=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f6)
+    new=$(printf '%08x' $(( 0x$old ^ 4 )))
+    awk -v l="$line" -v v="$new" 'NR == l { $6 = v } { print }' "$src/rtl_s0/core1.trace" >"$f/core1.trace"
+    pc=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f2)
+    row=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f4)
+    build/sim/tpu-board-cmp --job "$src/job" --mxu 4 "$src/model" "$f" >"$f.log" 2>&1; rc=$?
+    if [ $rc -eq 1 ] && grep -q "^tpu-board-cmp: core 1:" "$f.log" &&
+       grep -q "instruction $pc (" "$f.log" && grep -q "acc row $row .*element 1" "$f.log" &&
+       grep -q "FAIL: 1 of 2 cores differ" "$f.log"; then
+        echo "PASS: tpu-board-cmp names the flipped element (core 1, instruction $pc, acc row $row, element 1)"
+    else
+        echo "FAIL: tpu-board-cmp on a flipped trace element (exit $rc):"; sed 's/^/    /' "$f.log"; st=1
+    fi
+    cp "$src/rtl_s0/core1.trace" "$f/core1.trace"
+    d=$(ls "$f/core1" | head -n 1)
+    pos=$(( $(wc -c <"$f/core1/$d") - 1 ))
+    printf '\125' | dd of="$f/core1/$d" bs=1 seek=$pos conv=notrunc 2>/dev/null
+    build/sim/tpu-board-cmp "$src/model" "$f" >"$f.log" 2>&1; rc=$?
+    if [ $rc -eq 1 ] && grep -q "core 1: dump $d differs at byte $pos" "$f.log"; then
+        echo "PASS: tpu-board-cmp names the changed dump byte (core 1, $d, byte $pos)"
+    else
+        echo "FAIL: tpu-board-cmp on a flipped dump byte (exit $rc):"; sed 's/^/    /' "$f.log"; st=1
+    fi
+fi
 [ $st -eq 0 ] && echo "test-board-cosim: PASS" || echo "test-board-cosim: FAIL"
 exit $st
