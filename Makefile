@@ -30,6 +30,8 @@ all: rtl
 help:
 	@echo "make run        generate, build and co-simulate the default MXU ($(MXU)x$(MXU)); prints PASS/FAIL"
 	@echo "make core-run   generate, build and co-simulate the default core ($(MXU)x$(MXU)) on the mlp program against the model; PASS/FAIL"
+	@echo "make board-run  co-simulate the default board (C = 8 cores $(MXU)x$(MXU), torus 2x4, SystemC) on the dptrain job against the board model; PASS/FAIL"
+	@echo "make board-tb BOARD=\"N C T W D\" [BOARD_MODE=asm|flat]  build the board co-simulation harness of one board (sim/board_build.sh)"
 	@echo "make test       all tests that run in CI (well under 30 min on 2 cores)"
 	@echo "make test-full  exhaustive numerics and large configurations (~1.5 h)"
 	@echo "make cosim-128  co-simulate the 128x128 MXU (~11 GB, ~15 min build)"
