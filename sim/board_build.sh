@@ -13,7 +13,8 @@
 #         (small boards only)
 #   TOPOLOGY as gen's --topology (ring, torus, torus:RxS)
 # Environment: BUILD (default build), GEN, VERILATOR, CXX, OBJCACHE, SIM_OPT (default -O1),
-#   CMODEL_LIB.
+#   CMODEL_LIB, BOARD_CORE_ARGS (extra gen options for the core, e.g. "--acc-kib 1024"; the
+#   build folders get a suffix made of them, e.g. board_core_N16_W64_acckib1024).
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 asm|flat N C TOPOLOGY W D" >&2; exit 2; }
 mode=$1; n=$2; c=$3; topo=$4; w=$5; d=$6
@@ -25,6 +26,9 @@ CXX=${CXX:-g++}
 OBJCACHE=${OBJCACHE:-}
 SIM_OPT=${SIM_OPT:--O1}
 CMODEL_LIB=${CMODEL_LIB:-$BUILD/cmodel/libtpucmodel.a}
+BOARD_CORE_ARGS=${BOARD_CORE_ARGS:-}
+sfx=$(echo "$BOARD_CORE_ARGS" | tr -cd 'A-Za-z0-9')
+[ -n "$sfx" ] && sfx=_$sfx
 root=$(pwd)
 sim=$BUILD/sim
 tname=$(echo "$topo" | tr -d ':')
@@ -75,15 +79,16 @@ shape() {
 }
 
 if [ "$mode" = asm ]; then
-    cdir=$sim/board_core_N${n}_W$w
+    cdir=$sim/board_core_N${n}_W$w$sfx
     ndir=$sim/board_noc_${c}_${tname}_W${w}_D$d
-    hdir=$sim/board_asm_N${n}_C${c}_${tname}_W${w}_D$d
+    hdir=$sim/board_asm_N${n}_C${c}_${tname}_W${w}_D$d$sfx
     (
         flock 9
-        gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" || true
+        # shellcheck disable=SC2086
+        gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" $BOARD_CORE_ARGS || true
         test -f "$cdir/rtl/tpu_core.f" || { echo "$0: gen wrote no tpu_core.f for N=$n" >&2; exit 1; }
         verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt --trace-depth 3
-    ) 9>"$sim/.board_core_N${n}_W$w.lock"
+    ) 9>"$sim/.board_core_N${n}_W$w$sfx.lock"
     (
         flock 9
         gen_into "$ndir" --mxu 2 --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" || true
@@ -96,14 +101,16 @@ if [ "$mode" = asm ]; then
     sh_file=$ndir/rtl/tpu_noc.sv
     defs=""
 else
-    hdir=$sim/board_flat_N${n}_C${c}_${tname}_W${w}_D$d
+    hdir=$sim/board_flat_N${n}_C${c}_${tname}_W${w}_D$d$sfx
     mkdir -p "$hdir"
     (
         flock 9
-        gen_into "$hdir" --mxu "$n" --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" || true
+        # shellcheck disable=SC2086
+        gen_into "$hdir" --mxu "$n" --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" \
+            $BOARD_CORE_ARGS || true
         test -f "$hdir/rtl/tpu_board.f" || { echo "$0: gen wrote no tpu_board.f for N=$n" >&2; exit 1; }
         verilate "$hdir" tpu_board tpu_board.f tpu_board.vlt --trace-depth 4
-    ) 9>"$sim/.board_flat_N${n}_C${c}_${tname}_W${w}_D$d.lock"
+    ) 9>"$sim/.board_flat_N${n}_C${c}_${tname}_W${w}_D$d$sfx.lock"
     objs="$hdir/obj/Vtpu_board__ALL.a"
     rt=$hdir/obj
     incs="-I$hdir/obj -I$hdir/rtl"
