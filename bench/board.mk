@@ -16,13 +16,14 @@ TPU_BOARD_RUN       ?= $(BUILD)/tools/tpu-board-run
 
 .PHONY: bench-board-allreduce bench-board-128
 bench-board-allreduce: deps
-	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(UNITS_DIR)/noc-ring8/tb
+	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(SIM_DIR)/tpu-board-cmp \
+		$(UNITS_DIR)/noc-ring8/tb
 	@tb=$$(BOARD_CORE_ARGS="--acc-kib $(BENCH_BOARD_ACC_KIB)" GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) \
-		sh sim/board_build.sh asm $(BENCH_BOARD_N) 8 torus:2x4 64 2 | tail -n 1) && \
+		sh sim/board_build.sh asm $(BENCH_BOARD_N) 8 torus:2x4 64 2) && \
 	BOARD_TB=$$tb TPU_BOARD_RUN=$(TPU_BOARD_RUN) N=$(BENCH_BOARD_N) ACC_KIB=$(BENCH_BOARD_ACC_KIB) \
-		NOC_TB=$(UNITS_DIR)/noc-ring8/tb sh bench/board_allreduce.sh $(BENCH_DIR)/board_allreduce
+		NOC_TB=$(UNITS_DIR)/noc-ring8/tb BOARD_CMP=$(SIM_DIR)/tpu-board-cmp sh bench/board_allreduce.sh $(BENCH_DIR)/board_allreduce
 
 bench-board-128: deps
-	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(TPU_MKPROG)
-	@GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) TPU_MKPROG=$(TPU_MKPROG) TPU_BOARD_RUN=$(TPU_BOARD_RUN) \
+	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(TPU_MKPROG) $(SIM_DIR)/tpu-board-cmp
+	@BOARD_CMP=$(SIM_DIR)/tpu-board-cmp GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) TPU_MKPROG=$(TPU_MKPROG) TPU_BOARD_RUN=$(TPU_BOARD_RUN) \
 		OBJCACHE=$(BENCH_BOARD_OBJCACHE) sh bench/board_128.sh $(BENCH_BOARD_128_N) $(BENCH_DIR)/board_$(BENCH_BOARD_128_N)

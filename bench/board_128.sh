@@ -15,7 +15,8 @@
 # usage: bench/board_128.sh N DIR
 # Environment: GEN, CMODEL_LIB, TPU_MKPROG, TPU_BOARD_RUN, VERILATOR, OBJCACHE (default
 #   empty: a cold build), SIM_OPT, KEEP=1 (reuse DIR/build instead of building from nothing),
-#   M K NOUT (the matmul, default 128 each).
+#   M K NOUT (the matmul, default 128 each), BOARD_CMP (optional: tpu-board-cmp, then the
+#   traces must equal the model's too).
 set -u
 n_mxu=${1:?usage: $0 N DIR}
 out=${2:?usage: $0 N DIR}
@@ -29,7 +30,7 @@ case $gen in /*) ;; *) gen=$(pwd)/$gen;; esac
 case $lib in /*) ;; *) lib=$(pwd)/$lib;; esac
 mkdir -p "$out"
 if [ "${KEEP:-0}" != 1 ]; then rm -rf "$out/build" "$out/job" "$out/model" "$out/rtl"; fi
-mkdir -p "$out/build"
+mkdir -p "$out/build/sim"
 bad=0
 
 # 1. the build, timed
@@ -64,6 +65,10 @@ for i in $(seq 0 $((c - 1))); do
         { echo "FAIL: core $i: the RTL's out.npy differs from the model's"; bad=1; }
 done
 
+if [ -n "${BOARD_CMP:-}" ]; then
+    "$BOARD_CMP" --job "$out/job" --mxu "$n_mxu" "$out/model" "$out/rtl" >"$out/cmp.log" 2>&1 ||
+        { echo "FAIL: the RTL's traces or dumps differ from the model's"; head -n 5 "$out/cmp.log"; bad=1; }
+fi
 ctr() { grep -m1 'counters:' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 maxc() { for i in $(seq 0 $((c - 1))); do ctr "$1/core$i.counters" "$2"; done | sort -n | tail -n 1; }
 rc=$(maxc "$out/rtl" CYCLES); mc=$(maxc "$out/model" CYCLES)

@@ -25,7 +25,9 @@
 #   model only), TPU_BOARD_RUN, N (MXU size the harness was built for, default 16), ACC_KIB
 #   (the core's ACC, KiB, as given to gen; default gen's 8N), W (64), D (2),
 #   SIZES (bytes, default 1 KiB .. 1 MiB by 4), CHECK_MAX (default 16384), NOC_TB (optional:
-#   build/units/noc-ring8/tb, the NoC-only figure of bench-noc-allreduce).
+#   build/units/noc-ring8/tb, the NoC-only figure of bench-noc-allreduce), BOARD_CMP (optional:
+#   tpu-board-cmp; then every RTL run's traces, the row writes of every step, and dumps must
+#   equal the model's, at every size: without data both sides reduce zeros).
 set -u
 out=${1:?usage: $0 DIR}
 tb=${BOARD_TB:-}
@@ -37,6 +39,7 @@ d=${D:-2}
 sizes=${SIZES:-1024 4096 16384 65536 262144 1048576}
 check_max=${CHECK_MAX:-16384}
 noc_tb=${NOC_TB:-}
+bcmp=${BOARD_CMP:-}
 c=8
 topo=torus:2x4
 acc_rows=$((acc_kib * 1024 / (4 * n_mxu)))
@@ -149,6 +152,12 @@ for s in $sizes; do
         if [ -n "$tb" ]; then
             if rtl "$dd/ar" "$dd/ar.rtl" && rtl "$dd/base" "$dd/base.rtl"; then
                 set -- $(netbusy "$dd/ar.rtl" "$dd/base.rtl"); rmax=$1; rmin=$2
+                if [ -n "$bcmp" ]; then
+                    for j in ar base; do
+                        "$bcmp" --job "$dd/$j" --mxu "$n_mxu" "$dd/$j.model" "$dd/$j.rtl" >"$dd/$j.cmp" 2>&1 ||
+                            { echo "FAIL: S=$s $v $j: the RTL's traces or dumps differ from the model's"; head -n 5 "$dd/$j.cmp"; bad=1; }
+                    done
+                fi
                 secs=$(sed -n 's/^board_tb: [0-9]* cycles simulated in \([0-9.]*\) s (\([0-9]*\) cycles\/s)/\1/p' "$dd/ar.rtl.log")
                 cps=$(sed -n 's/^board_tb: [0-9]* cycles simulated in \([0-9.]*\) s (\([0-9]*\) cycles\/s)/\2/p' "$dd/ar.rtl.log")
                 if [ "$data" -eq 1 ]; then
