@@ -39,6 +39,8 @@ help:
 	@echo "make bench      benchmarks; figures go to bench/RESULTS.md by hand"
 	@echo "make bench-noc-allreduce  ring all-reduce on the board interconnect RTL (C = 8) vs the model and the ring bound (docs/board.md)"
 	@echo "make bench-core MXU utilisation of the core on matmul phases (M >= 8N, K, N' >= 4N): RTL N = 16 vs model, model N = 128"
+	@echo "make bench-board-allreduce  one allreduce (1 KiB .. 1 MiB) on the RTL board (C = 8, torus 2x4 and ring) vs the board model and the ring bound"
+	@echo "make bench-board-128  build the gen --mxu 128 --cores 8 board co-simulation (time, peak memory), a matmul on 8 cores (heavy: run alone)"
 	@echo "make tools      build/tools: tpu-as, tpu-dis, tpu-mkprog (core programs), tpu-run (the core model; docs/isa.md),"
 	@echo "                tpu-board-run (the board model: C cores and the collectives; docs/board.md)"
 	@echo "make rtl        regenerate rtl/ (gen --mxu $(MXU) --cores $(CORES) -o rtl)"
