@@ -69,6 +69,8 @@ int emit_core_dma(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_seq(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_mx(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_vctl(struct gen_output *out, const struct gen_config *cfg);
+/* tpu_core_coll.sv, the core's network unit (docs/board.md), emit_core_coll.c */
+int emit_core_coll(struct gen_output *out, const struct gen_config *cfg);
 int emit_core(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_vlt(struct gen_output *out, const struct gen_config *cfg);

@@ -84,7 +84,7 @@ static const char *const core_trace_ports[] = {
 };
 
 /* internal: tpu_top around the core (gen writes the core when the VPU has N lanes) */
-static void emit_top_core(struct strbuf *sb)
+static void emit_top_core(struct strbuf *sb, const struct gen_config *cfg)
 {
     sb_puts(sb,
         "//\n"
@@ -92,6 +92,9 @@ static void emit_top_core(struct strbuf *sb)
         "// slave (s_axil_*) and AXI4 data master (m_axi_*) with the same names; rst_ni,\n"
         "// asynchronous, goes through tpu_rst_sync (u_rst_sync) before it reaches the core. The\n"
         "// core's simulation trace outputs (tr_*) are left open: synthesis removes their logic.\n"
+        "// The core is a board of one (docs/board.md): id 0, shape 1 x 1, no network (its noc_*\n"
+        "// inputs tied off, outputs open): every collective completes at once, send/recv are\n"
+        "// error 8.\n"
         "\n"
         "module tpu_top (\n"
         "  input  logic        clk_i,\n"
@@ -116,6 +119,21 @@ static void emit_top_core(struct strbuf *sb)
         "    .rst_ni (rst_sync_n),\n");
     for (size_t i = 0; i < np; i++)
         sb_printf(sb, "    .%s,\n", core_axi_ports[i][2]);
+    /* one core on its own (docs/board.md): a board of one, no network */
+    sb_puts(sb,
+        "    .core_id_i       (6'd0),\n"
+        "    .topo_cores_i    (7'd1),\n"
+        "    .topo_rows_i     (7'd1),\n"
+        "    .topo_cols_i     (7'd1),\n"
+        "    .noc_inj_valid_o (),\n"
+        "    .noc_inj_last_o  (),\n"
+        "    .noc_inj_flit_o  (),\n"
+        "    .noc_inj_ready_i (1'b0),\n"
+        "    .noc_ej_valid_i  (1'b0),\n"
+        "    .noc_ej_last_i   (1'b0),\n");
+    sb_printf(sb, "    .noc_ej_flit_i   (%u'd0),\n", cfg->link_bits);
+    sb_puts(sb,
+        "    .noc_ej_ready_o  (),\n");
     size_t nt = sizeof core_trace_ports / sizeof core_trace_ports[0];
     for (size_t i = 0; i < nt; i++)
         sb_printf(sb, "    .%s ()%s\n", core_trace_ports[i], i + 1 < nt ? "," : "");
@@ -132,7 +150,7 @@ int emit_top(struct gen_output *out, const struct gen_config *cfg)
     if (!sb)
         return -1;
     if (cfg->vpu_lanes == cfg->n) {
-        emit_top_core(sb);
+        emit_top_core(sb, cfg);
         return 0;
     }
     unsigned n = cfg->n;

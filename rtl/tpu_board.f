@@ -30,6 +30,7 @@ tpu_core_dma.sv
 tpu_core_seq.sv
 tpu_core_mx.sv
 tpu_core_vctl.sv
+tpu_core_coll.sv
 tpu_core.sv
 tpu_link.sv
 tpu_router.sv

@@ -12,17 +12,19 @@
 // buffer (UB), the accumulators (ACC), the weight memory (WMEM) and the instruction memory
 // (IMEM: four 32-bit tpu_srams, one per instruction word), the sequencer (tpu_core_seq), the
 // WL/MX unit (tpu_core_mx), the VPU unit (tpu_core_vctl), the AXI4-Lite registers
-// (tpu_core_regs) and the AXI4 DMA master (tpu_core_dma).
+// (tpu_core_regs), the AXI4 DMA master (tpu_core_dma) and the network unit (tpu_core_coll:
+// the collectives of docs/board.md on the noc_* port, a local port of the board's tpu_noc).
 // Each memory has one read and one write port, shared by the units that use it; the
 // sequencer lets one unit work at a time, so at most one unit drives a port in any cycle
 // (checked in simulation below). The tr_* outputs show every memory write with the pc of the
 // instruction that made it, and every dispatch (simulation only; synthesis removes them when
 // they are left open).
 // Performance counters (docs/isa.md "Host interface"): CYCLES, MXU_BUSY, WL_STALL, DMA_BUSY,
-// VPU_BUSY, INSNS; cleared by START, counting while the core is busy.
+// VPU_BUSY, INSNS, NET_BUSY; cleared by START, counting while the core is busy.
 
 module tpu_core #(
-  parameter int N = 16
+  parameter int N     = 16,
+  parameter int LinkW = 64   // W, --link-bits (docs/board.md)
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
@@ -70,6 +72,19 @@ module tpu_core #(
   input  logic              m_axi_rlast,
   input  logic              m_axi_rvalid,
   output logic              m_axi_rready,
+  // the board (docs/board.md): this core's id, the shape, the network port
+  input  logic [5:0]        core_id_i,
+  input  logic [6:0]        topo_cores_i,
+  input  logic [6:0]        topo_rows_i,
+  input  logic [6:0]        topo_cols_i,
+  output logic              noc_inj_valid_o,
+  output logic              noc_inj_last_o,
+  output logic [LinkW-1:0]  noc_inj_flit_o,
+  input  logic              noc_inj_ready_i,
+  input  logic              noc_ej_valid_i,
+  input  logic              noc_ej_last_i,
+  input  logic [LinkW-1:0]  noc_ej_flit_i,
+  output logic              noc_ej_ready_o,
   // simulation trace
   output logic              tr_ub_we_o,
   output logic [15:0]       tr_ub_row_o,
@@ -105,7 +120,7 @@ module tpu_core #(
   logic              busy, done, error;
   logic [7:0]        err_code;
   logic [15:0]       err_pc, pc;
-  logic [6*64-1:0]   counters;
+  logic [7*64-1:0]   counters;
 
   tpu_core_regs #(
     .N         (N),
@@ -178,6 +193,7 @@ module tpu_core #(
   logic [31:0]  mx_q_ub, mx_q_left;
   logic [16:0]  mx_chk_lo, mx_chk_hi;
   logic         mx_acc_hit, mx_acc_rd;
+  logic         coll_go, coll_busy;
 
   tpu_core_seq u_seq (
     .clk_i,
@@ -214,7 +230,11 @@ module tpu_core #(
     .chk_hi_o     (mx_chk_hi),
     .acc_hit_i    (mx_acc_hit),
     .acc_rd_i     (mx_acc_rd),
-    .vpu_busy_i   (vpu_busy)
+    .vpu_busy_i   (vpu_busy),
+    .coll_go_o    (coll_go),
+    .coll_busy_i  (coll_busy),
+    .core_id_i,
+    .topo_cores_i
   );
 
   // ---- memories and their port owners ----
@@ -463,6 +483,49 @@ module tpu_core #(
     .red_o       (v_red_o)
   );
 
+  // ---- the network unit (collectives) ----
+  logic            nc_ub_re, nc_ub_we, nc_acc_re, nc_acc_we;
+  logic [15:0]     nc_ub_ra, nc_ub_wa, nc_acc_ra, nc_acc_wa, nc_wpc;
+  logic [16*N-1:0] nc_ub_wd;
+  logic [32*N-1:0] nc_acc_wd;
+
+  tpu_core_coll #(
+    .N     (N),
+    .LinkW (LinkW)
+  ) u_coll (
+    .clk_i,
+    .rst_ni,
+    .go_i         (coll_go),
+    .insn_i       (insn),
+    .pc_i         (insn_pc),
+    .busy_o       (coll_busy),
+    .core_id_i,
+    .topo_cores_i,
+    .topo_rows_i,
+    .topo_cols_i,
+    .noc_inj_valid_o,
+    .noc_inj_last_o,
+    .noc_inj_flit_o,
+    .noc_inj_ready_i,
+    .noc_ej_valid_i,
+    .noc_ej_last_i,
+    .noc_ej_flit_i,
+    .noc_ej_ready_o,
+    .ub_re_o      (nc_ub_re),
+    .ub_raddr_o   (nc_ub_ra),
+    .ub_rdata_i   (ub_rdata),
+    .ub_we_o      (nc_ub_we),
+    .ub_waddr_o   (nc_ub_wa),
+    .ub_wdata_o   (nc_ub_wd),
+    .acc_re_o     (nc_acc_re),
+    .acc_raddr_o  (nc_acc_ra),
+    .acc_rdata_i  (acc_rdata),
+    .acc_we_o     (nc_acc_we),
+    .acc_waddr_o  (nc_acc_wa),
+    .acc_wdata_o  (nc_acc_wd),
+    .wpc_o        (nc_wpc)
+  );
+
   // ---- port multiplexers (one owner per port per cycle) ----
   logic dma_ub_w, dma_acc_w, dma_wm_w, dma_ub_r, dma_acc_r;
   assign dma_ub_w  = mw_valid && mw_mem == 2'd0;
@@ -474,19 +537,23 @@ module tpu_core #(
   logic [16*N-1:0] mw_bf16;
   assign mw_bf16 = mw_data[16*N-1:0];
 
-  assign ub_re    = dma_ub_r || mx_ub_re || vc_ub_re;
-  assign ub_raddr = dma_ub_r ? mr_row : mx_ub_re ? mx_ub_ra : vc_ub_ra;
-  assign ub_we    = dma_ub_w || vc_ub_we;
-  assign ub_waddr = dma_ub_w ? mw_row : vc_ub_wa;
-  assign ub_wdata = dma_ub_w ? mw_bf16 : vc_ub_wd;
-  assign ub_wpc   = dma_ub_w ? dma_pc_q : vc_wpc;
+  assign ub_re    = dma_ub_r || mx_ub_re || vc_ub_re || nc_ub_re;
+  assign ub_raddr = dma_ub_r ? mr_row : mx_ub_re ? mx_ub_ra : nc_ub_re ? nc_ub_ra : vc_ub_ra;
+  assign ub_we    = dma_ub_w || vc_ub_we || nc_ub_we;
+  assign ub_waddr = dma_ub_w ? mw_row : nc_ub_we ? nc_ub_wa : vc_ub_wa;
+  assign ub_wdata = dma_ub_w ? mw_bf16 : nc_ub_we ? nc_ub_wd : vc_ub_wd;
+  assign ub_wpc   = dma_ub_w ? dma_pc_q : nc_ub_we ? nc_wpc : vc_wpc;
 
-  assign acc_re    = dma_acc_r || mx_acc_re || vc_acc_re;
-  assign acc_raddr = dma_acc_r ? mr_row : mx_acc_re ? mx_acc_ra : vc_acc_ra;
-  assign acc_we    = dma_acc_w || mx_acc_we || vc_acc_we;
-  assign acc_waddr = dma_acc_w ? mw_row : mx_acc_we ? mx_acc_wa : vc_acc_wa;
-  assign acc_wdata = dma_acc_w ? mw_data : mx_acc_we ? mx_acc_wd : vc_acc_wd;
-  assign acc_wpc   = dma_acc_w ? dma_pc_q : mx_acc_we ? mx_acc_wpc : vc_wpc;
+  assign acc_re    = dma_acc_r || mx_acc_re || vc_acc_re || nc_acc_re;
+  assign acc_raddr = dma_acc_r ? mr_row : mx_acc_re ? mx_acc_ra : nc_acc_re ? nc_acc_ra :
+                     vc_acc_ra;
+  assign acc_we    = dma_acc_w || mx_acc_we || vc_acc_we || nc_acc_we;
+  assign acc_waddr = dma_acc_w ? mw_row : mx_acc_we ? mx_acc_wa : nc_acc_we ? nc_acc_wa :
+                     vc_acc_wa;
+  assign acc_wdata = dma_acc_w ? mw_data : mx_acc_we ? mx_acc_wd : nc_acc_we ? nc_acc_wd :
+                     vc_acc_wd;
+  assign acc_wpc   = dma_acc_w ? dma_pc_q : mx_acc_we ? mx_acc_wpc : nc_acc_we ? nc_wpc :
+                     vc_wpc;
 
   assign wm_re    = mx_wm_re;
   assign wm_raddr = mx_wm_ra;
@@ -499,13 +566,13 @@ module tpu_core #(
   // two units must never drive one memory port in the same cycle
   always @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni && busy) begin
-      if (2'(dma_ub_r) + 2'(mx_ub_re) + 2'(vc_ub_re) > 2'd1)
+      if (3'(dma_ub_r) + 3'(mx_ub_re) + 3'(vc_ub_re) + 3'(nc_ub_re) > 3'd1)
         $error("tpu_core: two units read UB in one cycle");
-      if (dma_ub_w && vc_ub_we)
+      if (2'(dma_ub_w) + 2'(vc_ub_we) + 2'(nc_ub_we) > 2'd1)
         $error("tpu_core: two units write UB in one cycle");
-      if (2'(dma_acc_r) + 2'(mx_acc_re) + 2'(vc_acc_re) > 2'd1)
+      if (3'(dma_acc_r) + 3'(mx_acc_re) + 3'(vc_acc_re) + 3'(nc_acc_re) > 3'd1)
         $error("tpu_core: two units read ACC in one cycle");
-      if (2'(dma_acc_w) + 2'(mx_acc_we) + 2'(vc_acc_we) > 2'd1)
+      if (3'(dma_acc_w) + 3'(mx_acc_we) + 3'(vc_acc_we) + 3'(nc_acc_we) > 3'd1)
         $error("tpu_core: two units write ACC in one cycle");
       if (dma_go && !dma_ready)
         $error("tpu_core: dma_in/dma_out dispatched while the DMA is busy");
@@ -530,16 +597,16 @@ module tpu_core #(
   assign tr_disp_pc_o    = insn_pc;
 
   // ---- performance counters ----
-  logic [5:0]       ev;
-  logic [5:0][63:0] ctr_q;
-  assign ev = {disp_valid, vpu_busy, dma_busy, wl_stall, act_valid, 1'b1};
+  logic [6:0]       ev;
+  logic [6:0][63:0] ctr_q;
+  assign ev = {coll_busy, disp_valid, vpu_busy, dma_busy, wl_stall, act_valid, 1'b1};
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ctr_q <= '0;
     end else if (start) begin
       ctr_q <= '0;
     end else if (busy) begin
-      for (int k = 0; k < 6; k++) begin
+      for (int k = 0; k < 7; k++) begin
         ctr_q[k] <= ctr_q[k] + {63'd0, ev[k]};
       end
     end

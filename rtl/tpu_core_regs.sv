@@ -59,7 +59,7 @@ module tpu_core_regs #(
   input  logic [7:0]        err_code_i,
   input  logic [15:0]       err_pc_i,
   input  logic [15:0]       pc_i,
-  input  logic [6*64-1:0]   counters_i  // counter k at [64k +: 64]
+  input  logic [7*64-1:0]   counters_i  // counter k at [64k +: 64]
 );
 
   localparam logic [31:0] IdValue = 32'h5450_5531;  // "TPU1"
@@ -142,8 +142,8 @@ module tpu_core_regs #(
   assign ar_word  = s_axil_araddr[5:2];
   assign ar_low   = (s_axil_araddr[15:7] == 9'd0);
   assign ar_ctr   = s_axil_araddr[6];
-  assign ctr_sel = (ctr_k < 3'd6) ? counters_i[{ctr_k, 6'd0} +: 64] : 64'd0;
-  // 0x0040 + 8k: counter k (k < 6), low word then high word
+  assign ctr_sel = (ctr_k < 3'd7) ? counters_i[{ctr_k, 6'd0} +: 64] : 64'd0;
+  // 0x0040 + 8k: counter k (k < 7), low word then high word
   assign ctr_word = s_axil_araddr[2] ? ctr_sel[63:32] : ctr_sel[31:0];
 
   always_comb begin

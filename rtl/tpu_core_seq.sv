@@ -9,8 +9,8 @@
 // tpu_core_seq: the core's sequencer: fetch, checks, dispatch
 //
 // The core's sequencer (docs/isa.md "Timing", "Errors"): fetches one instruction at a time
-// from the four IMEM words, checks it (codes 1-6) when it is next, and dispatches it to its
-// unit (DMA, WL, MX, VPU) when every unit is idle; sync and halt also wait for idle. After a
+// from the four IMEM words, checks it (codes 1-6, 8) when it is next, and dispatches it to its
+// unit (DMA, WL, MX, VPU, NET) when every unit is idle; sync and halt also wait for idle. After a
 // dispatch in cycle d the next instruction is read in d and can dispatch from d+1. A DMA that
 // ends with an AXI error response (code 7) stops dispatching; the core then halts. A bad
 // instruction is never dispatched: the sequencer waits until every unit is idle and halts
@@ -61,7 +61,13 @@ module tpu_core_seq (
   output logic [16:0]   chk_hi_o,
   input  logic          acc_hit_i,
   input  logic          acc_rd_i,
-  input  logic          vpu_busy_i
+  input  logic          vpu_busy_i,
+  // the network unit (docs/board.md): its go pulse, busy, and the core id / board size the
+  // checks of code 8 use
+  output logic          coll_go_o,
+  input  logic          coll_busy_i,
+  input  logic [5:0]    core_id_i,
+  input  logic [6:0]    topo_cores_i
 );
 
   localparam int N         = 16;
@@ -124,7 +130,8 @@ module tpu_core_seq (
 
   localparam logic [7:0] OpNop = 8'h00, OpSync = 8'h01, OpHalt = 8'h02, OpDmaIn = 8'h10,
     OpDmaOut = 8'h11, OpLw = 8'h20, OpMatmul = 8'h21, OpVop = 8'h30, OpVred = 8'h31,
-    OpSoftmax = 8'h32;
+    OpSoftmax = 8'h32, OpSend = 8'h40, OpRecv = 8'h41, OpBcast = 8'h42, OpBarrier = 8'h43,
+    OpAllreduce = 8'h44;
 
   // rows of memory id m (UB 0, ACC 1, WMEM 2; 3 has none)
   function automatic logic [16:0] mem_rows(input logic [1:0] m);
@@ -157,7 +164,12 @@ module tpu_core_seq (
   logic [16:0] vred_dst_rows;  // ceil(G / N)
   assign vred_dst_rows = 17'((18'(cnt) + 18'(N - 1)) / 18'(N));
 
-  logic known, reserved, bad_count, bad_align, bad_row, vop_bin;
+  logic known, reserved, bad_count, bad_align, bad_row, bad_core, vop_bin;
+  // a collective's core id (w2[5:0]): >= C, or the executing core for send/recv (code 8)
+  logic [5:0] peer;
+  logic [25:0] w2_6;
+  assign peer = w2[5:0];
+  assign w2_6 = w2[31:6];
   logic [1:0] esize;  // log2 of the element size of a DMA's memory
   assign esize = (flags[1:0] == 2'd1) ? 2'd2 : 2'd1;
   assign vop_bin = flags[3:0] <= 4'd4;
@@ -170,6 +182,7 @@ module tpu_core_seq (
     bad_count = 1'b0;
     bad_align = 1'b0;
     bad_row   = 1'b0;
+    bad_core  = 1'b0;
     case (opc)
       OpNop, OpSync, OpHalt: reserved = |{flags, cnt, w1, w2, w3};
       OpDmaIn, OpDmaOut: begin
@@ -208,23 +221,36 @@ module tpu_core_seq (
         bad_row   = (src_last >= 35'(AccRows)) ||
                     (dst_last >= 35'(mem_rows({1'b0, f_6})));
       end
+      OpSend, OpRecv, OpBcast: begin
+        reserved  = |{f_7_1, w1_hi, w2_6, w3};
+        bad_count = cnt == 16'd0;
+        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
+        bad_core  = ({1'b0, peer} >= topo_cores_i) || (opc != OpBcast && peer == core_id_i);
+      end
+      OpBarrier: reserved = |{flags, cnt, w1, w2, w3};
+      OpAllreduce: begin
+        reserved  = |{f_7_2, w1_hi, w2, w3};
+        bad_count = (cnt == 16'd0) || !f_0;
+        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
+      end
       default: known = 1'b0;
     endcase
   end
 
-  // the check code of the instruction on imem_rdata_i (0: good), order 1, 3, 4, 2, then 5
+  // the check code of the instruction on imem_rdata_i (0: good), order 1, 3, 4, 2, 8, then 5
   logic [7:0] check;
   always_comb begin
     if (!known || reserved)                 check = 8'd1;
     else if (bad_count)                     check = 8'd3;
     else if (bad_align)                     check = 8'd4;
     else if (bad_row)                       check = 8'd2;
+    else if (bad_core)                      check = 8'd8;
     else if (opc == OpMatmul && !lw_seen_q) check = 8'd5;
     else                                    check = 8'd0;
   end
 
   logic idle;
-  assign idle = !dma_busy_i && !mx_busy_i && !vpu_busy_i;
+  assign idle = !dma_busy_i && !mx_busy_i && !vpu_busy_i && !coll_busy_i;
   // The DMA in flight (recorded at dispatch): dma_in into UB or WMEM rows [dlo, dhi] may
   // overlap lw and matmul when their rows do not meet (they use the other port of the
   // memory); any other DMA waits for, and is waited for by, every unit.
@@ -277,15 +303,18 @@ module tpu_core_seq (
 
   // lw and matmul may overlap each other (WL: one lw at a time; MX: two MATMULs with vectors
   // left at most) and a DMA as above, lw also the VPU; everything else waits until every
-  // unit is idle; nop needs no unit
+  // unit is idle; nop needs no unit. Nothing dispatches while a collective is in progress
+  // (docs/board.md: the next instruction waits until it is complete), and a collective
+  // waits until every unit is idle.
   logic can_go;
   always_comb begin
     case (opc)
-      OpNop:    can_go = 1'b1;
-      OpLw:     can_go = lw_dma_ok && !wl_busy_i;  // the VPU never touches WMEM
-      OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i;
+      OpNop:    can_go = !coll_busy_i;
+      OpLw:     can_go = lw_dma_ok && !wl_busy_i && !coll_busy_i;  // the VPU never touches WMEM
+      OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i && !coll_busy_i;
       OpDmaIn,
-      OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok);
+      OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok) &&
+                         !coll_busy_i;
       default:  can_go = idle;
     endcase
   end
@@ -409,5 +438,6 @@ module tpu_core_seq (
   assign lw_go_o      = go && opc == OpLw;
   assign mm_go_o      = go && opc == OpMatmul;
   assign vpu_go_o     = go && (opc == OpVop || opc == OpVred || opc == OpSoftmax);
+  assign coll_go_o    = go && opc >= OpSend && opc <= OpAllreduce;
 
 endmodule

@@ -12,6 +12,9 @@
 // slave (s_axil_*) and AXI4 data master (m_axi_*) with the same names; rst_ni,
 // asynchronous, goes through tpu_rst_sync (u_rst_sync) before it reaches the core. The
 // core's simulation trace outputs (tr_*) are left open: synthesis removes their logic.
+// The core is a board of one (docs/board.md): id 0, shape 1 x 1, no network (its noc_*
+// inputs tied off, outputs open): every collective completes at once, send/recv are
+// error 8.
 
 module tpu_top (
   input  logic        clk_i,
@@ -113,6 +116,18 @@ module tpu_top (
     .m_axi_rlast,
     .m_axi_rvalid,
     .m_axi_rready,
+    .core_id_i       (6'd0),
+    .topo_cores_i    (7'd1),
+    .topo_rows_i     (7'd1),
+    .topo_cols_i     (7'd1),
+    .noc_inj_valid_o (),
+    .noc_inj_last_o  (),
+    .noc_inj_flit_o  (),
+    .noc_inj_ready_i (1'b0),
+    .noc_ej_valid_i  (1'b0),
+    .noc_ej_last_i   (1'b0),
+    .noc_ej_flit_i   (64'd0),
+    .noc_ej_ready_o  (),
     .tr_ub_we_o (),
     .tr_ub_row_o (),
     .tr_ub_data_o (),

@@ -54,8 +54,9 @@ namespace {
 
 constexpr unsigned kN = TPU_MXU_N;
 constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
-const char *const kCounterNames[6] = { "CYCLES", "MXU_BUSY", "WL_STALL",
-                                       "DMA_BUSY", "VPU_BUSY", "INSNS" };
+constexpr unsigned kCounters = 7;
+const char *const kCounterNames[kCounters] = { "CYCLES",   "MXU_BUSY", "WL_STALL", "DMA_BUSY",
+                                               "VPU_BUSY", "INSNS",    "NET_BUSY" };
 
 struct Options {
     std::string trace = "core_rtl.trace";
@@ -681,6 +682,15 @@ int main(int argc, char **argv)
     // ---- Reset: asserted for 4 cycles ----
     top->rst_ni = 0;
     top->clk_i = 0;
+    // a board of one core (docs/board.md): id 0, shape 1 x 1, nothing on the network port
+    top->core_id_i = 0;
+    top->topo_cores_i = 1;
+    top->topo_rows_i = 1;
+    top->topo_cols_i = 1;
+    top->noc_inj_ready_i = 0;
+    top->noc_ej_valid_i = 0;
+    top->noc_ej_last_i = 0;
+    std::memset(&top->noc_ej_flit_i, 0, sizeof top->noc_ej_flit_i);
     for (int i = 0; i < 4; i++) {
         edge(0);
         edge(1);
@@ -739,8 +749,8 @@ int main(int argc, char **argv)
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const uint64_t sim_cycles = cycle - start_cycle;
     const uint32_t err_code = lite_read(0x0018), err_pc = lite_read(0x001C);
-    uint64_t ctr[6];
-    for (unsigned k = 0; k < 6; k++) {
+    uint64_t ctr[kCounters];
+    for (unsigned k = 0; k < kCounters; k++) {
         const uint64_t lo = lite_read(0x0040 + 8 * k), hi = lite_read(0x0044 + 8 * k);
         ctr[k] = lo | hi << 32;
     }
@@ -834,7 +844,7 @@ int main(int argc, char **argv)
         status = 1;
     }
     std::printf("core_tb: counters:");
-    for (unsigned k = 0; k < 6; k++)
+    for (unsigned k = 0; k < kCounters; k++)
         std::printf(" %s=%" PRIu64, kCounterNames[k], ctr[k]);
     std::printf("\ncore_tb: MXU utilisation %.1f%% (MXU_BUSY/CYCLES); %" PRIu64
                 " rows written (ub %" PRIu64 ", acc %" PRIu64 ", wmem %" PRIu64 ")\n",
