@@ -11,7 +11,7 @@ run=${TPU_BOARD_RUN:-${BUILD:-build}/tools/tpu-board-run}
 mkprog=${TPU_MKPROG:-${BUILD:-build}/tools/tpu-mkprog}
 rm -rf "$out"; mkdir -p "$out"
 st=0
-n=2
+n=4
 for cfg in "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier"; do
     set -- $cfg
     c=$1; topo=$2; kind=$3; tn=$(echo "$topo" | tr -d ':')

@@ -11,7 +11,7 @@
 #                                  core's trace and dumps identical; N = 8 C = 2 dptrain;
 #                                  plain per-core programs (dense) on C = 2 ring (the harness)
 #   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
-#                                  AXI4-Lite windows) against the assembled one, N = 2, C = 2
+#                                  AXI4-Lite windows) against the assembled one, N = 4, C = 2
 #                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
 # One verilated core per (N, W) shared by every board; the NoCs and flat boards are small.
 
