@@ -15,9 +15,7 @@
 #                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
 # One verilated core per (N, W) shared by every board; the NoCs and flat boards are small.
 
-BOARD_SUITES := test-board-lint test-board-cosim test-board-flat
-# Not yet in TEST_SUITES: the core's network port (tpu_core_coll, helper R) is still being
-# written; `make $(BOARD_SUITES)` runs them.
+TEST_SUITES += test-board-lint test-board-cosim test-board-flat
 
 .PHONY: test-board-lint test-board-cosim test-board-flat board-cosim-tools
 
