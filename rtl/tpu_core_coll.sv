@@ -308,7 +308,8 @@ module tpu_core_coll #(
   assign ub_raddr_o  = rd_addr[15:0];
   assign acc_raddr_o = rd_addr[15:0];
 
-  // ==== sequential divider (restoring): div_q_q = a / b, div_r_q = a mod b ====
+  // ==== sequential divider (restoring, one bit per cycle, eight leading zero bits per cycle
+  // while the remainder is 0): div_q_q = a / b, div_r_q = a mod b ====
   logic        div_go, div_busy_q, div_go_q;
   logic [31:0] div_a, div_q_q;
   logic [15:0] div_b, div_b_q, div_r_q;
@@ -729,6 +730,11 @@ module tpu_core_coll #(
         div_r_q    <= 16'd0;
         div_b_q    <= div_b;
         div_cnt_q  <= 6'd32;
+      end else if (div_busy_q && div_r_q == 16'd0 && div_q_q[31:24] == 8'd0 &&
+                   div_cnt_q > 6'd8) begin
+        // eight quotient bits of 0 at once while the remainder is 0 (small dividends)
+        div_q_q   <= {div_q_q[23:0], 8'd0};
+        div_cnt_q <= div_cnt_q - 6'd8;
       end else if (div_busy_q) begin
         if (div_t >= {1'b0, div_b_q}) begin
           div_r_q <= 16'(div_t - {1'b0, div_b_q});
