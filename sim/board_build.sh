@@ -55,11 +55,11 @@ gen_into() {
     rm -rf "$dir/rtl"; mv "$dir/rtl.new" "$dir/rtl"; return 0
 }
 
-# verilate DIR TOP FILELIST VLT [extra flags]: verilate (if the RTL changed) and build the
-# model's library and Verilator's runtime objects
+# verilate DIR TOP FILELIST VLT RUNTIME [extra flags]: verilate (if the RTL changed) and build
+# the model's library, and Verilator's runtime objects when RUNTIME is 1 (one set per harness)
 verilate() {
-    dir=$1; top=$2; fl=$3; vlt=$4; shift 4
-    if [ ! -f "$dir/obj/V$top.mk" ] || newer "$dir/obj/V$top.mk" "$dir/rtl/$fl" "$dir/rtl/$top.sv" "$root/sim/board_build.sh"; then
+    dir=$1; top=$2; fl=$3; vlt=$4; runtime=$5; shift 5
+    if [ ! -f "$dir/obj/V$top.mk" ] || newer "$dir/obj/V$top.mk" "$dir/rtl/$fl" "$dir/rtl/$top.sv"; then
         s=$(date +%s); echo "verilating $top in $dir" >&2
         rm -rf "$dir/obj"
         # shellcheck disable=SC2086
@@ -69,7 +69,8 @@ verilate() {
     fi
     s=$(date +%s)
     make -s -C "$dir/obj" -f "V$top.mk" OBJCACHE="$OBJCACHE" OPT_FAST="$SIM_OPT" OPT_SLOW="$SIM_OPT" \
-        OPT_GLOBAL="$SIM_OPT" "V${top}__ALL.a" verilated.o verilated_fst_c.o verilated_threads.o \
+        OPT_GLOBAL="$SIM_OPT" "V${top}__ALL.a" \
+        $([ "$runtime" = 1 ] && echo verilated.o verilated_fst_c.o verilated_threads.o) \
         >"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; exit 1; }
 }
 
@@ -87,12 +88,12 @@ if [ "$mode" = asm ]; then
         # shellcheck disable=SC2086
         gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" $BOARD_CORE_ARGS || true
         test -f "$cdir/rtl/tpu_core.f" || { echo "$0: gen wrote no tpu_core.f for N=$n" >&2; exit 1; }
-        verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt --trace-depth 3
+        verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt 1 --trace-depth 3
     ) 9>"$sim/.board_core_N${n}_W$w$sfx.lock"
     (
         flock 9
         gen_into "$ndir" --mxu 2 --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" || true
-        verilate "$ndir" tpu_noc tpu_noc.f tpu_noc.vlt
+        verilate "$ndir" tpu_noc tpu_noc.f tpu_noc.vlt 0
     ) 9>"$sim/.board_noc_${c}_${tname}_W${w}_D$d.lock"
     objs="$cdir/obj/Vtpu_core__ALL.a $ndir/obj/Vtpu_noc__ALL.a"
     rt=$cdir/obj
@@ -109,7 +110,7 @@ else
         gen_into "$hdir" --mxu "$n" --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" \
             $BOARD_CORE_ARGS || true
         test -f "$hdir/rtl/tpu_board.f" || { echo "$0: gen wrote no tpu_board.f for N=$n" >&2; exit 1; }
-        verilate "$hdir" tpu_board tpu_board.f tpu_board.vlt --trace-depth 4
+        verilate "$hdir" tpu_board tpu_board.f tpu_board.vlt 1 --trace-depth 4
     ) 9>"$sim/.board_flat_N${n}_C${c}_${tname}_W${w}_D$d$sfx.lock"
     objs="$hdir/obj/Vtpu_board__ALL.a"
     rt=$hdir/obj
