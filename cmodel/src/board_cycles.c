@@ -77,3 +77,76 @@ uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned li
     /* arrivals to core 0, then C-1 releases one per cycle, the farthest one's path */
     return 2u * path(max_hops, link_latency) + (cores - 1u) + TPU_BOARD_STEP_OVERHEAD;
 }
+
+/* ---- the allreduce instruction on the board (tpu_core's network unit) ---- */
+
+/* internal: cycles of the core's sequential divider on dividend a: eight leading zero
+   quotient bits per cycle while the remainder is 0 (at most three such cycles), then one bit
+   per cycle */
+static unsigned div_cycles(uint64_t a)
+{
+    unsigned k = 0;
+    while (k < 3 && (a >> (24u - 8u * k)) == 0)
+        k++;
+    return k + 32u - 8u * k;
+}
+
+/* internal: the most flits any chunk of a ring phase over elements [a, a + len) of rows of n
+   lanes sends in one step (a chunk is cut at row boundaries, ceil(k/E) flits per segment),
+   headers included */
+static uint64_t chunk_flits_max(size_t a, size_t len, unsigned m, unsigned n, unsigned e)
+{
+    uint64_t best = 0;
+    for (unsigned j = 0; j < m; j++) {
+        size_t e0 = a + tpu_chunk_lo(len, m, j), e1 = a + tpu_chunk_lo(len, m, j + 1);
+        uint64_t f = 0;
+        for (size_t x = e0; x < e1;) {
+            size_t end = (x / n + 1) * n < e1 ? (x / n + 1) * n : e1;
+            f += div_up(end - x, e);
+            x = end;
+        }
+        f += div_up(f, TPU_BOARD_PKT_PAYLOAD);
+        best = f > best ? f : best;
+    }
+    return best;
+}
+
+/* internal: one ring phase of m cores over [a, a + len): the controller's set-up (phase
+   select, len / m and q / N on the divider, the walk to the first chunk: at most m cycles,
+   the ready token to west), the token's hop, then m - 1 steps, each the chunk's flits, its
+   hop and the receive before the next send */
+static uint64_t phase_cycles(size_t a, size_t len, unsigned m, unsigned n, unsigned link_bits,
+                             unsigned link_latency)
+{
+    if (m <= 1)
+        return 1; /* a phase of one core: skipped in one cycle */
+    uint64_t setup = 1u + div_cycles(len) + 1u + div_cycles(len / m) + 1u + m + 1u;
+    uint64_t hop = link_latency + 1u;
+    uint64_t step = chunk_flits_max(a, len, m, n, link_bits / 32u ? link_bits / 32u : 1u) + hop +
+                    TPU_BOARD_STEP_OVERHEAD;
+    return setup + hop + (uint64_t)(m - 1u) * step;
+}
+
+uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
+                                    unsigned grid_cols, int ring, unsigned link_bits,
+                                    unsigned link_latency)
+{
+    unsigned c = grid_rows * grid_cols;
+    if (c <= 1 || n == 0 || link_bits == 0)
+        return 1;
+    size_t len = (size_t)rows * n;
+    unsigned m1 = ring ? c : grid_cols, m2 = ring ? 1u : grid_rows;
+    /* start, id / S on the divider */
+    uint64_t t = 1u + div_cycles(c - 1u) + 1u;
+    size_t a2 = 0, len2 = len;
+    if (m2 > 1) { /* the column phases' region: row-chunk (c+1) mod S, the largest */
+        t += div_cycles(len) + 1u + div_cycles(len / grid_cols) + 1u + grid_cols;
+        a2 = 0;
+        len2 = tpu_chunk_lo(len, grid_cols, 1);
+    }
+    t += phase_cycles(0, len, m1, n, link_bits, link_latency);
+    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency);
+    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency);
+    t += phase_cycles(0, len, m1, n, link_bits, link_latency);
+    return t + 1u; /* the last phase select */
+}

@@ -217,14 +217,8 @@ static uint64_t coll_cycles(const tpu_board_t *b, const tpu_dinsn_t *d, unsigned
         return tpu_board_bcast_cycles(d->n, n, w, C, max_hops_from(b, d->peer), W, D);
     case TPU_OP_BARRIER:
         return tpu_board_barrier_cycles(C, max_hops_from(b, 0), D);
-    case TPU_OP_ALLREDUCE: {
-        size_t len = (size_t)d->n * n;
-        /* plus each ring's first ready token (one hop) */
-        if (d->ring || R == 1)
-            return tpu_allreduce_ring_cycles(len, C, W, D) + (D + 1u);
-        return tpu_allreduce_torus_cycles(len, R, S, W, D) + (S > 1 ? D + 1u : 0u) +
-               (R > 1 ? D + 1u : 0u);
-    }
+    case TPU_OP_ALLREDUCE:
+        return tpu_board_allreduce_cycles(d->n, n, R, S, d->ring, W, D);
     default:
         return 0;
     }

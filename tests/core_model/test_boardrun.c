@@ -216,14 +216,18 @@ static void check_allreduce(unsigned R, unsigned S, int ring, unsigned N, unsign
         free(out[i]);
     }
     /* every core completes the allreduce together: the same CYCLES; the cycle model: all
-       dispatch in cycle 1, complete in 1 + cost, halt in 2 + cost */
-    size_t cost = (ring || R == 1) ? tpu_allreduce_ring_cycles(len, C, 64, 2) + 3
-                                   : tpu_allreduce_torus_cycles(len, R, S, 64, 2) +
-                                         (S > 1 ? 3 : 0) + (R > 1 ? 3 : 0);
+       dispatch in cycle 1, complete in 1 + cost, halt in 2 + cost. The cost grows with the
+       size and is at least the data movement of tpu_allreduce_ring/torus_cycles */
+    uint64_t cost = tpu_board_allreduce_cycles(nrows, N, R, S, ring, 64, 2);
     for (unsigned i = 0; i < C; i++) {
         assert_int_equal(x.res[i].counters[TPU_CNT_CYCLES], cost + 3);
         assert_int_equal(x.res[i].counters[TPU_CNT_NET_BUSY], cost);
     }
+    uint64_t data = (ring || R == 1) ? tpu_allreduce_ring_cycles(len, C, 64, 2)
+                                     : tpu_allreduce_torus_cycles(len, R, S, 64, 2);
+    assert_true(cost >= data);
+    assert_true(tpu_board_allreduce_cycles(nrows + 8, N, R, S, ring, 64, 2) > cost);
+    assert_true(tpu_board_allreduce_cycles(nrows, N, R, S, ring, 256, 2) <= cost);
     free(want);
     free(got);
     done(&x);

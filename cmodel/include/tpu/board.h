@@ -114,6 +114,13 @@ uint64_t tpu_board_sendrecv_cycles(unsigned rows, unsigned n, unsigned elem_bits
 uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
                                 unsigned max_hops, unsigned link_bits, unsigned link_latency);
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency);
+/* An allreduce instruction of `rows` ACC rows of n fp32 on an R x S board (ring: one ring
+   over all cores): the core's network unit's set-up (its divider and walks, per ring phase)
+   plus per phase the token's hop and m - 1 steps of the largest chunk's flits (cut at row
+   boundaries), its hop and the receive; 1 on one core. */
+uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
+                                    unsigned grid_cols, int ring, unsigned link_bits,
+                                    unsigned link_latency);
 
 #ifdef __cplusplus
 }
