@@ -118,7 +118,8 @@ $(SIM_DIR)/mxu_N%/mxu_tb: $(SIM_DIR)/mxu_N%/obj/Vtpu_mxu.mk sim/mxu_tb.cpp $(SIM
 sim-tools: $(TRACE_CMP) $(SIM_LIB)
 
 # ---- make run: the default MXU on a meaningful matmul (M = 8N, K = N' = 4N), then the default
-# core running a whole program (make core-run, sim/core.mk) ----------------------------------
+# core running a whole program (make core-run, sim/core.mk), then the default board of 8 cores
+# running a data-parallel training step (make board-run, sim/board.mk) -----------------------
 run: deps
 	@$(MAKE) --no-print-directory $(call mxu_tb,$(MXU)) $(TRACE_CMP)
 	@echo "co-simulating: C = A x W, A $$((8 * $(MXU))) x $$((4 * $(MXU))), W $$((4 * $(MXU))) x $$((4 * $(MXU))), bf16 'uniform', on the $(MXU)x$(MXU) MXU"
@@ -127,6 +128,8 @@ run: deps
 		--model-trace $(SIM_DIR)/run_model.trace --fst $(SIM_DIR)/run.fst $(RUN_ARGS)
 	@echo
 	@$(MAKE) --no-print-directory core-run
+	@echo
+	@$(MAKE) --no-print-directory board-run
 
 # ---- N = 128, for the benchmark (not in make test) -------------------------------------------
 cosim-128: $(call mxu_tb,128)
