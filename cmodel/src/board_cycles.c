@@ -80,6 +80,11 @@ uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned li
 
 /* ---- the allreduce instruction on the board (tpu_core's network unit) ---- */
 
+/* Per ring step beyond the flits and the hops: the receiver's FIFO write, merge and row write
+   (H of the data-movement model) plus two cycles of the controller (the receive's completion
+   registered, then the next send's start), measured on tpu_core_coll. */
+#define COLL_STEP_OVERHEAD (TPU_BOARD_STEP_OVERHEAD + 2u)
+
 /* internal: cycles of the core's sequential divider on dividend a: eight leading zero
    quotient bits per cycle while the remainder is 0 (at most three such cycles), then one bit
    per cycle */
@@ -113,18 +118,19 @@ static uint64_t chunk_flits_max(size_t a, size_t len, unsigned m, unsigned n, un
 
 /* internal: one ring phase of m cores over [a, a + len): the controller's set-up (phase
    select, len / m and q / N on the divider, the walk to the first chunk: at most m cycles,
-   the ready token to west), the token's hop, then m - 1 steps, each the chunk's flits, its
-   hop and the receive before the next send */
+   the ready token to west), the token's hops, then m - 1 steps, each the chunk's flits, its
+   hops and the receive before the next send; step_hops: the hops of the m - 1 steps on the
+   slowest chain (a step waits for the receive of the step before, from west) */
 static uint64_t phase_cycles(size_t a, size_t len, unsigned m, unsigned n, unsigned link_bits,
-                             unsigned link_latency)
+                             unsigned link_latency, unsigned tok_hops, unsigned step_hops)
 {
     if (m <= 1)
         return 1; /* a phase of one core: skipped in one cycle */
     uint64_t setup = 1u + div_cycles(len) + 1u + div_cycles(len / m) + 1u + m + 1u;
-    uint64_t hop = link_latency + 1u;
-    uint64_t step = chunk_flits_max(a, len, m, n, link_bits / 32u ? link_bits / 32u : 1u) + hop +
-                    TPU_BOARD_STEP_OVERHEAD;
-    return setup + hop + (uint64_t)(m - 1u) * step;
+    uint64_t step = chunk_flits_max(a, len, m, n, link_bits / 32u ? link_bits / 32u : 1u) +
+                    COLL_STEP_OVERHEAD;
+    return setup + (uint64_t)(tok_hops + step_hops) * (link_latency + 1u) +
+           (uint64_t)(m - 1u) * step;
 }
 
 uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
@@ -144,9 +150,22 @@ uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_row
         a2 = 0;
         len2 = tpu_chunk_lo(len, grid_cols, 1);
     }
-    t += phase_cycles(0, len, m1, n, link_bits, link_latency);
-    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency);
-    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency);
-    t += phase_cycles(0, len, m1, n, link_bits, link_latency);
+    /* the ring flag on a torus: neighbours in id order may be several hops apart; the m - 1
+       steps of a phase chain m - 1 consecutive links (the worst such window) */
+    unsigned tok = 1, chain = m1 - 1u;
+    if (ring && grid_rows > 1) {
+        chain = 0;
+        for (unsigned i = 0; i < c; i++) {
+            unsigned h = tpu_board_hops(grid_rows, grid_cols, i, (i + 1u) % c), sum = 0;
+            tok = h > tok ? h : tok;
+            for (unsigned k = 0; k + 1u < c; k++)
+                sum += tpu_board_hops(grid_rows, grid_cols, (i + k) % c, (i + k + 1u) % c);
+            chain = sum > chain ? sum : chain;
+        }
+    }
+    t += phase_cycles(0, len, m1, n, link_bits, link_latency, tok, chain);
+    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency, 1, m2 - 1u);
+    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency, 1, m2 - 1u);
+    t += phase_cycles(0, len, m1, n, link_bits, link_latency, tok, chain);
     return t + 1u; /* the last phase select */
 }
