@@ -70,6 +70,17 @@ uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, u
            TPU_BOARD_STEP_OVERHEAD;
 }
 
+uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned j,
+                                     unsigned hops, unsigned link_bits, unsigned link_latency)
+{
+    if (link_bits == 0 || elem_bits == 0)
+        return 0;
+    /* its ready token, the root's j transfers back to back (this core's is the j-th), the
+       path */
+    return 2u * path(hops, link_latency) +
+           (uint64_t)j * transfer_flits(rows, n, elem_bits, link_bits) + TPU_BOARD_STEP_OVERHEAD;
+}
+
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency)
 {
     if (cores <= 1)

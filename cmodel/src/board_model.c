@@ -342,7 +342,14 @@ int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t
                 t0 = core_max(t0, b->core[k]->run.net_t);
             uint64_t done = t0 + coll_cycles(b, d, 0);
             for (unsigned k = 0; k < C; k++) {
-                core_net_complete(b->core[k], done);
+                uint64_t dk = done;
+                if (d->opcode == TPU_OP_BCAST && k != d->peer) /* a receiver: its transfer */
+                    dk = t0 + tpu_board_bcast_recv_cycles(
+                                  d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u,
+                                  (k + C - d->peer) % C,
+                                  tpu_board_hops(b->cfg.rows, b->cfg.cols, d->peer, k),
+                                  b->cfg.link_bits, b->cfg.link_latency);
+                core_net_complete(b->core[k], dk);
                 st[k] = ST_RUN;
             }
             continue;

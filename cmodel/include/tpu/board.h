@@ -113,6 +113,10 @@ uint64_t tpu_board_sendrecv_cycles(unsigned rows, unsigned n, unsigned elem_bits
                                    unsigned hops, unsigned link_bits, unsigned link_latency);
 uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
                                 unsigned max_hops, unsigned link_bits, unsigned link_latency);
+/* A bcast's receiver, the j-th the root sends to (j = 1 .. C-1: core root + j), hops from
+   the root: it completes when its transfer has arrived (the root: tpu_board_bcast_cycles). */
+uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned j,
+                                     unsigned hops, unsigned link_bits, unsigned link_latency);
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency);
 /* An allreduce instruction of `rows` ACC rows of n fp32 on an R x S board (ring: one ring
    over all cores): the core's network unit's set-up (its divider and walks, per ring phase)
