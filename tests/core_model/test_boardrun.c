@@ -385,6 +385,16 @@ static void test_cycles_wait(void **state)
     assert_int_equal(x.res[0].counters[TPU_CNT_NET_BUSY],
                      tpu_board_sendrecv_cycles(2, 4, 16, 2, 64, 2));
     assert_int_equal(x.res[3].counters[TPU_CNT_CYCLES], x.res[0].counters[TPU_CNT_CYCLES]);
+    /* bcast from root 1: the root sends to 2, 3, 0 in turn; each receiver completes when its
+       own transfer has arrived, the root after its last send */
+    for (unsigned i = 0; i < 4; i++)
+        set_prog(&x, i, "bcast acc row=0 rows=16 root=1\nhalt\n");
+    run(&x);
+    uint64_t c0 = x.res[0].counters[TPU_CNT_CYCLES], c1 = x.res[1].counters[TPU_CNT_CYCLES];
+    uint64_t c2 = x.res[2].counters[TPU_CNT_CYCLES], c3 = x.res[3].counters[TPU_CNT_CYCLES];
+    assert_true(c2 < c3 && c3 < c0 && c0 <= c1);
+    assert_int_equal(c1, 3 + tpu_board_bcast_cycles(16, 4, 32, 4, 2, 64, 2));
+    assert_int_equal(c3, 3 + tpu_board_bcast_recv_cycles(16, 4, 32, 2, 2, 64, 2));
     done(&x);
 }
 
