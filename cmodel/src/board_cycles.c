@@ -84,9 +84,31 @@ uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bi
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency)
 {
     if (cores <= 1)
-        return 0;
-    /* arrivals to core 0, then C-1 releases one per cycle, the farthest one's path */
-    return 2u * path(max_hops, link_latency) + (cores - 1u) + TPU_BOARD_STEP_OVERHEAD;
+        return 1;
+    /* every core arrives together; the slowest: the farthest arrival token, then the last
+       release to a core as far */
+    return 2u * path(max_hops, link_latency) + cores + 5u;
+}
+
+void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsigned *hops,
+                            unsigned link_latency, uint64_t *done)
+{
+    if (cores <= 1) {
+        if (cores == 1)
+            done[0] = arrive[0] + 1u;
+        return;
+    }
+    /* core c != 0 injects its arrival token 2 cycles after its dispatch; it is counted at
+       core 0 two cycles after its head arrives; core 0 waits from 2 cycles after its own */
+    uint64_t all = arrive[0] + 2u;
+    for (unsigned c = 1; c < cores; c++) {
+        uint64_t t = arrive[c] + 2u + path(hops[c], link_latency) + 2u;
+        all = t > all ? t : all;
+    }
+    /* core 0 then injects the releases to 1, 2, ..., C-1, one per cycle */
+    done[0] = all + cores - 1u;
+    for (unsigned c = 1; c < cores; c++)
+        done[c] = all + c + path(hops[c], link_latency) + 2u;
 }
 
 /* ---- the allreduce instruction on the board (tpu_core's network unit) ---- */

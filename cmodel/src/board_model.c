@@ -341,8 +341,17 @@ int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t
             for (unsigned k = 0; k < C; k++)
                 t0 = core_max(t0, b->core[k]->run.net_t);
             uint64_t done = t0 + coll_cycles(b, d, 0);
+            uint64_t arr[TPU_BOARD_CORES_MAX], bdone[TPU_BOARD_CORES_MAX];
+            unsigned hops[TPU_BOARD_CORES_MAX];
+            if (d->opcode == TPU_OP_BARRIER) { /* per core: arrivals, then the releases */
+                for (unsigned k = 0; k < C; k++) {
+                    arr[k] = b->core[k]->run.net_t;
+                    hops[k] = tpu_board_hops(b->cfg.rows, b->cfg.cols, k, 0);
+                }
+                tpu_board_barrier_done(C, arr, hops, b->cfg.link_latency, bdone);
+            }
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = done;
+                uint64_t dk = d->opcode == TPU_OP_BARRIER ? bdone[k] : done;
                 if (d->opcode == TPU_OP_BCAST && k != d->peer) /* a receiver: its transfer */
                     dk = t0 + tpu_board_bcast_recv_cycles(
                                   d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u,

@@ -118,6 +118,14 @@ uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, u
 uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned j,
                                      unsigned hops, unsigned link_bits, unsigned link_latency);
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency);
+/* A barrier as tpu_core_coll runs it, from each core's dispatch cycle arrive[c] and its hops
+   to core 0 (hops[0] unused): done[c] = its completion. Core c != 0's arrival token is
+   counted at core 0 in arrive[c] + 4 + P(hops[c]) (P(h) = h (D + 1)); core 0 waits from
+   arrive[0] + 2; at the last of these, t, core 0 sends the releases to 1 .. C-1 one per
+   cycle: done[0] = t + C - 1, done[c] = t + c + P(hops[c]) + 2. (tpu_board_barrier_cycles:
+   the slowest core's cost when all arrive together.) */
+void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsigned *hops,
+                            unsigned link_latency, uint64_t *done);
 /* An allreduce instruction of `rows` ACC rows of n fp32 on an R x S board (ring: one ring
    over all cores): the core's network unit's set-up (its divider and walks, per ring phase)
    plus per phase the token's hop and m - 1 steps of the largest chunk's flits (cut at row
