@@ -13,6 +13,11 @@ registers and per-column buses. This synthesis-only step turns each such declara
     name[a:b]        -> name[((a)+1)*(W)-1:(b)*(W)]
     name             -> name (the same bits: packed arrays are laid out that way)
 
+A declaration list (`logic [1:0][15:0] a, b;`) flattens every name in it. An unpacked array
+that is a variable (`logic [W-1:0] mem_q [Depth];`, not a port, not a wire: tpu_sram's and
+tpu_link's storage) is a memory: it stays an unpacked array ([0:Depth-1]), so that Yosys
+infers a memory and maps it to block RAM, and every use of it must be one word, `mem_q[e]`.
+
 The bit layout is the one SystemVerilog defines for packed arrays, so the flat design is the
 same circuit. Scopes follow begin/end and module/endmodule, so a name declared in two
 generate blocks with different widths is handled. Anything else (an outer range not ending at
@@ -33,6 +38,9 @@ DECL = re.compile(
 UDECL = re.compile(
     r"\b(logic|wire|reg)(\s+signed)?\s*\[([^\[\]]+):([^\[\]]+)\]\s*([A-Za-z_][A-Za-z0-9_$]*)"
     r"\s*\[([^\[\]:]+)\]")
+# The text just before a declaration that makes it a port.
+PORT = re.compile(r"\b(input|output|inout)\s*$")
+MEMORY = "memory"  # the scope entry of a memory kept as an unpacked array
 FUNC = re.compile(r"\bfunction\b[^;(]*?\b([A-Za-z_][A-Za-z0-9_$]*)\s*\(")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
@@ -81,6 +89,30 @@ def skip_ws(text, i):
     return i
 
 
+KEYWORDS = {"input", "output", "inout", "logic", "wire", "reg", "parameter", "localparam",
+            "signed", "var"}
+
+
+def more_names(text, i, fname):
+    """After a declaration's first name at text[i:]: the further names of the same list
+    (`logic [1:0][15:0] a, b;`, also `input logic [..] a, b` in a port list), each followed
+    by ',', ';', ')' or '='; a name followed by anything else (an unpacked dimension) stops
+    the rewrite. Returns (names, index after the last name)."""
+    names = []
+    while True:
+        k = skip_ws(text, i)
+        if k >= len(text) or text[k] != ",":
+            return names, i
+        m = IDENT.match(text, skip_ws(text, k + 1))
+        if not m or m.group(0) in KEYWORDS:
+            return names, i
+        k2 = skip_ws(text, m.end())
+        if k2 >= len(text) or text[k2] not in ",;)=":
+            fail(f"{fname}: {m.group(0)}: a declaration list with an unpacked dimension")
+        names.append(m.group(0))
+        i = m.end()
+
+
 def rewrite(text, fname):
     text = strip_comments(text)
     out = []
@@ -94,6 +126,17 @@ def rewrite(text, fname):
         m = UDECL.match(text, i) if at_word else None
         if m:
             kind, sgn, c, d, name, size = m.groups()
+            if more_names(text, m.end(), fname)[0]:
+                fail(f"{fname}: {name}: a list of unpacked-array declarations")
+            if kind != "wire" and not PORT.search(text, 0, m.start()):
+                # A variable (not a port, not a wire): a memory such as tpu_sram's mem_q.
+                # Yosys 0.23 reads it as a memory (and maps it to block RAM) only if it
+                # stays an unpacked array, so it is kept, with the range spelled [0:S-1];
+                # its uses must all be single-word selects name[e] (checked below).
+                scopes[-1][name] = MEMORY
+                out.append(f"{kind}{sgn or ''} [{c}:{d}] {name} [0:({size})-1]")
+                i = m.end()
+                continue
             width = f"(({c})-({d})+1)"
             scopes[-1][name] = width
             seen.setdefault(name, set()).add(width)
@@ -109,10 +152,13 @@ def rewrite(text, fname):
             if b.strip() != "0":
                 fail(f"{fname}: {name}: outer range [{a}:{b}] does not end at 0")
             width = f"(({c})-({d})+1)"
-            scopes[-1][name] = width
-            seen.setdefault(name, set()).add(width)
-            out.append(f"{kind}{sgn or ''} [(({a})+1)*{width}-1:0] {name}")
-            i = m.end()
+            names, end = more_names(text, m.end(), fname)
+            for nm in [name] + names:
+                scopes[-1][nm] = width
+                seen.setdefault(nm, set()).add(width)
+            # the list is copied as it is: its names share the flat type
+            out.append(f"{kind}{sgn or ''} [(({a})+1)*{width}-1:0] {name}{text[m.end():end]}")
+            i = end
             continue
         m = IDENT.match(text, i)
         if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_$'")):
@@ -153,6 +199,20 @@ def rewrite(text, fname):
                 i = j
                 continue
             k = skip_ws(text, j)
+            if width == MEMORY:
+                # only name[e], one word, is recognised (no whole-array use, no part or
+                # bit select of a word, no range of words)
+                if k >= n or text[k] != "[":
+                    fail(f"{fname}: memory {word} used without a word index")
+                first, k2 = bracket(text, k)
+                if split_colon(first) is not None:
+                    fail(f"{fname}: memory {word}[{first}]: a range of words")
+                k3 = skip_ws(text, k2)
+                if k3 < n and text[k3] == "[":
+                    fail(f"{fname}: memory {word}[{first}]: a select inside a word")
+                out.append(text[i:k2])
+                i = k2
+                continue
             if k >= n or text[k] != "[":
                 out.append(word)
                 i = j

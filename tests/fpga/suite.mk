@@ -6,8 +6,13 @@
 #                      vacuous until one appears) (~60 s)
 #   test-fpga-flatten  the Yosys 0.23 front-end workaround (bench/synth/flatten_packed.py) keeps
 #                      the circuit: generated and flattened tpu_mxu (N = 2, 3; N = 2 also with
-#                      --pe-stages 2 and 3) and tpu_vpu (L = 2) side by side in Icarus, all
-#                      outputs identical every cycle (~30 s)
+#                      --pe-stages 2 and 3), tpu_vpu (L = 2), the memories kept as memories
+#                      (tpu_sram at 16 x 8, tpu_link's FIFO at depth 4: random addresses
+#                      hit written words), declaration lists `logic [1:0][15:0] a, b;`
+#                      (tpu_core_mx, tpu_router, tpu_noc), tpu_core and tpu_board (N = 2,
+#                      C = 2 ring: random inputs leave these two mostly idle, so they check
+#                      that the rewrite of the whole RTL compiles and resets alike, little
+#                      more) side by side in Icarus, all outputs identical every cycle (~30 s)
 #   test-fpga-constraints  what gen writes for FPGAs: --freq-mhz, XDC/SDC/PCF naming clk_i and
 #                      the reset synchroniser, tpu.core parsing as YAML and listing only files
 #                      that exist, tpu_top lint-clean (Verilator -Wall, Icarus), the
@@ -30,6 +35,14 @@ test-fpga-flatten: $(GEN)
 		set -- $$cfg; g=$$d/gen_$$1_$$2_s$$5; rm -rf $$g; \
 		$(GEN) --mxu $$1 --vpu-lanes $$2 --pe-stages $$5 -o $$g >/dev/null; \
 		sh bench/synth/equiv.sh $$g $$3 $$4 400 $$d/work_$$1_$$2_$$4_s$$5; \
+	done; \
+	g=$$d/gen_board_2_2; rm -rf $$g; \
+	$(GEN) --mxu 2 --cores 2 --topology ring -o $$g >/dev/null; \
+	EQUIV_PARAMS="Width=8 Depth=16 AddrW=4" sh bench/synth/equiv.sh $$g tpu_core.f tpu_sram 400 $$d/work_sram; \
+	EQUIV_PARAMS="W=8 Depth=4 CntW=3" sh bench/synth/equiv.sh $$g tpu_noc.f tpu_link 400 $$d/work_link; \
+	for t in tpu_core_mx:tpu_core.f tpu_router:tpu_noc.f tpu_noc:tpu_noc.f \
+	         tpu_core:tpu_core.f tpu_board:tpu_board.f; do \
+		sh bench/synth/equiv.sh $$g $${t#*:} $${t%:*} 400 $$d/work_$${t%:*}; \
 	done
 
 TEST_SUITES += test-fpga-dsp test-fpga-flatten test-fpga-constraints
