@@ -13,7 +13,9 @@
 // allreduce on the core's local port of tpu_noc. Tokens (barrier type 1, ready type 2) are
 // accepted at the ejection port whatever the core does: a ready token from core s sets
 // ready_from[s], a barrier token counts an arrival (core 0) or a release (other cores). Data
-// packets are taken only by the receiver of the instruction in progress.
+// packets are taken only by the receiver of the instruction in progress. Flits enter a
+// two-flit buffer first (noc_ej_ready_o = room in it, independent of the flit: tpu_router's
+// local output shows a flit only while ready is 1); the rules above apply at its head.
 // A transfer is a list of row segments; the sender (tx) reads each row it sends (one
 // synchronous read, the row used from the read data in the next cycle and kept in a buffer)
 // and cuts its lanes into flits of E = floor(W / w) elements, packets of at most 31 payload
