@@ -3,6 +3,8 @@
 # test-board-cosim: sim/board_case.sh over the matrix of tests/boardcosim/suite.mk. The
 # harnesses are built first, one at a time (sim/board_build.sh; the core once per N).
 set -u
+# The runs are short (a few thousand cycles): compile the models for build time, not speed.
+SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
 out=${BUILD:-build}/tests/boardcosim
 mkdir -p "$out"
 st=0

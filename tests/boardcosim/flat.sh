@@ -5,6 +5,8 @@
 # host on each core's AXI4-Lite port): the same job, every core's trace and every dump must be
 # byte-identical (cmp), and both must agree with the model (tpu-board-cmp).
 set -u
+# The runs are short (a few thousand cycles): compile the models for build time, not speed.
+SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
 out=${BUILD:-build}/tests/boardflat
 cmpt=${BOARD_CMP:-${BUILD:-build}/sim/tpu-board-cmp}
 run=${TPU_BOARD_RUN:-${BUILD:-build}/tools/tpu-board-run}
