@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # test-board-cosim: sim/board_case.sh over the matrix of tests/boardcosim/suite.mk. The
-# harnesses are built first, one at a time (sim/board_build.sh; the core once per N).
+# harnesses are built first, one at a time (sim/board_build.sh; the core once per N); then the
+# checks of tpu-board-cmp (a changed element, a changed dump byte) and of board_tb (an error
+# halt with a peer left waiting, a deadlock ended by --max-cycles).
 set -u
 # The runs are short (a few thousand cycles): compile the models for build time, not speed.
 SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
@@ -52,6 +54,33 @@ if [ -d "$src/rtl_s0" ]; then
     else
         echo "FAIL: tpu-board-cmp on a flipped dump byte (exit $rc):"; sed 's/^/    /' "$f.log"; st=1
     fi
+fi
+# A core that stops with an error leaves its peer waiting: board_tb stops, names the busy core
+# and its PC, and the erring core's trace ends as the model's (e 0 8: send to itself); two cores
+# that both wait in recv never finish: --max-cycles ends the run with a timeout.
+tb=$(build 4 2 ring)
+e=$out/errors; rm -rf "$e"; mkdir -p "$e/err" "$e/hang"
+printf 'send acc row=0 rows=1 core=0\nhalt\n' >"$e/err/core0.s"
+printf 'recv acc row=0 rows=1 core=0\nhalt\n' >"$e/err/core1.s"
+printf 'recv acc row=0 rows=1 core=1\nhalt\n' >"$e/hang/core0.s"
+printf 'recv acc row=0 rows=1 core=0\nhalt\n' >"$e/hang/core1.s"
+for j in err hang; do for i in 0 1; do echo "--prog core$i.s" >"$e/$j/core$i.args"; done; done
+"$tb" --job "$e/err" --out "$e/err_rtl" >"$e/err.log" 2>&1; rc=$?
+build/tools/tpu-board-run --mxu 4 --cores 2 --topology ring --job "$e/err" --out "$e/err_model" >"$e/err_model.log" 2>&1
+if [ $rc -eq 1 ] && grep -q "^board_tb: core 0: error 8 " "$e/err.log" &&
+   grep -q "^board_tb: core 1 still busy (STATUS 0x1) at PC 1 " "$e/err.log" &&
+   [ "$(tail -n 1 "$e/err_rtl/core0.trace")" = "e 0 8" ] &&
+   [ "$(grep -v '^#' "$e/err_rtl/core0.trace")" = "$(grep -v '^#' "$e/err_model/core0.trace")" ]; then
+    echo "PASS: error 8 on core 0: board_tb stops, core 1 named busy (PC 1, its recv in progress), core 0's trace as the model's"
+else
+    echo "FAIL: error 8 on core 0 (exit $rc):"; sed 's/^/    /' "$e/err.log"; st=1
+fi
+"$tb" --job "$e/hang" --out "$e/hang_rtl" --max-cycles 3000 >"$e/hang.log" 2>&1; rc=$?
+if [ $rc -eq 1 ] && grep -q "ERROR: timeout" "$e/hang.log" &&
+   [ "$(grep -c '^board_tb: core [01] still busy (STATUS 0x1) at PC 1$' "$e/hang.log")" = 2 ]; then
+    echo "PASS: two cores waiting in recv: timeout after --max-cycles, both named busy"
+else
+    echo "FAIL: deadlock and --max-cycles (exit $rc):"; sed 's/^/    /' "$e/hang.log"; st=1
 fi
 [ $st -eq 0 ] && echo "test-board-cosim: PASS" || echo "test-board-cosim: FAIL"
 exit $st

@@ -9,7 +9,9 @@
 #                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
 #                                  bcast, sendrecv, barrier, dptrain, --stall 0 and 30: every
 #                                  core's trace and dumps identical; N = 8 C = 2 dptrain;
-#                                  plain per-core programs (dense) on C = 2 ring (the harness)
+#                                  plain per-core programs (dense) on C = 2 ring (the harness);
+#                                  tpu-board-cmp names a changed element / dump byte; an error
+#                                  halt and a deadlock (--max-cycles) name the busy cores
 #   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
 #                                  AXI4-Lite windows) against the assembled one, N = 4, C = 2
 #                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
