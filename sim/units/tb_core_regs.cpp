@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
             return 0x4000 + 16 * i + 4 * rng.below(4);
         }
         if (k < 7) return 4 * rng.below(16);  // 0x00 .. 0x3C
-        if (k < 9) return 0x40 + 4 * rng.below(14);  // counters and past them
+        if (k < 9) return 0x40 + 4 * rng.below(16);  // the 7 counters and past them
         static const uint32_t odd[] = {0x0080, 0x0100, 0x1000, 0x3FFC, 0x0008, 0x0010};
         return odd[rng.below(6)];
     };
@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
         top->err_code_i = rng.u32();
         top->err_pc_i = rng.u32();
         top->pc_i = rng.u32();
-        for (int i = 0; i < 12; i++) put_field(top->counters_i, 32 * i, 32, rng.u32());
+        for (int i = 0; i < 14; i++) put_field(top->counters_i, 32 * i, 32, rng.u32());
         top->eval();
 
         CHECK(top->s_axil_bresp == 0 && top->s_axil_rresp == 0, "response not OKAY");
@@ -216,7 +216,7 @@ int main(int argc, char **argv) {
                 case 11: v = IM; break;
                 default: v = 0;
                 }
-            } else if (a < 0x70) {
+            } else if (a < 0x78) {  // 0x40 + 8k, k < 7 (NET_BUSY is k = 6)
                 unsigned w = (a - 0x40) / 4;
                 v = get_field(top->counters_i, 32 * w, 32);
             }
