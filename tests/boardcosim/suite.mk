@@ -9,6 +9,8 @@
 #                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
 #                                  bcast, sendrecv, barrier, dptrain, --stall 0 and 30: every
 #                                  core's trace and dumps identical; N = 8 C = 2 dptrain;
+#                                  collall at N = 3 on C = 3 ring (W = 128, D = 0, stall 0
+#                                  and 30) and C = 6 torus:2x3 (W = 32, D = 5, stall 30);
 #                                  plain per-core programs (dense) on C = 2 ring (the harness);
 #                                  tpu-board-cmp names a changed element / dump byte; an error
 #                                  halt and a deadlock (--max-cycles) name the busy cores
