@@ -52,8 +52,64 @@ $(foreach f,$(SYNTH_FAMS), \
   $(foreach n,$(SYNTH_MXU_NS),$(eval $(call synth_rule,mxu_n$(n),$(n),tpu_mxu,tpu_mxu.f,$(f)))) \
   $(eval $(call synth_rule,vpu_lane,1,tpu_vpu_lane,tpu_vpu.f,$(f))))
 
-synth-est: $(SYNTH_JSONS)
-	python3 bench/synth/report.py table $(SYNTH_DIR)/report.md $(SYNTH_JSONS)
+# ---- the core and the board (gen's defaults but N; --vpu-lanes N) ----
+# A core or board configuration: core_n<N> (gen --mxu N), board_n<N>_c<C> (gen --mxu N
+# --cores C --topology ring). Each can be synthesised flattened (<cfg>_<fam>.json: the figures
+# of the table, synth_xilinx.sh) and hierarchically (<cfg>_<fam>.hier.json, synth_hier.sh:
+# LUT/FF/DSP/BRAM per submodule, the breakdown; no cross-module optimisation).
+SYNTH_CORE_NS  ?= 2
+SYNTH_BOARDS   ?= n2_c2
+synth_cargs = $(if $(filter board_%,$(1)),--mxu $(patsubst n%,%,$(word 2,$(subst _, ,$(1)))) \
+	--cores $(patsubst c%,%,$(word 3,$(subst _, ,$(1)))) --topology ring,--mxu $(patsubst core_n%,%,$(1)))
+
+$(SYNTH_DIR)/flatc_%/stamp: $(GEN) bench/synth/flatten_packed.py
+	@d=$(SYNTH_DIR)/genc_$*; mkdir -p $(SYNTH_DIR); rm -rf $$d.new; \
+	$(GEN) $(call synth_cargs,$*) -o $$d.new >/dev/null && \
+	if [ -f $@ ] && diff -r -q -I '^[/#]* command:' $$d.new $$d >/dev/null 2>&1; then \
+		rm -rf $$d.new; \
+	else \
+		rm -rf $$d $(SYNTH_DIR)/flatc_$*; mv $$d.new $$d; \
+		python3 bench/synth/flatten_packed.py $(SYNTH_DIR)/flatc_$* $$d/*.sv && touch $@; \
+	fi
+
+# synthc_rule CONFIG TOP FILELIST FAMILY
+define synthc_rule
+$(SYNTH_DIR)/$(1)_$(4).json: $(SYNTH_DIR)/flatc_$(1)/stamp $(SYNTH_TOOLS)
+	sh bench/synth/synth_xilinx.sh $(1) $(4) $(2) $(SYNTH_DIR) \
+		`grep -v '^//' $(SYNTH_DIR)/genc_$(1)/$(3) | sed 's|^|$(SYNTH_DIR)/flatc_$(1)/|'`
+$(SYNTH_DIR)/$(1)_$(4).hier.json: $(SYNTH_DIR)/flatc_$(1)/stamp bench/synth/synth_hier.sh bench/synth/report.py
+	sh bench/synth/synth_hier.sh $(1) $(4) $(2) $(SYNTH_DIR) \
+		`grep -v '^//' $(SYNTH_DIR)/genc_$(1)/$(3) | sed 's|^|$(SYNTH_DIR)/flatc_$(1)/|'`
+endef
+
+# The PE's breakdown (tpu_bf16_mul, tpu_fp32_add, the PE's own registers and weight mux).
+# synth_hier_rule NAME CONFIG FAMILY
+define synth_hier_rule
+$(SYNTH_DIR)/$(1)_$(3).hier.json: $(SYNTH_DIR)/flat_n$(2)/stamp bench/synth/synth_hier.sh bench/synth/report.py
+	sh bench/synth/synth_hier.sh $(1) $(3) tpu_pe $(SYNTH_DIR) \
+		`grep -v '^//' $(SYNTH_DIR)/gen_n$(2)/tpu_mxu.f | sed 's|^|$(SYNTH_DIR)/flat_n$(2)/|'`
+SYNTH_HIER_JSONS += $(SYNTH_DIR)/$(1)_$(3).hier.json
+endef
+
+SYNTH_HIER_JSONS :=
+$(foreach f,$(SYNTH_FAMS), \
+  $(eval $(call synth_hier_rule,pe,1,$(f))) \
+  $(eval $(call synth_hier_rule,pe_s3,1_S3,$(f))))
+$(foreach f,$(SYNTH_FAMS), \
+  $(foreach n,$(SYNTH_CORE_NS) $(SYNTH_CORE_HIER_NS),$(eval $(call synthc_rule,core_n$(n),tpu_core,tpu_core.f,$(f)))) \
+  $(foreach b,$(SYNTH_BOARDS),$(eval $(call synthc_rule,board_$(b),tpu_board,tpu_board.f,$(f)))))
+# In synth-est: the core flattened for both families; the board (~20 min per flattened run
+# on 2 cores) flattened and hierarchically for xc7 only (its breakdown contains the core's);
+# the core alone hierarchically for SYNTH_CORE_HIER_NS (default none; N = 4 takes ~15 min).
+SYNTH_BOARD_FAMS    ?= xc7
+SYNTH_CORE_HIER_NS  ?=
+SYNTH_JSONS += $(foreach f,$(SYNTH_FAMS),$(foreach n,$(SYNTH_CORE_NS),$(SYNTH_DIR)/core_n$(n)_$(f).json)) \
+               $(foreach f,$(SYNTH_BOARD_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).json))
+SYNTH_HIER_JSONS += $(foreach n,$(SYNTH_CORE_HIER_NS),$(SYNTH_DIR)/core_n$(n)_xc7.hier.json) \
+                    $(foreach f,$(SYNTH_BOARD_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).hier.json))
+
+synth-est: $(SYNTH_JSONS) $(SYNTH_HIER_JSONS)
+	python3 bench/synth/report.py table $(SYNTH_DIR)/report.md $(SYNTH_JSONS) $(SYNTH_HIER_JSONS)
 	python3 bench/synth/report.py check $(SYNTH_JSONS)
 
 # ---- nextpnr-ice40: real Fmax of the smallest MXUs through a serialising wrapper ----

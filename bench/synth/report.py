@@ -3,7 +3,10 @@
 """Yosys synth_xilinx results as JSON, and the JSON files as a readable table.
 
   report.py run NAME FAMILY TOP BASE SECONDS   BASE.{stat.json,mem.json,log} -> JSON on stdout
-  report.py table OUT.md FILE.json...          table (+ MXU extrapolation) to stdout and OUT.md
+  report.py hier NAME FAMILY TOP BASE SECONDS  BASE.stat.json (hierarchical run) -> per-
+                                               submodule breakdown as JSON on stdout
+  report.py table OUT.md FILE.json...          table (+ MXU extrapolation, + the breakdowns
+                                               of *.hier.json) to stdout and OUT.md
   report.py check FILE.json...                 the DSP and block-RAM checks of test-fpga-dsp
 
 Counting (what the table's columns are):
@@ -14,11 +17,13 @@ Counting (what the table's columns are):
          flip-flops/ports (each CARRY4/CARRY8 and MUXF7/8 counts as one level)
   memories  $mem_v2 cells inferred before memory mapping; a RAM (one with a write port) is
          *BRAM-eligible* when it holds >= 4096 bits and all its read ports are clocked:
-         such a memory must come out as block RAM, not LUTs (there are no RAMs in the RTL
-         yet; the check applies as soon as there are). ROMs (no write port: the VPU's
-         exp2/recip tables) are listed but not checked: Yosys 0.23's memory_libmap cost
-         model maps a 256 x 31 registered ROM to ~100 LUT6 rather than a RAMB18, a choice,
-         not an error (docs/fpga.md).
+         such a memory must come out as block RAM, not LUTs: the check requires at least
+         ceil(bits / 36 Kb) RAMB36 (two RAMB18 count as one) per such RAM (the core's UB,
+         ACC and IMEM, tpu_sram; the PE and MXU have none, so it is vacuous there).
+         ROMs (no write port: the VPU's exp2/recip tables) are listed but not checked:
+         Yosys 0.23's memory_libmap cost model maps a 256 x 31 registered ROM to ~100
+         LUT6 rather than a RAMB18, a choice, not an error (docs/fpga.md).
+  hier   report.py hier: a hierarchical run (synth_hier.sh), each submodule's subtree
 """
 import json
 import math
@@ -78,6 +83,9 @@ def run(name, fam, top, base, secs):
                        "sync_read": sync, "rom": wr == 0,
                        "bram_eligible": size * width >= BRAM_MIN_BITS and sync and wr > 0}
     eligible = sum(1 for x in mems if x["bram_eligible"])
+    # A RAMB36 holds 36 Kb (32 Kb of data plus parity): the BRAM-eligible RAMs need at least
+    # ceil(bits / 36864) blocks each; fewer blocks means some of them went to LUTs or FFs.
+    bram_min = sum(math.ceil(x["bits"] / 36864) for x in mems if x["bram_eligible"])
     return {
         "name": name, "family": fam, "top": top,
         "tool": "yosys " + (ver.group(1) if ver else "?") + " synth_xilinx -family " + fam +
@@ -87,9 +95,70 @@ def run(name, fam, top, base, secs):
         "lc_estimate": int(lcs[-1]) if lcs else None,
         "levels": int(m[-1]) if m else None,
         "memories": mems, "bram_eligible_memories": eligible,
-        "bram_check_ok": eligible == 0 or bram + uram >= 0.5 * eligible,
+        "bram36_min": bram_min,
+        "bram_check_ok": bram + uram >= bram_min,
         "cells": cells,
     }
+
+
+def counts(cells):
+    """The table's resource columns from a {cell type: count} dict."""
+    return {
+        "lut": sum(v for k, v in cells.items() if re.fullmatch(r"LUT[1-6]|INV", k)),
+        "ff": sum(v for k, v in cells.items() if k.startswith("FD")),
+        "dsp": sum(v for k, v in cells.items() if k.startswith("DSP48")),
+        "bram36": sum(v * (1.0 if "36" in k else 0.5) for k, v in cells.items()
+                      if k.startswith("RAMB")),
+        "lutram": sum(v for k, v in cells.items() if k.startswith(LUTRAM)),
+        "carry": sum(v for k, v in cells.items() if k.startswith("CARRY")),
+    }
+
+
+def base_name(mod):
+    """tpu_pe from \\tpu_pe or $paramod$<hash>\\tpu_pe."""
+    return mod.split("\\")[-1]
+
+
+def hier(name, fam, top, base, secs):
+    """Per-submodule breakdown of a hierarchical run: for the top and each of its children
+    (and the children's children), the instance count and the subtree's resources."""
+    # Yosys 0.23's stat -json of a hierarchy writes the hierarchy's text table into its
+    # "design" member (not JSON): only the "modules" object is read.
+    text = open(base + ".stat.json").read()
+    mods, _ = json.JSONDecoder().raw_decode(text, text.index("{", text.index('"modules":')))
+    # a submodule's cell type is its module's name without RTLIL's leading backslash
+    own = {m.lstrip("\\"): {k: int(v) for k, v in d["num_cells_by_type"].items()}
+           for m, d in mods.items()}
+    memo = {}
+
+    def total(m):
+        if m not in memo:
+            acc = {}
+            for t, v in own[m].items():
+                if t in own:
+                    for k2, v2 in total(t).items():
+                        acc[k2] = acc.get(k2, 0) + v * v2
+                else:
+                    acc[t] = acc.get(t, 0) + v
+            memo[m] = acc
+        return memo[m]
+
+    topm = next(m for m in own if base_name(m) == top)
+    rows = []
+
+    def walk(m, path, depth, inst):
+        r = {"path": path, "module": base_name(m), "instances": inst}
+        r.update(counts(total(m)))
+        rows.append(r)
+        if depth < 2:
+            for t, v in sorted(own[m].items(), key=lambda x: base_name(x[0])):
+                if t in own:
+                    walk(t, path + "/" + base_name(t), depth + 1, v)
+
+    walk(topm, top, 0, 1)
+    return {"name": name, "family": fam, "top": top, "seconds": secs,
+            "tool": "yosys synth_xilinx -family " + fam + " -noiopad -noclkbuf (hierarchical)",
+            "modules": rows}
 
 
 def fmt(v):
@@ -119,6 +188,8 @@ DEVICES = [
 
 def table(out, files):
     rows = [json.load(open(f)) for f in files]
+    hiers = [r for r in rows if "modules" in r]
+    rows = [r for r in rows if "modules" not in r]
     rows.sort(key=lambda r: (r["family"], r["name"]))
     lines = ["# Synthesis estimates (make synth-est)", "",
              "Yosys synth_xilinx, out of context (no I/O buffers), flattened. "
@@ -183,6 +254,15 @@ def table(out, files):
             best, lim = largest(lut, ff, dsp, False)
             vb, vl = largest(lut, ff, dsp, True) if lane else ("-", "no VPU lane run")
             lines.append(f"| {dev} | {lut} | {ff} | {dsp} | {bram} | {best} | {lim} | {vb} | {vl} |")
+    for h in sorted(hiers, key=lambda r: (r["name"], r["family"])):
+        lines += ["", f"## {h['name']} ({h['family']}) per submodule: hierarchical run, "
+                  "subtree totals per instance (no cross-module optimisation)", "",
+                  "| instance path (module) | instances | LUT | FF | DSP | BRAM36 | LUTRAM "
+                  "| carry |", "|---|---|---|---|---|---|---|---|"]
+        for m in h["modules"]:
+            lines.append("| " + " | ".join(fmt(x) for x in (
+                m["path"], m["instances"], m["lut"], m["ff"], m["dsp"], m["bram36"],
+                m["lutram"], m["carry"])) + " |")
     text = "\n".join(lines) + "\n"
     with open(out, "w") as f:
         f.write(text)
@@ -205,7 +285,8 @@ def check(files):
         print(f"{'ok ' if ok else 'FAIL'} {r['name']} {r['family']}: "
               f"{r['bram_eligible_memories']} BRAM-eligible RAMs, {roms} ROMs "
               f"({len(r['memories'])} memories inferred), {fmt(r['bram36'])} BRAM36 blocks"
-              + ("" if r["bram_eligible_memories"] else " (no RAM in the RTL yet: vacuous)"))
+              f" (the RAMs need >= {r.get('bram36_min', 0)})"
+              + ("" if r["bram_eligible_memories"] else " (no RAM in this design: vacuous)"))
         bad += not ok
     return 1 if bad else 0
 
@@ -214,6 +295,9 @@ def main():
     a = sys.argv[1:]
     if a and a[0] == "run" and len(a) == 6:
         json.dump(run(a[1], a[2], a[3], a[4], int(a[5])), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif a and a[0] == "hier" and len(a) == 6:
+        json.dump(hier(a[1], a[2], a[3], a[4], int(a[5])), sys.stdout, indent=1)
         sys.stdout.write("\n")
     elif a and a[0] == "table" and len(a) >= 3:
         table(a[1], a[2:])
