@@ -95,14 +95,15 @@ SYNTH_HIER_JSONS :=
 $(foreach f,$(SYNTH_FAMS), \
   $(eval $(call synth_hier_rule,pe,1,$(f))) \
   $(eval $(call synth_hier_rule,pe_s3,1_S3,$(f))))
+SYNTH_BOARD_FAMS    ?= xc7
+SYNTH_CORE_HIER_NS  ?= 4
 $(foreach f,$(SYNTH_FAMS), \
-  $(foreach n,$(SYNTH_CORE_NS) $(SYNTH_CORE_HIER_NS),$(eval $(call synthc_rule,core_n$(n),tpu_core,tpu_core.f,$(f)))) \
+  $(foreach n,$(sort $(SYNTH_CORE_NS) $(SYNTH_CORE_HIER_NS)),$(eval $(call synthc_rule,core_n$(n),tpu_core,tpu_core.f,$(f)))) \
   $(foreach b,$(SYNTH_BOARDS),$(eval $(call synthc_rule,board_$(b),tpu_board,tpu_board.f,$(f)))))
 # In synth-est: the core flattened for both families; the board (~20 min per flattened run
 # on 2 cores) flattened and hierarchically for xc7 only (its breakdown contains the core's);
-# the core alone hierarchically for SYNTH_CORE_HIER_NS (default none; N = 4 takes ~15 min).
-SYNTH_BOARD_FAMS    ?= xc7
-SYNTH_CORE_HIER_NS  ?=
+# the core alone hierarchically for SYNTH_CORE_HIER_NS (default 4: ~2.5 min, the breakdown
+# at a second N, which shows how the core's fixed part grows).
 SYNTH_JSONS += $(foreach f,$(SYNTH_FAMS),$(foreach n,$(SYNTH_CORE_NS),$(SYNTH_DIR)/core_n$(n)_$(f).json)) \
                $(foreach f,$(SYNTH_BOARD_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).json))
 SYNTH_HIER_JSONS += $(foreach n,$(SYNTH_CORE_HIER_NS),$(SYNTH_DIR)/core_n$(n)_xc7.hier.json) \

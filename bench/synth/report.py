@@ -115,8 +115,9 @@ def counts(cells):
 
 
 def base_name(mod):
-    """tpu_pe from \\tpu_pe or $paramod$<hash>\\tpu_pe."""
-    return mod.split("\\")[-1]
+    """tpu_pe from \\tpu_pe, $paramod$<hash>\\tpu_pe or $paramod\\tpu_pe\\N=s32'..."""
+    parts = mod.lstrip("\\").split("\\")
+    return parts[1] if parts[0].startswith("$paramod") and len(parts) > 1 else parts[-1]
 
 
 def hier(name, fam, top, base, secs):
@@ -254,6 +255,52 @@ def table(out, files):
             best, lim = largest(lut, ff, dsp, False)
             vb, vl = largest(lut, ff, dsp, True) if lane else ("-", "no VPU lane run")
             lines.append(f"| {dev} | {lut} | {ff} | {dsp} | {bram} | {best} | {lim} | {vb} | {vl} |")
+        # The core per N: the MXU fit + N lanes + the core's fixed part F (everything else:
+        # control, DMA, network unit, memories, measured as core_n2 - MXU fit(2) - 2 lanes),
+        # F taken either constant or growing as N/2 (all of it row-wide: an upper bound).
+        # DSP = N^2 + 65 N + 2 (PEs, lanes, sequencer); BRAM36 = ceil(16N/9) + ceil(32N/18)
+        # + 4 (UB 4096 x 16N as 4K x 9, ACC 2048 x 32N as 2K x 18, IMEM 4 x 1K x 32).
+        core = next((r for r in rows if r["name"] == "core_n2" and r["family"] == fam), None)
+        if core is None or lane is None:
+            continue
+        fx = {k: core[k] - (a * 4 + b * 2 + c) - 2 * lane[k] for k, (a, b, c) in fits.items()}
+
+        def core_at(n, grow):
+            s = n / 2 if grow else 1
+            v = {k: a * n * n + b * n + c + n * lane[k] + fx[k] * s
+                 for k, (a, b, c) in fits.items()}
+            v["dsp"] = n * n + 65 * n + 2
+            v["bram"] = math.ceil(16 * n / 9) + math.ceil(32 * n / 18) + 4
+            return v
+
+        lines += ["", f"## The core per N ({fam}), extrapolated from core_n2: MXU fit + N lanes "
+                  f"+ fixed part F (LUT {round(fx['lut'])}, FF {round(fx['ff'])} at N = 2) "
+                  "constant / growing as N/2", "",
+                  "| N | LUT | FF | DSP | BRAM36 |", "|---|---|---|---|---|"]
+        for n in (2, 4, 8, 16, 32, 64, 128):
+            v0, v1 = core_at(n, False), core_at(n, True)
+            lines.append(f"| {n} | {round(v0['lut'])} - {round(v1['lut'])} | "
+                         f"{round(v0['ff'])} - {round(v1['ff'])} | {v0['dsp']} | {v0['bram']} |")
+        lines += ["", "| device | largest core N (F constant) | limited by | "
+                  "(F growing as N/2) | limited by |", "|---|---|---|---|---|"]
+        for dev, dfam, lut, ff, dsp, bram in DEVICES:
+            if dfam != fam:
+                continue
+            res = []
+            for grow in (False, True):
+                best, lim = 0, ""
+                for n in range(1, 257):
+                    v = core_at(n, grow)
+                    over = [nm for nm, use, cap in (("LUT", v["lut"], 0.8 * lut),
+                                                    ("FF", v["ff"], 0.8 * ff),
+                                                    ("DSP", v["dsp"], dsp),
+                                                    ("BRAM", v["bram"], bram)) if use > cap]
+                    if over:
+                        lim = ", ".join(over)
+                        break
+                    best = n
+                res += [best, lim]
+            lines.append(f"| {dev} | {res[0]} | {res[1]} | {res[2]} | {res[3]} |")
     for h in sorted(hiers, key=lambda r: (r["name"], r["family"])):
         lines += ["", f"## {h['name']} ({h['family']}) per submodule: hierarchical run, "
                   "subtree totals per instance (no cross-module optimisation)", "",
