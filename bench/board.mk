@@ -4,7 +4,9 @@
 # make bench-board-allreduce: one allreduce instruction, S = 1 KiB .. 1 MiB of fp32, on the
 #   assembled SystemC board (sim/board_build.sh asm; C = 8, torus 2x4, W = 64, D = 2, the
 #   N = BENCH_BOARD_N core with a BENCH_BOARD_ACC_KIB KiB ACC) vs the board model
-#   (tpu-board-run) and the ring bound (bench/board_allreduce.sh).
+#   (tpu-board-run) and the ring bound (bench/board_allreduce.sh; SIZES="1024 4096" in the
+#   environment runs fewer sizes). Both run a copy of
+#   sim/board_build.sh (a shell reads its script as it runs: an edit mid-build breaks it).
 # make bench-board-128: build the gen --mxu 128 --cores 8 board from nothing (time, peak
 #   memory) and run a 128x128x128 matmul on all 8 cores vs the model (bench/board_128.sh).
 #   Heavy (~12 GB): run it alone. BENCH_BOARD_128_N=16 runs the same script small.
@@ -18,8 +20,9 @@ TPU_BOARD_RUN       ?= $(BUILD)/tools/tpu-board-run
 bench-board-allreduce: deps
 	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(SIM_DIR)/tpu-board-cmp \
 		$(UNITS_DIR)/noc-ring8/tb
-	@tb=$$(BOARD_CORE_ARGS="--acc-kib $(BENCH_BOARD_ACC_KIB)" GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) \
-		sh sim/board_build.sh asm $(BENCH_BOARD_N) 8 torus:2x4 64 2) && \
+	@mkdir -p $(BENCH_DIR) && cp sim/board_build.sh $(BENCH_DIR)/board_build.sh && \
+	tb=$$(BOARD_CORE_ARGS="--acc-kib $(BENCH_BOARD_ACC_KIB)" GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) \
+		sh $(BENCH_DIR)/board_build.sh asm $(BENCH_BOARD_N) 8 torus:2x4 64 2) && \
 	BOARD_TB=$$tb TPU_BOARD_RUN=$(TPU_BOARD_RUN) N=$(BENCH_BOARD_N) ACC_KIB=$(BENCH_BOARD_ACC_KIB) \
 		NOC_TB=$(UNITS_DIR)/noc-ring8/tb BOARD_CMP=$(SIM_DIR)/tpu-board-cmp sh bench/board_allreduce.sh $(BENCH_DIR)/board_allreduce
 
