@@ -8,17 +8,19 @@
 # cleanly, or whose results differ from the model's, is reported FAIL.
 #
 # Per size S and variant (torus, ring), two board jobs, the same program on every core:
-#   ar:   [dma_in acc row=0 rows=n cols=N addr=0; sync;] barrier; allreduce acc row=0 rows=n
-#         [ring]; [dma_out acc row=0 rows=n cols=N addr=S;] halt
+#   ar:   dma_in acc row=0 rows=n ...; sync; barrier; allreduce acc row=0 rows=n [ring];
+#         [dma_out acc row=0 rows=n cols=N addr=S;] halt
 #   base: the same with a `nop` in place of the allreduce
 # The host starts the cores one after the other; the barrier lines them up, so the
 # allreduce's own cycles on core i are NET_BUSY(ar) - NET_BUSY(base) (counter 6 counts the
 # cycles a collective is in progress, waiting included); the figure is the slowest core's.
-# The bracketed DMA (random fp32 per core) is there for S <= CHECK_MAX only: a 1 MiB DMA over
-# the 64-bit AXI is slow in simulation, and the allreduce's timing does not depend on the
-# data, so larger sizes reduce the ACC's reset contents (zeros). With data, every core's
-# result (dma_out, dumped) must equal the model's bit for bit, and the model's must equal on
-# every core (the model itself is checked against tpu_allreduce_torus/ring by make test).
+# Data (random fp32, different on every core): for S <= CHECK_MAX whole rows (dma_in cols=N),
+# and the result is dumped (dma_out); above it, a 1 MiB DMA over the 64-bit AXI being slow in
+# simulation, one element per row (dma_in cols=1 stride=4: lane 0 from the host, lanes 1..N-1
+# the pad value -0), one beat per row, and no dma_out (the allreduce's timing does not depend
+# on the data). Every core's result must equal on every core in the model, and with
+# BOARD_CMP the RTL's traces (every row each step writes) and dumps must equal the model's
+# bit for bit (the model itself is checked against tpu_allreduce_torus/ring by make test).
 #
 # usage: bench/board_allreduce.sh DIR
 # Environment: BOARD_TB (the harness of `sim/board_build.sh asm N 8 torus:2x4 W D`; empty:
@@ -43,8 +45,12 @@ bcmp=${BOARD_CMP:-}
 c=8
 topo=torus:2x4
 acc_rows=$((acc_kib * 1024 / (4 * n_mxu)))
-rm -rf "$out"; mkdir -p "$out"
+rm -rf "$out"; mkdir -p "$out/bin"
 bad=0
+# private copies of the tools: other builds may replace them while this runs
+cp "$brun" "$out/bin/tpu-board-run" || exit 2
+brun=$out/bin/tpu-board-run
+if [ -n "$bcmp" ]; then cp "$bcmp" "$out/bin/tpu-board-cmp" || exit 2; bcmp=$out/bin/tpu-board-cmp; fi
 
 # ctr FILE NAME: a counter from a "counters: CYCLES=.. ..." line
 ctr() { grep -m1 'counters:' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -81,8 +87,10 @@ job() {
         {
             if [ "$data" -eq 1 ]; then
                 echo "dma_in acc row=0 rows=$nr cols=$n_mxu addr=0"
-                echo "sync"
+            else
+                echo "dma_in acc row=0 rows=$nr cols=1 addr=0 stride=4"
             fi
+            echo "sync"
             echo "barrier"
             if [ "$what" = ar ]; then echo "allreduce acc row=0 rows=$nr$rf"; else echo "nop"; fi
             [ "$data" -eq 1 ] && echo "dma_out acc row=0 rows=$nr cols=$n_mxu addr=$s"
@@ -91,12 +99,11 @@ job() {
         {
             echo "--prog core$i.s"
             echo "--hostmem-mib $mib"
-            if [ "$data" -eq 1 ]; then
-                echo "--load 0=x$i.npy"
-                echo "--dump $s=out.npy:f32:${nr}x$n_mxu"
-            fi
+            echo "--load 0=x$i.npy"
+            [ "$data" -eq 1 ] && echo "--dump $s=out.npy:f32:${nr}x$n_mxu"
         } >"$jd/core$i.args"
-        [ "$data" -eq 1 ] && npy "$jd/x$i.npy" "$nr" "$n_mxu" $((s + i))
+        if [ "$data" -eq 1 ]; then npy "$jd/x$i.npy" "$nr" "$n_mxu" $((s + i))
+        else npy "$jd/x$i.npy" "$nr" 1 $((s + i)); fi
     done
 }
 
@@ -180,7 +187,7 @@ echo "bound = 2(C-1)/C * S / (W/8); NoC = bench-noc-allreduce (tpu_noc ring of 8
 printf '%s' "$rows" | awk -v w="$w" -v c="$c" '
 function pct(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.1f %%", 100 * a / b) }
 BEGIN {
-    print "| S bytes | variant | rows n | RTL cycles | model cycles | model error | bound | bound / RTL | bound / model | NoC only | data checked | sim s (cycles/s) |"
+    print "| S bytes | variant | rows n | RTL cycles | model cycles | model error | bound | bound / RTL | bound / model | NoC only | data | sim s (cycles/s) |"
     print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 }
 {
@@ -188,7 +195,7 @@ BEGIN {
     err = ($4 == "-") ? "-" : sprintf("%+.2f %%", 100 * ($6 - $4) / $4)
     printf "| %d | %s | %d | %s | %d | %s | %.0f | %s | %s | %s | %s | %s |\n", $1, $2, $3,
         ($4 == "-") ? "-" : sprintf("%d (%d)", $4, $5), $6, err, bound, pct(bound, $4),
-        pct(bound, $6), ($2 == "ring") ? $7 : "-", $10 ? "yes" : "no (zeros)",
+        pct(bound, $6), ($2 == "ring") ? $7 : "-", $10 ? "whole rows" : "lane 0 of each row",
         ($8 == "-") ? "-" : sprintf("%s (%s)", $8, $9)
 }'
 echo "(folder $out)"
