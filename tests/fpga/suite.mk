@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # FPGA flow tests (docs/fpga.md; the flow is bench/synth.mk).
 #   test-fpga-dsp      Yosys synth_xilinx of the PE (--pe-stages 1 and 3) for xc7 and xcup: the
-#                      significand multiply maps to exactly one DSP48E1 / DSP48E2, and no
-#                      BRAM-eligible RAM is left in LUTs (no RAM in the RTL yet: that half is
-#                      vacuous until one appears) (~60 s)
+#                      significand multiply maps to exactly one DSP48E1 / DSP48E2 (the PE has
+#                      no RAM: the block-RAM half of the check applies to the core and board
+#                      runs of synth-est, and tpu_sram alone is test-sram-bram) (~60 s)
 #   test-fpga-flatten  the Yosys 0.23 front-end workaround (bench/synth/flatten_packed.py) keeps
 #                      the circuit: generated and flattened tpu_mxu (N = 2, 3; N = 2 also with
 #                      --pe-stages 2 and 3), tpu_vpu (L = 2), the memories kept as memories
