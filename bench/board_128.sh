@@ -82,11 +82,13 @@ ctr() { grep -m1 'counters:' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 maxc() { for i in $(seq 0 $((c - 1))); do ctr "$1/core$i.counters" "$2"; done | sort -n | tail -n 1; }
 rc=$(maxc "$out/rtl" CYCLES); mc=$(maxc "$out/model" CYCLES)
 sim=$(sed -n 's/^board_tb: \([0-9]*\) cycles simulated in \([0-9.]*\) s (\([0-9]*\) cycles\/s)/\1 \2 \3/p' "$out/rtl.log")
-set -- ${sim:-- - -}
+read -r scyc ssec scps <<EOF
+${sim:-- - -}
+EOF
 echo "| N | build wall (h:mm:ss) | verilate core s | peak RSS | matmul | RTL cycles (slowest core) | model cycles | model error | simulated cycles | sim wall s | cycles/s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 awk -v n="$n_mxu" -v wall="$wall" -v vl="${vl:--}" -v rss="$rss" -v mm="$m x $k x $np on 8 cores" \
-    -v rc="${rc:--}" -v mc="${mc:--}" -v sc="$1" -v ss="$2" -v cps="$3" 'BEGIN {
+    -v rc="${rc:--}" -v mc="${mc:--}" -v sc="$scyc" -v ss="$ssec" -v cps="$scps" 'BEGIN {
     err = (rc == "-" || mc == "-") ? "-" : sprintf("%+.2f %%", 100 * (mc - rc) / rc)
     printf "| %d | %s | %s | %.2f GiB | %s | %s | %s | %s | %s | %s | %s |\n", n, wall, vl,
         rss / 1048576, mm, rc, mc, err, sc, ss, cps

@@ -147,8 +147,10 @@ for s in $sizes; do
         dd=$out/S${s}_$v
         job "$dd/ar" "$s" "$nr" "$rf" ar "$data"
         job "$dd/base" "$s" "$nr" "$rf" base "$data"
-        model "$dd/ar" "$dd/ar.model" && model "$dd/base" "$dd/base.model" || continue
-        set -- $(netbusy "$dd/ar.model" "$dd/base.model"); mmax=$1
+        if ! model "$dd/ar" "$dd/ar.model" || ! model "$dd/base" "$dd/base.model"; then continue; fi
+        read -r mmax _ <<EOF
+$(netbusy "$dd/ar.model" "$dd/base.model")
+EOF
         if [ "$data" -eq 1 ]; then
             for i in $(seq 1 $((c - 1))); do
                 cmp -s "$dd/ar.model/core0/out.npy" "$dd/ar.model/core$i/out.npy" ||
@@ -158,7 +160,9 @@ for s in $sizes; do
         rmax=-; rmin=-; secs=-; cps=-
         if [ -n "$tb" ]; then
             if rtl "$dd/ar" "$dd/ar.rtl" && rtl "$dd/base" "$dd/base.rtl"; then
-                set -- $(netbusy "$dd/ar.rtl" "$dd/base.rtl"); rmax=$1; rmin=$2
+                read -r rmax rmin <<EOF
+$(netbusy "$dd/ar.rtl" "$dd/base.rtl")
+EOF
                 if [ -n "$bcmp" ]; then
                     for j in ar base; do
                         "$bcmp" --job "$dd/$j" --mxu "$n_mxu" "$dd/$j.model" "$dd/$j.rtl" >"$dd/$j.cmp" 2>&1 ||
