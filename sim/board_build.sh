@@ -15,7 +15,9 @@
 # Environment: BUILD (default build), GEN, VERILATOR, CXX, OBJCACHE, SIM_OPT (default -O1),
 #   CMODEL_LIB, BOARD_JOBS (parallel compile jobs, default nproc), BOARD_CORE_ARGS (extra gen
 #   options for the core, e.g. "--acc-kib 1024"; the build folders get a suffix made of them,
-#   e.g. board_core_N16_W64_acckib1024).
+#   e.g. board_core_N16_W64_acckib1024), BOARD_CORE_TRACE_DEPTH (the core's --trace-depth,
+#   default 3; 1 keeps only the core's ports: at N = 128 the trace code is ~78 % of the core's
+#   C++ at depth 3, so the large build uses 1).
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 asm|flat N C TOPOLOGY W D" >&2; exit 2; }
 mode=$1; n=$2; c=$3; topo=$4; w=$5; d=$6
@@ -101,7 +103,7 @@ if [ "$mode" = asm ]; then
         # shellcheck disable=SC2086
         gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" $BOARD_CORE_ARGS || true
         test -f "$cdir/rtl/tpu_core.f" || { echo "$0: gen wrote no tpu_core.f for N=$n" >&2; exit 1; }
-        verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt 1 $CORE_VF --trace-depth 3
+        verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt 1 $CORE_VF --trace-depth "${BOARD_CORE_TRACE_DEPTH:-3}"
     ) 9>"$sim/.board_core_N${n}_W$w$sfx.lock"
     (
         flock 9
