@@ -89,7 +89,7 @@ UNITS_NOC_LINT := "--cores 1" "--cores 2 --topology ring --link-latency 0 --link
 
 .PHONY: test-noc-units test-noc-lint
 test-noc-lint: $(GEN)
-	@set -e; t=$$(mktemp -d "$${TMPDIR:-/tmp}/test-noc-lint.XXXXXX"); trap 'rm -rf "$$t"' EXIT; \
+	@set -e; t=$$(mktemp -d); trap 'rm -rf "$$t"' EXIT; \
 	for a in $(UNITS_NOC_LINT); do \
 	  d=$$t/$$(echo "$$a" | tr -dc 'a-z0-9'); $(GEN) --mxu 1 $$a -o $$d; \
 	  out=$$(cd $$d && $(VERILATOR) --lint-only -Wall --top-module tpu_noc tpu_noc.vlt -F tpu_noc.f 2>&1; \

@@ -6,7 +6,7 @@
 set -u
 GEN=$1
 VERILATOR=${VERILATOR:-verilator}
-T=$(mktemp -d "${TMPDIR:-/tmp}/test-board-lint.XXXXXX") || exit 1
+T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 fail=0
 for cfg in "2 2 ring" "2 4 torus:2x2" "2 3 ring"; do

@@ -8,7 +8,7 @@
 set -u
 GEN=$1
 YOSYS=${YOSYS:-yosys}
-T=$(mktemp -d "${TMPDIR:-/tmp}/test-sram-bram.XXXXXX") || exit 1
+T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 "$GEN" --mxu 4 --cores 1 -o "$T/rtl" || { echo "test-sram-bram: gen failed"; exit 1; }
 pass=0 fail=0
