@@ -27,6 +27,17 @@ unsigned gen_out_deskew(const struct gen_config *cfg, unsigned c)
     return cfg->n - 1u - c;
 }
 
+unsigned gen_axi_data_bits_default(unsigned n)
+{
+    /* B >= 4N bits: a UB or WMEM row (2N bytes) takes at most 4 beats and an ACC row 8, so
+       the DMA's time per row does not grow with N (up to 512 bits, the widest AXI port of
+       common FPGA memory controllers; docs/isa.md "AXI4 master (data)") */
+    unsigned b = GEN_AXI_DATA_BITS_MIN;
+    while (b < 4u * n && b < GEN_AXI_DATA_BITS_MAX)
+        b *= 2u;
+    return b;
+}
+
 unsigned gen_bits_for(unsigned v)
 {
     unsigned w = 1;
@@ -79,4 +90,6 @@ void gen_config_derive(struct gen_config *cfg)
                          : 8u * n;
     if (cfg->imem_insns == 0)
         cfg->imem_insns = GEN_IMEM_INSNS_DEFAULT;
+    if (cfg->axi_data_bits == 0)
+        cfg->axi_data_bits = gen_axi_data_bits_default(n);
 }

@@ -32,6 +32,8 @@
 #define GEN_IMEM_INSNS_MAX 32768u /* the PC and ERR_PC (= the size on code 6) fit 16 bits */
 #define GEN_IMEM_INSNS_DEFAULT 1024u
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
+#define GEN_AXI_DATA_BITS_MIN 64u  /* the core's AXI4 data master: 64, 128, 256 or 512 bits */
+#define GEN_AXI_DATA_BITS_MAX 512u /* default: gen_axi_data_bits_default (docs/isa.md) */
 
 /* What was asked for plus everything derived from it. Emitters read only this. */
 struct gen_config {
@@ -58,6 +60,8 @@ struct gen_config {
     /* the core's memories (docs/isa.md "Memories"); KiB 0 = the default size */
     unsigned ub_kib, acc_kib, wmem_kib;
     unsigned imem_insns; /* instructions in IMEM */
+    unsigned axi_data_bits; /* the AXI4 data master's width (0 before gen_config_derive: the
+                               default for N) */
     unsigned ub_rows, acc_rows, wmem_rows; /* derived: rows of N elements */
     const char *argv_line; /* the command line as typed, for the headers */
 };
@@ -73,6 +77,9 @@ unsigned gen_act_skew(const struct gen_config *cfg, unsigned r);
 unsigned gen_seed_skew(const struct gen_config *cfg, unsigned c);
 /* Registers after the bottom row for column c so that all columns leave together. */
 unsigned gen_out_deskew(const struct gen_config *cfg, unsigned c);
+/* The default width of the core's AXI4 data master (docs/isa.md "AXI4 master (data)"): the
+   smallest power of two >= 4N, clamped to 64..512 (tpu_axi_data_bits_default in the C model). */
+unsigned gen_axi_data_bits_default(unsigned n);
 /* Smallest number of bits that holds v (1 for v = 0 or 1). */
 unsigned gen_bits_for(unsigned v);
 

@@ -39,8 +39,10 @@ static void gen_header(struct strbuf *sb, const struct gen_config *cfg, const ch
               c, cfg->n, cfg->cores, cfg->pe_stages, cfg->latency, cfg->busy, cfg->vpu_lanes,
               cfg->freq_mhz);
     if (cfg->vpu_lanes == cfg->n) /* the core is emitted (docs/isa.md) */
-        sb_printf(sb, "%s core: ub_rows=%u acc_rows=%u wmem_rows=%u imem_insns=%u\n", c,
-                  cfg->ub_rows, cfg->acc_rows, cfg->wmem_rows, cfg->imem_insns);
+        sb_printf(sb,
+                  "%s core: ub_rows=%u acc_rows=%u wmem_rows=%u imem_insns=%u axi_data_bits=%u\n",
+                  c, cfg->ub_rows, cfg->acc_rows, cfg->wmem_rows, cfg->imem_insns,
+                  cfg->axi_data_bits);
     sb_printf(sb, "%s board: topology=%s %ux%u link_bits=%u link_latency=%u\n", c,
               cfg->torus ? "torus" : "ring", cfg->torus_rows, cfg->torus_cols, cfg->link_bits,
               cfg->link_latency);

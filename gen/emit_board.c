@@ -286,11 +286,11 @@ struct board_port {
 static const struct board_port axi_ports[] = {
     { "m_axi_awaddr", 1, "32" }, { "m_axi_awlen", 1, "8" },   { "m_axi_awsize", 1, "3" },
     { "m_axi_awburst", 1, "2" }, { "m_axi_awvalid", 1, "" },  { "m_axi_awready", 0, "" },
-    { "m_axi_wdata", 1, "64" },  { "m_axi_wstrb", 1, "8" },   { "m_axi_wlast", 1, "" },
+    { "m_axi_wdata", 1, "AxiDataW" }, { "m_axi_wstrb", 1, "AxiDataW/8" },   { "m_axi_wlast", 1, "" },
     { "m_axi_wvalid", 1, "" },   { "m_axi_wready", 0, "" },   { "m_axi_bresp", 0, "2" },
     { "m_axi_bvalid", 0, "" },   { "m_axi_bready", 1, "" },   { "m_axi_araddr", 1, "32" },
     { "m_axi_arlen", 1, "8" },   { "m_axi_arsize", 1, "3" },  { "m_axi_arburst", 1, "2" },
-    { "m_axi_arvalid", 1, "" },  { "m_axi_arready", 0, "" },  { "m_axi_rdata", 0, "64" },
+    { "m_axi_arvalid", 1, "" },  { "m_axi_arready", 0, "" },  { "m_axi_rdata", 0, "AxiDataW" },
     { "m_axi_rresp", 0, "2" },   { "m_axi_rlast", 0, "" },    { "m_axi_rvalid", 0, "" },
     { "m_axi_rready", 1, "" },
 };
@@ -338,7 +338,8 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "  parameter int W     = %u,\n"
         "  parameter int Rows  = %u,\n"
         "  parameter int Cols  = %u,\n"
-        "  parameter int AddrW = %u\n"
+        "  parameter int AddrW = %u,\n"
+        "  parameter int AxiDataW = %u  // --axi-data-bits (docs/isa.md)\n"
         ") (\n"
         "  input  logic                clk_i,\n"
         "  input  logic                rst_ni,\n"
@@ -362,7 +363,7 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic                s_axil_rready,\n"
         "  // AXI4 masters (data), one per core\n",
         c, cfg->torus ? "torus" : "ring", rows, cols, cfg->link_bits, cfg->link_latency,
-        cfg->n, c, cfg->link_bits, rows, cols, addr_w);
+        cfg->n, c, cfg->link_bits, rows, cols, addr_w, cfg->axi_data_bits);
     for (size_t i = 0; i < sizeof axi_ports / sizeof axi_ports[0]; i++)
         port_decl(sb, &axi_ports[i], 0);
     sb_puts(sb, "  // simulation trace, per core\n");
@@ -448,8 +449,9 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "  // ---- the cores ----\n"
         "  for (genvar i = 0; i < C; i++) begin : g_core\n"
         "    tpu_core #(\n"
-        "      .N     (N),\n"
-        "      .LinkW (W)\n"
+        "      .N        (N),\n"
+        "      .LinkW    (W),\n"
+        "      .AxiDataW (AxiDataW)\n"
         "    ) u_core (\n"
         "      .clk_i,\n"
         "      .rst_ni,\n"

@@ -65,8 +65,8 @@ static const char *const emit_core_part1[] = {
     "  output logic [1:0]        m_axi_awburst,",
     "  output logic              m_axi_awvalid,",
     "  input  logic              m_axi_awready,",
-    "  output logic [63:0]       m_axi_wdata,",
-    "  output logic [7:0]        m_axi_wstrb,",
+    "  output logic [AxiDataW-1:0]   m_axi_wdata,",
+    "  output logic [AxiDataW/8-1:0] m_axi_wstrb,",
     "  output logic              m_axi_wlast,",
     "  output logic              m_axi_wvalid,",
     "  input  logic              m_axi_wready,",
@@ -79,7 +79,7 @@ static const char *const emit_core_part1[] = {
     "  output logic [1:0]        m_axi_arburst,",
     "  output logic              m_axi_arvalid,",
     "  input  logic              m_axi_arready,",
-    "  input  logic [63:0]       m_axi_rdata,",
+    "  input  logic [AxiDataW-1:0]   m_axi_rdata,",
     "  input  logic [1:0]        m_axi_rresp,",
     "  input  logic              m_axi_rlast,",
     "  input  logic              m_axi_rvalid,",
@@ -290,7 +290,8 @@ static const char *const emit_core_part2[] = {
     "",
     "  tpu_core_dma #(",
     "    .N        (N),",
-    "    .AxiAddrW (32)",
+    "    .AxiAddrW (32),",
+    "    .DataW    (AxiDataW)",
     "  ) u_dma (",
     "    .clk_i,",
     "    .rst_ni,",
@@ -636,7 +637,9 @@ int emit_core(struct gen_output *out, const struct gen_config *cfg)
         return -1;
     put_lines(sb, emit_core_part0, sizeof emit_core_part0 / sizeof emit_core_part0[0]);
     sb_printf(sb, "  parameter int N     = %u,\n", cfg->n);
-    sb_printf(sb, "  parameter int LinkW = %u   // W, --link-bits (docs/board.md)\n", cfg->link_bits);
+    sb_printf(sb, "  parameter int LinkW = %u,  // W, --link-bits (docs/board.md)\n", cfg->link_bits);
+    sb_printf(sb, "  parameter int AxiDataW = %u  // --axi-data-bits (docs/isa.md)\n",
+              cfg->axi_data_bits);
     put_lines(sb, emit_core_part1, sizeof emit_core_part1 / sizeof emit_core_part1[0]);
     emit_core_top_params(sb, cfg);
     put_lines(sb, emit_core_part2, sizeof emit_core_part2 / sizeof emit_core_part2[0]);
@@ -719,6 +722,6 @@ void emit_core_params(struct strbuf *sb, const struct gen_config *cfg)
               "core: weight memory rows (N bf16 each)");
     sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_IMEM_INSNS", cfg->imem_insns,
               "core: instruction memory size (128-bit instructions)");
-    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_AXI_DATA_BITS", 64u,
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_AXI_DATA_BITS", cfg->axi_data_bits,
               "core: AXI4 master data width");
 }

@@ -4,6 +4,7 @@
    file list, the constraints for Vivado (XDC), Quartus (SDC) and nextpnr-ice40 (PCF), and the
    FuseSoC CAPI2 core file that lists every generated source. The constraints name the real
    clock port (clk_i) and the synchroniser's registers (u_rst_sync/sync_q). */
+#include <stdio.h>
 #include <string.h>
 
 #include "emit.h"
@@ -100,9 +101,19 @@ static void emit_top_core(struct strbuf *sb, const struct gen_config *cfg)
         "  input  logic        clk_i,\n"
         "  input  logic        rst_ni,       // asynchronous, active low\n");
     size_t np = sizeof core_axi_ports / sizeof core_axi_ports[0];
-    for (size_t i = 0; i < np; i++)
-        sb_printf(sb, "  %s logic %-7s %s%s\n", core_axi_ports[i][0], core_axi_ports[i][1],
-                  core_axi_ports[i][2], i + 1 < np ? "," : "");
+    for (size_t i = 0; i < np; i++) {
+        /* the data master's data and strobes: --axi-data-bits (docs/isa.md) */
+        char w[16];
+        const char *name = core_axi_ports[i][2];
+        if (strcmp(name, "m_axi_wdata") == 0 || strcmp(name, "m_axi_rdata") == 0)
+            snprintf(w, sizeof w, "[%u:0]", cfg->axi_data_bits - 1u);
+        else if (strcmp(name, "m_axi_wstrb") == 0)
+            snprintf(w, sizeof w, "[%u:0]", cfg->axi_data_bits / 8u - 1u);
+        else
+            snprintf(w, sizeof w, "%s", core_axi_ports[i][1]);
+        sb_printf(sb, "  %s logic %-7s %s%s\n", core_axi_ports[i][0], w, name,
+                  i + 1 < np ? "," : "");
+    }
     sb_puts(sb,
         ");\n"
         "\n"

@@ -15,7 +15,8 @@
 #define EXIT_USAGE 2
 
 enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ, OPT_TOPOLOGY,
-       OPT_LINK_BITS, OPT_LINK_LATENCY, OPT_UB_KIB, OPT_ACC_KIB, OPT_WMEM_KIB, OPT_IMEM_INSNS };
+       OPT_LINK_BITS, OPT_LINK_LATENCY, OPT_UB_KIB, OPT_ACC_KIB, OPT_WMEM_KIB, OPT_IMEM_INSNS,
+       OPT_AXI_DATA_BITS };
 
 static const struct option long_opts[] = {
     { "mxu", required_argument, NULL, OPT_MXU },
@@ -27,6 +28,7 @@ static const struct option long_opts[] = {
     { "acc-kib", required_argument, NULL, OPT_ACC_KIB },
     { "wmem-kib", required_argument, NULL, OPT_WMEM_KIB },
     { "imem-insns", required_argument, NULL, OPT_IMEM_INSNS },
+    { "axi-data-bits", required_argument, NULL, OPT_AXI_DATA_BITS },
     { "topology", required_argument, NULL, OPT_TOPOLOGY },
     { "link-bits", required_argument, NULL, OPT_LINK_BITS },
     { "link-latency", required_argument, NULL, OPT_LINK_LATENCY },
@@ -38,14 +40,16 @@ static const struct option long_opts[] = {
 
 static const char allowed_opts[] =
     "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, --topology T, --link-bits W, "
-    "--link-latency D, --ub-kib K, --acc-kib K, --wmem-kib K, --imem-insns I, -o DIR, --help, "
+    "--link-latency D, --ub-kib K, --acc-kib K, --wmem-kib K, --imem-insns I, --axi-data-bits B, "
+    "-o DIR, --help, "
     "--version)";
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] [--freq-mhz F]\n"
-        "           [--ub-kib K] [--acc-kib K] [--wmem-kib K] [--imem-insns I] -o DIR\n"
+        "           [--ub-kib K] [--acc-kib K] [--wmem-kib K] [--imem-insns I]\n"
+        "           [--axi-data-bits B] -o DIR\n"
         "Generate the SystemVerilog of an N x N weight-stationary systolic matrix unit (MXU)\n"
         "with bf16 products and fp32 accumulation (docs/mxu.md, docs/numerics.md).\n"
         "\n"
@@ -65,6 +69,8 @@ static void usage(FILE *f)
         "  --wmem-kib K       the core's weight memory, KiB (default 8 tiles: 8N rows of N bf16);\n"
         "                     each size must give %u..%u whole rows\n"
         "  --imem-insns I     the core's instruction memory, %u..%u instructions (default %u)\n"
+        "  --axi-data-bits B  the core's AXI4 data master width: 64, 128, 256 or 512 bits\n"
+        "                     (default: the smallest power of two >= 4N, clamped to 64..512)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
@@ -216,6 +222,29 @@ static void check_kib(const char *opt, unsigned kib, unsigned row_bytes)
     die(&msg);
 }
 
+#define AXI_DATA_BITS_ALLOWED "(allowed: 64, 128, 256, 512)"
+
+/* internal: --axi-data-bits B, a power of two in 64..512, or gen dies naming the value */
+static unsigned parse_axi_data_bits(const char *s)
+{
+    unsigned b = 0;
+    for (unsigned v = GEN_AXI_DATA_BITS_MIN; v <= GEN_AXI_DATA_BITS_MAX; v *= 2u) {
+        char t[8];
+        snprintf(t, sizeof t, "%u", v);
+        if (strcmp(s, t) == 0)
+            b = v;
+    }
+    if (b)
+        return b;
+    struct strbuf msg;
+    sb_init(&msg);
+    sb_puts(&msg, "--axi-data-bits ");
+    sb_put_quoted(&msg, s);
+    sb_puts(&msg, " is not an AXI data width " AXI_DATA_BITS_ALLOWED);
+    die(&msg);
+    return 0;
+}
+
 /* internal: name of an option for messages, from getopt's val */
 static const char *opt_name(int val)
 {
@@ -229,6 +258,7 @@ static const char *opt_name(int val)
     case OPT_ACC_KIB: return "--acc-kib";
     case OPT_WMEM_KIB: return "--wmem-kib";
     case OPT_IMEM_INSNS: return "--imem-insns";
+    case OPT_AXI_DATA_BITS: return "--axi-data-bits";
     case OPT_TOPOLOGY: return "--topology";
     case OPT_LINK_BITS: return "--link-bits";
     case OPT_LINK_LATENCY: return "--link-latency";
@@ -253,6 +283,7 @@ static void put_allowed_value(struct strbuf *sb, int val)
     case OPT_WMEM_KIB: put_range(sb, GEN_KIB_MIN, GEN_KIB_MAX); break;
     case OPT_IMEM_INSNS: put_range(sb, GEN_IMEM_INSNS_MIN, GEN_IMEM_INSNS_MAX); break;
     case OPT_TOPOLOGY: sb_puts(sb, TOPOLOGY_ALLOWED); break;
+    case OPT_AXI_DATA_BITS: sb_puts(sb, AXI_DATA_BITS_ALLOWED); break;
     case OPT_LINK_BITS: put_range(sb, GEN_LINK_BITS_MIN, GEN_LINK_BITS_MAX); break;
     case OPT_LINK_LATENCY: put_range(sb, GEN_LINK_LATENCY_MIN, GEN_LINK_LATENCY_MAX); break;
     default: sb_puts(sb, "(allowed: a directory path)"); break;
@@ -333,6 +364,9 @@ int main(int argc, char *argv[])
         case OPT_IMEM_INSNS:
             cfg.imem_insns =
                 parse_count("--imem-insns", optarg, GEN_IMEM_INSNS_MIN, GEN_IMEM_INSNS_MAX);
+            break;
+        case OPT_AXI_DATA_BITS:
+            cfg.axi_data_bits = parse_axi_data_bits(optarg);
             break;
         case 'o':
             outdir = optarg;

@@ -3,7 +3,7 @@
 // command: gen --mxu 16 --cores 8 -o rtl
 // gen version: 0.1.0
 // parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30 vpu_lanes=16 freq_mhz=100
-// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024
+// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024 axi_data_bits=64
 // board: topology=torus 2x4 link_bits=64 link_latency=2
 //
 // tpu_board: the board, C cores on the interconnect
@@ -22,7 +22,8 @@ module tpu_board #(
   parameter int W     = 64,
   parameter int Rows  = 2,
   parameter int Cols  = 4,
-  parameter int AddrW = 19
+  parameter int AddrW = 19,
+  parameter int AxiDataW = 64  // --axi-data-bits (docs/isa.md)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -51,8 +52,8 @@ module tpu_board #(
   output logic [C-1:0][2-1:0]       m_axi_awburst,
   output logic [C-1:0]              m_axi_awvalid,
   input  logic [C-1:0]              m_axi_awready,
-  output logic [C-1:0][64-1:0]      m_axi_wdata,
-  output logic [C-1:0][8-1:0]       m_axi_wstrb,
+  output logic [C-1:0][AxiDataW-1:0] m_axi_wdata,
+  output logic [C-1:0][AxiDataW/8-1:0] m_axi_wstrb,
   output logic [C-1:0]              m_axi_wlast,
   output logic [C-1:0]              m_axi_wvalid,
   input  logic [C-1:0]              m_axi_wready,
@@ -65,7 +66,7 @@ module tpu_board #(
   output logic [C-1:0][2-1:0]       m_axi_arburst,
   output logic [C-1:0]              m_axi_arvalid,
   input  logic [C-1:0]              m_axi_arready,
-  input  logic [C-1:0][64-1:0]      m_axi_rdata,
+  input  logic [C-1:0][AxiDataW-1:0] m_axi_rdata,
   input  logic [C-1:0][2-1:0]       m_axi_rresp,
   input  logic [C-1:0]              m_axi_rlast,
   input  logic [C-1:0]              m_axi_rvalid,
@@ -164,8 +165,9 @@ module tpu_board #(
   // ---- the cores ----
   for (genvar i = 0; i < C; i++) begin : g_core
     tpu_core #(
-      .N     (N),
-      .LinkW (W)
+      .N        (N),
+      .LinkW    (W),
+      .AxiDataW (AxiDataW)
     ) u_core (
       .clk_i,
       .rst_ni,

@@ -3,7 +3,7 @@
 // command: gen --mxu 16 --cores 8 -o rtl
 // gen version: 0.1.0
 // parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30 vpu_lanes=16 freq_mhz=100
-// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024
+// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024 axi_data_bits=64
 // board: topology=torus 2x4 link_bits=64 link_latency=2
 //
 // tpu_core: one core (memories, sequencer, MXU, VPU, AXI4-Lite registers, AXI4 DMA)
@@ -24,7 +24,8 @@
 
 module tpu_core #(
   parameter int N     = 16,
-  parameter int LinkW = 64   // W, --link-bits (docs/board.md)
+  parameter int LinkW = 64,  // W, --link-bits (docs/board.md)
+  parameter int AxiDataW = 64  // --axi-data-bits (docs/isa.md)
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
@@ -53,8 +54,8 @@ module tpu_core #(
   output logic [1:0]        m_axi_awburst,
   output logic              m_axi_awvalid,
   input  logic              m_axi_awready,
-  output logic [63:0]       m_axi_wdata,
-  output logic [7:0]        m_axi_wstrb,
+  output logic [AxiDataW-1:0]   m_axi_wdata,
+  output logic [AxiDataW/8-1:0] m_axi_wstrb,
   output logic              m_axi_wlast,
   output logic              m_axi_wvalid,
   input  logic              m_axi_wready,
@@ -67,7 +68,7 @@ module tpu_core #(
   output logic [1:0]        m_axi_arburst,
   output logic              m_axi_arvalid,
   input  logic              m_axi_arready,
-  input  logic [63:0]       m_axi_rdata,
+  input  logic [AxiDataW-1:0]   m_axi_rdata,
   input  logic [1:0]        m_axi_rresp,
   input  logic              m_axi_rlast,
   input  logic              m_axi_rvalid,
@@ -283,7 +284,8 @@ module tpu_core #(
 
   tpu_core_dma #(
     .N        (N),
-    .AxiAddrW (32)
+    .AxiAddrW (32),
+    .DataW    (AxiDataW)
   ) u_dma (
     .clk_i,
     .rst_ni,

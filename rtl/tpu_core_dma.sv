@@ -3,10 +3,10 @@
 // command: gen --mxu 16 --cores 8 -o rtl
 // gen version: 0.1.0
 // parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30 vpu_lanes=16 freq_mhz=100
-// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024
+// core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024 axi_data_bits=64
 // board: topology=torus 2x4 link_bits=64 link_latency=2
 //
-// tpu_core_dma: the core's DMA, an AXI4 master (64-bit data)
+// tpu_core_dma: the core's DMA, an AXI4 master
 //
 // The core's DMA (docs/isa.md "AXI4 master", "Timing"). One command at a time: dma_in
 // (cmd_out_i = 0) reads `rows` rows of `cols` elements from host memory at haddr + r*stride
@@ -15,16 +15,17 @@
 // e = 4 for ACC, 2 for UB and WMEM; haddr and stride are multiples of e and 1 <= cols <= N
 // (the sequencer checks both).
 //
-// Each row is carried by the 8-byte beats from its first byte's word to its last byte's
-// word, cut into INCR bursts of at most 16 beats that never cross a 4 KiB boundary. Two
-// walkers compute the same burst sequence: the address walker (a_*) issues one AR (dma_in)
+// Each row is carried by the DataW/8-byte beats from its first byte's word to its last
+// byte's word (a word: DataW/8 bytes at a multiple of DataW/8), cut into INCR bursts of at
+// most 16 beats that never cross a 4 KiB boundary (AxSIZE = log2(DataW/8)). Two walkers
+// compute the same burst sequence: the address walker (a_*) issues one AR (dma_in)
 // or AW (dma_out) per cycle while fewer than 16 bursts are outstanding (a read until its last
 // R beat, a write until its B); the data walker (d_*) follows the R or W beats and knows where
 // each burst and each row ends.
 //
 // dma_in: RREADY is always high. The beats of a row are kept in rbuf_q (beat k of the row at
 // slot k); in the cycle of a row's last beat the row, with that beat taken straight from
-// RDATA, is shifted down by the row's byte offset (haddr + r*stride) mod 8 and written
+// RDATA, is shifted down by the row's byte offset (haddr + r*stride) mod DataW/8 and written
 // (mw_valid_o, no back-pressure); elements >= cols get the pad value (+0 UB, -0 WMEM and ACC).
 // dma_out: the row reader (m_*) reads an on-chip row (mr_valid_o) when the two-row queue
 // (cur, nxt, plus the row coming back) has room; a row returning on mr_data_i is shifted up
@@ -35,7 +36,8 @@
 
 module tpu_core_dma #(
   parameter int N        = 16,
-  parameter int AxiAddrW = 32
+  parameter int AxiAddrW = 32,
+  parameter int DataW    = 64  // 64, 128, 256 or 512 (--axi-data-bits)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -69,8 +71,8 @@ module tpu_core_dma #(
   output logic [1:0]          m_axi_awburst,
   output logic                m_axi_awvalid,
   input  logic                m_axi_awready,
-  output logic [63:0]         m_axi_wdata,
-  output logic [7:0]          m_axi_wstrb,
+  output logic [DataW-1:0]    m_axi_wdata,
+  output logic [DataW/8-1:0]  m_axi_wstrb,
   output logic                m_axi_wlast,
   output logic                m_axi_wvalid,
   input  logic                m_axi_wready,
@@ -83,21 +85,29 @@ module tpu_core_dma #(
   output logic [1:0]          m_axi_arburst,
   output logic                m_axi_arvalid,
   input  logic                m_axi_arready,
-  input  logic [63:0]         m_axi_rdata,
+  input  logic [DataW-1:0]    m_axi_rdata,
   input  logic [1:0]          m_axi_rresp,
   input  logic                m_axi_rlast,
   input  logic                m_axi_rvalid,
   output logic                m_axi_rready
 );
 
-  // beats a row can span: ceil((8 - e + N*e) / 8) <= ceil((4N + 4) / 8)
-  localparam int NB = (4 * N + 11) / 8;
-  localparam int WW = 64 * NB;  // bits of a row's beats
+  localparam int BeatB     = DataW / 8;       // bytes per beat
+  localparam int OffW      = $clog2(BeatB);   // byte offset in a beat
+  localparam int PageBeats = 4096 / BeatB;    // beats in 4 KiB
+  // beats a row can span: ceil((BeatB - e + N*e) / BeatB) <= ceil((4N + BeatB - 4) / BeatB)
+  localparam int NB = (4 * N + 2 * BeatB - 5) / BeatB;
+  localparam int WW = DataW * NB;  // bits of a row's beats
   localparam int MaxOutstanding = 16;
 
   // beats of a row of nb bytes starting at byte offset o in its first word
-  function automatic logic [15:0] row_beats(input logic [2:0] o, input logic [17:0] nb);
-    return 16'(({16'd0, o} + {1'b0, nb} + 19'd7) >> 3);
+  function automatic logic [15:0] row_beats(input logic [OffW-1:0] o, input logic [17:0] nb);
+    return 16'((19'(o) + {1'b0, nb} + 19'(BeatB - 1)) >> OffW);
+  endfunction
+
+  // the first byte of the beat holding byte a
+  function automatic logic [31:0] beat_base(input logic [31:0] a);
+    return a & ~32'(BeatB - 1);
   endfunction
 
   // ---- the command, held while busy ----
@@ -127,7 +137,7 @@ module tpu_core_dma #(
   logic        a_rowend;
   logic [4:0]  os_q;
 
-  assign a_tob  = 10'd512 - {1'b0, a_ba_q[11:3]};
+  assign a_tob  = 10'(PageBeats) - 10'(a_ba_q[11:OffW]);
   assign a_len16 = (a_rem_q < 16'd16) ? a_rem_q[4:0] : 5'd16;
   assign a_len   = (a_tob < {5'd0, a_len16}) ? a_tob[4:0] : a_len16;
   assign a_rowend = (a_rem_q == {11'd0, a_len});
@@ -146,17 +156,17 @@ module tpu_core_dma #(
       a_act_q  <= (cmd_rows_i != 16'd0);
       a_rows_q <= cmd_rows_i;
       a_addr_q <= cmd_haddr_i;
-      a_ba_q   <= {cmd_haddr_i[31:3], 3'b000};
-      a_rem_q  <= row_beats(cmd_haddr_i[2:0], cmd_nbytes);
+      a_ba_q   <= beat_base(cmd_haddr_i);
+      a_rem_q  <= row_beats(cmd_haddr_i[OffW-1:0], cmd_nbytes);
     end else if (a_hs) begin
       if (a_rowend) begin
         a_act_q  <= (a_rows_q != 16'd1);
         a_rows_q <= a_rows_q - 16'd1;
         a_addr_q <= a_next;
-        a_ba_q   <= {a_next[31:3], 3'b000};
-        a_rem_q  <= row_beats(a_next[2:0], nbytes_q);
+        a_ba_q   <= beat_base(a_next);
+        a_rem_q  <= row_beats(a_next[OffW-1:0], nbytes_q);
       end else begin
-        a_ba_q  <= a_ba_q + {24'd0, a_len, 3'b000};
+        a_ba_q  <= a_ba_q + (32'(a_len) << OffW);
         a_rem_q <= a_rem_q - {11'd0, a_len};
       end
     end
@@ -176,8 +186,8 @@ module tpu_core_dma #(
   assign m_axi_awaddr  = AxiAddrW'(a_ba_q);
   assign m_axi_arlen   = {3'd0, a_len - 5'd1};
   assign m_axi_awlen   = {3'd0, a_len - 5'd1};
-  assign m_axi_arsize  = 3'd3;
-  assign m_axi_awsize  = 3'd3;
+  assign m_axi_arsize  = 3'(OffW);
+  assign m_axi_awsize  = 3'(OffW);
   assign m_axi_arburst = 2'b01;
   assign m_axi_awburst = 2'b01;
   assign m_axi_arvalid = a_valid && !out_q;
@@ -191,7 +201,7 @@ module tpu_core_dma #(
   logic [4:0]  d_len16, d_len, d_bcnt_q;
   logic        d_rowend, d_burstend, d_beat;
 
-  assign d_tob  = 10'd512 - {1'b0, d_ba_q[11:3]};
+  assign d_tob  = 10'(PageBeats) - 10'(d_ba_q[11:OffW]);
   assign d_len16 = (d_rem_q < 16'd16) ? d_rem_q[4:0] : 5'd16;
   assign d_len   = (d_tob < {5'd0, d_len16}) ? d_tob[4:0] : d_len16;
   assign d_rowend   = (d_rem_q == {11'd0, d_len});
@@ -213,8 +223,8 @@ module tpu_core_dma #(
       d_act_q  <= (cmd_rows_i != 16'd0);
       d_rows_q <= cmd_rows_i;
       d_addr_q <= cmd_haddr_i;
-      d_ba_q   <= {cmd_haddr_i[31:3], 3'b000};
-      d_rem_q  <= row_beats(cmd_haddr_i[2:0], cmd_nbytes);
+      d_ba_q   <= beat_base(cmd_haddr_i);
+      d_rem_q  <= row_beats(cmd_haddr_i[OffW-1:0], cmd_nbytes);
       d_bcnt_q <= '0;
       d_kb_q   <= '0;
       d_ridx_q <= '0;
@@ -230,11 +240,11 @@ module tpu_core_dma #(
           d_act_q  <= (d_rows_q != 16'd1);
           d_rows_q <= d_rows_q - 16'd1;
           d_addr_q <= d_next;
-          d_ba_q   <= {d_next[31:3], 3'b000};
-          d_rem_q  <= row_beats(d_next[2:0], nbytes_q);
+          d_ba_q   <= beat_base(d_next);
+          d_rem_q  <= row_beats(d_next[OffW-1:0], nbytes_q);
         end else begin
           d_kb_q  <= d_kb_q + 16'd1;
-          d_ba_q  <= d_ba_q + {24'd0, d_len, 3'b000};
+          d_ba_q  <= d_ba_q + (32'(d_len) << OffW);
           d_rem_q <= d_rem_q - {11'd0, d_len};
         end
       end
@@ -242,7 +252,7 @@ module tpu_core_dma #(
   end
 
   // ---- dma_in: R beats into rows ----
-  logic [63:0]   rbuf_q [NB];
+  logic [DataW-1:0] rbuf_q [NB];
   logic [WW-1:0] rrow;      // the row's beats, this cycle's beat included
   logic [32*N-1:0] rrow_sh;  // shifted down by the row's byte offset
 
@@ -257,9 +267,9 @@ module tpu_core_dma #(
         rbuf_q[k] <= m_axi_rdata;
       end
     end
-    assign rrow[64*k +: 64] = take ? m_axi_rdata : rbuf_q[k];
+    assign rrow[DataW*k +: DataW] = take ? m_axi_rdata : rbuf_q[k];
   end
-  assign rrow_sh = (32*N)'(rrow >> {d_addr_q[2:0], 3'b000});
+  assign rrow_sh = (32*N)'(rrow >> {d_addr_q[OffW-1:0], 3'b000});
 
   logic [32*N-1:0] acc_row;
   logic [16*N-1:0] bf_row;
@@ -281,22 +291,22 @@ module tpu_core_dma #(
   logic          m_act_q, pend_q;
   logic [15:0]   m_rows_q, m_ridx_q;
   logic [31:0]   m_addr_q;
-  logic [2:0]    pend_o_q;
+  logic [OffW-1:0] pend_o_q;
   logic          issue;
   // the row coming back this cycle, aligned to its first host word, with its byte mask
   logic [WW-1:0]   in_data;
-  logic [NB*8-1:0] in_mask;
+  logic [NB*BeatB-1:0] in_mask;
   logic [15:0]     in_left;
   // the queue: cur (head, shifted one beat per W beat) and nxt
   logic            cur_v_q, nxt_v_q;
   logic [WW-1:0]   cur_data_q, nxt_data_q, head_data;
-  logic [NB*8-1:0] cur_mask_q, nxt_mask_q, head_mask;
+  logic [NB*BeatB-1:0] cur_mask_q, nxt_mask_q, head_mask;
   logic [15:0]     cur_left_q, nxt_left_q, head_left;
   logic            head_v, pop;
   logic [1:0]      occ_now;
 
   assign in_data = {{(WW-32*N){1'b0}}, mr_data_i} << {pend_o_q, 3'b000};
-  assign in_mask = (~({(NB*8){1'b1}} << nbytes_q)) << pend_o_q;
+  assign in_mask = (~({(NB*BeatB){1'b1}} << nbytes_q)) << pend_o_q;
   assign in_left = row_beats(pend_o_q, nbytes_q);
 
   assign head_v    = cur_v_q || pend_q;
@@ -305,8 +315,8 @@ module tpu_core_dma #(
   assign head_left = cur_v_q ? cur_left_q : in_left;
 
   assign m_axi_wvalid = busy_q && out_q && d_act_q && head_v;
-  assign m_axi_wdata  = head_data[63:0];
-  assign m_axi_wstrb  = head_mask[7:0];
+  assign m_axi_wdata  = head_data[DataW-1:0];
+  assign m_axi_wstrb  = head_mask[BeatB-1:0];
   assign m_axi_wlast  = d_burstend;
   assign w_hs         = m_axi_wvalid && m_axi_wready;
   assign pop          = w_hs && (head_left == 16'd1);
@@ -335,7 +345,7 @@ module tpu_core_dma #(
     end else begin
       pend_q <= issue;
       if (issue) begin
-        pend_o_q <= m_addr_q[2:0];
+        pend_o_q <= m_addr_q[OffW-1:0];
         m_act_q  <= (m_rows_q != 16'd1);
         m_rows_q <= m_rows_q - 16'd1;
         m_ridx_q <= m_ridx_q + 16'd1;
@@ -380,8 +390,8 @@ module tpu_core_dma #(
       end
     end else begin
       if (w_hs) begin
-        cur_data_q <= head_data >> 64;
-        cur_mask_q <= head_mask >> 8;
+        cur_data_q <= head_data >> DataW;
+        cur_mask_q <= head_mask >> BeatB;
         cur_left_q <= head_left - 16'd1;
       end else if (!cur_v_q) begin
         cur_data_q <= in_data;

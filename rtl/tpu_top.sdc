@@ -3,7 +3,7 @@
 # command: gen --mxu 16 --cores 8 -o rtl
 # gen version: 0.1.0
 # parameters: N=16 cores=8 pe_stages=1 latency_L=32 busy_cycles_B=30 vpu_lanes=16 freq_mhz=100
-# core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024
+# core: ub_rows=4096 acc_rows=2048 wmem_rows=128 imem_insns=1024 axi_data_bits=64
 # board: topology=torus 2x4 link_bits=64 link_latency=2
 #
 # tpu_top.sdc: Quartus (Timing Analyzer) constraints for tpu_top

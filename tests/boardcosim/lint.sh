@@ -9,11 +9,11 @@ VERILATOR=${VERILATOR:-verilator}
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 fail=0
-for cfg in "2 2 ring" "2 4 torus:2x2" "2 3 ring"; do
+for cfg in "2 2 ring" "2 4 torus:2x2" "2 3 ring" "2 2 ring 256"; do
     set -- $cfg
-    d=$T/n$1_c$2
-    what="N=$1 C=$2 $3"
-    if ! "$GEN" --mxu "$1" --cores "$2" --topology "$3" -o "$d" >/dev/null; then
+    d=$T/n$1_c$2_$#
+    what="N=$1 C=$2 $3${4:+ axi_data_bits=$4}"
+    if ! "$GEN" --mxu "$1" --cores "$2" --topology "$3" ${4:+--axi-data-bits "$4"} -o "$d" >/dev/null; then
         echo "FAIL $what: gen failed"; fail=1; continue
     fi
     if (cd "$d" && $VERILATOR --lint-only -Wall tpu_board.vlt -F tpu_board.f --top-module tpu_board) >"$T/v.log" 2>&1 &&

@@ -5,7 +5,8 @@
 #   check-rtl                   rtl/ is what gen writes for the default configuration (gen/gen.mk)
 #   test-lint                   verilator --lint-only -Wall and iverilog -g2012, clean, for
 #                               N in {1, 2, 3, 4, 8, 16, 32} and, with --pe-stages 2 and 3,
-#                               N in {1, 2, 3, 4, 16} (tests/gen/test_lint.sh)
+#                               N in {1, 2, 3, 4, 16}, and N = 4 with --axi-data-bits 128,
+#                               N = 8 with 512 (tests/gen/test_lint.sh)
 #   test-rtl-units              verilated tpu_fp32_add / tpu_bf16_mul against the C model
 #   test-mxu-timing             verilated tpu_mxu, N in {1,2,3,5,8,16} (and N = 2, 5 at
 #                               --pe-stages 2, N = 1, 3, 5 at 3): latency, bank busy,
@@ -18,7 +19,7 @@
 #   test-rtl-units-exhaustive   all 2^32 bf16 x bf16 products through the RTL
 include sim/units/units.mk
 
-LINT_NS := 1 2 3 4 8 16 32 1:2 2:2 4:2 16:2 1:3 2:3 3:3 4:3 16:3
+LINT_NS := 1 2 3 4 8 16 32 1:2 2:2 4:2 16:2 1:3 2:3 3:3 4:3 16:3 4/128 8/512
 
 .PHONY: test-gen-cli test-lint test-lint-128
 test-gen-cli: $(GEN)

@@ -110,7 +110,12 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "--link-bits w ($o)"     "--link-bits 'w' is not a whole number" --link-bits w "$@"
     expect_fail "--link-latency 17 ($o)" "--link-latency '17' is out of range (allowed: 0..16)" --link-latency 17 "$@"
     expect_fail "--link-latency -1 ($o)" "--link-latency '-1' is out of range (allowed: 0..16)" --link-latency -1 "$@"
+    # the core's AXI4 data master width (docs/isa.md "AXI4 master (data)")
+    for b in 32 100 1024 0 064 x ""; do
+        expect_fail "--axi-data-bits '$b' ($o)" "--axi-data-bits '$b' is not an AXI data width (allowed: 64, 128, 256, 512)" --axi-data-bits "$b" "$@"
+    done
 done
+expect_fail "missing --axi-data-bits value" "option '--axi-data-bits' needs a value (allowed: 64, 128, 256, 512)" -o out --axi-data-bits
 expect_fail "missing value at end"     "option '--mxu' needs a value" -o out --mxu
 expect_fail "missing -o value"         "option '-o' needs a value" --mxu 4 -o
 expect_fail "missing -o"               "missing -o DIR" --mxu 4
@@ -199,7 +204,7 @@ done
 (cd w && gen -o def) && header_ok w/def "gen -o def" "N=128 cores=8 pe_stages=1 latency_L=256 busy_cycles_B=254 vpu_lanes=128 freq_mhz=100"
 # The resolved core and board parameters follow the parameters line (lines 6 and 7), and
 # --freq-mhz is recorded (docs/fpga.md).
-if [ "$(sed -n 6,7p w/def/tpu_core.sv)" = "// core: ub_rows=4096 acc_rows=2048 wmem_rows=1024 imem_insns=1024
+if [ "$(sed -n 6,7p w/def/tpu_core.sv)" = "// core: ub_rows=4096 acc_rows=2048 wmem_rows=1024 imem_insns=1024 axi_data_bits=512
 // board: topology=torus 2x4 link_bits=64 link_latency=2" ]; then ok; else bad "default header core/board lines: $(sed -n 6,7p w/def/tpu_core.sv)"; fi
 (cd w && gen --mxu 2 --cores 3 --freq-mhz 250 --vpu-lanes 1 -o fq) \
     && [ "$(sed -n 5,7p w/fq/tpu_mxu.sv)" = "// parameters: N=2 cores=3 pe_stages=1 latency_L=4 busy_cycles_B=2 vpu_lanes=1 freq_mhz=250
@@ -226,6 +231,30 @@ core_sizes_ok() {  # core_sizes_ok DIR UB ACC WMEM IMEM
 (cd w && gen --mxu 5 -o sizes5) && core_sizes_ok w/sizes5 4096 2048 40 1024 && ok || bad "core default sizes"
 [ ! -e w/lanes/tpu_core.sv ] && [ ! -e w/lanes/tpu_core.f ] && ! grep -q TPU_CORE_ w/lanes/tpu_params.h \
     && ok || bad "--vpu-lanes 3 at N = 4 still wrote the core"
+
+# The AXI4 data master's width (docs/isa.md "AXI4 master (data)"): by default the smallest
+# power of two >= 4N bits, clamped to 64..512 (the table written out here, not computed), in
+# the core header line, tpu_params.h and the ports of tpu_core, tpu_top and tpu_board.
+axi_ok() {  # axi_ok DIR B
+    grep -q "^// core: .* axi_data_bits=$2\$" "$1/tpu_core.sv" \
+        && grep -q "^#define TPU_CORE_AXI_DATA_BITS *$2 " "$1/tpu_params.h" \
+        && grep -q "parameter int AxiDataW = $2 " "$1/tpu_core.sv" \
+        && grep -q "parameter int DataW    = $2 " "$1/tpu_core_dma.sv" \
+        && grep -q "parameter int AxiDataW = $2 " "$1/tpu_board.sv" \
+        && grep -q "output logic \[$(($2 - 1)):0\] *m_axi_wdata," "$1/tpu_top.sv" \
+        && grep -q "output logic \[$(($2 / 8 - 1)):0\] *m_axi_wstrb," "$1/tpu_top.sv" \
+        && grep -q "input  logic \[$(($2 - 1)):0\] *m_axi_rdata," "$1/tpu_top.sv"
+}
+for nb in "1 64" "3 64" "16 64" "17 128" "32 128" "33 256" "64 256" "65 512" "100 512" "128 512" "256 512"; do
+    set -- $nb
+    (cd w && gen --mxu $1 --cores 2 -o axi$1) && axi_ok w/axi$1 $2 && ok || bad "--mxu $1: default AXI data width is not $2"
+    rm -rf w/axi$1
+done
+for nb in "4 128" "4 256" "2 512" "128 64"; do
+    set -- $nb
+    (cd w && gen --mxu $1 --cores 2 --axi-data-bits $2 -o axi$1) && axi_ok w/axi$1 $2 && ok || bad "--mxu $1 --axi-data-bits $2"
+    rm -rf w/axi$1
+done
 
 # Same command, same bytes: twice, by name, by relative and absolute path, into an existing
 # directory (files replaced, other files kept).

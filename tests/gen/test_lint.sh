@@ -6,7 +6,8 @@
 # both succeed and print nothing at all (no warnings, no "sorry" messages), for tpu_mxu and
 # for tpu_core.
 # Prints each tool's wall time and, when /usr/bin/time exists, its peak memory.
-# Usage: sh tests/gen/test_lint.sh path/to/gen N[:S]...   (S: gen --pe-stages S, default 1)
+# Usage: sh tests/gen/test_lint.sh path/to/gen N[:S][/B]...   (S: gen --pe-stages S, default 1;
+#        B: gen --axi-data-bits B, default gen's rule for N)
 set -u
 GEN=$1; shift
 VERILATOR=${VERILATOR:-verilator}
@@ -21,10 +22,13 @@ else
 fi
 mem() { m=$(tail -n 1 "$1.mem"); case $m in *[!0-9]*|"") echo "? MB";; *) echo "$((m / 1024)) MB";; esac; }
 for ns in "$@"; do
+    axi=; case $ns in */*) axi=${ns#*/}; ns=${ns%%/*} ;; esac
     n=${ns%%:*}; st=1
     case $ns in *:*) st=${ns#*:} ;; esac
     d=$T/n$n
-    if ! "$GEN" --mxu "$n" --pe-stages "$st" -o "$d"; then echo "FAIL N=$n S=$st: gen failed"; fail=1; continue; fi
+    if ! "$GEN" --mxu "$n" --pe-stages "$st" ${axi:+--axi-data-bits "$axi"} -o "$d"; then
+        echo "FAIL N=$n S=$st${axi:+ B=$axi}: gen failed"; fail=1; continue
+    fi
     s=$(date +%s)
     (cd "$d" && measure "$T/v.log" $VERILATOR --lint-only -Wall tpu_mxu.vlt -F tpu_mxu.f --top-module tpu_mxu)
     vrc=$?
@@ -49,7 +53,7 @@ for ns in "$@"; do
         res=PASS
         if [ $vrc -ne 0 ] || [ -s "$T/v.log" ]; then res=FAIL; cat "$T/v.log"; fi
         if [ $irc -ne 0 ] || [ -s "$T/i.log" ]; then res=FAIL; head -n 40 "$T/i.log"; fi
-        echo "N=$n S=$st core: verilator --lint-only -Wall rc=$vrc ($((m - s)) s, $(mem "$T/v.log")), iverilog -g2012 rc=$irc ($((e - m)) s, $(mem "$T/i.log")): $res"
+        echo "N=$n S=$st${axi:+ B=$axi} core: verilator --lint-only -Wall rc=$vrc ($((m - s)) s, $(mem "$T/v.log")), iverilog -g2012 rc=$irc ($((e - m)) s, $(mem "$T/i.log")): $res"
         [ $res = PASS ] || fail=1
     else
         echo "FAIL N=$n S=$st: gen wrote no tpu_core.f"; fail=1
