@@ -36,6 +36,9 @@ static void usage(FILE *f)
             "  --imem-insns I        IMEM size (1 .. 32768, default 1024)\n"
             "  --pe-stages S         MXU pipeline stages per PE, 1 .. 3 (default 1)\n"
             "  --axi-latency C       host memory latency in cycles, 1 .. 1000 (default 4)\n"
+            "  --axi-data-bits B     every core's AXI4 data master width: 64, 128, 256 or 512\n"
+            "                        (default gen's for N: the smallest power of two >= 4N,\n"
+            "                        clamped)\n"
             "  --dispatch overlap|serial\n"
             "  --job DIR             the board job: DIR/core<i>.args, i = 0 .. C-1\n"
             "  --out DIR             writes core<i>.trace, core<i>.counters, core<i>/ dumps\n"
@@ -191,7 +194,7 @@ static int run_main(int argc, char **argv)
 {
     unsigned long n = 0, cores = 8, W = TPU_BOARD_LINK_BITS_DEFAULT,
                   D = TPU_BOARD_LINK_LATENCY_DEFAULT, ubk = 0, acck = 0, wmk = 0, imem = 0,
-                  stages = 1, lat = 4;
+                  stages = 1, lat = 4, axi_bits = 0; /* axi_bits 0: the default for N */
     const char *topo = NULL, *jobdir = NULL, *outdir = NULL, *ubs = NULL, *accs = NULL,
                *wms = NULL;
     unsigned serial = 0;
@@ -248,6 +251,9 @@ static int run_main(int argc, char **argv)
             if (parse_num(val, 1, 3, &stages)) return bad(name, val, "1 .. 3");
         } else if (strcmp(name, "--axi-latency") == 0) {
             if (parse_num(val, 1, 1000, &lat)) return bad(name, val, "1 .. 1000");
+        } else if (strcmp(name, "--axi-data-bits") == 0) {
+            if (parse_num(val, 1, 512, &axi_bits) || !tpu_axi_data_bits_ok((unsigned)axi_bits))
+                return bad(name, val, "64, 128, 256 or 512");
         } else if (strcmp(name, "--dispatch") == 0) {
             if (strcmp(val, "overlap") == 0)
                 serial = 0;
@@ -290,6 +296,7 @@ static int run_main(int argc, char **argv)
         bc.core.geom.imem_insns = (unsigned)imem;
     bc.core.pe_stages = (unsigned)stages;
     bc.core.axi_latency = (unsigned)lat;
+    bc.core.axi_data_bits = (unsigned)axi_bits;
     bc.core.serial = serial;
 
     jobs = calloc(C, sizeof *jobs);
@@ -429,9 +436,10 @@ static int run_main(int argc, char **argv)
     }
     if (msg[0])
         fprintf(stderr, ME ": %s", msg);
-    printf(ME ": board: %u cores, %s %ux%u, W=%lu D=%lu: cycles %" PRIu64
+    printf(ME ": board: %u cores, %s %ux%u, W=%lu D=%lu, axi_data_bits=%u: cycles %" PRIu64
            " (the slowest core), MXU utilisation %.1f%% (sum of MXU_BUSY / (C x cycles))\n", C,
-           bc.rows == 1 ? "ring" : "torus", bc.rows, bc.cols, W, D, maxcyc,
+           bc.rows == 1 ? "ring" : "torus", bc.rows, bc.cols, W, D,
+           tpu_core_cfg(tpu_board_core(board, 0))->axi_data_bits, maxcyc,
            maxcyc ? 100.0 * (double)mxu / ((double)maxcyc * C) : 0.0);
     printf(ME ": %s\n", any_bad ? "FAILED (a core stopped with an error or is stuck)" : "done");
     status = any_bad ? 1 : 0;

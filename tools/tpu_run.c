@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "                        memory sizes (1 .. 65536; default gen's for N)\n"
             "  --pe-stages S         MXU pipeline stages per PE, 1 .. 3 (default 1)\n"
             "  --axi-latency C       host memory latency in cycles, 1 .. 1000 (default 4)\n"
+            "  --axi-data-bits B     AXI4 data master width: 64, 128, 256 or 512 (default\n"
+            "                        gen's for N: the smallest power of two >= 4N, clamped)\n"
             "  --pc-start PC         first instruction (default 0)\n"
             "  --dispatch overlap|serial\n"
             "                        timing: units overlap as docs/isa.md \"Timing\" allows\n"
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
     tpu_host_t host;
     tpu_host_init(&host);
     unsigned long n = 0, ub = 0, acc = 0, wm = 0, imem = 0, stages = 1, lat = 4, pcs = 0;
+    unsigned long axi_bits = 0; /* 0: the default for N */
     const char *trace_path = NULL;
     unsigned serial = 0;
     int status = 2;
@@ -122,6 +125,11 @@ int main(int argc, char **argv)
             if (parse_num(val, 1, 3, &stages)) { bad(name, val, "1 .. 3"); goto out; }
         } else if (strcmp(name, "--axi-latency") == 0) {
             if (parse_num(val, 1, 1000, &lat)) { bad(name, val, "1 .. 1000"); goto out; }
+        } else if (strcmp(name, "--axi-data-bits") == 0) {
+            if (parse_num(val, 1, 512, &axi_bits) || !tpu_axi_data_bits_ok((unsigned)axi_bits)) {
+                bad(name, val, "64, 128, 256 or 512");
+                goto out;
+            }
         } else if (strcmp(name, "--pc-start") == 0) {
             if (parse_num(val, 0, 65535, &pcs)) { bad(name, val, "0 .. 65535"); goto out; }
         } else if (strcmp(name, "--dispatch") == 0) {
@@ -157,6 +165,7 @@ int main(int argc, char **argv)
     if (imem) cfg.geom.imem_insns = (unsigned)imem;
     cfg.pe_stages = (unsigned)stages;
     cfg.axi_latency = (unsigned)lat;
+    cfg.axi_data_bits = (unsigned)axi_bits;
     cfg.serial = serial;
     size_t count;
     if (tpu_load_program(host.prog_path, (unsigned)n, &prog, &count, err, sizeof err) != 0) {
@@ -213,6 +222,8 @@ int main(int argc, char **argv)
                 "(%s row %u)\n",
                 res.uninit_reads, (unsigned)res.uninit_pc, tpu_mem_name(res.uninit_mem),
                 res.uninit_row);
+    printf("tpu-run: core: N=%lu axi_data_bits=%u axi_latency=%u\n", n,
+           tpu_core_cfg(core)->axi_data_bits, tpu_core_cfg(core)->axi_latency);
     printf("tpu-run: counters:");
     for (unsigned k = 0; k < TPU_CNT_COUNT; k++)
         printf(" %s=%" PRIu64, tpu_core_counter_name(k), res.counters[k]);

@@ -1,14 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DMA unit: dma_in / dma_out (docs/isa.md "Semantics") and their AXI4 timing ("Timing":
-   8-byte beats, bursts of at most 16 beats that do not cross 4 KiB, a slave that accepts
-   everything at once and answers after a fixed latency, up to 16 bursts outstanding). */
+   beats of B/8 bytes for the B-bit data master, bursts of at most 16 beats that do not cross
+   4 KiB, a slave that accepts everything at once and answers after a fixed latency, up to 16
+   bursts outstanding), and the default width B for N. */
 #include <string.h>
 #include "core_internal.h"
 
-#define DMA_BEAT 8u
 #define DMA_MAX_BEATS 16u
 #define DMA_PAGE 4096u
 #define DMA_READS_OUTSTANDING 16u /* bursts outstanding, reads and writes */
+
+unsigned tpu_axi_data_bits_default(unsigned n)
+{
+    /* B >= 4N bits: a UB or WMEM row (2N bytes) takes at most 4 beats and an ACC row 8, so
+       the DMA's time per row does not grow with N, up to 512 bits (docs/isa.md) */
+    unsigned b = TPU_AXI_DATA_BITS_MIN;
+    while (b < 4u * n && b < TPU_AXI_DATA_BITS_MAX)
+        b *= 2u;
+    return b;
+}
+
+int tpu_axi_data_bits_ok(unsigned b)
+{
+    return b >= TPU_AXI_DATA_BITS_MIN && b <= TPU_AXI_DATA_BITS_MAX && (b & (b - 1u)) == 0;
+}
 
 /* internal: host address of element i of row r (32-bit AXI addresses wrap) */
 static uint64_t dma_addr(const tpu_dinsn_t *d, unsigned r, unsigned i, unsigned e)
@@ -25,6 +40,7 @@ typedef struct {
     uint64_t chan;    /* the R or W channel's last busy cycle */
     uint64_t done;
     uint64_t lat;
+    uint64_t beat_bytes; /* B/8 */
     int out;
 } dma_timing_t;
 
@@ -56,16 +72,17 @@ static void dma_burst(dma_timing_t *tm, unsigned beats)
 
 static void dma_row_bursts(dma_timing_t *tm, uint64_t a, uint64_t len)
 {
-    uint64_t beat = a & ~(uint64_t)(DMA_BEAT - 1u);
+    uint64_t bb = tm->beat_bytes;
+    uint64_t beat = a & ~(bb - 1u);
     uint64_t end = a + len; /* exclusive */
     while (beat < end) {
         uint64_t page_end = (beat | (DMA_PAGE - 1u)) + 1u;
         uint64_t lim = end < page_end ? end : page_end;
-        uint64_t beats = (lim - beat + DMA_BEAT - 1u) / DMA_BEAT;
+        uint64_t beats = (lim - beat + bb - 1u) / bb;
         if (beats > DMA_MAX_BEATS)
             beats = DMA_MAX_BEATS;
         dma_burst(tm, (unsigned)beats);
-        beat += beats * DMA_BEAT;
+        beat += beats * bb;
     }
 }
 
@@ -78,6 +95,7 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
     memset(&tm, 0, sizeof tm);
     tm.out = out;
     tm.lat = c->axi_lat;
+    tm.beat_bytes = c->cfg.axi_data_bits / 8u;
     tm.ar = t;       /* first AR in t + 1 */
     tm.chan = t + 1u; /* reads: first R beat >= t + 2 anyway; writes: the first on-chip row
                          is read in t + 1, its first W beat goes in t + 2 */

@@ -45,10 +45,14 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     uint64_t lat, busy;
     if (tpu_mxu_timing(&mc, &lat, &busy) != TPU_OK)
         return NULL;
+    if (cfg->axi_data_bits != 0 && !tpu_axi_data_bits_ok(cfg->axi_data_bits))
+        return NULL;
     tpu_core_t *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
     c->cfg = *cfg;
+    if (c->cfg.axi_data_bits == 0)
+        c->cfg.axi_data_bits = tpu_axi_data_bits_default(g->n);
     c->cfg.topo_rows = trows;
     c->cfg.topo_cols = tcols;
     c->cores = trows * tcols;

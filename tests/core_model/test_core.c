@@ -2,7 +2,8 @@
 /* test-core-model: the core's C model (tpu/core.h) against independent compositions of the
    tested library functions (tpu_matmul, vpu_bias_add, vpu_relu, vpu_softmax, vpu_reduce,
    fp32_to_bf16), bit for bit, at N = 1, 3, 4, 8, 16; every error code; the timing model
-   against the MXU-level schedule (tpu_mxu_schedule); trace independence from timing. */
+   against the MXU-level schedule (tpu_mxu_schedule); trace independence from timing; the AXI
+   data width (default rule, DMA timing at 64 .. 512 bits). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -636,6 +637,99 @@ static void test_timing_dma(void **state)
     }
 }
 
+/* The AXI4 data master's width (docs/isa.md "AXI4 master (data)"): the default rule for N
+   (the table as the spec writes it), the allowed widths, tpu_core_new's check; the trace does
+   not depend on the width, only the DMA timing does; and the timing of one dma_in at 128 and
+   256 bits, one-beat and two-beat rows, against the burst arithmetic written out here. */
+static void test_axi_data_bits(void **state)
+{
+    (void)state;
+    static const unsigned def[][2] = { { 1, 64 },   { 3, 64 },   { 16, 64 },  { 17, 128 },
+                                       { 32, 128 }, { 33, 256 }, { 64, 256 }, { 65, 512 },
+                                       { 100, 512 }, { 128, 512 }, { 256, 512 } };
+    for (size_t i = 0; i < sizeof def / sizeof def[0]; i++)
+        assert_int_equal(tpu_axi_data_bits_default(def[i][0]), def[i][1]);
+    static const unsigned good[] = { 64, 128, 256, 512 };
+    static const unsigned badw[] = { 0, 1, 8, 32, 63, 65, 96, 100, 192, 1024, 4096 };
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(tpu_axi_data_bits_ok(good[i]), 1);
+    for (size_t i = 0; i < sizeof badw / sizeof badw[0]; i++)
+        assert_int_equal(tpu_axi_data_bits_ok(badw[i]), 0);
+    tpu_core_cfg_t cfg = cfg_for(8);
+    cfg.axi_data_bits = 100;
+    assert_null(tpu_core_new(&cfg));
+    cfg.axi_data_bits = 0;
+    tpu_core_t *c = tpu_core_new(&cfg);
+    assert_non_null(c);
+    assert_int_equal(tpu_core_cfg(c)->axi_data_bits, 64); /* resolved: N = 8 -> 64 */
+    tpu_core_free(c);
+
+    /* a matmul at N = 8 with rows at 16-byte offsets (k = 10: 20-byte host rows) */
+    unsigned n = 8, m = 9, k = 10, np = 7;
+    char *buf[4] = { NULL, NULL, NULL, NULL };
+    size_t len[4] = { 0, 0, 0, 0 };
+    uint64_t dma_busy[4];
+    for (unsigned v = 0; v < 4; v++) {
+        run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+        uint16_t a[90], w[70], bias[7];
+        rng_state = 11;
+        fill_matmul_inputs(r.host, m, k, np, a, w, bias);
+        tpu_core_cfg_t cv = cfg_for(n);
+        cv.axi_data_bits = good[v];
+        prog_t *p = malloc(sizeof *p);
+        build_matmul(p, n, m, k, np, 2, 1);
+        FILE *tf = open_memstream(&buf[v], &len[v]);
+        run_prog(&r, &cv, p, tf);
+        fclose(tf);
+        assert_int_equal(r.res.status, TPU_CORE_DONE);
+        dma_busy[v] = r.res.counters[TPU_CNT_DMA_BUSY];
+        free(p);
+        tpu_core_free(r.core);
+        free(r.host);
+    }
+    for (unsigned v = 1; v < 4; v++) {
+        assert_int_equal(len[0], len[v]);
+        assert_memory_equal(buf[0], buf[v], len[0]);
+        assert_true(dma_busy[v] <= dma_busy[v - 1]);
+    }
+    assert_true(dma_busy[1] < dma_busy[0]); /* 16-byte UB rows: 2 or 3 beats -> 1 or 2 */
+    for (unsigned v = 0; v < 4; v++)
+        free(buf[v]);
+
+    /* dma_in of R rows of 8 bf16 (16 bytes) at haddr `off`, stride 64: per row `beats` beats
+       of B/8 bytes in one burst; AR of row j in 2 + j (unless 16 bursts are out), its first
+       beat in max(AR + lat, previous last beat + 1) */
+    static const unsigned cases[][3] = { /* B, off, beats */
+        { 128, 0, 1 }, { 128, 8, 2 }, { 256, 16, 1 }, { 256, 24, 2 }, { 512, 48, 1 },
+        { 512, 56, 2 }, { 64, 0, 2 }, { 64, 6, 3 } };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        unsigned rows = 20, lat = 7, beats = cases[ci][2];
+        run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+        tpu_core_cfg_t cv = cfg_for(n);
+        cv.axi_latency = lat;
+        cv.axi_data_bits = cases[ci][0];
+        prog_t *p = malloc(sizeof *p);
+        p->count = 0;
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, rows, n, cases[ci][1], 64);
+        op0(p, TPU_OP_HALT);
+        run_prog(&r, &cv, p, NULL);
+        uint64_t ar = 1, last = 0, lastb[64];
+        for (unsigned j = 0; j < rows; j++) {
+            ar = ar + 1;
+            if (j >= 16 && lastb[j - 16] + 1 > ar)
+                ar = lastb[j - 16] + 1;
+            uint64_t first = ar + lat > last + 1 ? ar + lat : last + 1;
+            last = first + beats - 1;
+            lastb[j] = last;
+        }
+        assert_int_equal(r.res.counters[TPU_CNT_DMA_BUSY], last - 1);
+        assert_int_equal(r.res.counters[TPU_CNT_CYCLES], last + 2);
+        free(p);
+        tpu_core_free(r.core);
+        free(r.host);
+    }
+}
+
 /* VPU timing (docs/isa.md "Timing" details): rows read from d+1 (d = 1 here), results written
    27 cycles after their read (reductions: RL + 1, RL = 27 + ceil(log2 N)), halt the cycle after
    the last write, CYCLES = halt + 1. And hazards: by rows, and by memory port. */
@@ -904,6 +998,7 @@ int main(void)
         cmocka_unit_test(test_timing_matmul),
         cmocka_unit_test(test_trace_timing_free),
         cmocka_unit_test(test_timing_dma),
+        cmocka_unit_test(test_axi_data_bits),
         cmocka_unit_test(test_timing_vpu_hazards),
         cmocka_unit_test(test_serial_dispatch),
         cmocka_unit_test(test_collectives_alone),

@@ -70,8 +70,9 @@ typedef struct {
     unsigned rows, cols;      /* R x S; C = R*S in 1..64 (a ring: 1 x C) */
     unsigned link_bits;       /* W, 32..1024 (0: 64) */
     unsigned link_latency;    /* D, 0..16 */
-    tpu_core_cfg_t core;      /* every core's configuration; core_id and topo_* are set by the
-                                 board */
+    tpu_core_cfg_t core;      /* every core's configuration (axi_data_bits included: every
+                                 core has the same AXI data width); core_id and topo_* are set
+                                 by the board */
 } tpu_board_cfg_t;
 
 typedef struct tpu_board tpu_board_t;

@@ -13,12 +13,15 @@ extern "C" {
 #endif
 
 /* Configuration: the sizes, the MXU's pipeline stages per PE (1..3, 0 means 1; only the
-   timing depends on it), the AXI slave's fixed latency (cycles, 0 means the default 4) and the
-   dispatch policy (only the timing depends on it). */
+   timing depends on it), the AXI slave's fixed latency (cycles, 0 means the default 4), the
+   width of the AXI4 data master (64, 128, 256 or 512 bits, 0 means
+   tpu_axi_data_bits_default(N); only the timing depends on it) and the dispatch policy (only
+   the timing depends on it). */
 typedef struct {
     tpu_core_geom_t geom;
     unsigned pe_stages;
     unsigned axi_latency;
+    unsigned axi_data_bits;
     unsigned serial; /* 1: an instruction dispatches only when every unit is idle (the RTL
                         as built so far, docs/isa.md "Timing"); 0: the units overlap as the
                         rules of "Timing" allow */
@@ -32,6 +35,15 @@ typedef struct {
 } tpu_core_cfg_t;
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
+#define TPU_AXI_DATA_BITS_MIN 64u  /* the AXI4 data master: a power of two in 64..512 */
+#define TPU_AXI_DATA_BITS_MAX 512u
+
+/* The default width of the AXI4 data master for an N x N array (docs/isa.md "AXI4 master
+   (data)"): the smallest power of two >= 4N, clamped to 64..512 -- gen's default
+   (--axi-data-bits) for the same N. */
+unsigned tpu_axi_data_bits_default(unsigned n);
+/* 1 when b is an allowed width (64, 128, 256 or 512), else 0. */
+int tpu_axi_data_bits_ok(unsigned b);
 #define TPU_CORE_VPU_LATENCY 26u /* TPU_VPU_LATENCY of tpu_params.h */
 
 /* Performance counters (docs/isa.md "Host interface"), index k of register 0x40 + 8k. */
@@ -66,8 +78,9 @@ typedef struct {
 typedef struct tpu_core tpu_core_t;
 
 /* NULL on a bad configuration (N outside 1..256, a memory size of 0 or > 65536 rows, an IMEM
-   size of 0 or > 65536, pe_stages > 3, a board of more than 64 cores, core_id >= C) or out
-   of memory. The memories start "never written"
+   size of 0 or > 65536, pe_stages > 3, axi_data_bits not 0, 64, 128, 256 or 512, a board of
+   more than 64 cores, core_id >= C) or out of memory. tpu_core_cfg gives the configuration
+   with axi_data_bits resolved. The memories start "never written"
    (all bits 0, but reading them counts as an uninitialised read). */
 tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg);
 void tpu_core_free(tpu_core_t *c);
