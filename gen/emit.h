@@ -39,6 +39,19 @@ int gen_output_failed(const struct gen_output *out);
 /* Emitters: each adds its file(s). emit_arith.c */
 int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg);
 int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg);
+/* The same numerics as procedural code, for a module that runs them inside a clock enable
+   (tpu_pe). ARITH_MUL: out = a x b (bf16 x bf16 -> fp32, exact); ARITH_ADD: out = a + b
+   (fp32); ARITH_ADD_ALIGN: out = the adder's first half of a + b (ARITH_MID_BITS wide);
+   ARITH_ADD_NORM: out = the adder's second half of a (an ARITH_ADD_ALIGN result; b unused).
+   emit_arith_block appends `begin : name` (not indented) ... `end` (at `indent`): the
+   modules' text as blocking assignments to variables local to the block, reading a and b
+   and assigning out, which the caller declares; -1 on an internal inconsistency.
+   emit_arith_consts appends the module-level localparams the blocks use. */
+enum arith_part { ARITH_MUL, ARITH_ADD, ARITH_ADD_ALIGN, ARITH_ADD_NORM };
+#define ARITH_MID_BITS 41
+int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
+                     const char *b, const char *out, unsigned indent);
+void emit_arith_consts(struct strbuf *sb);
 /* emit_mxu.c */
 int emit_pe(struct gen_output *out, const struct gen_config *cfg);
 int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The arithmetic modules: tpu_bf16_mul (exact bf16 x bf16 -> fp32) and tpu_fp32_add (fp32
    adder). Both are combinational and independent of the configuration; their bit-exact
-   behaviour is docs/numerics.md, with cmodel/src/bf16_mul.c and fp32_add.c the reference. */
+   behaviour is docs/numerics.md, with cmodel/src/bf16_mul.c and fp32_add.c the reference.
+   The texts below are the only definition of the numerics in gen: the modules are written
+   from them as they are, and emit_arith_block (end of this file) rewrites the same text as
+   procedural code for tpu_pe, which runs it inside its clock enables. */
+#include <string.h>
+
 #include "emit.h"
 
-static const char bf16_mul_sv[] =
+static const char bf16_mul_head[] =
     "//\n"
     "// Combinational, no state (so no reset). Special cases in the order docs/numerics.md gives:\n"
     "//   NaN input -> 0x7FC00000; Inf x 0 -> 0x7FC00000; Inf x nonzero -> Inf (XOR of signs);\n"
@@ -18,7 +23,10 @@ static const char bf16_mul_sv[] =
     "  input  logic [15:0] b_i,  // bf16\n"
     "  output logic [31:0] p_o   // fp32: a_i x b_i, exact (see above)\n"
     ");\n"
-    "\n"
+    "\n";
+
+/* The multiplier's body: the one text of its numerics (also run by tpu_pe, see below). */
+static const char bf16_mul_body[] =
     "  localparam logic [31:0] QNaN = 32'h7FC0_0000;\n"
     "\n"
     "  logic        sign;\n"
@@ -63,9 +71,7 @@ static const char bf16_mul_sv[] =
     "    end else begin\n"
     "      p_o = {sign, exp_p, frac_p};\n"
     "    end\n"
-    "  end\n"
-    "\n"
-    "endmodule\n";
+    "  end\n";
 
 /* tpu_fp32_add and its two-stage twin tpu_fp32_add_pipe (--pe-stages 3) are written from the
    same text: the alignment half (fp32_add_align), a boundary that is wires in one and
@@ -182,10 +188,12 @@ static const char fp32_add_align[] =
 /* The signals that cross from the first half to the second: name, declaration width. */
 static const struct {
     const char *name, *width;
+    unsigned bits;
 } fp32_add_mid[] = {
-    { "special", "      " }, { "spec", "[2:0] " }, { "sign_x", "      " },
-    { "exp_x", "[7:0] " },   { "sum", "[27:0]" },
+    { "special", "      ", 1 }, { "spec", "[2:0] ", 3 }, { "sign_x", "      ", 1 },
+    { "exp_x", "[7:0] ", 8 },   { "sum", "[27:0]", 28 },
 };
+#define FP32_ADD_MID_N (sizeof fp32_add_mid / sizeof fp32_add_mid[0])
 
 static const char fp32_add_norm[] =
     "  // ==== Second half: normalise, round ====\n"
@@ -252,9 +260,7 @@ static const char fp32_add_norm[] =
     "    end else begin\n"
     "      s_o = {ad_sign_x, exp_o, frac_o};\n"
     "    end\n"
-    "  end\n"
-    "\n"
-    "endmodule\n";
+    "  end\n";
 
 /* internal: the adder's whole text; pipe = 0 for tpu_fp32_add, 1 for tpu_fp32_add_pipe */
 static void emit_fp32_add_text(struct strbuf *sb, int pipe)
@@ -306,6 +312,7 @@ static void emit_fp32_add_text(struct strbuf *sb, int pipe)
     }
     sb_puts(sb, "\n");
     sb_puts(sb, fp32_add_norm);
+    sb_puts(sb, "\nendmodule\n");
 }
 
 int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg)
@@ -314,7 +321,9 @@ int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg)
                                        "tpu_bf16_mul: exact bf16 x bf16 -> fp32 product");
     if (!sb)
         return -1;
-    sb_puts(sb, bf16_mul_sv);
+    sb_puts(sb, bf16_mul_head);
+    sb_puts(sb, bf16_mul_body);
+    sb_puts(sb, "\nendmodule\n");
     return 0;
 }
 
@@ -333,5 +342,181 @@ int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg)
     if (!sb)
         return -1;
     emit_fp32_add_text(sb, 1);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The same numerics as procedural code, for tpu_pe                                          */
+/* A module body above is a list of lines at two spaces: `localparam`, `logic` declarations,
+   `assign x = e;`, `always_comb begin` ... `end` and comments. As code that runs inside an
+   `if` of an always_ff, it becomes a named block: the declarations first (variables local to
+   the block), then every assignment as a blocking one, in the order of the text (which is a
+   valid order: each signal is assigned before any line that reads it), with the ports
+   renamed to the caller's signals. The localparams stay at module level
+   (emit_arith_consts). SystemVerilog functions would be the obvious form, but Verilator
+   numbers the variables of every inlined call per instance, so the MXU's N rows would no
+   longer share one copy of the verilated code (at N = 16 the rows' C++ grew from 3.4 to
+   13 MB, one copy per row); a named block's variables are named alike in every instance. */
+
+struct rename {
+    const char *from, *to;
+};
+
+/* internal: appends s[0..n) with every identifier rn[k].from (whole word) written as
+   rn[k].to; a comment is copied as it is */
+static void put_code(struct strbuf *sb, const char *s, size_t n, const struct rename *rn,
+                     size_t nrn)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+            sb_putn(sb, s + i, n - i);
+            return;
+        }
+        const int start = (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+                           (s[i] >= 'A' && s[i] <= 'Z'));
+        const int after_word = i > 0 && (s[i - 1] == '_' || s[i - 1] == '\'' ||
+                                         (s[i - 1] >= '0' && s[i - 1] <= '9') ||
+                                         (s[i - 1] >= 'a' && s[i - 1] <= 'z') ||
+                                         (s[i - 1] >= 'A' && s[i - 1] <= 'Z'));
+        if (!start || after_word) {
+            sb_putn(sb, s + i, 1);
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && (s[j] == '_' || (s[j] >= '0' && s[j] <= '9') ||
+                         (s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
+            j++;
+        const char *word = NULL;
+        for (size_t k = 0; k < nrn && !word; k++)
+            if (strlen(rn[k].from) == j - i && memcmp(rn[k].from, s + i, j - i) == 0)
+                word = rn[k].to;
+        if (word)
+            sb_puts(sb, word);
+        else
+            sb_putn(sb, s + i, j - i);
+        i = j;
+    }
+}
+
+/* internal: one line at `indent` spaces (an empty line stays empty) */
+static void put_line(struct strbuf *sb, unsigned indent, const char *s, size_t n,
+                     const struct rename *rn, size_t nrn)
+{
+    if (n > 0)
+        sb_printf(sb, "%*s", (int)indent, "");
+    put_code(sb, s, n, rn, nrn);
+    sb_puts(sb, "\n");
+}
+
+/* internal: a module body as procedural code: its declarations to decls, the rest to
+   stmts, at `indent` spaces */
+static void body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char *text,
+                         unsigned indent, const struct rename *rn, size_t nrn)
+{
+    int in_comb = 0;
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        const size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        const char *next = nl ? nl + 1 : text + n;
+#define IS(lit) (n >= sizeof lit - 1 && memcmp(text, lit, sizeof lit - 1) == 0)
+        if (n == 0 || IS("  localparam ")) {
+            /* blank, or a constant (module level: emit_arith_consts) */
+        } else if (in_comb && n == 5 && IS("  end")) {
+            in_comb = 0;
+        } else if (in_comb) { /* four spaces and more: two levels less */
+            put_line(stmts, indent, text + 4, n - 4, rn, nrn);
+        } else if (IS("  always_comb begin")) {
+            in_comb = 1;
+        } else if (IS("  logic ")) {
+            put_line(decls, indent, text + 2, n - 2, rn, nrn);
+        } else if (IS("  assign ")) {
+            put_line(stmts, indent, text + 9, n - 9, rn, nrn);
+        } else { /* a comment */
+            put_line(stmts, indent, text + 2, n - 2, rn, nrn);
+        }
+#undef IS
+        text = next;
+    }
+}
+
+void emit_arith_consts(struct strbuf *sb)
+{
+    const char *text = bf16_mul_body;
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        const size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        if (n > 13 && memcmp(text, "  localparam ", 13) == 0) {
+            sb_putn(sb, text, n);
+            sb_puts(sb, "  // (tpu_bf16_mul's)\n");
+        }
+        text = nl ? nl + 1 : text + n;
+    }
+}
+
+int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
+                     const char *b, const char *out, unsigned indent)
+{
+    const struct rename rn[] = { { "a_i", a }, { "b_i", b }, { "p_o", out }, { "s_o", out } };
+    const size_t nrn = sizeof rn / sizeof rn[0];
+    const unsigned in = indent + 2;
+    unsigned mid_bits = 0;
+    for (size_t i = 0; i < FP32_ADD_MID_N; i++)
+        mid_bits += fp32_add_mid[i].bits;
+    if (mid_bits != ARITH_MID_BITS)
+        return -1;
+    struct strbuf decls, stmts;
+    sb_init(&decls);
+    sb_init(&stmts);
+    switch (part) {
+    case ARITH_MUL:
+        body_to_proc(&decls, &stmts, bf16_mul_body, in, rn, nrn);
+        break;
+    case ARITH_ADD:
+    case ARITH_ADD_ALIGN:
+        body_to_proc(&decls, &stmts, fp32_add_align, in, rn, nrn);
+        if (part == ARITH_ADD_ALIGN) {
+            sb_printf(&stmts, "%*s%s = {", (int)in, "", out);
+            for (size_t i = 0; i < FP32_ADD_MID_N; i++)
+                sb_printf(&stmts, "%sal_%s", i ? ", " : "", fp32_add_mid[i].name);
+            sb_puts(&stmts, "};\n");
+            break;
+        }
+        for (size_t i = 0; i < FP32_ADD_MID_N; i++) {
+            sb_printf(&decls, "%*slogic %s ad_%s;\n", (int)in, "", fp32_add_mid[i].width,
+                      fp32_add_mid[i].name);
+            sb_printf(&stmts, "%*sad_%s = al_%s;\n", (int)in, "", fp32_add_mid[i].name,
+                      fp32_add_mid[i].name);
+        }
+        body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
+        break;
+    case ARITH_ADD_NORM: {
+        unsigned hi = mid_bits;
+        for (size_t i = 0; i < FP32_ADD_MID_N; i++) {
+            const unsigned w = fp32_add_mid[i].bits;
+            sb_printf(&decls, "%*slogic %s ad_%s;\n", (int)in, "", fp32_add_mid[i].width,
+                      fp32_add_mid[i].name);
+            if (w == 1)
+                sb_printf(&stmts, "%*sad_%s = %s[%u];\n", (int)in, "", fp32_add_mid[i].name, a,
+                          hi - 1);
+            else
+                sb_printf(&stmts, "%*sad_%s = %s[%u:%u];\n", (int)in, "", fp32_add_mid[i].name,
+                          a, hi - 1, hi - w);
+            hi -= w;
+        }
+        body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
+        break;
+    }
+    }
+    sb_printf(sb, "begin : %s\n", name);
+    sb_putn(sb, decls.data ? decls.data : "", decls.len);
+    sb_putn(sb, stmts.data ? stmts.data : "", stmts.len);
+    sb_printf(sb, "%*send\n", (int)indent, "");
+    const int failed = sb_failed(&decls) || sb_failed(&stmts);
+    sb_free(&decls);
+    sb_free(&stmts);
+    if (failed)
+        sb->failed = 1;
     return 0;
 }

@@ -14,211 +14,205 @@ static const char *const mxu_sources[] = {
 /* ---------------------------------------------------------------------------------------- */
 /* tpu_pe                                                                                    */
 
-/* internal: the one-stage PE: the MAC is combinational between the incoming partial sum
-   and the PE's output register. */
-static void emit_pe_stages1(struct strbuf *sb)
-{
-    sb_puts(sb,
-        "//\n"
-        "// One pipeline stage (--pe-stages 1). In the cycle an activation is on act_i, the PE\n"
-        "// computes fp32_add(psum_i, bf16_mul(act_i, w[act_bank_i])) and registers it: the\n"
-        "// partial sum leaves through psum_o one cycle later, when the PE below sees the same\n"
-        "// activation (it arrives there through the row skew). The activation and its bank tag\n"
-        "// are passed to the right through one register.\n"
-        "// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight\n"
-        "// of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one\n"
-        "// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no\n"
-        "// multiplexer picks the bank being shifted.\n"
-        "// Reset: none. The PE holds only datapath state (weights, activation, partial sum), which\n"
-        "// is never reset; nothing observable depends on it before it is written (docs/mxu.md).\n"
-        "\n"
-        "module tpu_pe (\n"
-        "  input  logic        clk_i,\n"
-        "  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle\n"
-        "  input  logic        wl_bank_i,\n"
-        "  input  logic [15:0] wl0_i,       // bank-0 and bank-1 bf16 weights of the PE above\n"
-        "  input  logic [15:0] wl1_i,\n"
-        "  output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below\n"
-        "  output logic [15:0] wl1_o,\n"
-        "  input  logic        act_bank_i,  // the weight bank the activation multiplies\n"
-        "  input  logic [15:0] act_i,       // bf16 activation from the left\n"
-        "  output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right\n"
-        "  output logic [15:0] act_o,\n"
-        "  input  logic [31:0] psum_i,      // fp32 partial sum from above\n"
-        "  output logic [31:0] psum_o       // fp32 partial sum to the PE below\n"
-        ");\n"
-        "\n"
-        "  logic [15:0] w0_q, w1_q;  // weight banks 0 and 1\n"
-        "  logic [15:0] w_sel;\n"
-        "  logic [31:0] prod;\n"
-        "  logic [31:0] psum_d, psum_q;\n"
-        "  logic [15:0] act_q;\n"
-        "  logic        act_bank_q;\n"
-        "\n"
-        "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
-        "  // elaboration time grows with the square of the processes on one clock) ----\n"
-        "  always_ff @(posedge clk_i) begin\n"
-        "    if (wl_valid_i && !wl_bank_i) begin\n"
-        "      w0_q <= wl0_i;\n"
-        "    end\n"
-        "    if (wl_valid_i && wl_bank_i) begin\n"
-        "      w1_q <= wl1_i;\n"
-        "    end\n"
-        "    act_q      <= act_i;\n"
-        "    act_bank_q <= act_bank_i;\n"
-        "    psum_q     <= psum_d;\n"
-        "  end\n"
-        "\n"
-        "  assign wl0_o = w0_q;\n"
-        "  assign wl1_o = w1_q;\n"
-        "\n"
-        "  // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----\n"
-        "  assign w_sel = act_bank_i ? w1_q : w0_q;\n"
-        "\n"
-        "  tpu_bf16_mul u_mul (\n"
-        "    .a_i (act_i),\n"
-        "    .b_i (w_sel),\n"
-        "    .p_o (prod)\n"
-        "  );\n"
-        "\n"
-        "  tpu_fp32_add u_add (\n"
-        "    .a_i (psum_i),\n"
-        "    .b_i (prod),\n"
-        "    .s_o (psum_d)\n"
-        "  );\n"
-        "\n"
-        "  assign act_o      = act_q;\n"
-        "  assign act_bank_o = act_bank_q;\n"
-        "  assign psum_o     = psum_q;\n"
-        "\n"
-        "endmodule\n");
-}
+/* The PE's ports (every depth). */
+static const char pe_ports[] =
+    "module tpu_pe (\n"
+    "  input  logic        clk_i,\n"
+    "  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle\n"
+    "  input  logic        wl_bank_i,\n"
+    "  input  logic [15:0] wl0_i,       // bank-0 and bank-1 bf16 weights of the PE above\n"
+    "  input  logic [15:0] wl1_i,\n"
+    "  output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below\n"
+    "  output logic [15:0] wl1_o,\n"
+    "  input  logic        act_valid_i, // an activation is on act_i (act_bank_i, act_i: data)\n"
+    "  input  logic        act_bank_i,  // the weight bank the activation multiplies\n"
+    "  input  logic [15:0] act_i,       // bf16 activation from the left\n"
+    "  output logic        act_valid_o, // act_valid_i, act_bank_i and act_i one cycle later,\n"
+    "  output logic        act_bank_o,  // to the right\n"
+    "  output logic [15:0] act_o,\n"
+    "  input  logic [31:0] psum_i,      // fp32 partial sum from above\n"
+    "  output logic [31:0] psum_o       // fp32 partial sum to the PE below\n"
+    ");\n"
+    "\n";
 
-/* internal: the pipelined PE (--pe-stages 2 and 3): the product is registered, then added
-   in A = add_stages cycles (tpu_fp32_add, or tpu_fp32_add_pipe when A = 2). */
-static void emit_pe_pipelined(struct strbuf *sb, const struct gen_config *cfg)
-{
-    const int split = cfg->add_stages == 2;
-    sb_printf(sb,
-        "//\n"
-        "// %s pipeline stages (--pe-stages %u). In the cycle an activation is on act_i, the PE\n"
-        "// selects the weight w[act_bank_i] and registers the exact product bf16_mul(act_i, w)\n"
-        "// (prod_q). %s\n"
-        "// The partial sum thus needs %u cycle%s to get through the PE: the activation of the row\n"
-        "// below arrives %u cycle%s after this one (tpu_mxu's row skew), so its product is ready\n"
-        "// when this PE's sum reaches it. Every output is still the chain\n"
-        "// fp32_add(...fp32_add(seed, p0)..., pN-1) down the column: only the timing changes.\n"
-        "// The activation and its bank tag are passed to the right through one register.\n"
-        "// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight\n"
-        "// of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one\n"
-        "// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no\n"
-        "// multiplexer picks the bank being shifted.\n"
-        "// The weight is read only in the activation's cycle (the product register holds the\n"
-        "// product, not the weight), so the bank rules are those of the one-stage PE.\n"
-        "// Reset: none. The PE holds only datapath state (weights, activation, product, partial\n"
-        "// sum), which is never reset; nothing observable depends on it before it is written.\n"
-        "\n",
-        split ? "Three" : "Two", cfg->pe_stages,
-        split ? "In the next cycle the first half of the adder (tpu_fp32_add_pipe:\n"
-                "// classes, order, alignment) takes psum_i and prod_q; in the cycle after, its\n"
-                "// second half (add, normalise, round) ends in psum_q, on psum_o from the next cycle."
-              : "In the next cycle fp32_add(psum_i, prod_q) is computed and registered in\n"
-                "// psum_q, on psum_o from the cycle after.",
-        cfg->add_stages, cfg->add_stages == 1 ? "" : "s", cfg->add_stages,
-        cfg->add_stages == 1 ? "" : "s");
-    sb_puts(sb,
-        "module tpu_pe (\n"
-        "  input  logic        clk_i,\n"
-        "  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle\n"
-        "  input  logic        wl_bank_i,\n"
-        "  input  logic [15:0] wl0_i,       // bank-0 and bank-1 bf16 weights of the PE above\n"
-        "  input  logic [15:0] wl1_i,\n"
-        "  output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below\n"
-        "  output logic [15:0] wl1_o,\n"
-        "  input  logic        act_bank_i,  // the weight bank the activation multiplies\n"
-        "  input  logic [15:0] act_i,       // bf16 activation from the left\n"
-        "  output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right\n"
-        "  output logic [15:0] act_o,\n"
-        "  input  logic [31:0] psum_i,      // fp32 partial sum from above\n"
-        "  output logic [31:0] psum_o       // fp32 partial sum to the PE below\n"
-        ");\n"
-        "\n"
-        "  logic [15:0] w0_q, w1_q;  // weight banks 0 and 1\n"
-        "  logic [15:0] w_sel;\n"
-        "  logic [31:0] prod, prod_q;\n"
-        "  logic [31:0] psum_d, psum_q;\n"
-        "  logic [15:0] act_q;\n"
-        "  logic        act_bank_q;\n"
-        "\n"
-        "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
-        "  // elaboration time grows with the square of the processes on one clock) ----\n"
-        "  always_ff @(posedge clk_i) begin\n"
-        "    if (wl_valid_i && !wl_bank_i) begin\n"
-        "      w0_q <= wl0_i;\n"
-        "    end\n"
-        "    if (wl_valid_i && wl_bank_i) begin\n"
-        "      w1_q <= wl1_i;\n"
-        "    end\n"
-        "    act_q      <= act_i;\n"
-        "    act_bank_q <= act_bank_i;\n"
-        "    prod_q     <= prod;\n"
-        "    psum_q     <= psum_d;\n"
-        "  end\n"
-        "\n"
-        "  assign wl0_o = w0_q;\n"
-        "  assign wl1_o = w1_q;\n"
-        "\n"
-        "  // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----\n"
-        "  assign w_sel = act_bank_i ? w1_q : w0_q;\n"
-        "\n"
-        "  tpu_bf16_mul u_mul (\n"
-        "    .a_i (act_i),\n"
-        "    .b_i (w_sel),\n"
-        "    .p_o (prod)\n"
-        "  );\n"
-        "\n");
-    if (split)
-        sb_puts(sb,
-            "  tpu_fp32_add_pipe u_add (  // two cycles: alignment | add, normalise, round\n"
-            "    .clk_i,\n"
-            "    .a_i (psum_i),\n"
-            "    .b_i (prod_q),\n"
-            "    .s_o (psum_d)\n"
-            "  );\n");
-    else
-        sb_puts(sb,
-            "  tpu_fp32_add u_add (\n"
-            "    .a_i (psum_i),\n"
-            "    .b_i (prod_q),\n"
-            "    .s_o (psum_d)\n"
-            "  );\n");
-    sb_puts(sb,
-        "\n"
-        "  assign act_o      = act_q;\n"
-        "  assign act_bank_o = act_bank_q;\n"
-        "  assign psum_o     = psum_q;\n"
-        "\n"
-        "endmodule\n");
-}
-
+/* The PE at depth S = 1, 2, 3 (P = mul_stages product registers, A = add_stages cycles in
+   the adder). Every datapath register has a clock enable: it loads only in a cycle whose
+   stage holds a valid activation, and the arithmetic is computed inside that `if` by the
+   blocks of emit_arith.c, so an idle PE does no arithmetic (in hardware: no toggling; in
+   Verilator: the code is skipped, which is what makes a mostly idle MXU cheap to simulate). */
 int emit_pe(struct gen_output *out, const struct gen_config *cfg)
 {
+    if (cfg->pe_stages < 1 || cfg->pe_stages > 3) /* main.c accepts only these depths */
+        return -1;
     struct strbuf *sb = gen_output_add(
         out, cfg, "tpu_pe.sv",
         "tpu_pe: processing element, two weight banks, bf16 x bf16 + fp32 MAC");
     if (!sb)
         return -1;
-    switch (cfg->pe_stages) {
-    case 1:
-        emit_pe_stages1(sb);
-        return 0;
-    case 2:
-    case 3:
-        emit_pe_pipelined(sb, cfg);
-        return 0;
-    default: /* main.c accepts only the depths implemented here */
-        return -1;
+    const unsigned s = cfg->pe_stages;
+    static const char *const what[] = {
+        "",
+        "One pipeline stage (--pe-stages 1). In the cycle an activation is on act_i, the PE\n"
+        "// computes fp32_add(psum_i, bf16_mul(act_i, w[act_bank_i])) and registers it in psum_q:\n"
+        "// the partial sum leaves through psum_o one cycle later, when the PE below sees the\n"
+        "// same activation (it arrives there through the row skew).\n",
+        "Two pipeline stages (--pe-stages 2). In the cycle an activation is on act_i, the PE\n"
+        "// selects the weight w[act_bank_i] and registers the exact product bf16_mul(act_i, w)\n"
+        "// (prod_q). In the next cycle fp32_add(psum_i, prod_q) is computed and registered in\n"
+        "// psum_q, on psum_o from the cycle after.\n"
+        "// The partial sum thus needs 1 cycle to get through the PE: the activation of the row\n"
+        "// below arrives 1 cycle after this one (tpu_mxu's row skew), so its product is ready\n"
+        "// when this PE's sum reaches it.\n",
+        "Three pipeline stages (--pe-stages 3). In the cycle an activation is on act_i, the PE\n"
+        "// selects the weight w[act_bank_i] and registers the exact product bf16_mul(act_i, w)\n"
+        "// (prod_q). In the next cycle the first half of the adder (b_align: classes, order,\n"
+        "// alignment) takes psum_i and prod_q into mid_q; in the cycle after, its second half\n"
+        "// (b_norm: add, normalise, round) ends in psum_q, on psum_o from the next\n"
+        "// cycle. The partial sum thus needs 2 cycles to get through the PE: the activation of\n"
+        "// the row below arrives 2 cycles after this one (tpu_mxu's row skew), so its product\n"
+        "// is ready when this PE's sum reaches it.\n",
+    };
+    sb_printf(sb, "//\n// %s", what[s]);
+    if (s > 1)
+        sb_puts(sb,
+            "// Every output is still the chain fp32_add(...fp32_add(seed, p0)..., pN-1) down the\n"
+            "// column: only the timing changes. The weight is read only in the activation's cycle\n"
+            "// (the product register holds the product, not the weight), so the bank rules are\n"
+            "// those of the one-stage PE.\n");
+    sb_printf(sb,
+        "// The activation, its bank tag and its valid bit are passed to the right through one\n"
+        "// register.\n"
+        "// Clock enables: each datapath register loads only when its stage holds a valid\n"
+        "// activation (%s), and the\n"
+        "// arithmetic is computed inside that `if` (the blocks b_mul, b_align, b_norm: the same\n"
+        "// text as tpu_bf16_mul and tpu_fp32_add, gen/emit_arith.c; docs/numerics.md). An idle\n"
+        "// PE holds still: no toggling in hardware, no work in a simulator. The valid bits travel\n"
+        "// exactly with the data, and a stage reads the register before it only in the cycle\n"
+        "// after that register was loaded for the same activation, so the results are those of\n"
+        "// the PE without enables, bit for bit, with the same latency.\n"
+        "// Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight\n"
+        "// of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one\n"
+        "// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no\n"
+        "// multiplexer picks the bank being shifted.\n"
+        "// Reset: none. The PE holds datapath state (weights, activation, product, partial sums)\n"
+        "// and the valid bits of its stages (%s), which only enable the\n"
+        "// datapath's registers; none of it is reset. Row r's valid bit comes from tpu_mxu's\n"
+        "// reset valid pipe, so PE (r, c)'s valid bits are exact from c + %u cycles after reset\n"
+        "// is released: every valid activation is seen as valid. Before that, an unknown valid\n"
+        "// bit can only make a register load a value no valid activation reads (see above), and\n"
+        "// out_valid_o comes from the reset valid pipe: nothing observable depends on this state\n"
+        "// (docs/mxu.md; co-simulation runs with --x-initial unique).\n"
+        "\n",
+        s == 1 ? "act_valid_i: psum_q"
+        : s == 2 ? "act_valid_i: prod_q; act_valid_q: psum_q"
+                 : "act_valid_i: prod_q; act_valid_q: mid_q; mid_valid_q: psum_q",
+        s == 3 ? "act_valid_q, mid_valid_q" : "act_valid_q", s == 3 ? 2u : 1u);
+    sb_puts(sb, pe_ports);
+    sb_puts(sb,
+        "  logic [15:0] w0_q, w1_q;  // weight banks 0 and 1\n"
+        "  logic        act_valid_q, act_bank_q;\n"
+        "  logic [15:0] act_q;\n");
+    if (s > 1)
+        sb_puts(sb, "  logic [31:0] prod_q;     // the product (valid: act_valid_q)\n");
+    if (s == 3)
+        sb_puts(sb,
+            "  logic        mid_valid_q;\n"
+            "  logic [40:0] mid_q;      // the adder's first half (valid: mid_valid_q)\n");
+    sb_puts(sb,
+        "  logic [31:0] psum_q;\n"
+        "\n");
+    emit_arith_consts(sb);
+    sb_puts(sb,
+        "\n"
+        "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
+        "  // elaboration time grows with the square of the processes on one clock) ----\n"
+        "  // Multiply-accumulate unfused: exact product, one rounding in the add. The blocks\n"
+        "  // u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's text, where\n"
+        "  // the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking assignments;\n"
+        "  // they are named like the instances they replace, so waveform scopes (and the\n"
+        "  // simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their variables and\n"
+        "  // those of the b_*_en blocks are temporaries of this process, each written before it\n"
+        "  // is read in the same cycle: none of them is a register.\n"
+        "  always_ff @(posedge clk_i) begin\n"
+        "    if (wl_valid_i && !wl_bank_i) begin\n"
+        "      w0_q <= wl0_i;\n"
+        "    end\n"
+        "    if (wl_valid_i && wl_bank_i) begin\n"
+        "      w1_q <= wl1_i;\n"
+        "    end\n"
+        "    act_valid_q <= act_valid_i;\n");
+    if (s == 3)
+        sb_puts(sb, "    mid_valid_q <= act_valid_q;\n");
+    int rc = 0;
+    /* the multiplier: in the activation's cycle */
+    sb_printf(sb,
+        "    if (act_valid_i) begin : %s\n"
+        "      logic [15:0] w;     // the weight of the activation's bank\n"
+        "      logic [31:0] prod;  // bf16_mul(act_i, w)\n",
+        s == 1 ? "b_mac_en" : "b_mul_en");
+    if (s == 1)
+        sb_puts(sb, "      logic [31:0] sum;   // fp32_add(psum_i, prod)\n");
+    sb_puts(sb,
+        "      w = act_bank_i ? w1_q : w0_q;\n"
+        "      ");
+    rc |= emit_arith_block(sb, ARITH_MUL, "u_mul", "act_i", "w", "prod", 6);
+    if (s == 1) {
+        sb_puts(sb, "      ");
+        rc |= emit_arith_block(sb, ARITH_ADD, "u_add", "psum_i", "prod", "sum", 6);
+        sb_puts(sb,
+            "      act_q      <= act_i;\n"
+            "      act_bank_q <= act_bank_i;\n"
+            "      psum_q     <= sum;\n"
+            "    end\n");
+    } else {
+        sb_puts(sb,
+            "      act_q      <= act_i;\n"
+            "      act_bank_q <= act_bank_i;\n"
+            "      prod_q     <= prod;\n"
+            "    end\n");
     }
+    /* the adder: the next cycle (S = 2), or its halves in the next two (S = 3) */
+    if (s == 2) {
+        sb_puts(sb,
+            "    if (act_valid_q) begin : b_add_en\n"
+            "      logic [31:0] sum;  // fp32_add(psum_i, prod_q)\n"
+            "      ");
+        rc |= emit_arith_block(sb, ARITH_ADD, "u_add", "psum_i", "prod_q", "sum", 6);
+        sb_puts(sb,
+            "      psum_q <= sum;\n"
+            "    end\n");
+    } else if (s == 3) {
+        sb_printf(sb,
+            "    if (act_valid_q) begin : b_align_en\n"
+            "      logic [%u:0] mid;  // the first half of fp32_add(psum_i, prod_q)\n"
+            "      ",
+            ARITH_MID_BITS - 1u);
+        rc |= emit_arith_block(sb, ARITH_ADD_ALIGN, "u_add", "psum_i", "prod_q", "mid", 6);
+        sb_puts(sb,
+            "      mid_q <= mid;\n"
+            "    end\n"
+            "    if (mid_valid_q) begin : b_norm_en\n"
+            "      logic [31:0] sum;  // the second half: fp32_add(psum_i, prod_q)\n"
+            "      ");
+        rc |= emit_arith_block(sb, ARITH_ADD_NORM, "u_add", "mid_q", "", "sum", 6);
+        sb_puts(sb,
+            "      psum_q <= sum;\n"
+            "    end\n");
+    }
+    if (rc)
+        return -1;
+    sb_puts(sb,
+        "  end\n"
+        "\n"
+        "  assign wl0_o       = w0_q;\n"
+        "  assign wl1_o       = w1_q;\n"
+        "  assign act_valid_o = act_valid_q;\n"
+        "  assign act_bank_o  = act_bank_q;\n"
+        "  assign act_o       = act_q;\n"
+        "  assign psum_o      = psum_q;\n"
+        "\n"
+        "endmodule\n");
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -242,7 +236,7 @@ int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg)
         "// partial sums come from the row above (wl0_i, wl1_i, psum_i) and go to the row below\n"
         "// (wl0_o, wl1_o, psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share\n"
         "// one copy of the verilated code (the PEs inside it are inlined).\n"
-        "// Reset: none (datapath only, see tpu_pe).\n"
+        "// Reset: none (datapath and its clock enables only, see tpu_pe).\n"
         "\n");
     sb_printf(sb,
         "module tpu_mxu_row #(\n"
@@ -257,7 +251,8 @@ int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic %s[15:0] wl1_i%s,  // bank-1 weights from the row above\n"
         "  output logic %s[15:0] wl0_o%s,  // this row's bank-0 weights, to the row below\n"
         "  output logic %s[15:0] wl1_o%s,  // this row's bank-1 weights, to the row below\n"
-        "  input  logic        act_bank_i,  // the skewed activation of this row and its bank tag\n"
+        "  input  logic        act_valid_i, // the skewed activation of this row: valid bit,\n"
+        "  input  logic        act_bank_i,  // bank tag, bf16 value\n"
         "  input  logic [15:0] act_i,\n"
         "  input  logic %s[31:0] psum_i%s,  // partial sums from the row above\n"
         "  output logic %s[31:0] psum_o%s  // partial sums to the row below\n"
@@ -265,33 +260,37 @@ int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg)
         "\n",
         PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP);
     sb_puts(sb,
-        "  // act[c], bank[c]: what PE c sees; act[N], bank[N] leave the right edge unused.\n"
-        "  wire [15:0] act  [N+1];\n"
-        "  wire        bank [N+1];\n"
+        "  // valid[c], act[c], bank[c]: what PE c sees; [N] leave the right edge unused.\n"
+        "  wire        valid [N+1];\n"
+        "  wire [15:0] act   [N+1];\n"
+        "  wire        bank  [N+1];\n"
         "  logic       unused_act;\n"
         "\n"
-        "  assign act[0]  = act_i;\n"
-        "  assign bank[0] = act_bank_i;\n"
+        "  assign valid[0] = act_valid_i;\n"
+        "  assign act[0]   = act_i;\n"
+        "  assign bank[0]  = act_bank_i;\n"
         "\n"
         "  for (genvar c = 0; c < N; c++) begin : g_col\n"
         "    tpu_pe u_pe (\n"
         "      .clk_i,\n"
         "      .wl_valid_i,\n"
         "      .wl_bank_i,\n"
-        "      .wl0_i      (wl0_i[c]),\n"
-        "      .wl1_i      (wl1_i[c]),\n"
-        "      .wl0_o      (wl0_o[c]),\n"
-        "      .wl1_o      (wl1_o[c]),\n"
-        "      .act_bank_i (bank[c]),\n"
-        "      .act_i      (act[c]),\n"
-        "      .act_bank_o (bank[c+1]),\n"
-        "      .act_o      (act[c+1]),\n"
-        "      .psum_i     (psum_i[c]),\n"
-        "      .psum_o     (psum_o[c])\n"
+        "      .wl0_i       (wl0_i[c]),\n"
+        "      .wl1_i       (wl1_i[c]),\n"
+        "      .wl0_o       (wl0_o[c]),\n"
+        "      .wl1_o       (wl1_o[c]),\n"
+        "      .act_valid_i (valid[c]),\n"
+        "      .act_bank_i  (bank[c]),\n"
+        "      .act_i       (act[c]),\n"
+        "      .act_valid_o (valid[c+1]),\n"
+        "      .act_bank_o  (bank[c+1]),\n"
+        "      .act_o       (act[c+1]),\n"
+        "      .psum_i      (psum_i[c]),\n"
+        "      .psum_o      (psum_o[c])\n"
         "    );\n"
         "  end\n"
         "\n"
-        "  assign unused_act = ^{bank[N], act[N]};\n"
+        "  assign unused_act = ^{valid[N], bank[N], act[N]};\n"
         "\n"
         "endmodule\n");
     return 0;
@@ -334,7 +333,12 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "// Reset: rst_ni is active low, asserted asynchronously and released synchronously to\n"
         "//   clk_i (the synchroniser is in the design that contains the MXU). Only control state\n"
         "//   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial\n"
-        "//   sums are not; no output depends on them before they are written.\n"
+        "//   sums are not, nor the valid bits inside the PEs (clock enables of that datapath,\n"
+        "//   exact from c cycles after reset in column c; see tpu_pe); no output depends on them\n"
+        "//   before they are written.\n"
+        "// Clock enables: row r's activation carries the valid bit valid_q[AddStages*r] (the valid\n"
+        "//   pipe delays act_valid_i exactly as the skew delays act_data_i), which travels\n"
+        "//   through the row with it; a PE's registers load only for a valid activation.\n"
         "// The driver's rules (not checked here) are in docs/mxu.md.\n"
         "// N is fixed by gen (a localparam, not an overridable parameter): tpu_params.h gives\n"
         "// C code the same N, L and B; run gen --mxu for another size.\n"
@@ -375,11 +379,23 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         sb_printf(sb, "  localparam int BusyCycles = %u;  // B\n", cfg->busy);
     sb_puts(sb, "\n");
     sb_printf(sb,
+        "  // ---- Valid pipe: valid_q[k] is act_valid_i of k+1 cycles ago ----\n"
+        "  logic [Latency-1:0] valid_q;\n"
+        "  always_ff @(posedge clk_i or negedge rst_ni) begin\n"
+        "    if (!rst_ni) begin\n"
+        "      valid_q <= '0;\n"
+        "    end else begin\n"
+        "      valid_q <= {valid_q[Latency-2:0], act_valid_i};\n"
+        "    end\n"
+        "  end\n"
+        "  assign out_valid_o = valid_q[Latency-1];\n"
+        "\n"
         "  // ---- Activations: input register, then AddStages*r skew registers for row r ----\n"
         "  // (Shift registers here are packed vectors shifted as a whole, not loops: procedural\n"
         "  // loops longer than 64 iterations are not unrolled by verilator and then fail.)\n"
         "  wire %s[15:0] row_act%s;\n"
         "  wire %s       row_bank%s;\n"
+        "  wire %s       row_valid%s;  // the PEs' clock enable: valid_q at the same delay\n"
         "\n"
         "  for (genvar r = 0; r < N; r++) begin : g_act\n"
         "    localparam int Depth = 1 + AddStages * r;\n"
@@ -393,8 +409,9 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "        skew_q <= {skew_q[Depth-2:0], act_bank_i, act_data_i[16*r +: 16]};\n"
         "      end\n"
         "    end\n"
-        "    assign row_bank[r] = skew_q[Depth-1][16];\n"
-        "    assign row_act[r]  = skew_q[Depth-1][15:0];\n"
+        "    assign row_valid[r] = valid_q[Depth-1];  // act_valid_i of Depth cycles ago\n"
+        "    assign row_bank[r]  = skew_q[Depth-1][16];\n"
+        "    assign row_act[r]   = skew_q[Depth-1][15:0];\n"
         "  end\n"
         "\n"
         "  // ---- Seeds: input register, then MulStages + c skew registers for column c; ----\n"
@@ -441,14 +458,15 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "      .clk_i,\n"
         "      .wl_valid_i,\n"
         "      .wl_bank_i,\n"
-        "      .wl0_i      (wl0_in),\n"
-        "      .wl1_i      (wl1_in),\n"
-        "      .wl0_o      (wl0_out),\n"
-        "      .wl1_o      (wl1_out),\n"
-        "      .act_bank_i (row_bank[r]),\n"
-        "      .act_i      (row_act[r]),\n"
-        "      .psum_i     (psum_in),\n"
-        "      .psum_o     (psum_out)\n"
+        "      .wl0_i       (wl0_in),\n"
+        "      .wl1_i       (wl1_in),\n"
+        "      .wl0_o       (wl0_out),\n"
+        "      .wl1_o       (wl1_out),\n"
+        "      .act_valid_i (row_valid[r]),\n"
+        "      .act_bank_i  (row_bank[r]),\n"
+        "      .act_i       (row_act[r]),\n"
+        "      .psum_i      (psum_in),\n"
+        "      .psum_o      (psum_out)\n"
         "    );\n"
         "  end\n"
         "\n"
@@ -474,18 +492,8 @@ int emit_mxu(struct gen_output *out, const struct gen_config *cfg)
         "    end\n"
         "  end\n"
         "\n"
-        "  // ---- Valid pipe: valid_q[k] is act_valid_i of k+1 cycles ago ----\n"
-        "  logic [Latency-1:0] valid_q;\n"
-        "  always_ff @(posedge clk_i or negedge rst_ni) begin\n"
-        "    if (!rst_ni) begin\n"
-        "      valid_q <= '0;\n"
-        "    end else begin\n"
-        "      valid_q <= {valid_q[Latency-2:0], act_valid_i};\n"
-        "    end\n"
-        "  end\n"
-        "  assign out_valid_o = valid_q[Latency-1];\n"
-        "\n",
-        PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP);
+,
+        PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP, PK, UP);
     if (cfg->busy == 0) {
         sb_puts(sb,
             "  // ---- Bank busy: B = 0, a bank is free again the cycle after its vector ----\n"
@@ -556,7 +564,9 @@ int emit_vlt(struct gen_output *out, const struct gen_config *cfg)
         "// code, so the model's C++ size and compile time grow with N, not N^2.\n"
         "no_inline -module \"tpu_mxu_row\"\n"
         "\n"
-        "// Inline the PE and its arithmetic into the row: flat per-row code, no per-PE calls.\n"
+        "// Inline the PE into the row: flat per-row code, no per-PE calls. The PE computes its\n"
+        "// arithmetic itself (the text of tpu_bf16_mul and tpu_fp32_add, under its clock\n"
+        "// enables); the two modules, used by the VPU's units in tpu_core, are inlined too.\n"
         "inline -module \"tpu_pe\"\n"
         "inline -module \"tpu_bf16_mul\"\n"
         "inline -module \"tpu_fp32_add\"\n");

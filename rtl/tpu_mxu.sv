@@ -27,7 +27,12 @@
 // Reset: rst_ni is active low, asserted asynchronously and released synchronously to
 //   clk_i (the synchroniser is in the design that contains the MXU). Only control state
 //   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial
-//   sums are not; no output depends on them before they are written.
+//   sums are not, nor the valid bits inside the PEs (clock enables of that datapath,
+//   exact from c cycles after reset in column c; see tpu_pe); no output depends on them
+//   before they are written.
+// Clock enables: row r's activation carries the valid bit valid_q[AddStages*r] (the valid
+//   pipe delays act_valid_i exactly as the skew delays act_data_i), which travels
+//   through the row with it; a PE's registers load only for a valid activation.
 // The driver's rules (not checked here) are in docs/mxu.md.
 // N is fixed by gen (a localparam, not an overridable parameter): tpu_params.h gives
 // C code the same N, L and B; run gen --mxu for another size.
@@ -53,11 +58,23 @@ module tpu_mxu (
   localparam int Latency    = 32;  // L
   localparam int BusyCycles = 30;  // B
 
+  // ---- Valid pipe: valid_q[k] is act_valid_i of k+1 cycles ago ----
+  logic [Latency-1:0] valid_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= '0;
+    end else begin
+      valid_q <= {valid_q[Latency-2:0], act_valid_i};
+    end
+  end
+  assign out_valid_o = valid_q[Latency-1];
+
   // ---- Activations: input register, then AddStages*r skew registers for row r ----
   // (Shift registers here are packed vectors shifted as a whole, not loops: procedural
   // loops longer than 64 iterations are not unrolled by verilator and then fail.)
   wire [15:0] row_act [N];
   wire        row_bank [N];
+  wire        row_valid [N];  // the PEs' clock enable: valid_q at the same delay
 
   for (genvar r = 0; r < N; r++) begin : g_act
     localparam int Depth = 1 + AddStages * r;
@@ -71,8 +88,9 @@ module tpu_mxu (
         skew_q <= {skew_q[Depth-2:0], act_bank_i, act_data_i[16*r +: 16]};
       end
     end
-    assign row_bank[r] = skew_q[Depth-1][16];
-    assign row_act[r]  = skew_q[Depth-1][15:0];
+    assign row_valid[r] = valid_q[Depth-1];  // act_valid_i of Depth cycles ago
+    assign row_bank[r]  = skew_q[Depth-1][16];
+    assign row_act[r]   = skew_q[Depth-1][15:0];
   end
 
   // ---- Seeds: input register, then MulStages + c skew registers for column c; ----
@@ -119,14 +137,15 @@ module tpu_mxu (
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
-      .wl0_i      (wl0_in),
-      .wl1_i      (wl1_in),
-      .wl0_o      (wl0_out),
-      .wl1_o      (wl1_out),
-      .act_bank_i (row_bank[r]),
-      .act_i      (row_act[r]),
-      .psum_i     (psum_in),
-      .psum_o     (psum_out)
+      .wl0_i       (wl0_in),
+      .wl1_i       (wl1_in),
+      .wl0_o       (wl0_out),
+      .wl1_o       (wl1_out),
+      .act_valid_i (row_valid[r]),
+      .act_bank_i  (row_bank[r]),
+      .act_i       (row_act[r]),
+      .psum_i      (psum_in),
+      .psum_o      (psum_out)
     );
   end
 
@@ -151,17 +170,6 @@ module tpu_mxu (
       assign out_data_o[32*c +: 32] = g_row[N-1].psum_out[c];
     end
   end
-
-  // ---- Valid pipe: valid_q[k] is act_valid_i of k+1 cycles ago ----
-  logic [Latency-1:0] valid_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      valid_q <= '0;
-    end else begin
-      valid_q <= {valid_q[Latency-2:0], act_valid_i};
-    end
-  end
-  assign out_valid_o = valid_q[Latency-1];
 
   // ---- Bank busy: bank b is in use for B cycles after a vector tagged b ----
   for (genvar b = 0; b < 2; b++) begin : g_bank

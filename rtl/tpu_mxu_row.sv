@@ -12,7 +12,7 @@
 // partial sums come from the row above (wl0_i, wl1_i, psum_i) and go to the row below
 // (wl0_o, wl1_o, psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share
 // one copy of the verilated code (the PEs inside it are inlined).
-// Reset: none (datapath only, see tpu_pe).
+// Reset: none (datapath and its clock enables only, see tpu_pe).
 
 module tpu_mxu_row #(
   parameter int N = 16  // PEs in the row (the array is N x N)
@@ -24,38 +24,43 @@ module tpu_mxu_row #(
   input  logic [15:0] wl1_i [N],  // bank-1 weights from the row above
   output logic [15:0] wl0_o [N],  // this row's bank-0 weights, to the row below
   output logic [15:0] wl1_o [N],  // this row's bank-1 weights, to the row below
-  input  logic        act_bank_i,  // the skewed activation of this row and its bank tag
+  input  logic        act_valid_i, // the skewed activation of this row: valid bit,
+  input  logic        act_bank_i,  // bank tag, bf16 value
   input  logic [15:0] act_i,
   input  logic [31:0] psum_i [N],  // partial sums from the row above
   output logic [31:0] psum_o [N]  // partial sums to the row below
 );
 
-  // act[c], bank[c]: what PE c sees; act[N], bank[N] leave the right edge unused.
-  wire [15:0] act  [N+1];
-  wire        bank [N+1];
+  // valid[c], act[c], bank[c]: what PE c sees; [N] leave the right edge unused.
+  wire        valid [N+1];
+  wire [15:0] act   [N+1];
+  wire        bank  [N+1];
   logic       unused_act;
 
-  assign act[0]  = act_i;
-  assign bank[0] = act_bank_i;
+  assign valid[0] = act_valid_i;
+  assign act[0]   = act_i;
+  assign bank[0]  = act_bank_i;
 
   for (genvar c = 0; c < N; c++) begin : g_col
     tpu_pe u_pe (
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
-      .wl0_i      (wl0_i[c]),
-      .wl1_i      (wl1_i[c]),
-      .wl0_o      (wl0_o[c]),
-      .wl1_o      (wl1_o[c]),
-      .act_bank_i (bank[c]),
-      .act_i      (act[c]),
-      .act_bank_o (bank[c+1]),
-      .act_o      (act[c+1]),
-      .psum_i     (psum_i[c]),
-      .psum_o     (psum_o[c])
+      .wl0_i       (wl0_i[c]),
+      .wl1_i       (wl1_i[c]),
+      .wl0_o       (wl0_o[c]),
+      .wl1_o       (wl1_o[c]),
+      .act_valid_i (valid[c]),
+      .act_bank_i  (bank[c]),
+      .act_i       (act[c]),
+      .act_valid_o (valid[c+1]),
+      .act_bank_o  (bank[c+1]),
+      .act_o       (act[c+1]),
+      .psum_i      (psum_i[c]),
+      .psum_o      (psum_o[c])
     );
   end
 
-  assign unused_act = ^{bank[N], act[N]};
+  assign unused_act = ^{valid[N], bank[N], act[N]};
 
 endmodule

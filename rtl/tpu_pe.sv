@@ -9,16 +9,31 @@
 // tpu_pe: processing element, two weight banks, bf16 x bf16 + fp32 MAC
 //
 // One pipeline stage (--pe-stages 1). In the cycle an activation is on act_i, the PE
-// computes fp32_add(psum_i, bf16_mul(act_i, w[act_bank_i])) and registers it: the
-// partial sum leaves through psum_o one cycle later, when the PE below sees the same
-// activation (it arrives there through the row skew). The activation and its bank tag
-// are passed to the right through one register.
+// computes fp32_add(psum_i, bf16_mul(act_i, w[act_bank_i])) and registers it in psum_q:
+// the partial sum leaves through psum_o one cycle later, when the PE below sees the
+// same activation (it arrives there through the row skew).
+// The activation, its bank tag and its valid bit are passed to the right through one
+// register.
+// Clock enables: each datapath register loads only when its stage holds a valid
+// activation (act_valid_i: psum_q), and the
+// arithmetic is computed inside that `if` (the blocks b_mul, b_align, b_norm: the same
+// text as tpu_bf16_mul and tpu_fp32_add, gen/emit_arith.c; docs/numerics.md). An idle
+// PE holds still: no toggling in hardware, no work in a simulator. The valid bits travel
+// exactly with the data, and a stage reads the register before it only in the cycle
+// after that register was loaded for the same activation, so the results are those of
+// the PE without enables, bit for bit, with the same latency.
 // Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight
 // of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one
 // row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no
 // multiplexer picks the bank being shifted.
-// Reset: none. The PE holds only datapath state (weights, activation, partial sum), which
-// is never reset; nothing observable depends on it before it is written (docs/mxu.md).
+// Reset: none. The PE holds datapath state (weights, activation, product, partial sums)
+// and the valid bits of its stages (act_valid_q), which only enable the
+// datapath's registers; none of it is reset. Row r's valid bit comes from tpu_mxu's
+// reset valid pipe, so PE (r, c)'s valid bits are exact from c + 1 cycles after reset
+// is released: every valid activation is seen as valid. Before that, an unknown valid
+// bit can only make a register load a value no valid activation reads (see above), and
+// out_valid_o comes from the reset valid pipe: nothing observable depends on this state
+// (docs/mxu.md; co-simulation runs with --x-initial unique).
 
 module tpu_pe (
   input  logic        clk_i,
@@ -28,23 +43,32 @@ module tpu_pe (
   input  logic [15:0] wl1_i,
   output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below
   output logic [15:0] wl1_o,
+  input  logic        act_valid_i, // an activation is on act_i (act_bank_i, act_i: data)
   input  logic        act_bank_i,  // the weight bank the activation multiplies
   input  logic [15:0] act_i,       // bf16 activation from the left
-  output logic        act_bank_o,  // act_bank_i and act_i, one cycle later, to the right
+  output logic        act_valid_o, // act_valid_i, act_bank_i and act_i one cycle later,
+  output logic        act_bank_o,  // to the right
   output logic [15:0] act_o,
   input  logic [31:0] psum_i,      // fp32 partial sum from above
   output logic [31:0] psum_o       // fp32 partial sum to the PE below
 );
 
   logic [15:0] w0_q, w1_q;  // weight banks 0 and 1
-  logic [15:0] w_sel;
-  logic [31:0] prod;
-  logic [31:0] psum_d, psum_q;
+  logic        act_valid_q, act_bank_q;
   logic [15:0] act_q;
-  logic        act_bank_q;
+  logic [31:0] psum_q;
+
+  localparam logic [31:0] QNaN = 32'h7FC0_0000;  // (tpu_bf16_mul's)
 
   // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's
   // elaboration time grows with the square of the processes on one clock) ----
+  // Multiply-accumulate unfused: exact product, one rounding in the add. The blocks
+  // u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's text, where
+  // the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking assignments;
+  // they are named like the instances they replace, so waveform scopes (and the
+  // simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their variables and
+  // those of the b_*_en blocks are temporaries of this process, each written before it
+  // is read in the same cycle: none of them is a register.
   always_ff @(posedge clk_i) begin
     if (wl_valid_i && !wl_bank_i) begin
       w0_q <= wl0_i;
@@ -52,31 +76,205 @@ module tpu_pe (
     if (wl_valid_i && wl_bank_i) begin
       w1_q <= wl1_i;
     end
-    act_q      <= act_i;
-    act_bank_q <= act_bank_i;
-    psum_q     <= psum_d;
+    act_valid_q <= act_valid_i;
+    if (act_valid_i) begin : b_mac_en
+      logic [15:0] w;     // the weight of the activation's bank
+      logic [31:0] prod;  // bf16_mul(act_i, w)
+      logic [31:0] sum;   // fp32_add(psum_i, prod)
+      w = act_bank_i ? w1_q : w0_q;
+      begin : u_mul
+        logic        sign;
+        logic [7:0]  exp_a, exp_b;
+        logic        zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
+        logic [15:0] sig_prod;  // (1.frac_a * 2^7) * (1.frac_b * 2^7), in [2^14, 2^16)
+        logic [8:0]  exp_sum;   // exp_a + exp_b + (sig_prod >= 2^15): 2 .. 509
+        logic [7:0]  exp_p;     // biased exponent of a normal product: exp_sum - 127
+        logic [22:0] frac_p;
+        sign   = act_i[15] ^ w[15];
+        exp_a  = act_i[14:7];
+        exp_b  = w[14:7];
+        zero_a = exp_a == 8'h00;  // zero or subnormal (DAZ)
+        zero_b = exp_b == 8'h00;
+        inf_a  = exp_a == 8'hFF && act_i[6:0] == 7'h00;
+        inf_b  = exp_b == 8'hFF && w[6:0] == 7'h00;
+        nan_a  = exp_a == 8'hFF && act_i[6:0] != 7'h00;
+        nan_b  = exp_b == 8'hFF && w[6:0] != 7'h00;
+        // Both factors are below 2^8, so the 16-bit product is exact.
+        sig_prod = {8'h00, 1'b1, act_i[6:0]} * {8'h00, 1'b1, w[6:0]};
+        // The product is sig_prod * 2^(exp_a + exp_b - 254 - 14); normalised to 1.f it has the
+        // biased exponent exp_a + exp_b - 127, one more if sig_prod reached 2^15.
+        exp_sum = {1'b0, exp_a} + {1'b0, exp_b} + {8'h00, sig_prod[15]};
+        exp_p   = 8'(exp_sum - 9'd127);
+        frac_p  = sig_prod[15] ? {sig_prod[14:0], 8'h00} : {sig_prod[13:0], 9'h000};
+        if (nan_a || nan_b) begin
+          prod = QNaN;
+        end else if ((inf_a && zero_b) || (inf_b && zero_a)) begin
+          prod = QNaN;
+        end else if (inf_a || inf_b) begin
+          prod = {sign, 8'hFF, 23'h000000};
+        end else if (zero_a || zero_b) begin
+          prod = {sign, 31'h00000000};
+        end else if (exp_sum <= 9'd127) begin  // biased exponent <= 0: below 2^-126, flush
+          prod = {sign, 31'h00000000};
+        end else if (exp_sum >= 9'd382) begin  // biased exponent >= 255: 2^128 or more
+          prod = {sign, 8'hFF, 23'h000000};
+        end else begin
+          prod = {sign, exp_p, frac_p};
+        end
+      end
+      begin : u_add
+        logic zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
+        logic       sign_a, sign_b;
+        logic       both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0
+        logic       inf_same;  // two Infs of the same sign (else Inf - Inf)
+        logic       al_special;
+        logic [2:0] al_spec;   // {sign, exponent = 8'hFF, fraction bit 22}
+        logic        swap;
+        logic [31:0] x, y;
+        logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253
+        logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)
+        logic [26:0] sig_x, sig_y;  // sig_y = 0 for a zero (or, DAZ, subnormal) y
+        logic        zero_y;
+        logic [26:0] sig_y_sh;    // sig_y >> shift
+        logic [26:0] lost_mask;   // the bits of sig_y that shift leaves below bit 0: [shift-1:0]
+        logic        sticky;      // one of them is set
+        logic [26:0] sig_y_al;    // aligned y, lost bits jammed into bit 0
+        logic        eff_sub;     // signs differ: subtract the magnitudes
+        logic [27:0] al_sum;
+        logic        al_sign_x;   // sign of the larger operand: the sign of any nonzero sum
+        logic [7:0]  al_exp_x;
+        logic        ad_special;
+        logic [2:0]  ad_spec;
+        logic        ad_sign_x;
+        logic [7:0]  ad_exp_x;
+        logic [27:0] ad_sum;
+        logic [31:0] nrm0, nrm1, nrm2, nrm3, nrm4, nrm5;
+        logic        z16, z8, z4, z2, z1;  // stage shifts
+        logic [4:0]  lzc;   // leading zeros of sum: 0 .. 27
+        logic [27:0] norm;  // sum << lzc
+        logic [3:0]  unused_nrm;
+        logic        round_up;
+        logic        carry;   // the rounding carries out: mant = 2^24 (mant[24], found directly)
+        logic [24:0] mant;    // rounded significand; bit 24 set when rounding carried out
+        logic [9:0]  exp_r;   // biased exponent of the result, two's complement: -26 .. 256
+        logic [1:0]  unused_mant;
+        logic        tiny;       // exponent <= 0: below 2^-126
+        logic        huge;       // exponent >= 255: 2^128 or more
+        logic [7:0]  exp_o;
+        logic [22:0] frac_o;
+        logic [31:0] spec_o;     // the special result (first half)
+        // ==== First half: alignment ====
+        // ---- Classes (DAZ: exponent 0 means zero) ----
+        zero_a = psum_i[30:23] == 8'h00;
+        zero_b = prod[30:23] == 8'h00;
+        inf_a  = psum_i[30:23] == 8'hFF && psum_i[22:0] == 23'h000000;
+        inf_b  = prod[30:23] == 8'hFF && prod[22:0] == 23'h000000;
+        nan_a  = psum_i[30:23] == 8'hFF && psum_i[22:0] != 23'h000000;
+        nan_b  = prod[30:23] == 8'hFF && prod[22:0] != 23'h000000;
+        // ---- Results the classes decide alone: NaN, Inf, two zeros ----
+        // Each is {sign, exponent all zeros or all ones, fraction 0 or the quiet bit}: al_spec
+        // holds the three bits that vary. One zero operand is not special: the zero enters the
+        // sum as 0 (sig_y below), and x + 0 comes out of the sum path exactly as x.
+        sign_a   = psum_i[31];
+        sign_b   = prod[31];
+        both_neg = sign_a & sign_b;
+        inf_same = sign_a == sign_b;
+        al_special = 1'b1;
+        if (nan_a || nan_b) begin
+          al_spec = 3'b011;  // QNaN
+        end else if (inf_a && inf_b) begin
+          al_spec = inf_same ? {sign_a, 2'b10} : 3'b011;
+        end else if (inf_a) begin
+          al_spec = {sign_a, 2'b10};
+        end else if (inf_b) begin
+          al_spec = {sign_b, 2'b10};
+        end else if (zero_a && zero_b) begin
+          al_spec = {both_neg, 2'b00};
+        end else begin  // both normal, or one zero: the second half gives the sum
+          al_special = 1'b0;
+          al_spec    = 3'b000;
+        end
+        // ---- Order by magnitude: |x| >= |y| (x is normal unless the result is special) ----
+        swap = prod[30:0] > psum_i[30:0];
+        x    = swap ? prod : psum_i;
+        y    = swap ? psum_i : prod;
+        // ---- Align y: significand, guard, round, sticky ----
+        exp_diff  = x[30:23] - y[30:23];
+        shift     = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
+        sig_x     = {1'b1, x[22:0], 3'b000};
+        zero_y    = y[30:23] == 8'h00;
+        sig_y     = zero_y ? 27'h0000000 : {1'b1, y[22:0], 3'b000};
+        sig_y_sh  = sig_y >> shift;
+        lost_mask = ~(27'h7FFFFFF << shift);
+        sticky    = (sig_y & lost_mask) != 27'h0000000;
+        sig_y_al  = {sig_y_sh[26:1], sig_y_sh[0] | sticky};
+        // ---- Add or subtract the significands (never negative: |x| >= |y|) ----
+        eff_sub   = x[31] ^ y[31];
+        al_sum    = eff_sub ? ({1'b0, sig_x} - {1'b0, sig_y_al}) : ({1'b0, sig_x} + {1'b0, sig_y_al});
+        al_sign_x = x[31];
+        al_exp_x  = x[30:23];
+        ad_special = al_special;
+        ad_spec = al_spec;
+        ad_sign_x = al_sign_x;
+        ad_exp_x = al_exp_x;
+        ad_sum = al_sum;
+        // ==== Second half: normalise, round ====
+        // ---- Normalise: bring the leading 1 to bit 27 ----
+        // A logarithmic shifter on {sum, 4'b0}: each stage shifts left by 16, 8, 4, 2, 1 if the
+        // bits it would shift out are all zero; the stage decisions are the leading-zero count.
+        // (sum = 0 is handled apart.)
+        nrm0   = {ad_sum, 4'h0};
+        z16    = nrm0[31:16] == 16'h0000;
+        nrm1   = z16 ? {nrm0[15:0], 16'h0000} : nrm0;
+        z8     = nrm1[31:24] == 8'h00;
+        nrm2   = z8 ? {nrm1[23:0], 8'h00} : nrm1;
+        z4     = nrm2[31:28] == 4'h0;
+        nrm3   = z4 ? {nrm2[27:0], 4'h0} : nrm2;
+        z2     = nrm3[31:30] == 2'b00;
+        nrm4   = z2 ? {nrm3[29:0], 2'b00} : nrm3;
+        z1     = !nrm4[31];
+        nrm5   = z1 ? {nrm4[30:0], 1'b0} : nrm4;
+        lzc    = {z16, z8, z4, z2, z1};
+        norm   = nrm5[31:4];
+        unused_nrm = nrm5[3:0];  // always zero: sum has at most 27 leading zeros
+        // ---- Round to nearest even: norm[27:4] kept, norm[3] round, norm[2:0] sticky ----
+        round_up = norm[3] & ((norm[2:0] != 3'b000) | norm[4]);
+        mant     = {1'b0, norm[27:4]} + {24'h000000, round_up};
+        carry    = round_up & (norm[27:4] == 24'hFFFFFF);
+        // sum's leading 1 at bit 27 - lzc weighs 2^(exp(x) - 127 + 1 - lzc); a carry out of the
+        // rounding leaves mant = 2^24 (fraction 0) one binade up.
+        exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, carry};
+        // mant[24] is carry; mant[23] the hidden 1 (or 0 after a carry out): neither is stored
+        unused_mant = mant[24:23];
+        // ---- Result ----
+        tiny     = exp_r[9] || exp_r == 10'd0;
+        huge     = !exp_r[9] && exp_r >= 10'd255;
+        exp_o    = exp_r[7:0];
+        frac_o   = mant[22:0];
+        spec_o   = {ad_spec[2], {8{ad_spec[1]}}, ad_spec[0], 22'h000000};
+        if (ad_special) begin  // NaN, Inf or two zeros (first half)
+          sum = spec_o;
+        end else if (ad_sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
+          sum = 32'h00000000;
+        end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum
+          sum = {ad_sign_x, 31'h00000000};
+        end else if (huge) begin
+          sum = {ad_sign_x, 8'hFF, 23'h000000};
+        end else begin
+          sum = {ad_sign_x, exp_o, frac_o};
+        end
+      end
+      act_q      <= act_i;
+      act_bank_q <= act_bank_i;
+      psum_q     <= sum;
+    end
   end
 
-  assign wl0_o = w0_q;
-  assign wl1_o = w1_q;
-
-  // ---- Multiply-accumulate (unfused: exact product, one rounding in the add) ----
-  assign w_sel = act_bank_i ? w1_q : w0_q;
-
-  tpu_bf16_mul u_mul (
-    .a_i (act_i),
-    .b_i (w_sel),
-    .p_o (prod)
-  );
-
-  tpu_fp32_add u_add (
-    .a_i (psum_i),
-    .b_i (prod),
-    .s_o (psum_d)
-  );
-
-  assign act_o      = act_q;
-  assign act_bank_o = act_bank_q;
-  assign psum_o     = psum_q;
+  assign wl0_o       = w0_q;
+  assign wl1_o       = w1_q;
+  assign act_valid_o = act_valid_q;
+  assign act_bank_o  = act_bank_q;
+  assign act_o       = act_q;
+  assign psum_o      = psum_q;
 
 endmodule
