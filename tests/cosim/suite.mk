@@ -7,6 +7,9 @@
 #   test-cosim-stages (make test)      the pipelined PEs (gen --pe-stages 2, 3): the quick
 #                                      cases at N = 1, 3, 4, 8 against the model's schedule
 #                                      with that depth's L and B, traces bit for bit
+#   test-cosim-gating (make test)      the PEs' clock enables are real: Icarus, X on every
+#                                      data input in idle cycles, results unchanged and no X
+#                                      on out_data_o after the first (gating.sh, ~2 s)
 #   test-cosim-full   (make test-full) N = 2, 5, 32 and more cases at 4, 8, 16; the full
 #                                      cases with the pipelined PEs at N = 4, 5
 # One verilated model per N (build/sim/mxu_N<N>) or per N and depth S (mxu_N<N>_S<S>),
@@ -18,10 +21,11 @@ COSIM_FULL_N  := 2 5 4 8 16 32
 COSIM_STAGES      := 1_S2 4_S2 8_S2 1_S3 3_S3 4_S3 8_S3
 COSIM_STAGES_FULL := 5_S2 4_S2 5_S3 4_S3 16_S3
 
-TEST_SUITES += test-cosim test-cosim-stages test-cosim-fault
+TEST_SUITES += test-cosim test-cosim-stages test-cosim-fault test-cosim-gating
 FULL_SUITES += test-cosim-full test-cosim-stages-full
 
-.PHONY: test-cosim test-cosim-stages test-cosim-fault test-cosim-full test-cosim-stages-full
+.PHONY: test-cosim test-cosim-stages test-cosim-fault test-cosim-gating test-cosim-full \
+        test-cosim-stages-full
 
 # The models are built one at a time (a Verilator build uses the whole machine), then run.
 test-cosim: $(TRACE_CMP)
@@ -56,3 +60,6 @@ test-cosim-stages: $(TRACE_CMP)
 
 test-cosim-stages-full: $(TRACE_CMP)
 	$(call cosim_stages,full,$(COSIM_STAGES_FULL))
+
+test-cosim-gating: $(GEN)
+	@sh tests/cosim/gating.sh $(GEN)
