@@ -3,6 +3,8 @@
 #   make build/sim/tpu-core-cmp        compares two core traces (model vs RTL)
 #   make build/sim/core_N<N>/core_tb   gen --mxu N into build/sim/core_N<N>/rtl, verilate
 #                                      tpu_core, link with the C model library
+#   make build/sim/core_N<N>_A<B>/core_tb   the same with gen --axi-data-bits B (for widths
+#                                      other than N's default: $(call core_tb,N,B))
 #   make core-run                      the mlp program on the MXU=$(MXU) core: RTL vs model,
 #                                      PASS/FAIL with cycles and utilisation
 # One verilated model per N, shared by every test at that N; ccache (OBJCACHE) makes
@@ -11,7 +13,7 @@
 CORE_CMP  := $(SIM_DIR)/tpu-core-cmp
 TPU_RUN   ?= $(BUILD)/tools/tpu-run
 TPU_MKPROG ?= $(BUILD)/tools/tpu-mkprog
-core_tb = $(SIM_DIR)/core_N$(1)/core_tb
+core_tb = $(SIM_DIR)/core_N$(1)$(if $(2),_A$(2))/core_tb
 
 $(CORE_CMP): sim/core_cmp.c $(CMODEL_LIB) $(wildcard cmodel/include/tpu/*.h)
 	@mkdir -p $(@D)
@@ -24,17 +26,19 @@ CORE_VFLAGS := --cc --exe --trace-fst --trace-depth 3 --assert --x-assign unique
                --x-initial unique --top-module tpu_core -O3 -fno-gate --unroll-count 1024
 
 # gen into rtl/ of the model's folder; the stamp changes only when the generated files do.
+# The folder's key is N, or N_A<B> for gen --mxu N --axi-data-bits B.
 $(SIM_DIR)/core_N%/rtl.stamp: $(GEN)
 	@mkdir -p $(SIM_DIR)/core_N$*
-	@d=$(SIM_DIR)/core_N$*; rm -rf $$d/rtl.old; \
+	@d=$(SIM_DIR)/core_N$*; rm -rf $$d/rtl.old; k=$*; args="--mxu $${k%%_A*}"; \
+	case $$k in *_A*) args="$$args --axi-data-bits $${k#*_A}" ;; esac; \
 	if [ -d $$d/rtl ]; then mv $$d/rtl $$d/rtl.old; fi; \
-	if ! $(GEN) --mxu $* -o $$d/rtl; then \
+	if ! $(GEN) $$args -o $$d/rtl; then \
 		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \
 	fi; \
 	if [ -d $$d/rtl.old ] && [ -f $@ ] && diff -r -q $$d/rtl $$d/rtl.old >/dev/null; then \
 		rm -rf $$d/rtl; mv $$d/rtl.old $$d/rtl; \
 	else \
-		rm -rf $$d/rtl.old; touch $@; echo "gen --mxu $* -o $$d/rtl"; \
+		rm -rf $$d/rtl.old; touch $@; echo "gen $$args -o $$d/rtl"; \
 	fi
 
 # Verilate when the generated RTL or these rules change.

@@ -8,23 +8,26 @@
 #
 # usage: sim/core_case.sh N DIR STALLS KIND [tpu-mkprog options...]
 #   STALLS  comma-separated --stall percentages for core_tb, e.g. 0,30
-# Environment: CORE_TB (default build/sim/core_N<N>/core_tb), TPU_RUN, TPU_MKPROG, CORE_CMP,
+# Environment: CORE_AXI_BITS (the AXI data width B when not N's default: tpu-run and core_tb
+#   get --axi-data-bits B, and CORE_TB defaults to build/sim/core_N<N>_A<B>/core_tb), CORE_TB
+#   (default build/sim/core_N<N>/core_tb), TPU_RUN, TPU_MKPROG, CORE_CMP,
 #   CORE_TB_ARGS (extra core_tb options). Exit 0 PASS, 1 FAIL.
 set -u
 [ $# -ge 4 ] || { echo "usage: $0 N DIR STALLS KIND [tpu-mkprog options...]" >&2; exit 2; }
 n=$1; dir=$2; stalls=$3; kind=$4; shift 4
-tb=${CORE_TB:-build/sim/core_N$n/core_tb}
+axi=${CORE_AXI_BITS:-}
+tb=${CORE_TB:-build/sim/core_N$n${axi:+_A$axi}/core_tb}
 run=${TPU_RUN:-build/tools/tpu-run}
 mkprog=${TPU_MKPROG:-build/tools/tpu-mkprog}
 cmp=${CORE_CMP:-build/sim/tpu-core-cmp}
-name="N=$n $kind${*:+ $*}"
+name="N=$n${axi:+ B=$axi} $kind${*:+ $*}"
 rm -rf "$dir"; mkdir -p "$dir"
 
 fail() { echo "FAIL: $name: $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/    /'; exit 1; }
 
 "$mkprog" "$kind" --mxu "$n" "$@" -o "$dir/prog" >"$dir/mkprog.log" 2>&1 ||
     fail "tpu-mkprog failed" "$dir/mkprog.log"
-"$run" --mxu "$n" --prog "$dir/prog/prog.s" "@$dir/prog/job.args" --trace "$dir/model.trace" \
+"$run" --mxu "$n" ${axi:+--axi-data-bits "$axi"} --prog "$dir/prog/prog.s" "@$dir/prog/job.args" --trace "$dir/model.trace" \
     --dump-dir "$dir/model" >"$dir/model.log" 2>&1
 mst=$?
 [ $mst -le 1 ] || fail "tpu-run failed (exit $mst)" "$dir/model.log"
@@ -35,7 +38,7 @@ for s in $(echo "$stalls" | tr ',' ' '); do
     r=$dir/rtl_s$s
     # shellcheck disable=SC2086
     "$tb" --prog "$dir/prog/prog.s" "@$dir/prog/job.args" --trace "$r.trace" --dump-dir "$r" \
-        --stall "$s" --seed "$n$s" ${CORE_TB_ARGS:-} >"$r.log" 2>&1
+        --stall "$s" --seed "$n$s" ${axi:+--axi-data-bits "$axi"} ${CORE_TB_ARGS:-} >"$r.log" 2>&1
     rst=$?
     what="$name stall=$s"
     if [ $rst -gt 1 ]; then echo "FAIL: $what: core_tb failed (exit $rst)"; tail -n 30 "$r.log" | sed 's/^/    /'; st=1; continue; fi
@@ -58,6 +61,12 @@ for s in $(echo "$stalls" | tr ',' ' '); do
             echo "FAIL: $what: dump $(basename "$f") differs (cmp $f $r/$(basename "$f"))"; st=1
         fi
     done
+    # the DMA's cycle model is exact: without back-pressure DMA_BUSY is the model's
+    rd_=$(grep -m1 'counters:' "$r.log" | sed -n 's/.*DMA_BUSY=\([0-9]*\).*/\1/p')
+    md_=$(echo "$mctr" | sed -n 's/.*DMA_BUSY=\([0-9]*\).*/\1/p')
+    if [ "$s" = 0 ] && [ "$rd_" != "$md_" ]; then
+        echo "FAIL: $what: DMA_BUSY: RTL '$rd_', model '$md_' (no back-pressure: they must be equal)"; st=1
+    fi
     [ $st -eq 0 ] || continue
     recs=$(sed -n 's/.*PASS: \([0-9]*\) records.*/\1/p' "$r.cmp")
     echo "PASS: $what: $recs trace records, $nd dumps identical"

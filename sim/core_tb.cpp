@@ -4,7 +4,8 @@
 // The harness is the host: an AXI4-Lite master that loads the program into IMEM, sets
 // PC_START, starts the core, polls STATUS until done and reads ERR_CODE/ERR_PC and the
 // counters; and the AXI4 slave host memory of the core's DMA master (the same image and
-// options as the model runner tpu-run: tpu/host.h), with a fixed read/write-response latency
+// options as the model runner tpu-run: tpu/host.h; beats of TPU_CORE_AXI_DATA_BITS / 8 bytes,
+// the width gen built the core with), with a fixed read/write-response latency
 // (--axi-latency, as the model assumes) and optional random back-pressure and extra latency
 // on every channel (--stall P). An assertion layer checks the AXI rules on both buses. The
 // memory-write and dispatch trace ports give the core trace of docs/isa.md "Trace (core)",
@@ -43,8 +44,8 @@
 #include "tpu/host.h"
 #include "tpu/isa.h"
 
-#ifndef TPU_MXU_N
-#error "tpu_params.h must define TPU_MXU_N"
+#if !defined(TPU_MXU_N) || !defined(TPU_CORE_AXI_DATA_BITS)
+#error "tpu_params.h must define TPU_MXU_N and TPU_CORE_AXI_DATA_BITS"
 #endif
 
 // Legacy function required only so linking works on Cygwin and MSVC++
@@ -53,6 +54,15 @@ double sc_time_stamp() { return 0; }
 namespace {
 
 constexpr unsigned kN = TPU_MXU_N;
+// The AXI4 data master (docs/isa.md "AXI4 master (data)"): B bits, beats of B/8 bytes.
+constexpr unsigned kAxiBits = TPU_CORE_AXI_DATA_BITS;
+constexpr unsigned kBeat = kAxiBits / 8;
+constexpr unsigned kBeatWords = kAxiBits / 32;
+constexpr unsigned log2u(unsigned v) { return v <= 1 ? 0 : 1 + log2u(v / 2); }
+constexpr unsigned kSize = log2u(kBeat); // AxSIZE
+static_assert(kAxiBits >= 64 && kAxiBits <= 512 && (kAxiBits & (kAxiBits - 1)) == 0,
+              "TPU_CORE_AXI_DATA_BITS: 64, 128, 256 or 512");
+using BeatWords = std::array<uint32_t, 16>; // a beat's data, 32 bits a word, word 0 first
 constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
 constexpr unsigned kCounters = 7;
 const char *const kCounterNames[kCounters] = { "CYCLES",   "MXU_BUSY", "WL_STALL", "DMA_BUSY",
@@ -104,6 +114,7 @@ void help()
         "Harness options:\n"
         "  --trace F                the RTL's core trace (default core_rtl.trace)\n"
         "  --mxu N                  accepted if N is this core's (as tpu-run's command line)\n"
+        "  --axi-data-bits B        accepted if B is this core's AXI data width (%u)\n"
         "  --axi-latency C          host memory latency: AR -> first R beat, last W -> B\n"
         "                           (default 4, as the model)\n"
         "  --stall P                random back-pressure on every AXI channel and extra\n"
@@ -121,7 +132,7 @@ void help()
         "  +verilator+seed+N        seed of the X-initialisation (printed on every run)\n"
         "  +trace                   write an FST waveform\n"
         "Exit status: 0 done, 1 error halt / protocol violation / timeout, 2 bad arguments.\n",
-        kN);
+        kN, kAxiBits);
 }
 
 // Returns -1 on success (continue), else the exit status.
@@ -180,6 +191,11 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             // accepted so that the model runner's command line works unchanged
             if (!parse_u64(v, &x) || x != kN)
                 return usage_error("--mxu must be the verilated core's N", v);
+        } else if (name == "--axi-data-bits") {
+            // as --mxu: the width is the one gen built the core with
+            if (!parse_u64(v, &x) || x != kAxiBits)
+                return usage_error("--axi-data-bits must be the verilated core's AXI data width",
+                                   v);
         } else if (name == "--seed") {
             if (!parse_u64(v, &x))
                 return usage_error("--seed takes an unsigned integer", v);
@@ -259,17 +275,17 @@ uint64_t time_seed()
 // "valid held until ready, payload stable" rule.
 struct ChanSample {
     bool valid = false, ready = false;
-    std::array<uint64_t, 4> payload{};
+    std::array<uint64_t, 20> payload{}; // W: the data words, strobes, last
 };
 
-// The bytes of host memory the program's DMA may touch: a read beat (8 bytes) must overlap a
+// The bytes of host memory the program's DMA may touch: a read beat (kBeat bytes) must overlap a
 // dma_in row, a strobed write byte must be in a dma_out row ("no data beyond what was asked").
 struct Footprint {
-    std::vector<bool> read_beat; // per 8-byte beat
+    std::vector<bool> read_beat; // per beat of kBeat bytes
     std::vector<bool> write_byte;
     void build(const tpu_insn_t *prog, size_t count, size_t host_bytes)
     {
-        read_beat.assign(host_bytes / 8 + 1, false);
+        read_beat.assign(host_bytes / kBeat + 1, false);
         write_byte.assign(host_bytes, false);
         for (size_t i = 0; i < count; i++) {
             tpu_dinsn_t d;
@@ -283,7 +299,7 @@ struct Footprint {
                 const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
                 const uint64_t hi = lo + d.cols * e; // exclusive
                 if (d.opcode == TPU_OP_DMA_IN) {
-                    for (uint64_t b = lo / 8; b * 8 < hi && b < read_beat.size(); b++)
+                    for (uint64_t b = lo / kBeat; b * kBeat < hi && b < read_beat.size(); b++)
                         read_beat[b] = true;
                 } else {
                     for (uint64_t b = lo; b < hi && b < host_bytes; b++)
@@ -307,10 +323,24 @@ struct WriteBurst {
     bool err;
 };
 struct WBeat {
-    uint64_t data;
-    unsigned strb;
+    BeatWords data;
+    uint64_t strb;
     bool last;
 };
+
+// A beat's words to and from a data port (QData at 64 bits, VlWide above).
+template <typename T> void put_beat(T &port, const BeatWords &d)
+{
+    for (unsigned j = 0; j < kBeatWords; j++)
+        put_field(port, 32 * j, 32, d[j]);
+}
+template <typename T> BeatWords get_beat(const T &port)
+{
+    BeatWords d{};
+    for (unsigned j = 0; j < kBeatWords; j++)
+        d[j] = get_field(port, 32 * j, 32);
+    return d;
+}
 struct BResp {
     uint64_t ready_cycle;
     unsigned resp;
@@ -354,9 +384,9 @@ int main(int argc, char **argv)
     ctx->commandArgs(argc, argv);
     if (ctx->randSeed() == 0)
         ctx->randSeed(static_cast<int>(time_seed()));
-    std::printf("core_tb: N=%u prog=%s (%zu instructions) axi-latency=%u stall=%u%% seed=%" PRIu64
-                " +verilator+seed+%d (add it to replay this run)\n",
-                kN, host.prog_path, count, opt.axi_latency, opt.stall, opt.seed,
+    std::printf("core_tb: N=%u prog=%s (%zu instructions) axi-data-bits=%u axi-latency=%u "
+                "stall=%u%% seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
+                kN, host.prog_path, count, kAxiBits, opt.axi_latency, opt.stall, opt.seed,
                 ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_core> top{new Vtpu_core{ctx.get(), "TOP"}};
@@ -385,7 +415,7 @@ int main(int argc, char **argv)
     std::deque<WBeat> wq;
     std::deque<BResp> bq;
     bool rvalid = false, bvalid = false;
-    uint64_t rdata = 0;
+    BeatWords rdata{};
     unsigned rresp = 0, bresp = 0;
     bool rlast = false;
     uint64_t last_r_ready = 0, last_b_ready = 0; // ready cycles stay in order
@@ -423,7 +453,7 @@ int main(int argc, char **argv)
     };
 
     // Stable-payload check of a channel the DUT drives as the sender.
-    using Payload = std::array<uint64_t, 4>;
+    using Payload = std::array<uint64_t, 20>;
     auto check_hold = [&](ChanSample &prev, bool valid, bool ready, Payload const &payload,
                           const char *name) {
         if (prev.valid && !prev.ready) {
@@ -460,22 +490,27 @@ int main(int argc, char **argv)
         // R: a beat stays offered until taken; a new one when its burst's data is due
         if (!rvalid && !rq.empty() && rq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
             ReadBurst &rb = rq.front();
-            const uint64_t a = rb.addr + 8u * rb.beat;
+            const uint64_t a = rb.addr + uint64_t{ kBeat } * rb.beat;
             rvalid = true;
             rlast = rb.beat == rb.len;
-            if (a + 8 <= mem_bytes) {
-                uint64_t d = 0;
-                for (int k = 7; k >= 0; k--)
-                    d = (d << 8) | mem[a + k];
-                rdata = d;
+            rdata.fill(0);
+            if (a + kBeat <= mem_bytes) {
+                for (unsigned k = 0; k < kBeat; k++)
+                    rdata[k / 4] |= static_cast<uint32_t>(mem[a + k]) << (8 * (k % 4));
                 rresp = 0;
             } else {
-                rdata = 0; // DECERR: outside host memory; data 0, as the model's host
-                rresp = 3;
+                rresp = 3; // DECERR: outside host memory; data 0, as the model's host
             }
         }
         top->m_axi_rvalid = rvalid;
-        top->m_axi_rdata = rvalid ? rdata : rng.next();
+        if (rvalid) {
+            put_beat(top->m_axi_rdata, rdata);
+        } else {
+            BeatWords junk{};
+            for (unsigned j = 0; j < kBeatWords; j++)
+                junk[j] = static_cast<uint32_t>(rng.next());
+            put_beat(top->m_axi_rdata, junk);
+        }
         top->m_axi_rresp = rvalid ? rresp : 0;
         top->m_axi_rlast = rvalid ? rlast : 0;
         if (!bvalid && !bq.empty() && bq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
@@ -495,9 +530,9 @@ int main(int argc, char **argv)
         const bool l_rh = top->s_axil_rvalid && top->s_axil_rready;
         const uint32_t l_rdata = top->s_axil_rdata;
         check_hold(l_b, top->s_axil_bvalid, top->s_axil_bready,
-                   Payload{ top->s_axil_bresp, 0, 0, 0 }, "s_axil B");
+                   Payload{ top->s_axil_bresp }, "s_axil B");
         check_hold(l_r, top->s_axil_rvalid, top->s_axil_rready,
-                   Payload{ top->s_axil_rdata, top->s_axil_rresp, 0, 0 }, "s_axil R");
+                   Payload{ top->s_axil_rdata, top->s_axil_rresp }, "s_axil R");
         if (l_bh && top->s_axil_bresp != 0)
             perr(cycle, "s_axil B: bresp %u, expected OKAY", top->s_axil_bresp);
         if (l_rh && top->s_axil_rresp != 0)
@@ -514,8 +549,14 @@ int main(int argc, char **argv)
                    Payload{ top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize,
                             top->m_axi_awburst },
                    "m_axi AW");
-        check_hold(s_w, top->m_axi_wvalid, wready,
-                   Payload{ top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast, 0 }, "m_axi W");
+        const BeatWords wdata = get_beat(top->m_axi_wdata);
+        const uint64_t wstrb = static_cast<uint64_t>(top->m_axi_wstrb);
+        Payload w_seen{};
+        for (unsigned j = 0; j < kBeatWords; j++)
+            w_seen[j] = wdata[j];
+        w_seen[16] = wstrb;
+        w_seen[17] = top->m_axi_wlast;
+        check_hold(s_w, top->m_axi_wvalid, wready, w_seen, "m_axi W");
         const bool ar = top->m_axi_arvalid && arready;
         const bool aw = top->m_axi_awvalid && awready;
         const bool w = top->m_axi_wvalid && wready;
@@ -523,15 +564,15 @@ int main(int argc, char **argv)
         const bool b = bvalid && top->m_axi_bready;
         auto check_burst = [&](const char *ch, uint64_t addr, unsigned len, unsigned size,
                                unsigned burst) {
-            if (size != 3)
-                perr(cycle, "%s: size %u, expected 3 (8 bytes)", ch, size);
+            if (size != kSize)
+                perr(cycle, "%s: size %u, expected %u (%u bytes)", ch, size, kSize, kBeat);
             if (burst != 1)
                 perr(cycle, "%s: burst %u, expected 1 (INCR)", ch, burst);
             if (len > 15)
                 perr(cycle, "%s: len %u: more than 16 beats", ch, len);
-            if (addr % 8 != 0)
-                perr(cycle, "%s: address 0x%" PRIx64 " not 8-byte aligned", ch, addr);
-            if ((addr & 0xFFFu) + 8u * (len + 1u) > 4096u)
+            if (addr % kBeat != 0)
+                perr(cycle, "%s: address 0x%" PRIx64 " not %u-byte aligned", ch, addr, kBeat);
+            if ((addr & 0xFFFu) + kBeat * (len + 1u) > 4096u)
                 perr(cycle, "%s: burst at 0x%" PRIx64 " of %u beats crosses a 4 KiB boundary", ch,
                      addr, len + 1);
         };
@@ -542,10 +583,10 @@ int main(int argc, char **argv)
                         top->m_axi_arburst);
             inj_len = false;
             for (unsigned k = 0; k <= len; k++) {
-                const uint64_t beat = a / 8 + k;
+                const uint64_t beat = a / kBeat + k;
                 if (beat >= fp.read_beat.size() || !fp.read_beat[beat])
                     perr(cycle, "m_axi AR: beat at 0x%" PRIx64 " reads bytes no dma_in row asks",
-                         8 * beat);
+                         kBeat * beat);
             }
             uint64_t extra = rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;
             uint64_t rc0 = cycle + opt.axi_latency + extra;
@@ -561,7 +602,7 @@ int main(int argc, char **argv)
             awq.push_back({ a, len, 0, false });
         }
         if (w)
-            wq.push_back({ top->m_axi_wdata, top->m_axi_wstrb, top->m_axi_wlast != 0 });
+            wq.push_back({ wdata, wstrb, top->m_axi_wlast != 0 });
 
         // trace ports
         if (top->tr_disp_valid_o)
@@ -613,22 +654,22 @@ int main(int argc, char **argv)
             WriteBurst &wb = awq.front();
             const WBeat wbt = wq.front();
             wq.pop_front();
-            const uint64_t a = wb.addr + 8u * wb.beat;
+            const uint64_t a = wb.addr + uint64_t{ kBeat } * wb.beat;
             // (--inject-axi wlast: the checker sees the first beat's WLAST inverted)
             const bool last_seen = wbt.last != inj_wlast;
             if (last_seen != (wb.beat == wb.len))
                 perr(cycle, "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
                      last_seen ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
-            if (a + 8 > mem_bytes) {
+            if (a + kBeat > mem_bytes) {
                 wb.err = true;
             } else {
-                for (unsigned k = 0; k < 8; k++) {
+                for (unsigned k = 0; k < kBeat; k++) {
                     if (!(wbt.strb >> k & 1))
                         continue;
                     if (!fp.write_byte[a + k])
                         perr(cycle, "m_axi W: byte 0x%" PRIx64 " is written but no dma_out row "
                                     "covers it", a + k);
-                    mem[a + k] = static_cast<uint8_t>(wbt.data >> (8 * k));
+                    mem[a + k] = static_cast<uint8_t>(wbt.data[k / 4] >> (8 * (k % 4)));
                 }
             }
             inj_wlast = false;
