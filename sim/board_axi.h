@@ -3,9 +3,11 @@
 // the core's m_axi_* port with the behaviour of sim/core_tb.cpp's (docs/isa.md "Co-simulation":
 // a fixed response latency, bursts answered in order, DECERR outside the image, optional
 // random back-pressure and extra latency with --stall) and its assertion layer (valid held
-// until ready with a stable payload, size 3, INCR, <= 16 beats, 8-byte aligned, no 4 KiB
+// until ready with a stable payload, size log2(beat bytes), INCR, <= 16 beats, aligned to the
+// beat, no 4 KiB
 // crossing, WLAST on the last beat only, a read beat overlapping a dma_in row, a strobed
-// write byte inside a dma_out row, nothing outstanding after the halt).
+// write byte inside a dma_out row, nothing outstanding after the halt). Beats of B/8 bytes
+// for the core's B-bit data master (gen --axi-data-bits, docs/isa.md "AXI4 master (data)").
 // Written for the board harness on its own (core_tb keeps its own copy, edited by others).
 #ifndef TPU_SIM_BOARD_AXI_H
 #define TPU_SIM_BOARD_AXI_H
@@ -56,33 +58,40 @@ struct Errors {
     }
 };
 
+// A beat's data, up to 512 bits: 32 bits a word, word 0 (bytes 0..3) first.
+using BeatWords = std::array<uint32_t, 16>;
+
 // What the harness drives into a core's AXI4 master port, and what it samples from it.
 struct AxiIn {
     bool awready = false, wready = false, bvalid = false, arready = false, rvalid = false,
          rlast = false;
     uint32_t bresp = 0, rresp = 0;
-    uint64_t rdata = 0;
+    BeatWords rdata{};
 };
 struct AxiOut {
-    uint64_t awaddr = 0, araddr = 0, wdata = 0;
-    uint32_t awlen = 0, awsize = 0, awburst = 0, arlen = 0, arsize = 0, arburst = 0, wstrb = 0;
+    uint64_t awaddr = 0, araddr = 0, wstrb = 0;
+    BeatWords wdata{};
+    uint32_t awlen = 0, awsize = 0, awburst = 0, arlen = 0, arsize = 0, arburst = 0;
     bool awvalid = false, wvalid = false, wlast = false, bready = false, arvalid = false,
          rready = false;
 };
 
 class AxiMem {
 public:
-    AxiMem(int core, uint8_t *mem, uint64_t bytes, unsigned latency, unsigned stall, Rng *rng,
-           Errors *err)
-        : core_(core), mem_(mem), bytes_(bytes), latency_(latency), stall_(stall), rng_(rng),
-          err_(err)
+    // beat: bytes per beat (8, 16, 32 or 64)
+    AxiMem(int core, uint8_t *mem, uint64_t bytes, unsigned beat, unsigned latency,
+           unsigned stall, Rng *rng, Errors *err)
+        : core_(core), mem_(mem), bytes_(bytes), beat_(beat), latency_(latency), stall_(stall),
+          rng_(rng), err_(err)
     {
+        while ((1u << size_) < beat_)
+            size_++;
     }
 
     // The bytes of host memory the program's DMA may touch.
     void footprint(const tpu_insn_t *prog, size_t count)
     {
-        read_beat_.assign(bytes_ / 8 + 1, false);
+        read_beat_.assign(bytes_ / beat_ + 1, false);
         write_byte_.assign(bytes_, false);
         for (size_t i = 0; i < count; i++) {
             tpu_dinsn_t d;
@@ -94,7 +103,7 @@ public:
                 const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
                 const uint64_t hi = lo + d.cols * e; // exclusive
                 if (d.opcode == TPU_OP_DMA_IN) {
-                    for (uint64_t b = lo / 8; b * 8 < hi && b < read_beat_.size(); b++)
+                    for (uint64_t b = lo / beat_; b * beat_ < hi && b < read_beat_.size(); b++)
                         read_beat_[b] = true;
                 } else {
                     for (uint64_t b = lo; b < hi && b < bytes_; b++)
@@ -112,22 +121,26 @@ public:
         in->wready = !rng_->pct(stall_);
         if (!rvalid_ && !rq_.empty() && rq_.front().ready_cycle <= cycle && !rng_->pct(stall_)) {
             const ReadBurst &rb = rq_.front();
-            const uint64_t a = rb.addr + 8u * rb.beat;
+            const uint64_t a = rb.addr + uint64_t{ beat_ } * rb.beat;
             rvalid_ = true;
             rlast_ = rb.beat == rb.len;
-            if (a + 8 <= bytes_) {
-                uint64_t d = 0;
-                for (int k = 7; k >= 0; k--)
-                    d = (d << 8) | mem_[a + k];
-                rdata_ = d;
+            rdata_.fill(0);
+            if (a + beat_ <= bytes_) {
+                for (unsigned k = 0; k < beat_; k++)
+                    rdata_[k / 4] |= static_cast<uint32_t>(mem_[a + k]) << (8 * (k % 4));
                 rresp_ = 0;
             } else {
-                rdata_ = 0; // DECERR outside host memory, data 0 as the model's host
-                rresp_ = 3;
+                rresp_ = 3; // DECERR outside host memory, data 0 as the model's host
             }
         }
         in->rvalid = rvalid_;
-        in->rdata = rvalid_ ? rdata_ : rng_->next();
+        if (rvalid_) {
+            in->rdata = rdata_;
+        } else {
+            in->rdata.fill(0);
+            for (unsigned j = 0; j < beat_ / 4; j++)
+                in->rdata[j] = static_cast<uint32_t>(rng_->next());
+        }
         in->rresp = rvalid_ ? rresp_ : 0;
         in->rlast = rvalid_ && rlast_;
         if (!bvalid_ && !bq_.empty() && bq_.front().ready_cycle <= cycle && !rng_->pct(stall_)) {
@@ -146,18 +159,23 @@ public:
              "m_axi AR");
         hold(cycle, s_aw_, o.awvalid, in_.awready, { o.awaddr, o.awlen, o.awsize, o.awburst },
              "m_axi AW");
-        hold(cycle, s_w_, o.wvalid, in_.wready, { o.wdata, o.wstrb, o.wlast, 0 }, "m_axi W");
+        Payload w{};
+        for (unsigned j = 0; j < beat_ / 4; j++)
+            w[j] = o.wdata[j];
+        w[16] = o.wstrb;
+        w[17] = o.wlast;
+        hold(cycle, s_w_, o.wvalid, in_.wready, w, "m_axi W");
         ar_ = o.arvalid && in_.arready;
         r_ = in_.rvalid && o.rready;
         b_ = in_.bvalid && o.bready;
         if (ar_) {
             burst(cycle, "m_axi AR", o.araddr, o.arlen, o.arsize, o.arburst);
             for (unsigned k = 0; k <= o.arlen; k++) {
-                const uint64_t beat = o.araddr / 8 + k;
+                const uint64_t beat = o.araddr / beat_ + k;
                 if (beat >= read_beat_.size() || !read_beat_[beat])
                     (*err_)(core_, cycle,
                             "m_axi AR: beat at 0x%" PRIx64 " reads bytes no dma_in row asks",
-                            8 * beat);
+                            beat_ * beat);
             }
             const uint64_t extra =
                 rng_->pct(stall_) ? rng_->next() % (4u * latency_ + 1) : 0;
@@ -194,15 +212,15 @@ public:
             WriteBurst &wb = awq_.front();
             const WBeat wbt = wq_.front();
             wq_.pop_front();
-            const uint64_t a = wb.addr + 8u * wb.beat;
+            const uint64_t a = wb.addr + uint64_t{ beat_ } * wb.beat;
             if (wbt.last != (wb.beat == wb.len))
                 (*err_)(core_, cycle,
                         "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
                         wbt.last ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
-            if (a + 8 > bytes_) {
+            if (a + beat_ > bytes_) {
                 wb.err = true;
             } else {
-                for (unsigned k = 0; k < 8; k++) {
+                for (unsigned k = 0; k < beat_; k++) {
                     if (!(wbt.strb >> k & 1))
                         continue;
                     if (!write_byte_[a + k])
@@ -210,7 +228,7 @@ public:
                                 "m_axi W: byte 0x%" PRIx64
                                 " is written but no dma_out row covers it",
                                 a + k);
-                    mem_[a + k] = static_cast<uint8_t>(wbt.data >> (8 * k));
+                    mem_[a + k] = static_cast<uint8_t>(wbt.data[k / 4] >> (8 * (k % 4)));
                 }
             }
             if (++wb.beat > wb.len) {
@@ -237,7 +255,7 @@ public:
     }
 
 private:
-    using Payload = std::array<uint64_t, 4>;
+    using Payload = std::array<uint64_t, 20>; // W: 16 data words, strobes, last
     struct Chan {
         bool valid = false, ready = false;
         Payload payload{};
@@ -253,8 +271,8 @@ private:
         bool err;
     };
     struct WBeat {
-        uint64_t data;
-        unsigned strb;
+        BeatWords data;
+        uint64_t strb;
         bool last;
     };
     struct BResp {
@@ -278,15 +296,16 @@ private:
     void burst(uint64_t cycle, const char *ch, uint64_t addr, unsigned len, unsigned size,
                unsigned type)
     {
-        if (size != 3)
-            (*err_)(core_, cycle, "%s: size %u, expected 3 (8 bytes)", ch, size);
+        if (size != size_)
+            (*err_)(core_, cycle, "%s: size %u, expected %u (%u bytes)", ch, size, size_, beat_);
         if (type != 1)
             (*err_)(core_, cycle, "%s: burst %u, expected 1 (INCR)", ch, type);
         if (len > 15)
             (*err_)(core_, cycle, "%s: len %u: more than 16 beats", ch, len);
-        if (addr % 8 != 0)
-            (*err_)(core_, cycle, "%s: address 0x%" PRIx64 " not 8-byte aligned", ch, addr);
-        if ((addr & 0xFFFu) + 8u * (len + 1u) > 4096u)
+        if (addr % beat_ != 0)
+            (*err_)(core_, cycle, "%s: address 0x%" PRIx64 " not %u-byte aligned", ch, addr,
+                    beat_);
+        if ((addr & 0xFFFu) + beat_ * (len + 1u) > 4096u)
             (*err_)(core_, cycle, "%s: burst at 0x%" PRIx64 " of %u beats crosses a 4 KiB boundary",
                     ch, addr, len + 1);
     }
@@ -294,7 +313,7 @@ private:
     int core_;
     uint8_t *mem_;
     uint64_t bytes_;
-    unsigned latency_, stall_;
+    unsigned beat_, size_ = 0, latency_, stall_;
     Rng *rng_;
     Errors *err_;
     std::vector<bool> read_beat_, write_byte_;
@@ -303,7 +322,7 @@ private:
     std::deque<WBeat> wq_;
     std::deque<BResp> bq_;
     bool rvalid_ = false, bvalid_ = false, rlast_ = false;
-    uint64_t rdata_ = 0;
+    BeatWords rdata_{};
     unsigned rresp_ = 0, bresp_ = 0;
     uint64_t last_r_ready_ = 0, last_b_ready_ = 0;
     AxiIn in_;

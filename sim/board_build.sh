@@ -17,7 +17,9 @@
 #   options for the core, e.g. "--acc-kib 1024"; the build folders get a suffix made of them,
 #   e.g. board_core_N16_W64_acckib1024), BOARD_CORE_TRACE_DEPTH (the core's --trace-depth,
 #   default 3; 1 keeps only the core's ports: at N = 128 the trace code is ~78 % of the core's
-#   C++ at depth 3, so the large build uses 1).
+#   C++ at depth 3, so the large build uses 1), BOARD_AXI_BITS (the cores' AXI data width, gen's
+#   --axi-data-bits; empty: gen's default for N; when given, the core and harness folders get
+#   the suffix _A<B>, e.g. board_core_N4_W64_A256).
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 asm|flat N C TOPOLOGY W D" >&2; exit 2; }
 mode=$1; n=$2; c=$3; topo=$4; w=$5; d=$6
@@ -33,6 +35,13 @@ CMODEL_LIB=${CMODEL_LIB:-$BUILD/cmodel/libtpucmodel.a}
 BOARD_CORE_ARGS=${BOARD_CORE_ARGS:-}
 sfx=$(echo "$BOARD_CORE_ARGS" | tr -cd 'A-Za-z0-9')
 [ -n "$sfx" ] && sfx=_$sfx
+BOARD_AXI_BITS=${BOARD_AXI_BITS:-}
+case $BOARD_AXI_BITS in
+''|64|128|256|512) ;;
+*) echo "$0: BOARD_AXI_BITS '$BOARD_AXI_BITS': expected 64, 128, 256 or 512 (or empty)" >&2; exit 2;;
+esac
+axi_args=${BOARD_AXI_BITS:+--axi-data-bits $BOARD_AXI_BITS}
+[ -n "$BOARD_AXI_BITS" ] && sfx=${sfx}_A$BOARD_AXI_BITS
 root=$(pwd)
 sim=$BUILD/sim
 tname=$(echo "$topo" | tr -d ':')
@@ -101,7 +110,7 @@ if [ "$mode" = asm ]; then
     (
         flock 9
         # shellcheck disable=SC2086
-        gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" $BOARD_CORE_ARGS || true
+        gen_into "$cdir" --mxu "$n" --cores 1 --link-bits "$w" $BOARD_CORE_ARGS $axi_args || true
         test -f "$cdir/rtl/tpu_core.f" || { echo "$0: gen wrote no tpu_core.f for N=$n" >&2; exit 1; }
         verilate "$cdir" tpu_core tpu_core.f tpu_core.vlt 1 $CORE_VF --trace-depth "${BOARD_CORE_TRACE_DEPTH:-3}"
     ) 9>"$sim/.board_core_N${n}_W$w$sfx.lock"
@@ -123,7 +132,7 @@ else
         flock 9
         # shellcheck disable=SC2086
         gen_into "$hdir" --mxu "$n" --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" \
-            $BOARD_CORE_ARGS || true
+            $BOARD_CORE_ARGS $axi_args || true
         test -f "$hdir/rtl/tpu_board.f" || { echo "$0: gen wrote no tpu_board.f for N=$n" >&2; exit 1; }
         verilate "$hdir" tpu_board tpu_board.f tpu_board.vlt 1 $FLAT_VF
     ) 9>"$sim/.board_flat_N${n}_C${c}_${tname}_W${w}_D$d$sfx.lock"

@@ -12,7 +12,9 @@
 #           or plain:K for the core kind K (dense, mlp, ...) generated per core with seeds
 #           1, 2, ..., C (independent programs, no collective: a check of the harness alone)
 # Environment: BOARD_TB (default: built by sim/board_build.sh asm), BOARD_W (64), BOARD_D (2),
-#   TPU_BOARD_RUN, TPU_MKPROG, BOARD_CMP, BOARD_TB_ARGS (extra board_tb options).
+#   BOARD_AXI_BITS (the cores' AXI data width; empty: N's default; given to sim/board_build.sh
+#   and tpu-board-run --axi-data-bits), TPU_BOARD_RUN, TPU_MKPROG, BOARD_CMP, BOARD_TB_ARGS
+#   (extra board_tb options).
 # Exit 0 PASS, 1 FAIL.
 set -u
 [ $# -ge 6 ] || { echo "usage: $0 N C TOPOLOGY DIR STALLS KIND [tpu-mkprog options...]" >&2; exit 2; }
@@ -21,7 +23,8 @@ w=${BOARD_W:-64}; d=${BOARD_D:-2}
 run=${TPU_BOARD_RUN:-build/tools/tpu-board-run}
 mkprog=${TPU_MKPROG:-build/tools/tpu-mkprog}
 cmp=${BOARD_CMP:-build/sim/tpu-board-cmp}
-name="N=$n C=$c $topo $kind${*:+ $*}"
+axi=${BOARD_AXI_BITS:-}
+name="N=$n C=$c $topo${axi:+ B=$axi} $kind${*:+ $*}"
 fail() { echo "FAIL: $name: $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/    /'; exit 1; }
 
 mkdir -p "$(dirname "$dir")"
@@ -48,7 +51,7 @@ plain:*)
         fail "tpu-mkprog failed" "$dir/mkprog.log" ;;
 esac
 "$run" --mxu "$n" --cores "$c" --topology "$topo" --link-bits "$w" --link-latency "$d" \
-    --job "$job" --out "$dir/model" >"$dir/model.log" 2>&1
+    ${axi:+--axi-data-bits "$axi"} --job "$job" --out "$dir/model" >"$dir/model.log" 2>&1
 mst=$?
 [ $mst -le 1 ] || fail "tpu-board-run failed (exit $mst)" "$dir/model.log"
 mcyc=$(sed -n 's/.*cycles \([0-9]*\) (the slowest core).*/\1/p' "$dir/model.log" | head -n 1)

@@ -73,6 +73,13 @@ namespace {
 constexpr unsigned kN = TPU_MXU_N;
 constexpr unsigned kC = BOARD_C;
 constexpr unsigned kW = BOARD_W;
+#ifndef TPU_CORE_AXI_DATA_BITS
+#error "tpu_params.h must define TPU_CORE_AXI_DATA_BITS"
+#endif
+// each core's AXI4 data master: B bits (gen --axi-data-bits), beats of B/8 bytes
+constexpr unsigned kAxiBits = TPU_CORE_AXI_DATA_BITS;
+static_assert(kAxiBits >= 64 && kAxiBits <= 512 && (kAxiBits & (kAxiBits - 1)) == 0,
+              "TPU_CORE_AXI_DATA_BITS: 64, 128, 256 or 512");
 constexpr unsigned kCounters = 7;
 const char *const kCounterNames[kCounters] = { "CYCLES",   "MXU_BUSY", "WL_STALL", "DMA_BUSY",
                                                "VPU_BUSY", "INSNS",    "NET_BUSY" };
@@ -185,12 +192,15 @@ SC_MODULE(BoardIO)
     }
     void drive_axi(unsigned i, const AxiIn &in)
     {
-        // in the order of AXI_IN, with each port's width per core
-        const uint64_t v[9] = { in.awready, in.wready, in.bresp,  in.bvalid, in.arready,
-                                in.rdata,   in.rresp,  in.rlast, in.rvalid };
-        const unsigned w[9] = { 1, 1, 2, 1, 1, 64, 2, 1, 1 };
+        // in the order of AXI_IN, with each port's width per core (rdata, k = 5, by words)
+        const uint64_t v[9] = { in.awready, in.wready, in.bresp, in.bvalid, in.arready,
+                                0,          in.rresp,  in.rlast, in.rvalid };
+        const unsigned w[9] = { 1, 1, 2, 1, 1, kAxiBits, 2, 1, 1 };
         for (unsigned k = 0; k < 9; k++)
-            axi_in[k].set(i * w[k], w[k], v[k]);
+            if (k != 5)
+                axi_in[k].set(i * w[k], w[k], v[k]);
+        for (unsigned j = 0; j < kAxiBits / 32; j++)
+            axi_in[5].set(i * kAxiBits + 32 * j, 32, in.rdata[j]);
     }
     void flush()
     {
@@ -211,8 +221,11 @@ SC_MODULE(BoardIO)
         o->awsize = static_cast<uint32_t>(slice(m_axi_awsize, i, 3));
         o->awburst = static_cast<uint32_t>(slice(m_axi_awburst, i, 2));
         o->awvalid = slice(m_axi_awvalid, i);
-        o->wdata = slice(m_axi_wdata, i, 64);
-        o->wstrb = static_cast<uint32_t>(slice(m_axi_wstrb, i, 8));
+        Bits wd;
+        to_bits(m_axi_wdata.read(), &wd);
+        for (unsigned j = 0; j < kAxiBits / 32; j++)
+            o->wdata[j] = static_cast<uint32_t>(wd.get(i * kAxiBits + 32 * j, 32));
+        o->wstrb = slice(m_axi_wstrb, i, kAxiBits / 8);
         o->wlast = slice(m_axi_wlast, i);
         o->wvalid = slice(m_axi_wvalid, i);
         o->bready = slice(m_axi_bready, i);
@@ -270,6 +283,24 @@ template <typename T> void put(sc_signal<T> &sig, uint64_t v)
     T x = sig.read();
     from_u64(v, &x);
     sig.write(x);
+}
+// an AXI data port (kAxiBits: uint64_t or sc_bv) from a beat's words, and back
+template <typename T> void put_beat(sc_signal<T> &sig, const BeatWords &d)
+{
+    Bits b;
+    b.clear(kAxiBits);
+    for (unsigned j = 0; j < kAxiBits / 32; j++)
+        b.set(32 * j, 32, d[j]);
+    T x;
+    from_bits(b, &x);
+    sig.write(x);
+}
+template <typename T> void get_beat(const sc_signal<T> &sig, BeatWords *d)
+{
+    Bits b;
+    to_bits(sig.read(), &b);
+    for (unsigned j = 0; j < kAxiBits / 32; j++)
+        (*d)[j] = static_cast<uint32_t>(b.get(32 * j, 32));
 }
 
 SC_MODULE(BoardIO)
@@ -408,7 +439,7 @@ SC_MODULE(BoardIO)
         put(s.m_axi_bresp, in.bresp);
         put(s.m_axi_bvalid, in.bvalid);
         put(s.m_axi_arready, in.arready);
-        put(s.m_axi_rdata, in.rdata);
+        put_beat(s.m_axi_rdata, in.rdata);
         put(s.m_axi_rresp, in.rresp);
         put(s.m_axi_rlast, in.rlast);
         put(s.m_axi_rvalid, in.rvalid);
@@ -422,8 +453,8 @@ SC_MODULE(BoardIO)
         o->awsize = static_cast<uint32_t>(as_u64(s.m_axi_awsize.read()));
         o->awburst = static_cast<uint32_t>(as_u64(s.m_axi_awburst.read()));
         o->awvalid = as_u64(s.m_axi_awvalid.read());
-        o->wdata = as_u64(s.m_axi_wdata.read());
-        o->wstrb = static_cast<uint32_t>(as_u64(s.m_axi_wstrb.read()));
+        get_beat(s.m_axi_wdata, &o->wdata);
+        o->wstrb = as_u64(s.m_axi_wstrb.read());
         o->wlast = as_u64(s.m_axi_wlast.read());
         o->wvalid = as_u64(s.m_axi_wvalid.read());
         o->bready = as_u64(s.m_axi_bready.read());
@@ -502,7 +533,7 @@ void help()
     std::printf(
         "usage: board_tb --job DIR --out DIR [options] [+verilator+seed+N] [+trace]\n"
         "Runs a board job on the verilated board (%s build: N=%u, C=%u, %s %ux%u, %u-bit\n"
-        "links, latency %u) as the host of every core (SystemC).\n"
+        "links, latency %u, %u-bit AXI data) as the host of every core (SystemC).\n"
         "  --job DIR          the job: DIR/core<i>.args for i = 0..%u, each an @FILE of core job\n"
         "                     options (--prog, --load, --dump, --hostmem-mib, --pc-start;\n"
         "                     docs/board.md)\n"
@@ -517,7 +548,7 @@ void help()
         "  +trace             write an FST waveform\n"
         "Exit status: 0 every core done, 1 error halt / protocol violation / timeout,\n"
         "2 bad arguments or I/O.\n",
-        kMode, kN, kC, BOARD_TOPO, BOARD_ROWS, BOARD_COLS, kW, BOARD_D, kC - 1,
+        kMode, kN, kC, BOARD_TOPO, BOARD_ROWS, BOARD_COLS, kW, BOARD_D, kAxiBits, kC - 1,
 #ifdef BOARD_FLAT
         " (this flat build has no access to the network ports)"
 #else
@@ -1058,13 +1089,14 @@ int sc_main(int argc, char **argv)
         rc = load_job(opt.job, c, opt.out, &j);
         if (rc >= 0)
             return rc;
-        j.mem.reset(new AxiMem(static_cast<int>(c), j.host.mem, j.host.size, opt.axi_latency,
-                               opt.stall, &rng, &host.perr));
+        j.mem.reset(new AxiMem(static_cast<int>(c), j.host.mem, j.host.size, kAxiBits / 8,
+                               opt.axi_latency, opt.stall, &rng, &host.perr));
         j.mem->footprint(j.prog, j.count);
     }
-    std::printf("board_tb: %s board N=%u C=%u %s %ux%u W=%u D=%u job=%s stall=%u%% seed=%" PRIu64
-                " +verilator+seed+%d (add it to replay this run)\n",
-                kMode, kN, kC, BOARD_TOPO, BOARD_ROWS, BOARD_COLS, kW, BOARD_D, opt.job.c_str(),
+    std::printf("board_tb: %s board N=%u C=%u %s %ux%u W=%u D=%u axi-data-bits=%u job=%s "
+                "stall=%u%% seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
+                kMode, kN, kC, BOARD_TOPO, BOARD_ROWS, BOARD_COLS, kW, BOARD_D, kAxiBits,
+                opt.job.c_str(),
                 opt.stall, opt.seed, Verilated::defaultContextp()->randSeed());
     std::fflush(stdout);
 

@@ -10,25 +10,27 @@ SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
 out=${BUILD:-build}/tests/boardcosim
 mkdir -p "$out"
 st=0
-build() { # N C TOPOLOGY [W D] -> the harness path
+build() { # N C TOPOLOGY [W D] -> the harness path (BOARD_AXI_BITS from the environment)
     sh sim/board_build.sh asm "$1" "$2" "$3" "${4:-64}" "${5:-2}" 2>"$out/build_$1_$2.log" | tail -n 1
 }
 all=allreduce+bcast+sendrecv+barrier+dptrain
-# N C TOPOLOGY W D STALLS KINDS (joined by +). The last two: other flit packings (W = 128: 4 fp32
+# N C TOPOLOGY W D STALLS KINDS (joined by +) [B]. Then: other flit packings (W = 128: 4 fp32
 # or 8 bf16 per flit, rows of N = 3 end inside a flit; W = 32: one fp32 per flit) and chunk
-# edges (C = 3 and 6 do not divide the regions), D = 0 and 5.
+# edges (C = 3 and 6 do not divide the regions), D = 0 and 5; and a non-default AXI data
+# width B = 256 (gen --axi-data-bits, the model's --axi-data-bits) on every core.
 for cfg in "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" \
            "4 8 torus:2x4 64 2 0,30 $all" "4 4 ring 64 2 0,30 $all" "8 2 ring 64 2 0,30 dptrain" \
-           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 32 5 30 collall"; do
+           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 32 5 30 collall" \
+           "4 2 ring 64 2 0,30 dptrain+plain:mlp 256"; do
     set -- $cfg
-    n=$1; c=$2; topo=$3; w=$4; d=$5; stalls=$6; kinds=$(echo "$7" | tr '+' ' ')
-    tb=$(build "$n" "$c" "$topo" "$w" "$d") && [ -x "$tb" ] ||
-        { echo "FAIL: building board_tb N=$n C=$c $topo W=$w D=$d"; cat "$out/build_${n}_$c.log"; st=1; continue; }
+    n=$1; c=$2; topo=$3; w=$4; d=$5; stalls=$6; kinds=$(echo "$7" | tr '+' ' '); axi=${8:-}
+    tb=$(BOARD_AXI_BITS=$axi build "$n" "$c" "$topo" "$w" "$d") && [ -x "$tb" ] ||
+        { echo "FAIL: building board_tb N=$n C=$c $topo W=$w D=$d${axi:+ B=$axi}"; cat "$out/build_${n}_$c.log"; st=1; continue; }
     tn=$(echo "$topo" | tr -d ':')
     for k in $kinds; do
         kn=$(echo "$k" | tr ':' '_')
-        BOARD_TB=$tb BOARD_W=$w BOARD_D=$d sh sim/board_case.sh "$n" "$c" "$topo" \
-            "$out/n${n}_c${c}_${tn}_w${w}_d${d}_$kn" "$stalls" "$k" || st=1
+        BOARD_AXI_BITS=$axi BOARD_TB=$tb BOARD_W=$w BOARD_D=$d sh sim/board_case.sh "$n" "$c" "$topo" \
+            "$out/n${n}_c${c}_${tn}_w${w}_d${d}${axi:+_a$axi}_$kn" "$stalls" "$k" || st=1
     done
 done
 # tpu-board-cmp must name a divergence: element 1 of core 1's first ACC row write and the last

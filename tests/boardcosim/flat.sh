@@ -3,7 +3,8 @@
 # test-board-flat: the flat build (one verilated tpu_board: the window decoder, the cores and
 # the NoC in one model) against the assembled build (verilated cores on a verilated NoC, the
 # host on each core's AXI4-Lite port): the same job, every core's trace and every dump must be
-# byte-identical (cmp), and both must agree with the model (tpu-board-cmp).
+# byte-identical (cmp), and both must agree with the model (tpu-board-cmp). The last case has
+# 256-bit AXI data masters (BOARD_AXI_BITS, the model's --axi-data-bits).
 set -u
 # The runs are short (a few thousand cycles): compile the models for build time, not speed.
 SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
@@ -14,19 +15,20 @@ mkprog=${TPU_MKPROG:-${BUILD:-build}/tools/tpu-mkprog}
 rm -rf "$out"; mkdir -p "$out"
 st=0
 n=4
-for cfg in "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier"; do
+for cfg in "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier" "2 ring dptrain 256"; do
     set -- $cfg
-    c=$1; topo=$2; kind=$3; tn=$(echo "$topo" | tr -d ':')
-    what="N=$n C=$c $topo $kind"
-    d=$out/c${c}_${tn}_$kind
+    c=$1; topo=$2; kind=$3; axi=${4:-}; tn=$(echo "$topo" | tr -d ':')
+    what="N=$n C=$c $topo $kind${axi:+ B=$axi}"
+    d=$out/c${c}_${tn}_$kind${axi:+_a$axi}
     mkdir -p "$d"
-    fl=$(sh sim/board_build.sh flat $n "$c" "$topo" 64 2 2>"$d.flat_build.log" | tail -n 1) && [ -x "$fl" ] ||
+    fl=$(BOARD_AXI_BITS=$axi sh sim/board_build.sh flat $n "$c" "$topo" 64 2 2>"$d.flat_build.log" | tail -n 1) && [ -x "$fl" ] ||
         { echo "FAIL: $what: building the flat board_tb"; tail -n 40 "$d.flat_build.log"; st=1; continue; }
-    as=$(sh sim/board_build.sh asm $n "$c" "$topo" 64 2 2>"$d.asm_build.log" | tail -n 1) && [ -x "$as" ] ||
+    as=$(BOARD_AXI_BITS=$axi sh sim/board_build.sh asm $n "$c" "$topo" 64 2 2>"$d.asm_build.log" | tail -n 1) && [ -x "$as" ] ||
         { echo "FAIL: $what: building the assembled board_tb"; tail -n 40 "$d.asm_build.log"; st=1; continue; }
     "$mkprog" "$kind" --mxu $n --cores "$c" --topology "$topo" -o "$d/job" >"$d/mkprog.log" 2>&1 ||
         { echo "FAIL: $what: tpu-mkprog"; cat "$d/mkprog.log"; st=1; continue; }
-    "$run" --mxu $n --cores "$c" --topology "$topo" --job "$d/job" --out "$d/model" >"$d/model.log" 2>&1
+    "$run" --mxu $n --cores "$c" --topology "$topo" ${axi:+--axi-data-bits "$axi"} --job "$d/job" \
+        --out "$d/model" >"$d/model.log" 2>&1
     "$fl" --job "$d/job" --out "$d/flat" >"$d/flat.log" 2>&1; fst=$?
     "$as" --job "$d/job" --out "$d/asm" >"$d/asm.log" 2>&1; ast=$?
     ok=1

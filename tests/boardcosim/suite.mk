@@ -2,7 +2,8 @@
 # The board top and the board co-simulation (docs/board.md "The board top (tpu_board)" and
 # "Board jobs, tools and co-simulation"; sim/board_tb.cpp, sim/board_case.sh, tpu-board-cmp).
 #   test-board-lint   (make test)  gen's tpu_board at N = 2, C = 2 ring and C = 4 torus:2x2
-#                                  (plus C = 3 ring: a window with no core): verilator
+#                                  (plus C = 3 ring: a window with no core; C = 2 ring with
+#                                  --axi-data-bits 256): verilator
 #                                  --lint-only -Wall and iverilog -g2012, both silent
 #   test-board-cosim  (make test)  board_tb (assembled: verilated cores on a verilated NoC)
 #                                  against tpu-board-run at N = 4 on C = 2 ring, C = 4
@@ -12,11 +13,13 @@
 #                                  collall at N = 3 on C = 3 ring (W = 128, D = 0, stall 0
 #                                  and 30) and C = 6 torus:2x3 (W = 32, D = 5, stall 30);
 #                                  plain per-core programs (dense) on C = 2 ring (the harness);
+#                                  N = 4 C = 2 ring with 256-bit AXI data (dptrain, plain mlp);
 #                                  tpu-board-cmp names a changed element / dump byte; an error
 #                                  halt and a deadlock (--max-cycles) name the busy cores
 #   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
 #                                  AXI4-Lite windows) against the assembled one, N = 4, C = 2
-#                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
+#                                  ring and C = 4 torus:2x2, and C = 2 ring with 256-bit AXI
+#                                  data (dptrain): traces and dumps byte-identical
 # One verilated core per (N, W) shared by every board; the NoCs and flat boards are small.
 
 TEST_SUITES += test-board-lint test-board-cosim test-board-flat
