@@ -83,10 +83,10 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         "// The activation, its bank tag and its valid bit are passed to the right through one\n"
         "// register.\n"
         "// Clock enables: each datapath register loads only when its stage holds a valid\n"
-        "// activation (%s), and the\n"
-        "// arithmetic is computed inside that `if` (the blocks b_mul, b_align, b_norm: the same\n"
-        "// text as tpu_bf16_mul and tpu_fp32_add, gen/emit_arith.c; docs/numerics.md). An idle\n"
-        "// PE holds still: no toggling in hardware, no work in a simulator. The valid bits travel\n"
+        "// activation: %s.\n"
+        "// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text\n"
+        "// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE\n"
+        "// holds still: no toggling in hardware, no work in a simulator. The valid bits travel\n"
         "// exactly with the data, and a stage reads the register before it only in the cycle\n"
         "// after that register was loaded for the same activation, so the results are those of\n"
         "// the PE without enables, bit for bit, with the same latency.\n"
@@ -95,17 +95,18 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         "// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no\n"
         "// multiplexer picks the bank being shifted.\n"
         "// Reset: none. The PE holds datapath state (weights, activation, product, partial sums)\n"
-        "// and the valid bits of its stages (%s), which only enable the\n"
-        "// datapath's registers; none of it is reset. Row r's valid bit comes from tpu_mxu's\n"
-        "// reset valid pipe, so PE (r, c)'s valid bits are exact from c + %u cycles after reset\n"
-        "// is released: every valid activation is seen as valid. Before that, an unknown valid\n"
-        "// bit can only make a register load a value no valid activation reads (see above), and\n"
-        "// out_valid_o comes from the reset valid pipe: nothing observable depends on this state\n"
-        "// (docs/mxu.md; co-simulation runs with --x-initial unique).\n"
+        "// and the valid bits of its stages (%s), which only enable\n"
+        "// the datapath's registers; none of it is reset. Row r's valid bit comes from\n"
+        "// tpu_mxu's reset valid pipe, so PE (r, c)'s valid bits are exact from c + %u cycles\n"
+        "// after reset is released, before any vector presented after reset reaches the PE.\n"
+        "// Before that, an unknown valid bit can only make a register load a value no valid\n"
+        "// activation reads (see above), and out_valid_o comes from the reset valid pipe:\n"
+        "// nothing observable depends on this state (docs/mxu.md; test-cosim-gating with\n"
+        "// Icarus's X, the co-simulations with --x-initial unique).\n"
         "\n",
-        s == 1 ? "act_valid_i: psum_q"
-        : s == 2 ? "act_valid_i: prod_q; act_valid_q: psum_q"
-                 : "act_valid_i: prod_q; act_valid_q: mid_q; mid_valid_q: psum_q",
+        s == 1 ? "act_q and psum_q on act_valid_i"
+        : s == 2 ? "act_q and prod_q on act_valid_i, psum_q on act_valid_q"
+                 : "act_q and prod_q on act_valid_i, mid_q on act_valid_q,\n// psum_q on mid_valid_q",
         s == 3 ? "act_valid_q, mid_valid_q" : "act_valid_q", s == 3 ? 2u : 1u);
     sb_puts(sb, pe_ports);
     sb_puts(sb,

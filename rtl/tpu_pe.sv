@@ -15,10 +15,10 @@
 // The activation, its bank tag and its valid bit are passed to the right through one
 // register.
 // Clock enables: each datapath register loads only when its stage holds a valid
-// activation (act_valid_i: psum_q), and the
-// arithmetic is computed inside that `if` (the blocks b_mul, b_align, b_norm: the same
-// text as tpu_bf16_mul and tpu_fp32_add, gen/emit_arith.c; docs/numerics.md). An idle
-// PE holds still: no toggling in hardware, no work in a simulator. The valid bits travel
+// activation: act_q and psum_q on act_valid_i.
+// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text
+// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE
+// holds still: no toggling in hardware, no work in a simulator. The valid bits travel
 // exactly with the data, and a stage reads the register before it only in the cycle
 // after that register was loaded for the same activation, so the results are those of
 // the PE without enables, bit for bit, with the same latency.
@@ -27,13 +27,14 @@
 // row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no
 // multiplexer picks the bank being shifted.
 // Reset: none. The PE holds datapath state (weights, activation, product, partial sums)
-// and the valid bits of its stages (act_valid_q), which only enable the
-// datapath's registers; none of it is reset. Row r's valid bit comes from tpu_mxu's
-// reset valid pipe, so PE (r, c)'s valid bits are exact from c + 1 cycles after reset
-// is released: every valid activation is seen as valid. Before that, an unknown valid
-// bit can only make a register load a value no valid activation reads (see above), and
-// out_valid_o comes from the reset valid pipe: nothing observable depends on this state
-// (docs/mxu.md; co-simulation runs with --x-initial unique).
+// and the valid bits of its stages (act_valid_q), which only enable
+// the datapath's registers; none of it is reset. Row r's valid bit comes from
+// tpu_mxu's reset valid pipe, so PE (r, c)'s valid bits are exact from c + 1 cycles
+// after reset is released, before any vector presented after reset reaches the PE.
+// Before that, an unknown valid bit can only make a register load a value no valid
+// activation reads (see above), and out_valid_o comes from the reset valid pipe:
+// nothing observable depends on this state (docs/mxu.md; test-cosim-gating with
+// Icarus's X, the co-simulations with --x-initial unique).
 
 module tpu_pe (
   input  logic        clk_i,
