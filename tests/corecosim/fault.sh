@@ -7,7 +7,8 @@
 #  - bad programs (every error code of docs/isa.md "Errors") halt the RTL with the model's
 #    `e <pc> <code>` after the same writes (traces identical, both report the error);
 #  - the AXI assertion layer fires (--inject-axi shows it one bad WLAST, burst length or
-#    changed payload); --max-cycles gives a clear timeout; bad harness arguments exit 2.
+#    changed payload), also on the 128-bit data master of build/sim/core_N<N>_A128;
+#    --max-cycles gives a clear timeout; bad harness arguments exit 2.
 # usage: tests/corecosim/fault.sh N
 set -u
 n=${1:-4}
@@ -123,6 +124,20 @@ axi() { # axi KIND MESSAGE
 axi wlast "m_axi W: wlast 1 on beat 0 of a"
 axi len "m_axi AR: len 16: more than 16 beats"
 axi hold "m_axi AR: payload changed while valid and not ready"
+# the same on a 128-bit data master (16-byte beats), which takes only its own width (its first
+# W burst may be one beat long: WLAST shown as 0 there; a changed AR payload may be counted
+# twice, once when it changes and once when it changes back)
+tb64=$tb; tb=build/sim/core_N${n}_A128/core_tb
+axiw() { # axiw KIND MESSAGE
+    run 1 "--inject-axi $1 (128 bits)" $tb $job --trace "$out/t.trace" --stall 30 --inject-axi "$1" &&
+        has "--inject-axi $1 is caught (128 bits)" "$2" && has "--inject-axi $1 counted (128 bits)" "AXI protocol violation(s)"
+}
+axiw wlast "m_axi W: wlast "
+axiw len "m_axi AR: len 16: more than 16 beats"
+axiw hold "m_axi AR: payload changed while valid and not ready"
+run 2 "wrong --axi-data-bits" $tb $job --axi-data-bits 64 &&
+    has "wrong --axi-data-bits message" "--axi-data-bits must be the verilated core's AXI data width: 64"
+tb=$tb64
 run 1 "timeout" $tb $job --trace "$out/t.trace" --max-cycles 5 &&
     has "timeout is reported" "ERROR: timeout: not halted after"
 run 2 "bad --stall" $tb $job --stall 95 && has "bad --stall message" "--stall takes a percentage in 0 .. 90: 95"

@@ -39,5 +39,5 @@ test-core-cosim: core-cosim-tools
 	exit $$st
 
 test-core-cosim-fault: core-cosim-tools
-	@$(MAKE) --no-print-directory $(call core_tb,4)
+	@$(MAKE) --no-print-directory $(call core_tb,4) $(call core_tb,4,128)
 	@sh tests/corecosim/fault.sh 4
