@@ -411,11 +411,12 @@ static void put_line(struct strbuf *sb, unsigned indent, const char *s, size_t n
 }
 
 /* internal: a module body as procedural code: its declarations to decls, the rest to
-   stmts, at `indent` spaces */
-static void body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char *text,
+   stmts, at `indent` spaces; -1 if a line is not of the forms above (a statement over
+   several lines, an `end` inside always_comb at two spaces) */
+static int body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char *text,
                          unsigned indent, const struct rename *rn, size_t nrn)
 {
-    int in_comb = 0;
+    int in_comb = 0, bad = 0;
     while (*text) {
         const char *nl = strchr(text, '\n');
         const size_t n = nl ? (size_t)(nl - text) : strlen(text);
@@ -426,19 +427,26 @@ static void body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char 
         } else if (in_comb && n == 5 && IS("  end")) {
             in_comb = 0;
         } else if (in_comb) { /* four spaces and more: two levels less */
-            put_line(stmts, indent, text + 4, n - 4, rn, nrn);
+            bad |= n < 4 || memcmp(text, "    ", 4) != 0;
+            if (!bad)
+                put_line(stmts, indent, text + 4, n - 4, rn, nrn);
         } else if (IS("  always_comb begin")) {
             in_comb = 1;
         } else if (IS("  logic ")) {
+            bad |= memchr(text, ';', n) == NULL;
             put_line(decls, indent, text + 2, n - 2, rn, nrn);
         } else if (IS("  assign ")) {
+            bad |= memchr(text, ';', n) == NULL;
             put_line(stmts, indent, text + 9, n - 9, rn, nrn);
-        } else { /* a comment */
+        } else if (IS("  //")) {
             put_line(stmts, indent, text + 2, n - 2, rn, nrn);
+        } else {
+            bad = 1;
         }
 #undef IS
         text = next;
     }
+    return bad || in_comb ? -1 : 0;
 }
 
 void emit_arith_consts(struct strbuf *sb)
@@ -467,15 +475,16 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
     if (mid_bits != ARITH_MID_BITS)
         return -1;
     struct strbuf decls, stmts;
+    int rc = 0;
     sb_init(&decls);
     sb_init(&stmts);
     switch (part) {
     case ARITH_MUL:
-        body_to_proc(&decls, &stmts, bf16_mul_body, in, rn, nrn);
+        rc |= body_to_proc(&decls, &stmts, bf16_mul_body, in, rn, nrn);
         break;
     case ARITH_ADD:
     case ARITH_ADD_ALIGN:
-        body_to_proc(&decls, &stmts, fp32_add_align, in, rn, nrn);
+        rc |= body_to_proc(&decls, &stmts, fp32_add_align, in, rn, nrn);
         if (part == ARITH_ADD_ALIGN) {
             sb_printf(&stmts, "%*s%s = {", (int)in, "", out);
             for (size_t i = 0; i < FP32_ADD_MID_N; i++)
@@ -489,7 +498,7 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
             sb_printf(&stmts, "%*sad_%s = al_%s;\n", (int)in, "", fp32_add_mid[i].name,
                       fp32_add_mid[i].name);
         }
-        body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
+        rc |= body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
         break;
     case ARITH_ADD_NORM: {
         unsigned hi = mid_bits;
@@ -505,7 +514,7 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
                           a, hi - 1, hi - w);
             hi -= w;
         }
-        body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
+        rc |= body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
         break;
     }
     }
@@ -518,5 +527,5 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
     sb_free(&stmts);
     if (failed)
         sb->failed = 1;
-    return 0;
+    return rc;
 }
