@@ -52,6 +52,11 @@ enum arith_part { ARITH_MUL, ARITH_ADD, ARITH_ADD_ALIGN, ARITH_ADD_NORM };
 int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
                      const char *b, const char *out, unsigned indent);
 void emit_arith_consts(struct strbuf *sb);
+/* out = fp32_add(acc, bf16_mul(act, w)), bit for bit, as one smaller block (the one-stage
+   PE); appended like emit_arith_block's blocks, needs no localparam; -1 on an internal
+   inconsistency. */
+int emit_arith_mac(struct strbuf *sb, const char *name, const char *acc, const char *act,
+                   const char *w, const char *out, unsigned indent);
 /* emit_mxu.c */
 int emit_pe(struct gen_output *out, const struct gen_config *cfg);
 int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg);

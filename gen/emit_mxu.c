@@ -84,8 +84,7 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         "// register.\n"
         "// Clock enables: each datapath register loads only when its stage holds a valid\n"
         "// activation: %s.\n"
-        "// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text\n"
-        "// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE\n"
+        "%s"
         "// holds still: no toggling in hardware, no work in a simulator. The valid bits travel\n"
         "// exactly with the data, and a stage reads the register before it only in the cycle\n"
         "// after that register was loaded for the same activation, so the results are those of\n"
@@ -107,6 +106,11 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         s == 1 ? "act_q and psum_q on act_valid_i"
         : s == 2 ? "act_q and prod_q on act_valid_i, psum_q on act_valid_q"
                  : "act_q and prod_q on act_valid_i, mid_q on act_valid_q,\n// psum_q on mid_valid_q",
+        s == 1 ? "// The arithmetic is computed inside that `if`: the block u_add is\n"
+                 "// fp32_add(psum_i, bf16_mul(act_i, w)) bit for bit (docs/numerics.md), the multiplier\n"
+                 "// fused into the adder to make it smaller (gen/emit_arith.c, docs/fpga.md). An idle PE\n"
+               : "// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text\n"
+                 "// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE\n",
         s == 3 ? "act_valid_q, mid_valid_q" : "act_valid_q", s == 3 ? 2u : 1u);
     sb_puts(sb, pe_ports);
     sb_puts(sb,
@@ -122,17 +126,27 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
     sb_puts(sb,
         "  logic [31:0] psum_q;\n"
         "\n");
-    emit_arith_consts(sb);
+    if (s > 1) /* (the fused block of S = 1 needs no constant) */
+        emit_arith_consts(sb);
     sb_puts(sb,
         "\n"
         "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
         "  // elaboration time grows with the square of the processes on one clock) ----\n"
-        "  // Multiply-accumulate unfused: exact product, one rounding in the add. The blocks\n"
-        "  // u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's text, where\n"
-        "  // the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking assignments;\n"
-        "  // they are named like the instances they replace, so waveform scopes (and the\n"
-        "  // simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their variables and\n"
-        "  // those of the b_*_en blocks are temporaries of this process, each written before it\n"
+        "  // Multiply-accumulate unfused: exact product, one rounding in the add.\n");
+    sb_puts(sb, s == 1
+        ? "  // The block u_add is the arithmetic, fp32_add(psum_i, bf16_mul(act_i, w)) with the\n"
+          "  // multiplier fused into the adder (gen/emit_arith.c, where the derivations are;\n"
+          "  // docs/fpga.md), as blocking assignments; it is named like the adder instance it\n"
+          "  // replaces, so waveform scopes (and the simulators' trace filter *.u_add) keep the\n"
+          "  // arithmetic out. Its variables and those of the b_*_en blocks are temporaries of\n"
+          "  // this process, each written before it\n"
+        : "  // The blocks u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's\n"
+          "  // text, where the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking\n"
+          "  // assignments; they are named like the instances they replace, so waveform scopes\n"
+          "  // (and the simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their\n"
+          "  // variables and those of the b_*_en blocks are temporaries of this process, each\n"
+          "  // written before it\n");
+    sb_puts(sb,
         "  // is read in the same cycle: none of them is a register.\n"
         "  always_ff @(posedge clk_i) begin\n"
         "    if (wl_valid_i && !wl_bank_i) begin\n"
@@ -148,18 +162,19 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
     /* the multiplier: in the activation's cycle */
     sb_printf(sb,
         "    if (act_valid_i) begin : %s\n"
-        "      logic [15:0] w;     // the weight of the activation's bank\n"
-        "      logic [31:0] prod;  // bf16_mul(act_i, w)\n",
+        "      logic [15:0] w;     // the weight of the activation's bank\n",
         s == 1 ? "b_mac_en" : "b_mul_en");
     if (s == 1)
-        sb_puts(sb, "      logic [31:0] sum;   // fp32_add(psum_i, prod)\n");
+        sb_puts(sb, "      logic [31:0] sum;   // fp32_add(psum_i, bf16_mul(act_i, w))\n");
+    else
+        sb_puts(sb, "      logic [31:0] prod;  // bf16_mul(act_i, w)\n");
     sb_puts(sb,
         "      w = act_bank_i ? w1_q : w0_q;\n"
         "      ");
-    rc |= emit_arith_block(sb, ARITH_MUL, "u_mul", "act_i", "w", "prod", 6);
+    if (s > 1)
+        rc |= emit_arith_block(sb, ARITH_MUL, "u_mul", "act_i", "w", "prod", 6);
     if (s == 1) {
-        sb_puts(sb, "      ");
-        rc |= emit_arith_block(sb, ARITH_ADD, "u_add", "psum_i", "prod", "sum", 6);
+        rc |= emit_arith_mac(sb, "u_add", "psum_i", "act_i", "w", "sum", 6);
         sb_puts(sb,
             "      act_q      <= act_i;\n"
             "      act_bank_q <= act_bank_i;\n"

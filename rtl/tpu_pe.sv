@@ -16,8 +16,9 @@
 // register.
 // Clock enables: each datapath register loads only when its stage holds a valid
 // activation: act_q and psum_q on act_valid_i.
-// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text
-// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE
+// The arithmetic is computed inside that `if`: the block u_add is
+// fp32_add(psum_i, bf16_mul(act_i, w)) bit for bit (docs/numerics.md), the multiplier
+// fused into the adder to make it smaller (gen/emit_arith.c, docs/fpga.md). An idle PE
 // holds still: no toggling in hardware, no work in a simulator. The valid bits travel
 // exactly with the data, and a stage reads the register before it only in the cycle
 // after that register was loaded for the same activation, so the results are those of
@@ -59,16 +60,16 @@ module tpu_pe (
   logic [15:0] act_q;
   logic [31:0] psum_q;
 
-  localparam logic [31:0] QNaN = 32'h7FC0_0000;  // (tpu_bf16_mul's)
 
   // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's
   // elaboration time grows with the square of the processes on one clock) ----
-  // Multiply-accumulate unfused: exact product, one rounding in the add. The blocks
-  // u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's text, where
-  // the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking assignments;
-  // they are named like the instances they replace, so waveform scopes (and the
-  // simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their variables and
-  // those of the b_*_en blocks are temporaries of this process, each written before it
+  // Multiply-accumulate unfused: exact product, one rounding in the add.
+  // The block u_add is the arithmetic, fp32_add(psum_i, bf16_mul(act_i, w)) with the
+  // multiplier fused into the adder (gen/emit_arith.c, where the derivations are;
+  // docs/fpga.md), as blocking assignments; it is named like the adder instance it
+  // replaces, so waveform scopes (and the simulators' trace filter *.u_add) keep the
+  // arithmetic out. Its variables and those of the b_*_en blocks are temporaries of
+  // this process, each written before it
   // is read in the same cycle: none of them is a register.
   always_ff @(posedge clk_i) begin
     if (wl_valid_i && !wl_bank_i) begin
@@ -80,190 +81,155 @@ module tpu_pe (
     act_valid_q <= act_valid_i;
     if (act_valid_i) begin : b_mac_en
       logic [15:0] w;     // the weight of the activation's bank
-      logic [31:0] prod;  // bf16_mul(act_i, w)
-      logic [31:0] sum;   // fp32_add(psum_i, prod)
+      logic [31:0] sum;   // fp32_add(psum_i, bf16_mul(act_i, w))
       w = act_bank_i ? w1_q : w0_q;
-      begin : u_mul
-        logic        sign;
-        logic [7:0]  exp_a, exp_b;
-        logic        zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
-        logic [15:0] sig_prod;  // (1.frac_a * 2^7) * (1.frac_b * 2^7), in [2^14, 2^16)
-        logic [8:0]  exp_sum;   // exp_a + exp_b + (sig_prod >= 2^15): 2 .. 509
-        logic [7:0]  exp_p;     // biased exponent of a normal product: exp_sum - 127
-        logic [22:0] frac_p;
-        sign   = act_i[15] ^ w[15];
-        exp_a  = act_i[14:7];
-        exp_b  = w[14:7];
-        zero_a = exp_a == 8'h00;  // zero or subnormal (DAZ)
-        zero_b = exp_b == 8'h00;
-        inf_a  = exp_a == 8'hFF && act_i[6:0] == 7'h00;
-        inf_b  = exp_b == 8'hFF && w[6:0] == 7'h00;
-        nan_a  = exp_a == 8'hFF && act_i[6:0] != 7'h00;
-        nan_b  = exp_b == 8'hFF && w[6:0] != 7'h00;
-        // Both factors are below 2^8, so the 16-bit product is exact.
-        sig_prod = {8'h00, 1'b1, act_i[6:0]} * {8'h00, 1'b1, w[6:0]};
-        // The product is sig_prod * 2^(exp_a + exp_b - 254 - 14); normalised to 1.f it has the
-        // biased exponent exp_a + exp_b - 127, one more if sig_prod reached 2^15.
-        exp_sum = {1'b0, exp_a} + {1'b0, exp_b} + {8'h00, sig_prod[15]};
-        exp_p   = 8'(exp_sum - 9'd127);
-        frac_p  = sig_prod[15] ? {sig_prod[14:0], 8'h00} : {sig_prod[13:0], 9'h000};
-        if (nan_a || nan_b) begin
-          prod = QNaN;
-        end else if ((inf_a && zero_b) || (inf_b && zero_a)) begin
-          prod = QNaN;
-        end else if (inf_a || inf_b) begin
-          prod = {sign, 8'hFF, 23'h000000};
-        end else if (zero_a || zero_b) begin
-          prod = {sign, 31'h00000000};
-        end else if (exp_sum <= 9'd127) begin  // biased exponent <= 0: below 2^-126, flush
-          prod = {sign, 31'h00000000};
-        end else if (exp_sum >= 9'd382) begin  // biased exponent >= 255: 2^128 or more
-          prod = {sign, 8'hFF, 23'h000000};
-        end else begin
-          prod = {sign, exp_p, frac_p};
-        end
-      end
       begin : u_add
-        logic zero_a, zero_b, inf_a, inf_b, nan_a, nan_b;
-        logic       sign_a, sign_b;
-        logic       both_neg;  // (-0) + (-0) = -0, other pairs of zeros give +0
-        logic       inf_same;  // two Infs of the same sign (else Inf - Inf)
-        logic       al_special;
-        logic [2:0] al_spec;   // {sign, exponent = 8'hFF, fraction bit 22}
-        logic        swap;
-        logic [31:0] x, y;
-        logic [7:0]  exp_diff;    // exp(x) - exp(y): 0 .. 253
-        logic [4:0]  shift;       // exp_diff, clamped at 27 (all of y shifted out)
-        logic [26:0] sig_x, sig_y;  // sig_y = 0 for a zero (or, DAZ, subnormal) y
-        logic        zero_y;
-        logic [26:0] sig_y_sh;    // sig_y >> shift
-        logic [26:0] lost_mask;   // the bits of sig_y that shift leaves below bit 0: [shift-1:0]
-        logic        sticky;      // one of them is set
-        logic [26:0] sig_y_al;    // aligned y, lost bits jammed into bit 0
-        logic        eff_sub;     // signs differ: subtract the magnitudes
-        logic [27:0] al_sum;
-        logic        al_sign_x;   // sign of the larger operand: the sign of any nonzero sum
-        logic [7:0]  al_exp_x;
-        logic        ad_special;
-        logic [2:0]  ad_spec;
-        logic        ad_sign_x;
-        logic [7:0]  ad_exp_x;
-        logic [27:0] ad_sum;
-        logic [31:0] nrm0, nrm1, nrm2, nrm3, nrm4, nrm5;
-        logic        z16, z8, z4, z2, z1;  // stage shifts
-        logic [4:0]  lzc;   // leading zeros of sum: 0 .. 27
-        logic [27:0] norm;  // sum << lzc
-        logic [3:0]  unused_nrm;
-        logic        round_up;
-        logic        carry;   // the rounding carries out: mant = 2^24 (mant[24], found directly)
-        logic [24:0] mant;    // rounded significand; bit 24 set when rounding carried out
-        logic [9:0]  exp_r;   // biased exponent of the result, two's complement: -26 .. 256
-        logic [1:0]  unused_mant;
-        logic        tiny;       // exponent <= 0: below 2^-126
-        logic        huge;       // exponent >= 255: 2^128 or more
-        logic [7:0]  exp_o;
-        logic [22:0] frac_o;
-        logic [31:0] spec_o;     // the special result (first half)
-        // ==== First half: alignment ====
-        // ---- Classes (DAZ: exponent 0 means zero) ----
-        zero_a = psum_i[30:23] == 8'h00;
-        zero_b = prod[30:23] == 8'h00;
-        inf_a  = psum_i[30:23] == 8'hFF && psum_i[22:0] == 23'h000000;
-        inf_b  = prod[30:23] == 8'hFF && prod[22:0] == 23'h000000;
-        nan_a  = psum_i[30:23] == 8'hFF && psum_i[22:0] != 23'h000000;
-        nan_b  = prod[30:23] == 8'hFF && prod[22:0] != 23'h000000;
-        // ---- Results the classes decide alone: NaN, Inf, two zeros ----
-        // Each is {sign, exponent all zeros or all ones, fraction 0 or the quiet bit}: al_spec
-        // holds the three bits that vary. One zero operand is not special: the zero enters the
-        // sum as 0 (sig_y below), and x + 0 comes out of the sum path exactly as x.
-        sign_a   = psum_i[31];
-        sign_b   = prod[31];
-        both_neg = sign_a & sign_b;
-        inf_same = sign_a == sign_b;
-        al_special = 1'b1;
-        if (nan_a || nan_b) begin
-          al_spec = 3'b011;  // QNaN
-        end else if (inf_a && inf_b) begin
-          al_spec = inf_same ? {sign_a, 2'b10} : 3'b011;
-        end else if (inf_a) begin
-          al_spec = {sign_a, 2'b10};
-        end else if (inf_b) begin
-          al_spec = {sign_b, 2'b10};
-        end else if (zero_a && zero_b) begin
-          al_spec = {both_neg, 2'b00};
-        end else begin  // both normal, or one zero: the second half gives the sum
-          al_special = 1'b0;
-          al_spec    = 3'b000;
+        logic [7:0]  exp_a, exp_b;  // the factors' biased exponents
+        logic        zero_a, zero_b, max_a, max_b, frac0_a, frac0_b;
+        logic [15:0] sig_prod;      // (1.frac_a * 2^7) * (1.frac_b * 2^7), in [2^14, 2^16)
+        logic [8:0]  exp_sum;       // exp_a + exp_b + (sig_prod >= 2^15): 2 .. 509
+        logic        p_nan, p_inf, p_zero, p_sign;
+        logic [7:0]  exp_p;         // biased exponent of a normal product: exp_sum - 127
+        logic [14:0] frac_p;        // its fraction: 15 bits, the 8 below them are zero
+        logic [7:0]  exp_c;         // the accumulator's biased exponent
+        logic        c_sign, c_zero, c_max, c_nan, c_inf;
+        logic        s_nan, special;
+        logic [2:0]  spec;
+        logic        swap;          // the product is the larger
+        logic [7:0]  exp_x, exp_y, diff;  // diff = exp_x - exp_y (when y is nonzero)
+        logic [23:0] sig_x, sig_y;
+        logic        sign_x, eff_sub;
+        logic        big, y_nz;
+        logic [26:0] al0, al1, al2, al3;
+        logic        sticky;
+        logic [26:0] y_al;
+        logic [27:0] sig_sum;
+        logic [13:0] grp_lz;        // leading zeros (0..3) of each 4-bit group, bits 27:24 first
+        logic [4:0]  lzc;           // leading zeros of sig_sum: 0 .. 27
+        logic [27:0] sum_c, nrm1, nrm2;
+        logic [27:3] norm;
+        logic        nrm_sticky;
+        logic [9:0]  exp_r;         // biased exponent before rounding, two's complement
+        logic        cancel, tiny, huge, kill, round_up;
+        logic [7:0]  exp_f;
+        logic [22:0] frac_f;
+        logic [30:0] mag;
+        // ---- The product: classes, exponent, significand ----
+        exp_a    = act_i[14:7];
+        exp_b    = w[14:7];
+        zero_a   = exp_a == 8'h00;  // zero or subnormal (DAZ)
+        zero_b   = exp_b == 8'h00;
+        max_a    = exp_a == 8'hFF;  // Inf or NaN
+        max_b    = exp_b == 8'hFF;
+        frac0_a  = act_i[6:0] == 7'h00;
+        frac0_b  = w[6:0] == 7'h00;
+        sig_prod = {8'h00, 1'b1, act_i[6:0]} * {8'h00, 1'b1, w[6:0]};
+        exp_sum  = {1'b0, exp_a} + {1'b0, exp_b} + {8'h00, sig_prod[15]};
+        // NaN input or Inf x 0: NaN; else an Inf factor or a biased exponent >= 255: Inf; else a
+        // zero factor or a biased exponent <= 0 (FTZ): zero (tpu_bf16_mul's order)
+        p_nan    = (max_a & !frac0_a) | (max_b & !frac0_b) | (max_a & zero_b) | (max_b & zero_a);
+        p_inf    = !p_nan & (max_a | max_b | (!zero_a & !zero_b & exp_sum >= 9'd382));
+        p_zero   = !max_a & !max_b & (zero_a | zero_b | exp_sum <= 9'd127);
+        p_sign   = act_i[15] ^ w[15];
+        exp_p    = exp_a + exp_b + {7'h00, sig_prod[15]} + 8'h81;
+        frac_p   = sig_prod[15] ? sig_prod[14:0] : {sig_prod[13:0], 1'b0};
+        // ---- The accumulator's classes; the results the classes decide alone ----
+        // NaN, Inf or two zeros: {sign, exponent all ones or zeros, fraction bit 22} (spec).
+        exp_c   = psum_i[30:23];
+        c_sign  = psum_i[31];
+        c_zero  = exp_c == 8'h00;
+        c_max   = exp_c == 8'hFF;
+        c_nan   = c_max & (psum_i[22:0] != 23'h000000);
+        c_inf   = c_max & (psum_i[22:0] == 23'h000000);
+        s_nan   = c_nan | p_nan | (c_inf & p_inf & (c_sign ^ p_sign));
+        special = c_max | p_nan | p_inf | (c_zero & p_zero);
+        if (s_nan) begin
+          spec = 3'b011;
+        end else if (c_inf) begin
+          spec = {c_sign, 2'b10};
+        end else if (p_inf) begin
+          spec = {p_sign, 2'b10};
+        end else begin  // two zeros: -0 only from (-0) + (-0)
+          spec = {c_sign & p_sign, 2'b00};
         end
-        // ---- Order by magnitude: |x| >= |y| (x is normal unless the result is special) ----
-        swap = prod[30:0] > psum_i[30:0];
-        x    = swap ? prod : psum_i;
-        y    = swap ? psum_i : prod;
-        // ---- Align y: significand, guard, round, sticky ----
-        exp_diff  = x[30:23] - y[30:23];
-        shift     = (exp_diff > 8'd27) ? 5'd27 : exp_diff[4:0];
-        sig_x     = {1'b1, x[22:0], 3'b000};
-        zero_y    = y[30:23] == 8'h00;
-        sig_y     = zero_y ? 27'h0000000 : {1'b1, y[22:0], 3'b000};
-        sig_y_sh  = sig_y >> shift;
-        lost_mask = ~(27'h7FFFFFF << shift);
-        sticky    = (sig_y & lost_mask) != 27'h0000000;
-        sig_y_al  = {sig_y_sh[26:1], sig_y_sh[0] | sticky};
-        // ---- Add or subtract the significands (never negative: |x| >= |y|) ----
-        eff_sub   = x[31] ^ y[31];
-        al_sum    = eff_sub ? ({1'b0, sig_x} - {1'b0, sig_y_al}) : ({1'b0, sig_x} + {1'b0, sig_y_al});
-        al_sign_x = x[31];
-        al_exp_x  = x[30:23];
-        ad_special = al_special;
-        ad_spec = al_spec;
-        ad_sign_x = al_sign_x;
-        ad_exp_x = al_exp_x;
-        ad_sum = al_sum;
-        // ==== Second half: normalise, round ====
-        // ---- Normalise: bring the leading 1 to bit 27 ----
-        // A logarithmic shifter on {sum, 4'b0}: each stage shifts left by 16, 8, 4, 2, 1 if the
-        // bits it would shift out are all zero; the stage decisions are the leading-zero count.
-        // (sum = 0 is handled apart.)
-        nrm0   = {ad_sum, 4'h0};
-        z16    = nrm0[31:16] == 16'h0000;
-        nrm1   = z16 ? {nrm0[15:0], 16'h0000} : nrm0;
-        z8     = nrm1[31:24] == 8'h00;
-        nrm2   = z8 ? {nrm1[23:0], 8'h00} : nrm1;
-        z4     = nrm2[31:28] == 4'h0;
-        nrm3   = z4 ? {nrm2[27:0], 4'h0} : nrm2;
-        z2     = nrm3[31:30] == 2'b00;
-        nrm4   = z2 ? {nrm3[29:0], 2'b00} : nrm3;
-        z1     = !nrm4[31];
-        nrm5   = z1 ? {nrm4[30:0], 1'b0} : nrm4;
-        lzc    = {z16, z8, z4, z2, z1};
-        norm   = nrm5[31:4];
-        unused_nrm = nrm5[3:0];  // always zero: sum has at most 27 leading zeros
-        // ---- Round to nearest even: norm[27:4] kept, norm[3] round, norm[2:0] sticky ----
-        round_up = norm[3] & ((norm[2:0] != 3'b000) | norm[4]);
-        mant     = {1'b0, norm[27:4]} + {24'h000000, round_up};
-        carry    = round_up & (norm[27:4] == 24'hFFFFFF);
-        // sum's leading 1 at bit 27 - lzc weighs 2^(exp(x) - 127 + 1 - lzc); a carry out of the
-        // rounding leaves mant = 2^24 (fraction 0) one binade up.
-        exp_r = {2'b00, ad_exp_x} + 10'd1 - {5'h00, lzc} + {9'h000, carry};
-        // mant[24] is carry; mant[23] the hidden 1 (or 0 after a carry out): neither is stored
-        unused_mant = mant[24:23];
-        // ---- Result ----
+        // ---- Order by magnitude: x the larger of acc_i and the product, y the other ----
+        // The product's low 8 fraction bits are zero, so 23 bits decide; a zero product is never
+        // the larger, and a zero (subnormal) accumulator is below any normal product.
+        swap    = !p_zero && ({exp_p, frac_p} > psum_i[30:8]);
+        exp_x   = swap ? exp_p : exp_c;
+        exp_y   = swap ? exp_c : exp_p;
+        diff    = exp_x - exp_y;
+        sig_x   = swap ? {1'b1, frac_p, 8'h00} : {1'b1, psum_i[22:0]};
+        sig_y   = swap ? (c_zero ? 24'h000000 : {1'b1, psum_i[22:0]}) : (p_zero ? 24'h000000 : {1'b1, frac_p, 8'h00});
+        sign_x  = swap ? p_sign : c_sign;
+        eff_sub = c_sign ^ p_sign;
+        // ---- Align y: {sig_y, guard, round, sticky} >> diff, the bits shifted out jammed into
+        // bit 0 (the argument is tpu_fp32_add's). The fine shift (0..3) comes first and drops only
+        // the three zero bits, so the sticky is the OR of what the coarse shifts (4, 8, 12; 16)
+        // drop; diff >= 32 leaves nothing of y but the sticky. ----
+        big  = diff[7:5] != 3'b000;
+        y_nz = swap ? !c_zero : !p_zero;
+        al0  = {sig_y, 3'b000};
+        al1 = al0 >> diff[1:0];
+        al2 = al1 >> {diff[3:2], 2'b00};
+        al3 = diff[4] ? al2 >> 16 : al2;
+        sticky = (diff[3:2] == 2'd1 && al1[3:0] != 4'h0) || (diff[3:2] == 2'd2 && al1[7:0] != 8'h00) ||
+                 (diff[3:2] == 2'd3 && al1[11:0] != 12'h000) || (diff[4] && al2[15:0] != 16'h0000);
+        y_al   = big ? {26'h0000000, y_nz} : {al3[26:1], al3[0] | sticky};
+        // ---- Add or subtract the significands (never negative: x is the larger) ----
+        sig_sum = {1'b0, sig_x, 3'b000} + ({1'b0, y_al} ^ {28{eff_sub}}) + {27'h0000000, eff_sub};
+        // ---- Normalise: leading zeros by groups of 4 bits, a coarse shift by 4 x group, a fine
+        // one by 0..3. A coarse shift (4 leading zeros or more) needs diff <= 1, which leaves the
+        // sum's bits 1:0 zero; only bits 27:3 are kept, bits 2:0 as a sticky (lzc <= 2). ----
+        grp_lz[1:0]   = sig_sum[27] ? 2'd0 : sig_sum[26] ? 2'd1 : sig_sum[25] ? 2'd2 : 2'd3;
+        grp_lz[3:2]   = sig_sum[23] ? 2'd0 : sig_sum[22] ? 2'd1 : sig_sum[21] ? 2'd2 : 2'd3;
+        grp_lz[5:4]   = sig_sum[19] ? 2'd0 : sig_sum[18] ? 2'd1 : sig_sum[17] ? 2'd2 : 2'd3;
+        grp_lz[7:6]   = sig_sum[15] ? 2'd0 : sig_sum[14] ? 2'd1 : sig_sum[13] ? 2'd2 : 2'd3;
+        grp_lz[9:8]   = sig_sum[11] ? 2'd0 : sig_sum[10] ? 2'd1 : sig_sum[9] ? 2'd2 : 2'd3;
+        grp_lz[11:10] = sig_sum[7] ? 2'd0 : sig_sum[6] ? 2'd1 : sig_sum[5] ? 2'd2 : 2'd3;
+        grp_lz[13:12] = sig_sum[3] ? 2'd0 : sig_sum[2] ? 2'd1 : sig_sum[1] ? 2'd2 : 2'd3;
+        if (sig_sum[27:24] != 4'h0) begin
+          lzc = {3'd0, grp_lz[1:0]};
+        end else if (sig_sum[23:20] != 4'h0) begin
+          lzc = {3'd1, grp_lz[3:2]};
+        end else if (sig_sum[19:16] != 4'h0) begin
+          lzc = {3'd2, grp_lz[5:4]};
+        end else if (sig_sum[15:12] != 4'h0) begin
+          lzc = {3'd3, grp_lz[7:6]};
+        end else if (sig_sum[11:8] != 4'h0) begin
+          lzc = {3'd4, grp_lz[9:8]};
+        end else if (sig_sum[7:4] != 4'h0) begin
+          lzc = {3'd5, grp_lz[11:10]};
+        end else begin
+          lzc = {3'd6, grp_lz[13:12]};
+        end
+        sum_c      = {sig_sum[27:2], 2'b00};
+        nrm1       = (lzc[4:2] == 3'd0) ? sig_sum : (sum_c << {lzc[4:2], 2'b00});
+        nrm2       = nrm1 << lzc[1:0];
+        norm       = nrm2[27:3];
+        nrm_sticky = nrm2[2:0] != 3'b000;
+        // ---- Round to nearest even and pack: norm[27] hidden, norm[26:4] fraction, norm[3]
+        // round bit. The rounding increment runs through the exponent field, so a carry out of
+        // the fraction raises the exponent (254 -> 255 with fraction 0 is Inf). A sum below
+        // 2^-126 is exact (inputs normal or zero), so tiny is decided before the rounding. ----
+        exp_r    = {2'b00, exp_x} + 10'd1 - {5'h00, lzc};
+        cancel   = !norm[27];  // x + (-x): +0 under round to nearest
         tiny     = exp_r[9] || exp_r == 10'd0;
         huge     = !exp_r[9] && exp_r >= 10'd255;
-        exp_o    = exp_r[7:0];
-        frac_o   = mant[22:0];
-        spec_o   = {ad_spec[2], {8{ad_spec[1]}}, ad_spec[0], 22'h000000};
-        if (ad_special) begin  // NaN, Inf or two zeros (first half)
-          sum = spec_o;
-        end else if (ad_sum == 28'h0000000) begin  // x + (-x): +0 under round to nearest
-          sum = 32'h00000000;
-        end else if (tiny) begin  // flush to zero, keeping the sign of the exact sum
-          sum = {ad_sign_x, 31'h00000000};
+        kill     = special | cancel | tiny | huge;
+        round_up = !kill & norm[3] & (nrm_sticky | norm[4]);
+        frac_f   = {(norm[26] & !kill) | (special & spec[0]), norm[25:4] & {22{!kill}}};
+        if (special) begin
+          exp_f = {8{spec[1]}};
+        end else if (cancel || tiny) begin
+          exp_f = 8'h00;
         end else if (huge) begin
-          sum = {ad_sign_x, 8'hFF, 23'h000000};
+          exp_f = 8'hFF;
         end else begin
-          sum = {ad_sign_x, exp_o, frac_o};
+          exp_f = exp_r[7:0];
         end
+        mag   = {exp_f, frac_f} + {30'h00000000, round_up};
+        sum = {special ? spec[2] : (!cancel & sign_x), mag};
       end
       act_q      <= act_i;
       act_bank_q <= act_bank_i;

@@ -13,13 +13,19 @@
 #                      C = 2 ring: random inputs leave these two mostly idle, so they check
 #                      that the rewrite of the whole RTL compiles and resets alike, little
 #                      more) side by side in Icarus, all outputs identical every cycle (~30 s)
+#   test-fpga-pe-mac   the one-stage PE's fused multiply-accumulate (gen/emit_arith.c) equals
+#                      tpu_bf16_mul + tpu_fp32_add: Yosys SAT proof on the generated block for
+#                      every input, then the generated tpu_pe against the C model on 10^6
+#                      biased random vectors (tests/fpga/test_pe_mac.sh, ~60 s)
 #   test-fpga-constraints  what gen writes for FPGAs: --freq-mhz, XDC/SDC/PCF naming clk_i and
 #                      the reset synchroniser, tpu.core parsing as YAML and listing only files
 #                      that exist, tpu_top lint-clean (Verilator -Wall, Icarus), the
 #                      synchroniser's behaviour (tests/fpga/test_constraints.sh, ~10 s)
 # Full only: synth-est (every estimate and its checks) and synth-ice40 (place and route).
 
-.PHONY: test-fpga-dsp test-fpga-flatten test-fpga-constraints
+.PHONY: test-fpga-dsp test-fpga-flatten test-fpga-constraints test-fpga-pe-mac
+test-fpga-pe-mac: $(GEN) $(CMODEL_LIB)
+	VERILATOR=$(VERILATOR) sh tests/fpga/test_pe_mac.sh $(GEN) $(BUILD)/fpga-pe-mac
 test-fpga-constraints: $(GEN)
 	VERILATOR=$(VERILATOR) sh tests/fpga/test_constraints.sh $(GEN)
 
@@ -45,5 +51,5 @@ test-fpga-flatten: $(GEN)
 		sh bench/synth/equiv.sh $$g $${t#*:} $${t%:*} 400 $$d/work_$${t%:*}; \
 	done
 
-TEST_SUITES += test-fpga-dsp test-fpga-flatten test-fpga-constraints
+TEST_SUITES += test-fpga-dsp test-fpga-flatten test-fpga-constraints test-fpga-pe-mac
 FULL_SUITES += synth-est synth-ice40
