@@ -131,7 +131,7 @@ module tpu_pe (
         p_inf    = !p_nan & (max_a | max_b | (!zero_a & !zero_b & exp_sum >= 9'd382));
         p_zero   = !max_a & !max_b & (zero_a | zero_b | exp_sum <= 9'd127);
         p_sign   = act_i[15] ^ w[15];
-        exp_p    = exp_a + exp_b + {7'h00, sig_prod[15]} + 8'h81;
+        exp_p    = exp_a + exp_b + {7'h00, sig_prod[15]} + 8'h81;  // exp_sum - 127, mod 256
         frac_p   = sig_prod[15] ? sig_prod[14:0] : {sig_prod[13:0], 1'b0};
         // ---- The accumulator's classes; the results the classes decide alone ----
         // NaN, Inf or two zeros: {sign, exponent all ones or zeros, fraction bit 22} (spec).
@@ -180,7 +180,7 @@ module tpu_pe (
         sig_sum = {1'b0, sig_x, 3'b000} + ({1'b0, y_al} ^ {28{eff_sub}}) + {27'h0000000, eff_sub};
         // ---- Normalise: leading zeros by groups of 4 bits, a coarse shift by 4 x group, a fine
         // one by 0..3. A coarse shift (4 leading zeros or more) needs diff <= 1, which leaves the
-        // sum's bits 1:0 zero; only bits 27:3 are kept, bits 2:0 as a sticky (lzc <= 2). ----
+        // sum's bits 1:0 zero; bits 27:3 of the shifted sum are kept, bits 2:0 are a sticky. ----
         grp_lz[1:0]   = sig_sum[27] ? 2'd0 : sig_sum[26] ? 2'd1 : sig_sum[25] ? 2'd2 : 2'd3;
         grp_lz[3:2]   = sig_sum[23] ? 2'd0 : sig_sum[22] ? 2'd1 : sig_sum[21] ? 2'd2 : 2'd3;
         grp_lz[5:4]   = sig_sum[19] ? 2'd0 : sig_sum[18] ? 2'd1 : sig_sum[17] ? 2'd2 : 2'd3;
@@ -188,21 +188,14 @@ module tpu_pe (
         grp_lz[9:8]   = sig_sum[11] ? 2'd0 : sig_sum[10] ? 2'd1 : sig_sum[9] ? 2'd2 : 2'd3;
         grp_lz[11:10] = sig_sum[7] ? 2'd0 : sig_sum[6] ? 2'd1 : sig_sum[5] ? 2'd2 : 2'd3;
         grp_lz[13:12] = sig_sum[3] ? 2'd0 : sig_sum[2] ? 2'd1 : sig_sum[1] ? 2'd2 : 2'd3;
-        if (sig_sum[27:24] != 4'h0) begin
-          lzc = {3'd0, grp_lz[1:0]};
-        end else if (sig_sum[23:20] != 4'h0) begin
-          lzc = {3'd1, grp_lz[3:2]};
-        end else if (sig_sum[19:16] != 4'h0) begin
-          lzc = {3'd2, grp_lz[5:4]};
-        end else if (sig_sum[15:12] != 4'h0) begin
-          lzc = {3'd3, grp_lz[7:6]};
-        end else if (sig_sum[11:8] != 4'h0) begin
-          lzc = {3'd4, grp_lz[9:8]};
-        end else if (sig_sum[7:4] != 4'h0) begin
-          lzc = {3'd5, grp_lz[11:10]};
-        end else begin
-          lzc = {3'd6, grp_lz[13:12]};
-        end
+        lzc = 5'd27;
+        if (sig_sum[3:0] != 4'h0) lzc = {3'd6, grp_lz[13:12]};
+        if (sig_sum[7:4] != 4'h0) lzc = {3'd5, grp_lz[11:10]};
+        if (sig_sum[11:8] != 4'h0) lzc = {3'd4, grp_lz[9:8]};
+        if (sig_sum[15:12] != 4'h0) lzc = {3'd3, grp_lz[7:6]};
+        if (sig_sum[19:16] != 4'h0) lzc = {3'd2, grp_lz[5:4]};
+        if (sig_sum[23:20] != 4'h0) lzc = {3'd1, grp_lz[3:2]};
+        if (sig_sum[27:24] != 4'h0) lzc = {3'd0, grp_lz[1:0]};
         sum_c      = {sig_sum[27:2], 2'b00};
         nrm1       = (lzc[4:2] == 3'd0) ? sig_sum : (sum_c << {lzc[4:2], 2'b00});
         nrm2       = nrm1 << lzc[1:0];
