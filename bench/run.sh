@@ -3,6 +3,7 @@
 # make bench: prints figures and ratios (never pass/fail on speed). Copy what it prints into
 # bench/RESULTS.md with the date and the machine. Sizes: BENCH_NS (default "16 32 64 128")
 # are the array sizes whose Verilator build is measured; N = 128 needs ~11 GB and ~20 min.
+# It also runs bench-board-128 (the gen --mxu 128 --cores 8 board: ~6 min build, ~10 GB).
 set -u
 MAKE=${MAKE:-make}
 NS=${BENCH_NS:-"16 32 64 128"}
@@ -63,6 +64,8 @@ $MAKE -s bench-model
 say "VPU accuracy over all 65,536 bf16 inputs vs MPFR"
 $MAKE -s bench-vpu-accuracy 2>&1 | tail -n 12
 
-for t in bench-vpu-speed bench-core synth-est; do
+# the board: one allreduce vs the ring bound (N = 16, 8 cores), then the headline 128 x 8
+# board from nothing (build time, peak memory, a 128^3 matmul on 8 cores; ~10 GB, run alone)
+for t in bench-vpu-speed bench-core bench-noc-allreduce bench-board-allreduce bench-board-128 synth-est; do
     if $MAKE -n $t >/dev/null 2>&1; then say "$t"; $MAKE -s $t; fi
 done
