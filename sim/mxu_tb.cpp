@@ -33,6 +33,8 @@
 
 #include "Vtpu_mxu.h"
 #include "matgen.h"
+#include "tb_errors.h"
+#include "tb_options.h"
 #include "tpu/tpu.h"
 #include "tpu_params.h"
 #include "trace_cmp.h"
@@ -49,7 +51,7 @@ double sc_time_stamp() { return 0; }
 namespace {
 
 constexpr unsigned kN = TPU_MXU_N;
-constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
+using tb::kMaxErrors;
 
 struct Options {
     size_t m = 8 * kN, k = 4 * kN, n = 4 * kN;
@@ -67,22 +69,13 @@ struct Options {
 
 int usage_error(const char *what, const char *arg)
 {
-    std::fprintf(stderr, "mxu_tb: error: %s%s%s (try --help)\n", what, arg ? ": " : "",
-                 arg ? arg : "");
-    return 2;
+    return tb::usage_error("mxu_tb", what, arg);
 }
 
+// a leading '+' is accepted, as it always was here
 bool parse_size(const char *s, uint64_t *out)
 {
-    if (s == nullptr || *s == '\0' || *s == '-')
-        return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
+    return tb::parse_u64(s, out, true);
 }
 
 void help()
@@ -167,30 +160,6 @@ int parse_options(int argc, char **argv, Options *o)
     return -1;
 }
 
-// The protocol checker's error log: the first few in full, then a count.
-struct Errors {
-    uint64_t count = 0;
-    void operator()(uint64_t cycle, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
-    {
-        if (++count > kMaxErrors)
-            return;
-        std::printf("mxu_tb: ERROR cycle %" PRIu64 ": ", cycle);
-        va_list ap;
-        va_start(ap, fmt);
-        std::vprintf(fmt, ap);
-        va_end(ap);
-        std::printf("\n");
-    }
-};
-
-uint64_t time_seed()
-{
-    const uint64_t t = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
-    uint64_t s = t ^ (static_cast<uint64_t>(getpid()) << 32);
-    return (tpu_matgen_rand(&s) % 2147483646u) + 1; // Verilator takes a positive int
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -231,16 +200,14 @@ int main(int argc, char **argv)
     ctx->randReset(2); // --x-initial unique: randomise every initial value
     ctx->traceEverOn(true);
     ctx->commandArgs(argc, argv);
-    if (ctx->randSeed() == 0)
-        ctx->randSeed(static_cast<int>(time_seed()));
+    tb::seed_context(ctx.get());
     std::printf("mxu_tb: N=%u M=%zu K=%zu N'=%zu dist=%s seed=%" PRIu64
                 " +verilator+seed+%d (add it to replay this run)\n",
                 kN, M, K, NP, opt.dist.c_str(), opt.seed, ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_mxu> top{new Vtpu_mxu{ctx.get(), "TOP"}};
     std::unique_ptr<VerilatedFstC> fst;
-    const char *plus_trace = ctx->commandArgsPlusMatch("trace");
-    if (plus_trace != nullptr && std::strcmp(plus_trace, "+trace") == 0) {
+    if (tb::plus_trace(ctx.get())) {
         fst.reset(new VerilatedFstC);
         top->trace(fst.get(), 99);
         fst->open(opt.fst.c_str());
@@ -290,7 +257,7 @@ int main(int argc, char **argv)
     top->rst_ni = 1;
 
     // ---- Drive by the schedule ----
-    Errors err;
+    tb::Errors err{"mxu_tb"};
     std::vector<uint32_t> seeds(M * kN);         // the previous tile's outputs, per row
     std::vector<size_t> seed_tile(M, SIZE_MAX);  // which tile they came from
     std::vector<fp32_t> out(kN);

@@ -35,6 +35,8 @@
 #include "Vtpu_vpu.h"
 #include "tpu/tpu.h"
 #include "tpu/vpu.h"
+#include "tb_errors.h"
+#include "tb_options.h"
 #include "tpu_params.h"
 #include "vl_ports.h"
 
@@ -50,7 +52,7 @@ namespace {
 constexpr unsigned kL = TPU_VPU_LANES;
 constexpr uint64_t kLat = TPU_VPU_LATENCY;
 constexpr uint64_t kRedLat = TPU_VPU_RED_LATENCY;
-constexpr int kMaxErrors = 10;
+using tb::kMaxErrors;
 constexpr unsigned kOpSmexp = 12; // the RTL's exp(a - b) opcode (softmax pass 2)
 
 // ---- Random numbers (splitmix64: the same data on every host) -----------------------------
@@ -172,9 +174,7 @@ struct Options {
 
 int usage_error(const char *what, const char *arg)
 {
-    std::fprintf(stderr, "vpu_tb: error: %s%s%s (try --help)\n", what, arg ? ": " : "",
-                 arg ? arg : "");
-    return 2;
+    return tb::usage_error("vpu_tb", what, arg);
 }
 
 void help()
@@ -204,17 +204,10 @@ void help()
         kL);
 }
 
+// a leading '+' is accepted, as it always was here
 bool parse_u64(const char *s, uint64_t *out)
 {
-    if (s == nullptr || *s == '\0' || *s == '-')
-        return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
+    return tb::parse_u64(s, out, true);
 }
 
 int parse_options(int argc, char **argv, Options *o)
@@ -444,20 +437,16 @@ struct Sim {
     uint64_t vec_index = 0; // global index of the next vector
     std::vector<Rec> rtl, model;
     std::vector<Vec> all;   // every vector issued, by index (for the divergence report)
-    uint64_t errors = 0;
+    tb::Errors perr{"vpu_tb"};
     const Options *opt;
     uint64_t vectors = 0;
 
     void err(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
     {
-        if (++errors > kMaxErrors)
-            return;
-        std::printf("vpu_tb: ERROR cycle %" PRIu64 ": ", cycle);
         va_list ap;
         va_start(ap, fmt);
-        std::vprintf(fmt, ap);
+        perr.vlog(-1, cycle, fmt, ap);
         va_end(ap);
-        std::printf("\n");
     }
 
     void edge(int clk)
@@ -696,20 +685,14 @@ int main(int argc, char **argv)
     ctx->randReset(2);
     ctx->traceEverOn(true);
     ctx->commandArgs(argc, argv);
-    if (ctx->randSeed() == 0) {
-        uint64_t t = static_cast<uint64_t>(
-                         std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                     (static_cast<uint64_t>(getpid()) << 32);
-        ctx->randSeed(static_cast<int>(rnd(&t) % 2147483646u) + 1);
-    }
+    tb::seed_context(ctx.get());
     std::printf("vpu_tb: L=%u latency=%" PRIu64 " red_latency=%" PRIu64
                 " modes=%s seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
                 kL, kLat, kRedLat, opt.modes.c_str(), opt.seed, ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_vpu> top{new Vtpu_vpu{ctx.get(), "TOP"}};
     std::unique_ptr<VerilatedFstC> fst;
-    const char *plus_trace = ctx->commandArgsPlusMatch("trace");
-    if (plus_trace != nullptr && std::strcmp(plus_trace, "+trace") == 0) {
+    if (tb::plus_trace(ctx.get())) {
         fst.reset(new VerilatedFstC);
         top->trace(fst.get(), 99);
         fst->open(opt.fst.c_str());
@@ -973,14 +956,14 @@ int main(int argc, char **argv)
             std::printf("\n");
         }
     }
-    const bool pass = differing == 0 && sim.errors == 0;
-    if (sim.errors > kMaxErrors)
-        std::printf("vpu_tb: ... %" PRIu64 " protocol errors in all\n", sim.errors);
+    const bool pass = differing == 0 && sim.perr.count == 0;
+    if (sim.perr.count > kMaxErrors)
+        std::printf("vpu_tb: ... %" PRIu64 " protocol errors in all\n", sim.perr.count);
     std::printf("%s: L=%u modes=%s: %" PRIu64 " vectors, %zu reduction rows, %zu softmax rows, "
                 "%zu records, %" PRIu64 " differing, %" PRIu64 " protocol errors; %" PRIu64
                 " cycles in %.2f s (%.0f vectors/s, %.0f elements/s)\n",
                 pass ? "PASS" : "FAIL", kL, opt.modes.c_str(), sim.vectors,
-                static_cast<size_t>(row_id), sm_rows_done, le.size(), differing, sim.errors,
+                static_cast<size_t>(row_id), sm_rows_done, le.size(), differing, sim.perr.count,
                 sim.cycle, secs, secs > 0 ? static_cast<double>(sim.vectors) / secs : 0.0,
                 secs > 0 ? static_cast<double>(sim.vectors) * kL / secs : 0.0);
     return pass ? 0 : 1;

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// The harnesses' shared option handling (sim/*_tb.cpp): the one-line usage error, unsigned
+// option values, and the Verilator plusargs every harness takes: +verilator+seed+N (a fresh
+// seed when none is given, printed by the harness so that the run replays) and +trace.
+#ifndef TPU_SIM_TB_OPTIONS_H
+#define TPU_SIM_TB_OPTIONS_H
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <unistd.h>
+
+#include <verilated.h>
+
+#include "tb_rng.h"
+
+namespace tb {
+
+// "TOOL: error: WHAT[: ARG] (try --help)"; returns the exit status of bad arguments, 2.
+inline int usage_error(const char *tool, const char *what, const char *arg)
+{
+    std::fprintf(stderr, "%s: error: %s%s%s (try --help)\n", tool, what, arg ? ": " : "",
+                 arg ? arg : "");
+    return 2;
+}
+
+// An unsigned integer (decimal, 0x hex or 0 octal), the whole string; a leading '+' only
+// with plus_ok.
+inline bool parse_u64(const char *s, uint64_t *out, bool plus_ok = false)
+{
+    if (s == nullptr || *s == '\0' || *s == '-' || (*s == '+' && !plus_ok))
+        return false;
+    errno = 0;
+    char *end = nullptr;
+    const unsigned long long v = std::strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+// A fresh positive seed (Verilator takes a positive int) from the time and the process.
+inline int time_seed()
+{
+    const uint64_t t = static_cast<uint64_t>(
+        std::chrono::steady_clock::now().time_since_epoch().count());
+    Rng r(t ^ (static_cast<uint64_t>(getpid()) << 32));
+    return static_cast<int>(r.next() % 2147483646u) + 1;
+}
+
+// After commandArgs: a fresh X-initialisation seed unless +verilator+seed+N gave one.
+inline void seed_context(VerilatedContext *ctx)
+{
+    if (ctx->randSeed() == 0)
+        ctx->randSeed(time_seed());
+}
+
+// Whether +trace (exactly) is on the command line.
+inline bool plus_trace(VerilatedContext *ctx)
+{
+    const char *p = ctx->commandArgsPlusMatch("trace");
+    return p != nullptr && std::strcmp(p, "+trace") == 0;
+}
+
+} // namespace tb
+
+#endif
