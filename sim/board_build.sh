@@ -150,7 +150,8 @@ mkdir -p "$hdir"
 (
     flock 9
     # shellcheck disable=SC2086
-    if newer "$hdir/board_tb.o" sim/board_tb.cpp sim/board_axi.h sim/board_bits.h $hdrs \
+    if newer "$hdir/board_tb.o" sim/board_tb.cpp sim/axi_host_mem.h sim/board_bits.h sim/tb_errors.h \
+             sim/tb_options.h sim/tb_rng.h $hdrs \
              cmodel/include/tpu/host.h cmodel/include/tpu/isa.h "$root/sim/board_build.sh"; then
         s=$(date +%s)
         # shellcheck disable=SC2086

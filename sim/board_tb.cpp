@@ -18,7 +18,7 @@
 // A host SC_THREAD (the AXI4-Lite master) loads each core's program into its IMEM, starts
 // every core and polls them until all are done, one stops with an error or --max-cycles
 // passes (then it names the cores still busy and their PC); each core has its own host memory
-// behind its AXI4 master (sim/board_axi.h, the behaviour and checks of core_tb). The trace
+// behind its AXI4 master (sim/axi_host_mem.h, the one of core_tb). The trace
 // ports give each core's trace in the format and grouping of core_tb (docs/isa.md "Trace").
 //
 // Usage: board_tb --job DIR --out DIR [--stall P] [--seed S] [--axi-latency C]
@@ -55,8 +55,9 @@
 #endif
 #include "tpu_params.h"
 
-#include "board_axi.h"
+#include "axi_host_mem.h"
 #include "board_bits.h"
+#include "tb_options.h"
 
 #include "tpu/host.h"
 #include "tpu/isa.h"
@@ -67,6 +68,12 @@
 #endif
 
 using namespace board;
+using tb::AxiIn;
+using tb::AxiMem;
+using tb::AxiOut;
+using tb::BeatWords;
+using tb::Errors;
+using tb::Rng;
 
 namespace {
 
@@ -510,23 +517,9 @@ struct Options {
 
 int usage_error(const char *what, const char *arg)
 {
-    std::fprintf(stderr, "board_tb: error: %s%s%s (try --help)\n", what, arg ? ": " : "",
-                 arg ? arg : "");
-    return 2;
+    return tb::usage_error("board_tb", what, arg);
 }
-
-bool parse_u64(const char *s, uint64_t *out)
-{
-    if (s == nullptr || *s == '\0' || *s == '-' || *s == '+')
-        return false;
-    errno = 0;
-    char *end = nullptr;
-    const unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
+using tb::parse_u64;
 
 void help()
 {
@@ -727,7 +720,7 @@ SC_MODULE(Host)
     Options opt;
     std::vector<std::unique_ptr<CoreJob>> jobs;
     Rng *rng = nullptr;
-    Errors perr;
+    Errors perr{"board_tb"};
     uint64_t cycle = 0;
     int result = 2; // exit status
     bool timeout = false, sampled = false;
@@ -973,14 +966,6 @@ SC_MODULE(Host)
     }
 };
 
-uint64_t time_seed()
-{
-    const uint64_t t = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
-    Rng r(t ^ (static_cast<uint64_t>(getpid()) << 32));
-    return (r.next() % 2147483646u) + 1; // Verilator takes a positive int
-}
-
 int write_outputs(const Options &opt, Host &h)
 {
     char err[1024];
@@ -1072,8 +1057,7 @@ int sc_main(int argc, char **argv)
     Verilated::randReset(2); // --x-initial unique: randomise every initial value
     Verilated::traceEverOn(true);
     Verilated::commandArgs(argc, argv);
-    if (Verilated::defaultContextp()->randSeed() == 0)
-        Verilated::defaultContextp()->randSeed(static_cast<int>(time_seed()));
+    tb::seed_context(Verilated::defaultContextp());
 
     sc_clock clk("clk", 10, SC_NS);
     BoardIO io("io");
@@ -1101,9 +1085,9 @@ int sc_main(int argc, char **argv)
     std::fflush(stdout);
 
     std::unique_ptr<VerilatedFstSc> fst;
-    const char *plus = Verilated::commandArgsPlusMatch("trace");
+    const bool plus = tb::plus_trace(Verilated::defaultContextp());
     sc_start(SC_ZERO_TIME);
-    if (plus != nullptr && std::strcmp(plus, "+trace") == 0) {
+    if (plus) {
         fst.reset(new VerilatedFstSc);
         io.trace(fst.get());
         fst->open(opt.fst.c_str());

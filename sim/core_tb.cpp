@@ -25,7 +25,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <array>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +37,10 @@
 #include <verilated_fst_c.h>
 
 #include "Vtpu_core.h"
+#include "axi_host_mem.h"
+#include "tb_errors.h"
+#include "tb_options.h"
+#include "tb_rng.h"
 #include "tpu_params.h"
 #include "vl_ports.h"
 
@@ -58,12 +61,9 @@ constexpr unsigned kN = TPU_MXU_N;
 constexpr unsigned kAxiBits = TPU_CORE_AXI_DATA_BITS;
 constexpr unsigned kBeat = kAxiBits / 8;
 constexpr unsigned kBeatWords = kAxiBits / 32;
-constexpr unsigned log2u(unsigned v) { return v <= 1 ? 0 : 1 + log2u(v / 2); }
-constexpr unsigned kSize = log2u(kBeat); // AxSIZE
 static_assert(kAxiBits >= 64 && kAxiBits <= 512 && (kAxiBits & (kAxiBits - 1)) == 0,
               "TPU_CORE_AXI_DATA_BITS: 64, 128, 256 or 512");
-using BeatWords = std::array<uint32_t, 16>; // a beat's data, 32 bits a word, word 0 first
-constexpr int kMaxErrors = 10; // protocol errors printed in full; the rest are counted
+using tb::BeatWords; // a beat's data, 32 bits a word, word 0 first
 constexpr unsigned kCounters = 7;
 const char *const kCounterNames[kCounters] = { "CYCLES",   "MXU_BUSY", "WL_STALL", "DMA_BUSY",
                                                "VPU_BUSY", "INSNS",    "NET_BUSY" };
@@ -83,23 +83,9 @@ struct Options {
 
 int usage_error(const char *what, const char *arg)
 {
-    std::fprintf(stderr, "core_tb: error: %s%s%s (try --help)\n", what, arg ? ": " : "",
-                 arg ? arg : "");
-    return 2;
+    return tb::usage_error("core_tb", what, arg);
 }
-
-bool parse_u64(const char *s, uint64_t *out)
-{
-    if (s == nullptr || *s == '\0' || *s == '-' || *s == '+')
-        return false;
-    errno = 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
+using tb::parse_u64;
 
 void help()
 {
@@ -233,99 +219,11 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
     return -1;
 }
 
-// The assertion layer's log: the first few in full, then a count.
-struct Errors {
-    uint64_t count = 0;
-    void operator()(uint64_t cycle, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
-    {
-        if (++count > kMaxErrors)
-            return;
-        std::printf("core_tb: ERROR cycle %" PRIu64 ": ", cycle);
-        va_list ap;
-        va_start(ap, fmt);
-        std::vprintf(fmt, ap);
-        va_end(ap);
-        std::printf("\n");
-    }
-};
-
-// xorshift64*: the stalls' random numbers (deterministic per --seed).
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed * UINT64_C(0x9E3779B97F4A7C15) + 1) {}
-    uint64_t next()
-    {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        return s * UINT64_C(0x2545F4914F6CDD1D);
-    }
-    bool pct(unsigned p) { return p != 0 && next() % 100 < p; }
-};
-
-uint64_t time_seed()
-{
-    const uint64_t t = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
-    Rng r(t ^ (static_cast<uint64_t>(getpid()) << 32));
-    return (r.next() % 2147483646u) + 1; // Verilator takes a positive int
-}
-
-// What the DUT drives on a channel, as sampled before a rising edge: for the
+// What the DUT drives on an AXI4-Lite channel, as sampled before a rising edge: for the
 // "valid held until ready, payload stable" rule.
 struct ChanSample {
     bool valid = false, ready = false;
-    std::array<uint64_t, 20> payload{}; // W: the data words, strobes, last
-};
-
-// The bytes of host memory the program's DMA may touch: a read beat (kBeat bytes) must overlap a
-// dma_in row, a strobed write byte must be in a dma_out row ("no data beyond what was asked").
-struct Footprint {
-    std::vector<bool> read_beat; // per beat of kBeat bytes
-    std::vector<bool> write_byte;
-    void build(const tpu_insn_t *prog, size_t count, size_t host_bytes)
-    {
-        read_beat.assign(host_bytes / kBeat + 1, false);
-        write_byte.assign(host_bytes, false);
-        for (size_t i = 0; i < count; i++) {
-            tpu_dinsn_t d;
-            tpu_insn_decode(prog[i], &d);
-            if (d.opcode != TPU_OP_DMA_IN && d.opcode != TPU_OP_DMA_OUT)
-                continue;
-            if (d.mem > 2)
-                continue;
-            const uint64_t e = tpu_mem_elem_bytes(d.mem);
-            for (uint64_t r = 0; r < d.n; r++) {
-                const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
-                const uint64_t hi = lo + d.cols * e; // exclusive
-                if (d.opcode == TPU_OP_DMA_IN) {
-                    for (uint64_t b = lo / kBeat; b * kBeat < hi && b < read_beat.size(); b++)
-                        read_beat[b] = true;
-                } else {
-                    for (uint64_t b = lo; b < hi && b < host_bytes; b++)
-                        write_byte[b] = true;
-                }
-            }
-        }
-    }
-};
-
-struct ReadBurst {
-    uint64_t addr;
-    unsigned len; // beats - 1
-    unsigned beat;
-    uint64_t ready_cycle; // first beat not before this cycle
-};
-struct WriteBurst {
-    uint64_t addr;
-    unsigned len;
-    unsigned beat;
-    bool err;
-};
-struct WBeat {
-    BeatWords data;
-    uint64_t strb;
-    bool last;
+    std::array<uint64_t, 20> payload{};
 };
 
 // A beat's words to and from a data port (QData at 64 bits, VlWide above).
@@ -341,11 +239,6 @@ template <typename T> BeatWords get_beat(const T &port)
         d[j] = get_field(port, 32 * j, 32);
     return d;
 }
-struct BResp {
-    uint64_t ready_cycle;
-    unsigned resp;
-};
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -374,16 +267,12 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "core_tb: error: %s\n", err);
         return 2;
     }
-    Footprint fp;
-    fp.build(prog, count, host.size);
-
     // ---- Verilator ----
     const std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
     ctx->randReset(2); // --x-initial unique: randomise every initial value
     ctx->traceEverOn(true);
     ctx->commandArgs(argc, argv);
-    if (ctx->randSeed() == 0)
-        ctx->randSeed(static_cast<int>(time_seed()));
+    tb::seed_context(ctx.get());
     std::printf("core_tb: N=%u prog=%s (%zu instructions) axi-data-bits=%u axi-latency=%u "
                 "stall=%u%% seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
                 kN, host.prog_path, count, kAxiBits, opt.axi_latency, opt.stall, opt.seed,
@@ -391,16 +280,19 @@ int main(int argc, char **argv)
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_core> top{new Vtpu_core{ctx.get(), "TOP"}};
     std::unique_ptr<VerilatedFstC> fst;
-    const char *plus_trace = ctx->commandArgsPlusMatch("trace");
-    if (plus_trace != nullptr && std::strcmp(plus_trace, "+trace") == 0) {
+    if (tb::plus_trace(ctx.get())) {
         fst.reset(new VerilatedFstC);
         top->trace(fst.get(), 99);
         fst->open(opt.fst.c_str());
         std::printf("core_tb: writing waveform %s\n", opt.fst.c_str());
     }
 
-    Rng rng(opt.seed);
-    Errors perr;
+    tb::Rng rng(opt.seed);
+    tb::Errors perr{"core_tb"};
+    // ---- AXI4 slave (host memory) ----
+    tb::AxiMem mem(-1, host.mem, host.size, kBeat, opt.axi_latency, opt.stall, &rng, &perr);
+    mem.footprint(prog, count);
+    mem.inject(opt.inject_axi == "wlast", opt.inject_axi == "len", opt.inject_axi == "hold");
     uint64_t cycle = 0; // rising edges since reset release
 
     // ---- AXI4-Lite master state (the host's control port) ----
@@ -409,28 +301,12 @@ int main(int argc, char **argv)
         uint32_t awaddr = 0, wdata = 0, araddr = 0, rdata = 0;
     } lm;
 
-    // ---- AXI4 slave state (host memory) ----
-    std::deque<ReadBurst> rq;
-    std::deque<WriteBurst> awq;
-    std::deque<WBeat> wq;
-    std::deque<BResp> bq;
-    bool rvalid = false, bvalid = false;
-    BeatWords rdata{};
-    unsigned rresp = 0, bresp = 0;
-    bool rlast = false;
-    uint64_t last_r_ready = 0, last_b_ready = 0; // ready cycles stay in order
-    bool arready = false, awready = false, wready = false;
-    uint8_t *const mem = host.mem;
-    const uint64_t mem_bytes = host.size;
-
     // ---- trace capture ----
     std::map<unsigned, std::vector<std::string>> writes; // per pc, in the order made
     std::map<unsigned, bool> dispatched;
     uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
 
-    ChanSample s_aw, s_w, s_ar, l_b, l_r;
-    bool inj_wlast = opt.inject_axi == "wlast", inj_len = opt.inject_axi == "len",
-         inj_hold = opt.inject_axi == "hold";
+    ChanSample l_b, l_r;
 
     auto edge = [&](int clk) {
         top->clk_i = clk;
@@ -452,7 +328,7 @@ int main(int argc, char **argv)
         return s;
     };
 
-    // Stable-payload check of a channel the DUT drives as the sender.
+    // Stable-payload check of an AXI4-Lite channel the DUT drives as the sender.
     using Payload = std::array<uint64_t, 20>;
     auto check_hold = [&](ChanSample &prev, bool valid, bool ready, Payload const &payload,
                           const char *name) {
@@ -481,44 +357,17 @@ int main(int argc, char **argv)
         top->s_axil_araddr = lm.araddr;
         top->s_axil_rready = lm.rready && !rng.pct(opt.stall);
 
-        arready = !rng.pct(opt.stall);
-        awready = !rng.pct(opt.stall);
-        wready = !rng.pct(opt.stall);
-        top->m_axi_arready = arready;
-        top->m_axi_awready = awready;
-        top->m_axi_wready = wready;
-        // R: a beat stays offered until taken; a new one when its burst's data is due
-        if (!rvalid && !rq.empty() && rq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
-            ReadBurst &rb = rq.front();
-            const uint64_t a = rb.addr + uint64_t{ kBeat } * rb.beat;
-            rvalid = true;
-            rlast = rb.beat == rb.len;
-            rdata.fill(0);
-            if (a + kBeat <= mem_bytes) {
-                for (unsigned k = 0; k < kBeat; k++)
-                    rdata[k / 4] |= static_cast<uint32_t>(mem[a + k]) << (8 * (k % 4));
-                rresp = 0;
-            } else {
-                rresp = 3; // DECERR: outside host memory; data 0, as the model's host
-            }
-        }
-        top->m_axi_rvalid = rvalid;
-        if (rvalid) {
-            put_beat(top->m_axi_rdata, rdata);
-        } else {
-            BeatWords junk{};
-            for (unsigned j = 0; j < kBeatWords; j++)
-                junk[j] = static_cast<uint32_t>(rng.next());
-            put_beat(top->m_axi_rdata, junk);
-        }
-        top->m_axi_rresp = rvalid ? rresp : 0;
-        top->m_axi_rlast = rvalid ? rlast : 0;
-        if (!bvalid && !bq.empty() && bq.front().ready_cycle <= cycle && !rng.pct(opt.stall)) {
-            bvalid = true;
-            bresp = bq.front().resp;
-        }
-        top->m_axi_bvalid = bvalid;
-        top->m_axi_bresp = bvalid ? bresp : 0;
+        tb::AxiIn in;
+        mem.drive(cycle, &in);
+        top->m_axi_arready = in.arready;
+        top->m_axi_awready = in.awready;
+        top->m_axi_wready = in.wready;
+        top->m_axi_rvalid = in.rvalid;
+        put_beat(top->m_axi_rdata, in.rdata);
+        top->m_axi_rresp = in.rresp;
+        top->m_axi_rlast = in.rlast;
+        top->m_axi_bvalid = in.bvalid;
+        top->m_axi_bresp = in.bresp;
 
         edge(0);
 
@@ -538,71 +387,24 @@ int main(int argc, char **argv)
         if (l_rh && top->s_axil_rresp != 0)
             perr(cycle, "s_axil R: rresp %u, expected OKAY", top->s_axil_rresp);
 
-        Payload ar_seen{ top->m_axi_araddr, top->m_axi_arlen, top->m_axi_arsize,
-                         top->m_axi_arburst };
-        if (inj_hold && s_ar.valid && !s_ar.ready) {
-            ar_seen[0] ^= 8; // as if the address changed while waiting for arready
-            inj_hold = false;
-        }
-        check_hold(s_ar, top->m_axi_arvalid, arready, ar_seen, "m_axi AR");
-        check_hold(s_aw, top->m_axi_awvalid, awready,
-                   Payload{ top->m_axi_awaddr, top->m_axi_awlen, top->m_axi_awsize,
-                            top->m_axi_awburst },
-                   "m_axi AW");
-        const BeatWords wdata = get_beat(top->m_axi_wdata);
-        const uint64_t wstrb = static_cast<uint64_t>(top->m_axi_wstrb);
-        Payload w_seen{};
-        for (unsigned j = 0; j < kBeatWords; j++)
-            w_seen[j] = wdata[j];
-        w_seen[16] = wstrb;
-        w_seen[17] = top->m_axi_wlast;
-        check_hold(s_w, top->m_axi_wvalid, wready, w_seen, "m_axi W");
-        const bool ar = top->m_axi_arvalid && arready;
-        const bool aw = top->m_axi_awvalid && awready;
-        const bool w = top->m_axi_wvalid && wready;
-        const bool r = rvalid && top->m_axi_rready;
-        const bool b = bvalid && top->m_axi_bready;
-        auto check_burst = [&](const char *ch, uint64_t addr, unsigned len, unsigned size,
-                               unsigned burst) {
-            if (size != kSize)
-                perr(cycle, "%s: size %u, expected %u (%u bytes)", ch, size, kSize, kBeat);
-            if (burst != 1)
-                perr(cycle, "%s: burst %u, expected 1 (INCR)", ch, burst);
-            if (len > 15)
-                perr(cycle, "%s: len %u: more than 16 beats", ch, len);
-            if (addr % kBeat != 0)
-                perr(cycle, "%s: address 0x%" PRIx64 " not %u-byte aligned", ch, addr, kBeat);
-            if ((addr & 0xFFFu) + kBeat * (len + 1u) > 4096u)
-                perr(cycle, "%s: burst at 0x%" PRIx64 " of %u beats crosses a 4 KiB boundary", ch,
-                     addr, len + 1);
-        };
-        if (ar) {
-            const uint64_t a = top->m_axi_araddr;
-            const unsigned len = top->m_axi_arlen;
-            check_burst("m_axi AR", a, inj_len ? 16u : len, top->m_axi_arsize,
-                        top->m_axi_arburst);
-            inj_len = false;
-            for (unsigned k = 0; k <= len; k++) {
-                const uint64_t beat = a / kBeat + k;
-                if (beat >= fp.read_beat.size() || !fp.read_beat[beat])
-                    perr(cycle, "m_axi AR: beat at 0x%" PRIx64 " reads bytes no dma_in row asks",
-                         kBeat * beat);
-            }
-            uint64_t extra = rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;
-            uint64_t rc0 = cycle + opt.axi_latency + extra;
-            if (rc0 < last_r_ready)
-                rc0 = last_r_ready;
-            last_r_ready = rc0;
-            rq.push_back({ a, len, 0, rc0 });
-        }
-        if (aw) {
-            const uint64_t a = top->m_axi_awaddr;
-            const unsigned len = top->m_axi_awlen;
-            check_burst("m_axi AW", a, len, top->m_axi_awsize, top->m_axi_awburst);
-            awq.push_back({ a, len, 0, false });
-        }
-        if (w)
-            wq.push_back({ wdata, wstrb, top->m_axi_wlast != 0 });
+        tb::AxiOut ao;
+        ao.arvalid = top->m_axi_arvalid;
+        ao.araddr = top->m_axi_araddr;
+        ao.arlen = top->m_axi_arlen;
+        ao.arsize = top->m_axi_arsize;
+        ao.arburst = top->m_axi_arburst;
+        ao.awvalid = top->m_axi_awvalid;
+        ao.awaddr = top->m_axi_awaddr;
+        ao.awlen = top->m_axi_awlen;
+        ao.awsize = top->m_axi_awsize;
+        ao.awburst = top->m_axi_awburst;
+        ao.wvalid = top->m_axi_wvalid;
+        ao.wdata = get_beat(top->m_axi_wdata);
+        ao.wstrb = static_cast<uint64_t>(top->m_axi_wstrb);
+        ao.wlast = top->m_axi_wlast != 0;
+        ao.rready = top->m_axi_rready;
+        ao.bready = top->m_axi_bready;
+        mem.sample(cycle, ao);
 
         // trace ports
         if (top->tr_disp_valid_o)
@@ -639,51 +441,7 @@ int main(int argc, char **argv)
             lm.rready = false;
             lm.rdata = l_rdata; // the read's result (lite_read)
         }
-        if (r) {
-            ReadBurst &rb = rq.front();
-            rvalid = false;
-            if (++rb.beat > rb.len)
-                rq.pop_front();
-        }
-        if (b) {
-            bvalid = false;
-            bq.pop_front();
-        }
-        // W beats meet their AW (a beat may come before its address: AXI4 allows it)
-        while (!awq.empty() && !wq.empty()) {
-            WriteBurst &wb = awq.front();
-            const WBeat wbt = wq.front();
-            wq.pop_front();
-            const uint64_t a = wb.addr + uint64_t{ kBeat } * wb.beat;
-            // (--inject-axi wlast: the checker sees the first beat's WLAST inverted)
-            const bool last_seen = wbt.last != inj_wlast;
-            if (last_seen != (wb.beat == wb.len))
-                perr(cycle, "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
-                     last_seen ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
-            if (a + kBeat > mem_bytes) {
-                wb.err = true;
-            } else {
-                for (unsigned k = 0; k < kBeat; k++) {
-                    if (!(wbt.strb >> k & 1))
-                        continue;
-                    if (!fp.write_byte[a + k])
-                        perr(cycle, "m_axi W: byte 0x%" PRIx64 " is written but no dma_out row "
-                                    "covers it", a + k);
-                    mem[a + k] = static_cast<uint8_t>(wbt.data[k / 4] >> (8 * (k % 4)));
-                }
-            }
-            inj_wlast = false;
-            if (++wb.beat > wb.len) {
-                uint64_t extra =
-                    rng.pct(opt.stall) ? rng.next() % (4u * opt.axi_latency + 1) : 0;
-                uint64_t rc0 = cycle - 1 + opt.axi_latency + extra;
-                if (rc0 < last_b_ready)
-                    rc0 = last_b_ready;
-                last_b_ready = rc0;
-                bq.push_back({ rc0, wb.err ? 3u : 0u });
-                awq.pop_front();
-            }
-        }
+        mem.update(cycle);
     };
 
     // AXI4-Lite transactions, with random delays before each valid when stalling.
@@ -796,11 +554,9 @@ int main(int argc, char **argv)
         ctr[k] = lo | hi << 32;
     }
     // let outstanding write responses drain (a protocol check, not part of the run)
-    for (int i = 0; i < 64 && !(rq.empty() && awq.empty() && wq.empty() && bq.empty()); i++)
+    for (int i = 0; i < 64 && !mem.idle(); i++)
         step();
-    if (!rq.empty() || !awq.empty() || !wq.empty() || !bq.empty())
-        perr(cycle, "AXI traffic still outstanding after the halt (%zu R bursts, %zu AW, %zu W, "
-                    "%zu B)", rq.size(), awq.size(), wq.size(), bq.size());
+    mem.report_outstanding(cycle);
     if (fst)
         fst->close();
 

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host memory of one core of the board co-simulation (sim/board_tb.cpp): an AXI4 slave on
-// the core's m_axi_* port with the behaviour of sim/core_tb.cpp's (docs/isa.md "Co-simulation":
+// The host memory of a core in co-simulation (sim/core_tb.cpp, and every core of
+// sim/board_tb.cpp): an AXI4 slave on the core's m_axi_* port (docs/isa.md "Co-simulation":
 // a fixed response latency, bursts answered in order, DECERR outside the image, optional
 // random back-pressure and extra latency with --stall) and its assertion layer (valid held
 // until ready with a stable payload, size log2(beat bytes), INCR, <= 16 beats, aligned to the
-// beat, no 4 KiB
-// crossing, WLAST on the last beat only, a read beat overlapping a dma_in row, a strobed
-// write byte inside a dma_out row, nothing outstanding after the halt). Beats of B/8 bytes
-// for the core's B-bit data master (gen --axi-data-bits, docs/isa.md "AXI4 master (data)").
-// Written for the board harness on its own (core_tb keeps its own copy, edited by others).
-#ifndef TPU_SIM_BOARD_AXI_H
-#define TPU_SIM_BOARD_AXI_H
+// beat, no 4 KiB crossing, WLAST on the last beat only, a read beat overlapping a dma_in row,
+// a strobed write byte inside a dma_out row, nothing outstanding after the halt). Beats of
+// B/8 bytes for the core's B-bit data master (gen --axi-data-bits, docs/isa.md "AXI4 master
+// (data)").
+#ifndef TPU_SIM_AXI_HOST_MEM_H
+#define TPU_SIM_AXI_HOST_MEM_H
 
 #include <array>
 #include <cinttypes>
@@ -20,43 +19,11 @@
 #include <deque>
 #include <vector>
 
+#include "tb_errors.h"
+#include "tb_rng.h"
 #include "tpu/isa.h"
 
-namespace board {
-
-// xorshift64*: the stalls' random numbers (deterministic per seed).
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed * UINT64_C(0x9E3779B97F4A7C15) + 1) {}
-    uint64_t next()
-    {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        return s * UINT64_C(0x2545F4914F6CDD1D);
-    }
-    bool pct(unsigned p) { return p != 0 && next() % 100 < p; }
-};
-
-// The protocol checker's log: the first few violations in full, then a count.
-struct Errors {
-    uint64_t count = 0;
-    void operator()(int core, uint64_t cycle, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)))
-    {
-        if (++count > 10)
-            return;
-        if (core >= 0)
-            std::printf("board_tb: ERROR core %d cycle %" PRIu64 ": ", core, cycle);
-        else
-            std::printf("board_tb: ERROR cycle %" PRIu64 ": ", cycle);
-        va_list ap;
-        va_start(ap, fmt);
-        std::vprintf(fmt, ap);
-        va_end(ap);
-        std::printf("\n");
-    }
-};
+namespace tb {
 
 // A beat's data, up to 512 bits: 32 bits a word, word 0 (bytes 0..3) first.
 using BeatWords = std::array<uint32_t, 16>;
@@ -78,7 +45,8 @@ struct AxiOut {
 
 class AxiMem {
 public:
-    // beat: bytes per beat (8, 16, 32 or 64)
+    // core: the core's index in the messages (-1: none); beat: bytes per beat (8, 16, 32 or
+    // 64); rng: the stalls' random numbers; err: the checker's log
     AxiMem(int core, uint8_t *mem, uint64_t bytes, unsigned beat, unsigned latency,
            unsigned stall, Rng *rng, Errors *err)
         : core_(core), mem_(mem), bytes_(bytes), beat_(beat), latency_(latency), stall_(stall),
@@ -86,6 +54,15 @@ public:
     {
         while ((1u << size_) < beat_)
             size_++;
+    }
+
+    // core_tb --inject-axi: show the checker, once, a wrong WLAST, an AR len of 17 beats, or
+    // an AR payload changed while waiting (the DUT sees nothing: proves that the checks fire)
+    void inject(bool wlast, bool len, bool hold)
+    {
+        inj_wlast_ = wlast;
+        inj_len_ = len;
+        inj_hold_ = hold;
     }
 
     // The bytes of host memory the program's DMA may touch.
@@ -155,8 +132,12 @@ public:
     // Just before the edge: the DUT's outputs as the edge takes them (checks, new bursts).
     void sample(uint64_t cycle, const AxiOut &o)
     {
-        hold(cycle, s_ar_, o.arvalid, in_.arready, { o.araddr, o.arlen, o.arsize, o.arburst },
-             "m_axi AR");
+        Payload ar{ o.araddr, o.arlen, o.arsize, o.arburst };
+        if (inj_hold_ && s_ar_.valid && !s_ar_.ready) {
+            ar[0] ^= 8; // as if the address changed while waiting for arready
+            inj_hold_ = false;
+        }
+        hold(cycle, s_ar_, o.arvalid, in_.arready, ar, "m_axi AR");
         hold(cycle, s_aw_, o.awvalid, in_.awready, { o.awaddr, o.awlen, o.awsize, o.awburst },
              "m_axi AW");
         Payload w{};
@@ -169,7 +150,8 @@ public:
         r_ = in_.rvalid && o.rready;
         b_ = in_.bvalid && o.bready;
         if (ar_) {
-            burst(cycle, "m_axi AR", o.araddr, o.arlen, o.arsize, o.arburst);
+            burst(cycle, "m_axi AR", o.araddr, inj_len_ ? 16u : o.arlen, o.arsize, o.arburst);
+            inj_len_ = false;
             for (unsigned k = 0; k <= o.arlen; k++) {
                 const uint64_t beat = o.araddr / beat_ + k;
                 if (beat >= read_beat_.size() || !read_beat_[beat])
@@ -213,10 +195,11 @@ public:
             const WBeat wbt = wq_.front();
             wq_.pop_front();
             const uint64_t a = wb.addr + uint64_t{ beat_ } * wb.beat;
-            if (wbt.last != (wb.beat == wb.len))
+            const bool last_seen = wbt.last != inj_wlast_; // (inject: the first beat's inverted)
+            if (last_seen != (wb.beat == wb.len))
                 (*err_)(core_, cycle,
                         "m_axi W: wlast %d on beat %u of a %u-beat burst at 0x%" PRIx64,
-                        wbt.last ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
+                        last_seen ? 1 : 0, wb.beat, wb.len + 1, wb.addr);
             if (a + beat_ > bytes_) {
                 wb.err = true;
             } else {
@@ -231,6 +214,7 @@ public:
                     mem_[a + k] = static_cast<uint8_t>(wbt.data[k / 4] >> (8 * (k % 4)));
                 }
             }
+            inj_wlast_ = false;
             if (++wb.beat > wb.len) {
                 const uint64_t extra =
                     rng_->pct(stall_) ? rng_->next() % (4u * latency_ + 1) : 0;
@@ -327,9 +311,10 @@ private:
     uint64_t last_r_ready_ = 0, last_b_ready_ = 0;
     AxiIn in_;
     bool ar_ = false, r_ = false, b_ = false;
+    bool inj_wlast_ = false, inj_len_ = false, inj_hold_ = false;
     Chan s_ar_, s_aw_, s_w_;
 };
 
-} // namespace board
+} // namespace tb
 
 #endif
