@@ -570,30 +570,19 @@ int parse_options(int argc, char **argv, Options *o)
                 return usage_error("unknown option or missing value", a);
             value = argv[++i];
         }
-        const char *v = value.c_str();
-        uint64_t x = 0;
+        const int hm = tb::parse_host_mem_option("board_tb", name, value.c_str(),
+                                                 &o->axi_latency, &o->stall, &o->seed,
+                                                 &o->max_cycles);
+        if (hm > 0)
+            return hm;
+        if (hm == 0)
+            continue;
         if (name == "--job") {
             o->job = value;
         } else if (name == "--out") {
             o->out = value;
         } else if (name == "--fst") {
             o->fst = value;
-        } else if (name == "--stall") {
-            if (!parse_u64(v, &x) || x > 90)
-                return usage_error("--stall takes a percentage in 0 .. 90", v);
-            o->stall = static_cast<unsigned>(x);
-        } else if (name == "--seed") {
-            if (!parse_u64(v, &x))
-                return usage_error("--seed takes an unsigned integer", v);
-            o->seed = x;
-        } else if (name == "--axi-latency") {
-            if (!parse_u64(v, &x) || x < 1 || x > 1000)
-                return usage_error("--axi-latency takes cycles in 1 .. 1000", v);
-            o->axi_latency = static_cast<unsigned>(x);
-        } else if (name == "--max-cycles") {
-            if (!parse_u64(v, &x) || x == 0)
-                return usage_error("--max-cycles takes a positive integer", v);
-            o->max_cycles = x;
         } else {
             return usage_error("unknown option", name.c_str());
         }

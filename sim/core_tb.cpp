@@ -38,6 +38,7 @@
 
 #include "Vtpu_core.h"
 #include "axi_host_mem.h"
+#include "tb_context.h"
 #include "tb_errors.h"
 #include "tb_options.h"
 #include "tb_rng.h"
@@ -160,19 +161,17 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             value = argv[++i];
         }
         const char *v = value.c_str();
+        const int hm = tb::parse_host_mem_option("core_tb", name, v, &o->axi_latency, &o->stall,
+                                                 &o->seed, &o->max_cycles);
+        if (hm > 0)
+            return hm;
+        if (hm == 0)
+            continue;
         uint64_t x = 0;
         if (name == "--trace") {
             o->trace = value;
         } else if (name == "--fst") {
             o->fst = value;
-        } else if (name == "--axi-latency") {
-            if (!parse_u64(v, &x) || x < 1 || x > 1000)
-                return usage_error("--axi-latency takes cycles in 1 .. 1000", v);
-            o->axi_latency = static_cast<unsigned>(x);
-        } else if (name == "--stall") {
-            if (!parse_u64(v, &x) || x > 90)
-                return usage_error("--stall takes a percentage in 0 .. 90", v);
-            o->stall = static_cast<unsigned>(x);
         } else if (name == "--mxu") {
             // accepted so that the model runner's command line works unchanged
             if (!parse_u64(v, &x) || x != kN)
@@ -182,14 +181,6 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             if (!parse_u64(v, &x) || x != kAxiBits)
                 return usage_error("--axi-data-bits must be the verilated core's AXI data width",
                                    v);
-        } else if (name == "--seed") {
-            if (!parse_u64(v, &x))
-                return usage_error("--seed takes an unsigned integer", v);
-            o->seed = x;
-        } else if (name == "--max-cycles") {
-            if (!parse_u64(v, &x) || x == 0)
-                return usage_error("--max-cycles takes a positive integer", v);
-            o->max_cycles = x;
         } else if (name == "--pc-start") {
             if (!parse_u64(v, &x) || x > 65535)
                 return usage_error("--pc-start takes an instruction index in 0 .. 65535", v);
@@ -268,24 +259,15 @@ int main(int argc, char **argv)
         return 2;
     }
     // ---- Verilator ----
-    const std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
-    ctx->randReset(2); // --x-initial unique: randomise every initial value
-    ctx->traceEverOn(true);
-    ctx->commandArgs(argc, argv);
-    tb::seed_context(ctx.get());
+    const std::unique_ptr<VerilatedContext> ctx = tb::new_context(argc, argv);
     std::printf("core_tb: N=%u prog=%s (%zu instructions) axi-data-bits=%u axi-latency=%u "
                 "stall=%u%% seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
                 kN, host.prog_path, count, kAxiBits, opt.axi_latency, opt.stall, opt.seed,
                 ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_core> top{new Vtpu_core{ctx.get(), "TOP"}};
-    std::unique_ptr<VerilatedFstC> fst;
-    if (tb::plus_trace(ctx.get())) {
-        fst.reset(new VerilatedFstC);
-        top->trace(fst.get(), 99);
-        fst->open(opt.fst.c_str());
-        std::printf("core_tb: writing waveform %s\n", opt.fst.c_str());
-    }
+    const std::unique_ptr<VerilatedFstC> fst =
+        tb::open_fst(ctx.get(), top.get(), opt.fst, "core_tb");
 
     tb::Rng rng(opt.seed);
     tb::Errors perr{"core_tb"};
@@ -308,13 +290,7 @@ int main(int argc, char **argv)
 
     ChanSample l_b, l_r;
 
-    auto edge = [&](int clk) {
-        top->clk_i = clk;
-        top->eval();
-        if (fst)
-            fst->dump(ctx->time());
-        ctx->timeInc(1);
-    };
+    auto edge = [&](int clk) { tb::edge(ctx.get(), top.get(), fst.get(), clk); };
 
     auto row_hex = [&](const char *m, unsigned row, unsigned pc, unsigned digits,
                        auto const &data) -> std::string {

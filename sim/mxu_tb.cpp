@@ -33,6 +33,7 @@
 
 #include "Vtpu_mxu.h"
 #include "matgen.h"
+#include "tb_context.h"
 #include "tb_errors.h"
 #include "tb_options.h"
 #include "tpu/tpu.h"
@@ -196,23 +197,14 @@ int main(int argc, char **argv)
         return usage_error("cannot generate the matrices", nullptr);
 
     // ---- Verilator ----
-    const std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
-    ctx->randReset(2); // --x-initial unique: randomise every initial value
-    ctx->traceEverOn(true);
-    ctx->commandArgs(argc, argv);
-    tb::seed_context(ctx.get());
+    const std::unique_ptr<VerilatedContext> ctx = tb::new_context(argc, argv);
     std::printf("mxu_tb: N=%u M=%zu K=%zu N'=%zu dist=%s seed=%" PRIu64
                 " +verilator+seed+%d (add it to replay this run)\n",
                 kN, M, K, NP, opt.dist.c_str(), opt.seed, ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_mxu> top{new Vtpu_mxu{ctx.get(), "TOP"}};
-    std::unique_ptr<VerilatedFstC> fst;
-    if (tb::plus_trace(ctx.get())) {
-        fst.reset(new VerilatedFstC);
-        top->trace(fst.get(), 99);
-        fst->open(opt.fst.c_str());
-        std::printf("mxu_tb: writing waveform %s\n", opt.fst.c_str());
-    }
+    const std::unique_ptr<VerilatedFstC> fst =
+        tb::open_fst(ctx.get(), top.get(), opt.fst, "mxu_tb");
 
     tpu_trace_t *rtl_tr = tpu_trace_open(opt.rtl_trace.c_str(), "mxu_tb (verilator)");
     if (rtl_tr == nullptr) {
@@ -226,14 +218,7 @@ int main(int argc, char **argv)
 
     // Junk for data inputs whose valid is low: nothing may depend on them.
     uint64_t junk = opt.seed ^ UINT64_C(0xA5A5A5A55A5A5A5A) ^ static_cast<uint64_t>(ctx->randSeed());
-    // One clock edge: inputs set before the falling edge are sampled at the next rising one.
-    auto edge = [&](int clk) {
-        top->clk_i = clk;
-        top->eval();
-        if (fst)
-            fst->dump(ctx->time());
-        ctx->timeInc(1);
-    };
+    auto edge = [&](int clk) { tb::edge(ctx.get(), top.get(), fst.get(), clk); };
     auto junk_inputs = [&]() {
         top->wl_valid_i = 0;
         top->act_valid_i = 0;

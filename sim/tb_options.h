@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <unistd.h>
 
@@ -41,6 +42,36 @@ inline bool parse_u64(const char *s, uint64_t *out, bool plus_ok = false)
         return false;
     *out = v;
     return true;
+}
+
+// The host-memory options of core_tb and board_tb: --axi-latency C, --stall P, --seed S,
+// --max-cycles C. Returns -1 when NAME is none of them, 0 when VALUE is set, else the exit
+// status after the usage error.
+inline int parse_host_mem_option(const char *tool, const std::string &name, const char *v,
+                                 unsigned *axi_latency, unsigned *stall, uint64_t *seed,
+                                 uint64_t *max_cycles)
+{
+    uint64_t x = 0;
+    if (name == "--axi-latency") {
+        if (!parse_u64(v, &x) || x < 1 || x > 1000)
+            return usage_error(tool, "--axi-latency takes cycles in 1 .. 1000", v);
+        *axi_latency = static_cast<unsigned>(x);
+    } else if (name == "--stall") {
+        if (!parse_u64(v, &x) || x > 90)
+            return usage_error(tool, "--stall takes a percentage in 0 .. 90", v);
+        *stall = static_cast<unsigned>(x);
+    } else if (name == "--seed") {
+        if (!parse_u64(v, &x))
+            return usage_error(tool, "--seed takes an unsigned integer", v);
+        *seed = x;
+    } else if (name == "--max-cycles") {
+        if (!parse_u64(v, &x) || x == 0)
+            return usage_error(tool, "--max-cycles takes a positive integer", v);
+        *max_cycles = x;
+    } else {
+        return -1;
+    }
+    return 0;
 }
 
 // A fresh positive seed (Verilator takes a positive int) from the time and the process.

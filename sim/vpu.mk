@@ -40,7 +40,7 @@ $(SIM_DIR)/vpu_L%/obj/Vtpu_vpu.mk: $(SIM_DIR)/vpu_L%/rtl.stamp sim/vpu.mk
 		$(abspath sim/vpu_tb.cpp) >$$d/verilator.log 2>&1 || { cat $$d/verilator.log; exit 1; }
 
 $(SIM_DIR)/vpu_L%/vpu_tb: $(SIM_DIR)/vpu_L%/obj/Vtpu_vpu.mk sim/vpu_tb.cpp sim/vl_ports.h $(CMODEL_LIB) \
-                          sim/tb_errors.h sim/tb_options.h sim/tb_rng.h \
+                          sim/tb_context.h sim/tb_errors.h sim/tb_options.h sim/tb_rng.h \
                           $(wildcard cmodel/include/tpu/*.h)
 	@d=$(SIM_DIR)/vpu_L$*; start=$$(date +%s); rm -f $@; \
 	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_vpu.mk OBJCACHE="$(OBJCACHE)" \

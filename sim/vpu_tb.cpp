@@ -35,6 +35,7 @@
 #include "Vtpu_vpu.h"
 #include "tpu/tpu.h"
 #include "tpu/vpu.h"
+#include "tb_context.h"
 #include "tb_errors.h"
 #include "tb_options.h"
 #include "tpu_params.h"
@@ -449,14 +450,7 @@ struct Sim {
         va_end(ap);
     }
 
-    void edge(int clk)
-    {
-        top->clk_i = clk;
-        top->eval();
-        if (fst)
-            fst->dump(ctx->time());
-        ctx->timeInc(1);
-    }
+    void edge(int clk) { tb::edge(ctx, top, fst, clk); }
 
     void junk_inputs()
     {
@@ -681,23 +675,14 @@ int main(int argc, char **argv)
         }
     }
 
-    const std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
-    ctx->randReset(2);
-    ctx->traceEverOn(true);
-    ctx->commandArgs(argc, argv);
-    tb::seed_context(ctx.get());
+    const std::unique_ptr<VerilatedContext> ctx = tb::new_context(argc, argv);
     std::printf("vpu_tb: L=%u latency=%" PRIu64 " red_latency=%" PRIu64
                 " modes=%s seed=%" PRIu64 " +verilator+seed+%d (add it to replay this run)\n",
                 kL, kLat, kRedLat, opt.modes.c_str(), opt.seed, ctx->randSeed());
     std::fflush(stdout);
     const std::unique_ptr<Vtpu_vpu> top{new Vtpu_vpu{ctx.get(), "TOP"}};
-    std::unique_ptr<VerilatedFstC> fst;
-    if (tb::plus_trace(ctx.get())) {
-        fst.reset(new VerilatedFstC);
-        top->trace(fst.get(), 99);
-        fst->open(opt.fst.c_str());
-        std::printf("vpu_tb: writing waveform %s\n", opt.fst.c_str());
-    }
+    const std::unique_ptr<VerilatedFstC> fst =
+        tb::open_fst(ctx.get(), top.get(), opt.fst, "vpu_tb");
 
     Sim sim;
     sim.ctx = ctx.get();
