@@ -22,7 +22,8 @@ $(BENCH_CORE_DIR)/obj/Vtpu_core.mk: $(BENCH_CORE_DIR)/rtl.stamp sim/core.mk
 		$(abspath sim/core_tb.cpp) >$$d/verilator.log 2>&1 || { cat $$d/verilator.log; exit 1; }
 
 $(BENCH_CORE_DIR)/core_tb: $(BENCH_CORE_DIR)/obj/Vtpu_core.mk sim/core_tb.cpp sim/vl_ports.h \
-                           $(CMODEL_LIB) $(wildcard cmodel/include/tpu/*.h)
+                           sim/axi_host_mem.h sim/tb_context.h sim/tb_errors.h sim/tb_options.h \
+                           sim/tb_rng.h $(CMODEL_LIB) $(wildcard cmodel/include/tpu/*.h)
 	@d=$(BENCH_CORE_DIR); rm -f $@; \
 	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_core.mk OBJCACHE="$(OBJCACHE)" \
 		OPT_FAST="$(SIM_OPT_FAST)" OPT_SLOW="$(SIM_OPT_SLOW)" OPT_GLOBAL="$(SIM_OPT_GLOBAL)" \
