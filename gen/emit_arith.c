@@ -463,6 +463,21 @@ void emit_arith_consts(struct strbuf *sb)
     }
 }
 
+/* Internal: writes `begin : NAME`, the declarations, the statements and `end` (indented by
+   INDENT), then frees both buffers; a failed buffer marks SB failed. */
+static void put_block(struct strbuf *sb, const char *name, struct strbuf *decls,
+                      struct strbuf *stmts, unsigned indent)
+{
+    sb_printf(sb, "begin : %s\n", name);
+    sb_putn(sb, decls->data ? decls->data : "", decls->len);
+    sb_putn(sb, stmts->data ? stmts->data : "", stmts->len);
+    sb_printf(sb, "%*send\n", (int)indent, "");
+    if (sb_failed(decls) || sb_failed(stmts))
+        sb->failed = 1;
+    sb_free(decls);
+    sb_free(stmts);
+}
+
 int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
                      const char *b, const char *out, unsigned indent)
 {
@@ -518,15 +533,7 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
         break;
     }
     }
-    sb_printf(sb, "begin : %s\n", name);
-    sb_putn(sb, decls.data ? decls.data : "", decls.len);
-    sb_putn(sb, stmts.data ? stmts.data : "", stmts.len);
-    sb_printf(sb, "%*send\n", (int)indent, "");
-    const int failed = sb_failed(&decls) || sb_failed(&stmts);
-    sb_free(&decls);
-    sb_free(&stmts);
-    if (failed)
-        sb->failed = 1;
+    put_block(sb, name, &decls, &stmts, indent);
     return rc;
 }
 
@@ -707,14 +714,6 @@ int emit_arith_mac(struct strbuf *sb, const char *name, const char *acc, const c
     sb_init(&stmts);
     const int bad = body_to_proc(&decls, &stmts, pe_mac_body, indent + 2, rn,
                                  sizeof rn / sizeof rn[0]);
-    sb_printf(sb, "begin : %s\n", name);
-    sb_putn(sb, decls.data ? decls.data : "", decls.len);
-    sb_putn(sb, stmts.data ? stmts.data : "", stmts.len);
-    sb_printf(sb, "%*send\n", (int)indent, "");
-    const int failed = sb_failed(&decls) || sb_failed(&stmts);
-    sb_free(&decls);
-    sb_free(&stmts);
-    if (failed)
-        sb->failed = 1;
+    put_block(sb, name, &decls, &stmts, indent);
     return bad ? -1 : 0;
 }

@@ -7,7 +7,7 @@
 set -u
 GEN=$1; shift
 [ $# -gt 0 ] || set -- 1:1 3:1 4:2 3:3 5:3
-T=$(mktemp -d "${TMPDIR:-/tmp}/tmp.XXXXXXXXXX") || exit 1
+T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
 fail=0
