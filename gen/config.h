@@ -64,6 +64,9 @@ struct gen_config {
                                default for N) */
     unsigned ub_rows, acc_rows, wmem_rows; /* derived: rows of N elements */
     const char *argv_line; /* the command line as typed, for the headers */
+    const char *constraints_rel; /* the constraint files' directory relative to the output
+                                    directory, as a file-name prefix: "" (the same directory,
+                                    the default) or e.g. "../constraints/" (--constraints-dir) */
 };
 
 /* Fills in the derived fields from n and pe_stages: S = 1: P = 0, A = 1; S = 2: P = 1, A = 1;

@@ -57,6 +57,7 @@ struct strbuf *gen_output_add_ex(struct gen_output *out, const struct gen_config
         return NULL;
     struct gen_file *f = &out->files[out->count++];
     f->name = name;
+    f->constraint = 0;
     sb_init(&f->text);
     if (first_line)
         sb_printf(&f->text, "%s\n", first_line);

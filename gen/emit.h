@@ -13,6 +13,7 @@
 
 struct gen_file {
     const char *name; /* file name inside the output directory */
+    int constraint;   /* an FPGA constraint file: written into --constraints-dir if given */
     struct strbuf text;
 };
 

@@ -265,12 +265,21 @@ int emit_top_filelist(struct gen_output *out, const struct gen_config *cfg)
     return 0;
 }
 
+/* internal: adds a constraint file (written into --constraints-dir when given) */
+static struct strbuf *add_constraint(struct gen_output *out, const struct gen_config *cfg,
+                                     const char *name, const char *what)
+{
+    struct strbuf *sb = gen_output_add_ex(out, cfg, name, what, "#", NULL);
+    if (sb)
+        out->files[out->count - 1].constraint = 1;
+    return sb;
+}
+
 int emit_constraints(struct gen_output *out, const struct gen_config *cfg)
 {
     unsigned f = cfg->freq_mhz;
-    struct strbuf *sb = gen_output_add_ex(out, cfg, "tpu_top.xdc",
-                                          "tpu_top.xdc: Vivado timing constraints for tpu_top", "#",
-                                          NULL);
+    struct strbuf *sb = add_constraint(out, cfg, "tpu_top.xdc",
+                                       "tpu_top.xdc: Vivado timing constraints for tpu_top");
     if (!sb)
         return -1;
     sb_printf(sb,
@@ -292,9 +301,8 @@ int emit_constraints(struct gen_output *out, const struct gen_config *cfg)
         "# the board or the design around it. Add set_input_delay / set_output_delay against\n"
         "# clk_i for your case; without them Vivado does not time the ports.\n");
 
-    sb = gen_output_add_ex(out, cfg, "tpu_top.sdc",
-                           "tpu_top.sdc: Quartus (Timing Analyzer) constraints for tpu_top", "#",
-                           NULL);
+    sb = add_constraint(out, cfg, "tpu_top.sdc",
+                        "tpu_top.sdc: Quartus (Timing Analyzer) constraints for tpu_top");
     if (!sb)
         return -1;
     sb_printf(sb,
@@ -315,8 +323,7 @@ int emit_constraints(struct gen_output *out, const struct gen_config *cfg)
         "# I/O delays are not set: the core is out of context; add set_input_delay /\n"
         "# set_output_delay against clk_i for your board or surrounding design.\n");
 
-    sb = gen_output_add_ex(out, cfg, "tpu_top.pcf",
-                           "tpu_top.pcf: nextpnr-ice40 constraints for tpu_top", "#", NULL);
+    sb = add_constraint(out, cfg, "tpu_top.pcf", "tpu_top.pcf: nextpnr-ice40 constraints for tpu_top");
     if (!sb)
         return -1;
     sb_printf(sb,
@@ -349,7 +356,8 @@ int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg)
         "#\n"
         "# Every generated source, the Verilator configuration, the constraints; targets lint\n"
         "# (Verilator -Wall), sim (Icarus, elaboration of tpu_top) and synth (Vivado, Artix-7\n"
-        "# 100T, with tpu_top.xdc). Paths are relative to this file (the gen output directory).\n"
+        "# 100T, with tpu_top.xdc). Paths are relative to this file (the gen output directory;\n"
+        "# the constraints are in gen's --constraints-dir when it was given).\n"
         "\n"
         "name: \"::tpu:%s\"\n"
         "description: \"TPU-style accelerator, %ux%u MXU (docs/mxu.md, docs/fpga.md)\"\n"
@@ -371,16 +379,19 @@ int emit_fusesoc_core(struct gen_output *out, const struct gen_config *cfg)
     sb_puts(sb,
         "  xdc:\n"
         "    file_type: xdc\n"
-        "    files:\n"
-        "      - tpu_top.xdc\n"
+        "    files:\n");
+    sb_printf(sb, "      - %stpu_top.xdc\n", cfg->constraints_rel);
+    sb_puts(sb,
         "  sdc:\n"
         "    file_type: SDC\n"
-        "    files:\n"
-        "      - tpu_top.sdc\n"
+        "    files:\n");
+    sb_printf(sb, "      - %stpu_top.sdc\n", cfg->constraints_rel);
+    sb_puts(sb,
         "  pcf:\n"
         "    file_type: PCF\n"
-        "    files:\n"
-        "      - tpu_top.pcf\n"
+        "    files:\n");
+    sb_printf(sb, "      - %stpu_top.pcf\n", cfg->constraints_rel);
+    sb_puts(sb,
         "\n"
         "targets:\n"
         "  default: &default\n"

@@ -16,7 +16,7 @@
 
 enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ, OPT_TOPOLOGY,
        OPT_LINK_BITS, OPT_LINK_LATENCY, OPT_UB_KIB, OPT_ACC_KIB, OPT_WMEM_KIB, OPT_IMEM_INSNS,
-       OPT_AXI_DATA_BITS };
+       OPT_AXI_DATA_BITS, OPT_CONSTRAINTS_DIR };
 
 static const struct option long_opts[] = {
     { "mxu", required_argument, NULL, OPT_MXU },
@@ -33,6 +33,7 @@ static const struct option long_opts[] = {
     { "link-bits", required_argument, NULL, OPT_LINK_BITS },
     { "link-latency", required_argument, NULL, OPT_LINK_LATENCY },
     { "output", required_argument, NULL, 'o' },
+    { "constraints-dir", required_argument, NULL, OPT_CONSTRAINTS_DIR },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -41,7 +42,7 @@ static const struct option long_opts[] = {
 static const char allowed_opts[] =
     "(allowed: --mxu N, --cores C, --pe-stages S, --vpu-lanes L, --freq-mhz F, --topology T, --link-bits W, "
     "--link-latency D, --ub-kib K, --acc-kib K, --wmem-kib K, --imem-insns I, --axi-data-bits B, "
-    "-o DIR, --help, "
+    "-o DIR, --constraints-dir DIR, --help, "
     "--version)";
 
 static void usage(FILE *f)
@@ -49,7 +50,7 @@ static void usage(FILE *f)
     fprintf(f,
         "Usage: gen [--mxu N] [--cores C] [--pe-stages S] [--vpu-lanes L] [--freq-mhz F]\n"
         "           [--ub-kib K] [--acc-kib K] [--wmem-kib K] [--imem-insns I]\n"
-        "           [--axi-data-bits B] -o DIR\n"
+        "           [--axi-data-bits B] -o DIR [--constraints-dir CDIR]\n"
         "Generate the SystemVerilog of an N x N weight-stationary systolic matrix unit (MXU)\n"
         "with bf16 products and fp32 accumulation (docs/mxu.md, docs/numerics.md).\n"
         "\n"
@@ -72,6 +73,10 @@ static void usage(FILE *f)
         "  --axi-data-bits B  the core's AXI4 data master width: 64, 128, 256 or 512 bits\n"
         "                     (default: the smallest power of two >= 4N, clamped to 64..512)\n"
         "  -o, --output DIR   output directory, created if absent (its parent must exist)\n"
+        "  --constraints-dir CDIR  write the FPGA constraints (tpu_top.xdc, .sdc, .pcf) into\n"
+        "                     CDIR instead of DIR, created if absent; tpu.core refers to them\n"
+        "                     by their path relative to DIR (the repository: -o rtl\n"
+        "                     --constraints-dir constraints)\n"
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
         "\n"
@@ -79,8 +84,9 @@ static void usage(FILE *f)
         "tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt, the L-lane vector unit (tpu_vpu.f lists its .sv files;\n"
         "tpu_vpu.vlt; docs/vpu.md), tpu_params.h, the top tpu_top.sv with its reset synchroniser\n"
         "tpu_rst_sync.sv (tpu_top.f), its constraints tpu_top.xdc (Vivado), tpu_top.sdc (Quartus),\n"
-        "tpu_top.pcf (nextpnr-ice40) and the FuseSoC core file tpu.core (docs/fpga.md) into DIR,\n"
-        "all or nothing: on any error nothing is written and the exit status is 2. The same command\n"
+        "tpu_top.pcf (nextpnr-ice40; into CDIR if given) and the FuseSoC core file tpu.core\n"
+        "(docs/fpga.md) into DIR, all or nothing: on any error nothing is written (in neither\n"
+        "directory) and the exit status is 2. The same command\n"
         "always writes the same bytes.\n"
         "When L = N (the default) it also writes the core (docs/isa.md): tpu_core.sv and its\n"
         "modules (tpu_sram, tpu_core_regs, tpu_core_dma, tpu_core_seq, tpu_core_mx, tpu_core_vctl),\n"
@@ -263,6 +269,7 @@ static const char *opt_name(int val)
     case OPT_LINK_BITS: return "--link-bits";
     case OPT_LINK_LATENCY: return "--link-latency";
     case 'o': return "-o";
+    case OPT_CONSTRAINTS_DIR: return "--constraints-dir";
     case 'h': return "--help";
     case 'V': return "--version";
     default: return NULL;
@@ -312,6 +319,7 @@ int main(int argc, char *argv[])
     };
     const char *topology = NULL;
     const char *outdir = NULL;
+    const char *consdir = NULL;
     struct strbuf cmd, msg;
     sb_init(&cmd);
     sb_init(&msg);
@@ -371,6 +379,9 @@ int main(int argc, char *argv[])
         case 'o':
             outdir = optarg;
             break;
+        case OPT_CONSTRAINTS_DIR:
+            consdir = optarg;
+            break;
         case 'h':
             usage(stdout);
             sb_free(&cmd);
@@ -417,6 +428,19 @@ int main(int argc, char *argv[])
         sb_puts(&msg, "-o '' is empty (allowed: an existing directory, or a new name in one)");
         die(&msg);
     }
+    if (consdir && consdir[0] == '\0') {
+        sb_puts(&msg, "--constraints-dir '' is empty (allowed: an existing directory, or a new name in one)");
+        die(&msg);
+    }
+    char *cons_rel = NULL;
+    if (consdir) {
+        cons_rel = gen_relative_dir(outdir, consdir, &msg);
+        if (!cons_rel)
+            die(&msg);
+        if (cons_rel[0] == '\0')
+            consdir = NULL; /* the same directory: nothing to split */
+    }
+    cfg.constraints_rel = cons_rel ? cons_rel : "";
     if (sb_failed(&cmd)) {
         sb_puts(&msg, "out of memory");
         die(&msg);
@@ -438,8 +462,9 @@ int main(int argc, char *argv[])
         sb_puts(&msg, "out of memory while generating");
         die(&msg);
     }
-    rc = gen_output_write(&out, outdir, &msg);
+    rc = gen_output_write(&out, outdir, consdir, &msg);
     gen_output_free(&out);
+    free(cons_rel);
     sb_free(&cmd);
     if (rc != 0)
         die(&msg);

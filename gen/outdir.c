@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#define _XOPEN_SOURCE 700 /* realpath (XSI) */
 #include "outdir.h"
 
 #include <errno.h>
@@ -42,18 +43,6 @@ static char *path_join(const char *base, const char *name)
     return p;
 }
 
-/* internal: removes the files of `out` that may be in `tmp`, then `tmp` itself */
-static void remove_tmp(const struct gen_output *out, const char *tmp)
-{
-    for (size_t i = 0; i < out->count; i++) {
-        char *p = path_join(tmp, out->files[i].name);
-        if (p)
-            unlink(p);
-        free(p);
-    }
-    rmdir(tmp);
-}
-
 /* internal: writes one file; 0 or -1 with errno set */
 static int write_file(const char *path, const struct strbuf *text)
 {
@@ -71,11 +60,11 @@ static int write_file(const char *path, const struct strbuf *text)
     return 0;
 }
 
-/* internal: appends "-o 'dir' <msg>" to err */
-static void dir_error(struct strbuf *err, const char *dir, const char *msg, const char *what,
-                      int errnum)
+/* internal: appends "<opt> 'dir' <msg>" to err */
+static void dir_error(struct strbuf *err, const char *opt, const char *dir, const char *msg,
+                      const char *what, int errnum)
 {
-    sb_puts(err, "-o ");
+    sb_printf(err, "%s ", opt);
     sb_put_quoted(err, dir);
     sb_printf(err, " %s", msg);
     if (what) {
@@ -87,105 +76,241 @@ static void dir_error(struct strbuf *err, const char *dir, const char *msg, cons
     sb_puts(err, " " ALLOWED_DIR);
 }
 
-int gen_output_write(const struct gen_output *out, const char *dir, struct strbuf *err)
+/* internal: one output directory being written: the files of `out` whose `constraint` flag
+   is `which` (or all of them when `which` is -1), first into the temporary directory `tmp`
+   (stage_write), then renamed into `dir` (stage_commit) or removed (stage_abort) */
+struct stage {
+    const struct gen_output *out;
+    int which;
+    const char *opt; /* the option that named dir, for messages: "-o", "--constraints-dir" */
+    const char *dir;
+    int exists;
+    char *parent;
+    char *tmp;
+};
+
+/* internal: nonzero if file i of the stage's output goes into this directory */
+static int stage_has(const struct stage *s, size_t i)
+{
+    return s->which < 0 || s->out->files[i].constraint == s->which;
+}
+
+/* internal: removes the stage's files from its temporary directory, then the directory */
+static void stage_abort(struct stage *s)
+{
+    if (s->tmp) {
+        for (size_t i = 0; i < s->out->count; i++) {
+            char *p = stage_has(s, i) ? path_join(s->tmp, s->out->files[i].name) : NULL;
+            if (p)
+                unlink(p);
+            free(p);
+        }
+        rmdir(s->tmp);
+    }
+    free(s->tmp);
+    free(s->parent);
+    s->tmp = s->parent = NULL;
+}
+
+/* internal: checks the directory and writes the stage's files into a new temporary directory
+   where they will end up (inside DIR if it exists, next to it otherwise, so that the renames
+   stay on one file system); 0, or -1 with the reason in err and nothing left behind */
+static int stage_write(struct stage *s, struct strbuf *err)
 {
     struct stat st;
-    int exists;
-    char *parent = NULL, *tmp = NULL;
-    int rc = -1;
-
-    if (stat(dir, &st) == 0) {
+    s->tmp = s->parent = NULL;
+    if (stat(s->dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
-            dir_error(err, dir, "exists and is not a directory", NULL, 0);
+            dir_error(err, s->opt, s->dir, "exists and is not a directory", NULL, 0);
             return -1;
         }
-        exists = 1;
+        s->exists = 1;
     } else if (errno == ENOENT) {
-        exists = 0;
-        parent = parent_of(dir);
-        if (!parent) {
-            dir_error(err, dir, "cannot be used", NULL, ENOMEM);
+        s->exists = 0;
+        s->parent = parent_of(s->dir);
+        if (!s->parent) {
+            dir_error(err, s->opt, s->dir, "cannot be used", NULL, ENOMEM);
             return -1;
         }
-        if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            dir_error(err, dir, "cannot be created: no parent directory", parent, 0);
-            goto done;
+        if (stat(s->parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            dir_error(err, s->opt, s->dir, "cannot be created: no parent directory", s->parent, 0);
+            goto fail;
         }
     } else {
-        dir_error(err, dir, "cannot be used", NULL, errno);
+        dir_error(err, s->opt, s->dir, "cannot be used", NULL, errno);
         return -1;
     }
 
-    /* The temporary directory sits where the files will end up, so the renames stay on one
-       file system: inside DIR if it exists, next to it otherwise. */
-    tmp = path_join(exists ? dir : parent, ".gen-tmp-XXXXXX");
-    if (!tmp) {
-        dir_error(err, dir, "cannot be used", NULL, ENOMEM);
-        goto done;
+    s->tmp = path_join(s->exists ? s->dir : s->parent, ".gen-tmp-XXXXXX");
+    if (!s->tmp) {
+        dir_error(err, s->opt, s->dir, "cannot be used", NULL, ENOMEM);
+        goto fail;
     }
-    if (!mkdtemp(tmp)) {
-        dir_error(err, dir, "is not writable: cannot create a directory in",
-                  exists ? dir : parent, errno);
-        free(tmp);
-        tmp = NULL;
-        goto done;
+    if (!mkdtemp(s->tmp)) {
+        dir_error(err, s->opt, s->dir, "is not writable: cannot create a directory in",
+                  s->exists ? s->dir : s->parent, errno);
+        free(s->tmp);
+        s->tmp = NULL;
+        goto fail;
     }
-
-    for (size_t i = 0; i < out->count; i++) {
-        char *p = path_join(tmp, out->files[i].name);
-        int ok = p && write_file(p, &out->files[i].text) == 0;
+    for (size_t i = 0; i < s->out->count; i++) {
+        if (!stage_has(s, i))
+            continue;
+        char *p = path_join(s->tmp, s->out->files[i].name);
+        int ok = p && write_file(p, &s->out->files[i].text) == 0;
         int e = p ? errno : ENOMEM;
         free(p);
         if (!ok) {
-            dir_error(err, dir, "is not writable: cannot write", out->files[i].name, e);
+            dir_error(err, s->opt, s->dir, "is not writable: cannot write", s->out->files[i].name, e);
             goto fail;
         }
     }
+    if (s->exists) {
+        /* Refuse before touching anything if a target name is a directory, the one case in
+           which a rename into place could fail after others succeeded. */
+        for (size_t i = 0; i < s->out->count; i++) {
+            if (!stage_has(s, i))
+                continue;
+            char *p = path_join(s->dir, s->out->files[i].name);
+            int isdir = p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+            free(p);
+            if (!p || isdir) {
+                dir_error(err, s->opt, s->dir, "has a directory where a file must go:",
+                          s->out->files[i].name, p ? 0 : ENOMEM);
+                goto fail;
+            }
+        }
+    }
+    return 0;
+fail:
+    stage_abort(s);
+    return -1;
+}
 
-    if (!exists) {
+/* internal: moves the staged files into place: a new DIR is the temporary directory renamed
+   (it appears complete or not at all), an existing one gets each file renamed into it */
+static int stage_commit(struct stage *s, struct strbuf *err)
+{
+    if (!s->exists) {
         /* mkdtemp made it 0700; give the new DIR the mode mkdir would have given it. */
         mode_t mask = umask(0);
         umask(mask);
-        if (chmod(tmp, 0777 & ~mask) != 0 || rename(tmp, dir) != 0) {
-            dir_error(err, dir, "cannot be created", NULL, errno);
-            goto fail;
+        if (chmod(s->tmp, 0777 & ~mask) != 0 || rename(s->tmp, s->dir) != 0) {
+            dir_error(err, s->opt, s->dir, "cannot be created", NULL, errno);
+            stage_abort(s);
+            return -1;
         }
-        rc = 0;
-        goto done;
+        free(s->tmp);
+        s->tmp = NULL;
+        stage_abort(s); /* frees parent */
+        return 0;
     }
-
-    /* DIR exists: refuse before touching anything if a target name is a directory, the one
-       case in which a rename into place could fail after others succeeded. */
-    for (size_t i = 0; i < out->count; i++) {
-        char *p = path_join(dir, out->files[i].name);
-        int isdir = p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
-        free(p);
-        if (!p || isdir) {
-            dir_error(err, dir, "has a directory where a file must go:", out->files[i].name,
-                      p ? 0 : ENOMEM);
-            goto fail;
-        }
-    }
-    for (size_t i = 0; i < out->count; i++) {
-        char *from = path_join(tmp, out->files[i].name);
-        char *to = path_join(dir, out->files[i].name);
+    for (size_t i = 0; i < s->out->count; i++) {
+        if (!stage_has(s, i))
+            continue;
+        char *from = path_join(s->tmp, s->out->files[i].name);
+        char *to = path_join(s->dir, s->out->files[i].name);
         int ok = from && to && rename(from, to) == 0;
         int e = (from && to) ? errno : ENOMEM;
         free(from);
         free(to);
         if (!ok) {
-            dir_error(err, dir, "is not writable: cannot rename into it", out->files[i].name, e);
-            goto fail;
+            dir_error(err, s->opt, s->dir, "is not writable: cannot rename into it",
+                      s->out->files[i].name, e);
+            stage_abort(s);
+            return -1;
         }
     }
-    rmdir(tmp);
-    rc = 0;
-    goto done;
+    stage_abort(s); /* only the empty temporary directory is left */
+    return 0;
+}
 
-fail:
-    remove_tmp(out, tmp);
-done:
-    free(tmp);
+int gen_output_write(const struct gen_output *out, const char *dir, const char *cdir,
+                     struct strbuf *err)
+{
+    struct stage main_s = { out, cdir ? 0 : -1, "-o", dir, 0, NULL, NULL };
+    struct stage cons_s = { out, 1, "--constraints-dir", cdir, 0, NULL, NULL };
+    if (stage_write(&main_s, err) != 0)
+        return -1;
+    if (cdir && stage_write(&cons_s, err) != 0) {
+        stage_abort(&main_s);
+        return -1;
+    }
+    /* Both sets are written and checked; only renames are left. */
+    if (cdir && stage_commit(&cons_s, err) != 0) {
+        stage_abort(&main_s);
+        return -1;
+    }
+    return stage_commit(&main_s, err);
+}
+
+/* internal: the absolute, symlink-free path `dir` will have: realpath of dir, or of its parent
+   plus its last component when it does not exist yet; malloc'd, NULL if neither resolves */
+static char *future_realpath(const char *dir)
+{
+    char *r = realpath(dir, NULL);
+    if (r || errno != ENOENT)
+        return r;
+    char *parent = parent_of(dir);
+    char *rp = parent ? realpath(parent, NULL) : NULL;
     free(parent);
-    return rc;
+    if (!rp)
+        return NULL;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    size_t b = len;
+    while (b > 0 && dir[b - 1] != '/')
+        b--;
+    size_t n = strlen(rp) + 1 + (len - b) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%.*s", strcmp(rp, "/") == 0 ? "" : rp, (int)(len - b), dir + b);
+    free(rp);
+    return p;
+}
+
+char *gen_relative_dir(const char *from, const char *to, struct strbuf *err)
+{
+    char *f = future_realpath(from);
+    char *t = future_realpath(to);
+    char *rel = NULL;
+    if (!f || !t) {
+        dir_error(err, f ? "--constraints-dir" : "-o", f ? to : from,
+                  "cannot be resolved: no parent directory", NULL, 0);
+        goto done;
+    }
+    /* the longest common prefix that ends at a path component boundary */
+    size_t common = 0;
+    for (size_t i = 0;; i++) {
+        int fe = f[i] == '\0' || f[i] == '/', te = t[i] == '\0' || t[i] == '/';
+        if (fe && te)
+            common = i;
+        if (f[i] != t[i] || f[i] == '\0')
+            break;
+    }
+    size_t ups = 0;
+    for (const char *c = f + common; *c; c++)
+        if (*c == '/' && c[1] != '\0')
+            ups++;
+    const char *down = t + common;
+    while (*down == '/')
+        down++;
+    size_t n = 3 * ups + strlen(down) + 2;
+    rel = malloc(n);
+    if (!rel) {
+        dir_error(err, "--constraints-dir", to, "cannot be used", NULL, ENOMEM);
+        goto done;
+    }
+    rel[0] = '\0';
+    for (size_t i = 0; i < ups; i++)
+        strcat(rel, "../");
+    if (*down) {
+        strcat(rel, down);
+        strcat(rel, "/");
+    }
+done:
+    free(f);
+    free(t);
+    return rel;
 }
