@@ -7,7 +7,8 @@
 #  - bad programs (every error code of docs/isa.md "Errors") halt the RTL with the model's
 #    `e <pc> <code>` after the same writes (traces identical, both report the error);
 #  - the AXI assertion layer fires (--inject-axi shows it one bad WLAST, burst length or
-#    changed payload), also on the 128-bit data master of build/sim/core_N<N>_A128;
+#    changed payload), also on the 512-bit data master of build/sim/core_N<N>_A512 (the
+#    wide model test-core-cosim runs);
 #    --max-cycles gives a clear timeout; bad harness arguments exit 2.
 # usage: tests/corecosim/fault.sh N
 set -u
@@ -124,13 +125,14 @@ axi() { # axi KIND MESSAGE
 axi wlast "m_axi W: wlast 1 on beat 0 of a"
 axi len "m_axi AR: len 16: more than 16 beats"
 axi hold "m_axi AR: payload changed while valid and not ready"
-# the same on a 128-bit data master (16-byte beats), which takes only its own width (its first
+# the same on a 512-bit data master (64-byte beats), which takes only its own width (its first
 # W burst may be one beat long: WLAST shown as 0 there; a changed AR payload may be counted
 # twice, once when it changes and once when it changes back)
-tb64=$tb; tb=build/sim/core_N${n}_A128/core_tb
+wb=512
+tb64=$tb; tb=build/sim/core_N${n}_A$wb/core_tb
 axiw() { # axiw KIND MESSAGE
-    run 1 "--inject-axi $1 (128 bits)" $tb $job --trace "$out/t.trace" --stall 30 --inject-axi "$1" &&
-        has "--inject-axi $1 is caught (128 bits)" "$2" && has "--inject-axi $1 counted (128 bits)" "AXI protocol violation(s)"
+    run 1 "--inject-axi $1 ($wb bits)" $tb $job --trace "$out/t.trace" --stall 30 --inject-axi "$1" &&
+        has "--inject-axi $1 is caught ($wb bits)" "$2" && has "--inject-axi $1 counted ($wb bits)" "AXI protocol violation(s)"
 }
 axiw wlast "m_axi W: wlast "
 axiw len "m_axi AR: len 16: more than 16 beats"
