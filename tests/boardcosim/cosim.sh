@@ -4,7 +4,14 @@
 # harnesses are built first, one at a time (sim/board_build.sh; the core once per N); then the
 # checks of tpu-board-cmp (a changed element, a changed dump byte) and of board_tb (an error
 # halt with a peer left waiting, a deadlock ended by --max-cycles).
+# usage: tests/boardcosim/cosim.sh [test|full]
+#   test  (default, make test) the matrix at N = 3 and 4 with gen's default AXI width, then
+#         the checks
+#   full  (test-board-cosim-full, make test-full) only the cases that need a core of their
+#         own: N = 8, and N = 4 with 256-bit AXI data
 set -u
+set=${1:-test}
+case $set in test|full) ;; *) echo "$0: set '$set': expected test or full" >&2; exit 2;; esac
 # The runs are short (a few thousand cycles): compile the models for build time, not speed.
 SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
 out=${BUILD:-build}/tests/boardcosim
@@ -16,12 +23,17 @@ build() { # N C TOPOLOGY [W D] -> the harness path (BOARD_AXI_BITS from the envi
 all=allreduce+bcast+sendrecv+barrier+dptrain
 # N C TOPOLOGY W D STALLS KINDS (joined by +) [B]. Then: other flit packings (W = 128: 4 fp32
 # or 8 bf16 per flit, rows of N = 3 end inside a flit; W = 32: one fp32 per flit) and chunk
-# edges (C = 3 and 6 do not divide the regions), D = 0 and 5; and a non-default AXI data
-# width B = 256 (gen --axi-data-bits, the model's --axi-data-bits) on every core.
-for cfg in "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" \
-           "4 8 torus:2x4 64 2 0,30 $all" "4 4 ring 64 2 0,30 $all" "8 2 ring 64 2 0,30 dptrain" \
-           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 32 5 30 collall" \
-           "4 2 ring 64 2 0,30 dptrain+plain:mlp 256"; do
+# edges (C = 3 and 6 do not divide the regions), D = 0 and 5. The full set: N = 8, and a
+# non-default AXI data width B = 256 (gen --axi-data-bits, the model's --axi-data-bits) on
+# every core (each a core build of its own, ~45 s).
+if [ "$set" = test ]; then
+    set -- "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" \
+           "4 8 torus:2x4 64 2 0,30 $all" "4 4 ring 64 2 0,30 $all" \
+           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 32 5 30 collall"
+else
+    set -- "8 2 ring 64 2 0,30 dptrain" "4 2 ring 64 2 0,30 dptrain+plain:mlp 256"
+fi
+for cfg in "$@"; do
     set -- $cfg
     n=$1; c=$2; topo=$3; w=$4; d=$5; stalls=$6; kinds=$(echo "$7" | tr '+' ' '); axi=${8:-}
     tb=$(BOARD_AXI_BITS=$axi build "$n" "$c" "$topo" "$w" "$d") && [ -x "$tb" ] ||
@@ -33,6 +45,10 @@ for cfg in "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" 
             "$out/n${n}_c${c}_${tn}_w${w}_d${d}${axi:+_a$axi}_$kn" "$stalls" "$k" || st=1
     done
 done
+if [ "$set" = full ]; then
+    [ $st -eq 0 ] && echo "test-board-cosim-full: PASS" || echo "test-board-cosim-full: FAIL"
+    exit $st
+fi
 # tpu-board-cmp must name a divergence: element 1 of core 1's first ACC row write and the last
 # byte of its dump changed in a copy of the plain:dense run
 src=$out/n4_c2_ring_w64_d2_plain_dense

@@ -3,19 +3,30 @@
 # test-board-flat: the flat build (one verilated tpu_board: the window decoder, the cores and
 # the NoC in one model) against the assembled build (verilated cores on a verilated NoC, the
 # host on each core's AXI4-Lite port): the same job, every core's trace and every dump must be
-# byte-identical (cmp), and both must agree with the model (tpu-board-cmp). The last case has
-# 256-bit AXI data masters (BOARD_AXI_BITS, the model's --axi-data-bits).
+# byte-identical (cmp), and both must agree with the model (tpu-board-cmp).
+# usage: tests/boardcosim/flat.sh [test|full]
+#   test  (default, make test) N = 4: C = 2 ring and C = 4 torus:2x2
+#   full  (test-board-flat-full, make test-full) N = 4, C = 2 ring with 256-bit AXI data
+#         masters (BOARD_AXI_BITS, the model's --axi-data-bits): two builds of their own (the
+#         flat board and the assembled board's core)
 set -u
+set=${1:-test}
+case $set in test|full) ;; *) echo "$0: set '$set': expected test or full" >&2; exit 2;; esac
 # The runs are short (a few thousand cycles): compile the models for build time, not speed.
 SIM_OPT=${SIM_OPT:--O0}; export SIM_OPT
-out=${BUILD:-build}/tests/boardflat
+out=${BUILD:-build}/tests/boardflat$([ "$set" = full ] && echo _full)
 cmpt=${BOARD_CMP:-${BUILD:-build}/sim/tpu-board-cmp}
 run=${TPU_BOARD_RUN:-${BUILD:-build}/tools/tpu-board-run}
 mkprog=${TPU_MKPROG:-${BUILD:-build}/tools/tpu-mkprog}
 rm -rf "$out"; mkdir -p "$out"
 st=0
 n=4
-for cfg in "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier" "2 ring dptrain 256"; do
+if [ "$set" = test ]; then
+    set -- "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier"
+else
+    set -- "2 ring dptrain 256"
+fi
+for cfg in "$@"; do
     set -- $cfg
     c=$1; topo=$2; kind=$3; axi=${4:-}; tn=$(echo "$topo" | tr -d ':')
     what="N=$n C=$c $topo $kind${axi:+ B=$axi}"
@@ -53,5 +64,6 @@ for cfg in "2 ring allreduce" "4 torus:2x2 allreduce" "4 torus:2x2 barrier" "2 r
         st=1
     fi
 done
-[ $st -eq 0 ] && echo "test-board-flat: PASS" || echo "test-board-flat: FAIL"
+name=test-board-flat$([ "$set" = full ] && echo -full)
+[ $st -eq 0 ] && echo "$name: PASS" || echo "$name: FAIL"
 exit $st

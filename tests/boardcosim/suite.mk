@@ -9,22 +9,27 @@
 #                                  against tpu-board-run at N = 4 on C = 2 ring, C = 4
 #                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
 #                                  bcast, sendrecv, barrier, dptrain, --stall 0 and 30: every
-#                                  core's trace and dumps identical; N = 8 C = 2 dptrain;
-#                                  collall at N = 3 on C = 3 ring (W = 128, D = 0, stall 0
-#                                  and 30) and C = 6 torus:2x3 (W = 32, D = 5, stall 30);
-#                                  plain per-core programs (dense) on C = 2 ring (the harness);
-#                                  N = 4 C = 2 ring with 256-bit AXI data (dptrain, plain mlp);
+#                                  core's trace and dumps identical; collall at N = 3 on
+#                                  C = 3 ring (W = 128, D = 0, stall 0 and 30) and C = 6
+#                                  torus:2x3 (W = 32, D = 5, stall 30); plain per-core
+#                                  programs (dense) on C = 2 ring (the harness);
 #                                  tpu-board-cmp names a changed element / dump byte; an error
 #                                  halt and a deadlock (--max-cycles) name the busy cores
 #   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
 #                                  AXI4-Lite windows) against the assembled one, N = 4, C = 2
-#                                  ring and C = 4 torus:2x2, and C = 2 ring with 256-bit AXI
-#                                  data (dptrain): traces and dumps byte-identical
-# One verilated core per (N, W) shared by every board; the NoCs and flat boards are small.
+#                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
+# Full only (make test-full): the cases that need a core build of their own (~45 s each)
+#   test-board-cosim-full          N = 8 C = 2 ring dptrain; N = 4 C = 2 ring with 256-bit AXI
+#                                  data (dptrain, plain mlp), as test-board-cosim
+#   test-board-flat-full           the flat build against the assembled one with 256-bit AXI
+#                                  data, N = 4 C = 2 ring (dptrain), as test-board-flat
+# One verilated core per (N, W, B) shared by every board; the NoCs and flat boards are small.
 
 TEST_SUITES += test-board-lint test-board-cosim test-board-flat
+FULL_SUITES += test-board-cosim-full test-board-flat-full
 
-.PHONY: test-board-lint test-board-cosim test-board-flat board-cosim-tools
+.PHONY: test-board-lint test-board-cosim test-board-flat test-board-cosim-full \
+        test-board-flat-full board-cosim-tools
 
 test-board-lint: $(GEN)
 	@VERILATOR=$(VERILATOR) sh tests/boardcosim/lint.sh $(GEN)
@@ -33,7 +38,13 @@ board-cosim-tools:
 	@$(MAKE) --no-print-directory $(GEN) $(CMODEL_LIB) $(BOARD_CMP) $(TPU_BOARD_RUN) $(TPU_MKPROG)
 
 test-board-cosim: board-cosim-tools
-	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/cosim.sh
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/cosim.sh test
+
+test-board-cosim-full: board-cosim-tools
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/cosim.sh full
 
 test-board-flat: board-cosim-tools
-	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/flat.sh
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/flat.sh test
+
+test-board-flat-full: board-cosim-tools
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) sh tests/boardcosim/flat.sh full
