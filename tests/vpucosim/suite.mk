@@ -13,12 +13,14 @@
 #   test-vpu-cosim-full   (make test-full) L = 2, 5, 32, 64 and seeds 2, 3 at L = 8, 16, with
 #                                          ten times the random vectors and rows
 #   bench-vpu-128         (sim/vpu.mk)     L = 128 co-simulation, for the benchmark only
-# One verilated model per L (build/sim/vpu_L<L>), built one at a time, shared by the suites.
+# One verilated model per L (build/sim/vpu_L<L>), built one at a time with make -j (all the
+# machine's cores), shared by the suites.
 
 VPU_COSIM_LANES := 1 3 8 16
 VPU_LINT_LANES  := 1 3 8 16
 VPU_COSIM_SEED  ?= 1
 VPU_FULL_LANES  := 2 5 32 64
+VPU_COSIM_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 
 TEST_SUITES += test-vpu-lint test-vpu-cosim test-vpu-cosim-fault
 FULL_SUITES += test-vpu-lint-128 test-vpu-cosim-full
@@ -33,7 +35,7 @@ test-vpu-lint-128: $(GEN)
 
 test-vpu-cosim:
 	@for l in $(VPU_COSIM_LANES); do \
-		$(MAKE) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
+		$(MAKE) -j$(VPU_COSIM_JOBS) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
 	done
 	@sh tests/vpucosim/cosim.sh $(SIM_DIR) $(VPU_COSIM_SEED) $(VPU_COSIM_LANES)
 
@@ -42,7 +44,7 @@ test-vpu-cosim-fault: $(call vpu_tb,8)
 
 test-vpu-cosim-full:
 	@for l in $(VPU_FULL_LANES) 8 16; do \
-		$(MAKE) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
+		$(MAKE) -j$(VPU_COSIM_JOBS) --no-print-directory $(call vpu_tb,$$l) || exit 1; \
 	done
 	@st=0; \
 	VPU_COUNT=30000 sh tests/vpucosim/cosim.sh $(SIM_DIR) 1 $(VPU_FULL_LANES) || st=1; \
