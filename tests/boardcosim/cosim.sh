@@ -8,7 +8,7 @@
 #   test  (default, make test) the matrix at N = 3 and 4 with gen's default AXI width, then
 #         the checks
 #   full  (test-board-cosim-full, make test-full) only the cases that need a core of their
-#         own: N = 8, and N = 4 with 256-bit AXI data
+#         own (each ~45 s to build): N = 8; N = 4 with 256-bit AXI data; N = 3 with W = 32
 set -u
 set=${1:-test}
 case $set in test|full) ;; *) echo "$0: set '$set': expected test or full" >&2; exit 2;; esac
@@ -21,17 +21,18 @@ build() { # N C TOPOLOGY [W D] -> the harness path (BOARD_AXI_BITS from the envi
     sh sim/board_build.sh asm "$1" "$2" "$3" "${4:-64}" "${5:-2}" 2>"$out/build_$1_$2.log" | tail -n 1
 }
 all=allreduce+bcast+sendrecv+barrier+dptrain
-# N C TOPOLOGY W D STALLS KINDS (joined by +) [B]. Then: other flit packings (W = 128: 4 fp32
-# or 8 bf16 per flit, rows of N = 3 end inside a flit; W = 32: one fp32 per flit) and chunk
-# edges (C = 3 and 6 do not divide the regions), D = 0 and 5. The full set: N = 8, and a
-# non-default AXI data width B = 256 (gen --axi-data-bits, the model's --axi-data-bits) on
-# every core (each a core build of its own, ~45 s).
+# N C TOPOLOGY W D STALLS KINDS (joined by +) [B]. Then: another flit packing (W = 128: 4 fp32
+# or 8 bf16 per flit, rows of N = 3 end inside a flit) and chunk edges (C = 3 and 6 do not
+# divide the regions), D = 0 and 5, on one N = 3 core. The full set: N = 8; a non-default AXI
+# data width B = 256 (gen --axi-data-bits, the model's --axi-data-bits) on every core; W = 32
+# (one fp32 per flit) on C = 6 torus:2x3, D = 5.
 if [ "$set" = test ]; then
     set -- "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" \
            "4 8 torus:2x4 64 2 0,30 $all" "4 4 ring 64 2 0,30 $all" \
-           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 32 5 30 collall"
+           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 128 5 30 collall"
 else
-    set -- "8 2 ring 64 2 0,30 dptrain" "4 2 ring 64 2 0,30 dptrain+plain:mlp 256"
+    set -- "8 2 ring 64 2 0,30 dptrain" "4 2 ring 64 2 0,30 dptrain+plain:mlp 256" \
+           "3 6 torus:2x3 32 5 30 collall"
 fi
 for cfg in "$@"; do
     set -- $cfg

@@ -9,9 +9,9 @@
 #                                  against tpu-board-run at N = 4 on C = 2 ring, C = 4
 #                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
 #                                  bcast, sendrecv, barrier, dptrain, --stall 0 and 30: every
-#                                  core's trace and dumps identical; collall at N = 3 on
-#                                  C = 3 ring (W = 128, D = 0, stall 0 and 30) and C = 6
-#                                  torus:2x3 (W = 32, D = 5, stall 30); plain per-core
+#                                  core's trace and dumps identical; collall at N = 3 with
+#                                  W = 128 on C = 3 ring (D = 0, stall 0 and 30) and C = 6
+#                                  torus:2x3 (D = 5, stall 30); plain per-core
 #                                  programs (dense) on C = 2 ring (the harness);
 #                                  tpu-board-cmp names a changed element / dump byte; an error
 #                                  halt and a deadlock (--max-cycles) name the busy cores
@@ -20,7 +20,8 @@
 #                                  ring and C = 4 torus:2x2: traces and dumps byte-identical
 # Full only (make test-full): the cases that need a core build of their own (~45 s each)
 #   test-board-cosim-full          N = 8 C = 2 ring dptrain; N = 4 C = 2 ring with 256-bit AXI
-#                                  data (dptrain, plain mlp), as test-board-cosim
+#                                  data (dptrain, plain mlp); collall at N = 3 with W = 32 on
+#                                  C = 6 torus:2x3 (D = 5, stall 30); as test-board-cosim
 #   test-board-flat-full           the flat build against the assembled one with 256-bit AXI
 #                                  data, N = 4 C = 2 ring (dptrain), as test-board-flat
 # One verilated core per (N, W, B) shared by every board; the NoCs and flat boards are small.
