@@ -40,24 +40,24 @@ int gen_output_failed(const struct gen_output *out);
 /* Emitters: each adds its file(s). emit_arith.c */
 int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg);
 int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg);
-/* The same numerics as procedural code, for a module that runs them inside a clock enable
-   (tpu_pe). ARITH_MUL: out = a x b (bf16 x bf16 -> fp32, exact); ARITH_ADD: out = a + b
-   (fp32); ARITH_ADD_ALIGN: out = the adder's first half of a + b (ARITH_MID_BITS wide);
-   ARITH_ADD_NORM: out = the adder's second half of a (an ARITH_ADD_ALIGN result; b unused).
-   emit_arith_block appends `begin : name` (not indented) ... `end` (at `indent`): the
-   modules' text as blocking assignments to variables local to the block, reading a and b
-   and assigning out, which the caller declares; -1 on an internal inconsistency.
-   emit_arith_consts appends the module-level localparams the blocks use. */
-enum arith_part { ARITH_MUL, ARITH_ADD, ARITH_ADD_ALIGN, ARITH_ADD_NORM };
-#define ARITH_MID_BITS 41
-int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
-                     const char *b, const char *out, unsigned indent);
-void emit_arith_consts(struct strbuf *sb);
-/* out = fp32_add(acc, bf16_mul(act, w)), bit for bit, as one smaller block (the one-stage
-   PE); appended like emit_arith_block's blocks, needs no localparam; -1 on an internal
-   inconsistency. */
-int emit_arith_mac(struct strbuf *sb, const char *name, const char *acc, const char *act,
-                   const char *w, const char *out, unsigned indent);
+/* fp32_add(acc, bf16_mul(act, w)), bit for bit, as one smaller block (the PE's
+   multiply-accumulate, with the multiplier fused into the adder), or a pipeline stage of it,
+   for a module that runs it inside a clock enable (tpu_pe): appends `begin : name` (not
+   indented) ... `end` (at `indent`), the text as blocking assignments to variables local to
+   the block, reading the io signals and assigning out, which the caller declares; -1 on an
+   internal inconsistency. MAC_FULL: out = the whole of it from acc, act, w; MAC_MUL: out = the
+   product's classes and fields (MAC_PROD_BITS) from act, w; MAC_ADD: out = the sum from acc
+   and prod (a MAC_MUL result); MAC_ADD_ALIGN: out = the adder's first half (MAC_MID_BITS)
+   from acc and prod; MAC_ADD_NORM: out = the sum from mid (a MAC_ADD_ALIGN result). Every
+   field of io must be a signal name ("" where the part does not read it). */
+enum mac_part { MAC_FULL, MAC_MUL, MAC_ADD, MAC_ADD_ALIGN, MAC_ADD_NORM };
+#define MAC_PROD_BITS 27
+#define MAC_MID_BITS 41
+struct mac_io {
+    const char *acc, *act, *w, *prod, *mid, *out;
+};
+int emit_arith_mac(struct strbuf *sb, enum mac_part part, const char *name,
+                   const struct mac_io *io, unsigned indent);
 /* emit_mxu.c */
 int emit_pe(struct gen_output *out, const struct gen_config *cfg);
 int emit_mxu_row(struct gen_output *out, const struct gen_config *cfg);

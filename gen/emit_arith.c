@@ -3,8 +3,10 @@
    adder). Both are combinational and independent of the configuration; their bit-exact
    behaviour is docs/numerics.md, with cmodel/src/bf16_mul.c and fp32_add.c the reference.
    The texts below are the only definition of the numerics in gen: the modules are written
-   from them as they are, and emit_arith_block (end of this file) rewrites the same text as
-   procedural code for tpu_pe, which runs it inside its clock enables. */
+   from them as they are. The PE's multiply-accumulate (emit_arith_mac, end of this file) is
+   one text of its own, specialised to where its operands come from and cut into pipeline
+   stages for --pe-stages 2 and 3; tests/fpga/test_pe_mac.sh proves it equal to these two at
+   every depth. */
 #include <string.h>
 
 #include "emit.h"
@@ -73,9 +75,8 @@ static const char bf16_mul_body[] =
     "    end\n"
     "  end\n";
 
-/* tpu_fp32_add and its two-stage twin tpu_fp32_add_pipe (--pe-stages 3) are written from the
-   same text: the alignment half (fp32_add_align), a boundary that is wires in one and
-   registers in the other (fp32_add_mid), and the add/normalise/round half (fp32_add_norm). */
+/* tpu_fp32_add is written from two halves: the alignment half (fp32_add_align), the wires
+   between them (fp32_add_mid) and the add/normalise/round half (fp32_add_norm). */
 static const char fp32_add_doc[] =
     "//\n"
     "// DAZ on both inputs, IEEE 754 addition rounded once to nearest even, FTZ keeping the exact\n"
@@ -262,54 +263,26 @@ static const char fp32_add_norm[] =
     "    end\n"
     "  end\n";
 
-/* internal: the adder's whole text; pipe = 0 for tpu_fp32_add, 1 for tpu_fp32_add_pipe */
-static void emit_fp32_add_text(struct strbuf *sb, int pipe)
+/* internal: the adder's whole text */
+static void emit_fp32_add_text(struct strbuf *sb)
 {
     sb_puts(sb, fp32_add_doc);
-    if (pipe) {
-        sb_puts(sb,
-            "//\n"
-            "// Two pipeline stages (used by tpu_pe with --pe-stages 3): the first half in the cycle\n"
-            "// a_i and b_i are presented, a register, the second half in the next cycle, whose\n"
-            "// end registers s_o in the PE. The function is exactly tpu_fp32_add's: the same text,\n"
-            "// only the al_* -> ad_* boundary is a register here and a wire there.\n"
-            "// Reset: none (datapath only).\n"
-            "\n"
-            "module tpu_fp32_add_pipe (\n"
-            "  input  logic        clk_i,\n"
-            "  input  logic [31:0] a_i,\n"
-            "  input  logic [31:0] b_i,\n"
-            "  output logic [31:0] s_o   // a_i + b_i of the previous cycle, as above\n"
-            ");\n"
-            "\n");
-    } else {
-        sb_puts(sb,
-            "//\n"
-            "// Combinational, no state (so no reset).\n"
-            "\n"
-            "module tpu_fp32_add (\n"
-            "  input  logic [31:0] a_i,\n"
-            "  input  logic [31:0] b_i,\n"
-            "  output logic [31:0] s_o   // a_i + b_i as above\n"
-            ");\n"
-            "\n");
-    }
+    sb_puts(sb,
+        "//\n"
+        "// Combinational, no state (so no reset).\n"
+        "\n"
+        "module tpu_fp32_add (\n"
+        "  input  logic [31:0] a_i,\n"
+        "  input  logic [31:0] b_i,\n"
+        "  output logic [31:0] s_o   // a_i + b_i as above\n"
+        ");\n"
+        "\n");
     sb_puts(sb, fp32_add_align);
-    const size_t nmid = sizeof fp32_add_mid / sizeof fp32_add_mid[0];
-    sb_printf(sb, "  // ==== Between the halves: %s ====\n",
-              pipe ? "the pipeline register" : "wires");
-    for (size_t i = 0; i < nmid; i++)
+    sb_puts(sb, "  // ==== Between the halves: wires ====\n");
+    for (size_t i = 0; i < FP32_ADD_MID_N; i++)
         sb_printf(sb, "  logic %s ad_%s;\n", fp32_add_mid[i].width, fp32_add_mid[i].name);
-    if (pipe) {
-        sb_puts(sb, "  always_ff @(posedge clk_i) begin\n");
-        for (size_t i = 0; i < nmid; i++)
-            sb_printf(sb, "    ad_%s <= al_%s;\n", fp32_add_mid[i].name, fp32_add_mid[i].name);
-        sb_puts(sb, "  end\n");
-    } else {
-        for (size_t i = 0; i < nmid; i++)
-            sb_printf(sb, "  assign ad_%s = al_%s;\n", fp32_add_mid[i].name,
-                      fp32_add_mid[i].name);
-    }
+    for (size_t i = 0; i < FP32_ADD_MID_N; i++)
+        sb_printf(sb, "  assign ad_%s = al_%s;\n", fp32_add_mid[i].name, fp32_add_mid[i].name);
     sb_puts(sb, "\n");
     sb_puts(sb, fp32_add_norm);
     sb_puts(sb, "\nendmodule\n");
@@ -334,26 +307,19 @@ int emit_fp32_add(struct gen_output *out, const struct gen_config *cfg)
         "tpu_fp32_add: fp32 adder (RNE, DAZ, FTZ, canonical NaN), docs/numerics.md");
     if (!sb)
         return -1;
-    emit_fp32_add_text(sb, 0);
-    if (cfg->add_stages < 2)
-        return 0;
-    sb = gen_output_add(out, cfg, "tpu_fp32_add_pipe.sv",
-                        "tpu_fp32_add_pipe: tpu_fp32_add in two pipeline stages (--pe-stages 3)");
-    if (!sb)
-        return -1;
-    emit_fp32_add_text(sb, 1);
+    emit_fp32_add_text(sb);
     return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The same numerics as procedural code, for tpu_pe                                          */
-/* A module body above is a list of lines at two spaces: `localparam`, `logic` declarations,
+/* The same kind of text as procedural code, for tpu_pe                                      */
+/* A module body is a list of lines at two spaces: `localparam`, `logic` declarations,
    `assign x = e;`, `always_comb begin` ... `end` and comments. As code that runs inside an
    `if` of an always_ff, it becomes a named block: the declarations first (variables local to
    the block), then every assignment as a blocking one, in the order of the text (which is a
    valid order: each signal is assigned before any line that reads it), with the ports
-   renamed to the caller's signals. The localparams stay at module level
-   (emit_arith_consts). SystemVerilog functions would be the obvious form, but Verilator
+   renamed to the caller's signals (a localparam line is skipped: the PE's text has none).
+   SystemVerilog functions would be the obvious form, but Verilator
    numbers the variables of every inlined call per instance, so the MXU's N rows would no
    longer share one copy of the verilated code (at N = 16 the rows' C++ grew from 3.4 to
    13 MB, one copy per row); a named block's variables are named alike in every instance. */
@@ -423,7 +389,7 @@ static int body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char *
         const char *next = nl ? nl + 1 : text + n;
 #define IS(lit) (n >= sizeof lit - 1 && memcmp(text, lit, sizeof lit - 1) == 0)
         if (n == 0 || IS("  localparam ")) {
-            /* blank, or a constant (module level: emit_arith_consts) */
+            /* blank, or a constant (not in the PE's text) */
         } else if (in_comb && n == 5 && IS("  end")) {
             in_comb = 0;
         } else if (in_comb) { /* four spaces and more: two levels less */
@@ -449,20 +415,6 @@ static int body_to_proc(struct strbuf *decls, struct strbuf *stmts, const char *
     return bad || in_comb ? -1 : 0;
 }
 
-void emit_arith_consts(struct strbuf *sb)
-{
-    const char *text = bf16_mul_body;
-    while (*text) {
-        const char *nl = strchr(text, '\n');
-        const size_t n = nl ? (size_t)(nl - text) : strlen(text);
-        if (n > 13 && memcmp(text, "  localparam ", 13) == 0) {
-            sb_putn(sb, text, n);
-            sb_puts(sb, "  // (tpu_bf16_mul's)\n");
-        }
-        text = nl ? nl + 1 : text + n;
-    }
-}
-
 /* Internal: writes `begin : NAME`, the declarations, the statements and `end` (indented by
    INDENT), then frees both buffers; a failed buffer marks SB failed. */
 static void put_block(struct strbuf *sb, const char *name, struct strbuf *decls,
@@ -478,65 +430,6 @@ static void put_block(struct strbuf *sb, const char *name, struct strbuf *decls,
     sb_free(stmts);
 }
 
-int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, const char *a,
-                     const char *b, const char *out, unsigned indent)
-{
-    const struct rename rn[] = { { "a_i", a }, { "b_i", b }, { "p_o", out }, { "s_o", out } };
-    const size_t nrn = sizeof rn / sizeof rn[0];
-    const unsigned in = indent + 2;
-    unsigned mid_bits = 0;
-    for (size_t i = 0; i < FP32_ADD_MID_N; i++)
-        mid_bits += fp32_add_mid[i].bits;
-    if (mid_bits != ARITH_MID_BITS)
-        return -1;
-    struct strbuf decls, stmts;
-    int rc = 0;
-    sb_init(&decls);
-    sb_init(&stmts);
-    switch (part) {
-    case ARITH_MUL:
-        rc |= body_to_proc(&decls, &stmts, bf16_mul_body, in, rn, nrn);
-        break;
-    case ARITH_ADD:
-    case ARITH_ADD_ALIGN:
-        rc |= body_to_proc(&decls, &stmts, fp32_add_align, in, rn, nrn);
-        if (part == ARITH_ADD_ALIGN) {
-            sb_printf(&stmts, "%*s%s = {", (int)in, "", out);
-            for (size_t i = 0; i < FP32_ADD_MID_N; i++)
-                sb_printf(&stmts, "%sal_%s", i ? ", " : "", fp32_add_mid[i].name);
-            sb_puts(&stmts, "};\n");
-            break;
-        }
-        for (size_t i = 0; i < FP32_ADD_MID_N; i++) {
-            sb_printf(&decls, "%*slogic %s ad_%s;\n", (int)in, "", fp32_add_mid[i].width,
-                      fp32_add_mid[i].name);
-            sb_printf(&stmts, "%*sad_%s = al_%s;\n", (int)in, "", fp32_add_mid[i].name,
-                      fp32_add_mid[i].name);
-        }
-        rc |= body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
-        break;
-    case ARITH_ADD_NORM: {
-        unsigned hi = mid_bits;
-        for (size_t i = 0; i < FP32_ADD_MID_N; i++) {
-            const unsigned w = fp32_add_mid[i].bits;
-            sb_printf(&decls, "%*slogic %s ad_%s;\n", (int)in, "", fp32_add_mid[i].width,
-                      fp32_add_mid[i].name);
-            if (w == 1)
-                sb_printf(&stmts, "%*sad_%s = %s[%u];\n", (int)in, "", fp32_add_mid[i].name, a,
-                          hi - 1);
-            else
-                sb_printf(&stmts, "%*sad_%s = %s[%u:%u];\n", (int)in, "", fp32_add_mid[i].name,
-                          a, hi - 1, hi - w);
-            hi -= w;
-        }
-        rc |= body_to_proc(&decls, &stmts, fp32_add_norm, in, rn, nrn);
-        break;
-    }
-    }
-    put_block(sb, name, &decls, &stmts, indent);
-    return rc;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* The PE's multiply-accumulate, fused (--pe-stages 1)                                       */
 /* fp32_add(acc, bf16_mul(act, w)) bit for bit (the two texts above define it), in one block
@@ -547,7 +440,7 @@ int emit_arith_block(struct strbuf *sb, enum arith_part part, const char *name, 
    carry runs through the exponent field. tests/fpga/test_pe_mac.sh checks it against the C
    model; a Yosys SAT miter against tpu_bf16_mul + tpu_fp32_add proves it equal for every
    input (docs/fpga.md, The PE). The ports are acc_i, act_i, w_i and sum_o. */
-static const char pe_mac_body[] =
+static const char pe_mac_prod[] =
     "  // ---- The product: classes, exponent, significand ----\n"
     "  logic [7:0]  exp_a, exp_b;  // the factors' biased exponents\n"
     "  logic        zero_a, zero_b, max_a, max_b, frac0_a, frac0_b;\n"
@@ -573,7 +466,10 @@ static const char pe_mac_body[] =
     "  assign p_zero   = !max_a & !max_b & (zero_a | zero_b | exp_sum <= 9'd127);\n"
     "  assign p_sign   = act_i[15] ^ w_i[15];\n"
     "  assign exp_p    = exp_a + exp_b + {7'h00, sig_prod[15]} + 8'h81;  // exp_sum - 127, mod 256\n"
-    "  assign frac_p   = sig_prod[15] ? sig_prod[14:0] : {sig_prod[13:0], 1'b0};\n"
+    "  assign frac_p   = sig_prod[15] ? sig_prod[14:0] : {sig_prod[13:0], 1'b0};\n";
+
+/* The adder's first half: the accumulator's classes, the order, the alignment, the add. */
+static const char pe_mac_add[] =
     "\n"
     "  // ---- The accumulator's classes; the results the classes decide alone ----\n"
     "  // NaN, Inf or two zeros: {sign, exponent all ones or zeros, fraction bit 22} (spec).\n"
@@ -641,7 +537,11 @@ static const char pe_mac_body[] =
     "\n"
     "  // ---- Add or subtract the significands (never negative: x is the larger) ----\n"
     "  logic [27:0] sig_sum;\n"
-    "  assign sig_sum = {1'b0, sig_x, 3'b000} + ({1'b0, y_al} ^ {28{eff_sub}}) + {27'h0000000, eff_sub};\n"
+    "  assign sig_sum = {1'b0, sig_x, 3'b000} + ({1'b0, y_al} ^ {28{eff_sub}}) + {27'h0000000, eff_sub};\n";
+
+/* The adder's second half: normalise, round, pack. It reads sig_sum, exp_x, sign_x, special
+   and spec of the first half (the --pe-stages 3 register between the halves holds them). */
+static const char pe_mac_norm[] =
     "\n"
     "  // ---- Normalise: leading zeros by groups of 4 bits, a coarse shift by 4 x group, a fine\n"
     "  // one by 0..3. A coarse shift (4 leading zeros or more) needs diff <= 1, which leaves the\n"
@@ -704,16 +604,64 @@ static const char pe_mac_body[] =
     "  assign mag   = {exp_f, frac_f} + {30'h00000000, round_up};\n"
     "  assign sum_o = {special ? spec[2] : (!cancel & sign_x), mag};\n";
 
-int emit_arith_mac(struct strbuf *sb, const char *name, const char *acc, const char *act,
-                   const char *w, const char *out, unsigned indent)
+/* The pipelined PEs cut the same text at two places: after the product (--pe-stages 2 and 3:
+   the register holds the product's classes and fields, MAC_PROD_BITS, not an fp32 that the
+   adder would decode again) and between the adder's halves (--pe-stages 3: MAC_MID_BITS). */
+static const char pe_mac_prod_out[] =
+    "  // the product's classes and fields, for the register after the multiplier\n"
+    "  assign p_o = {p_nan, p_inf, p_zero, p_sign, exp_p, frac_p};\n";
+static const char pe_mac_prod_in[] =
+    "  // ---- The product: its classes and fields, from the register after the multiplier ----\n"
+    "  logic        p_nan, p_inf, p_zero, p_sign;\n"
+    "  logic [7:0]  exp_p;\n"
+    "  logic [14:0] frac_p;\n"
+    "  assign {p_nan, p_inf, p_zero, p_sign, exp_p, frac_p} = p_i;\n";
+static const char pe_mac_mid_out[] =
+    "\n"
+    "  // what the second half reads, for the register between the halves\n"
+    "  assign m_o = {sig_sum, exp_x, sign_x, special, spec};\n";
+static const char pe_mac_mid_in[] =
+    "  // ---- The first half's sum, larger exponent and sign, and the special result, from the\n"
+    "  // register between the halves ----\n"
+    "  logic [27:0] sig_sum;\n"
+    "  logic [7:0]  exp_x;\n"
+    "  logic        sign_x, special;\n"
+    "  logic [2:0]  spec;\n"
+    "  assign {sig_sum, exp_x, sign_x, special, spec} = m_i;\n";
+
+int emit_arith_mac(struct strbuf *sb, enum mac_part part, const char *name,
+                   const struct mac_io *io, unsigned indent)
 {
-    const struct rename rn[] = { { "acc_i", acc }, { "act_i", act }, { "w_i", w },
-                                 { "sum_o", out } };
+    const struct rename rn[] = { { "acc_i", io->acc },  { "act_i", io->act }, { "w_i", io->w },
+                                 { "p_i", io->prod },   { "m_i", io->mid },   { "sum_o", io->out },
+                                 { "p_o", io->out },    { "m_o", io->out } };
+    for (size_t i = 0; i < sizeof rn / sizeof rn[0]; i++)
+        if (!rn[i].to)
+            return -1;
+    const char *texts[4] = { NULL, NULL, NULL, NULL };
+    switch (part) {
+    case MAC_FULL:
+        texts[0] = pe_mac_prod, texts[1] = pe_mac_add, texts[2] = pe_mac_norm;
+        break;
+    case MAC_MUL:
+        texts[0] = pe_mac_prod, texts[1] = pe_mac_prod_out;
+        break;
+    case MAC_ADD:
+        texts[0] = pe_mac_prod_in, texts[1] = pe_mac_add, texts[2] = pe_mac_norm;
+        break;
+    case MAC_ADD_ALIGN:
+        texts[0] = pe_mac_prod_in, texts[1] = pe_mac_add, texts[2] = pe_mac_mid_out;
+        break;
+    case MAC_ADD_NORM:
+        texts[0] = pe_mac_mid_in, texts[1] = pe_mac_norm;
+        break;
+    }
     struct strbuf decls, stmts;
+    int bad = 0;
     sb_init(&decls);
     sb_init(&stmts);
-    const int bad = body_to_proc(&decls, &stmts, pe_mac_body, indent + 2, rn,
-                                 sizeof rn / sizeof rn[0]);
+    for (size_t i = 0; i < 4 && texts[i]; i++)
+        bad |= body_to_proc(&decls, &stmts, texts[i], indent + 2, rn, sizeof rn / sizeof rn[0]);
     put_block(sb, name, &decls, &stmts, indent);
     return bad ? -1 : 0;
 }

@@ -668,8 +668,6 @@ int emit_core_filelist(struct gen_output *out, const struct gen_config *cfg)
         "// run `iverilog -g2012 -c tpu_core.f` from this directory.\n");
     for (size_t i = 0; i < sizeof core_sources / sizeof core_sources[0]; i++) {
         sb_printf(sb, "%s\n", core_sources[i]);
-        if (i == 1 && cfg->add_stages == 2) /* after tpu_fp32_add.sv: the two-stage adder */
-            sb_puts(sb, "tpu_fp32_add_pipe.sv\n");
     }
     return 0;
 }

@@ -253,10 +253,7 @@ int emit_top_filelist(struct gen_output *out, const struct gen_config *cfg)
         "// Names are relative to this file's directory (use with tpu_mxu.vlt for Verilator:\n"
         "// `-F <dir>/tpu_top.f <dir>/tpu_mxu.vlt`; `iverilog -g2012 -c tpu_top.f` from here).\n"
         "tpu_bf16_mul.sv\n"
-        "tpu_fp32_add.sv\n");
-    if (cfg->add_stages == 2) /* --pe-stages 3: the two-stage adder */
-        sb_puts(sb, "tpu_fp32_add_pipe.sv\n");
-    sb_puts(sb,
+        "tpu_fp32_add.sv\n"
         "tpu_pe.sv\n"
         "tpu_mxu_row.sv\n"
         "tpu_mxu.sv\n"

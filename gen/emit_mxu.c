@@ -109,8 +109,10 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         s == 1 ? "// The arithmetic is computed inside that `if`: the block u_add is\n"
                  "// fp32_add(psum_i, bf16_mul(act_i, w)) bit for bit (docs/numerics.md), the multiplier\n"
                  "// fused into the adder to make it smaller (gen/emit_arith.c, docs/fpga.md). An idle PE\n"
-               : "// The arithmetic is computed inside that `if`: the blocks u_mul and u_add are the text\n"
-                 "// of tpu_bf16_mul and tpu_fp32_add (gen/emit_arith.c; docs/numerics.md). An idle PE\n",
+               : "// The arithmetic is computed inside those `if`s: the blocks u_mul and u_add are the\n"
+                 "// stages of fp32_add(psum_i, bf16_mul(act_i, w)), bit for bit (docs/numerics.md), the\n"
+                 "// multiplier fused into the adder as in the one-stage PE and cut after the product\n"
+                 "// (gen/emit_arith.c, docs/fpga.md). An idle PE\n",
         s == 3 ? "act_valid_q, mid_valid_q" : "act_valid_q", s == 3 ? 2u : 1u);
     sb_puts(sb, pe_ports);
     sb_puts(sb,
@@ -118,16 +120,16 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
         "  logic        act_valid_q, act_bank_q;\n"
         "  logic [15:0] act_q;\n");
     if (s > 1)
-        sb_puts(sb, "  logic [31:0] prod_q;     // the product (valid: act_valid_q)\n");
+        sb_printf(sb, "  logic [%u:0] prod_q;     // the product's classes and fields (valid: act_valid_q)\n",
+                  MAC_PROD_BITS - 1u);
     if (s == 3)
-        sb_puts(sb,
+        sb_printf(sb,
             "  logic        mid_valid_q;\n"
-            "  logic [40:0] mid_q;      // the adder's first half (valid: mid_valid_q)\n");
+            "  logic [%u:0] mid_q;      // the adder's first half (valid: mid_valid_q)\n",
+            MAC_MID_BITS - 1u);
     sb_puts(sb,
         "  logic [31:0] psum_q;\n"
         "\n");
-    if (s > 1) /* (the fused block of S = 1 needs no constant) */
-        emit_arith_consts(sb);
     sb_puts(sb,
         "\n"
         "  // ---- Registers: weight banks and the pipeline (one process per PE: Icarus's\n"
@@ -140,10 +142,11 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
           "  // replaces, so waveform scopes (and the simulators' trace filter *.u_add) keep the\n"
           "  // arithmetic out. Its variables and those of the b_*_en blocks are temporaries of\n"
           "  // this process, each written before it\n"
-        : "  // The blocks u_mul and u_add are the arithmetic: tpu_bf16_mul's and tpu_fp32_add's\n"
-          "  // text, where the derivations are (gen/emit_arith.c; docs/numerics.md), as blocking\n"
-          "  // assignments; they are named like the instances they replace, so waveform scopes\n"
-          "  // (and the simulators' trace filters, *.u_mul, *.u_add) stay as they were. Their\n"
+        : "  // The blocks u_mul and u_add are the arithmetic: the one-stage PE's fused\n"
+          "  // multiply-accumulate cut into pipeline stages (gen/emit_arith.c, where the\n"
+          "  // derivations are; docs/fpga.md), as blocking assignments; they are named like the\n"
+          "  // multiplier and adder instances they replace, so waveform scopes (and the\n"
+          "  // simulators' trace filters, *.u_mul, *.u_add) keep the arithmetic out. Their\n"
           "  // variables and those of the b_*_en blocks are temporaries of this process, each\n"
           "  // written before it\n");
     sb_puts(sb,
@@ -167,14 +170,20 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
     if (s == 1)
         sb_puts(sb, "      logic [31:0] sum;   // fp32_add(psum_i, bf16_mul(act_i, w))\n");
     else
-        sb_puts(sb, "      logic [31:0] prod;  // bf16_mul(act_i, w)\n");
+        sb_printf(sb, "      logic [%u:0] prod;  // bf16_mul(act_i, w): classes and fields\n",
+                  MAC_PROD_BITS - 1u);
     sb_puts(sb,
         "      w = act_bank_i ? w1_q : w0_q;\n"
         "      ");
-    if (s > 1)
-        rc |= emit_arith_block(sb, ARITH_MUL, "u_mul", "act_i", "w", "prod", 6);
+    if (s > 1) {
+        const struct mac_io io = { .acc = "", .act = "act_i", .w = "w", .prod = "", .mid = "",
+                                   .out = "prod" };
+        rc |= emit_arith_mac(sb, MAC_MUL, "u_mul", &io, 6);
+    }
     if (s == 1) {
-        rc |= emit_arith_mac(sb, "u_add", "psum_i", "act_i", "w", "sum", 6);
+        const struct mac_io io = { .acc = "psum_i", .act = "act_i", .w = "w", .prod = "",
+                                   .mid = "", .out = "sum" };
+        rc |= emit_arith_mac(sb, MAC_FULL, "u_add", &io, 6);
         sb_puts(sb,
             "      act_q      <= act_i;\n"
             "      act_bank_q <= act_bank_i;\n"
@@ -193,7 +202,9 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
             "    if (act_valid_q) begin : b_add_en\n"
             "      logic [31:0] sum;  // fp32_add(psum_i, prod_q)\n"
             "      ");
-        rc |= emit_arith_block(sb, ARITH_ADD, "u_add", "psum_i", "prod_q", "sum", 6);
+        const struct mac_io io = { .acc = "psum_i", .act = "", .w = "", .prod = "prod_q",
+                                   .mid = "", .out = "sum" };
+        rc |= emit_arith_mac(sb, MAC_ADD, "u_add", &io, 6);
         sb_puts(sb,
             "      psum_q <= sum;\n"
             "    end\n");
@@ -202,15 +213,19 @@ int emit_pe(struct gen_output *out, const struct gen_config *cfg)
             "    if (act_valid_q) begin : b_align_en\n"
             "      logic [%u:0] mid;  // the first half of fp32_add(psum_i, prod_q)\n"
             "      ",
-            ARITH_MID_BITS - 1u);
-        rc |= emit_arith_block(sb, ARITH_ADD_ALIGN, "u_add", "psum_i", "prod_q", "mid", 6);
+            MAC_MID_BITS - 1u);
+        const struct mac_io al = { .acc = "psum_i", .act = "", .w = "", .prod = "prod_q",
+                                   .mid = "", .out = "mid" };
+        rc |= emit_arith_mac(sb, MAC_ADD_ALIGN, "u_add", &al, 6);
         sb_puts(sb,
             "      mid_q <= mid;\n"
             "    end\n"
             "    if (mid_valid_q) begin : b_norm_en\n"
             "      logic [31:0] sum;  // the second half: fp32_add(psum_i, prod_q)\n"
             "      ");
-        rc |= emit_arith_block(sb, ARITH_ADD_NORM, "u_add", "mid_q", "", "sum", 6);
+        const struct mac_io nm = { .acc = "", .act = "", .w = "", .prod = "", .mid = "mid_q",
+                                   .out = "sum" };
+        rc |= emit_arith_mac(sb, MAC_ADD_NORM, "u_add", &nm, 6);
         sb_puts(sb,
             "      psum_q <= sum;\n"
             "    end\n");
@@ -568,8 +583,6 @@ int emit_filelist(struct gen_output *out, const struct gen_config *cfg)
         "// run `iverilog -g2012 -c tpu_mxu.f` from this directory.\n");
     for (size_t i = 0; i < sizeof mxu_sources / sizeof mxu_sources[0]; i++) {
         sb_printf(sb, "%s\n", mxu_sources[i]);
-        if (i == 1 && cfg->add_stages == 2) /* after tpu_fp32_add.sv: the two-stage adder */
-            sb_puts(sb, "tpu_fp32_add_pipe.sv\n");
     }
     return 0;
 }
@@ -594,8 +607,6 @@ int emit_vlt(struct gen_output *out, const struct gen_config *cfg)
         "inline -module \"tpu_pe\"\n"
         "inline -module \"tpu_bf16_mul\"\n"
         "inline -module \"tpu_fp32_add\"\n");
-    if (cfg->add_stages == 2)
-        sb_puts(sb, "inline -module \"tpu_fp32_add_pipe\"\n");
     sb_puts(sb,
         "\n"
         "// Lint waivers: none needed; `verilator --lint-only -Wall` is clean without any.\n");

@@ -80,7 +80,7 @@ static void usage(FILE *f)
         "  -h, --help         print this help and exit\n"
         "      --version      print the version and exit\n"
         "\n"
-        "Writes tpu_bf16_mul.sv tpu_fp32_add.sv (tpu_fp32_add_pipe.sv with --pe-stages 3)\n"
+        "Writes tpu_bf16_mul.sv tpu_fp32_add.sv\n"
         "tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt, the L-lane vector unit (tpu_vpu.f lists its .sv files;\n"
         "tpu_vpu.vlt; docs/vpu.md), tpu_params.h, the top tpu_top.sv with its reset synchroniser\n"
         "tpu_rst_sync.sv (tpu_top.f), its constraints tpu_top.xdc (Vivado), tpu_top.sdc (Quartus),\n"

@@ -13,10 +13,11 @@
 #                      C = 2 ring: random inputs leave these two mostly idle, so they check
 #                      that the rewrite of the whole RTL compiles and resets alike, little
 #                      more) side by side in Icarus, all outputs identical every cycle (~30 s)
-#   test-fpga-pe-mac   the one-stage PE's fused multiply-accumulate (gen/emit_arith.c) equals
-#                      tpu_bf16_mul + tpu_fp32_add: Yosys SAT proof on the generated block for
-#                      every input, then the generated tpu_pe against the C model on 10^6
-#                      biased random vectors (tests/fpga/test_pe_mac.sh, ~25 s)
+#   test-fpga-pe-mac   the PE's fused multiply-accumulate (gen/emit_arith.c) equals
+#                      tpu_bf16_mul + tpu_fp32_add: Yosys SAT proof on the generated blocks
+#                      for every input at --pe-stages 1, 2 and 3 (the stages joined in
+#                      order), then the generated one-stage tpu_pe against the C model on
+#                      10^6 biased random vectors (tests/fpga/test_pe_mac.sh, ~60 s)
 #   test-fpga-constraints  what gen writes for FPGAs: --freq-mhz, XDC/SDC/PCF naming clk_i and
 #                      the reset synchroniser, tpu.core parsing as YAML and listing only files
 #                      that exist, tpu_top lint-clean (Verilator -Wall, Icarus), the
