@@ -70,6 +70,26 @@ int emit_vpu_units(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu_filelist(struct gen_output *out, const struct gen_config *cfg);
 int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg);
+/* The core's host ports (docs/isa.md "Host interface"), in port order, defined once in
+   emit_core.c for tpu_core, tpu_top and tpu_board: the AXI4-Lite control slave (s_axil_*) and
+   the AXI4 data master (m_axi_*). bits: the width, or GEN_AXI_DATA (the data master's width,
+   --axi-data-bits) or GEN_AXI_STRB (its byte strobes). */
+#define GEN_AXI_DATA 0x10000u
+#define GEN_AXI_STRB 0x10001u
+struct gen_axi_port {
+    const char *name;
+    int out;       /* 1: an output of the core */
+    unsigned bits; /* 1 for one bit */
+};
+#define GEN_AXIL_PORTS 17
+#define GEN_AXI_PORTS 25
+extern const struct gen_axi_port gen_axil_ports[GEN_AXIL_PORTS];
+extern const struct gen_axi_port gen_axi_ports[GEN_AXI_PORTS];
+/* Appends the AXI4-Lite slave's port declarations, "  input  logic [15:0]       name,", the
+   width column `col` characters wide; addr_w replaces the address width ("[AddrW-1:0]") unless
+   NULL. */
+void emit_axil_ports(struct strbuf *sb, const char *addr_w, int col);
+
 /* emit_fpga.c: the reset synchroniser, the top, its file list, the FPGA constraints
    (tpu_top.xdc, tpu_top.sdc, tpu_top.pcf) and the FuseSoC core file (tpu.core); docs/fpga.md */
 int emit_rst_sync(struct gen_output *out, const struct gen_config *cfg);

@@ -40,24 +40,10 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         ") (\n"
         "  input  logic                clk_i,\n"
         "  input  logic                rst_ni,\n"
-        "  // the board's slave port\n"
-        "  input  logic [AddrW-1:0]    s_axil_awaddr,\n"
-        "  input  logic                s_axil_awvalid,\n"
-        "  output logic                s_axil_awready,\n"
-        "  input  logic [31:0]         s_axil_wdata,\n"
-        "  input  logic [3:0]          s_axil_wstrb,\n"
-        "  input  logic                s_axil_wvalid,\n"
-        "  output logic                s_axil_wready,\n"
-        "  output logic [1:0]          s_axil_bresp,\n"
-        "  output logic                s_axil_bvalid,\n"
-        "  input  logic                s_axil_bready,\n"
-        "  input  logic [AddrW-1:0]    s_axil_araddr,\n"
-        "  input  logic                s_axil_arvalid,\n"
-        "  output logic                s_axil_arready,\n"
-        "  output logic [31:0]         s_axil_rdata,\n"
-        "  output logic [1:0]          s_axil_rresp,\n"
-        "  output logic                s_axil_rvalid,\n"
-        "  input  logic                s_axil_rready,\n"
+        "  // the board's slave port\n",
+        c, 16u + sb_w);
+    emit_axil_ports(sb, "[AddrW-1:0]", 15);
+    sb_printf(sb,
         "  // one master port per core\n"
         "  output logic [C-1:0][15:0]  m_awaddr,\n"
         "  output logic [C-1:0]        m_awvalid,\n"
@@ -80,7 +66,7 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         "\n"
         "  localparam int SelW = %u;\n"
         "\n",
-        c, 16u + sb_w, sb_w ? sb_w : 1u);
+        sb_w ? sb_w : 1u);
     /* the window of an address, and whether a core sits there */
     if (sb_w == 0)
         sb_puts(sb,
@@ -283,17 +269,6 @@ struct board_port {
     const char *width; /* "" for one bit, else the width expression */
 };
 
-static const struct board_port axi_ports[] = {
-    { "m_axi_awaddr", 1, "32" }, { "m_axi_awlen", 1, "8" },   { "m_axi_awsize", 1, "3" },
-    { "m_axi_awburst", 1, "2" }, { "m_axi_awvalid", 1, "" },  { "m_axi_awready", 0, "" },
-    { "m_axi_wdata", 1, "AxiDataW" }, { "m_axi_wstrb", 1, "AxiDataW/8" },   { "m_axi_wlast", 1, "" },
-    { "m_axi_wvalid", 1, "" },   { "m_axi_wready", 0, "" },   { "m_axi_bresp", 0, "2" },
-    { "m_axi_bvalid", 0, "" },   { "m_axi_bready", 1, "" },   { "m_axi_araddr", 1, "32" },
-    { "m_axi_arlen", 1, "8" },   { "m_axi_arsize", 1, "3" },  { "m_axi_arburst", 1, "2" },
-    { "m_axi_arvalid", 1, "" },  { "m_axi_arready", 0, "" },  { "m_axi_rdata", 0, "AxiDataW" },
-    { "m_axi_rresp", 0, "2" },   { "m_axi_rlast", 0, "" },    { "m_axi_rvalid", 0, "" },
-    { "m_axi_rready", 1, "" },
-};
 static const struct board_port tr_ports[] = {
     { "tr_ub_we_o", 1, "" },    { "tr_ub_row_o", 1, "16" },  { "tr_ub_data_o", 1, "16*N" },
     { "tr_ub_pc_o", 1, "16" },  { "tr_acc_we_o", 1, "" },    { "tr_acc_row_o", 1, "16" },
@@ -343,29 +318,23 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         ") (\n"
         "  input  logic                clk_i,\n"
         "  input  logic                rst_ni,\n"
-        "  // AXI4-Lite slave (control): core i's register map at i * 0x10000\n"
-        "  input  logic [AddrW-1:0]    s_axil_awaddr,\n"
-        "  input  logic                s_axil_awvalid,\n"
-        "  output logic                s_axil_awready,\n"
-        "  input  logic [31:0]         s_axil_wdata,\n"
-        "  input  logic [3:0]          s_axil_wstrb,\n"
-        "  input  logic                s_axil_wvalid,\n"
-        "  output logic                s_axil_wready,\n"
-        "  output logic [1:0]          s_axil_bresp,\n"
-        "  output logic                s_axil_bvalid,\n"
-        "  input  logic                s_axil_bready,\n"
-        "  input  logic [AddrW-1:0]    s_axil_araddr,\n"
-        "  input  logic                s_axil_arvalid,\n"
-        "  output logic                s_axil_arready,\n"
-        "  output logic [31:0]         s_axil_rdata,\n"
-        "  output logic [1:0]          s_axil_rresp,\n"
-        "  output logic                s_axil_rvalid,\n"
-        "  input  logic                s_axil_rready,\n"
-        "  // AXI4 masters (data), one per core\n",
+        "  // AXI4-Lite slave (control): core i's register map at i * 0x10000\n",
         c, cfg->torus ? "torus" : "ring", rows, cols, cfg->link_bits, cfg->link_latency,
         cfg->n, c, cfg->link_bits, rows, cols, addr_w, cfg->axi_data_bits);
-    for (size_t i = 0; i < sizeof axi_ports / sizeof axi_ports[0]; i++)
-        port_decl(sb, &axi_ports[i], 0);
+    emit_axil_ports(sb, "[AddrW-1:0]", 15);
+    sb_puts(sb, "  // AXI4 masters (data), one per core\n");
+    for (size_t i = 0; i < GEN_AXI_PORTS; i++) { /* the cores' data masters, per core */
+        const struct gen_axi_port *a = &gen_axi_ports[i];
+        char w[16] = "";
+        if (a->bits == GEN_AXI_DATA)
+            snprintf(w, sizeof w, "AxiDataW");
+        else if (a->bits == GEN_AXI_STRB)
+            snprintf(w, sizeof w, "AxiDataW/8");
+        else if (a->bits > 1)
+            snprintf(w, sizeof w, "%u", a->bits);
+        const struct board_port p = { a->name, a->out, w };
+        port_decl(sb, &p, 0);
+    }
     sb_puts(sb, "  // simulation trace, per core\n");
     for (size_t i = 0; i < sizeof tr_ports / sizeof tr_ports[0]; i++)
         port_decl(sb, &tr_ports[i], i + 1 == sizeof tr_ports / sizeof tr_ports[0]);
@@ -472,8 +441,8 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "      .s_axil_rresp    (l_rresp[i]),\n"
         "      .s_axil_rvalid   (l_rvalid[i]),\n"
         "      .s_axil_rready   (l_rready[i]),\n");
-    for (size_t i = 0; i < sizeof axi_ports / sizeof axi_ports[0]; i++)
-        sb_printf(sb, "      .%-16s(%s[i]),\n", axi_ports[i].name, axi_ports[i].name);
+    for (size_t i = 0; i < GEN_AXI_PORTS; i++)
+        sb_printf(sb, "      .%-16s(%s[i]),\n", gen_axi_ports[i].name, gen_axi_ports[i].name);
     sb_puts(sb,
         "      .core_id_i       (6'(i)),\n"
         "      .topo_cores_i    (TopoCores),\n"

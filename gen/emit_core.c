@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tpu_core: one core (memories, sequencer, MXU, VPU, AXI4-Lite registers, AXI4 DMA) (docs/isa.md). */
+#include <stdio.h>
 #include <string.h>
 
 #include "emit.h"
@@ -36,54 +37,63 @@ static const char *const emit_core_part0[] = {
     "module tpu_core #(",
 };
 
+/* The host ports, shared with tpu_top (emit_fpga.c) and tpu_board (emit_board.c). */
+const struct gen_axi_port gen_axil_ports[GEN_AXIL_PORTS] = {
+    { "s_axil_awaddr", 0, 16 }, { "s_axil_awvalid", 0, 1 }, { "s_axil_awready", 1, 1 },
+    { "s_axil_wdata", 0, 32 }, { "s_axil_wstrb", 0, 4 }, { "s_axil_wvalid", 0, 1 },
+    { "s_axil_wready", 1, 1 }, { "s_axil_bresp", 1, 2 }, { "s_axil_bvalid", 1, 1 },
+    { "s_axil_bready", 0, 1 }, { "s_axil_araddr", 0, 16 }, { "s_axil_arvalid", 0, 1 },
+    { "s_axil_arready", 1, 1 }, { "s_axil_rdata", 1, 32 }, { "s_axil_rresp", 1, 2 },
+    { "s_axil_rvalid", 1, 1 }, { "s_axil_rready", 0, 1 },
+};
+const struct gen_axi_port gen_axi_ports[GEN_AXI_PORTS] = {
+    { "m_axi_awaddr", 1, 32 }, { "m_axi_awlen", 1, 8 }, { "m_axi_awsize", 1, 3 },
+    { "m_axi_awburst", 1, 2 }, { "m_axi_awvalid", 1, 1 }, { "m_axi_awready", 0, 1 },
+    { "m_axi_wdata", 1, GEN_AXI_DATA }, { "m_axi_wstrb", 1, GEN_AXI_STRB },
+    { "m_axi_wlast", 1, 1 }, { "m_axi_wvalid", 1, 1 }, { "m_axi_wready", 0, 1 },
+    { "m_axi_bresp", 0, 2 }, { "m_axi_bvalid", 0, 1 }, { "m_axi_bready", 1, 1 },
+    { "m_axi_araddr", 1, 32 }, { "m_axi_arlen", 1, 8 }, { "m_axi_arsize", 1, 3 },
+    { "m_axi_arburst", 1, 2 }, { "m_axi_arvalid", 1, 1 }, { "m_axi_arready", 0, 1 },
+    { "m_axi_rdata", 0, GEN_AXI_DATA }, { "m_axi_rresp", 0, 2 }, { "m_axi_rlast", 0, 1 },
+    { "m_axi_rvalid", 0, 1 }, { "m_axi_rready", 1, 1 },
+};
+
+void emit_axil_ports(struct strbuf *sb, const char *addr_w, int col)
+{
+    for (size_t i = 0; i < GEN_AXIL_PORTS; i++) {
+        const struct gen_axi_port *p = &gen_axil_ports[i];
+        char w[24] = "";
+        if (p->bits > 1 && addr_w && strstr(p->name, "addr"))
+            snprintf(w, sizeof w, "%s", addr_w);
+        else if (p->bits > 1)
+            snprintf(w, sizeof w, "[%u:0]", p->bits - 1u);
+        sb_printf(sb, "  %s logic %-*s%s,\n", p->out ? "output" : "input ", col, w, p->name);
+    }
+}
+
+/* internal: one data-master port of the core's list, "  output logic [31:0]       name,"
+   (the width column 13 wide, 17 for the parameterised data and strobe widths) */
+static void put_axi_port(struct strbuf *sb, const struct gen_axi_port *p)
+{
+    char w[24] = "";
+    if (p->bits == GEN_AXI_DATA)
+        snprintf(w, sizeof w, "[AxiDataW-1:0]");
+    else if (p->bits == GEN_AXI_STRB)
+        snprintf(w, sizeof w, "[AxiDataW/8-1:0]");
+    else if (p->bits > 1)
+        snprintf(w, sizeof w, "[%u:0]", p->bits - 1u);
+    sb_printf(sb, "  %s logic %-*s%s,\n", p->out ? "output" : "input ",
+              strlen(w) > 13 ? 17 : 13, w, p->name);
+}
+
 static const char *const emit_core_part1[] = {
     ") (",
     "  input  logic              clk_i,",
     "  input  logic              rst_ni,",
-    "  // AXI4-Lite slave (control)",
-    "  input  logic [15:0]       s_axil_awaddr,",
-    "  input  logic              s_axil_awvalid,",
-    "  output logic              s_axil_awready,",
-    "  input  logic [31:0]       s_axil_wdata,",
-    "  input  logic [3:0]        s_axil_wstrb,",
-    "  input  logic              s_axil_wvalid,",
-    "  output logic              s_axil_wready,",
-    "  output logic [1:0]        s_axil_bresp,",
-    "  output logic              s_axil_bvalid,",
-    "  input  logic              s_axil_bready,",
-    "  input  logic [15:0]       s_axil_araddr,",
-    "  input  logic              s_axil_arvalid,",
-    "  output logic              s_axil_arready,",
-    "  output logic [31:0]       s_axil_rdata,",
-    "  output logic [1:0]        s_axil_rresp,",
-    "  output logic              s_axil_rvalid,",
-    "  input  logic              s_axil_rready,",
-    "  // AXI4 master (data)",
-    "  output logic [31:0]       m_axi_awaddr,",
-    "  output logic [7:0]        m_axi_awlen,",
-    "  output logic [2:0]        m_axi_awsize,",
-    "  output logic [1:0]        m_axi_awburst,",
-    "  output logic              m_axi_awvalid,",
-    "  input  logic              m_axi_awready,",
-    "  output logic [AxiDataW-1:0]   m_axi_wdata,",
-    "  output logic [AxiDataW/8-1:0] m_axi_wstrb,",
-    "  output logic              m_axi_wlast,",
-    "  output logic              m_axi_wvalid,",
-    "  input  logic              m_axi_wready,",
-    "  input  logic [1:0]        m_axi_bresp,",
-    "  input  logic              m_axi_bvalid,",
-    "  output logic              m_axi_bready,",
-    "  output logic [31:0]       m_axi_araddr,",
-    "  output logic [7:0]        m_axi_arlen,",
-    "  output logic [2:0]        m_axi_arsize,",
-    "  output logic [1:0]        m_axi_arburst,",
-    "  output logic              m_axi_arvalid,",
-    "  input  logic              m_axi_arready,",
-    "  input  logic [AxiDataW-1:0]   m_axi_rdata,",
-    "  input  logic [1:0]        m_axi_rresp,",
-    "  input  logic              m_axi_rlast,",
-    "  input  logic              m_axi_rvalid,",
-    "  output logic              m_axi_rready,",
+};
+
+/* the AXI ports (gen_axil_ports, gen_axi_ports) go here, then: */
+static const char *const emit_core_part1b[] = {
     "  // the board (docs/board.md): this core's id, the shape, the network port",
     "  input  logic [5:0]        core_id_i,",
     "  input  logic [6:0]        topo_cores_i,",
@@ -641,6 +651,12 @@ int emit_core(struct gen_output *out, const struct gen_config *cfg)
     sb_printf(sb, "  parameter int AxiDataW = %u  // --axi-data-bits (docs/isa.md)\n",
               cfg->axi_data_bits);
     put_lines(sb, emit_core_part1, sizeof emit_core_part1 / sizeof emit_core_part1[0]);
+    sb_puts(sb, "  // AXI4-Lite slave (control)\n");
+    emit_axil_ports(sb, NULL, 13);
+    sb_puts(sb, "  // AXI4 master (data)\n");
+    for (size_t i = 0; i < GEN_AXI_PORTS; i++)
+        put_axi_port(sb, &gen_axi_ports[i]);
+    put_lines(sb, emit_core_part1b, sizeof emit_core_part1b / sizeof emit_core_part1b[0]);
     emit_core_top_params(sb, cfg);
     put_lines(sb, emit_core_part2, sizeof emit_core_part2 / sizeof emit_core_part2[0]);
     return 0;

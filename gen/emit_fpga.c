@@ -54,30 +54,6 @@ int emit_rst_sync(struct gen_output *out, const struct gen_config *cfg)
     return 0;
 }
 
-/* The AXI ports of tpu_core (docs/isa.md "Host interface"): direction, width, name. */
-static const char *const core_axi_ports[][3] = {
-    { "input ", "[15:0]", "s_axil_awaddr" }, { "input ", "", "s_axil_awvalid" },
-    { "output", "", "s_axil_awready" },      { "input ", "[31:0]", "s_axil_wdata" },
-    { "input ", "[3:0]", "s_axil_wstrb" },   { "input ", "", "s_axil_wvalid" },
-    { "output", "", "s_axil_wready" },       { "output", "[1:0]", "s_axil_bresp" },
-    { "output", "", "s_axil_bvalid" },       { "input ", "", "s_axil_bready" },
-    { "input ", "[15:0]", "s_axil_araddr" }, { "input ", "", "s_axil_arvalid" },
-    { "output", "", "s_axil_arready" },      { "output", "[31:0]", "s_axil_rdata" },
-    { "output", "[1:0]", "s_axil_rresp" },   { "output", "", "s_axil_rvalid" },
-    { "input ", "", "s_axil_rready" },       { "output", "[31:0]", "m_axi_awaddr" },
-    { "output", "[7:0]", "m_axi_awlen" },    { "output", "[2:0]", "m_axi_awsize" },
-    { "output", "[1:0]", "m_axi_awburst" },  { "output", "", "m_axi_awvalid" },
-    { "input ", "", "m_axi_awready" },       { "output", "[63:0]", "m_axi_wdata" },
-    { "output", "[7:0]", "m_axi_wstrb" },    { "output", "", "m_axi_wlast" },
-    { "output", "", "m_axi_wvalid" },        { "input ", "", "m_axi_wready" },
-    { "input ", "[1:0]", "m_axi_bresp" },    { "input ", "", "m_axi_bvalid" },
-    { "output", "", "m_axi_bready" },        { "output", "[31:0]", "m_axi_araddr" },
-    { "output", "[7:0]", "m_axi_arlen" },    { "output", "[2:0]", "m_axi_arsize" },
-    { "output", "[1:0]", "m_axi_arburst" },  { "output", "", "m_axi_arvalid" },
-    { "input ", "", "m_axi_arready" },       { "input ", "[63:0]", "m_axi_rdata" },
-    { "input ", "[1:0]", "m_axi_rresp" },    { "input ", "", "m_axi_rlast" },
-    { "input ", "", "m_axi_rvalid" },        { "output", "", "m_axi_rready" },
-};
 static const char *const core_trace_ports[] = {
     "tr_ub_we_o",  "tr_ub_row_o",  "tr_ub_data_o",  "tr_ub_pc_o",  "tr_acc_we_o",
     "tr_acc_row_o", "tr_acc_data_o", "tr_acc_pc_o", "tr_wm_we_o",  "tr_wm_row_o",
@@ -100,18 +76,18 @@ static void emit_top_core(struct strbuf *sb, const struct gen_config *cfg)
         "module tpu_top (\n"
         "  input  logic        clk_i,\n"
         "  input  logic        rst_ni,       // asynchronous, active low\n");
-    size_t np = sizeof core_axi_ports / sizeof core_axi_ports[0];
+    const size_t np = GEN_AXIL_PORTS + GEN_AXI_PORTS;
     for (size_t i = 0; i < np; i++) {
+        const struct gen_axi_port *p =
+            i < GEN_AXIL_PORTS ? &gen_axil_ports[i] : &gen_axi_ports[i - GEN_AXIL_PORTS];
         /* the data master's data and strobes: --axi-data-bits (docs/isa.md) */
-        char w[16];
-        const char *name = core_axi_ports[i][2];
-        if (strcmp(name, "m_axi_wdata") == 0 || strcmp(name, "m_axi_rdata") == 0)
-            snprintf(w, sizeof w, "[%u:0]", cfg->axi_data_bits - 1u);
-        else if (strcmp(name, "m_axi_wstrb") == 0)
-            snprintf(w, sizeof w, "[%u:0]", cfg->axi_data_bits / 8u - 1u);
-        else
-            snprintf(w, sizeof w, "%s", core_axi_ports[i][1]);
-        sb_printf(sb, "  %s logic %-7s %s%s\n", core_axi_ports[i][0], w, name,
+        unsigned bits = p->bits == GEN_AXI_DATA   ? cfg->axi_data_bits
+                        : p->bits == GEN_AXI_STRB ? cfg->axi_data_bits / 8u
+                                                  : p->bits;
+        char w[16] = "";
+        if (bits > 1)
+            snprintf(w, sizeof w, "[%u:0]", bits - 1u);
+        sb_printf(sb, "  %s logic %-7s %s%s\n", p->out ? "output" : "input ", w, p->name,
                   i + 1 < np ? "," : "");
     }
     sb_puts(sb,
@@ -129,7 +105,8 @@ static void emit_top_core(struct strbuf *sb, const struct gen_config *cfg)
         "    .clk_i,\n"
         "    .rst_ni (rst_sync_n),\n");
     for (size_t i = 0; i < np; i++)
-        sb_printf(sb, "    .%s,\n", core_axi_ports[i][2]);
+        sb_printf(sb, "    .%s,\n", i < GEN_AXIL_PORTS ? gen_axil_ports[i].name
+                                                      : gen_axi_ports[i - GEN_AXIL_PORTS].name);
     /* one core on its own (docs/board.md): a board of one, no network */
     sb_puts(sb,
         "    .core_id_i       (6'd0),\n"
