@@ -89,6 +89,9 @@ extern const struct gen_axi_port gen_axi_ports[GEN_AXI_PORTS];
    width column `col` characters wide; addr_w replaces the address width ("[AddrW-1:0]") unless
    NULL. */
 void emit_axil_ports(struct strbuf *sb, const char *addr_w, int col);
+/* A host port's width as a Verilog expression: "AxiDataW", "AxiDataW/8", the number of bits,
+   or "" for one bit. */
+void gen_axi_width(char *buf, size_t n, const struct gen_axi_port *p);
 
 /* emit_fpga.c: the reset synchroniser, the top, its file list, the FPGA constraints
    (tpu_top.xdc, tpu_top.sdc, tpu_top.pcf) and the FuseSoC core file (tpu.core); docs/fpga.md */

@@ -325,13 +325,8 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
     sb_puts(sb, "  // AXI4 masters (data), one per core\n");
     for (size_t i = 0; i < GEN_AXI_PORTS; i++) { /* the cores' data masters, per core */
         const struct gen_axi_port *a = &gen_axi_ports[i];
-        char w[16] = "";
-        if (a->bits == GEN_AXI_DATA)
-            snprintf(w, sizeof w, "AxiDataW");
-        else if (a->bits == GEN_AXI_STRB)
-            snprintf(w, sizeof w, "AxiDataW/8");
-        else if (a->bits > 1)
-            snprintf(w, sizeof w, "%u", a->bits);
+        char w[16];
+        gen_axi_width(w, sizeof w, a);
         const struct board_port p = { a->name, a->out, w };
         port_decl(sb, &p, 0);
     }

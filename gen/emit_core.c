@@ -71,17 +71,28 @@ void emit_axil_ports(struct strbuf *sb, const char *addr_w, int col)
     }
 }
 
+void gen_axi_width(char *buf, size_t n, const struct gen_axi_port *p)
+{
+    if (p->bits == GEN_AXI_DATA)
+        snprintf(buf, n, "AxiDataW");
+    else if (p->bits == GEN_AXI_STRB)
+        snprintf(buf, n, "AxiDataW/8");
+    else if (p->bits > 1)
+        snprintf(buf, n, "%u", p->bits);
+    else
+        snprintf(buf, n, "%s", "");
+}
+
 /* internal: one data-master port of the core's list, "  output logic [31:0]       name,"
    (the width column 13 wide, 17 for the parameterised data and strobe widths) */
 static void put_axi_port(struct strbuf *sb, const struct gen_axi_port *p)
 {
-    char w[24] = "";
-    if (p->bits == GEN_AXI_DATA)
-        snprintf(w, sizeof w, "[AxiDataW-1:0]");
-    else if (p->bits == GEN_AXI_STRB)
-        snprintf(w, sizeof w, "[AxiDataW/8-1:0]");
-    else if (p->bits > 1)
+    char e[16], w[24] = "";
+    gen_axi_width(e, sizeof e, p);
+    if (p->bits > 1 && p->bits < GEN_AXI_DATA)
         snprintf(w, sizeof w, "[%u:0]", p->bits - 1u);
+    else if (e[0])
+        snprintf(w, sizeof w, "[%s-1:0]", e);
     sb_printf(sb, "  %s logic %-*s%s,\n", p->out ? "output" : "input ",
               strlen(w) > 13 ? 17 : 13, w, p->name);
 }

@@ -90,8 +90,7 @@ check_dir "$T/s/rtl" 100 10.000 "$T/s/constraints"
     && ok || bad "--constraints-dir: constraint files not (only) in CDIR"
 grep -q '^      - \.\./constraints/tpu_top\.xdc$' "$T/s/rtl/tpu.core" && ok || bad "--constraints-dir: tpu.core path"
 # the same directory twice is the default layout
-(cd "$T" && "$GEN" --mxu 2 -o same --constraints-dir ./same/) && cmp -s "$T/same/tpu_top.xdc" "$T/s/constraints/tpu_top.xdc" 2>/dev/null; \
-    [ -f "$T/same/tpu_top.xdc" ] && grep -q '^      - tpu_top\.xdc$' "$T/same/tpu.core" && ok || bad "--constraints-dir = -o"
+(cd "$T" && "$GEN" --mxu 2 -o same --constraints-dir ./same/) && [ -f "$T/same/tpu_top.xdc" ] && grep -q '^      - tpu_top\.xdc$' "$T/same/tpu.core" && ok || bad "--constraints-dir = -o"
 # the repository's default configuration (make rtl: -o rtl --constraints-dir constraints)
 check_dir "$(pwd)/rtl" 100 10.000 "$(pwd)/constraints"
 touch "$T/afile"
