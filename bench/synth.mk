@@ -4,7 +4,8 @@
 #                       pe_s3: 2 and 3), the MXU at N = SYNTH_MXU_NS,
 #                       the VPU lane: build/synth/<design>_<family>.json, a table on stdout
 #                       and in build/synth/report.md, with the MXU extrapolated to large N
-#                       and the largest N per FPGA (~12 min on 2 cores)
+#                       and the largest N per FPGA, the core and the board (~70 min on
+#                       2 cores; docs/fpga.md)
 #   make synth-ice40    nextpnr-ice40 place and route of the 1x1 and 2x2 MXU on UP5K and
 #                       HX8K inside a serialising wrapper (bench/synth/ice40_wrap.sv): Fmax
 #                       in build/synth/ice40_report.md; SYNTH_ICE40_STAGES="1 2 3" (default
@@ -95,19 +96,21 @@ SYNTH_HIER_JSONS :=
 $(foreach f,$(SYNTH_FAMS), \
   $(eval $(call synth_hier_rule,pe,1,$(f))) \
   $(eval $(call synth_hier_rule,pe_s3,1_S3,$(f))))
-SYNTH_BOARD_FAMS    ?= xc7
+SYNTH_BOARD_FAMS      ?= xc7 xcup
+SYNTH_BOARD_HIER_FAMS ?= xc7
 SYNTH_CORE_HIER_NS  ?= 4
 $(foreach f,$(SYNTH_FAMS), \
   $(foreach n,$(sort $(SYNTH_CORE_NS) $(SYNTH_CORE_HIER_NS)),$(eval $(call synthc_rule,core_n$(n),tpu_core,tpu_core.f,$(f)))) \
   $(foreach b,$(SYNTH_BOARDS),$(eval $(call synthc_rule,board_$(b),tpu_board,tpu_board.f,$(f)))))
-# In synth-est: the core flattened for both families; the board (~20 min per flattened run
-# on 2 cores) flattened and hierarchically for xc7 only (its breakdown contains the core's);
+# In synth-est: the core flattened for both families; the board (~15-19 min per flattened
+# run on 2 cores) flattened for both families (SYNTH_BOARD_FAMS="xc7" to skip the xcup run)
+# and hierarchically for xc7 only (SYNTH_BOARD_HIER_FAMS; its breakdown contains the core's);
 # the core alone hierarchically for SYNTH_CORE_HIER_NS (default 4: ~2.5 min, the breakdown
 # at a second N, which shows how the core's fixed part grows).
 SYNTH_JSONS += $(foreach f,$(SYNTH_FAMS),$(foreach n,$(SYNTH_CORE_NS),$(SYNTH_DIR)/core_n$(n)_$(f).json)) \
                $(foreach f,$(SYNTH_BOARD_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).json))
 SYNTH_HIER_JSONS += $(foreach n,$(SYNTH_CORE_HIER_NS),$(SYNTH_DIR)/core_n$(n)_xc7.hier.json) \
-                    $(foreach f,$(SYNTH_BOARD_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).hier.json))
+                    $(foreach f,$(SYNTH_BOARD_HIER_FAMS),$(foreach b,$(SYNTH_BOARDS),$(SYNTH_DIR)/board_$(b)_$(f).hier.json))
 
 synth-est: $(SYNTH_JSONS) $(SYNTH_HIER_JSONS)
 	python3 bench/synth/report.py table $(SYNTH_DIR)/report.md $(SYNTH_JSONS) $(SYNTH_HIER_JSONS)
