@@ -638,24 +638,17 @@ int emit_arith_mac(struct strbuf *sb, enum mac_part part, const char *name,
     for (size_t i = 0; i < sizeof rn / sizeof rn[0]; i++)
         if (!rn[i].to)
             return -1;
-    const char *texts[4] = { NULL, NULL, NULL, NULL };
-    switch (part) {
-    case MAC_FULL:
-        texts[0] = pe_mac_prod, texts[1] = pe_mac_add, texts[2] = pe_mac_norm;
-        break;
-    case MAC_MUL:
-        texts[0] = pe_mac_prod, texts[1] = pe_mac_prod_out;
-        break;
-    case MAC_ADD:
-        texts[0] = pe_mac_prod_in, texts[1] = pe_mac_add, texts[2] = pe_mac_norm;
-        break;
-    case MAC_ADD_ALIGN:
-        texts[0] = pe_mac_prod_in, texts[1] = pe_mac_add, texts[2] = pe_mac_mid_out;
-        break;
-    case MAC_ADD_NORM:
-        texts[0] = pe_mac_mid_in, texts[1] = pe_mac_norm;
-        break;
-    }
+    /* the texts of each part, in order (NULL-terminated), indexed by enum mac_part */
+    static const char *const part_texts[][4] = {
+        [MAC_FULL]      = { pe_mac_prod, pe_mac_add, pe_mac_norm, NULL },
+        [MAC_MUL]       = { pe_mac_prod, pe_mac_prod_out, NULL, NULL },
+        [MAC_ADD]       = { pe_mac_prod_in, pe_mac_add, pe_mac_norm, NULL },
+        [MAC_ADD_ALIGN] = { pe_mac_prod_in, pe_mac_add, pe_mac_mid_out, NULL },
+        [MAC_ADD_NORM]  = { pe_mac_mid_in, pe_mac_norm, NULL, NULL },
+    };
+    if ((unsigned)part >= sizeof part_texts / sizeof part_texts[0])
+        return -1;
+    const char *const *texts = part_texts[part];
     struct strbuf decls, stmts;
     int bad = 0;
     sb_init(&decls);
