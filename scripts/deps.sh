@@ -7,7 +7,8 @@ set -eu
 # Why each package is here: README.md, "Dependencies".
 PKGS="build-essential pkg-config ccache verilator libsystemc-dev libcmocka-dev libmpfr-dev
 libgmp-dev libopenblas-dev yosys iverilog nextpnr-ice40 fpga-icestorm python3 python3-yaml python3-numpy
-zlib1g-dev time"
+zlib1g-dev time protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+python3-torch python3-onnx dataset-fashion-mnist clang python3-matplotlib"
 
 missing=""
 for p in $PKGS; do
@@ -15,6 +16,11 @@ for p in $PKGS; do
         missing="$missing $p"
     fi
 done
+# ONNX Runtime (npm onnxruntime-node) runs under node >= 16: Debian's nodejs and npm when the
+# machine has no node of its own (a newer one installed another way is kept).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing missing Debian packages:$missing"
