@@ -3,19 +3,21 @@
 #ifndef GEN_CONFIG_H
 #define GEN_CONFIG_H
 
+#include "tpu/cli.h" /* the limits every tool shares (TPU_LIM_*) */
+
 #define GEN_VERSION "0.1.0"
 
 #define GEN_MXU_MIN 1u
-#define GEN_MXU_MAX 256u
+#define GEN_MXU_MAX TPU_LIM_MXU_MAX
 #define GEN_MXU_DEFAULT 128u /* the TPU's 128 x 128 array */
 #define GEN_CORES_MIN 1u
-#define GEN_CORES_MAX 64u
+#define GEN_CORES_MAX TPU_LIM_CORES_MAX
 #define GEN_CORES_DEFAULT 8u /* a TPU v2 board */
 #define GEN_PE_STAGES_MIN 1u
-#define GEN_PE_STAGES_MAX 3u /* 1: MAC in one cycle; 2: + product register; 3: + split adder */
+#define GEN_PE_STAGES_MAX TPU_LIM_PE_STAGES_MAX /* 1: MAC in one cycle; 2: + product register; 3: + split adder */
 #define GEN_PE_STAGES_DEFAULT 1u
 #define GEN_VPU_LANES_MIN 1u
-#define GEN_VPU_LANES_MAX 256u /* default: the MXU's N */
+#define GEN_VPU_LANES_MAX TPU_LIM_MXU_MAX /* default: the MXU's N */
 #define GEN_FREQ_MHZ_MIN 1u
 #define GEN_FREQ_MHZ_MAX 1000u
 #define GEN_FREQ_MHZ_DEFAULT 100u /* the clock the constraints ask for (docs/fpga.md) */
@@ -26,10 +28,10 @@
 #define GEN_LINK_LATENCY_MAX 16u
 #define GEN_LINK_LATENCY_DEFAULT 2u
 #define GEN_KIB_MIN 1u
-#define GEN_KIB_MAX 16777216u   /* --ub-kib, --acc-kib, --wmem-kib: checked again as rows */
-#define GEN_MEM_ROWS_MAX 65536u /* rows of UB, ACC, WMEM (16-bit row fields, docs/isa.md) */
+#define GEN_KIB_MAX TPU_LIM_KIB_MAX   /* --ub-kib, --acc-kib, --wmem-kib: checked again as rows */
+#define GEN_MEM_ROWS_MAX TPU_LIM_MEM_ROWS_MAX /* rows of UB, ACC, WMEM (16-bit row fields, docs/isa.md) */
 #define GEN_IMEM_INSNS_MIN 1u
-#define GEN_IMEM_INSNS_MAX 32768u /* the PC and ERR_PC (= the size on code 6) fit 16 bits */
+#define GEN_IMEM_INSNS_MAX TPU_LIM_IMEM_INSNS_MAX /* the PC and ERR_PC (= the size on code 6) fit 16 bits */
 #define GEN_IMEM_INSNS_DEFAULT 1024u
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 #define GEN_AXI_DATA_BITS_MIN 64u  /* the core's AXI4 data master: 64, 128, 256 or 512 bits */

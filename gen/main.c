@@ -2,10 +2,11 @@
 /* gen: the command line. Parses and checks the options, builds every output file in memory,
    then writes them all at once (outdir.c). Any bad input: one line on stderr, exit 2, and
    nothing written. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tpu/cli.h"
 
 #include "config.h"
 #include "emit.h"
@@ -18,25 +19,26 @@ enum { OPT_MXU = 256, OPT_CORES, OPT_PE_STAGES, OPT_VPU_LANES, OPT_FREQ_MHZ, OPT
        OPT_LINK_BITS, OPT_LINK_LATENCY, OPT_UB_KIB, OPT_ACC_KIB, OPT_WMEM_KIB, OPT_IMEM_INSNS,
        OPT_AXI_DATA_BITS, OPT_CONSTRAINTS_DIR };
 
-static const struct option long_opts[] = {
-    { "mxu", required_argument, NULL, OPT_MXU },
-    { "cores", required_argument, NULL, OPT_CORES },
-    { "pe-stages", required_argument, NULL, OPT_PE_STAGES },
-    { "vpu-lanes", required_argument, NULL, OPT_VPU_LANES },
-    { "freq-mhz", required_argument, NULL, OPT_FREQ_MHZ },
-    { "ub-kib", required_argument, NULL, OPT_UB_KIB },
-    { "acc-kib", required_argument, NULL, OPT_ACC_KIB },
-    { "wmem-kib", required_argument, NULL, OPT_WMEM_KIB },
-    { "imem-insns", required_argument, NULL, OPT_IMEM_INSNS },
-    { "axi-data-bits", required_argument, NULL, OPT_AXI_DATA_BITS },
-    { "topology", required_argument, NULL, OPT_TOPOLOGY },
-    { "link-bits", required_argument, NULL, OPT_LINK_BITS },
-    { "link-latency", required_argument, NULL, OPT_LINK_LATENCY },
-    { "output", required_argument, NULL, 'o' },
-    { "constraints-dir", required_argument, NULL, OPT_CONSTRAINTS_DIR },
-    { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, 'V' },
-    { NULL, 0, NULL, 0 },
+/* exact names only (no abbreviations), each at most once (tpu/cli.h) */
+static const tpu_cli_opt_t long_opts[] = {
+    { "mxu", 0, TPU_CLI_VALUE, OPT_MXU },
+    { "cores", 0, TPU_CLI_VALUE, OPT_CORES },
+    { "pe-stages", 0, TPU_CLI_VALUE, OPT_PE_STAGES },
+    { "vpu-lanes", 0, TPU_CLI_VALUE, OPT_VPU_LANES },
+    { "freq-mhz", 0, TPU_CLI_VALUE, OPT_FREQ_MHZ },
+    { "ub-kib", 0, TPU_CLI_VALUE, OPT_UB_KIB },
+    { "acc-kib", 0, TPU_CLI_VALUE, OPT_ACC_KIB },
+    { "wmem-kib", 0, TPU_CLI_VALUE, OPT_WMEM_KIB },
+    { "imem-insns", 0, TPU_CLI_VALUE, OPT_IMEM_INSNS },
+    { "axi-data-bits", 0, TPU_CLI_VALUE, OPT_AXI_DATA_BITS },
+    { "topology", 0, TPU_CLI_VALUE, OPT_TOPOLOGY },
+    { "link-bits", 0, TPU_CLI_VALUE, OPT_LINK_BITS },
+    { "link-latency", 0, TPU_CLI_VALUE, OPT_LINK_LATENCY },
+    { "output", 'o', TPU_CLI_VALUE, 'o' },
+    { "constraints-dir", 0, TPU_CLI_VALUE, OPT_CONSTRAINTS_DIR },
+    { "help", 'h', 0, 'h' },
+    { "version", 0, 0, 'V' },
+    { NULL, 0, 0, 0 },
 };
 
 static const char allowed_opts[] =
@@ -90,7 +92,13 @@ static void usage(FILE *f)
         "always writes the same bytes.\n"
         "When L = N (the default) it also writes the core (docs/isa.md): tpu_core.sv and its\n"
         "modules (tpu_sram, tpu_core_regs, tpu_core_dma, tpu_core_seq, tpu_core_mx, tpu_core_vctl),\n"
-        "tpu_core.f and tpu_core.vlt; otherwise the MXU and the VPU alone.\n",
+        "tpu_core.f and tpu_core.vlt and the board; otherwise the MXU, the VPU, the NoC and\n"
+        "the core's DMA and registers without the core, and the options that only size the\n"
+        "core's memories (--ub-kib, --acc-kib, --wmem-kib, --imem-insns) are refused.\n"
+        "Into an existing DIR, files gen writes for no configuration of this one\n"
+        "(tpu_*.sv, .f, .vlt, .h, .xdc, .sdc, .pcf, tpu.core left by an earlier run) are\n"
+        "removed, so that DIR holds exactly this configuration; other files are kept.\n"
+        "Options are typed in full (no abbreviations), each once; numbers are decimal digits.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
         GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX, GEN_PE_STAGES_DEFAULT,
         GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX, GEN_FREQ_MHZ_DEFAULT,
@@ -116,27 +124,18 @@ static void put_range(struct strbuf *sb, unsigned lo, unsigned hi)
         sb_printf(sb, "(allowed: %u..%u)", lo, hi);
 }
 
-/* internal: parses a whole decimal number in lo..hi into *v, or dies naming the option, the
-   value as typed and what is allowed. Only the digits 0-9: no sign, no spaces, no suffix. */
+/* internal: parses a whole decimal number in lo..hi (tpu/cli.h: the digits 0-9 only, "010" is
+   ten; no sign, no spaces, no suffix), or dies naming the option, the value as typed and what
+   is allowed. */
 static unsigned parse_count(const char *opt, const char *s, unsigned lo, unsigned hi)
 {
-    const char *digits = (s[0] == '-') ? s + 1 : s; /* "-3" is a number, out of range */
-    int ok = digits[0] != '\0';
-    unsigned long long v = 0;
-    for (const char *p = digits; ok && *p; p++) {
-        if (*p < '0' || *p > '9')
-            ok = 0;
-        else if (v <= hi) /* stop growing once too big: no overflow however long */
-            v = v * 10u + (unsigned)(*p - '0');
-    }
-    if (ok && s[0] != '-' && v >= lo && v <= hi)
+    uint64_t v;
+    char err[512];
+    if (tpu_cli_count(opt, s, lo, hi, &v, err, sizeof err) == 0)
         return (unsigned)v;
     struct strbuf msg;
     sb_init(&msg);
-    sb_printf(&msg, "%s ", opt);
-    sb_put_quoted(&msg, s);
-    sb_puts(&msg, ok ? " is out of range " : " is not a whole number ");
-    put_range(&msg, lo, hi);
+    sb_puts(&msg, err);
     die(&msg);
     return 0;
 }
@@ -233,15 +232,11 @@ static void check_kib(const char *opt, unsigned kib, unsigned row_bytes)
 /* internal: --axi-data-bits B, a power of two in 64..512, or gen dies naming the value */
 static unsigned parse_axi_data_bits(const char *s)
 {
-    unsigned b = 0;
-    for (unsigned v = GEN_AXI_DATA_BITS_MIN; v <= GEN_AXI_DATA_BITS_MAX; v *= 2u) {
-        char t[8];
-        snprintf(t, sizeof t, "%u", v);
-        if (strcmp(s, t) == 0)
-            b = v;
-    }
-    if (b)
-        return b;
+    uint64_t x;
+    if (tpu_cli_dec_n(s, strlen(s), &x) == 0)
+        for (unsigned v = GEN_AXI_DATA_BITS_MIN; v <= GEN_AXI_DATA_BITS_MAX; v *= 2u)
+            if (x == v)
+                return v;
     struct strbuf msg;
     sb_init(&msg);
     sb_puts(&msg, "--axi-data-bits ");
@@ -249,31 +244,6 @@ static unsigned parse_axi_data_bits(const char *s)
     sb_puts(&msg, " is not an AXI data width " AXI_DATA_BITS_ALLOWED);
     die(&msg);
     return 0;
-}
-
-/* internal: name of an option for messages, from getopt's val */
-static const char *opt_name(int val)
-{
-    switch (val) {
-    case OPT_MXU: return "--mxu";
-    case OPT_CORES: return "--cores";
-    case OPT_PE_STAGES: return "--pe-stages";
-    case OPT_VPU_LANES: return "--vpu-lanes";
-    case OPT_FREQ_MHZ: return "--freq-mhz";
-    case OPT_UB_KIB: return "--ub-kib";
-    case OPT_ACC_KIB: return "--acc-kib";
-    case OPT_WMEM_KIB: return "--wmem-kib";
-    case OPT_IMEM_INSNS: return "--imem-insns";
-    case OPT_AXI_DATA_BITS: return "--axi-data-bits";
-    case OPT_TOPOLOGY: return "--topology";
-    case OPT_LINK_BITS: return "--link-bits";
-    case OPT_LINK_LATENCY: return "--link-latency";
-    case 'o': return "-o";
-    case OPT_CONSTRAINTS_DIR: return "--constraints-dir";
-    case 'h': return "--help";
-    case 'V': return "--version";
-    default: return NULL;
-    }
 }
 
 /* internal: what an option's value may be, for messages */
@@ -318,19 +288,24 @@ int main(int argc, char *argv[])
         .link_latency = GEN_LINK_LATENCY_DEFAULT,
     };
     const char *topology = NULL;
+    const char *core_opt = NULL; /* the first core or board option given */
+    int vpu_lanes_opt = 0;
     const char *outdir = NULL;
     const char *consdir = NULL;
     struct strbuf cmd, msg;
     sb_init(&cmd);
     sb_init(&msg);
 
-    /* Before getopt_long permutes argv. */
+    /* As typed: names are exact (no abbreviation) and each option is given once. */
     record_command(&cmd, argc, argv);
 
-    opterr = 0; /* every message is ours, one line each */
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, long_opts);
     for (;;) {
-        int c = getopt_long(argc, argv, ":o:h", long_opts, NULL);
-        if (c == -1)
+        const char *name, *optarg;
+        char err[1024];
+        int c = tpu_cli_next(&cl, &name, &optarg, err, sizeof err);
+        if (c == TPU_CLI_END)
             break;
         switch (c) {
         case OPT_MXU:
@@ -346,6 +321,7 @@ int main(int argc, char *argv[])
         case OPT_VPU_LANES:
             cfg.vpu_lanes =
                 parse_count("--vpu-lanes", optarg, GEN_VPU_LANES_MIN, GEN_VPU_LANES_MAX);
+            vpu_lanes_opt = 1;
             break;
         case OPT_FREQ_MHZ:
             cfg.freq_mhz = parse_count("--freq-mhz", optarg, GEN_FREQ_MHZ_MIN, GEN_FREQ_MHZ_MAX);
@@ -362,16 +338,20 @@ int main(int argc, char *argv[])
             break;
         case OPT_UB_KIB:
             cfg.ub_kib = parse_count("--ub-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            core_opt = core_opt ? core_opt : "--ub-kib";
             break;
         case OPT_ACC_KIB:
             cfg.acc_kib = parse_count("--acc-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            core_opt = core_opt ? core_opt : "--acc-kib";
             break;
         case OPT_WMEM_KIB:
             cfg.wmem_kib = parse_count("--wmem-kib", optarg, GEN_KIB_MIN, GEN_KIB_MAX);
+            core_opt = core_opt ? core_opt : "--wmem-kib";
             break;
         case OPT_IMEM_INSNS:
             cfg.imem_insns =
                 parse_count("--imem-insns", optarg, GEN_IMEM_INSNS_MIN, GEN_IMEM_INSNS_MAX);
+            core_opt = core_opt ? core_opt : "--imem-insns";
             break;
         case OPT_AXI_DATA_BITS:
             cfg.axi_data_bits = parse_axi_data_bits(optarg);
@@ -390,35 +370,37 @@ int main(int argc, char *argv[])
             printf("gen %s\n", GEN_VERSION);
             sb_free(&cmd);
             return fflush(stdout) == 0 ? 0 : 1;
-        case ':': /* a known option without its value */
-            sb_printf(&msg, "option '%s' needs a value ", opt_name(optopt) ? opt_name(optopt) : "?");
-            put_allowed_value(&msg, optopt);
+        case TPU_CLI_POSITIONAL:
+            sb_puts(&msg, "unexpected argument ");
+            sb_put_quoted(&msg, optarg);
+            sb_puts(&msg, " (allowed: options only; the output directory is given with -o DIR)");
             die(&msg);
             break;
-        default: /* '?': unknown option, or a value given to one that takes none */
-            if (opt_name(optopt)) {
-                sb_printf(&msg, "option '%s' takes no value (got ", opt_name(optopt));
-                sb_put_quoted(&msg, argv[optind - 1]);
-                sb_puts(&msg, ")");
+        default: /* TPU_CLI_ERROR */
+            if (strstr(err, "unknown option ") == err) {
+                /* "unknown option 'X'" and gen's own list of what is allowed */
+                const char *q = strstr(err, "' (allowed");
+                sb_printf(&msg, "%.*s' %s", q ? (int)(q - err) : (int)strlen(err), err,
+                          allowed_opts);
             } else {
-                sb_puts(&msg, "unknown option ");
-                if (optopt) {
-                    char s[3] = { '-', (char)optopt, '\0' };
-                    sb_put_quoted(&msg, s);
-                } else {
-                    sb_put_quoted(&msg, argv[optind - 1]);
+                sb_puts(&msg, err);
+                if (strstr(err, "needs a value") != NULL) {
+                    for (size_t k = 0; long_opts[k].name; k++) {
+                        char l[64], sh[4] = { '-', long_opts[k].short_name, 0, 0 };
+                        snprintf(l, sizeof l, "'--%s'", long_opts[k].name);
+                        char shq[8];
+                        snprintf(shq, sizeof shq, "'%s'", sh);
+                        if (strstr(err, l) || (long_opts[k].short_name && strstr(err, shq))) {
+                            sb_puts(&msg, " ");
+                            put_allowed_value(&msg, long_opts[k].id);
+                            break;
+                        }
+                    }
                 }
-                sb_printf(&msg, " %s", allowed_opts);
             }
             die(&msg);
             break;
         }
-    }
-    if (optind < argc) {
-        sb_puts(&msg, "unexpected argument ");
-        sb_put_quoted(&msg, argv[optind]);
-        sb_puts(&msg, " (allowed: options only; the output directory is given with -o DIR)");
-        die(&msg);
     }
     if (!outdir) {
         sb_puts(&msg, "missing -o DIR (allowed: an existing directory, or a new name in one)");
@@ -446,6 +428,14 @@ int main(int argc, char *argv[])
         die(&msg);
     }
 
+    /* The core (and with it its memories) is written only when the VPU has N lanes: the
+       memory sizes would otherwise be ignored silently. */
+    if (vpu_lanes_opt && cfg.vpu_lanes != cfg.n && core_opt) {
+        sb_printf(&msg, "%s sizes a memory of the core, which is written only when "
+                  "--vpu-lanes equals --mxu (got --vpu-lanes %u, --mxu %u) (allowed: drop %s, "
+                  "or --vpu-lanes %u)", core_opt, cfg.vpu_lanes, cfg.n, core_opt, cfg.n);
+        die(&msg);
+    }
     resolve_topology(&cfg, topology);
     check_kib("--ub-kib", cfg.ub_kib, 2u * cfg.n);
     check_kib("--acc-kib", cfg.acc_kib, 4u * cfg.n);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #define ALLOWED_DIR "(allowed: an existing writable directory, or a new name in one)"
@@ -187,6 +188,49 @@ fail:
     return -1;
 }
 
+/* internal: 1 if `name` is a file gen writes for some configuration: tpu.core, or tpu_*
+   ending in .sv, .f, .vlt, .h, .xdc, .sdc or .pcf */
+static int gen_file_name(const char *name)
+{
+    static const char *const ext[] = { ".sv", ".f", ".vlt", ".h", ".xdc", ".sdc", ".pcf" };
+    size_t n = strlen(name);
+    if (strcmp(name, "tpu.core") == 0)
+        return 1;
+    if (strncmp(name, "tpu_", 4) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t e = strlen(ext[i]);
+        if (n > 4 + e && strcmp(name + n - e, ext[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* internal: removes from the existing DIR the regular files of gen's kind that this stage
+   did not write (an earlier configuration's), so that DIR holds exactly this one's */
+static void stage_remove_stale(struct stage *s)
+{
+    DIR *d = opendir(s->dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!gen_file_name(e->d_name))
+            continue;
+        int ours = 0;
+        for (size_t i = 0; i < s->out->count && !ours; i++)
+            ours = stage_has(s, i) && strcmp(s->out->files[i].name, e->d_name) == 0;
+        if (ours)
+            continue;
+        char *p = path_join(s->dir, e->d_name);
+        struct stat st;
+        if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(p);
+        free(p);
+    }
+    closedir(d);
+}
+
 /* internal: moves the staged files into place: a new DIR is the temporary directory renamed
    (it appears complete or not at all), an existing one gets each file renamed into it */
 static int stage_commit(struct stage *s, struct strbuf *err)
@@ -221,6 +265,7 @@ static int stage_commit(struct stage *s, struct strbuf *err)
             return -1;
         }
     }
+    stage_remove_stale(s);
     stage_abort(s); /* only the empty temporary directory is left */
     return 0;
 }

@@ -15,6 +15,8 @@
 #include "core_cmp.c"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_CORES 64u
@@ -154,10 +156,12 @@ static int compare_dumps(const char *mdir, const char *rdir, unsigned core, unsi
     return status;
 }
 
-/* The program of core i from DIR/core<i>.args (its --prog), for the disassembly. */
-static void load_core_prog(const char *job, unsigned core, unsigned n, tpu_insn_t **prog,
-                           size_t *count)
+/* The program of core i from DIR/core<i>.args (its --prog), for the disassembly: 0, or -1
+   with the reason printed (a --job that cannot be read is an error, never ignored). */
+static int load_core_prog(const char *job, unsigned core, unsigned n, tpu_insn_t **prog,
+                          size_t *count)
 {
+    int rc = 0;
     char at[4096], err[1024];
     snprintf(at, sizeof at, "@%s/core%u.args", job, core);
     char *argv0[2] = { (char *)"tpu-board-cmp", at };
@@ -166,8 +170,8 @@ static void load_core_prog(const char *job, unsigned core, unsigned n, tpu_insn_
     *prog = NULL;
     *count = 0;
     if (tpu_args_expand(2, argv0, &xargc, &xargv, err, sizeof err) != 0) {
-        fprintf(stderr, "tpu-board-cmp: warning: %s (no disassembly for core %u)\n", err, core);
-        return;
+        fprintf(stderr, "tpu-board-cmp: error: --job '%s': core %u: %s\n", job, core, err);
+        return -1;
     }
     for (int k = 1; k < xargc; k++) {
         const char *p = NULL;
@@ -175,12 +179,15 @@ static void load_core_prog(const char *job, unsigned core, unsigned n, tpu_insn_
             p = xargv[k + 1];
         else if (strncmp(xargv[k], "--prog=", 7) == 0)
             p = xargv[k] + 7;
-        if (p != NULL && tpu_load_program(p, n, prog, count, err, sizeof err) != 0)
-            fprintf(stderr, "tpu-board-cmp: warning: core %u: %s (no disassembly)\n", core, err);
+        if (p != NULL && tpu_load_program(p, n, prog, count, err, sizeof err) != 0) {
+            fprintf(stderr, "tpu-board-cmp: error: --job '%s': core %u: %s\n", job, core, err);
+            rc = -1;
+        }
         if (p != NULL)
             break;
     }
     tpu_args_free(xargc, xargv);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -211,6 +218,18 @@ int main(int argc, char **argv)
     if (job != NULL && n_mxu == 0)
         return board_usage("--job needs --mxu N (to assemble the programs)", job);
 
+    if (job != NULL) {
+        char p[4096];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/core0.args", job);
+        if (stat(job, &st) != 0 || !S_ISDIR(st.st_mode) || access(p, R_OK) != 0) {
+            fprintf(stderr, "tpu-board-cmp: error: --job '%s': %s, expected a board job folder "
+                    "(core<i>.args)\n", job,
+                    stat(job, &st) != 0 ? strerror(errno)
+                    : !S_ISDIR(st.st_mode) ? "not a directory" : "no core0.args in it");
+            return 2;
+        }
+    }
     unsigned cores = 0;
     for (; cores < MAX_CORES; cores++) {
         char p[4096];
@@ -240,8 +259,8 @@ int main(int argc, char **argv)
         snprintf(tg, sizeof tg, "%s/core%u.trace", dirs[1], c);
         tpu_insn_t *prog = NULL;
         size_t count = 0;
-        if (job != NULL)
-            load_core_prog(job, c, (unsigned)n_mxu, &prog, &count);
+        if (job != NULL && load_core_prog(job, c, (unsigned)n_mxu, &prog, &count) != 0)
+            return 2;
         printf("tpu-board-cmp: core %u:\n", c);
         fflush(stdout);
         int st = access(tg, R_OK) != 0 ? (printf("tpu-board-cmp: core %u: %s missing\n", c, tg), 1)

@@ -646,9 +646,9 @@ int load_job(const std::string &dir, unsigned i, const std::string &out, CoreJob
         }
         uint64_t pcs = 0;
         if (name == "--pc-start") {
-            if (!parse_u64(value.c_str(), &pcs) || pcs > 65535) {
+            if (!parse_u64(value.c_str(), &pcs) || pcs > TPU_LIM_IMEM_INSNS_MAX - 1u) {
                 std::fprintf(stderr, "board_tb: error: %s: --pc-start '%s': expected an "
-                                     "instruction index in 0 .. 65535\n",
+                                     "instruction index in 0 .. 32767\n",
                              args.c_str(), value.c_str());
                 rc = 2;
             }

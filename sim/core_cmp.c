@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpu/cli.h"
 #include "tpu/host.h"
 #include "tpu/isa.h"
 
@@ -78,7 +79,9 @@ static unsigned mem_digits(const char *m)
 static int next_record(reader_t *r, rec_t *rec)
 {
     for (;;) {
-        ssize_t len = getline(&r->buf, &r->cap, r->f);
+        long len = tpu_file_getline(&r->buf, &r->cap, r->f, TPU_LIM_LINE_BYTES_MAX);
+        if (len == -2)
+            return io_error(r->path, r->lineno + 1, "line longer than 1 MiB, expected a record");
         if (len < 0) {
             if (ferror(r->f))
                 return io_error(r->path, 0, strerror(errno));
@@ -339,6 +342,9 @@ static int core_trace_compare(const char *exp_path, const char *got_path,
     int status = trace_read(paths[0], &te);
     if (status == 0)
         status = trace_read(paths[1], &tg);
+    if (status == 0 && te.n == 0 && tg.n == 0) /* header only: the runs recorded nothing */
+        status = io_error(paths[0], 0, "no records in either trace (header only), expected the "
+                                       "records of a run");
     if (status == 0) {
         canonicalise(&te);
         canonicalise(&tg);

@@ -182,8 +182,8 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
                 return usage_error("--axi-data-bits must be the verilated core's AXI data width",
                                    v);
         } else if (name == "--pc-start") {
-            if (!parse_u64(v, &x) || x > 65535)
-                return usage_error("--pc-start takes an instruction index in 0 .. 65535", v);
+            if (!parse_u64(v, &x) || x > TPU_LIM_IMEM_INSNS_MAX - 1u)
+                return usage_error("--pc-start takes an instruction index in 0 .. 32767", v);
             o->pc_start = static_cast<unsigned>(x);
         } else if (name == "--inject-axi") {
             if (value != "wlast" && value != "len" && value != "hold")

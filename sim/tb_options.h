@@ -18,6 +18,7 @@
 #include <verilated.h>
 
 #include "tb_rng.h"
+#include "tpu/cli.h"
 
 namespace tb {
 
@@ -29,19 +30,25 @@ inline int usage_error(const char *tool, const char *what, const char *arg)
     return 2;
 }
 
-// An unsigned integer (decimal, 0x hex or 0 octal), the whole string; a leading '+' only
-// with plus_ok.
+// A count, the whole string, in the tools' one grammar (tpu/cli.h): decimal digits only,
+// "010" is ten; no blank, sign or 0x (a leading '+' only with plus_ok, for the plusargs).
 inline bool parse_u64(const char *s, uint64_t *out, bool plus_ok = false)
 {
     if (s == nullptr || *s == '\0' || *s == '-' || (*s == '+' && !plus_ok))
         return false;
-    errno = 0;
-    char *end = nullptr;
-    const unsigned long long v = std::strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
+    if (*s == '+')
+        s++;
+    uint64_t v = 0;
+    if (tpu_cli_dec_n(s, std::strlen(s), &v) != 0 || v == UINT64_MAX)
         return false;
     *out = v;
     return true;
+}
+
+// An address or seed: decimal or 0x hex (tpu/cli.h).
+inline bool parse_num(const char *s, uint64_t *out)
+{
+    return s != nullptr && tpu_cli_num_n(s, std::strlen(s), out) == 0;
 }
 
 // The host-memory options of core_tb and board_tb: --axi-latency C, --stall P, --seed S,
@@ -53,7 +60,7 @@ inline int parse_host_mem_option(const char *tool, const std::string &name, cons
 {
     uint64_t x = 0;
     if (name == "--axi-latency") {
-        if (!parse_u64(v, &x) || x < 1 || x > 1000)
+        if (!parse_u64(v, &x) || x < 1 || x > TPU_LIM_AXI_LATENCY_MAX)
             return usage_error(tool, "--axi-latency takes cycles in 1 .. 1000", v);
         *axi_latency = static_cast<unsigned>(x);
     } else if (name == "--stall") {
@@ -61,8 +68,8 @@ inline int parse_host_mem_option(const char *tool, const std::string &name, cons
             return usage_error(tool, "--stall takes a percentage in 0 .. 90", v);
         *stall = static_cast<unsigned>(x);
     } else if (name == "--seed") {
-        if (!parse_u64(v, &x))
-            return usage_error(tool, "--seed takes an unsigned integer", v);
+        if (!parse_num(v, &x))
+            return usage_error(tool, "--seed takes an unsigned integer (decimal or 0x hex)", v);
         *seed = x;
     } else if (name == "--max-cycles") {
         if (!parse_u64(v, &x) || x == 0)

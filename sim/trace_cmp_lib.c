@@ -40,6 +40,38 @@ typedef struct {
     uint64_t records;
 } tpu_i_reader_t;
 
+/* internal: the longest line read (a record of N <= 256 values is ~2.4 KB); every read is
+   bounded, so a file without newlines (/dev/zero) cannot exhaust memory */
+#define TPU_I_LINE_MAX ((size_t)1u << 20)
+
+/* internal: one line (newline kept): its length, -1 at the end, -2 longer than max */
+static long tpu_i_getline(char **buf, size_t *cap, FILE *f, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        int c = getc(f);
+        if (c == EOF)
+            break;
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? *cap * 2 : 128;
+            char *q = realloc(*buf, nc);
+            if (q == NULL)
+                return -1;
+            *buf = q;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)c;
+        if (c == '\n')
+            break;
+        if (n > max)
+            return -2;
+    }
+    if (n == 0)
+        return -1;
+    (*buf)[n] = 0;
+    return (long)n;
+}
+
 static void tpu_i_error(tpu_trace_cmp_result_t *r, const char *path, long line,
                         const char *why)
 {
@@ -100,8 +132,12 @@ static int tpu_i_open(tpu_i_reader_t *rd, const char *path, tpu_trace_cmp_result
         tpu_i_error(r, path, 0, why);
         return 0;
     }
-    ssize_t len = getline(&rd->buf, &rd->bufcap, rd->f);
+    long len = tpu_i_getline(&rd->buf, &rd->bufcap, rd->f, TPU_I_LINE_MAX);
     rd->line = 1;
+    if (len == -2) {
+        tpu_i_error(r, path, 1, "line longer than 1 MiB, expected \"# tpu-trace 1\"");
+        return 0;
+    }
     if (len < 0) {
         tpu_i_error(r, path, 0, "empty file (no \"# tpu-trace 1\" line)");
         return 0;
@@ -123,7 +159,11 @@ static int tpu_i_open(tpu_i_reader_t *rd, const char *path, tpu_trace_cmp_result
 static int tpu_i_next(tpu_i_reader_t *rd, tpu_i_rec_t *rec, tpu_trace_cmp_result_t *r)
 {
     for (;;) {
-        ssize_t len = getline(&rd->buf, &rd->bufcap, rd->f);
+        long len = tpu_i_getline(&rd->buf, &rd->bufcap, rd->f, TPU_I_LINE_MAX);
+        if (len == -2) {
+            tpu_i_error(r, rd->path, rd->line + 1, "line longer than 1 MiB, expected a record");
+            return -1;
+        }
         if (len < 0) {
             if (ferror(rd->f)) {
                 tpu_i_error(r, rd->path, rd->line, "read error");
@@ -303,6 +343,12 @@ int tpu_trace_cmp(const char *expected, const char *got, int ignore_cycles,
         }
     }
     r->status = r->kind == TPU_TRACE_DIV_NONE ? TPU_TRACE_CMP_SAME : TPU_TRACE_CMP_DIFFER;
+    if (re.records == 0 && rg.records == 0) {
+        /* two header-only traces: the runs recorded nothing, which is not a pass */
+        tpu_i_error(r, expected, re.line, "no records in either trace (header only), expected "
+                    "the records of a run");
+        goto out;
+    }
 out:
     r->records_exp = re.records;
     r->records_got = rg.records;

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tpu-as: assemble a core program (docs/isa.md "Assembly language") into a binary. */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tpu/asm.h"
+#include "tpu/cli.h"
 #include "tpu/isa.h"
 
 static void usage(FILE *f)
@@ -16,93 +14,81 @@ static void usage(FILE *f)
             "usage: tpu-as [--mxu N] [--check] [--ub-rows R] [--acc-rows R] [--wmem-rows R]\n"
             "              PROG.s -o PROG.bin\n"
             "  -o, --output FILE  the binary program (16 bytes per instruction, little-endian)\n"
-            "  --mxu N            check 1 <= cols <= N in dma_in/dma_out\n"
+            "  --mxu N            check 1 <= cols <= N in dma_in/dma_out (N 1 .. 256)\n"
             "  --check            also warn about instructions the core would reject\n"
             "                     (error codes 1-4 of docs/isa.md) for the given sizes\n"
             "                     (needs --mxu; sizes default to gen's defaults)\n"
-            "  -h, --help         this text\n");
+            "  -h, --help         this text\n"
+            "The output: a regular file is replaced only when complete (temporary file, then\n"
+            "rename); a device or FIFO is written in place (docs/isa.md \"Command lines\").\n"
+            "Exit status: 0 assembled, 1 errors in the source or I/O, 2 bad arguments.\n");
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(s, &end, 0);
-    if (errno || *s == 0 || *end != 0 || x < lo || x > hi) {
-        fprintf(stderr, "tpu-as: error: %s '%s', expected %u..%u\n", opt, s, lo, hi);
-        return -1;
-    }
-    *v = (unsigned)x;
-    return 0;
-}
+enum { O_MXU, O_OUT, O_CHECK, O_UB, O_ACC, O_WM, O_HELP };
+
+static const tpu_cli_opt_t opts[] = {
+    { "mxu", 0, TPU_CLI_VALUE, O_MXU },       { "output", 'o', TPU_CLI_VALUE, O_OUT },
+    { "check", 0, 0, O_CHECK },               { "ub-rows", 0, TPU_CLI_VALUE, O_UB },
+    { "acc-rows", 0, TPU_CLI_VALUE, O_ACC },  { "wmem-rows", 0, TPU_CLI_VALUE, O_WM },
+    { "help", 'h', 0, O_HELP },               { NULL, 0, 0, 0 },
+};
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "mxu", required_argument, NULL, 'n' },  { "output", required_argument, NULL, 'o' },
-        { "check", no_argument, NULL, 'c' },      { "ub-rows", required_argument, NULL, 'u' },
-        { "acc-rows", required_argument, NULL, 'a' },
-        { "wmem-rows", required_argument, NULL, 'w' },
-        { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 }
-    };
-    unsigned n = 0, ub = 0, acc = 0, wm = 0;
-    int check = 0, c;
-    const char *out = NULL;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n': if (parse_uint("--mxu", optarg, 1, 65535, &n)) return 2; break;
-        case 'u': if (parse_uint("--ub-rows", optarg, 1, 65536, &ub)) return 2; break;
-        case 'a': if (parse_uint("--acc-rows", optarg, 1, 65536, &acc)) return 2; break;
-        case 'w': if (parse_uint("--wmem-rows", optarg, 1, 65536, &wm)) return 2; break;
-        case 'c': check = 1; break;
-        case 'o': out = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+    uint64_t n = 0, ub = 0, acc = 0, wm = 0;
+    int check = 0;
+    const char *out = NULL, *in = NULL;
+    char err[1024];
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err), rc = 0;
+        if (id == TPU_CLI_END)
+            break;
+        switch (id) {
+        case TPU_CLI_ERROR: rc = -1; break;
+        case TPU_CLI_POSITIONAL:
+            if (in != NULL) {
+                snprintf(err, sizeof err, "several input files ('%s', '%s'), expected one PROG.s",
+                         in, val);
+                rc = -1;
+            }
+            in = val;
+            break;
+        case O_MXU: rc = tpu_cli_count(name, val, 1, TPU_LIM_MXU_MAX, &n, err, sizeof err); break;
+        case O_UB: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &ub, err, sizeof err); break;
+        case O_ACC: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &acc, err, sizeof err); break;
+        case O_WM: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &wm, err, sizeof err); break;
+        case O_CHECK: check = 1; break;
+        case O_OUT: out = val; break;
+        default: usage(stdout); return 0;
+        }
+        if (rc) {
+            fprintf(stderr, "tpu-as: error: %s\n", err);
+            return 2;
         }
     }
-    if (optind != argc - 1 || out == NULL) {
+    if (in == NULL || out == NULL) {
         fprintf(stderr, "tpu-as: error: %s, expected one PROG.s and -o PROG.bin\n",
-                optind >= argc ? "no input file" : out == NULL ? "no -o" : "several input files");
+                in == NULL ? "no input file" : "no -o");
         return 2;
     }
     if (check && n == 0) {
         fprintf(stderr, "tpu-as: error: --check without --mxu, expected --mxu N\n");
         return 2;
     }
-    const char *in = argv[optind];
-    FILE *f = fopen(in, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "tpu-as: error: %s: cannot open: %s\n", in, strerror(errno));
+    char *src;
+    size_t len;
+    if (tpu_file_read(in, TPU_LIM_ASM_BYTES_MAX, "an assembly source", &src, &len, err,
+                      sizeof err)) {
+        fprintf(stderr, "tpu-as: error: %s\n", err);
         return 1;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *src = malloc(cap);
-    while (src) {
-        size_t k = fread(src + len, 1, cap - len - 1, f);
-        len += k;
-        if (k == 0)
-            break;
-        if (len + 1 == cap) {
-            char *p = realloc(src, cap * 2);
-            if (p == NULL) {
-                free(src);
-                src = NULL;
-                break;
-            }
-            src = p;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (src == NULL) {
-        fprintf(stderr, "tpu-as: error: out of memory\n");
-        return 1;
-    }
-    src[len] = 0;
     tpu_insn_t *prog;
     size_t count;
     char *errs;
-    int rc = tpu_asm_n(src, in, n, &prog, &count, &errs);
+    int rc = tpu_asm_len(src, len, in, (unsigned)n, &prog, &count, &errs);
     free(src);
     if (rc != 0) {
         if (errs)
@@ -114,10 +100,10 @@ int main(int argc, char **argv)
     }
     free(errs);
     if (check) {
-        tpu_core_geom_t g = tpu_core_geom_default(n);
-        if (ub) g.ub_rows = ub;
-        if (acc) g.acc_rows = acc;
-        if (wm) g.wmem_rows = wm;
+        tpu_core_geom_t g = tpu_core_geom_default((unsigned)n);
+        if (ub) g.ub_rows = (unsigned)ub;
+        if (acc) g.acc_rows = (unsigned)acc;
+        if (wm) g.wmem_rows = (unsigned)wm;
         int lw = 0;
         for (size_t i = 0; i < count; i++) {
             tpu_dinsn_t d;
@@ -135,31 +121,20 @@ int main(int argc, char **argv)
             }
         }
     }
-    size_t ol = strlen(out);
-    char *tmp = malloc(ol + 16);
-    if (tmp == NULL) {
+    uint8_t *bin = malloc(count * 16u + 1u);
+    if (bin == NULL) {
         fprintf(stderr, "tpu-as: error: out of memory\n");
+        free(prog);
         return 1;
     }
-    snprintf(tmp, ol + 16, "%s.tmpXXXXXX", out);
-    int fd = mkstemp(tmp);
-    FILE *o = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (o == NULL) {
-        fprintf(stderr, "tpu-as: error: %s: cannot create: %s\n", out, strerror(errno));
-        return 1;
-    }
-    for (size_t i = 0; i < count; i++) {
-        uint8_t b[16];
-        tpu_insn_to_bytes(prog[i], b);
-        fwrite(b, 1, 16, o);
-    }
-    int bad = ferror(o);
-    if (fclose(o) != 0 || bad || rename(tmp, out) != 0) {
-        fprintf(stderr, "tpu-as: error: %s: write failed: %s\n", out, strerror(errno));
-        unlink(tmp);
-        return 1;
-    }
-    free(tmp);
+    for (size_t i = 0; i < count; i++)
+        tpu_insn_to_bytes(prog[i], bin + 16u * i);
     free(prog);
+    rc = tpu_file_write(out, bin, count * 16u, err, sizeof err);
+    free(bin);
+    if (rc) {
+        fprintf(stderr, "tpu-as: error: %s\n", err);
+        return 1;
+    }
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "tpu/board.h"
+#include "tpu/cli.h"
 #include "tpu/core.h"
 #include "tpu/host.h"
 #include "tpu/isa.h"
@@ -52,19 +53,6 @@ static int bad(const char *opt, const char *val, const char *what)
     return 2;
 }
 
-static int parse_num(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
-{
-    char *end;
-    if (s == NULL || *s == 0 || *s == '-')
-        return -1;
-    errno = 0;
-    unsigned long x = strtoul(s, &end, 0);
-    if (errno || *end != 0 || x < lo || x > hi)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 /* internal: rows of a memory of `kib` KiB with rows of row_bytes bytes; 0 when not whole or
    out of 1 .. 65536 */
 static unsigned kib_rows(unsigned long kib, unsigned row_bytes)
@@ -82,6 +70,7 @@ typedef struct {
     unsigned long pc_start;
     FILE *trace;
     char *trace_path;
+    tpu_out_t tout;
 } core_job_t;
 
 /* internal: reads DIR/core<i>.args into j (the host options of a core job, and --pc-start) */
@@ -105,41 +94,37 @@ static int load_core_job(const char *dir, unsigned i, unsigned n, core_job_t *j)
         fprintf(stderr, ME ": error: %s\n", err);
         return -1;
     }
+    static const tpu_cli_opt_t opts[] = {
+        { "prog", 0, TPU_CLI_VALUE, 0 },
+        { "load", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, 0 },
+        { "dump", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, 0 },
+        { "dump-dir", 0, TPU_CLI_VALUE, 0 },
+        { "hostmem-mib", 0, TPU_CLI_VALUE, 0 },
+        { "pc-start", 0, TPU_CLI_VALUE, 1 },
+        { NULL, 0, 0, 0 },
+    };
     int rc = 0;
-    for (int k = 1; k < xargc && rc == 0; k++) {
-        char name[64];
-        const char *a = xargv[k], *val = NULL, *eq = strchr(a, '=');
-        if (strncmp(a, "--", 2) == 0 && eq != NULL && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else if (strlen(a) < sizeof name) {
-            strcpy(name, a);
-        } else {
-            name[0] = 0;
-        }
-        int known = tpu_host_is_option(name) || strcmp(name, "--pc-start") == 0;
-        if (!known) {
-            fprintf(stderr, ME ": error: %s: option '%s': expected a host option of a core job "
-                    "(--prog, --load, --dump, --dump-dir, --hostmem-mib) or --pc-start\n", path,
-                    a);
-            rc = -1;
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, xargc, xargv, opts);
+    while (rc == 0) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err);
+        uint64_t x;
+        if (id == TPU_CLI_END)
             break;
-        }
-        if (val == NULL) {
-            if (k + 1 >= xargc) {
-                fprintf(stderr, ME ": error: %s: option '%s': expected a value\n", path, name);
-                rc = -1;
-                break;
-            }
-            val = xargv[++k];
-        }
-        if (strcmp(name, "--pc-start") == 0) {
-            if (parse_num(val, 0, 65535, &j->pc_start)) {
-                fprintf(stderr, ME ": error: %s: --pc-start '%s': expected 0 .. 65535\n", path,
-                        val);
+        if (id == TPU_CLI_ERROR || id == TPU_CLI_POSITIONAL) {
+            if (id == TPU_CLI_POSITIONAL)
+                snprintf(err, sizeof err, "unexpected argument '%s'", val);
+            fprintf(stderr, ME ": error: %s: %s; expected a host option of a core job "
+                    "(--prog, --load, --dump, --dump-dir, --hostmem-mib) or --pc-start\n", path,
+                    err);
+            rc = -1;
+        } else if (id == 1) {
+            if (tpu_cli_count(name, val, 0, TPU_LIM_IMEM_INSNS_MAX - 1u, &x, err, sizeof err)) {
+                fprintf(stderr, ME ": error: %s: %s\n", path, err);
                 rc = -1;
             }
+            j->pc_start = (unsigned long)x;
         } else if (tpu_host_add_option(&j->host, name, val, err, sizeof err) != 0) {
             fprintf(stderr, ME ": error: %s: %s\n", path, err);
             rc = -1;
@@ -167,7 +152,7 @@ static int load_core_job(const char *dir, unsigned i, unsigned n, core_job_t *j)
 static int make_dir(const char *d)
 {
     if (mkdir(d, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, ME ": error: cannot create the folder '%s'\n", d);
+        fprintf(stderr, ME ": error: cannot create the folder '%s': %s\n", d, strerror(errno));
         return -1;
     }
     return 0;
@@ -203,70 +188,86 @@ static int run_main(int argc, char **argv)
     tpu_board_t *board = NULL;
     tpu_core_result_t *res = NULL;
     unsigned C = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        char name[64];
-        const char *val = NULL, *eq = strchr(a, '=');
-        if (strncmp(a, "--", 2) != 0 || strlen(a) >= sizeof name) {
-            bad("argument", a, "an option of " ME " --help");
-            return 2;
-        }
-        if (eq != NULL) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else {
-            strcpy(name, a);
-            if (i + 1 >= argc)
-                return bad(name, "", "a value");
-            val = argv[++i];
-        }
-        if (strcmp(name, "--mxu") == 0) {
-            if (parse_num(val, 1, 256, &n)) return bad(name, val, "1 .. 256");
-        } else if (strcmp(name, "--cores") == 0) {
-            if (parse_num(val, 1, TPU_BOARD_CORES_MAX, &cores)) return bad(name, val, "1 .. 64");
-        } else if (strcmp(name, "--topology") == 0) {
-            topo = val;
-        } else if (strcmp(name, "--link-bits") == 0) {
-            if (parse_num(val, TPU_BOARD_LINK_BITS_MIN, TPU_BOARD_LINK_BITS_MAX, &W))
-                return bad(name, val, "32 .. 1024");
-        } else if (strcmp(name, "--link-latency") == 0) {
-            if (parse_num(val, 0, TPU_BOARD_LINK_LATENCY_MAX, &D)) return bad(name, val, "0 .. 16");
-        } else if (strcmp(name, "--ub-kib") == 0) {
-            if (parse_num(val, 1, 1ul << 24, &ubk)) return bad(name, val, "a size in KiB");
-            ubs = val;
-        } else if (strcmp(name, "--acc-kib") == 0) {
-            if (parse_num(val, 1, 1ul << 24, &acck)) return bad(name, val, "a size in KiB");
-            accs = val;
-        } else if (strcmp(name, "--wmem-kib") == 0) {
-            if (parse_num(val, 1, 1ul << 24, &wmk)) return bad(name, val, "a size in KiB");
-            wms = val;
-        } else if (strcmp(name, "--imem-insns") == 0) {
-            if (parse_num(val, 1, 32768, &imem)) return bad(name, val, "1 .. 32768");
-        } else if (strcmp(name, "--pe-stages") == 0) {
-            if (parse_num(val, 1, 3, &stages)) return bad(name, val, "1 .. 3");
-        } else if (strcmp(name, "--axi-latency") == 0) {
-            if (parse_num(val, 1, 1000, &lat)) return bad(name, val, "1 .. 1000");
-        } else if (strcmp(name, "--axi-data-bits") == 0) {
-            if (parse_num(val, 1, 512, &axi_bits) || !tpu_axi_data_bits_ok((unsigned)axi_bits))
-                return bad(name, val, "64, 128, 256 or 512");
-        } else if (strcmp(name, "--dispatch") == 0) {
+    static const tpu_cli_opt_t opts[] = {
+        { "help", 'h', 0, 'h' },            { "mxu", 0, TPU_CLI_VALUE, 'n' },
+        { "cores", 0, TPU_CLI_VALUE, 'C' }, { "topology", 0, TPU_CLI_VALUE, 'T' },
+        { "link-bits", 0, TPU_CLI_VALUE, 'W' }, { "link-latency", 0, TPU_CLI_VALUE, 'D' },
+        { "ub-kib", 0, TPU_CLI_VALUE, 'u' }, { "acc-kib", 0, TPU_CLI_VALUE, 'a' },
+        { "wmem-kib", 0, TPU_CLI_VALUE, 'w' }, { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
+        { "pe-stages", 0, TPU_CLI_VALUE, 'S' }, { "axi-latency", 0, TPU_CLI_VALUE, 'L' },
+        { "axi-data-bits", 0, TPU_CLI_VALUE, 'B' }, { "dispatch", 0, TPU_CLI_VALUE, 'd' },
+        { "job", 0, TPU_CLI_VALUE, 'j' },   { "out", 0, TPU_CLI_VALUE, 'o' },
+        { NULL, 0, 0, 0 },
+    };
+    char err[1024];
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err), rc = 0;
+        uint64_t x = 0;
+        if (id == TPU_CLI_END)
+            break;
+        switch (id) {
+        case TPU_CLI_ERROR: rc = -1; break;
+        case TPU_CLI_POSITIONAL:
+            snprintf(err, sizeof err, "unexpected argument '%s' (allowed: options only)", val);
+            rc = -1;
+            break;
+        case 'h': usage(stdout); return 0;
+        case 'n': rc = tpu_cli_count(name, val, 1, TPU_LIM_MXU_MAX, &x, err, sizeof err); n = x; break;
+        case 'C': rc = tpu_cli_count(name, val, 1, TPU_LIM_CORES_MAX, &x, err, sizeof err); cores = x; break;
+        case 'T': topo = val; break;
+        case 'W':
+            rc = tpu_cli_count(name, val, TPU_BOARD_LINK_BITS_MIN, TPU_BOARD_LINK_BITS_MAX, &x,
+                               err, sizeof err);
+            W = x;
+            break;
+        case 'D':
+            rc = tpu_cli_count(name, val, 0, TPU_BOARD_LINK_LATENCY_MAX, &x, err, sizeof err);
+            D = x;
+            break;
+        case 'u': rc = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &x, err, sizeof err); ubk = x; ubs = val; break;
+        case 'a': rc = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &x, err, sizeof err); acck = x; accs = val; break;
+        case 'w': rc = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &x, err, sizeof err); wmk = x; wms = val; break;
+        case 'I':
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &x, err, sizeof err);
+            imem = x;
+            break;
+        case 'S':
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_PE_STAGES_MAX, &x, err, sizeof err);
+            stages = x;
+            break;
+        case 'L':
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_AXI_LATENCY_MAX, &x, err, sizeof err);
+            lat = x;
+            break;
+        case 'B':
+            if (tpu_cli_dec_n(val, strlen(val), &x) || x > 512 ||
+                !tpu_axi_data_bits_ok((unsigned)x)) {
+                snprintf(err, sizeof err, "%s '%s' is not an AXI data width (allowed: 64, 128, "
+                         "256, 512)", name, val);
+                rc = -1;
+            }
+            axi_bits = x;
+            break;
+        case 'd':
             if (strcmp(val, "overlap") == 0)
                 serial = 0;
             else if (strcmp(val, "serial") == 0)
                 serial = 1;
-            else
-                return bad(name, val, "overlap or serial");
-        } else if (strcmp(name, "--job") == 0) {
-            jobdir = val;
-        } else if (strcmp(name, "--out") == 0) {
-            outdir = val;
-        } else {
-            return bad("option", name, "an option of " ME " --help");
+            else {
+                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: overlap, "
+                         "serial)", name, val);
+                rc = -1;
+            }
+            break;
+        case 'j': jobdir = val; break;
+        default: outdir = val; break;
+        }
+        if (rc) {
+            fprintf(stderr, ME ": error: %s\n", err);
+            return 2;
         }
     }
     if (n == 0)
@@ -278,7 +279,6 @@ static int run_main(int argc, char **argv)
     C = (unsigned)cores;
     tpu_board_cfg_t bc;
     memset(&bc, 0, sizeof bc);
-    char err[1024];
     if (tpu_board_topology_parse(topo, C, &bc.rows, &bc.cols, err, sizeof err) != 0) {
         fprintf(stderr, ME ": error: %s\n", err);
         return 2;
@@ -339,10 +339,11 @@ static int run_main(int argc, char **argv)
         char p[4096];
         snprintf(p, sizeof p, "%s/core%u.trace", outdir, i);
         jobs[i].trace_path = strdup(p);
-        if (jobs[i].trace_path == NULL || (jobs[i].trace = fopen(p, "w")) == NULL) {
-            fprintf(stderr, ME ": error: cannot write '%s'\n", p);
+        if (jobs[i].trace_path == NULL || tpu_out_open(&jobs[i].tout, p, err, sizeof err)) {
+            fprintf(stderr, ME ": error: %s\n", jobs[i].trace_path ? err : "out of memory");
             goto out;
         }
+        jobs[i].trace = jobs[i].tout.f;
         snprintf(p, sizeof p, "%s/core%u", outdir, i);
         free(jobs[i].host.dump_dir);
         jobs[i].host.dump_dir = strdup(p);
@@ -373,7 +374,7 @@ static int run_main(int argc, char **argv)
     int rc = tpu_board_run(board, bj, res, msg, sizeof msg);
     free(bj);
     for (unsigned i = 0; i < C; i++) {
-        if (fclose(jobs[i].trace) != 0)
+        if (rc == TPU_OK && tpu_out_commit(&jobs[i].tout, err, sizeof err) != 0)
             rc = TPU_EIO;
         jobs[i].trace = NULL;
     }
@@ -395,18 +396,18 @@ static int run_main(int argc, char **argv)
             goto out;
         }
         snprintf(p, sizeof p, "%s/core%u.counters", outdir, i);
-        FILE *cf = fopen(p, "w");
-        if (cf == NULL) {
-            fprintf(stderr, ME ": error: cannot write '%s'\n", p);
-            goto out;
-        }
-        fprintf(cf, "counters:");
-        for (unsigned k = 0; k < TPU_CNT_COUNT; k++)
-            fprintf(cf, " %s=%" PRIu64, tpu_core_counter_name(k), r->counters[k]);
-        fprintf(cf, "\n");
-        if (fclose(cf) != 0) {
-            fprintf(stderr, ME ": error: cannot write '%s'\n", p);
-            goto out;
+        {
+            char line[2048];
+            size_t used = (size_t)snprintf(line, sizeof line, "counters:");
+            for (unsigned k = 0; k < TPU_CNT_COUNT && used < sizeof line; k++)
+                used += (size_t)snprintf(line + used, sizeof line - used, " %s=%" PRIu64,
+                                         tpu_core_counter_name(k), r->counters[k]);
+            if (used < sizeof line)
+                used += (size_t)snprintf(line + used, sizeof line - used, "\n");
+            if (tpu_file_write(p, line, strlen(line), err, sizeof err) != 0) {
+                fprintf(stderr, ME ": error: %s\n", err);
+                goto out;
+            }
         }
         uint64_t cyc = r->counters[TPU_CNT_CYCLES];
         maxcyc = cyc > maxcyc ? cyc : maxcyc;
@@ -446,8 +447,7 @@ static int run_main(int argc, char **argv)
 out:
     if (jobs)
         for (unsigned i = 0; i < C; i++) {
-            if (jobs[i].trace)
-                fclose(jobs[i].trace);
+            tpu_out_abort(&jobs[i].tout);
             free(jobs[i].trace_path);
             free(jobs[i].prog);
             tpu_host_free(&jobs[i].host);

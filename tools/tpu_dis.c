@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tpu-dis: print a binary core program, one `<index>: <instruction>` line each, in the
    assembler's syntax (the text after "<index>: " assembles to the same bits). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tpu/cli.h"
 #include "tpu/host.h"
 #include "tpu/isa.h"
 
@@ -15,25 +15,47 @@ static void usage(FILE *f)
                "  -h, --help  this text\n");
 }
 
+enum { O_RAW, O_HELP };
+
+static const tpu_cli_opt_t opts[] = {
+    { "raw", 0, 0, O_RAW }, { "help", 'h', 0, O_HELP }, { NULL, 0, 0, 0 },
+};
+
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = { { "raw", no_argument, NULL, 'r' },
-                                          { "help", no_argument, NULL, 'h' },
-                                          { NULL, 0, NULL, 0 } };
-    int raw = 0, c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'r': raw = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+    int raw = 0;
+    const char *path = NULL;
+    char err[1024];
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END)
+            break;
+        if (id == TPU_CLI_ERROR) {
+            fprintf(stderr, "tpu-dis: error: %s\n", err);
+            return 2;
         }
+        if (id == O_HELP) {
+            usage(stdout);
+            return 0;
+        }
+        if (id == O_RAW) {
+            raw = 1;
+            continue;
+        }
+        if (path != NULL) {
+            fprintf(stderr, "tpu-dis: error: several input files ('%s', '%s'), expected one "
+                    "PROG.bin\n", path, val);
+            return 2;
+        }
+        path = val;
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "tpu-dis: error: %s, expected one PROG.bin\n",
-                optind >= argc ? "no input file" : "several input files");
+    if (path == NULL) {
+        fprintf(stderr, "tpu-dis: error: no input file, expected one PROG.bin\n");
         return 2;
     }
-    const char *path = argv[optind];
     size_t pl = 0;
     while (path[pl])
         pl++;
@@ -43,7 +65,6 @@ int main(int argc, char **argv)
     }
     tpu_insn_t *prog;
     size_t count;
-    char err[512];
     if (tpu_load_program(path, 0, &prog, &count, err, sizeof err)) {
         fprintf(stderr, "tpu-dis: error: %s\n", err);
         return 1;

@@ -5,7 +5,6 @@
    docs/isa.md "Data layout of the generated programs". Random data: sim/matgen.h (seeded,
    the same bits on every host). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "matgen.h"
+#include "tpu/cli.h"
 #include "tpu/isa.h"
 #include "tpu/npy.h"
 
@@ -40,19 +40,40 @@ struct job {
 
 static const char *prog_name = "tpu-mkprog";
 static char tmp_paths[3][4096]; /* removed when the job fails */
+static char **written;          /* the .npy files written so far: removed when the job fails */
+static size_t nwritten;
+static const char *made_dir;    /* the output folder, when this run created it */
+static int die_status = 2;      /* 2 while the arguments are checked, then 1 */
+
+static void cleanup(void)
+{
+    for (int i = 0; i < 3; i++)
+        if (tmp_paths[i][0])
+            unlink(tmp_paths[i]);
+    for (size_t i = 0; i < nwritten; i++)
+        unlink(written[i]);
+    if (made_dir)
+        rmdir(made_dir);
+}
 
 static void die(const char *fmt, ...)
 {
     va_list ap;
-    for (int i = 0; i < 3; i++)
-        if (tmp_paths[i][0])
-            unlink(tmp_paths[i]);
+    cleanup();
     fprintf(stderr, "%s: error: ", prog_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    exit(1);
+    exit(die_status);
+}
+
+/* a usage error: one line, exit 2, nothing written */
+static void die_usage(const char *msg)
+{
+    cleanup();
+    fprintf(stderr, "%s: error: %s\n", prog_name, msg);
+    exit(2);
 }
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
@@ -108,6 +129,11 @@ static void write_npy(struct job *j, const char *name, tpu_npy_dtype_t t, size_t
     if (tpu_npy_alloc(&a, t, 2, rows, cols))
         die("out of memory");
     memcpy(a.data, data, rows * cols * tpu_npy_elem_size(t));
+    char **w = realloc(written, (nwritten + 1) * sizeof *w);
+    if (w == NULL || (w[nwritten] = strdup(path)) == NULL)
+        die("out of memory");
+    written = w;
+    nwritten++;
     if (tpu_npy_write(path, &a, err, sizeof err))
         die("%s", err);
     tpu_npy_free(&a);
@@ -542,77 +568,97 @@ static void usage(FILE *f)
 
 static unsigned parse_u(const char *opt, const char *s, unsigned lo, unsigned hi)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *s == 0 || *end || v < lo || v > hi)
-        die("%s '%s', expected %u .. %u", opt, s, lo, hi);
+    uint64_t v;
+    char err[512];
+    if (tpu_cli_count(opt, s, lo, hi, &v, err, sizeof err))
+        die_usage(err);
     return (unsigned)v;
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "mxu", required_argument, NULL, 'n' },   { "m", required_argument, NULL, 'm' },
-        { "k", required_argument, NULL, 'k' },     { "nout", required_argument, NULL, 'N' },
-        { "nhid", required_argument, NULL, 'H' },  { "seed", required_argument, NULL, 's' },
-        { "dist", required_argument, NULL, 'd' },  { "ub-rows", required_argument, NULL, 'u' },
-        { "acc-rows", required_argument, NULL, 'a' },
-        { "wmem-rows", required_argument, NULL, 'w' },
-        { "hostmem-mib", required_argument, NULL, 'M' },
-        { "imem-insns", required_argument, NULL, 'I' },
-        { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-        { "cores", required_argument, NULL, 'C' }, { "topology", required_argument, NULL, 'T' },
-        { NULL, 0, NULL, 0 }
+    static const tpu_cli_opt_t opts[] = {
+        { "mxu", 0, TPU_CLI_VALUE, 'n' },      { "m", 0, TPU_CLI_VALUE, 'm' },
+        { "k", 0, TPU_CLI_VALUE, 'k' },        { "nout", 0, TPU_CLI_VALUE, 'N' },
+        { "nhid", 0, TPU_CLI_VALUE, 'H' },     { "seed", 0, TPU_CLI_VALUE, 's' },
+        { "dist", 0, TPU_CLI_VALUE, 'd' },     { "ub-rows", 0, TPU_CLI_VALUE, 'u' },
+        { "acc-rows", 0, TPU_CLI_VALUE, 'a' }, { "wmem-rows", 0, TPU_CLI_VALUE, 'w' },
+        { "hostmem-mib", 0, TPU_CLI_VALUE, 'M' },
+        { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
+        { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
+        { "cores", 0, TPU_CLI_VALUE, 'C' },    { "topology", 0, TPU_CLI_VALUE, 'T' },
+        { NULL, 0, 0, 0 }
     };
     const char *board_opt = NULL; /* --cores/--topology: only for the board kinds */
-    int help = 0;
+    int help = 0, nkinds = 0;
+    const char *kind_arg = NULL;
     struct cfg c;
     memset(&c, 0, sizeof c);
     c.dist = "uniform";
     c.seed = 1;
     c.hostmem_mib = 64;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    /* the KIND first: a board kind has options of its own (tpu_mkprog_board.c) */
+    {
+        tpu_cli_t cl;
+        char err[1024];
+        const char *name, *val;
+        int id;
+        tpu_cli_init(&cl, argc, argv, opts);
+        while ((id = tpu_cli_next(&cl, &name, &val, err, sizeof err)) != TPU_CLI_END)
+            if (id == TPU_CLI_POSITIONAL) {
+                kind_arg = val;
+                nkinds++;
+            } else if (id == TPU_CLI_ERROR) {
+                break;
+            }
+        if (nkinds == 1 && tpu_mkprog_is_board_kind(kind_arg))
+            return tpu_mkprog_board_main(argc, argv);
+    }
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) {
+        const char *name, *optarg;
+        char err[1024];
+        int ch = tpu_cli_next(&cl, &name, &optarg, err, sizeof err);
+        if (ch == TPU_CLI_END)
+            break;
         switch (ch) {
-        case 'n': c.n = parse_u("--mxu", optarg, 1, 256); break;
+        case TPU_CLI_ERROR: die_usage(err); break;
+        case TPU_CLI_POSITIONAL: break;
+        case 'n': c.n = parse_u("--mxu", optarg, 1, TPU_LIM_MXU_MAX); break;
         case 'm': c.m = parse_u("--m", optarg, 1, 65535); break;
         case 'k': c.k = parse_u("--k", optarg, 1, 1u << 20); break;
         case 'N': c.nout = parse_u("--nout", optarg, 1, 1u << 20); break;
         case 'H': c.nhid = parse_u("--nhid", optarg, 1, 1u << 20); break;
         case 's': {
-            char *end;
-            errno = 0;
-            c.seed = strtoull(optarg, &end, 0);
-            if (errno || *optarg == 0 || *end)
-                die("--seed '%s', expected an unsigned integer", optarg);
+            uint64_t v;
+            if (tpu_cli_addr("--seed", optarg, 0, UINT64_MAX - 1, &v, err, sizeof err))
+                die_usage(err);
+            c.seed = v;
             break;
         }
         case 'd': c.dist = optarg; break;
-        case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, 65536); break;
-        case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, 65536); break;
-        case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, 65536); break;
-        case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, 4096); break;
-        case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, 65536); break;
+        case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, TPU_LIM_HOSTMEM_MIB_MAX); break;
+        case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, TPU_LIM_IMEM_INSNS_MAX); break;
         case 'o': c.dir = optarg; break;
         case 'C': board_opt = "--cores"; break;
         case 'T': board_opt = "--topology"; break;
-        case 'h': help = 1; break;
-        default: usage(stderr); return 2;
+        default: help = 1; break;
         }
     }
-    if (optind == argc - 1 && tpu_mkprog_is_board_kind(argv[optind]))
-        return tpu_mkprog_board_main(argc, argv);
     if (help) {
         usage(stdout);
         return 0;
     }
-    if (optind != argc - 1) {
+    if (nkinds != 1) {
         fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk)\n",
-                prog_name, optind >= argc ? "no KIND" : "several KINDs");
+                prog_name, nkinds == 0 ? "no KIND" : "several KINDs");
         return 2;
     }
-    c.kind = argv[optind];
+    c.kind = kind_arg;
     int kind;
     static const char *const kinds[] = { "matmul", "dense", "mlp", "allops", "manyk" };
     for (kind = 0; kind < 5; kind++)
@@ -657,8 +703,11 @@ int main(int argc, char **argv)
         c.imem_insns = 1024;
     if (c.wmem_rows < c.n)
         die("--wmem-rows %u holds no weight tile, expected at least N = %u", c.wmem_rows, c.n);
-    if (mkdir(c.dir, 0777) != 0 && errno != EEXIST)
-        die("%s: cannot create: %s", c.dir, strerror(errno));
+    die_status = 1;
+    if (mkdir(c.dir, 0777) == 0)
+        made_dir = c.dir;
+    else if (errno != EEXIST)
+        die("-o '%s': cannot create the folder: %s", c.dir, strerror(errno));
     struct job j;
     memset(&j, 0, sizeof j);
     j.c = &c;

@@ -7,15 +7,16 @@
    and MXU work, dumps), so a test can compute every dump from the inputs with the tested
    library functions. No expected result is written. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "matgen.h"
 #include "tpu/board.h"
+#include "tpu/cli.h"
 #include "tpu/npy.h"
 
 #include "tpu_mkprog_board.h"
@@ -57,17 +58,22 @@ static void created(const char *path)
     g_files[g_nfiles++] = strcpy(copy, path);
 }
 
+static const char *made_dir; /* the output folder, when this run created it */
+static int die_status = 2;   /* 2 while the arguments are checked, then 1 */
+
 static void die(const char *fmt, ...)
 {
     va_list ap;
     for (size_t i = 0; i < g_nfiles; i++)
         remove(g_files[i]);
+    if (made_dir)
+        rmdir(made_dir);
     fprintf(stderr, "%s: error: ", prog_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    exit(1);
+    exit(die_status);
 }
 
 static void *xmalloc(size_t n)
@@ -80,11 +86,10 @@ static void *xmalloc(size_t n)
 
 static unsigned parse_u(const char *opt, const char *s, unsigned lo, unsigned hi)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *s == 0 || *end || v < lo || v > hi)
-        die("%s '%s', expected %u .. %u", opt, s, lo, hi);
+    uint64_t v;
+    char err[512];
+    if (tpu_cli_count(opt, s, lo, hi, &v, err, sizeof err))
+        die("%s", err);
     return (unsigned)v;
 }
 
@@ -633,16 +638,16 @@ static void usage(FILE *f)
 
 int tpu_mkprog_board_main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "mxu", required_argument, NULL, 'n' },   { "m", required_argument, NULL, 'm' },
-        { "k", required_argument, NULL, 'k' },     { "nout", required_argument, NULL, 'N' },
-        { "seed", required_argument, NULL, 's' },  { "dist", required_argument, NULL, 'd' },
-        { "cores", required_argument, NULL, 'C' }, { "topology", required_argument, NULL, 'T' },
-        { "ub-rows", required_argument, NULL, 'u' }, { "acc-rows", required_argument, NULL, 'a' },
-        { "wmem-rows", required_argument, NULL, 'w' },
-        { "imem-insns", required_argument, NULL, 'I' },
-        { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 }
+    static const tpu_cli_opt_t opts[] = {
+        { "mxu", 0, TPU_CLI_VALUE, 'n' },      { "m", 0, TPU_CLI_VALUE, 'm' },
+        { "k", 0, TPU_CLI_VALUE, 'k' },        { "nout", 0, TPU_CLI_VALUE, 'N' },
+        { "seed", 0, TPU_CLI_VALUE, 's' },     { "dist", 0, TPU_CLI_VALUE, 'd' },
+        { "cores", 0, TPU_CLI_VALUE, 'C' },    { "topology", 0, TPU_CLI_VALUE, 'T' },
+        { "ub-rows", 0, TPU_CLI_VALUE, 'u' },  { "acc-rows", 0, TPU_CLI_VALUE, 'a' },
+        { "wmem-rows", 0, TPU_CLI_VALUE, 'w' },
+        { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
+        { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
+        { NULL, 0, 0, 0 }
     };
     struct bcfg c;
     const char *topo = NULL;
@@ -650,40 +655,49 @@ int tpu_mkprog_board_main(int argc, char **argv)
     c.dist = "uniform";
     c.seed = 1;
     c.cores = 8;
-    int ch;
-    optind = 0; /* GNU getopt: full re-initialisation (tpu-mkprog's main parsed first) */
-    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    int nkinds = 0, help = 0;
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) {
+        const char *name, *optarg;
+        char err[1024];
+        int ch = tpu_cli_next(&cl, &name, &optarg, err, sizeof err);
+        if (ch == TPU_CLI_END)
+            break;
         switch (ch) {
-        case 'n': c.n = parse_u("--mxu", optarg, 1, 256); break;
+        case TPU_CLI_ERROR: die("%s", err); break;
+        case TPU_CLI_POSITIONAL: c.kind = optarg; nkinds++; break;
+        case 'n': c.n = parse_u("--mxu", optarg, 1, TPU_LIM_MXU_MAX); break;
         case 'm': c.b = parse_u("--m", optarg, 1, 256); break;
         case 'k': c.k = parse_u("--k", optarg, 1, 65535); break;
         case 'N': c.nout = parse_u("--nout", optarg, 1, 256); break;
         case 'C': c.cores = parse_u("--cores", optarg, 1, MAXC); break;
         case 'T': topo = optarg; break;
         case 's': {
-            char *end;
-            errno = 0;
-            c.seed = strtoull(optarg, &end, 0);
-            if (errno || *optarg == 0 || *end)
-                die("--seed '%s', expected an unsigned integer", optarg);
+            uint64_t v;
+            if (tpu_cli_addr("--seed", optarg, 0, UINT64_MAX - 1, &v, err, sizeof err))
+                die("%s", err);
+            c.seed = v;
             break;
         }
         case 'd': c.dist = optarg; break;
-        case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, 65536); break;
-        case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, 65536); break;
-        case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, 65536); break;
-        case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, 65536); break;
+        case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
+        case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, TPU_LIM_IMEM_INSNS_MAX); break;
         case 'o': c.dir = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: help = 1; break;
         }
     }
-    if (optind != argc - 1) {
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (nkinds != 1) {
         fprintf(stderr, "%s: error: %s, expected one KIND\n", prog_name,
-                optind >= argc ? "no KIND" : "several KINDs");
+                nkinds == 0 ? "no KIND" : "several KINDs");
         return 2;
     }
-    c.kind = argv[optind];
     int kind = 0;
     while (kinds[kind] && strcmp(kinds[kind], c.kind))
         kind++;
@@ -714,8 +728,11 @@ int tpu_mkprog_board_main(int argc, char **argv)
     if ((kind == 2 || kind == 5) && c.cores < 2)
         die("kind %s needs --cores >= 2 for send/recv (a core cannot send to itself), got 1",
             c.kind);
-    if (mkdir(c.dir, 0777) != 0 && errno != EEXIST)
-        die("%s: cannot create: %s", c.dir, strerror(errno));
+    die_status = 1;
+    if (mkdir(c.dir, 0777) == 0)
+        made_dir = c.dir;
+    else if (errno != EEXIST)
+        die("-o '%s': cannot create the folder: %s", c.dir, strerror(errno));
 
     struct bjob j;
     memset(&j, 0, sizeof j);

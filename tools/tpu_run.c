@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "tpu/cli.h"
 #include "tpu/core.h"
 #include "tpu/host.h"
 #include "tpu/isa.h"
@@ -21,12 +22,13 @@ static void usage(FILE *f)
             "Core options:\n"
             "  --mxu N               MXU size (1 .. 256), required\n"
             "  --ub-rows R, --acc-rows R, --wmem-rows R, --imem-insns I\n"
-            "                        memory sizes (1 .. 65536; default gen's for N)\n"
+            "                        memory sizes (rows 1 .. 65536, IMEM 1 .. 32768; default\n"
+            "                        gen's for N)\n"
             "  --pe-stages S         MXU pipeline stages per PE, 1 .. 3 (default 1)\n"
             "  --axi-latency C       host memory latency in cycles, 1 .. 1000 (default 4)\n"
             "  --axi-data-bits B     AXI4 data master width: 64, 128, 256 or 512 (default\n"
             "                        gen's for N: the smallest power of two >= 4N, clamped)\n"
-            "  --pc-start PC         first instruction (default 0)\n"
+            "  --pc-start PC         first instruction (0 .. IMEM size - 1, default 0)\n"
             "  --dispatch overlap|serial\n"
             "                        timing: units overlap as docs/isa.md \"Timing\" allows\n"
             "                        (default), or one instruction in flight at a time\n"
@@ -43,18 +45,29 @@ static int bad(const char *opt, const char *val, const char *what)
     return 2;
 }
 
-/* internal: decimal or 0x hex in [lo, hi] */
-static int parse_num(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
-{
-    char *end;
-    if (s == NULL || *s == 0 || *s == '-')
-        return -1;
-    unsigned long x = strtoul(s, &end, 0);
-    if (*end != 0 || x < lo || x > hi)
-        return -1;
-    *v = x;
-    return 0;
-}
+enum { O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_STAGES, O_LAT, O_AXI, O_PCS, O_DISPATCH,
+       O_TRACE, O_HOST };
+
+static const tpu_cli_opt_t opts[] = {
+    { "help", 'h', 0, O_HELP },
+    { "mxu", 0, TPU_CLI_VALUE, O_MXU },
+    { "ub-rows", 0, TPU_CLI_VALUE, O_UB },
+    { "acc-rows", 0, TPU_CLI_VALUE, O_ACC },
+    { "wmem-rows", 0, TPU_CLI_VALUE, O_WM },
+    { "imem-insns", 0, TPU_CLI_VALUE, O_IMEM },
+    { "pe-stages", 0, TPU_CLI_VALUE, O_STAGES },
+    { "axi-latency", 0, TPU_CLI_VALUE, O_LAT },
+    { "axi-data-bits", 0, TPU_CLI_VALUE, O_AXI },
+    { "pc-start", 0, TPU_CLI_VALUE, O_PCS },
+    { "dispatch", 0, TPU_CLI_VALUE, O_DISPATCH },
+    { "trace", 0, TPU_CLI_VALUE, O_TRACE },
+    { "prog", 0, TPU_CLI_VALUE, O_HOST },
+    { "load", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, O_HOST },
+    { "dump", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, O_HOST },
+    { "dump-dir", 0, TPU_CLI_VALUE, O_HOST },
+    { "hostmem-mib", 0, TPU_CLI_VALUE, O_HOST },
+    { NULL, 0, 0, 0 },
+};
 
 int main(int argc, char **argv)
 {
@@ -67,84 +80,77 @@ int main(int argc, char **argv)
     }
     tpu_host_t host;
     tpu_host_init(&host);
-    unsigned long n = 0, ub = 0, acc = 0, wm = 0, imem = 0, stages = 1, lat = 4, pcs = 0;
-    unsigned long axi_bits = 0; /* 0: the default for N */
+    uint64_t n = 0, ub = 0, acc = 0, wm = 0, imem = 0, stages = 1, lat = 4, pcs = 0;
+    uint64_t axi_bits = 0; /* 0: the default for N */
     const char *trace_path = NULL;
     unsigned serial = 0;
     int status = 2;
     tpu_insn_t *prog = NULL;
     tpu_core_t *core = NULL;
-    FILE *tf = NULL;
-    for (int i = 1; i < xargc; i++) {
-        const char *a = xargv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    tpu_out_t tout;
+    memset(&tout, 0, sizeof tout);
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, xargc, xargv, opts);
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END)
+            break;
+        int rc = 0;
+        switch (id) {
+        case TPU_CLI_ERROR:
+            fprintf(stderr, "tpu-run: error: %s\n", err);
+            goto out;
+        case TPU_CLI_POSITIONAL:
+            fprintf(stderr, "tpu-run: error: unexpected argument '%s' (allowed: options only; "
+                    "the program is --prog FILE)\n", val);
+            goto out;
+        case O_HELP:
             usage(stdout);
             status = 0;
             goto out;
-        }
-        char name[64];
-        const char *val = NULL;
-        const char *eq = strchr(a, '=');
-        if (strncmp(a, "--", 2) == 0 && eq != NULL && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else if (strlen(a) < sizeof name) {
-            strcpy(name, a);
-        } else {
-            bad("option", a, "an option of tpu-run --help");
-            goto out;
-        }
-        if (strncmp(name, "--", 2) != 0) {
-            bad("argument", a, "an option of tpu-run --help");
-            goto out;
-        }
-        if (val == NULL) {
-            if (i + 1 >= xargc) {
-                bad(name, "", "a value");
-                goto out;
+        case O_MXU: rc = tpu_cli_count(name, val, 1, TPU_LIM_MXU_MAX, &n, err, sizeof err); break;
+        case O_UB: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &ub, err, sizeof err); break;
+        case O_ACC: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &acc, err, sizeof err); break;
+        case O_WM: rc = tpu_cli_count(name, val, 1, TPU_LIM_MEM_ROWS_MAX, &wm, err, sizeof err); break;
+        case O_IMEM:
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &imem, err, sizeof err);
+            break;
+        case O_STAGES:
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_PE_STAGES_MAX, &stages, err, sizeof err);
+            break;
+        case O_LAT:
+            rc = tpu_cli_count(name, val, 1, TPU_LIM_AXI_LATENCY_MAX, &lat, err, sizeof err);
+            break;
+        case O_AXI:
+            if (tpu_cli_dec_n(val, strlen(val), &axi_bits) || axi_bits > 512 ||
+                !tpu_axi_data_bits_ok((unsigned)axi_bits)) {
+                snprintf(err, sizeof err, "%s '%s' is not an AXI data width (allowed: 64, 128, "
+                         "256, 512)", name, val);
+                rc = -1;
             }
-            val = xargv[++i];
-        }
-        if (tpu_host_is_option(name)) {
-            if (tpu_host_add_option(&host, name, val, err, sizeof err) != 0) {
-                fprintf(stderr, "tpu-run: error: %s\n", err);
-                goto out;
-            }
-        } else if (strcmp(name, "--mxu") == 0) {
-            if (parse_num(val, 1, 256, &n)) { bad(name, val, "1 .. 256"); goto out; }
-        } else if (strcmp(name, "--ub-rows") == 0) {
-            if (parse_num(val, 1, 65536, &ub)) { bad(name, val, "1 .. 65536"); goto out; }
-        } else if (strcmp(name, "--acc-rows") == 0) {
-            if (parse_num(val, 1, 65536, &acc)) { bad(name, val, "1 .. 65536"); goto out; }
-        } else if (strcmp(name, "--wmem-rows") == 0) {
-            if (parse_num(val, 1, 65536, &wm)) { bad(name, val, "1 .. 65536"); goto out; }
-        } else if (strcmp(name, "--imem-insns") == 0) {
-            if (parse_num(val, 1, 65536, &imem)) { bad(name, val, "1 .. 65536"); goto out; }
-        } else if (strcmp(name, "--pe-stages") == 0) {
-            if (parse_num(val, 1, 3, &stages)) { bad(name, val, "1 .. 3"); goto out; }
-        } else if (strcmp(name, "--axi-latency") == 0) {
-            if (parse_num(val, 1, 1000, &lat)) { bad(name, val, "1 .. 1000"); goto out; }
-        } else if (strcmp(name, "--axi-data-bits") == 0) {
-            if (parse_num(val, 1, 512, &axi_bits) || !tpu_axi_data_bits_ok((unsigned)axi_bits)) {
-                bad(name, val, "64, 128, 256 or 512");
-                goto out;
-            }
-        } else if (strcmp(name, "--pc-start") == 0) {
-            if (parse_num(val, 0, 65535, &pcs)) { bad(name, val, "0 .. 65535"); goto out; }
-        } else if (strcmp(name, "--dispatch") == 0) {
+            break;
+        case O_PCS:
+            rc = tpu_cli_count(name, val, 0, TPU_LIM_IMEM_INSNS_MAX - 1u, &pcs, err, sizeof err);
+            break;
+        case O_DISPATCH:
             if (strcmp(val, "overlap") == 0)
                 serial = 0;
             else if (strcmp(val, "serial") == 0)
                 serial = 1;
             else {
-                bad(name, val, "overlap or serial");
-                goto out;
+                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: overlap, "
+                         "serial)", name, val);
+                rc = -1;
             }
-        } else if (strcmp(name, "--trace") == 0) {
-            trace_path = val;
-        } else {
-            bad("option", name, "an option of tpu-run --help");
+            break;
+        case O_TRACE: trace_path = val; break;
+        default: /* O_HOST */
+            rc = tpu_host_add_option(&host, name, val, err, sizeof err) ? -1 : 0;
+            break;
+        }
+        if (rc) {
+            fprintf(stderr, "tpu-run: error: %s\n", err);
             goto out;
         }
     }
@@ -191,25 +197,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "tpu-run: error: cannot create the model (sizes or memory)\n");
         goto out;
     }
-    if (trace_path && (tf = fopen(trace_path, "w")) == NULL) {
-        fprintf(stderr, "tpu-run: error: --trace '%s': cannot open for writing\n", trace_path);
+    if (trace_path && tpu_out_open(&tout, trace_path, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-run: error: --trace %s\n", err);
         goto out;
     }
     tpu_core_result_t res;
-    int rc = tpu_core_run(core, prog, count, pcs, host.mem, host.size, tf, &res);
-    if (tf) {
-        if (fclose(tf) != 0)
-            rc = -1;
-        tf = NULL;
-    }
+    int rc = tpu_core_run(core, prog, count, pcs, host.mem, host.size, tout.f, &res);
     if (rc != 0) {
         fprintf(stderr, "tpu-run: error: the run failed (%s)\n",
                 trace_path ? "cannot write the trace" : "bad arguments");
         goto out;
     }
+    if (trace_path && tpu_out_commit(&tout, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-run: error: --trace %s\n", err);
+        goto out;
+    }
     if (host.dump_dir && host.ndumps && mkdir(host.dump_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "tpu-run: error: --dump-dir '%s': cannot create the folder\n",
-                host.dump_dir);
+        fprintf(stderr, "tpu-run: error: --dump-dir '%s': cannot create the folder: %s\n",
+                host.dump_dir, strerror(errno));
         goto out;
     }
     if (tpu_host_dump_all(&host, err, sizeof err) != 0) {
@@ -254,8 +259,7 @@ int main(int argc, char **argv)
         status = 0;
     }
 out:
-    if (tf)
-        fclose(tf);
+    tpu_out_abort(&tout);
     tpu_core_free(core);
     free(prog);
     tpu_host_free(&host);

@@ -234,6 +234,14 @@ static int eval(struct as *as, const struct tok *t, int64_t *out)
             p++;
             if (eval_atom(as, t, &p, end, &f))
                 return -1;
+            /* both factors are within +-2^48: compare magnitudes before multiplying, so
+               that the product is never computed when it does not fit */
+            int64_t ap = prod < 0 ? -prod : prod, af = f < 0 ? -f : f;
+            if (af != 0 && ap > VAL_LIMIT / af) {
+                error_at(as, t->col, "value of '%.*s' too large, expected at most 2^48",
+                         (int)t->len, t->s);
+                return -1;
+            }
             prod *= f;
             if (prod > VAL_LIMIT || prod < -VAL_LIMIT) {
                 error_at(as, t->col, "value of '%.*s' too large, expected at most 2^48",
@@ -712,18 +720,28 @@ static void do_line(struct as *as, const char *s, size_t n)
 int tpu_asm_n(const char *src, const char *filename, unsigned n_mxu, tpu_insn_t **out,
               size_t *count, char **errors)
 {
+    return tpu_asm_len(src, strlen(src), filename, n_mxu, out, count, errors);
+}
+
+int tpu_asm_len(const char *src, size_t len, const char *filename, unsigned n_mxu,
+                tpu_insn_t **out, size_t *count, char **errors)
+{
     struct as as;
     memset(&as, 0, sizeof as);
     as.file = filename ? filename : "<input>";
     as.n_mxu = n_mxu;
-    const char *p = src;
-    while (*p && as.nerr <= TPU_ASM_MAX_ERRORS && !as.oom) {
-        const char *e = strchr(p, '\n');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
+    const char *p = src, *end = src + len;
+    while (p < end && as.nerr <= TPU_ASM_MAX_ERRORS && !as.oom) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
+        const char *z = memchr(p, 0, n);
         as.line++;
-        do_line(&as, p, n);
+        if (z != NULL) /* a NUL byte: not text; the line is not assembled */
+            error_at(&as, (unsigned)(z - p) + 1u, "NUL byte, expected text");
+        else
+            do_line(&as, p, n);
         p += n;
-        if (*p == '\n')
+        if (p < end && *p == '\n')
             p++;
     }
     if (as.nerr > TPU_ASM_MAX_ERRORS) {

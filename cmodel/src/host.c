@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tpu/asm.h"
+#include "tpu/cli.h"
 #include "tpu/host.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -30,34 +31,26 @@ static char *dupn(const char *s, size_t n)
     return p;
 }
 
-/* internal: a decimal or 0x hex number filling all of [s, s+n); 0 or -1. */
+/* internal: a decimal or 0x hex number filling all of [s, s+n) (tpu/cli.h); 0 or -1. */
 static int parse_u64(const char *s, size_t n, uint64_t *v)
 {
-    uint64_t x = 0;
-    size_t i = 0;
-    unsigned base = 10;
-    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        i = 2;
-    }
-    if (i == n)
+    return tpu_cli_num_n(s, n, v);
+}
+
+/* internal: the first byte past a dump's last element, addr + (rows-1)*stride + cols*e,
+   exactly: 0, or -1 when it does not fit in 64 bits. */
+static int dump_end(const tpu_host_dump_t *d, uint64_t *last)
+{
+    uint64_t e = tpu_npy_elem_size(d->dtype), r = (uint64_t)d->rows - 1u, span;
+    if (d->rows == 0 || d->cols == 0)
         return -1;
-    for (; i < n; i++) {
-        unsigned d;
-        char c = s[i];
-        if (c >= '0' && c <= '9')
-            d = (unsigned)(c - '0');
-        else if (base == 16 && c >= 'a' && c <= 'f')
-            d = (unsigned)(c - 'a' + 10);
-        else if (base == 16 && c >= 'A' && c <= 'F')
-            d = (unsigned)(c - 'A' + 10);
-        else
-            return -1;
-        if (x > (UINT64_MAX - d) / base)
-            return -1;
-        x = x * base + d;
-    }
-    *v = x;
+    if (r != 0 && d->stride > UINT64_MAX / r)
+        return -1;
+    span = r * d->stride;
+    uint64_t row = (uint64_t)d->cols * e; /* cols <= 2^24: no overflow */
+    if (span > UINT64_MAX - row || d->addr > UINT64_MAX - (span + row))
+        return -1;
+    *last = d->addr + span + row;
     return 0;
 }
 
@@ -192,8 +185,18 @@ static int add_dump(tpu_host_t *h, const char *arg, char *err, size_t errlen)
     d.cols = (size_t)cols;
     d.stride = cols * tpu_npy_elem_size(d.dtype);
     if (stride_s && parse_u64(stride_s, strlen(stride_s), &d.stride)) {
-        set_err(err, errlen, "--dump '%s': bad stride '%s', expected a byte count", arg,
-                stride_s);
+        set_err(err, errlen, "--dump '%s': bad stride '%s', expected a byte count (decimal or "
+                "0x hex)", arg, stride_s);
+        return -1;
+    }
+    uint64_t last;
+    const uint64_t himage = (uint64_t)TPU_LIM_HOSTMEM_MIB_MAX << 20;
+    if (dump_end(&d, &last) || last > himage ||
+        (uint64_t)d.rows * d.cols * tpu_npy_elem_size(d.dtype) > himage) {
+        set_err(err, errlen, "--dump '%s': the bytes from address 0x%llx to ADDR + (ROWS-1) * "
+                "STRIDE + COLS * element size are outside the largest host memory (%u MiB), "
+                "expected them inside --hostmem-mib", arg, (unsigned long long)d.addr,
+                TPU_LIM_HOSTMEM_MIB_MAX);
         return -1;
     }
     size_t fl = (size_t)(cd - 1 - rest);
@@ -248,8 +251,11 @@ int tpu_host_add_option(tpu_host_t *h, const char *opt, const char *arg, char *e
     }
     /* hostmem-mib */
     uint64_t m;
-    if (parse_u64(arg, strlen(arg), &m) || m < 1 || m > 4096) {
-        set_err(err, errlen, "--hostmem-mib '%s': expected 1 .. 4096", arg);
+    if (tpu_cli_count("--hostmem-mib", arg, 1, TPU_LIM_HOSTMEM_MIB_MAX, &m, err, errlen))
+        return -1;
+    if (h->mib_given) {
+        set_err(err, errlen, "option '--hostmem-mib' given twice (again '%s'), expected once",
+                arg);
         return -1;
     }
     if (h->mem != NULL) {
@@ -257,6 +263,7 @@ int tpu_host_add_option(tpu_host_t *h, const char *opt, const char *arg, char *e
         return -1;
     }
     h->mib = (unsigned)m;
+    h->mib_given = 1;
     return 0;
 }
 
@@ -299,8 +306,8 @@ int tpu_host_dump_all(const tpu_host_t *h, char *err, size_t errlen)
     for (size_t i = 0; i < h->ndumps; i++) {
         const tpu_host_dump_t *d = &h->dumps[i];
         size_t e = tpu_npy_elem_size(d->dtype);
-        uint64_t last = d->addr + (uint64_t)(d->rows - 1) * d->stride + d->cols * e;
-        if (h->mem == NULL || last > h->size) {
+        uint64_t last = 0;
+        if (h->mem == NULL || dump_end(d, &last) || last > h->size) {
             set_err(err, errlen, "--dump 0x%llx=%s: bytes up to 0x%llx are outside the %zu-byte "
                     "host memory", (unsigned long long)d->addr, d->path,
                     (unsigned long long)last, h->size);
@@ -345,41 +352,13 @@ int tpu_host_dump_all(const tpu_host_t *h, char *err, size_t errlen)
     return 0;
 }
 
-/* internal: the whole file, NUL-terminated; NULL with a message. */
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+/* internal: the whole file, NUL-terminated, at most max bytes; NULL with a message. */
+static char *read_file(const char *path, size_t max, const char *what, size_t *len, char *err,
+                       size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    char *buf;
+    if (tpu_file_read(path, max, what, &buf, len, err, errlen))
         return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *p = realloc(buf, cap * 2);
-            if (p == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-        size_t k = fread(buf + n, 1, cap - n - 1, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (buf == NULL || bad) {
-        free(buf);
-        set_err(err, errlen, "%s: cannot read", path);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
     return buf;
 }
 
@@ -389,18 +368,17 @@ int tpu_load_program(const char *path, unsigned n_mxu, tpu_insn_t **prog, size_t
     size_t len;
     *prog = NULL;
     *count = 0;
-    char *buf = read_file(path, &len, err, errlen);
+    size_t pl = strlen(path);
+    int is_asm = pl >= 2 && !strcmp(path + pl - 2, ".s");
+    char *buf = is_asm ? read_file(path, TPU_LIM_ASM_BYTES_MAX, "an assembly source", &len, err,
+                                   errlen)
+                       : read_file(path, TPU_LIM_PROG_BYTES_MAX, "a binary program of at most "
+                                   "32768 16-byte instructions (IMEM)", &len, err, errlen);
     if (buf == NULL)
         return -1;
-    size_t pl = strlen(path);
-    if (pl >= 2 && !strcmp(path + pl - 2, ".s")) {
-        if (strlen(buf) != len) {
-            set_err(err, errlen, "%s: NUL byte in assembly source, expected text", path);
-            free(buf);
-            return -1;
-        }
+    if (is_asm) {
         char *msgs = NULL;
-        int rc = tpu_asm_n(buf, path, n_mxu, prog, count, &msgs);
+        int rc = tpu_asm_len(buf, len, path, n_mxu, prog, count, &msgs);
         free(buf);
         if (rc != 0) {
             if (rc < 0 || msgs == NULL)
@@ -498,8 +476,16 @@ int tpu_args_expand(int argc, char **argv, int *out_argc, char ***out_argv, char
         }
         const char *path = argv[i] + 1;
         size_t len;
-        char *buf = read_file(path, &len, err, errlen);
+        char *buf = read_file(path, TPU_LIM_ARGS_BYTES_MAX, "an option file (@FILE, one option "
+                              "a line)", &len, err, errlen);
         if (buf == NULL) {
+            tpu_args_free(n, v);
+            return -1;
+        }
+        if (strlen(buf) != len) {
+            set_err(err, errlen, "@%s: NUL byte at offset %zu, expected text (one option a line)",
+                    path, strlen(buf));
+            free(buf);
             tpu_args_free(n, v);
             return -1;
         }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tpu/cli.h"
 #include "tpu/npy.h"
 
 static const char magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
@@ -65,93 +66,243 @@ void tpu_npy_free(tpu_npy_t *a)
     a->data = NULL;
 }
 
-/* internal: the value text of key `key` in the header dict, or NULL. */
-static const char *dict_value(const char *h, const char *key)
+/* ---- The header: a Python dict literal, checked as numpy's format.py reads it ----
+   numpy evaluates the header with ast.literal_eval and requires a dict with exactly the keys
+   'descr', 'fortran_order' and 'shape', a tuple of ints for 'shape' and a bool for
+   'fortran_order' (numpy/lib/format.py, _read_array_header). This parser accepts a subset of
+   that language and nothing numpy rejects: blanks, newlines, '#' comments and backslash line
+   continuations between tokens; strings in ' or " without escapes or prefixes; decimal ints
+   (no sign, no '_', no leading zero but "0"; an 'L' suffix as numpy's filter for version 1.0
+   and 2.0 headers removes it); True, False; a trailing comma in the dict and the tuple; a
+   key given twice (the last one counts, as in Python). It rejects NUL and non-ASCII bytes and
+   headers longer than numpy's 10000 characters. */
+
+#define NPY_MAX_HEADER 10000u
+
+struct hp {
+    const char *s, *end;
+    int depth;    /* inside brackets: newlines are blanks */
+    int filter_l; /* versions 1.0 and 2.0: 4L is 4 */
+};
+
+/* internal: skip blanks, comments and continuations; newlines only inside brackets. */
+static void hp_ws(struct hp *p)
 {
-    char pat[32];
-    snprintf(pat, sizeof pat, "'%s'", key);
-    const char *p = strstr(h, pat);
-    if (p == NULL) {
-        snprintf(pat, sizeof pat, "\"%s\"", key);
-        p = strstr(h, pat);
+    while (p->s < p->end) {
+        char c = *p->s;
+        if (c == ' ' || c == '\t' || c == '\f')
+            p->s++;
+        else if ((c == '\n' || c == '\r') && p->depth > 0)
+            p->s++;
+        else if (c == '\\' && p->s + 1 < p->end && p->s[1] == '\n')
+            p->s += 2;
+        else if (c == '\\' && p->s + 2 < p->end && p->s[1] == '\r' && p->s[2] == '\n')
+            p->s += 3;
+        else if (c == '#') {
+            while (p->s < p->end && *p->s != '\n' && *p->s != '\r')
+                p->s++;
+        } else
+            break;
     }
-    if (p == NULL)
-        return NULL;
-    p += strlen(pat);
-    while (*p == ' ')
-        p++;
-    if (*p != ':')
-        return NULL;
-    p++;
-    while (*p == ' ')
-        p++;
-    return p;
 }
 
-static int parse_header(const char *h, tpu_npy_t *a, const char *path, char *err, size_t errlen)
+/* internal: a string literal; its text in [*b, *b + *n). */
+static int hp_str(struct hp *p, const char **b, size_t *n)
 {
-    const char *v = dict_value(h, "descr");
-    if (v == NULL || (*v != '\'' && *v != '"')) {
-        set_err(err, errlen, "%s: npy header has no 'descr'", path);
+    if (p->s >= p->end || (*p->s != '\'' && *p->s != '"'))
+        return -1;
+    char q = *p->s++;
+    *b = p->s;
+    while (p->s < p->end && *p->s != q) {
+        if (*p->s == '\\' || *p->s == '\n' || *p->s == '\r')
+            return -1;
+        p->s++;
+    }
+    if (p->s >= p->end)
+        return -1;
+    *n = (size_t)(p->s - *b);
+    p->s++;
+    return 0;
+}
+
+static int is_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
+}
+
+/* internal: a decimal int literal (saturating at 2^63). */
+static int hp_int(struct hp *p, uint64_t *v)
+{
+    const char *b = p->s;
+    uint64_t x = 0;
+    while (p->s < p->end && *p->s >= '0' && *p->s <= '9') {
+        unsigned d = (unsigned)(*p->s - '0');
+        x = x > ((uint64_t)1 << 59) ? (uint64_t)1 << 63 : x * 10u + d;
+        p->s++;
+    }
+    size_t n = (size_t)(p->s - b);
+    if (n == 0)
+        return -1;
+    if (b[0] == '0') /* Python 3: "007" is a syntax error, "000" is zero */
+        for (size_t i = 0; i < n; i++)
+            if (b[i] != '0')
+                return -1;
+    if (p->filter_l && p->s < p->end && (*p->s == 'L' || *p->s == 'l') &&
+        (p->s + 1 >= p->end || !is_name_char(p->s[1])))
+        p->s++;
+    if (p->s < p->end && (is_name_char(*p->s) || *p->s == '.'))
+        return -1; /* 4x, 4.0, 4e3, 4_0: not an int of ours */
+    *v = x;
+    return 0;
+}
+
+static int hp_word(struct hp *p, const char *w)
+{
+    size_t n = strlen(w);
+    if ((size_t)(p->end - p->s) < n || memcmp(p->s, w, n) ||
+        (p->s + n < p->end && is_name_char(p->s[n])))
+        return -1;
+    p->s += n;
+    return 0;
+}
+
+static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
+                        const char *path, char *err, size_t errlen)
+{
+    struct hp p = { h, h + hlen, 0, filter_l };
+    char descr[16] = "";
+    int have[3] = { 0, 0, 0 }, fortran = 0;
+    size_t dims[2] = { 0, 0 };
+    unsigned nd = 0;
+    for (size_t i = 0; i < hlen; i++)
+        if (h[i] == 0 || (unsigned char)h[i] >= 0x80) {
+            set_err(err, errlen, "%s: byte 0x%02x in the npy header, expected ASCII text", path,
+                    (unsigned char)h[i]);
+            return -1;
+        }
+#define BAD(what)                                                                           \
+    do {                                                                                    \
+        set_err(err, errlen, "%s: bad npy header at offset %zu: %s", path,                  \
+                (size_t)(p.s - h), what);                                                   \
+        return -1;                                                                          \
+    } while (0)
+    for (;;) { /* before the dict: blanks, comments and blank lines, as after it */
+        hp_ws(&p);
+        if (p.s < p.end && (*p.s == '\n' || *p.s == '\r'))
+            p.s++;
+        else
+            break;
+    }
+    if (p.s >= p.end || *p.s != '{')
+        BAD("expected a dict '{'");
+    p.s++;
+    p.depth = 1;
+    for (;;) {
+        hp_ws(&p);
+        if (p.s < p.end && *p.s == '}')
+            break;
+        const char *kb;
+        size_t kn;
+        if (hp_str(&p, &kb, &kn))
+            BAD("expected a key in quotes or '}'");
+        int key = kn == 5 && !memcmp(kb, "descr", 5)           ? 0
+                  : kn == 13 && !memcmp(kb, "fortran_order", 13) ? 1
+                  : kn == 5 && !memcmp(kb, "shape", 5)           ? 2
+                                                                 : -1;
+        if (key < 0) {
+            set_err(err, errlen, "%s: npy header key '%.*s', expected only 'descr', "
+                    "'fortran_order' and 'shape'", path, (int)(kn < 40 ? kn : 40), kb);
+            return -1;
+        }
+        hp_ws(&p);
+        if (p.s >= p.end || *p.s != ':')
+            BAD("expected ':'");
+        p.s++;
+        hp_ws(&p);
+        if (key == 0) {
+            const char *vb;
+            size_t vn;
+            if (hp_str(&p, &vb, &vn))
+                BAD("'descr' is not a string");
+            if (vn >= sizeof descr)
+                vn = sizeof descr - 1;
+            memcpy(descr, vb, vn);
+            descr[vn] = 0;
+        } else if (key == 1) {
+            if (hp_word(&p, "True") == 0)
+                fortran = 1;
+            else if (hp_word(&p, "False") == 0)
+                fortran = 0;
+            else
+                BAD("'fortran_order' is not True or False");
+        } else {
+            if (p.s >= p.end || *p.s != '(')
+                BAD("'shape' is not a tuple");
+            p.s++;
+            p.depth++;
+            nd = 0;
+            int comma = 0; /* a comma after the last element */
+            for (;;) {
+                hp_ws(&p);
+                if (p.s < p.end && *p.s == ')')
+                    break;
+                uint64_t d;
+                if (nd > 0 && !comma)
+                    BAD("expected ',' or ')' in 'shape'");
+                if (hp_int(&p, &d))
+                    BAD("'shape' holds something other than whole numbers");
+                if (nd < 2)
+                    dims[nd] = d > ((uint64_t)1 << 40) ? (size_t)1 << 41 : (size_t)d;
+                nd++;
+                hp_ws(&p);
+                comma = p.s < p.end && *p.s == ',';
+                if (comma)
+                    p.s++;
+            }
+            if (nd == 1 && !comma)
+                BAD("'shape' (n) is a number, not a tuple: expected (n,)");
+            p.s++;
+            p.depth--;
+        }
+        have[key] = 1;
+        hp_ws(&p);
+        if (p.s < p.end && *p.s == ',') {
+            p.s++;
+            continue;
+        }
+        if (p.s < p.end && *p.s == '}')
+            break;
+        BAD("expected ',' or '}'");
+    }
+    p.s++;
+    p.depth = 0;
+    /* after the dict: blanks, comments and newlines only */
+    for (;;) {
+        hp_ws(&p);
+        if (p.s < p.end && (*p.s == '\n' || *p.s == '\r'))
+            p.s++;
+        else
+            break;
+    }
+    if (p.s != p.end)
+        BAD("text after the dict");
+#undef BAD
+    if (!have[0] || !have[1] || !have[2]) {
+        set_err(err, errlen, "%s: npy header has no '%s'", path,
+                !have[0] ? "descr" : !have[1] ? "fortran_order" : "shape");
         return -1;
     }
-    char q = *v++, descr[16];
-    size_t k = 0;
-    while (*v && *v != q && k + 1 < sizeof descr)
-        descr[k++] = *v++;
-    descr[k] = 0;
     if ((strcmp(descr, "<u2") && strcmp(descr, "<f4") && strcmp(descr, "<u4")) ||
         tpu_npy_parse_dtype(descr, &a->dtype)) {
         set_err(err, errlen, "%s: dtype '%s' not supported, expected '<u2', '<f4' or '<u4'", path,
                 descr);
         return -1;
     }
-    v = dict_value(h, "fortran_order");
-    if (v == NULL) {
-        set_err(err, errlen, "%s: npy header has no 'fortran_order'", path);
-        return -1;
-    }
-    if (!strncmp(v, "True", 4)) {
+    if (fortran) {
         set_err(err, errlen, "%s: fortran_order True not supported, expected a C-order array "
                 "(numpy.ascontiguousarray)", path);
         return -1;
-    }
-    if (strncmp(v, "False", 5)) {
-        set_err(err, errlen, "%s: bad fortran_order value in npy header", path);
-        return -1;
-    }
-    v = dict_value(h, "shape");
-    if (v == NULL || *v != '(') {
-        set_err(err, errlen, "%s: npy header has no 'shape' tuple", path);
-        return -1;
-    }
-    v++;
-    size_t dims[3];
-    unsigned nd = 0;
-    for (;;) {
-        while (*v == ' ')
-            v++;
-        if (*v == ')')
-            break;
-        if (*v < '0' || *v > '9') {
-            set_err(err, errlen, "%s: bad 'shape' in npy header", path);
-            return -1;
-        }
-        char *end;
-        errno = 0;
-        unsigned long long d = strtoull(v, &end, 10);
-        if (errno || d > ((size_t)1 << 40)) {
-            set_err(err, errlen, "%s: dimension too large in npy header", path);
-            return -1;
-        }
-        if (nd < 3)
-            dims[nd] = (size_t)d;
-        nd++;
-        v = end;
-        while (*v == ' ')
-            v++;
-        if (*v == ',')
-            v++;
     }
     if (nd == 0 || nd > 2) {
         set_err(err, errlen, "%s: array has %u dimensions, expected 1 or 2", path, nd);
@@ -160,6 +311,92 @@ static int parse_header(const char *h, tpu_npy_t *a, const char *path, char *err
     a->ndim = nd;
     a->rows = nd == 1 ? 1 : dims[0];
     a->cols = nd == 1 ? dims[0] : dims[1];
+    return 0;
+}
+
+/* internal: the preamble (magic, version, header length) from the first bytes: the header
+   length and where it starts, or -1 with a message; needs 12 bytes or the whole file. */
+static int parse_preamble(const unsigned char *pre, size_t n, const char *path, size_t *hoff,
+                          size_t *hlen, int *filter_l, char *err, size_t errlen)
+{
+    if (n < 10 || memcmp(pre, magic, 6)) {
+        set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic)", path);
+        return -1;
+    }
+    if ((pre[6] != 1 && pre[6] != 2 && pre[6] != 3) || pre[7] != 0) {
+        set_err(err, errlen, "%s: npy format version %u.%u not supported, expected 1.0, 2.0 or "
+                "3.0", path, pre[6], pre[7]);
+        return -1;
+    }
+    if (pre[6] == 1) {
+        *hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+        *hoff = 10;
+    } else {
+        if (n < 12) {
+            set_err(err, errlen, "%s: truncated npy header", path);
+            return -1;
+        }
+        *hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
+                (size_t)pre[11] << 24;
+        *hoff = 12;
+    }
+    *filter_l = pre[6] <= 2;
+    if (*hlen > NPY_MAX_HEADER) {
+        set_err(err, errlen, "%s: npy header of %zu bytes, expected at most %u (numpy's limit)",
+                path, *hlen, NPY_MAX_HEADER);
+        return -1;
+    }
+    return 0;
+}
+
+/* internal: rows x cols of e-byte elements: the data bytes, or -1 when they overflow. */
+static int data_bytes(const tpu_npy_t *a, size_t *bytes)
+{
+    size_t e = tpu_npy_elem_size(a->dtype);
+    if (a->cols != 0 && a->rows > SIZE_MAX / a->cols / e)
+        return -1;
+    *bytes = a->rows * a->cols * e;
+    return 0;
+}
+
+static void decode(tpu_npy_t *a, const unsigned char *buf)
+{
+    size_t e = tpu_npy_elem_size(a->dtype), cnt = a->rows * a->cols;
+    for (size_t i = 0; i < cnt; i++) {
+        if (e == 2)
+            ((uint16_t *)a->data)[i] = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
+        else
+            ((uint32_t *)a->data)[i] = (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
+                                       (uint32_t)buf[4 * i + 2] << 16 |
+                                       (uint32_t)buf[4 * i + 3] << 24;
+    }
+}
+
+int tpu_npy_read_mem(const void *data, size_t len, const char *name, tpu_npy_t *a, char *err,
+                     size_t errlen)
+{
+    const unsigned char *b = data;
+    size_t hoff, hlen, need;
+    int filter_l;
+    memset(a, 0, sizeof *a);
+    if (parse_preamble(b, len, name, &hoff, &hlen, &filter_l, err, errlen))
+        return -1;
+    if (len - hoff < hlen) {
+        set_err(err, errlen, "%s: truncated npy header", name);
+        return -1;
+    }
+    if (parse_header((const char *)b + hoff, hlen, filter_l, a, name, err, errlen))
+        return -1;
+    if (data_bytes(a, &need) || need > len - hoff - hlen) {
+        set_err(err, errlen, "%s: truncated data: expected %zu x %zu elements, the file has %zu "
+                "bytes of data", name, a->rows, a->cols, len - hoff - hlen);
+        return -1;
+    }
+    if (tpu_npy_alloc(a, a->dtype, a->ndim, a->rows, a->cols)) {
+        set_err(err, errlen, "%s: out of memory for %zu x %zu array", name, a->rows, a->cols);
+        return -1;
+    }
+    decode(a, b + hoff + hlen);
     return 0;
 }
 
@@ -172,68 +409,70 @@ int tpu_npy_read(const char *path, tpu_npy_t *a, char *err, size_t errlen)
         return -1;
     }
     unsigned char pre[12];
-    char *hdr = NULL;
-    int rc = -1;
-    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, magic, 6)) {
-        set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic)", path);
+    char hdr[NPY_MAX_HEADER + 1];
+    unsigned char *buf = NULL;
+    int rc = -1, filter_l;
+    size_t hoff, hlen, need, got = 0;
+    size_t n = fread(pre, 1, 10, f);
+    if (n == 10 && pre[6] != 1 && fread(pre + 10, 1, 2, f) == 2)
+        n = 12;
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
         goto out;
     }
-    size_t hlen;
-    if (pre[6] == 1) {
-        hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
-    } else if (pre[6] == 2 || pre[6] == 3) {
-        if (fread(pre + 10, 1, 2, f) != 2) {
-            set_err(err, errlen, "%s: truncated npy header", path);
-            goto out;
-        }
-        hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
-               (size_t)pre[11] << 24;
-    } else {
-        set_err(err, errlen, "%s: npy format version %u.%u not supported, expected 1.0 or 2.0",
-                path, pre[6], pre[7]);
+    if (parse_preamble(pre, n, path, &hoff, &hlen, &filter_l, err, errlen))
         goto out;
-    }
-    if (hlen > (1u << 20) || (hdr = malloc(hlen + 1)) == NULL) {
-        set_err(err, errlen, "%s: npy header too large (%zu bytes)", path, hlen);
-        goto out;
-    }
     if (fread(hdr, 1, hlen, f) != hlen) {
         set_err(err, errlen, "%s: truncated npy header", path);
         goto out;
     }
-    hdr[hlen] = 0;
-    if (parse_header(hdr, a, path, err, errlen))
+    if (parse_header(hdr, hlen, filter_l, a, path, err, errlen))
         goto out;
-    size_t e = tpu_npy_elem_size(a->dtype), cnt = a->rows * a->cols;
+    if (data_bytes(a, &need)) {
+        set_err(err, errlen, "%s: shape %zu x %zu too large", path, a->rows, a->cols);
+        goto out;
+    }
+    /* the data, in chunks: memory grows with what the file really holds, never with what
+       the header claims (a short file with a huge shape allocates little) */
+    size_t cap = need < ((size_t)1 << 20) ? need : ((size_t)1 << 20);
+    buf = malloc(cap ? cap : 1);
+    while (buf != NULL && got < need) {
+        if (got == cap) {
+            size_t nc = cap > need / 2 ? need : cap * 2;
+            unsigned char *q = realloc(buf, nc);
+            if (q == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = q;
+            cap = nc;
+        }
+        size_t k = fread(buf + got, 1, cap - got, f);
+        got += k;
+        if (k == 0)
+            break;
+    }
+    if (buf == NULL) {
+        set_err(err, errlen, "%s: out of memory for %zu x %zu array", path, a->rows, a->cols);
+        goto out;
+    }
+    if (got < need) {
+        set_err(err, errlen, "%s: truncated data: expected %zu bytes for shape %zu x %zu%s%s",
+                path, need, a->rows, a->cols, ferror(f) ? ": " : "",
+                ferror(f) ? strerror(errno ? errno : EIO) : "");
+        goto out;
+    }
     if (tpu_npy_alloc(a, a->dtype, a->ndim, a->rows, a->cols)) {
         set_err(err, errlen, "%s: out of memory for %zu x %zu array", path, a->rows, a->cols);
         goto out;
     }
-    unsigned char *buf = malloc(cnt * e + 1);
-    if (buf == NULL) {
-        set_err(err, errlen, "%s: out of memory", path);
-        goto out;
-    }
-    if (fread(buf, 1, cnt * e, f) != cnt * e) {
-        set_err(err, errlen, "%s: truncated data: expected %zu bytes for shape %zu x %zu", path,
-                cnt * e, a->rows, a->cols);
-        free(buf);
-        goto out;
-    }
-    for (size_t i = 0; i < cnt; i++) {
-        if (e == 2)
-            ((uint16_t *)a->data)[i] = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
-        else
-            ((uint32_t *)a->data)[i] = (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
-                                       (uint32_t)buf[4 * i + 2] << 16 |
-                                       (uint32_t)buf[4 * i + 3] << 24;
-    }
-    free(buf);
+    decode(a, buf);
     rc = 0;
 out:
     if (rc)
         tpu_npy_free(a);
-    free(hdr);
+    free(buf);
     fclose(f);
     return rc;
 }
@@ -251,28 +490,10 @@ int tpu_npy_write(const char *path, const tpu_npy_t *a, char *err, size_t errlen
     size_t total = 10 + dl + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hlen = dl + pad + 1;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (tmp == NULL) {
-        set_err(err, errlen, "%s: out of memory", path);
+    tpu_out_t o;
+    if (tpu_out_open(&o, path, err, errlen))
         return -1;
-    }
-    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        set_err(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "wb");
-    if (f == NULL) {
-        close(fd);
-        unlink(tmp);
-        set_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    FILE *f = o.f;
     unsigned char pre[10];
     memcpy(pre, magic, 6);
     pre[6] = 1;
@@ -290,13 +511,5 @@ int tpu_npy_write(const char *path, const tpu_npy_t *a, char *err, size_t errlen
         for (size_t b = 0; b < e; b++)
             fputc((int)((v >> (8 * b)) & 0xFF), f);
     }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return tpu_out_commit(&o, err, errlen);
 }

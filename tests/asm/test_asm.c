@@ -111,6 +111,16 @@ static void test_errors(void **state)
         { 4, "dma_in ub row=0 rows=1 cols=0 addr=0",
           "t.s:1:29: error: value 0 out of range for 'cols', expected 1..4 (--mxu 4)" },
         { 0, "lw w=12x", "t.s:1:6: error: bad number '12x', expected a decimal or 0x hex number" },
+        /* issue 16 item 2: products are checked before they are formed, never wrapped */
+        { 0, "lw w=4294967296*4294967296+7", "t.s:1:6: error: value of "
+          "'4294967296*4294967296+7' too large, expected at most 2^48" },
+        { 0, "dma_in ub row=0 rows=1 cols=1 addr=65536*65536*65536*65536+0x100",
+          "t.s:1:36: error: value of '65536*65536*65536*65536+0x100' too large, expected at "
+          "most 2^48" },
+        { 0, "lw w=-4294967296*4294967296", "t.s:1:6: error: value of "
+          "'-4294967296*4294967296' too large, expected at most 2^48" },
+        { 0, "lw w=0x1000000000000*0x1000000000000*0", "t.s:1:6: error: value of "
+          "'0x1000000000000*0x1000000000000*0' too large, expected at most 2^48" },
         { 0, "lw w=0xg", "t.s:1:6: error: bad number '0xg', expected a decimal or 0x hex number" },
         { 0, "lw w=$3", "t.s:1:6: error: bad number '$3', expected a decimal or 0x hex number or "
           "a .equ name" },
@@ -213,12 +223,33 @@ static void test_many_errors(void **state)
     assert_int_equal(rc, 1);
 }
 
+/* issue 16 item 2: a NUL byte is an error where it is, not a silent end of the source */
+static void test_nul_byte(void **state)
+{
+    (void)state;
+    tpu_insn_t *p;
+    size_t n;
+    char *e;
+    static const char src[] = "nop\nhalt\0nop\nlw w=70000\n";
+    int rc = tpu_asm_len(src, sizeof src - 1, "z.s", 0, &p, &n, &e);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(e, "z.s:2:5: error: NUL byte, expected text"));
+    assert_non_null(strstr(e, "z.s:3:6: error: value 70000"));
+    free(e);
+    rc = tpu_asm_len("nop\nhalt", 8, "z.s", 0, &p, &n, &e);
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 2);
+    free(p);
+    free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_syntax),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_many_errors),
+        cmocka_unit_test(test_nul_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

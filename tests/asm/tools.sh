@@ -65,7 +65,7 @@ printf 'nop\nlw w=70000\n' >"$W/bad.s"
 expect_err "bad.s:2:6: error: value 70000 out of range for 'w'" "$T/tpu-as" "$W/bad.s" -o "$W/bad.bin"
 [ ! -e "$W/bad.bin" ] || fail "tpu-as wrote an output file despite errors"
 expect_err "no -o" "$T/tpu-as" "$W/bad.s"
-expect_err "--mxu '0', expected 1..65535" "$T/tpu-as" --mxu 0 "$W/bad.s" -o "$W/x.bin"
+expect_err "--mxu '0' is out of range (allowed: 1..256)" "$T/tpu-as" --mxu 0 "$W/bad.s" -o "$W/x.bin"
 printf 'matmul ub=0 acc=0 rows=1\nlw w=0\n' >"$W/warn.s"
 "$T/tpu-as" --mxu 4 --check "$W/warn.s" -o "$W/warn.bin" 2>"$W/err" || fail "tpu-as --check failed on warnings"
 grep -qF "instruction 0 (matmul ub=0 acc=0 rows=1): the core stops with error 5" "$W/err" ||
@@ -89,4 +89,60 @@ printf 'lw w=0x1234\nhalt\n' >"$W/raw.s"
 "$T/tpu-as" --help | grep -q "usage: tpu-as" || fail "tpu-as --help"
 "$T/tpu-dis" --help | grep -q "usage: tpu-dis" || fail "tpu-dis --help"
 "$T/tpu-mkprog" --help | grep -q "usage: tpu-mkprog" || fail "tpu-mkprog --help"
+# ---- issue 16 items 3, 4, 6, 9: one option grammar, outputs, bounded inputs ----
+expect_st() { # expect_st STATUS "message part" cmd...
+    st=$1; msg=$2; shift 2
+    if "$@" >"$W/out" 2>"$W/err"; then got=0; else got=$?; fi
+    [ "$got" -eq "$st" ] || fail "$*: exit $got, expected $st: $(cat "$W/err")"
+    grep -qF -- "$msg" "$W/err" || fail "$*: expected '$msg', got: $(cat "$W/err")"
+    [ "$(wc -l <"$W/err")" -eq 1 ] || fail "$*: more than one line: $(cat "$W/err")"
+}
+printf 'halt\n' >"$W/h.s"
+"$T/tpu-as" "$W/h.s" -o "$W/h.bin" || fail "tpu-as h.s"
+# numbers: decimal digits only, 010 is ten in every tool; no blank, sign or 0x
+"$T/tpu-mkprog" matmul --mxu 010 -o "$W/m10" && grep -q '^mxu 10$' "$W/m10/job.txt" ||
+    fail "tpu-mkprog --mxu 010 is not 10"
+"$T/tpu-as" --mxu 010 --check "$W/m10/prog.s" -o "$W/m10.bin" 2>"$W/err" && [ ! -s "$W/err" ] ||
+    fail "tpu-as --mxu 010 is not 10: $(cat "$W/err")"
+for v in " 16" "+16" "0x40" "16k" ""; do
+    expect_st 2 "--mxu '$v' is not a whole number (allowed: 1..256)" "$T/tpu-as" --mxu "$v" "$W/h.s" -o "$W/x.bin"
+    expect_st 2 "--mxu '$v' is not a whole number (allowed: 1..256)" "$T/tpu-mkprog" matmul --mxu "$v" -o "$W/x"
+done
+expect_st 2 "--mxu '257' is out of range (allowed: 1..256)" "$T/tpu-as" --mxu 257 "$W/h.s" -o "$W/x.bin"
+expect_st 2 "--imem-insns '32769' is out of range (allowed: 1..32768)" "$T/tpu-mkprog" matmul --mxu 4 --imem-insns 32769 -o "$W/x"
+# no abbreviations, duplicates refused
+expect_st 2 "unknown option '--mx'" "$T/tpu-as" --mx 4 "$W/h.s" -o "$W/x.bin"
+expect_st 2 "unknown option '--ra'" "$T/tpu-dis" --ra "$W/h.bin"
+expect_st 2 "unknown option '--mx'" "$T/tpu-mkprog" matmul --mx 4 -o "$W/x"
+expect_st 2 "option '--mxu' given twice" "$T/tpu-as" --mxu 4 --mxu 8 "$W/h.s" -o "$W/x.bin"
+expect_st 2 "option '-o' given twice" "$T/tpu-as" "$W/h.s" -o "$W/x.bin" -o "$W/y.bin"
+expect_st 2 "option '--seed' given twice" "$T/tpu-mkprog" matmul --mxu 4 --seed 1 --seed 2 -o "$W/x"
+expect_st 2 "option '--cores' given twice" "$T/tpu-mkprog" allreduce --mxu 4 --cores 2 --cores 4 -o "$W/x"
+[ ! -e "$W/x" ] && [ ! -e "$W/x.bin" ] || fail "a usage error wrote an output"
+# outputs: a FIFO and a device are written in place, a symbolic link is followed
+mkfifo "$W/fifo"
+cat "$W/fifo" >"$W/fifo.out" & reader=$!
+"$T/tpu-as" "$W/h.s" -o "$W/fifo" || fail "tpu-as -o FIFO"
+wait $reader
+[ -p "$W/fifo" ] || fail "tpu-as -o FIFO replaced the FIFO"
+cmp -s "$W/fifo.out" "$W/h.bin" || fail "tpu-as -o FIFO: other bytes through the FIFO"
+"$T/tpu-as" "$W/h.s" -o /dev/null || fail "tpu-as -o /dev/null"
+[ -c /dev/null ] || fail "tpu-as -o /dev/null replaced the device"
+ln -s h2.bin "$W/link.bin"
+"$T/tpu-as" "$W/h.s" -o "$W/link.bin" && [ -L "$W/link.bin" ] && cmp -s "$W/h2.bin" "$W/h.bin" ||
+    fail "tpu-as -o SYMLINK: the link is not kept or its target not written"
+mkdir "$W/adir"
+expect_st 1 "adir: cannot write: Is a directory" "$T/tpu-as" "$W/h.s" -o "$W/adir"
+expect_st 1 "/proc/tpu-x.bin: cannot write:" "$T/tpu-as" "$W/h.s" -o /proc/tpu-x.bin
+# bounded inputs
+expect_st 1 "/dev/zero: larger than 67108864 bytes, expected an assembly source" "$T/tpu-as" /dev/zero -o "$W/x.bin"
+expect_st 1 "/dev/zero: larger than 524288 bytes" "$T/tpu-dis" /dev/zero
+# tpu-mkprog leaves nothing behind when it fails
+expect_st 1 "needs ACC rows" "$T/tpu-mkprog" matmul --mxu 4 --m 100 --nout 100 --acc-rows 200 -o "$W/partial"
+[ ! -e "$W/partial" ] || fail "tpu-mkprog left $(ls "$W/partial") after an error"
+mkdir "$W/keep" && echo keep >"$W/keep/mine.txt"
+expect_st 1 "more than IMEM" "$T/tpu-mkprog" manyk --mxu 2 --k 800 -o "$W/keep"
+[ "$(ls -A "$W/keep")" = mine.txt ] || fail "tpu-mkprog left $(ls -A "$W/keep") in an existing folder"
+expect_st 1 "core 0's program has" "$T/tpu-mkprog" dptrain --mxu 4 --cores 2 --imem-insns 3 -o "$W/bpartial"
+[ ! -e "$W/bpartial" ] || fail "tpu-mkprog (board kind) left $(ls "$W/bpartial") after an error"
 echo "tools.sh: $n_ok generated programs assemble, pass --check and round-trip; tool errors ok"

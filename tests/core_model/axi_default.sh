@@ -30,10 +30,10 @@ for bits in 64 128 256 512; do
 done
 for bits in 32 100 1024 x; do
     "$run" --mxu 4 --axi-data-bits "$bits" --prog "$out/halt.s" >"$out/log" 2>&1; st=$?
-    [ $st -eq 2 ] && grep -qF "tpu-run: error: --axi-data-bits '$bits': expected 64, 128, 256 or 512" "$out/log" \
+    [ $st -eq 2 ] && grep -qF "tpu-run: error: --axi-data-bits '$bits' is not an AXI data width (allowed: 64, 128, 256, 512)" "$out/log" \
         && ok || bad "tpu-run --axi-data-bits $bits: exit $st: $(cat "$out/log")"
     "$brun" --mxu 4 --cores 1 --axi-data-bits "$bits" --job "$out/job" --out "$out/bb" >"$out/log" 2>&1; st=$?
-    [ $st -eq 2 ] && grep -qF "tpu-board-run: error: --axi-data-bits '$bits': expected 64, 128, 256 or 512" "$out/log" \
+    [ $st -eq 2 ] && grep -qF "tpu-board-run: error: --axi-data-bits '$bits' is not an AXI data width (allowed: 64, 128, 256, 512)" "$out/log" \
         && ok || bad "tpu-board-run --axi-data-bits $bits: exit $st: $(cat "$out/log")"
 done
 echo "axi_default: $pass passed, $fail failed"

@@ -21,14 +21,14 @@ rm -rf "$out"; mkdir -p "$out"
 
 expect 0 "help" "usage: tpu-board-run" "$run" --help
 expect 2 "no --mxu" "--mxu ''" "$run" --cores 4 --job "$out/job" --out "$out/o"
-expect 2 "bad --cores" "--cores '65': expected 1 .. 64" "$run" --mxu 3 --cores 65 --job "$out/job" --out "$out/o"
+expect 2 "bad --cores" "--cores '65' is out of range (allowed: 1..64)" "$run" --mxu 3 --cores 65 --job "$out/job" --out "$out/o"
 expect 2 "bad --topology" "--topology 'torus:3x3': R*S = 9 must equal --cores 4 (allowed: torus:RxS, R, S >= 1)" \
     "$run" --mxu 3 --cores 4 --topology torus:3x3 --job "$out/job" --out "$out/o"
 expect 2 "unknown --topology" "--topology 'mesh' is not a topology (allowed: ring, torus, torus:RxS with R*S = --cores)" \
     "$run" --mxu 3 --cores 4 --topology mesh --job "$out/job" --out "$out/o"
-expect 2 "bad --link-bits" "--link-bits '16': expected 32 .. 1024" \
+expect 2 "bad --link-bits" "--link-bits '16' is out of range (allowed: 32..1024)" \
     "$run" --mxu 3 --cores 4 --link-bits 16 --job "$out/job" --out "$out/o"
-expect 2 "bad --link-latency" "--link-latency '17': expected 0 .. 16" \
+expect 2 "bad --link-latency" "--link-latency '17' is out of range (allowed: 0..16)" \
     "$run" --mxu 3 --cores 4 --link-latency 17 --job "$out/job" --out "$out/o"
 expect 2 "bad --ub-kib" "--ub-kib '1': expected a size giving 1 .. 65536 whole rows of 2N bytes" \
     "$run" --mxu 3 --cores 4 --ub-kib 1 --job "$out/job" --out "$out/o"
@@ -77,8 +77,13 @@ expect 1 "error 8" "tpu-board-run: core 0: error 8 (bad core id) at pc 0: send u
 [ "$(tail -n 1 "$out/dlo/core0.trace")" = "e 0 8" ] && ok || bad "error 8: trace ends with '$(tail -n 1 "$out/dlo/core0.trace")'"
 # a bad option in a core's file
 echo "--mxu 2" >>"$out/dl/core1.args"
-expect 2 "bad core option" "option '--mxu': expected a host option of a core job" \
+expect 2 "bad core option" "unknown option '--mxu' (allowed: --prog X, --load X, --dump X, --dump-dir X, --hostmem-mib X, --pc-start X); expected a host option of a core job" \
     "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/dlo"
 
+# issue 16: one option grammar; a duplicate refused; the reason of a failure named
+expect 2 "duplicate --cores" "option '--cores' given twice" "$run" --mxu 3 --cores 4 --cores 4 --job "$out/job" --out "$out/o"
+expect 2 "abbreviation" "unknown option '--mx'" "$run" --mx 3 --cores 4 --job "$out/job" --out "$out/o"
+expect 2 "--mxu 0x3" "--mxu '0x3' is not a whole number (allowed: 1..256)" "$run" --mxu 0x3 --cores 4 --job "$out/job" --out "$out/o"
+expect 2 "--out under /proc" "cannot create the folder '/proc/tpu-x': " "$run" --mxu 3 --cores 4 --job "$out/job" --out /proc/tpu-x
 echo "tpu-board-run CLI: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

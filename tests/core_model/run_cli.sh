@@ -19,12 +19,12 @@ rm -rf "$out"; mkdir -p "$out"
 
 expect 0 "help" "usage: tpu-run" "$run" --help
 expect 2 "no --mxu" "--mxu ''" "$run" --prog "$out/job/prog.s"
-expect 2 "bad --mxu" "--mxu '0': expected 1 .. 256" "$run" --mxu 0 --prog "$out/job/prog.s"
+expect 2 "bad --mxu" "--mxu '0' is out of range (allowed: 1..256)" "$run" --mxu 0 --prog "$out/job/prog.s"
 expect 2 "no --prog" "--prog ''" "$run" --mxu 3
-expect 2 "unknown option" "option '--frobnicate'" "$run" --mxu 3 --frobnicate 1
-expect 2 "bad --axi-latency" "--axi-latency '0': expected 1 .. 1000" "$run" --mxu 3 --axi-latency 0
-expect 2 "bad --pe-stages" "--pe-stages '4': expected 1 .. 3" "$run" --mxu 3 --pe-stages 4
-expect 2 "bad --dispatch" "--dispatch 'fast': expected overlap or serial" "$run" --mxu 3 --dispatch fast
+expect 2 "unknown option" "unknown option '--frobnicate'" "$run" --mxu 3 --frobnicate 1
+expect 2 "bad --axi-latency" "--axi-latency '0' is out of range (allowed: 1..1000)" "$run" --mxu 3 --axi-latency 0
+expect 2 "bad --pe-stages" "--pe-stages '4' is out of range (allowed: 1..3)" "$run" --mxu 3 --pe-stages 4
+expect 2 "bad --dispatch" "--dispatch 'fast' is not a dispatch mode (allowed: overlap, serial)" "$run" --mxu 3 --dispatch fast
 expect 2 "missing program file" "tpu-run: error:" "$run" --mxu 3 --prog "$out/none.s"
 
 # a job through @FILE with a dump folder and a trace
@@ -62,5 +62,27 @@ printf 'dma_out ub row=7 rows=1 cols=3 addr=0\nhalt\n' >"$out/uninit.s"
 expect 0 "uninitialised read" "warning: 1 read(s) of never-written rows, the first by pc 0 (ub row 7)" \
     "$run" --mxu 3 --prog "$out/uninit.s"
 
+# issue 16 items 1, 4, 6, 9: no wrapping address arithmetic, one option grammar, bounded
+# inputs, the reason of a failure named
+printf 'halt\n' >"$out/h.s"
+expect 2 "dump wraps" "outside the largest host memory" "$run" --mxu 4 --prog "$out/h.s" \
+    --dump 0x8000000000000000=o.npy:bf16:2x1:0x8000000000000000
+expect 2 "dump before the image" "bad address" "$run" --mxu 4 --prog "$out/h.s" --dump 18446744073709551615=o.npy:bf16:1x1
+expect 2 "dump past the image" "outside the 1048576-byte host memory" "$run" --mxu 4 --prog "$out/h.s" \
+    --hostmem-mib 1 --dump 0xfffff=o.npy:bf16:1x1
+expect 0 "--mxu 010 is ten" "N=10 " "$run" --mxu 010 --prog "$out/h.s"
+for v in " 16" "+16" "0x40"; do
+    expect 2 "--mxu '$v'" "--mxu '$v' is not a whole number (allowed: 1..256)" "$run" --mxu "$v" --prog "$out/h.s"
+done
+expect 2 "--imem-insns 65536" "--imem-insns '65536' is out of range (allowed: 1..32768)" "$run" --mxu 4 --imem-insns 65536 --prog "$out/h.s"
+expect 2 "abbreviation" "unknown option '--mx'" "$run" --mx 4 --prog "$out/h.s"
+expect 2 "duplicate --mxu" "option '--mxu' given twice" "$run" --mxu 4 --mxu 4 --prog "$out/h.s"
+expect 2 "duplicate --hostmem-mib" "option '--hostmem-mib' given twice" "$run" --mxu 4 --hostmem-mib 1 --hostmem-mib 1 --prog "$out/h.s"
+expect 2 "--prog /dev/zero" "/dev/zero: larger than 524288 bytes" "$run" --mxu 4 --prog /dev/zero
+expect 2 "@/dev/zero" "/dev/zero: larger than 1048576 bytes" "$run" --mxu 4 --prog "$out/h.s" @/dev/zero
+expect 2 "@DIR" "cannot read: Is a directory" "$run" --mxu 4 --prog "$out/h.s" "@$out"
+expect 2 "--trace /proc" "--trace /proc/tpu-x.trace: cannot write:" "$run" --mxu 4 --prog "$out/h.s" --trace /proc/tpu-x.trace
+expect 2 "--dump-dir /proc" "--dump-dir '/proc/tpu-x': cannot create the folder: " "$run" --mxu 3 --prog "$out/job/prog.s" \
+    "@$out/job/job.args" --dump-dir /proc/tpu-x
 echo "tpu-run CLI: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

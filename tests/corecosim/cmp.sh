@@ -121,5 +121,26 @@ if [ $? -eq 2 ] && grep -qF "unknown option or missing value: --frob" "$out/last
     ok "unknown option"
 else bad "unknown option"; fi
 
+# issue 16 item 9: two header-only traces are not a pass; item 6: bounded reads; a --job
+# that is not there is an error (exit 2), for tpu-core-cmp, tpu-trace-cmp and tpu-board-cmp
+# run RUN-STATUS NAME STRING CMD...
+run_st() {
+    want=$1; name=$2; str=$3; shift 3
+    "$@" >"$out/last.log" 2>&1; got=$?
+    if [ "$got" -ne "$want" ]; then bad "$name: exit status $got, expected $want"; return; fi
+    if ! grep -qF -- "$str" "$out/last.log"; then bad "$name: no '$str' in the output"; return; fi
+    ok "$name"
+}
+printf '# tpu-core-trace 1\n' >"$out/hdr1.trace"; cp "$out/hdr1.trace" "$out/hdr2.trace"
+run_st 2 "core header only" "no records in either trace (header only)" $cmp "$out/hdr1.trace" "$out/hdr2.trace"
+run_st 2 "core /dev/zero" "/dev/zero:1: line longer than 1 MiB" $cmp /dev/zero "$good"
+printf '# tpu-trace 1\n' >"$out/mhdr1.trace"; cp "$out/mhdr1.trace" "$out/mhdr2.trace"
+run_st 2 "mxu header only" "no records in either trace (header only)" build/sim/tpu-trace-cmp "$out/mhdr1.trace" "$out/mhdr2.trace"
+run_st 2 "mxu /dev/zero" "line longer than 1 MiB" build/sim/tpu-trace-cmp /dev/zero "$out/mhdr1.trace"
+mkdir -p "$out/b1" "$out/b2" && cp "$good" "$out/b1/core0.trace" && cp "$good" "$out/b2/core0.trace"
+run_st 0 "board cmp" "PASS: 1 cores" build/sim/tpu-board-cmp "$out/b1" "$out/b2"
+run_st 2 "board --job missing" "--job '/nonexistent': No such file or directory" build/sim/tpu-board-cmp --job /nonexistent --mxu 4 "$out/b1" "$out/b2"
+run_st 2 "board --job without core0.args" "no core0.args in it" build/sim/tpu-board-cmp --job "$out/b1" --mxu 4 "$out/b1" "$out/b2"
+
 echo "test-core-cmp: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -28,7 +28,7 @@ FULL_SUITES += test-core-cosim-full
 
 .PHONY: test-core-cmp test-core-cosim test-core-cosim-fault test-core-cosim-full core-cosim-tools
 
-test-core-cmp: $(CORE_CMP)
+test-core-cmp: $(CORE_CMP) $(TRACE_CMP) $(BOARD_CMP)
 	@sh tests/corecosim/cmp.sh
 
 core-cosim-tools:

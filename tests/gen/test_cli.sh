@@ -111,10 +111,18 @@ for o in "-o out" "-o new"; do   # into an existing directory and into a new one
     expect_fail "--link-latency 17 ($o)" "--link-latency '17' is out of range (allowed: 0..16)" --link-latency 17 "$@"
     expect_fail "--link-latency -1 ($o)" "--link-latency '-1' is out of range (allowed: 0..16)" --link-latency -1 "$@"
     # the core's AXI4 data master width (docs/isa.md "AXI4 master (data)")
-    for b in 32 100 1024 0 064 x ""; do
+    for b in 32 100 1024 0 0x40 x ""; do
         expect_fail "--axi-data-bits '$b' ($o)" "--axi-data-bits '$b' is not an AXI data width (allowed: 64, 128, 256, 512)" --axi-data-bits "$b" "$@"
     done
 done
+# issue 16 item 4: one grammar in every tool: exact names, each option once
+expect_fail "abbreviation --mx"        "unknown option '--mx'" --mx 4 -o out
+expect_fail "abbreviation --out"       "unknown option '--out'" --mxu 4 --out out
+expect_fail "--mxu twice"              "option '--mxu' given twice" --mxu 4 --mxu 4 -o out
+expect_fail "-o twice"                 "option '-o' given twice" --mxu 4 -o out -o new
+# issue 16 item 5: memory sizes of a core that is not written are refused, not ignored
+expect_fail "--ub-kib with L != N"     "--ub-kib sizes a memory of the core, which is written only when --vpu-lanes equals --mxu (got --vpu-lanes 2, --mxu 4)" --mxu 4 --vpu-lanes 2 --ub-kib 16 -o out
+expect_fail "--imem-insns with L != N" "--imem-insns sizes a memory of the core" --mxu 4 --imem-insns 64 --vpu-lanes 3 -o out
 expect_fail "missing --axi-data-bits value" "option '--axi-data-bits' needs a value (allowed: 64, 128, 256, 512)" -o out --axi-data-bits
 expect_fail "missing value at end"     "option '--mxu' needs a value" -o out --mxu
 expect_fail "missing -o value"         "option '-o' needs a value" --mxu 4 -o
@@ -261,6 +269,18 @@ echo mine >w/same/notes.txt
 (cd w && gen --mxu 7 --cores 4 -o same) && [ "$(cat w/same/notes.txt)" = mine ] && ok || bad "other files in DIR were touched"
 rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second run differs"
 [ -z "$(find w -name '.gen-tmp-*')" ] && ok || bad "temporary directories left: $(find w -name '.gen-tmp-*')"
+
+# issue 16 item 4: "010" is ten, as in every tool (decimal digits only); 064 is 64
+(cd w && gen --mxu 010 --axi-data-bits 064 -o dec) && header_ok w/dec "gen --mxu 010 --axi-data-bits 064 -o dec" "N=10 cores=8 pe_stages=1 latency_L=20 busy_cycles_B=18 vpu_lanes=10 freq_mhz=100" \
+    && axi_ok w/dec 64 && ok || bad "--mxu 010 --axi-data-bits 064"
+rm -rf w/dec
+# issue 16 item 5: an existing DIR holds exactly what this configuration writes: the core's
+# files of an earlier N = 4 run are gone after an MXU-and-VPU-only run, other files stay
+(cd w && gen --mxu 4 -o stale) && echo mine >w/stale/notes.txt && echo x >w/stale/tpu_old.sv
+(cd w && gen --mxu 4 --vpu-lanes 2 -o stale2) && (cd w && gen --mxu 4 --vpu-lanes 2 -o stale) \
+    && [ ! -e w/stale/tpu_core.sv ] && [ ! -e w/stale/tpu_old.sv ] && [ "$(cat w/stale/notes.txt)" = mine ] \
+    && rm w/stale/notes.txt && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
+rm -rf w/stale w/stale2
 
 # The command line is recorded as typed, quoted where a shell needs it, on one line.
 mkdir -p "w/a b"

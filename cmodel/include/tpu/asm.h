@@ -26,6 +26,11 @@ int tpu_asm(const char *src, const char *filename, tpu_insn_t **out, size_t *cou
 int tpu_asm_n(const char *src, const char *filename, unsigned n_mxu, tpu_insn_t **out,
               size_t *count, char **errors);
 
+/* As tpu_asm_n on the len bytes at src (not necessarily NUL-terminated): a NUL byte is an
+   error at its line and column ("NUL byte, expected text"), never the end of the source. */
+int tpu_asm_len(const char *src, size_t len, const char *filename, unsigned n_mxu,
+                tpu_insn_t **out, size_t *count, char **errors);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,7 @@ typedef struct {
     size_t ndumps;
     char *prog_path;       /* --prog, NULL if not given */
     char *dump_dir;        /* --dump-dir, NULL if not given */
+    int mib_given;         /* --hostmem-mib was given (a second one is refused) */
 } tpu_host_t;
 
 void tpu_host_init(tpu_host_t *h);

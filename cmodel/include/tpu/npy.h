@@ -30,7 +30,14 @@ int tpu_npy_parse_dtype(const char *s, tpu_npy_dtype_t *t);
 /* Read a file: 0, or -1 with a one-line message naming the file and the problem in err. The
    caller frees with tpu_npy_free. */
 int tpu_npy_read(const char *path, tpu_npy_t *a, char *err, size_t errlen);
-/* Write (version 1.0 header, temp file then rename): 0 or -1 with a message. */
+/* The same from the len bytes of a whole file in memory (name is used in messages). The
+   header is checked as numpy reads it (npy.c "The header"): whatever numpy rejects is
+   rejected; a header numpy accepts in a form this reader does not know (string escapes,
+   0x or 1_0 numbers, native-order 'u2') is rejected too, with its offset. */
+int tpu_npy_read_mem(const void *data, size_t len, const char *name, tpu_npy_t *a, char *err,
+                     size_t errlen);
+/* Write (version 1.0 header, the output rules of tpu/cli.h: temp file then rename, a device
+   or FIFO written in place): 0 or -1 with a message. */
 int tpu_npy_write(const char *path, const tpu_npy_t *a, char *err, size_t errlen);
 /* Allocate a zeroed array (ndim 2, or 1 when rows == 0 is passed as ndim1 by the caller). */
 int tpu_npy_alloc(tpu_npy_t *a, tpu_npy_dtype_t t, unsigned ndim, size_t rows, size_t cols);
