@@ -55,6 +55,7 @@ clean:
 
 include gen/gen.mk
 include cmodel/cmodel.mk
+include compiler/compiler.mk
 include tools/tools.mk
 include sim/sim.mk
 include tests/tests.mk

@@ -33,3 +33,14 @@ $(TOOLS_DIR)/tpu-run: tools/tpu_run.c $(CMODEL_LIB)
 $(TOOLS_DIR)/tpu-board-run: tools/tpu_board_run.c $(CMODEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) $< -o $@ $(CMODEL_LIB) -lm
+
+# tpu-compile (ONNX -> program) and tpu-infer (run it): the compiler library, docs/compiler.md
+TOOLS += $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer
+
+$(TOOLS_DIR)/tpu-compile: tools/tpu_compile.c $(TPUC_LIB) $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -Icompiler/include $< -o $@ $(TPUC_LIBS)
+
+$(TOOLS_DIR)/tpu-infer: tools/tpu_infer.c $(TPUC_LIB) $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -Icompiler/include $< -o $@ $(TPUC_LIBS)

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ONNX compiler (docs/compiler.md): one IR, and one plain function per pass.
+     tpuc_onnx_read   ONNX bytes -> graph       (onnx_read.c)
+     tpuc_fold        graph -> graph: batch bound, shapes inferred, Identity/Dropout removed,
+                      BatchNormalization folded, the tanh-GELU subgraph matched   (fold.c)
+     tpuc_lower       graph -> graph: every node checked against what the core can run,
+                      tensors given host layouts                                  (lower.c)
+     tpuc_tile        graph -> program: host memory laid out, instructions emitted per node
+                      with the tiles that fit UB / ACC / WMEM                     (tile.c, emit.c)
+     tpuc_report      program -> per-layer report (text and JSON)                 (report.c)
+   The compiler stands on the C model's public API (tpu/isa.h, tpu/asm.h, tpu/numerics.h,
+   tpu/core.h) and on nothing in sim/. */
+#ifndef TPUC_H
+#define TPUC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tpu/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPUC_MAX_DIMS 6
+#define TPUC_MAX_IO 8
+/* Refused before anything is allocated: a tensor of more elements than this. */
+#define TPUC_MAX_ELEMS (1ll << 31)
+
+/* ---- the hardware a program is compiled for (the same options and defaults as gen) ---- */
+typedef struct {
+    tpu_core_geom_t geom;   /* N, UB/ACC/WMEM rows, IMEM instructions */
+    unsigned axi_data_bits; /* 0: the default for N */
+    unsigned cores;         /* C: data-parallel inference, the batch split over the cores */
+    unsigned topo_rows, topo_cols;
+    unsigned freq_mhz;      /* for images/s in the report */
+    long batch;             /* --batch: the symbolic batch bound here (0: not given) */
+} tpuc_hw_t;
+
+/* ---- IR ---- */
+typedef enum { TPUC_F32 = 1, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX's TensorProto codes */
+
+/* Where a tensor lives in host memory (lower/tile): bf16 or fp32 rows of `cols` elements.
+   PLAIN: row-major in the logical shape, rows = product of all dims but the last.
+   SPATIAL: an [B, C, H, W] (or [B, C, L], H = 1) activation with channels in the row: pixel
+   (b, h, w) is row b*img + off + h*rpitch + w, row pitch cols = C elements; the rows around
+   the valid H x W hold the pad value (`clean`) or garbage. */
+typedef enum { TPUC_LAYOUT_NONE = 0, TPUC_LAYOUT_PLAIN, TPUC_LAYOUT_SPATIAL } tpuc_layout_kind_t;
+
+typedef struct {
+    tpuc_layout_kind_t kind;
+    unsigned esize;       /* 2 (bf16) or 4 (fp32) */
+    uint64_t addr;        /* host byte address of row 0 */
+    uint64_t rows, cols;  /* the buffer: rows x cols elements, dense */
+    /* SPATIAL only */
+    uint64_t img, off, rpitch; /* rows per image, row of pixel (0,0), rows per image row */
+    uint64_t h, w;             /* the valid pixels */
+    unsigned pad_t, pad_l, pad_b, pad_r; /* clean rows/columns around the valid pixels */
+    uint16_t pad_value;        /* bf16 bits of the pad (0 or -Inf) */
+    int flat;                  /* a Flatten of this SPATIAL tensor (read as [B, C*H*W]) */
+} tpuc_layout_t;
+
+typedef struct {
+    char *name;
+    int ndim;
+    int64_t dims[TPUC_MAX_DIMS]; /* -1: the symbolic batch before it is bound */
+    int is_const;                /* an initializer or a folded constant */
+    tpuc_dtype_t dtype;
+    float *f;                    /* constant data, float32 */
+    int64_t *i;                  /* constant data, int64 (shapes) */
+    int is_input, is_output;
+    int nuses;                   /* nodes that read it (fold) */
+    int producer;                /* node index, -1 for inputs and constants */
+    tpuc_layout_t lay;           /* tile */
+} tpuc_tensor_t;
+
+typedef struct {
+    char *name;
+    int type;       /* ONNX AttributeType: 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 6 FLOATS, 7 INTS */
+    float f;
+    int64_t i;
+    char *s;
+    size_t nints;
+    int64_t *ints;
+    size_t nfloats;
+    float *floats;
+    int tensor;     /* TENSOR: index of a constant tensor in the graph, -1 otherwise */
+} tpuc_attr_t;
+
+/* The operators after fold; TPUC_OP_DEAD marks a removed node. */
+typedef enum {
+    TPUC_OP_DEAD = 0, TPUC_OP_GEMM, TPUC_OP_MATMUL, TPUC_OP_ADD, TPUC_OP_RELU, TPUC_OP_SIGMOID,
+    TPUC_OP_TANH, TPUC_OP_GELU, TPUC_OP_SOFTMAX, TPUC_OP_CONV, TPUC_OP_MAXPOOL,
+    TPUC_OP_AVGPOOL, TPUC_OP_GAP, TPUC_OP_FLATTEN, TPUC_OP_RESHAPE, TPUC_OP_BN,
+    TPUC_OP_DROPOUT, TPUC_OP_IDENTITY, TPUC_OP_CONSTANT, TPUC_OP_MUL, TPUC_OP_POW,
+    TPUC_OP_DIV, TPUC_OP_COUNT
+} tpuc_op_t;
+
+typedef struct {
+    char *name;      /* the ONNX node's name, or "<op>_<index>" when it has none */
+    char *op_type;   /* as in the file */
+    tpuc_op_t op;
+    int version;     /* the operator's resolved version (latest <= the model's import) */
+    int nin, nout;
+    int in[TPUC_MAX_IO], out[TPUC_MAX_IO]; /* tensor indices, -1 for an omitted optional input */
+    size_t nattrs;
+    tpuc_attr_t *attrs;
+    /* filled by fold/lower: a node that absorbed others (bias, activation, softmax) */
+    int fuse_act;    /* TPUC_OP_RELU/SIGMOID/TANH/GELU applied in the epilogue, 0 none */
+    int fuse_softmax;
+    int conv_k[2], conv_s[2], conv_p[4]; /* Conv/pool: kernel, stride, pads t l b r */
+    int count_include_pad;
+} tpuc_node_t;
+
+typedef struct {
+    tpuc_tensor_t *t;
+    size_t nt, capt;
+    tpuc_node_t *n;
+    size_t nn, capn;
+    int inputs[TPUC_MAX_IO], ninputs;   /* graph inputs that are not initializers */
+    int outputs[TPUC_MAX_IO], noutputs;
+    int64_t opset;      /* the default domain's import */
+    char *producer;
+} tpuc_graph_t;
+
+void tpuc_graph_free(tpuc_graph_t *g);
+int tpuc_tensor_find(const tpuc_graph_t *g, const char *name);
+int64_t tpuc_tensor_elems(const tpuc_tensor_t *t);
+const tpuc_attr_t *tpuc_attr(const tpuc_node_t *n, const char *name);
+int64_t tpuc_attr_int(const tpuc_node_t *n, const char *name, int64_t dflt);
+
+/* ---- the passes: 0, or -1 with a one-line message in err ---- */
+/* Reads a serialized ModelProto (untrusted bytes). */
+int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, size_t errlen);
+int tpuc_onnx_read_file(const char *path, tpuc_graph_t *g, char *err, size_t errlen);
+int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen);
+int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen);
+
+/* A compiled program: assembly text, instructions, the constant host image and per-layer
+   records. */
+typedef struct {
+    char *node;       /* the ONNX node(s) it comes from */
+    char *op;
+    size_t first_insn, end_insn;
+    uint64_t macs;    /* useful multiply-accumulates (per core) */
+    uint64_t mxu_rows;/* vectors presented to the MXU */
+    uint64_t ub_hi, acc_hi, wmem_hi; /* high-water rows */
+    uint64_t cycles;  /* predicted by the C model (report) */
+    uint64_t mxu_busy;
+    char *consts;     /* what the layer's constants became: "W bf16, bias fp32 (ACC)" */
+} tpuc_layer_t;
+
+typedef struct {
+    char *text; size_t len, cap;     /* assembly */
+    tpu_insn_t *insns; size_t ninsns;
+    uint8_t *image; size_t image_bytes; /* constants, loaded at image_base */
+    uint64_t image_base;
+    int fills;                        /* buffers prefilled with bf16 -Inf (MaxPool padding) */
+    uint64_t fill_addr[64], fill_bytes[64];
+    uint64_t host_bytes;             /* the host memory the program needs */
+    tpuc_layer_t *layers; size_t nlayers, caplayers;
+    int in_t, out_t;                 /* the graph's input and output tensors */
+    long batch;                      /* images per core */
+    uint64_t total_cycles, total_macs;
+} tpuc_prog_t;
+
+int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen);
+void tpuc_prog_free(tpuc_prog_t *p);
+/* Runs the program on the C model with a zero input to get each layer's cycles. */
+int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
+                size_t errlen);
+void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f);
+void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f);
+
+/* The model description tpu-infer reads (model.txt), and its reader. */
+void tpuc_write_meta(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f);
+
+typedef struct {
+    char name[128];
+    int ndim;
+    int64_t dims[TPUC_MAX_DIMS]; /* dims[0] = the compiled batch per core */
+    tpuc_layout_t lay;
+} tpuc_io_t;
+
+typedef struct {
+    tpu_core_geom_t geom;
+    unsigned axi_data_bits, cores, topo_rows, topo_cols;
+    long batch;              /* per core */
+    uint64_t host_bytes;
+    uint64_t image_base, image_bytes;
+    int nfills;
+    uint64_t fill_addr[64], fill_bytes[64];
+    tpuc_io_t in, out;
+} tpuc_meta_t;
+
+int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen);
+
+/* Core `core`'s argument file (tpu-run, tpu-board-run, core_tb, board_tb): the program and
+   constants from dir, input<core>.npy and output<core>.npy in io_dir. */
+void tpuc_write_args(const tpuc_meta_t *m, const char *dir, unsigned core, const char *io_dir,
+                     FILE *f);
+/* Elements of a graph input/output at the compiled batch. */
+uint64_t tpuc_io_elems(const tpuc_io_t *io);
+/* x (float32, the ONNX shape at the compiled batch, C order) into the host image's input
+   buffer (bf16 by the contract's rounding, the layout's padding value around it). */
+void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host);
+/* The output buffer of the host image into y (float32, the ONNX shape, C order). */
+void tpuc_get_output(const tpuc_io_t *io, const uint8_t *host, float *y);
+
+/* bf16 rounding of the contract (fp32 bits -> bf16 bits) and back, for the host side. */
+uint16_t tpuc_f32_to_bf16(float x);
+float tpuc_bf16_to_f32(uint16_t b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pass 5 (the instruction writer): assembly text for each instruction the tiler asks for,
+   one per line, commented blocks per ONNX node; then the text is assembled with the model's
+   assembler (tpu_asm_n), which also checks every field against its range. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/asm.h"
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+int tpuc_asm(tpuc_prog_t *p, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = p->cap - p->len;
+        int w = p->text ? vsnprintf(p->text + p->len, room, fmt, ap) : -2;
+        va_end(ap);
+        if (w >= 0 && (size_t)w < room) {
+            p->len += (size_t)w;
+            return 0;
+        }
+        if (w == -1) return -1;
+        size_t cap = p->cap ? p->cap * 2 : 1 << 16;
+        while (w > 0 && cap - p->len <= (size_t)w) cap *= 2;
+        char *t = realloc(p->text, cap);
+        if (!t) return -1;
+        p->text = t;
+        p->cap = cap;
+    }
+}
+
+static const char *MEM[] = {"ub", "acc", "wmem"};
+
+int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                  uint64_t addr, uint64_t stride)
+{
+    c->count++;
+    return tpuc_asm(c->p, "dma_in %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n",
+                    MEM[mem], (unsigned long long)row, (unsigned long long)rows,
+                    (unsigned long long)cols, (unsigned long long)addr,
+                    (unsigned long long)stride);
+}
+
+int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                   uint64_t addr, uint64_t stride)
+{
+    c->count++;
+    return tpuc_asm(c->p, "dma_out %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n",
+                    MEM[mem], (unsigned long long)row, (unsigned long long)rows,
+                    (unsigned long long)cols, (unsigned long long)addr,
+                    (unsigned long long)stride);
+}
+
+int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
+{
+    c->count++;
+    return tpuc_asm(c->p, "lw w=%llu\n", (unsigned long long)wrow);
+}
+
+int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accumulate)
+{
+    c->count++;
+    c->mxu_rows += rows;
+    return tpuc_asm(c->p, "matmul ub=%llu acc=%llu rows=%llu%s\n", (unsigned long long)ub,
+                    (unsigned long long)acc, (unsigned long long)rows,
+                    accumulate ? " accumulate" : "");
+}
+
+static const char *VOP[] = {"add", "sub", "mul", "max", "min", "cvt", "relu", "exp",
+                            "tanh", "sigmoid", "gelu", "recip"};
+
+int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bmem,
+               uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows)
+{
+    c->count++;
+    if (bmem < 0)
+        return tpuc_asm(c->p, "vop %s a=%s:%llu dst=%s:%llu rows=%llu\n", VOP[op], MEM[amem],
+                        (unsigned long long)arow, MEM[dmem], (unsigned long long)drow,
+                        (unsigned long long)rows);
+    return tpuc_asm(c->p, "vop %s a=%s:%llu b=%s:%llu%s dst=%s:%llu rows=%llu\n", VOP[op],
+                    MEM[amem], (unsigned long long)arow, MEM[bmem], (unsigned long long)brow,
+                    bcast ? " bcast" : "", MEM[dmem], (unsigned long long)drow,
+                    (unsigned long long)rows);
+}
+
+int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, uint64_t g,
+                   uint64_t len, uint64_t cs, uint64_t rs)
+{
+    c->count++;
+    return tpuc_asm(c->p,
+                    "softmax src=acc:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
+                    "row_stride=%llu\n",
+                    (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
+                    (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
+                    (unsigned long long)rs);
+}
+
+int tpuc_e_halt(tpuc_ectx_t *c)
+{
+    c->count++;
+    return tpuc_asm(c->p, "halt\n");
+}
+
+int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
+{
+    char *errors = NULL;
+    tpu_insn_t *insns = NULL;
+    size_t count = 0;
+    int ne = tpu_asm_n(p->text ? p->text : "", "<compiled>", hw->geom.n, &insns, &count,
+                       &errors);
+    if (ne != 0) {
+        /* the compiler wrote something the assembler refuses: a compiler bug */
+        char *nl = errors ? strchr(errors, '\n') : NULL;
+        if (nl) *nl = 0;
+        tpuc_err(err, errlen, "internal error: the generated assembly does not assemble: %s",
+                 errors ? errors : "out of memory");
+        free(errors);
+        return -1;
+    }
+    free(errors);
+    p->insns = insns;
+    p->ninsns = count;
+    if (count > hw->geom.imem_insns) {
+        tpuc_err(err, errlen, "the program needs %zu instructions, IMEM holds %u (--imem-insns "
+                 "%u); build the core with --imem-insns %zu or more (at most 32768), or a smaller "
+                 "--batch", count, hw->geom.imem_insns, hw->geom.imem_insns,
+                 (count + 1023) / 1024 * 1024);
+        return -1;
+    }
+    return 0;
+}
+
+void tpuc_prog_free(tpuc_prog_t *p)
+{
+    if (!p) return;
+    free(p->text);
+    free(p->insns);
+    free(p->image);
+    for (size_t i = 0; i < p->nlayers; i++) {
+        free(p->layers[i].node);
+        free(p->layers[i].op);
+        free(p->layers[i].consts);
+    }
+    free(p->layers);
+    memset(p, 0, sizeof *p);
+}

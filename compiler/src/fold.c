@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pass 2: graph -> graph. Binds the batch, infers every tensor's shape, folds constants
+   (Constant nodes, shape computations on constants), removes Identity and Dropout, matches
+   the tanh-form GELU subgraph PyTorch exports, folds BatchNormalization into the Conv or
+   Gemm before it, and turns bias Adds after Gemm/MatMul/Conv into their bias. Every attribute
+   is checked here; anything unsupported is one message naming the node. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+#define NODE_ERR(n, ...)                                                                     \
+    do {                                                                                     \
+        char m_[400];                                                                        \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
+        tpuc_err(err, errlen, "node '%s' (%s): %s", (n)->name, (n)->op_type, m_);            \
+        return -1;                                                                           \
+    } while (0)
+
+static int set_shape(tpuc_tensor_t *t, int nd, const int64_t *d)
+{
+    t->ndim = nd;
+    for (int i = 0; i < nd; i++) t->dims[i] = d[i];
+    return 0;
+}
+
+static int same_shape(const tpuc_tensor_t *a, const tpuc_tensor_t *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+/* Replaces every use of tensor `from` by `to` (nodes after `after`, and graph outputs). */
+static void replace_uses(tpuc_graph_t *g, int from, int to)
+{
+    for (size_t i = 0; i < g->nn; i++)
+        for (int k = 0; k < g->n[i].nin; k++)
+            if (g->n[i].in[k] == from) {
+                g->n[i].in[k] = to;
+                g->t[to].nuses++;
+            }
+    for (int k = 0; k < g->noutputs; k++)
+        if (g->outputs[k] == from) {
+            g->outputs[k] = to;
+            g->t[to].is_output = 1;
+        }
+    g->t[from].nuses = 0;
+}
+
+static const tpuc_tensor_t *in_t(const tpuc_graph_t *g, const tpuc_node_t *n, int k)
+{
+    return k < n->nin && n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+}
+
+/* Checks that every attribute of n is in the list (NULL-terminated). */
+static int known_attrs(const tpuc_node_t *n, const char *const *names, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n->nattrs; i++) {
+        int ok = 0;
+        for (int k = 0; names[k]; k++)
+            if (strcmp(n->attrs[i].name, names[k]) == 0) ok = 1;
+        if (!ok) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[i].name);
+    }
+    return 0;
+}
+
+/* ---- the tanh-form GELU: 0.5 * (x * (1 + tanh(c2 * (x + c1 * (x * (x * x)))))) ---- */
+static int const_scalar(const tpuc_graph_t *g, int t, float *v)
+{
+    if (t < 0 || !g->t[t].is_const || !g->t[t].f || tpuc_tensor_elems(&g->t[t]) != 1)
+        return 0;
+    *v = g->t[t].f[0];
+    return 1;
+}
+
+static int producer_is(const tpuc_graph_t *g, int t, tpuc_op_t op)
+{
+    if (t < 0) return -1;
+    int p = g->t[t].producer;
+    return p >= 0 && g->n[p].op == op && g->n[p].nin == 2 ? p : -1;
+}
+
+/* a * b with one side the tensor x and the other produced by op: the other's producer. */
+static int mul_other(const tpuc_graph_t *g, int node, int x, tpuc_op_t op)
+{
+    const tpuc_node_t *n = &g->n[node];
+    for (int s = 0; s < 2; s++)
+        if (n->in[s] == x) {
+            int p = g->t[n->in[1 - s]].producer;
+            if (p >= 0 && g->n[p].op == op) return p;
+        }
+    return -1;
+}
+
+static int near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b) + 1e-7; }
+
+/* Returns the x of a GELU ending at node `last` (a Mul), or -1, and the nodes it spans. */
+static int match_gelu(const tpuc_graph_t *g, int last, int *span, int *nspan)
+{
+    const tpuc_node_t *n = &g->n[last];
+    if (n->op != TPUC_OP_MUL || n->nin != 2) return -1;
+    float c;
+    int m4 = -1;
+    for (int s = 0; s < 2; s++)
+        if (const_scalar(g, n->in[s], &c) && near(c, 0.5)) m4 = producer_is(g, n->in[1 - s], TPUC_OP_MUL);
+    if (m4 < 0) return -1;
+    /* m4 = x * a1, a1 = 1 + t */
+    for (int xs = 0; xs < 2; xs++) {
+        int x = g->n[m4].in[xs];
+        int a1 = producer_is(g, g->n[m4].in[1 - xs], TPUC_OP_ADD);
+        if (a1 < 0) continue;
+        int th = -1;
+        for (int s = 0; s < 2; s++)
+            if (const_scalar(g, g->n[a1].in[s], &c) && near(c, 1.0)) {
+                int p = g->t[g->n[a1].in[1 - s]].producer;
+                if (p >= 0 && g->n[p].op == TPUC_OP_TANH) th = p;
+            }
+        if (th < 0) continue;
+        int m3 = producer_is(g, g->n[th].in[0], TPUC_OP_MUL);
+        if (m3 < 0) continue;
+        int a0 = -1;
+        for (int s = 0; s < 2; s++)
+            if (const_scalar(g, g->n[m3].in[s], &c) && near(c, 0.7978845608028654))
+                a0 = producer_is(g, g->n[m3].in[1 - s], TPUC_OP_ADD);
+        if (a0 < 0) continue;
+        int m2 = mul_other(g, a0, x, TPUC_OP_MUL);
+        if (m2 < 0) continue;
+        int m1 = -1;
+        for (int s = 0; s < 2; s++)
+            if (const_scalar(g, g->n[m2].in[s], &c) && near(c, 0.044715))
+                m1 = producer_is(g, g->n[m2].in[1 - s], TPUC_OP_MUL);
+        if (m1 < 0) continue;
+        int m0 = mul_other(g, m1, x, TPUC_OP_MUL);
+        if (m0 < 0 || g->n[m0].in[0] != x || g->n[m0].in[1] != x) continue;
+        int k = 0;
+        span[k++] = m0; span[k++] = m1; span[k++] = m2; span[k++] = a0; span[k++] = m3;
+        span[k++] = th; span[k++] = a1; span[k++] = m4;
+        *nspan = k;
+        /* every intermediate must be used only inside the pattern */
+        for (int i = 0; i < k; i++) {
+            int o = g->n[span[i]].out[0];
+            if (g->t[o].is_output) return -1;
+        }
+        return x;
+    }
+    return -1;
+}
+
+/* ---- shapes ---- */
+static int pool_attrs(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *x, int has_w,
+                      const tpuc_tensor_t *w, char *err, size_t errlen)
+{
+    int sp = x->ndim - 2; /* spatial dims: 1 or 2 */
+    if (sp < 1 || sp > 2) NODE_ERR(n, "input of %d dimensions, supported: 3 (1-D) and 4 (2-D)", x->ndim);
+    const tpuc_attr_t *a;
+    int64_t k[2] = {1, 1}, s[2] = {1, 1}, p[4] = {0, 0, 0, 0};
+    if ((a = tpuc_attr(n, "kernel_shape"))) {
+        if ((int)a->nints != sp) NODE_ERR(n, "kernel_shape has %zu values, expected %d", a->nints, sp);
+        for (int i = 0; i < sp; i++) k[i] = a->ints[i];
+    } else if (has_w) {
+        for (int i = 0; i < sp; i++) k[i] = w->dims[2 + i];
+    } else {
+        NODE_ERR(n, "kernel_shape missing");
+    }
+    if ((a = tpuc_attr(n, "strides"))) {
+        if ((int)a->nints != sp) NODE_ERR(n, "strides has %zu values, expected %d", a->nints, sp);
+        for (int i = 0; i < sp; i++) s[i] = a->ints[i];
+    }
+    if ((a = tpuc_attr(n, "dilations"))) {
+        for (size_t i = 0; i < a->nints; i++)
+            if (a->ints[i] != 1) NODE_ERR(n, "dilations %lld: only 1 is supported", (long long)a->ints[i]);
+    }
+    for (int i = 0; i < sp; i++) {
+        if (k[i] < 1 || k[i] > 64) NODE_ERR(n, "kernel_shape %lld: supported 1 .. 64", (long long)k[i]);
+        if (s[i] < 1 || s[i] > 64) NODE_ERR(n, "strides %lld: supported 1 .. 64", (long long)s[i]);
+    }
+    const char *ap = "NOTSET";
+    if ((a = tpuc_attr(n, "auto_pad")) && a->s) ap = a->s;
+    int64_t in_sz[2] = {sp == 2 ? x->dims[2] : 1, x->dims[x->ndim - 1]};
+    if (sp == 1) { k[1] = k[0]; k[0] = 1; s[1] = s[0]; s[0] = 1; }
+    if (strcmp(ap, "NOTSET") == 0) {
+        if ((a = tpuc_attr(n, "pads"))) {
+            if ((int)a->nints != 2 * sp) NODE_ERR(n, "pads has %zu values, expected %d", a->nints, 2 * sp);
+            for (size_t i = 0; i < a->nints; i++)
+                if (a->ints[i] < 0 || a->ints[i] > 64) NODE_ERR(n, "pads %lld: supported 0 .. 64", (long long)a->ints[i]);
+            if (sp == 2) { p[0] = a->ints[0]; p[1] = a->ints[1]; p[2] = a->ints[2]; p[3] = a->ints[3]; }
+            else { p[1] = a->ints[0]; p[3] = a->ints[1]; }
+        }
+    } else if (strcmp(ap, "VALID") == 0) {
+        /* no padding */
+    } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+        for (int d = 0; d < 2; d++) {
+            int64_t o = (in_sz[d] + s[d] - 1) / s[d];
+            int64_t tot = (o - 1) * s[d] + k[d] - in_sz[d];
+            if (tot < 0) tot = 0;
+            int64_t lo = ap[5] == 'U' ? tot / 2 : tot - tot / 2;
+            p[d] = lo;
+            p[d + 2] = tot - lo;
+        }
+    } else {
+        NODE_ERR(n, "auto_pad '%s': supported NOTSET, VALID, SAME_UPPER, SAME_LOWER", ap);
+    }
+    if (tpuc_attr_int(n, "ceil_mode", 0) != 0) NODE_ERR(n, "ceil_mode 1: only 0 is supported");
+    if (tpuc_attr_int(n, "storage_order", 0) != 0) NODE_ERR(n, "storage_order 1: only 0 is supported");
+    int64_t o[2];
+    for (int d = 0; d < 2; d++) {
+        if (p[d] >= k[d] || p[d + 2] >= k[d]) {
+            if (n->op != TPUC_OP_CONV)
+                NODE_ERR(n, "pads %lld/%lld not smaller than the kernel %lld: not supported",
+                         (long long)p[d], (long long)p[d + 2], (long long)k[d]);
+        }
+        int64_t span = in_sz[d] + p[d] + p[d + 2] - k[d];
+        if (span < 0) NODE_ERR(n, "kernel %lld larger than the padded input %lld", (long long)k[d], (long long)(in_sz[d] + p[d] + p[d + 2]));
+        o[d] = span / s[d] + 1;
+    }
+    for (int i = 0; i < 2; i++) { n->conv_k[i] = (int)k[i]; n->conv_s[i] = (int)s[i]; }
+    for (int i = 0; i < 4; i++) n->conv_p[i] = (int)p[i];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    int64_t d[4] = {x->dims[0], has_w ? w->dims[0] : x->dims[1], o[0], o[1]};
+    if (sp == 2) set_shape(y, 4, d);
+    else { d[2] = o[1]; set_shape(y, 3, d); }
+    return 0;
+}
+
+static int fold_bn_into(tpuc_graph_t *g, tpuc_node_t *prod, tpuc_node_t *bn, char *err, size_t errlen)
+{
+    /* y = (z - mean) * scale / sqrt(var + eps) + B, z = the producer's output (channel dim 1 of
+       a Conv, the column of a Gemm). Folded in double precision into the float weights. */
+    const tpuc_tensor_t *sc = in_t(g, bn, 1), *bb = in_t(g, bn, 2), *mu = in_t(g, bn, 3),
+                        *var = in_t(g, bn, 4);
+    const tpuc_attr_t *ea = tpuc_attr(bn, "epsilon");
+    double eps = ea && ea->type == 1 ? ea->f : 1e-5;
+    int wi = prod->in[1];
+    tpuc_tensor_t *w = &g->t[wi];
+    int64_t cout = prod->op == TPUC_OP_CONV ? w->dims[0] : w->dims[1];
+    if (tpuc_tensor_elems(sc) != cout) NODE_ERR(bn, "%lld channels, the %s before it has %lld", (long long)tpuc_tensor_elems(sc), prod->op_type, (long long)cout);
+    /* the weight and bias may be shared with another node: copy them */
+    int64_t we = tpuc_tensor_elems(w);
+    float *nw = malloc((size_t)we * sizeof *nw);
+    float *nb = calloc((size_t)cout, sizeof *nb);
+    if (!nw || !nb) { free(nw); free(nb); tpuc_err(err, errlen, "out of memory"); return -1; }
+    const float *ob = prod->nin > 2 && prod->in[2] >= 0 ? g->t[prod->in[2]].f : NULL;
+    int64_t per = we / cout;
+    for (int64_t c = 0; c < cout; c++) {
+        double f = sc->f[c] / sqrt((double)var->f[c] + eps);
+        nb[c] = (float)(((ob ? ob[c] : 0.0) - mu->f[c]) * f + bb->f[c]);
+        for (int64_t i = 0; i < per; i++) {
+            if (prod->op == TPUC_OP_CONV) nw[c * per + i] = (float)(w->f[c * per + i] * f);
+            else nw[i * cout + c] = (float)(w->f[i * cout + c] * f); /* Gemm B is K x N */
+        }
+    }
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s/bn_folded_w", prod->name);
+    int t1 = tpuc_add_tensor(g, nm);
+    snprintf(nm, sizeof nm, "%s/bn_folded_b", prod->name);
+    int t2 = tpuc_add_tensor(g, nm);
+    if (t1 < 0 || t2 < 0) { free(nw); free(nb); tpuc_err(err, errlen, "out of memory"); return -1; }
+    w = &g->t[wi];
+    g->t[t1] = g->t[t1]; /* keep name */
+    set_shape(&g->t[t1], w->ndim, w->dims);
+    g->t[t1].is_const = 1; g->t[t1].f = nw;
+    int64_t bd[1] = {cout};
+    set_shape(&g->t[t2], 1, bd);
+    g->t[t2].is_const = 1; g->t[t2].f = nb;
+    prod->in[1] = t1;
+    prod->in[2] = t2;
+    if (prod->nin < 3) prod->nin = 3;
+    return 0;
+}
+
+int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
+{
+    /* the batch */
+    tpuc_tensor_t *x = &g->t[g->inputs[0]];
+    long total = hw->batch;
+    if (x->dims[0] < 0) {
+        if (total <= 0) total = hw->cores;
+    } else if (total > 0 && total != x->dims[0]) {
+        tpuc_err(err, errlen, "--batch %ld: the model's input '%s' has a fixed batch of %lld",
+                 total, x->name, (long long)x->dims[0]);
+        return -1;
+    } else {
+        total = (long)x->dims[0];
+    }
+    long per = (total + (long)hw->cores - 1) / (long)hw->cores;
+    x->dims[0] = per; /* each core's program runs `per` images */
+
+    for (size_t ni = 0; ni < g->nn; ni++) {
+        tpuc_node_t *n = &g->n[ni];
+        if (n->op == TPUC_OP_DEAD) continue;
+        /* inputs must have shapes by now */
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0 && g->t[n->in[k]].ndim < 0)
+                NODE_ERR(n, "input '%s' has no known shape", g->t[n->in[k]].name);
+        int nouts = 0;
+        for (int k = 0; k < n->nout; k++) if (n->out[k] >= 0) nouts++;
+        const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
+        tpuc_tensor_t *y = n->nout > 0 && n->out[0] >= 0 ? &g->t[n->out[0]] : NULL;
+        if (!y) NODE_ERR(n, "no output");
+        switch (n->op) {
+        case TPUC_OP_CONSTANT: {
+            const tpuc_attr_t *v = tpuc_attr(n, "value");
+            if (!v || v->tensor < 0 || n->nattrs != 1) NODE_ERR(n, "only the 'value' attribute (a tensor) is supported");
+            int src = v->tensor;
+            int yi = n->out[0];
+            /* make y the constant: move the data */
+            tpuc_tensor_t *s = &g->t[src];
+            tpuc_tensor_t *t = &g->t[yi];
+            set_shape(t, s->ndim, s->dims);
+            t->is_const = 1; t->dtype = s->dtype; t->f = s->f; t->i = s->i;
+            s->f = NULL; s->i = NULL;
+            n->op = TPUC_OP_DEAD;
+            continue;
+        }
+        case TPUC_OP_IDENTITY:
+        case TPUC_OP_DROPOUT: {
+            if (n->op == TPUC_OP_DROPOUT) {
+                if (n->nin > 2 && n->in[2] >= 0) {
+                    const tpuc_tensor_t *tm = in_t(g, n, 2);
+                    if (!tm->is_const || (tm->i && tm->i[0]) || (tm->f && tm->f[0] != 0))
+                        NODE_ERR(n, "training_mode must be absent or a false constant for inference");
+                }
+                if (n->nout > 1 && n->out[1] >= 0 && (g->t[n->out[1]].nuses || g->t[n->out[1]].is_output))
+                    NODE_ERR(n, "the mask output is used; only the data output is supported");
+            }
+            if (a->is_const) {
+                set_shape(y, a->ndim, a->dims);
+                y->is_const = 1; y->dtype = a->dtype;
+                size_t es = a->f ? 4 : 8, e = (size_t)tpuc_tensor_elems(a);
+                void *d = malloc(e * es + 1);
+                if (!d) return tpuc_err(err, errlen, "out of memory"), -1;
+                memcpy(d, a->f ? (void *)a->f : (void *)a->i, e * es);
+                if (a->f) y->f = d; else y->i = d;
+            } else {
+                set_shape(y, a->ndim, a->dims);
+                replace_uses(g, n->out[0], n->in[0]);
+            }
+            n->op = TPUC_OP_DEAD;
+            continue;
+        }
+        default: break;
+        }
+        if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+        switch (n->op) {
+        case TPUC_OP_RESHAPE: {
+            static const char *const at[] = {"allowzero", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            if (!b || !b->is_const || !b->i) NODE_ERR(n, "the shape input must be a constant int64 tensor");
+            int64_t ns = tpuc_tensor_elems(b);
+            if (ns < 1 || ns > TPUC_MAX_DIMS) NODE_ERR(n, "target shape of %lld dimensions, supported 1 .. %d", (long long)ns, TPUC_MAX_DIMS);
+            int64_t d[TPUC_MAX_DIMS], known = 1;
+            int infer = -1;
+            for (int i = 0; i < ns; i++) {
+                d[i] = b->i[i];
+                if (d[i] == 0 && !tpuc_attr_int(n, "allowzero", 0)) {
+                    if (i >= a->ndim) NODE_ERR(n, "shape[%d] = 0 copies a dimension the input does not have", i);
+                    d[i] = a->dims[i];
+                }
+                if (d[i] == -1) {
+                    if (infer >= 0) NODE_ERR(n, "two -1 dimensions in the target shape");
+                    infer = i;
+                } else if (d[i] < 0) {
+                    NODE_ERR(n, "shape[%d] = %lld, expected >= -1", i, (long long)d[i]);
+                } else {
+                    if (d[i] && known > TPUC_MAX_ELEMS / d[i]) NODE_ERR(n, "target shape too large");
+                    known *= d[i];
+                }
+            }
+            int64_t e = tpuc_tensor_elems(a);
+            if (infer >= 0) {
+                if (known == 0 || e % known) NODE_ERR(n, "cannot infer the -1 dimension (%lld elements into %lld)", (long long)e, (long long)known);
+                d[infer] = e / known;
+            } else if (known != e) {
+                NODE_ERR(n, "target shape holds %lld elements, the input %lld", (long long)known, (long long)e);
+            }
+            set_shape(y, (int)ns, d);
+            if (a->is_const) {
+                y->is_const = 1; y->dtype = a->dtype;
+                size_t es = a->f ? 4 : 8;
+                void *dd = malloc((size_t)e * es + 1);
+                if (!dd) return tpuc_err(err, errlen, "out of memory"), -1;
+                memcpy(dd, a->f ? (void *)a->f : (void *)a->i, (size_t)e * es);
+                if (a->f) y->f = dd; else y->i = dd;
+                n->op = TPUC_OP_DEAD;
+            } else if (y->ndim < 1 || y->dims[0] != a->dims[0]) {
+                NODE_ERR(n, "the target shape changes the batch dimension (%lld -> %lld); only "
+                         "reshapes that keep the first dimension are supported",
+                         (long long)a->dims[0], (long long)y->dims[0]);
+            }
+            break;
+        }
+        case TPUC_OP_FLATTEN: {
+            static const char *const at[] = {"axis", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            int64_t ax = tpuc_attr_int(n, "axis", 1);
+            if (ax < 0) ax += a->ndim;
+            if (ax < 0 || ax > a->ndim) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)tpuc_attr_int(n, "axis", 1), a->ndim);
+            int64_t d[2] = {1, 1};
+            for (int i = 0; i < a->ndim; i++) d[i < ax ? 0 : 1] *= a->dims[i];
+            if (ax != 1) NODE_ERR(n, "axis %lld: only 1 (keep the batch) is supported", (long long)ax);
+            set_shape(y, 2, d);
+            if (a->is_const) NODE_ERR(n, "a Flatten of a constant is not supported");
+            break;
+        }
+        case TPUC_OP_GEMM: {
+            static const char *const at[] = {"alpha", "beta", "transA", "transB", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            const tpuc_attr_t *al = tpuc_attr(n, "alpha"), *be = tpuc_attr(n, "beta");
+            if (al && al->f != 1.0f) NODE_ERR(n, "alpha %g: only 1 is supported", (double)al->f);
+            if (be && be->f != 1.0f) NODE_ERR(n, "beta %g: only 1 is supported", (double)be->f);
+            if (tpuc_attr_int(n, "transA", 0)) NODE_ERR(n, "transA 1: only 0 is supported (the activation must not be transposed)");
+            if (a->ndim != 2 || !b || b->ndim != 2) NODE_ERR(n, "A and B must be 2-D");
+            if (a->is_const) NODE_ERR(n, "A is a constant; the first input must be the activation");
+            if (!b->is_const || !b->f) NODE_ERR(n, "B (the weights) must be a float32 initializer");
+            if (tpuc_attr_int(n, "transB", 0)) {
+                /* transpose the weights at compile time: B becomes K x N */
+                int64_t r = b->dims[0], c = b->dims[1];
+                float *t = malloc((size_t)(r * c + 1) * sizeof *t);
+                if (!t) return tpuc_err(err, errlen, "out of memory"), -1;
+                for (int64_t i = 0; i < r; i++)
+                    for (int64_t j = 0; j < c; j++) t[j * r + i] = b->f[i * c + j];
+                char nm[300];
+                snprintf(nm, sizeof nm, "%s/B_transposed", n->name);
+                int ti = tpuc_add_tensor(g, nm);
+                if (ti < 0) { free(t); return tpuc_err(err, errlen, "out of memory"), -1; }
+                n = &g->n[ni];
+                int64_t d[2] = {c, r};
+                set_shape(&g->t[ti], 2, d);
+                g->t[ti].is_const = 1; g->t[ti].f = t;
+                n->in[1] = ti;
+                for (size_t k = 0; k < n->nattrs; k++)
+                    if (strcmp(n->attrs[k].name, "transB") == 0) n->attrs[k].i = 0;
+                a = in_t(g, n, 0); b = in_t(g, n, 1);
+                y = &g->t[n->out[0]];
+            }
+            if (a->dims[1] != b->dims[0]) NODE_ERR(n, "A is %lld x %lld, B %lld x %lld: inner dimensions differ", (long long)a->dims[0], (long long)a->dims[1], (long long)b->dims[0], (long long)b->dims[1]);
+            int64_t d[2] = {a->dims[0], b->dims[1]};
+            set_shape(y, 2, d);
+            if (n->nin > 2 && n->in[2] >= 0) {
+                const tpuc_tensor_t *c = in_t(g, n, 2);
+                int64_t ce = tpuc_tensor_elems(c);
+                if (!c->is_const || !c->f) NODE_ERR(n, "C (the bias) must be a float32 initializer");
+                int okc = ce == 1 || (ce == d[1] && (c->ndim == 1 || (c->ndim == 2 && c->dims[0] == 1)));
+                if (!okc && c->ndim == 2 && c->dims[0] == d[0] && c->dims[1] == d[1]) okc = 2;
+                if (!okc) NODE_ERR(n, "C of shape [%lld%s%lld]: supported a scalar, [N] or [1, N] (N = %lld)", (long long)c->dims[0], c->ndim > 1 ? ", " : "", c->ndim > 1 ? (long long)c->dims[1] : 0ll, (long long)d[1]);
+                if (okc == 2) NODE_ERR(n, "C of shape [M, N] (a full matrix): supported a scalar, [N] or [1, N]");
+            }
+            break;
+        }
+        case TPUC_OP_MATMUL: {
+            if (!b || !b->is_const || !b->f || b->ndim != 2) NODE_ERR(n, "the second input must be a 2-D float32 initializer (the weights)");
+            if (a->is_const) NODE_ERR(n, "the first input must be the activation");
+            if (a->ndim < 2) NODE_ERR(n, "the first input has %d dimensions, expected >= 2", a->ndim);
+            if (a->dims[a->ndim - 1] != b->dims[0]) NODE_ERR(n, "inner dimensions differ: %lld vs %lld", (long long)a->dims[a->ndim - 1], (long long)b->dims[0]);
+            int64_t d[TPUC_MAX_DIMS];
+            for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
+            d[a->ndim - 1] = b->dims[1];
+            set_shape(y, a->ndim, d);
+            break;
+        }
+        case TPUC_OP_ADD: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_POW: {
+            if (!b) NODE_ERR(n, "two inputs expected");
+            if (a->is_const && b->is_const) NODE_ERR(n, "both inputs are constants (not folded)");
+            const tpuc_tensor_t *act = a->is_const ? b : a, *cst = a->is_const ? a : b;
+            /* broadcasting: the constant must broadcast to the activation's shape */
+            if (!cst->is_const) {
+                if (!same_shape(a, b)) NODE_ERR(n, "two activations of different shapes: not supported");
+            } else {
+                if (cst->ndim > act->ndim) NODE_ERR(n, "the constant has more dimensions than the activation");
+                for (int i = 0; i < cst->ndim; i++) {
+                    int64_t cd = cst->dims[cst->ndim - 1 - i], ad = act->dims[act->ndim - 1 - i];
+                    if (cd != 1 && cd != ad) NODE_ERR(n, "the constant's shape does not broadcast to the activation's");
+                }
+            }
+            set_shape(y, act->ndim, act->dims);
+            break;
+        }
+        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH:
+            if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+            set_shape(y, a->ndim, a->dims);
+            break;
+        case TPUC_OP_SOFTMAX: {
+            static const char *const at[] = {"axis", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            int64_t ax = tpuc_attr_int(n, "axis", n->version >= 13 ? -1 : 1);
+            if (ax < 0) ax += a->ndim;
+            if (ax != a->ndim - 1)
+                NODE_ERR(n, "axis %lld: only the last axis (%d) is supported", (long long)tpuc_attr_int(n, "axis", n->version >= 13 ? -1 : 1), a->ndim - 1);
+            set_shape(y, a->ndim, a->dims);
+            break;
+        }
+        case TPUC_OP_CONV: {
+            static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            if (tpuc_attr_int(n, "group", 1) != 1) NODE_ERR(n, "group %lld: only 1 is supported", (long long)tpuc_attr_int(n, "group", 1));
+            if (!b || !b->is_const || !b->f) NODE_ERR(n, "W (the weights) must be a float32 initializer");
+            if (b->ndim != a->ndim) NODE_ERR(n, "W has %d dimensions, X %d", b->ndim, a->ndim);
+            if (a->ndim != 3 && a->ndim != 4) NODE_ERR(n, "X of %d dimensions, supported 3 (Conv1D) and 4 (Conv2D)", a->ndim);
+            if (b->dims[1] != a->dims[1]) NODE_ERR(n, "W has %lld input channels, X %lld", (long long)b->dims[1], (long long)a->dims[1]);
+            if (n->nin > 2 && n->in[2] >= 0) {
+                const tpuc_tensor_t *c = in_t(g, n, 2);
+                if (!c->is_const || !c->f || tpuc_tensor_elems(c) != b->dims[0]) NODE_ERR(n, "B (the bias) must be a float32 initializer of %lld values", (long long)b->dims[0]);
+            }
+            if (pool_attrs(g, n, a, 1, b, err, errlen)) return -1;
+            const tpuc_attr_t *ks = tpuc_attr(n, "kernel_shape");
+            if (ks) for (int i = 0; i < a->ndim - 2; i++) if (ks->ints[i] != b->dims[2 + i]) NODE_ERR(n, "kernel_shape differs from W's shape");
+            break;
+        }
+        case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: {
+            static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode", "storage_order", "count_include_pad", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            if (pool_attrs(g, n, a, 0, NULL, err, errlen)) return -1;
+            n->count_include_pad = (int)tpuc_attr_int(n, "count_include_pad", 0);
+            break;
+        }
+        case TPUC_OP_GAP: {
+            if (a->ndim != 3 && a->ndim != 4) NODE_ERR(n, "input of %d dimensions, supported 3 and 4", a->ndim);
+            int64_t d[4] = {a->dims[0], a->dims[1], 1, 1};
+            set_shape(y, a->ndim, d);
+            break;
+        }
+        case TPUC_OP_BN: {
+            static const char *const at[] = {"epsilon", "momentum", "training_mode", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            if (tpuc_attr_int(n, "training_mode", 0)) NODE_ERR(n, "training_mode 1: only inference (0) is supported");
+            if (n->nin != 5) NODE_ERR(n, "%d inputs, expected 5", n->nin);
+            for (int k = 1; k < 5; k++) {
+                const tpuc_tensor_t *c = in_t(g, n, k);
+                if (!c || !c->is_const || !c->f || tpuc_tensor_elems(c) != a->dims[1])
+                    NODE_ERR(n, "input %d must be a float32 initializer of %lld values (one per channel)", k, (long long)(a->ndim > 1 ? a->dims[1] : 0));
+            }
+            if (a->ndim < 2) NODE_ERR(n, "input of %d dimensions, expected >= 2", a->ndim);
+            set_shape(y, a->ndim, a->dims);
+            break;
+        }
+        default:
+            NODE_ERR(n, "not supported here");
+        }
+        n = &g->n[ni];
+    }
+
+    /* GELU: the tanh-form subgraph becomes one node */
+    for (size_t ni = 0; ni < g->nn; ni++) {
+        int span[8], ns = 0;
+        if (g->n[ni].op != TPUC_OP_MUL) continue;
+        int x0 = match_gelu(g, (int)ni, span, &ns);
+        if (x0 < 0) continue;
+        tpuc_node_t *n = &g->n[ni];
+        for (int i = 0; i < ns; i++) g->n[span[i]].op = TPUC_OP_DEAD;
+        n->op = TPUC_OP_GELU;
+        free(n->op_type);
+        n->op_type = tpuc_strdup("Gelu(tanh)");
+        n->nin = 1;
+        n->in[0] = x0;
+    }
+    /* recount uses over live nodes */
+    for (size_t i = 0; i < g->nt; i++) g->t[i].nuses = 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        if (g->n[i].op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
+    }
+    /* Mul, Div and Pow survive only inside a GELU */
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_MUL || n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW)
+            NODE_ERR(n, "supported only inside the tanh-form GELU subgraph (x * 0.5 * (1 + tanh(...)))");
+    }
+    /* BatchNormalization after a Conv or Gemm with one use: folded. MatMul + Add(bias): a Gemm
+       with its bias. Conv/Gemm + Add of a per-channel constant: its bias. */
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op != TPUC_OP_BN && n->op != TPUC_OP_ADD) continue;
+        int xi = n->in[0];
+        int ci = n->op == TPUC_OP_ADD ? n->in[1] : -1;
+        if (n->op == TPUC_OP_ADD && g->t[xi].is_const) { int t = xi; xi = ci; ci = t; }
+        int pi = g->t[xi].producer;
+        if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
+        tpuc_node_t *p = &g->n[pi];
+        if (p->fuse_act) continue;
+        if (n->op == TPUC_OP_BN) {
+            if (p->op != TPUC_OP_CONV && !(p->op == TPUC_OP_GEMM)) continue;
+            if (g->t[p->in[1]].nuses > 1) { /* shared weights: fold_bn_into copies them */ }
+            if (fold_bn_into(g, p, n, err, errlen)) return -1;
+        } else {
+            if (ci < 0 || !g->t[ci].is_const) continue;
+            if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL) continue;
+            if (p->nin > 2 && p->in[2] >= 0) continue;
+            const tpuc_tensor_t *c = &g->t[ci];
+            const tpuc_tensor_t *yt = &g->t[p->out[0]];
+            int64_t ch = p->op == TPUC_OP_CONV ? yt->dims[1] : yt->dims[yt->ndim - 1];
+            int64_t ce = tpuc_tensor_elems(c);
+            int ok = 0;
+            if (p->op == TPUC_OP_CONV)
+                ok = ce == ch && c->ndim >= 1 && c->dims[0 > c->ndim - 3 ? 0 : c->ndim - 3] == ch && (c->ndim == 3 || (c->ndim == 4 && c->dims[0] == 1));
+            else
+                ok = ce == ch && c->dims[c->ndim - 1] == ch;
+            if (!ok) continue;
+            if (p->op == TPUC_OP_MATMUL) {
+                if (yt->ndim != 2) continue;
+                p->op = TPUC_OP_GEMM;
+            }
+            p->in[2] = ci;
+            p->nin = 3;
+        }
+        /* the folded node's output becomes the producer's */
+        int yo = n->out[0];
+        p->out[0] = yo;
+        g->t[yo].producer = pi;
+        n->op = TPUC_OP_DEAD;
+    }
+    /* activations after Gemm/MatMul/Conv (single use, not a graph output): fused */
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op != TPUC_OP_RELU && n->op != TPUC_OP_SIGMOID && n->op != TPUC_OP_TANH &&
+            n->op != TPUC_OP_GELU)
+            continue;
+        int xi = n->in[0];
+        int pi = g->t[xi].producer;
+        if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
+        tpuc_node_t *p = &g->n[pi];
+        if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL) continue;
+        if (p->fuse_act) continue;
+        p->fuse_act = n->op;
+        p->out[0] = n->out[0];
+        g->t[n->out[0]].producer = pi;
+        n->op = TPUC_OP_DEAD;
+    }
+    /* recount */
+    for (size_t i = 0; i < g->nt; i++) g->t[i].nuses = 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        if (g->n[i].op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
+    }
+    int yo = g->outputs[0];
+    if (g->t[yo].is_const || g->t[yo].ndim < 1) {
+        tpuc_err(err, errlen, "graph output '%s' is a constant or has no shape", g->t[yo].name);
+        return -1;
+    }
+    if (yo == g->inputs[0]) {
+        tpuc_err(err, errlen, "the graph output is its input (no operation left to run)");
+        return -1;
+    }
+    return 0;
+}

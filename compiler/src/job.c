@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The job files a compiled model runs from (docs/compiler.md "Output"): per core, the
+   argument file tpu-run / tpu-board-run / core_tb / board_tb take (docs/isa.md "Host memory
+   and job options"), and the host-side conversions tpu-infer makes: the input tensor into its
+   bf16 layout in host memory, the output out of it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+void tpuc_write_args(const tpuc_meta_t *m, const char *dir, unsigned core, const char *io_dir,
+                     FILE *f)
+{
+    const char *d = dir && dir[0] ? dir : ".";
+    const char *io = io_dir && io_dir[0] ? io_dir : ".";
+    fprintf(f, "# core %u of %u: the compiled model's program, constants, input and output\n",
+            core, m->cores);
+    fprintf(f, "--prog %s/model.bin\n", d);
+    fprintf(f, "--hostmem-mib %" PRIu64 "\n", (m->host_bytes + (1u << 20) - 1) >> 20);
+    fprintf(f, "--load %" PRIu64 "=%s/image.npy\n", m->image_base, d);
+    for (int i = 0; i < m->nfills; i++)
+        fprintf(f, "--load %" PRIu64 "=%s/fill%d.npy\n", m->fill_addr[i], d, i);
+    fprintf(f, "--load %" PRIu64 "=%s/input%u.npy\n", m->in.lay.addr, io, core);
+    fprintf(f, "--dump %" PRIu64 "=%s/output%u.npy:%s:%" PRIu64 "x%" PRIu64 "\n",
+            m->out.lay.addr, io, core, m->out.lay.esize == 4 ? "f32" : "bf16", m->out.lay.rows,
+            m->out.lay.cols);
+}
+
+/* The element of io at logical index idx (dims of the compiled tensor, batch first): its
+   element offset in the host buffer (row * cols + col). */
+static uint64_t elem_offset(const tpuc_io_t *io, const int64_t *idx)
+{
+    const tpuc_layout_t *l = &io->lay;
+    if (l->kind == TPUC_LAYOUT_SPATIAL) {
+        uint64_t b = (uint64_t)idx[0], c = (uint64_t)idx[1];
+        uint64_t h = io->ndim == 4 ? (uint64_t)idx[2] : 0, w = (uint64_t)idx[io->ndim - 1];
+        uint64_t row = b * l->img + l->off + h * l->rpitch + w;
+        return row * l->cols + c;
+    }
+    uint64_t lin = 0;
+    for (int i = 0; i < io->ndim; i++) lin = lin * (uint64_t)io->dims[i] + (uint64_t)idx[i];
+    return lin; /* PLAIN is row-major and dense */
+}
+
+static void next_index(const tpuc_io_t *io, int64_t *idx)
+{
+    for (int i = io->ndim - 1; i >= 0; i--) {
+        if (++idx[i] < io->dims[i]) return;
+        idx[i] = 0;
+    }
+}
+
+uint64_t tpuc_io_elems(const tpuc_io_t *io)
+{
+    uint64_t e = 1;
+    for (int i = 0; i < io->ndim; i++) e *= (uint64_t)io->dims[i];
+    return e;
+}
+
+void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
+{
+    const tpuc_layout_t *l = &io->lay;
+    uint16_t *buf = (uint16_t *)(host + l->addr);
+    if (l->kind == TPUC_LAYOUT_SPATIAL && l->pad_value)
+        for (uint64_t i = 0; i < l->rows * l->cols; i++) buf[i] = l->pad_value;
+    int64_t idx[TPUC_MAX_DIMS] = {0};
+    uint64_t n = tpuc_io_elems(io);
+    for (uint64_t e = 0; e < n; e++) {
+        buf[elem_offset(io, idx)] = tpuc_f32_to_bf16(x[e]);
+        next_index(io, idx);
+    }
+}
+
+void tpuc_get_output(const tpuc_io_t *io, const uint8_t *host, float *y)
+{
+    const tpuc_layout_t *l = &io->lay;
+    int64_t idx[TPUC_MAX_DIMS] = {0};
+    uint64_t n = tpuc_io_elems(io);
+    for (uint64_t e = 0; e < n; e++) {
+        uint64_t off = elem_offset(io, idx);
+        if (l->esize == 4) {
+            memcpy(&y[e], host + l->addr + off * 4, 4);
+        } else {
+            uint16_t b;
+            memcpy(&b, host + l->addr + off * 2, 2);
+            y[e] = tpuc_bf16_to_f32(b);
+        }
+        next_index(io, idx);
+    }
+}

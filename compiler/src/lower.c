@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pass 3: graph -> graph. Decides how every activation lives in host memory (docs/compiler.md
+   "Layouts"): PLAIN (row-major, the last dimension in the row) or SPATIAL (a pixel per row,
+   channels in the row, with the clean padding its Conv/pool consumers read). Also fuses a
+   Softmax into the Gemm before it, and refuses what the core cannot run (a Flatten of a
+   SPATIAL tensor read by anything but Gemm/MatMul, a padding a consumer needs that its
+   producer cannot provide). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+static int is_spatial_op(tpuc_op_t op)
+{
+    return op == TPUC_OP_CONV || op == TPUC_OP_MAXPOOL || op == TPUC_OP_AVGPOOL ||
+           op == TPUC_OP_GAP;
+}
+
+/* Wants SPATIAL input: conv/pools always; BN on a >= 3-D input. */
+static int wants_spatial(const tpuc_graph_t *g, const tpuc_node_t *n)
+{
+    if (is_spatial_op(n->op)) return 1;
+    if (n->op == TPUC_OP_BN && g->t[n->in[0]].ndim >= 3) return 1;
+    return 0;
+}
+
+int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
+{
+    (void)hw;
+    /* Softmax right after a Gemm/MatMul with no activation: computed from ACC in its epilogue */
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op != TPUC_OP_SOFTMAX) continue;
+        int xi = n->in[0];
+        int pi = g->t[xi].producer;
+        if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
+        tpuc_node_t *p = &g->n[pi];
+        if ((p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL) || p->fuse_act) continue;
+        p->fuse_softmax = 1;
+        p->out[0] = n->out[0];
+        g->t[n->out[0]].producer = pi;
+        n->op = TPUC_OP_DEAD;
+    }
+    /* layout kinds, in topological order */
+    tpuc_tensor_t *x = &g->t[g->inputs[0]];
+    int sp_in = 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        if (n->op != TPUC_OP_DEAD && n->in[0] == g->inputs[0] && wants_spatial(g, n)) sp_in = 1;
+    }
+    if (sp_in && x->ndim != 3 && x->ndim != 4) {
+        tpuc_err(err, errlen, "input '%s' of %d dimensions feeds a Conv/pool, expected 3 or 4",
+                 x->name, x->ndim);
+        return -1;
+    }
+    x->lay.kind = sp_in ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        tpuc_tensor_t *a = &g->t[n->in[0]];
+        tpuc_tensor_t *y = &g->t[n->out[0]];
+#define LERR(...)                                                                            \
+    do {                                                                                     \
+        char m_[300];                                                                        \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
+        tpuc_err(err, errlen, "node '%s' (%s): %s", n->name, n->op_type, m_);                \
+        return -1;                                                                           \
+    } while (0)
+        if (wants_spatial(g, n) && a->lay.kind != TPUC_LAYOUT_SPATIAL) {
+            if (a->lay.kind == TPUC_LAYOUT_PLAIN)
+                LERR("its input '%s' is laid out row-major by its producer; a Conv/pool input "
+                     "must come from the graph input or another Conv/pool", a->name);
+        }
+        switch (n->op) {
+        case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
+            y->lay.kind = TPUC_LAYOUT_SPATIAL;
+            break;
+        case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
+                /* read as [B, C*H*W] by a Gemm/MatMul only (weights permuted); h = w = 1 is
+                   plain [B, C] */
+                y->lay.kind = TPUC_LAYOUT_SPATIAL;
+                y->lay.flat = 1;
+                if (y->ndim != 2) LERR("a reshape of a Conv/pool output to %d dimensions; only a flatten to [batch, features] is supported", y->ndim);
+                for (size_t k = 0; k < g->nn; k++) {
+                    const tpuc_node_t *c = &g->n[k];
+                    if (c->op == TPUC_OP_DEAD) continue;
+                    for (int j = 0; j < c->nin; j++)
+                        if (c->in[j] == n->out[0] && c->op != TPUC_OP_GEMM && c->op != TPUC_OP_MATMUL)
+                            LERR("its output is read by '%s' (%s); a flattened Conv/pool output can only feed a Gemm or MatMul", c->name, c->op_type);
+                }
+                if (y->is_output) LERR("a flattened Conv/pool output as the graph output is not supported");
+            } else {
+                y->lay.kind = TPUC_LAYOUT_PLAIN;
+            }
+            break;
+        case TPUC_OP_GEMM: case TPUC_OP_MATMUL:
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat)
+                LERR("a Gemm/MatMul on a Conv/pool output needs a Flatten before it");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
+        case TPUC_OP_SOFTMAX:
+            if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
+        default: /* elementwise, BN: the input's kind */
+            if (a->lay.flat) LERR("a flattened Conv/pool output can only feed a Gemm or MatMul");
+            y->lay.kind = a->lay.kind;
+            if (n->nin > 1 && n->in[1] >= 0 && !g->t[n->in[1]].is_const &&
+                g->t[n->in[1]].lay.kind != a->lay.kind)
+                LERR("two inputs with different memory layouts");
+            break;
+        }
+#undef LERR
+    }
+    return 0;
+}

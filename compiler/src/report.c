@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pass 6: program -> report. The predicted cycles are the C model's: the program is run on
+   the core model (the timing does not depend on the data, so the input is zero), and each
+   layer's cycles are the difference between the program cut after it (plus `halt`) and cut
+   before it. Also writes model.txt, the description tpu-infer reads. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/core.h"
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+static int run_prefix(const tpuc_hw_t *hw, const tpuc_prog_t *p, uint8_t *host, size_t end,
+                      tpu_core_result_t *res, char *err, size_t errlen)
+{
+    tpu_core_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.geom = hw->geom;
+    cfg.geom.imem_insns = hw->geom.imem_insns > end + 1 ? hw->geom.imem_insns : (unsigned)(end + 1);
+    cfg.axi_data_bits = hw->axi_data_bits;
+    tpu_core_t *core = tpu_core_new(&cfg);
+    if (!core) { tpuc_err(err, errlen, "cannot create the core model"); return -1; }
+    tpu_insn_t *prog = malloc((end + 1) * sizeof *prog);
+    if (!prog) { tpu_core_free(core); tpuc_err(err, errlen, "out of memory"); return -1; }
+    memcpy(prog, p->insns, end * sizeof *prog);
+    prog[end] = p->insns[p->ninsns - 1]; /* the final halt */
+    int rc = tpu_core_run(core, prog, end + 1, 0, host, (size_t)p->host_bytes, NULL, res);
+    free(prog);
+    tpu_core_free(core);
+    if (rc != 0 || res->status != TPU_CORE_DONE) {
+        tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
+                 "(status %d, error %d at pc %u)", (int)res->status, res->err_code, res->err_pc);
+        return -1;
+    }
+    return 0;
+}
+
+int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
+                size_t errlen)
+{
+    (void)g;
+    uint8_t *host = calloc(1, (size_t)p->host_bytes);
+    if (!host) { tpuc_err(err, errlen, "out of memory (host image)"); return -1; }
+    memcpy(host + p->image_base, p->image, p->image_bytes);
+    uint64_t prev_c = 0, prev_m = 0;
+    size_t prev_end = 0;
+    for (size_t i = 0; i < p->nlayers; i++) {
+        tpuc_layer_t *l = &p->layers[i];
+        tpu_core_result_t res;
+        if (l->end_insn == prev_end) { l->cycles = 0; continue; }
+        if (run_prefix(hw, p, host, l->end_insn, &res, err, errlen)) { free(host); return -1; }
+        l->cycles = res.counters[TPU_CNT_CYCLES] - prev_c;
+        l->mxu_busy = res.counters[TPU_CNT_MXU_BUSY] - prev_m;
+        prev_c = res.counters[TPU_CNT_CYCLES];
+        prev_m = res.counters[TPU_CNT_MXU_BUSY];
+        prev_end = l->end_insn;
+    }
+    p->total_cycles = prev_c;
+    free(host);
+    return 0;
+}
+
+static double util(uint64_t macs, unsigned n, uint64_t cycles)
+{
+    return cycles ? (double)macs / ((double)n * n * (double)cycles) : 0.0;
+}
+
+void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
+{
+    (void)g;
+    unsigned n = hw->geom.n;
+    fprintf(f, "tpu-compile report: N = %u, %u core(s), %ld image(s) per core, UB %u / ACC %u / "
+            "WMEM %u rows, IMEM %u (program %zu instructions), host memory %.1f MiB\n", n,
+            hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
+            hw->geom.imem_insns, p->ninsns, (double)p->host_bytes / 1048576.0);
+    fprintf(f, "%-28s %-22s %12s %10s %7s %7s %6s %6s %6s  %s\n", "node", "op", "MACs",
+            "cycles", "MXU%", "bound%", "UBhi", "ACChi", "WMhi", "constants");
+    for (size_t i = 0; i < p->nlayers; i++) {
+        const tpuc_layer_t *l = &p->layers[i];
+        fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %7.2f %7.2f %6" PRIu64
+                " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node, l->op, l->macs, l->cycles,
+                100.0 * util(l->macs, n, l->cycles),
+                100.0 * util(l->macs, n, l->mxu_rows), l->ub_hi, l->acc_hi, l->wmem_hi,
+                l->consts);
+    }
+    double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /
+                                       (double)p->total_cycles : 0.0;
+    fprintf(f, "total: %" PRIu64 " MACs per core, %" PRIu64 " cycles per batch of %ld per core "
+            "(%.1f cycles per image), MXU utilisation %.2f %%, %.1f images/s at %u MHz on %u "
+            "core(s)\n", p->total_macs, p->total_cycles, p->batch,
+            p->batch ? (double)p->total_cycles / (double)p->batch : 0.0,
+            100.0 * util(p->total_macs, n, p->total_cycles), ips, hw->freq_mhz, hw->cores);
+    fprintf(f, "MXU%%: useful MACs / (N^2 x cycles); bound%%: useful MACs / (N^2 x vectors "
+            "presented), the most the layer's tiling (K and N' padded to N, Conv rows on the "
+            "padded width) allows\n");
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
+{
+    (void)g;
+    unsigned n = hw->geom.n;
+    fprintf(f, "{\n  \"mxu\": %u, \"cores\": %u, \"batch_per_core\": %ld, \"ub_rows\": %u, "
+            "\"acc_rows\": %u, \"wmem_rows\": %u, \"imem_insns\": %u, \"instructions\": %zu, "
+            "\"host_bytes\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n", n, hw->cores,
+            p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
+            hw->geom.imem_insns, p->ninsns, p->host_bytes, hw->freq_mhz);
+    for (size_t i = 0; i < p->nlayers; i++) {
+        const tpuc_layer_t *l = &p->layers[i];
+        fprintf(f, "    {\"node\": ");
+        json_str(f, l->node);
+        fprintf(f, ", \"op\": ");
+        json_str(f, l->op);
+        fprintf(f, ", \"macs\": %" PRIu64 ", \"cycles\": %" PRIu64 ", \"mxu_busy\": %" PRIu64
+                ", \"mxu_util\": %.6f, \"shape_bound\": %.6f, \"ub_high\": %" PRIu64
+                ", \"acc_high\": %" PRIu64 ", \"wmem_high\": %" PRIu64
+                ", \"first_insn\": %zu, \"end_insn\": %zu, \"constants\": ",
+                l->macs, l->cycles, l->mxu_busy, util(l->macs, n, l->cycles),
+                util(l->macs, n, l->mxu_rows), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
+                l->end_insn);
+        json_str(f, l->consts);
+        fprintf(f, "}%s\n", i + 1 < p->nlayers ? "," : "");
+    }
+    double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /
+                                       (double)p->total_cycles : 0.0;
+    fprintf(f, "  ],\n  \"total\": {\"macs\": %" PRIu64 ", \"cycles\": %" PRIu64
+            ", \"cycles_per_image\": %.3f, \"mxu_util\": %.6f, \"images_per_s\": %.3f}\n}\n",
+            p->total_macs, p->total_cycles,
+            p->batch ? (double)p->total_cycles / (double)p->batch : 0.0,
+            util(p->total_macs, n, p->total_cycles), ips);
+}
+
+static void write_io(FILE *f, const char *kind, const tpuc_tensor_t *t)
+{
+    const tpuc_layout_t *l = &t->lay;
+    fprintf(f, "%s %s %d", kind, t->name, t->ndim);
+    for (int i = 0; i < t->ndim; i++) fprintf(f, " %lld", (long long)t->dims[i]);
+    fprintf(f, " layout %s esize %u addr %" PRIu64 " rows %" PRIu64 " cols %" PRIu64
+            " img %" PRIu64 " off %" PRIu64 " rpitch %" PRIu64 " h %" PRIu64 " w %" PRIu64
+            " pad %u\n", l->kind == TPUC_LAYOUT_SPATIAL ? "spatial" : "plain", l->esize,
+            l->addr, l->rows, l->cols, l->img, l->off, l->rpitch, l->h, l->w, l->pad_value);
+}
+
+void tpuc_write_meta(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
+{
+    fprintf(f, "tpuc-model 1\n");
+    fprintf(f, "geom %u %u %u %u %u\n", hw->geom.n, hw->geom.ub_rows, hw->geom.acc_rows,
+            hw->geom.wmem_rows, hw->geom.imem_insns);
+    fprintf(f, "axi_data_bits %u\n", hw->axi_data_bits);
+    fprintf(f, "board %u %u %u\n", hw->cores, hw->topo_rows, hw->topo_cols);
+    fprintf(f, "batch %ld\n", p->batch);
+    fprintf(f, "host_bytes %" PRIu64 "\n", p->host_bytes);
+    fprintf(f, "image %" PRIu64 " %zu\n", p->image_base, p->image_bytes);
+    for (int i = 0; i < p->fills; i++)
+        fprintf(f, "fill %" PRIu64 " %" PRIu64 "\n", p->fill_addr[i], p->fill_bytes[i]);
+    write_io(f, "input", &g->t[p->in_t]);
+    write_io(f, "output", &g->t[p->out_t]);
+}
+
+/* ---- the reader (tpu-infer): model.txt is ours, but it is still checked line by line ---- */
+static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
+{
+    char kind[16], lay[16];
+    int pos = 0;
+    if (sscanf(line, "%15s %127s %d%n", kind, io->name, &io->ndim, &pos) != 3 || io->ndim < 1 ||
+        io->ndim > TPUC_MAX_DIMS) {
+        tpuc_err(err, errlen, "bad tensor line '%.60s'", line);
+        return -1;
+    }
+    const char *s = line + pos;
+    for (int i = 0; i < io->ndim; i++) {
+        long long d;
+        int k = 0;
+        if (sscanf(s, " %lld%n", &d, &k) != 1 || d < 1 || d > (1ll << 31)) {
+            tpuc_err(err, errlen, "bad dimension in '%.60s'", line);
+            return -1;
+        }
+        io->dims[i] = d;
+        s += k;
+    }
+    unsigned long long es, addr, rows, cols, img, off, rp, h, w;
+    unsigned pad;
+    if (sscanf(s, " layout %15s esize %llu addr %llu rows %llu cols %llu img %llu off %llu "
+               "rpitch %llu h %llu w %llu pad %u", lay, &es, &addr, &rows, &cols, &img, &off,
+               &rp, &h, &w, &pad) != 11 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
+        rows > (1ull << 40) || pad > 0xFFFF) {
+        tpuc_err(err, errlen, "bad layout in '%.60s'", line);
+        return -1;
+    }
+    memset(&io->lay, 0, sizeof io->lay);
+    io->lay.kind = strcmp(lay, "spatial") == 0 ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
+    io->lay.esize = (unsigned)es;
+    io->lay.addr = addr; io->lay.rows = rows; io->lay.cols = cols; io->lay.img = img;
+    io->lay.off = off; io->lay.rpitch = rp; io->lay.h = h; io->lay.w = w;
+    io->lay.pad_value = (uint16_t)pad;
+    if (io->lay.kind == TPUC_LAYOUT_SPATIAL && (img == 0 || rp == 0 || w > rp ||
+                                               off + (h ? h - 1 : 0) * rp + w > img))
+        { tpuc_err(err, errlen, "bad spatial layout in '%.60s'", line); return -1; }
+    return 0;
+}
+
+int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    FILE *f = fopen(path, "r");
+    if (!f) { tpuc_err(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    char line[1024];
+    int have = 0, ln = 0, rc = 0;
+    m->nfills = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        if (!strchr(line, '\n') && !feof(f)) { rc = -1; tpuc_err(err, errlen, "%s:%d: line too long", path, ln); break; }
+        unsigned long long a, b;
+        if (ln == 1) {
+            if (strcmp(line, "tpuc-model 1\n") != 0) { rc = -1; tpuc_err(err, errlen, "%s: not a compiled model (expected 'tpuc-model 1')", path); break; }
+            continue;
+        }
+        if (sscanf(line, "geom %u %u %u %u %u", &m->geom.n, &m->geom.ub_rows, &m->geom.acc_rows, &m->geom.wmem_rows, &m->geom.imem_insns) == 5) have |= 1;
+        else if (sscanf(line, "axi_data_bits %u", &m->axi_data_bits) == 1) have |= 2;
+        else if (sscanf(line, "board %u %u %u", &m->cores, &m->topo_rows, &m->topo_cols) == 3) have |= 4;
+        else if (sscanf(line, "batch %ld", &m->batch) == 1) have |= 8;
+        else if (sscanf(line, "host_bytes %llu", &a) == 1) { m->host_bytes = a; have |= 16; }
+        else if (sscanf(line, "image %llu %llu", &a, &b) == 2) { m->image_base = a; m->image_bytes = b; have |= 32; }
+        else if (sscanf(line, "fill %llu %llu", &a, &b) == 2) {
+            if (m->nfills == 64) { rc = -1; tpuc_err(err, errlen, "%s:%d: too many fills", path, ln); break; }
+            m->fill_addr[m->nfills] = a; m->fill_bytes[m->nfills] = b; m->nfills++;
+        } else if (strncmp(line, "input ", 6) == 0) { if ((rc = read_io(line, &m->in, err, errlen))) break; have |= 64; }
+        else if (strncmp(line, "output ", 7) == 0) { if ((rc = read_io(line, &m->out, err, errlen))) break; have |= 128; }
+        else { rc = -1; tpuc_err(err, errlen, "%s:%d: unknown line '%.40s'", path, ln, line); break; }
+    }
+    fclose(f);
+    if (rc) return -1;
+    if (have != 255) { tpuc_err(err, errlen, "%s: incomplete model description", path); return -1; }
+    if (m->geom.n < 1 || m->geom.n > 256 || m->cores < 1 || m->cores > 64 || m->batch < 1 ||
+        m->host_bytes == 0 || m->host_bytes > (4ull << 30) ||
+        m->image_base + m->image_bytes > m->host_bytes) {
+        tpuc_err(err, errlen, "%s: values out of range", path);
+        return -1;
+    }
+    for (int i = 0; i < m->nfills; i++)
+        if (m->fill_addr[i] + m->fill_bytes[i] > m->host_bytes) { tpuc_err(err, errlen, "%s: fill out of range", path); return -1; }
+    const tpuc_io_t *ios[2] = {&m->in, &m->out};
+    for (int i = 0; i < 2; i++) {
+        const tpuc_layout_t *l = &ios[i]->lay;
+        if (l->addr + (l->rows * l->cols) * l->esize > m->host_bytes || l->rows * l->cols > (1ull << 34)) {
+            tpuc_err(err, errlen, "%s: tensor '%s' out of the host memory", path, ios[i]->name);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,1083 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pass 4: graph -> program. Lays out host memory (activation buffers from 0x1000, then the
+   constant image: weight tiles in bf16, biases and scales in fp32), and for every node picks
+   the tiles that fit UB / ACC / WMEM and asks emit.c for the instructions: K-chunks of the
+   activation DMA'd into UB, weight tiles streamed through the WMEM slots with each `lw` right
+   after the previous `matmul` (so it overlaps it), bias and activation fused into the VPU
+   epilogue, results DMA'd out. docs/compiler.md explains each lowering. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/numerics.h"
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+#define BF16_NEG_ZERO 0x8000u
+#define BF16_NEG_INF 0xFF80u
+
+enum { UB = 0, ACC = 1, WMEM = 2 };
+enum { V_ADD = 0, V_SUB, V_MUL, V_MAX, V_MIN, V_CVT, V_RELU, V_EXP, V_TANH, V_SIGMOID, V_GELU };
+
+typedef struct {
+    tpuc_graph_t *g;
+    const tpuc_hw_t *hw;
+    tpuc_prog_t *p;
+    tpuc_ectx_t e;
+    unsigned n;
+    uint64_t host_top;    /* next free activation byte */
+    uint64_t img_base;    /* where the constant image is loaded */
+    uint64_t wstep;       /* weight tiles loaded so far (WMEM slot round robin) */
+    unsigned slots;       /* WMEM tiles */
+    char *err;
+    size_t errlen;
+    const tpuc_node_t *node;
+} ctx_t;
+
+#define CERR(c, ...)                                                                         \
+    do {                                                                                     \
+        char m_[400];                                                                        \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
+        tpuc_err((c)->err, (c)->errlen, "node '%s' (%s): %s", (c)->node->name,               \
+                 (c)->node->op_type, m_);                                                    \
+        return -1;                                                                           \
+    } while (0)
+#define TRY(x)                                                                               \
+    do {                                                                                     \
+        if ((x) < 0) {                                                                       \
+            if (!c->err[0]) tpuc_err(c->err, c->errlen, "out of memory");                    \
+            return -1;                                                                       \
+        }                                                                                    \
+    } while (0)
+
+uint16_t tpuc_f32_to_bf16(float x)
+{
+    fp32_t f;
+    memcpy(&f.v, &x, 4);
+    return fp32_to_bf16(f).v;
+}
+
+float tpuc_bf16_to_f32(uint16_t b)
+{
+    uint32_t v = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &v, 4);
+    return f;
+}
+
+static uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t gcd64(uint64_t a, uint64_t b) { while (b) { uint64_t t = a % b; a = b; b = t; } return a; }
+static uint64_t lcm64(uint64_t a, uint64_t b) { return a / gcd64(a, b) * b; }
+
+/* ---- the constant image ---- */
+static int64_t img_alloc(ctx_t *c, uint64_t bytes)
+{
+    uint64_t off = up(c->p->image_bytes, 64);
+    uint64_t end = off + bytes;
+    if (end > ((uint64_t)1 << 32)) return -1;
+    uint8_t *im = realloc(c->p->image, (size_t)end + 1);
+    if (!im) return -1;
+    memset(im + c->p->image_bytes, 0, (size_t)(end - c->p->image_bytes));
+    c->p->image = im;
+    c->p->image_bytes = end;
+    return (int64_t)off;
+}
+
+static uint64_t img_addr(const ctx_t *c, int64_t off) { return c->img_base + (uint64_t)off; }
+
+/* U fp32 rows of N lanes: lane l of row u = v[u*N + l] (0 past count). */
+static int64_t img_rows_f32(ctx_t *c, const float *v, uint64_t count, uint64_t rows)
+{
+    int64_t off = img_alloc(c, rows * c->n * 4);
+    if (off < 0) return -1;
+    for (uint64_t i = 0; i < rows * c->n; i++) {
+        float f = i < count ? v[i] : 0.0f;
+        memcpy(c->p->image + off + i * 4, &f, 4);
+    }
+    return off;
+}
+
+/* ---- layer records ---- */
+static int layer_begin(ctx_t *c, const tpuc_node_t *n, const char *consts)
+{
+    tpuc_prog_t *p = c->p;
+    if (p->nlayers == p->caplayers) {
+        size_t cap = p->caplayers ? p->caplayers * 2 : 16;
+        tpuc_layer_t *l = realloc(p->layers, cap * sizeof *l);
+        if (!l) return -1;
+        p->layers = l;
+        p->caplayers = cap;
+    }
+    tpuc_layer_t *l = &p->layers[p->nlayers++];
+    memset(l, 0, sizeof *l);
+    l->node = tpuc_strdup(n->name);
+    char op[200];
+    snprintf(op, sizeof op, "%s%s%s%s", n->op_type,
+             n->fuse_act == TPUC_OP_RELU ? "+Relu" : n->fuse_act == TPUC_OP_SIGMOID ? "+Sigmoid"
+             : n->fuse_act == TPUC_OP_TANH ? "+Tanh" : n->fuse_act == TPUC_OP_GELU ? "+Gelu" : "",
+             n->fuse_softmax ? "+Softmax" : "", "");
+    l->op = tpuc_strdup(op);
+    l->consts = tpuc_strdup(consts);
+    l->first_insn = c->e.count;
+    c->e.mxu_rows = 0;
+    if (!l->node || !l->op || !l->consts) return -1;
+    return tpuc_asm(p, "\n# ---- node '%s' (%s) ----\n", n->name, op);
+}
+
+static tpuc_layer_t *cur_layer(ctx_t *c) { return &c->p->layers[c->p->nlayers - 1]; }
+
+static void hw_mark(ctx_t *c, uint64_t ub, uint64_t acc, uint64_t wm)
+{
+    tpuc_layer_t *l = cur_layer(c);
+    l->ub_hi = max64(l->ub_hi, ub);
+    l->acc_hi = max64(l->acc_hi, acc);
+    l->wmem_hi = max64(l->wmem_hi, wm);
+}
+
+/* ---- layouts (host buffers) ---- */
+typedef struct {
+    unsigned pt, pl, pb, pr;
+    int pad_kind;        /* 0 none needed, 1 zero, 2 -Inf */
+    uint64_t stride_w;   /* lcm of the consumers' W strides */
+    uint64_t kh, kw;     /* largest consumer kernel */
+} need_t;
+
+static int consumer_needs(ctx_t *c, int ti, need_t *nd)
+{
+    memset(nd, 0, sizeof *nd);
+    nd->stride_w = 1;
+    const tpuc_graph_t *g = c->g;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD || n->in[0] != ti) continue;
+        if (n->op != TPUC_OP_CONV && n->op != TPUC_OP_MAXPOOL && n->op != TPUC_OP_AVGPOOL) continue;
+        nd->pt = (unsigned)max64(nd->pt, (uint64_t)n->conv_p[0]);
+        nd->pl = (unsigned)max64(nd->pl, (uint64_t)n->conv_p[1]);
+        nd->pb = (unsigned)max64(nd->pb, (uint64_t)n->conv_p[2]);
+        nd->pr = (unsigned)max64(nd->pr, (uint64_t)n->conv_p[3]);
+        nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[1]);
+        nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[0]);
+        nd->kh = max64(nd->kh, (uint64_t)n->conv_k[0]);
+        nd->kw = max64(nd->kw, (uint64_t)n->conv_k[1]);
+        int p = n->conv_p[0] | n->conv_p[1] | n->conv_p[2] | n->conv_p[3];
+        if (p) {
+            int kind = n->op == TPUC_OP_MAXPOOL ? 2 : 1;
+            if (nd->pad_kind && nd->pad_kind != kind) {
+                c->node = n;
+                CERR(c, "its input is padded by another consumer with a different value "
+                     "(zero vs -Inf): not supported");
+            }
+            nd->pad_kind = kind;
+        }
+    }
+    return 0;
+}
+
+/* A host buffer of rows x cols elements of es bytes plus slack rows. */
+static int host_alloc(ctx_t *c, tpuc_layout_t *l, uint64_t slack_rows)
+{
+    l->addr = up(c->host_top, 64);
+    uint64_t bytes = (l->rows + slack_rows) * l->cols * l->esize;
+    c->host_top = l->addr + bytes;
+    if (c->host_top > ((uint64_t)3 << 30)) {
+        tpuc_err(c->err, c->errlen, "the activations need more than 3 GiB of host memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* SPATIAL buffer with clean padding (pt, pl, pb, pr) for an [B, C, H, W] tensor. */
+static int spatial_clean(ctx_t *c, tpuc_tensor_t *t, const need_t *nd)
+{
+    tpuc_layout_t *l = &t->lay;
+    uint64_t B = (uint64_t)t->dims[0], C = (uint64_t)t->dims[1];
+    uint64_t H = t->ndim == 4 ? (uint64_t)t->dims[2] : 1, W = (uint64_t)t->dims[t->ndim - 1];
+    l->kind = TPUC_LAYOUT_SPATIAL;
+    l->cols = C;
+    l->h = H;
+    l->w = W;
+    l->pad_t = nd->pt; l->pad_l = nd->pl; l->pad_b = nd->pb; l->pad_r = nd->pr;
+    l->pad_value = nd->pad_kind == 2 ? BF16_NEG_INF : 0;
+    l->rpitch = up(nd->pl + W + nd->pr, nd->stride_w);
+    l->img = up((nd->pt + H + nd->pb) * l->rpitch, nd->stride_w);
+    l->off = nd->pt * l->rpitch + nd->pl;
+    l->rows = B * l->img;
+    return host_alloc(c, l, l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1);
+}
+
+/* Records a -Inf fill of a buffer's pad ring: the whole buffer is prefilled in the image of
+   the run (a --load of the fill file), the producer overwrites the valid pixels. */
+typedef struct { uint64_t addr, bytes; } fill_t;
+static fill_t g_fills[64];
+static int g_nfills;
+
+/* ---- the matmul engine: C[m, :] = sum over K-chunks of A-chunk[m] x W-tile ---- */
+typedef struct {
+    unsigned T, U;               /* K-chunks, N-tiles */
+    uint64_t *a_addr;            /* per chunk: host address of M row 0 */
+    unsigned *a_cols;
+    uint64_t a_mstride;          /* bytes between M rows */
+    int64_t w_off;               /* image offset of tile (j, nt): w_off + (nt*T + j)*N*N*2 */
+    int64_t b_off;               /* image offset of U bias rows (fp32), -1 none */
+    int act;                     /* fused activation (TPUC_OP_*) or 0 */
+    int softmax;                 /* fused softmax over the Nout columns */
+    uint64_t nout;               /* output columns */
+    uint64_t mtot;               /* M rows */
+    /* output */
+    const tpuc_layout_t *out;    /* PLAIN rows x nout, or SPATIAL */
+    int scatter;                 /* SPATIAL output written per valid image row */
+    uint64_t r_img, r_pitch, oh, ow; /* the r-space of a Conv (scatter) */
+} mm_t;
+
+static unsigned act_vop(int act)
+{
+    switch (act) {
+    case TPUC_OP_RELU: return V_RELU;
+    case TPUC_OP_SIGMOID: return V_SIGMOID;
+    case TPUC_OP_TANH: return V_TANH;
+    case TPUC_OP_GELU: return V_GELU;
+    default: return V_CVT;
+    }
+}
+
+/* Writes on-chip rows holding M rows [m0, m0 + mt) of output columns [col, col + ct) to the
+   output buffer: one dma_out for a PLAIN or r-space output, one per valid image row for a
+   SPATIAL buffer with clean padding (scatter). */
+static int write_rows(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uint64_t m0,
+                      uint64_t mt, uint64_t col, uint64_t ct)
+{
+    const tpuc_layout_t *o = m->out;
+    uint64_t es = o->esize;
+    if (!m->scatter) {
+        TRY(tpuc_e_dma_out(&c->e, mem, row, mt, ct, o->addr + (m0 * o->cols + col) * es,
+                           o->cols * es));
+        return 0;
+    }
+    /* r = b*r_img + oh*r_pitch + ow; valid oh < OH, ow < OW */
+    uint64_t r = m0, end = m0 + mt;
+    while (r < end) {
+        uint64_t b = r / m->r_img, rem = r % m->r_img;
+        uint64_t y = rem / m->r_pitch, x = rem % m->r_pitch;
+        if (y >= m->oh) { r = (b + 1) * m->r_img; continue; }
+        if (x >= m->ow) { r = b * m->r_img + (y + 1) * m->r_pitch; continue; }
+        uint64_t len = min64(m->ow - x, end - r);
+        uint64_t pix = b * o->img + o->off + y * o->rpitch + x;
+        TRY(tpuc_e_dma_out(&c->e, mem, row + (r - m0), len, ct,
+                           o->addr + (pix * o->cols + col) * es, o->cols * es));
+        r += len;
+    }
+    return 0;
+}
+
+static int run_mm(ctx_t *c, const mm_t *m)
+{
+    const unsigned N = c->n;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    const unsigned T = m->T, U = m->U;
+    const uint64_t S = (uint64_t)T * U;
+    const unsigned es = m->out->esize;
+    /* ACC: bias rows at the top, then the output regions */
+    uint64_t acc_avail = gm->acc_rows > U ? gm->acc_rows - (m->b_off >= 0 ? U : 0) : 0;
+    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
+    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : 2;
+    uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
+    uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
+    uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
+    int keep = mt_keep >= min64(m->mtot, N) || mt_keep >= mt_stream;
+    uint64_t mt = keep ? mt_keep : mt_stream;
+    if (mt < 1)
+        CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
+             "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);
+    uint64_t bias_row = gm->acc_rows - U;
+    if (m->b_off >= 0) {
+        TRY(tpuc_e_dma_in(&c->e, ACC, bias_row, U, N, img_addr(c, m->b_off), (uint64_t)N * 4));
+    }
+    const uint64_t tile_bytes = (uint64_t)N * N * 2;
+    uint64_t ub_act = keep ? (uint64_t)T * mt : 2 * mt; /* UB rows of the activation chunks */
+    uint64_t ub_e = ub_act;
+    hw_mark(c, ub_act + e_ub * mt, a_acc * mt + (m->b_off >= 0 ? U : 0),
+            (uint64_t)min64(c->slots, S) * N);
+    unsigned P = c->slots > 1 ? c->slots - 1 : 0;
+    for (uint64_t m0 = 0; m0 < m->mtot; m0 += mt) {
+        uint64_t rows = min64(mt, m->mtot - m0);
+        TRY(tpuc_asm(c->p, "# rows %llu .. %llu of %llu\n", (unsigned long long)m0,
+                     (unsigned long long)(m0 + rows - 1), (unsigned long long)m->mtot));
+        if (keep)
+            for (unsigned j = 0; j < T; j++)
+                TRY(tpuc_e_dma_in(&c->e, UB, (uint64_t)j * mt, rows, m->a_cols[j],
+                                  m->a_addr[j] + m0 * m->a_mstride, m->a_mstride));
+        uint64_t base = c->wstep;
+#define SLOT(k) ((unsigned)((base + (k)) % c->slots) * N)
+#define WADDR(k) img_addr(c, m->w_off + (int64_t)(((k) / T * T + (k) % T) * tile_bytes))
+        /* step k: N-tile k / T, K-chunk k % T */
+        if (P == 0) {
+            TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(0), N, N, WADDR(0), (uint64_t)N * 2));
+        } else {
+            for (uint64_t k = 0; k < P && k < S; k++)
+                TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k), N, N, WADDR(k), (uint64_t)N * 2));
+        }
+        TRY(tpuc_e_lw(&c->e, SLOT(0)));
+        if (!keep)
+            TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, m->a_cols[0], m->a_addr[0] + m0 * m->a_mstride,
+                              m->a_mstride));
+        for (uint64_t k = 0; k < S; k++) {
+            unsigned nt = (unsigned)(k / T), j = (unsigned)(k % T);
+            uint64_t accb = m->softmax ? (uint64_t)nt * mt : (uint64_t)(nt % 2) * mt;
+            uint64_t ubrow = keep ? (uint64_t)j * mt : (k % 2) * mt;
+            TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
+            if (k + 1 < S) {
+                if (P == 0) TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k + 1), N, N, WADDR(k + 1), (uint64_t)N * 2));
+                else if (k + P < S) TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k + P), N, N, WADDR(k + P), (uint64_t)N * 2));
+                TRY(tpuc_e_lw(&c->e, SLOT(k + 1)));
+                if (!keep) {
+                    unsigned j1 = (unsigned)((k + 1) % T);
+                    TRY(tpuc_e_dma_in(&c->e, UB, ((k + 1) % 2) * mt, rows, m->a_cols[j1],
+                                      m->a_addr[j1] + m0 * m->a_mstride, m->a_mstride));
+                }
+            }
+            if (j + 1 < T) continue;
+            /* epilogue of N-tile nt */
+            uint64_t ct = min64(N, m->nout - (uint64_t)nt * N);
+            if (m->softmax) {
+                if (m->b_off >= 0)
+                    TRY(tpuc_e_vop(&c->e, V_ADD, ACC, accb, ACC, bias_row + nt, 1, ACC, accb, rows));
+                continue;
+            }
+            unsigned cur_mem = ACC;
+            uint64_t cur = accb;
+            unsigned fmem = es == 4 ? ACC : UB;
+            uint64_t frow = es == 4 ? accb : ub_e + (uint64_t)(nt % 2) * mt;
+            if (m->b_off >= 0) {
+                unsigned dm = m->act ? ACC : fmem;
+                uint64_t dr = m->act ? accb : frow;
+                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, accb, ACC, bias_row + nt, 1, dm, dr, rows));
+                cur_mem = dm; cur = dr;
+            }
+            if (m->act) {
+                TRY(tpuc_e_vop(&c->e, act_vop(m->act), cur_mem, cur, -1, 0, 0, fmem, frow, rows));
+                cur_mem = fmem; cur = frow;
+            }
+            if (cur_mem != fmem || cur != frow) {
+                TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, rows));
+            }
+            if (write_rows(c, m, fmem, frow, m0, rows, (uint64_t)nt * N, ct)) return -1;
+        }
+        if (m->softmax) {
+            unsigned dm = es == 4 ? ACC : UB;
+            uint64_t dr = es == 4 ? (uint64_t)U * mt : ub_e;
+            TRY(tpuc_e_softmax(&c->e, 0, dm, dr, rows, m->nout, mt, 1));
+            for (unsigned nt = 0; nt < U; nt++) {
+                uint64_t ct = min64(N, m->nout - (uint64_t)nt * N);
+                if (write_rows(c, m, dm, dr + (uint64_t)nt * mt, m0, rows, (uint64_t)nt * N, ct))
+                    return -1;
+            }
+        }
+        c->wstep += S;
+#undef SLOT
+#undef WADDR
+    }
+    return 0;
+}
+
+/* Weight tiles: U*T tiles of N x N bf16; tile (j, nt) row k column l = get(j, k, nt*N + l)
+   (the callback returns 0 for a padding position: then -0, the matmul's identity). */
+typedef int (*wget_t)(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v);
+
+static int64_t img_weights(ctx_t *c, unsigned T, unsigned U, uint64_t nout, wget_t get,
+                           const void *gctx)
+{
+    const unsigned N = c->n;
+    int64_t off = img_alloc(c, (uint64_t)T * U * N * N * 2);
+    if (off < 0) return -1;
+    uint16_t *w = (uint16_t *)(c->p->image + off);
+    for (unsigned nt = 0; nt < U; nt++)
+        for (unsigned j = 0; j < T; j++) {
+            uint16_t *tile = w + ((uint64_t)nt * T + j) * N * N;
+            for (unsigned k = 0; k < N; k++)
+                for (unsigned l = 0; l < N; l++) {
+                    uint64_t col = (uint64_t)nt * N + l;
+                    float v;
+                    uint16_t b = BF16_NEG_ZERO;
+                    if (col < nout && get(gctx, j, k, col, &v)) b = tpuc_f32_to_bf16(v);
+                    tile[(uint64_t)k * N + l] = b;
+                }
+        }
+    return off;
+}
+
+/* ---- Gemm / MatMul ---- */
+typedef struct {
+    const float *w;      /* K x Nout */
+    uint64_t K, nout;
+    unsigned N;
+    /* flat SPATIAL input: chunk j = pixel q * CT + channel tile t */
+    int flat;
+    uint64_t C, H, W, CT;
+} gemm_w_t;
+
+static int gemm_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v)
+{
+    const gemm_w_t *q = ctx;
+    uint64_t row;
+    if (!q->flat) {
+        row = (uint64_t)j * q->N + k;
+        if (row >= q->K) return 0;
+    } else {
+        uint64_t pix = j / q->CT, t = j % q->CT;
+        uint64_t ch = t * q->N + k;
+        if (ch >= q->C) return 0;
+        uint64_t h = pix / q->W, w = pix % q->W;
+        row = ch * q->H * q->W + h * q->W + w; /* ONNX's NCHW flatten order */
+    }
+    *v = q->w[row * q->nout + col];
+    return 1;
+}
+
+static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *bias = n->nin > 2 && n->in[2] >= 0 ? &g->t[n->in[2]] : NULL;
+    uint64_t K = (uint64_t)b->dims[0], nout = (uint64_t)b->dims[1];
+    char consts[200];
+    snprintf(consts, sizeof consts, "W %llux%llu bf16 (RNE from fp32)%s",
+             (unsigned long long)K, (unsigned long long)nout,
+             bias ? ", bias fp32 (ACC)" : "");
+    TRY(layer_begin(c, n, consts));
+    gemm_w_t q = {b->f, K, nout, N, 0, 0, 0, 0, 0};
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    m.U = (unsigned)((nout + N - 1) / N);
+    if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
+        const tpuc_layout_t *l = &a->lay;
+        q.flat = 1; q.C = l->cols; q.H = l->h; q.W = l->w; q.CT = (l->cols + N - 1) / N;
+        if (q.C * q.H * q.W != K) CERR(c, "the flattened input has %llu features, B %llu rows", (unsigned long long)(q.C * q.H * q.W), (unsigned long long)K);
+        m.T = (unsigned)(q.H * q.W * q.CT);
+        m.a_mstride = l->img * l->cols * 2;
+        m.mtot = (uint64_t)a->dims[0];
+    } else {
+        m.T = (unsigned)((K + N - 1) / N);
+        m.a_mstride = a->lay.cols * 2;
+        m.mtot = a->lay.rows;
+    }
+    if ((uint64_t)m.T * m.U > 1u << 24) CERR(c, "more than 2^24 weight tiles");
+    m.a_addr = calloc(m.T, sizeof *m.a_addr);
+    m.a_cols = calloc(m.T, sizeof *m.a_cols);
+    if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
+    for (unsigned j = 0; j < m.T; j++) {
+        if (!q.flat) {
+            m.a_addr[j] = a->lay.addr + (uint64_t)j * N * 2;
+            m.a_cols[j] = (unsigned)min64(N, K - (uint64_t)j * N);
+        } else {
+            const tpuc_layout_t *l = &a->lay;
+            uint64_t pix = j / q.CT, t = j % q.CT, h = pix / q.W, w = pix % q.W;
+            m.a_addr[j] = l->addr + ((l->off + h * l->rpitch + w) * l->cols + t * N) * 2;
+            m.a_cols[j] = (unsigned)min64(N, l->cols - t * N);
+        }
+    }
+    m.w_off = img_weights(c, m.T, m.U, nout, gemm_get, &q);
+    m.b_off = -1;
+    if (bias) {
+        float *bv = malloc(nout * sizeof *bv);
+        if (!bv) { free(m.a_addr); free(m.a_cols); return -1; }
+        int64_t be = tpuc_tensor_elems(bias);
+        for (uint64_t i = 0; i < nout; i++) bv[i] = bias->f[be == 1 ? 0 : i];
+        m.b_off = img_rows_f32(c, bv, nout, m.U);
+        free(bv);
+    }
+    m.act = n->fuse_act;
+    m.softmax = n->fuse_softmax;
+    m.nout = nout;
+    m.out = &y->lay;
+    int rc = m.w_off < 0 ? -1 : run_mm(c, &m);
+    tpuc_layer_t *L = cur_layer(c);
+    L->macs = m.mtot * K * nout;
+    free(m.a_addr);
+    free(m.a_cols);
+    return rc;
+}
+
+/* ---- Conv ---- */
+typedef struct {
+    const float *w;  /* Cout x Cin x KH x KW */
+    uint64_t cout, cin, kh, kw, N, JT; /* JT chunks per kernel row */
+} conv_w_t;
+
+static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v)
+{
+    const conv_w_t *q = ctx;
+    uint64_t kh = j / q->JT, jj = j % q->JT;
+    uint64_t e = jj * q->N + k; /* element of the kernel row's run: kw * Cin + ci */
+    if (e >= q->kw * q->cin) return 0;
+    uint64_t kw = e / q->cin, ci = e % q->cin;
+    *v = q->w[((col * q->cin + ci) * q->kh + kh) * q->kw + kw];
+    return 1;
+}
+
+/* The r-space of a Conv/pool on input layout l: r = b*r_img + oh*r_pitch + ow reads the
+   window whose top-left pixel row is base + r*sw. */
+typedef struct { uint64_t r_img, r_pitch, mtot; int64_t base; } rspace_t;
+
+static int rspace(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *a, rspace_t *rs)
+{
+    const tpuc_layout_t *l = &a->lay;
+    uint64_t sh = (uint64_t)n->conv_s[0], sw = (uint64_t)n->conv_s[1];
+    if (l->img % sw || (sh * l->rpitch) % sw)
+        CERR(c, "internal: input layout not aligned to the stride");
+    if ((unsigned)n->conv_p[0] > l->pad_t || (unsigned)n->conv_p[1] > l->pad_l ||
+        (unsigned)n->conv_p[2] > l->pad_b || (unsigned)n->conv_p[3] > l->pad_r)
+        CERR(c, "its input has no clean padding of the size it needs (pads %d %d %d %d)",
+             n->conv_p[0], n->conv_p[1], n->conv_p[2], n->conv_p[3]);
+    if ((n->conv_p[0] | n->conv_p[1] | n->conv_p[2] | n->conv_p[3]) &&
+        l->pad_value != (n->op == TPUC_OP_MAXPOOL ? BF16_NEG_INF : 0))
+        CERR(c, "its input's padding holds the wrong value");
+    rs->r_img = l->img / sw;
+    rs->r_pitch = sh * l->rpitch / sw;
+    rs->mtot = (uint64_t)a->dims[0] * rs->r_img;
+    rs->base = (int64_t)l->off - (int64_t)n->conv_p[0] * (int64_t)l->rpitch - n->conv_p[1];
+    if (rs->base < 0) CERR(c, "internal: negative window origin");
+    return 0;
+}
+
+/* The output layout of a Conv/pool: the r-space itself ("wide": one dma_out per tile) when
+   no consumer needs clean padding and the strides line up, else a clean SPATIAL buffer
+   written row by row. */
+static int spatial_out(ctx_t *c, tpuc_tensor_t *y, const rspace_t *rs, int *scatter)
+{
+    need_t nd;
+    if (consumer_needs(c, (int)(y - c->g->t), &nd)) return -1;
+    int pads = nd.pt | nd.pl | nd.pb | nd.pr;
+    uint64_t oh = (uint64_t)(y->ndim == 4 ? y->dims[2] : 1), ow = (uint64_t)y->dims[y->ndim - 1];
+    if (!pads && rs->r_img % nd.stride_w == 0 && rs->r_pitch % nd.stride_w == 0 && !y->is_output) {
+        tpuc_layout_t *l = &y->lay;
+        l->kind = TPUC_LAYOUT_SPATIAL;
+        l->cols = (uint64_t)y->dims[1];
+        l->h = oh; l->w = ow;
+        l->img = rs->r_img; l->rpitch = rs->r_pitch; l->off = 0;
+        l->rows = rs->mtot;
+        *scatter = 0;
+        return host_alloc(c, l, (nd.kh + 1) * l->rpitch + nd.kw + 1);
+    }
+    *scatter = 1;
+    if (spatial_clean(c, y, &nd)) return -1;
+    if (nd.pad_kind == 2 && g_nfills < 64) {
+        g_fills[g_nfills].addr = y->lay.addr;
+        g_fills[g_nfills].bytes = (y->lay.rows + y->lay.off + (nd.kh + 1) * y->lay.rpitch + nd.kw + 1) * y->lay.cols * 2;
+        g_nfills++;
+    } else if (nd.pad_kind == 2) {
+        CERR(c, "more than 64 -Inf padded buffers");
+    }
+    return 0;
+}
+
+static int emit_conv(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]], *w = &g->t[n->in[1]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *bias = n->nin > 2 && n->in[2] >= 0 ? &g->t[n->in[2]] : NULL;
+    uint64_t cout = (uint64_t)w->dims[0], cin = (uint64_t)w->dims[1];
+    uint64_t kh = (uint64_t)n->conv_k[0], kw = (uint64_t)n->conv_k[1];
+    char consts[200];
+    snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s",
+             (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
+             (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "");
+    TRY(layer_begin(c, n, consts));
+    rspace_t rs;
+    if (rspace(c, n, a, &rs)) return -1;
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+    uint64_t JT = (kw * cin + N - 1) / N;
+    conv_w_t q = {w->f, cout, cin, kh, kw, N, JT};
+    m.T = (unsigned)(kh * JT);
+    m.U = (unsigned)((cout + N - 1) / N);
+    m.a_mstride = (uint64_t)n->conv_s[1] * cin * 2;
+    m.mtot = rs.mtot;
+    m.a_addr = calloc(m.T, sizeof *m.a_addr);
+    m.a_cols = calloc(m.T, sizeof *m.a_cols);
+    if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
+    for (unsigned j = 0; j < m.T; j++) {
+        uint64_t r = j / JT, jj = j % JT;
+        m.a_addr[j] = a->lay.addr + (((uint64_t)rs.base + r * a->lay.rpitch) * cin + jj * N) * 2;
+        m.a_cols[j] = (unsigned)min64(N, kw * cin - jj * N);
+    }
+    m.w_off = img_weights(c, m.T, m.U, cout, conv_get, &q);
+    m.b_off = bias ? img_rows_f32(c, bias->f, cout, m.U) : -1;
+    m.act = n->fuse_act;
+    m.nout = cout;
+    m.out = &y->lay;
+    m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
+    m.oh = y->lay.h; m.ow = y->lay.w;
+    int rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
+    tpuc_layer_t *L = cur_layer(c);
+    L->macs = (uint64_t)a->dims[0] * y->lay.h * y->lay.w * cout * cin * kh * kw;
+    free(m.a_addr);
+    free(m.a_cols);
+    return rc;
+}
+
+/* ---- MaxPool / AveragePool ---- */
+static int emit_pool(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    int is_max = n->op == TPUC_OP_MAXPOOL;
+    uint64_t kh = (uint64_t)n->conv_k[0], kw = (uint64_t)n->conv_k[1], K = kh * kw;
+    TRY(layer_begin(c, n, is_max ? "-" : "1/count fp32 (ACC)"));
+    rspace_t rs;
+    if (rspace(c, n, a, &rs)) return -1;
+    mm_t m; /* only the output description is used */
+    memset(&m, 0, sizeof m);
+    if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+    m.out = &y->lay;
+    m.r_img = rs.r_img; m.r_pitch = rs.r_pitch; m.oh = y->lay.h; m.ow = y->lay.w;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    const unsigned es = y->lay.esize;
+    uint64_t C = a->lay.cols, CT = (C + N - 1) / N;
+    /* the divisor: uniform (count_include_pad or no padding), else one per output position */
+    int pads = n->conv_p[0] | n->conv_p[1] | n->conv_p[2] | n->conv_p[3];
+    int uniform = is_max || n->count_include_pad || !pads;
+    int64_t sc_off = -1;
+    if (!is_max && uniform) {
+        float s = (float)(1.0 / (double)K);
+        float row[256];
+        for (unsigned i = 0; i < N; i++) row[i] = s;
+        sc_off = img_rows_f32(c, row, N, 1);
+        if (sc_off < 0) return -1;
+    } else if (!is_max) {
+        /* per r: 1 / (number of window pixels inside the image), N lanes each */
+        sc_off = img_alloc(c, rs.mtot * N * 4);
+        if (sc_off < 0) return -1;
+        uint64_t H = a->lay.h, W = a->lay.w;
+        for (uint64_t r = 0; r < rs.mtot; r++) {
+            uint64_t rem = r % rs.r_img, oy = rem / rs.r_pitch, ox = rem % rs.r_pitch;
+            int64_t y0 = (int64_t)(oy * (uint64_t)n->conv_s[0]) - n->conv_p[0];
+            int64_t x0 = (int64_t)(ox * (uint64_t)n->conv_s[1]) - n->conv_p[1];
+            int64_t cnt = 0;
+            for (int64_t dy = 0; dy < (int64_t)kh; dy++)
+                for (int64_t dx = 0; dx < (int64_t)kw; dx++) {
+                    int64_t yy = y0 + dy, xx = x0 + dx;
+                    if (yy >= 0 && yy < (int64_t)H && xx >= 0 && xx < (int64_t)W) cnt++;
+                }
+            float s = cnt ? (float)(1.0 / (double)cnt) : 0.0f;
+            for (unsigned l = 0; l < N; l++) memcpy(c->p->image + sc_off + (r * N + l) * 4, &s, 4);
+        }
+    }
+    /* UB: window regions W0 (result), W1, W2 (alternating); ACC: sum (avg) + output */
+    uint64_t mt = min64(min64(rs.mtot, 65535), gm->ub_rows / 3);
+    mt = min64(mt, (gm->acc_rows - 1) / 3);
+    if (mt < 1) CERR(c, "does not fit UB/ACC");
+    hw_mark(c, 3 * mt, is_max ? (es == 4 ? mt : 0) : 3 * mt + 1, 0);
+    uint64_t sw = (uint64_t)n->conv_s[1];
+    uint64_t sc_row = gm->acc_rows - 1;
+    if (!is_max && uniform) TRY(tpuc_e_dma_in(&c->e, ACC, sc_row, 1, N, img_addr(c, sc_off), (uint64_t)N * 4));
+    for (uint64_t m0 = 0; m0 < rs.mtot; m0 += mt) {
+        uint64_t rows = min64(mt, rs.mtot - m0);
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, C - t * N);
+            for (uint64_t k = 0; k < K; k++) {
+                uint64_t dy = k / kw, dx = k % kw;
+                uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx + m0 * sw;
+                uint64_t reg = k == 0 ? 0 : (1 + k % 2) * mt;
+                TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * C * 2));
+                if (k == 0) continue;
+                if (is_max) {
+                    TRY(tpuc_e_vop(&c->e, V_MAX, UB, 0, UB, reg, 0, UB, 0, rows));
+                } else if (k == 1) {
+                    TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, UB, reg, 0, ACC, 0, rows));
+                } else {
+                    TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, UB, reg, 0, ACC, 0, rows));
+                }
+            }
+            unsigned fmem = es == 4 ? ACC : UB;
+            uint64_t frow = es == 4 ? mt : 0; /* UB: over window 0 */
+            if (is_max) {
+                if (es == 4) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, frow, rows));
+            } else {
+                unsigned smem = K == 1 ? UB : ACC;
+                if (uniform) {
+                    TRY(tpuc_e_vop(&c->e, V_MUL, smem, 0, ACC, sc_row, 1, fmem, frow, rows));
+                } else {
+                    TRY(tpuc_e_dma_in(&c->e, ACC, 2 * mt, rows, N, img_addr(c, sc_off) + m0 * N * 4, (uint64_t)N * 4));
+                    TRY(tpuc_e_vop(&c->e, V_MUL, smem, 0, ACC, 2 * mt, 0, fmem, frow, rows));
+                }
+            }
+            if (write_rows(c, &m, fmem, frow, m0, rows, t * N, ct)) return -1;
+        }
+    }
+    cur_layer(c)->macs = 0;
+    return 0;
+}
+
+/* ---- GlobalAveragePool: pixel-major rows in UB, a halving tree of adds into ACC ---- */
+static int emit_gap(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    TRY(layer_begin(c, n, "1/(H*W) fp32 (ACC)"));
+    const tpuc_layout_t *l = &a->lay;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    uint64_t B = (uint64_t)a->dims[0], C = l->cols, CT = (C + N - 1) / N, HW = l->h * l->w;
+    need_t nd;
+    if (consumer_needs(c, n->out[0], &nd)) return -1;
+    if (nd.pt | nd.pl | nd.pb | nd.pr) CERR(c, "a padded Conv/pool after a GlobalAveragePool is not supported");
+    tpuc_layout_t *o = &y->lay;
+    o->kind = TPUC_LAYOUT_SPATIAL;
+    o->cols = C; o->h = 1; o->w = 1; o->img = 1; o->rpitch = 1; o->off = 0; o->rows = B;
+    if (host_alloc(c, o, (nd.kh + 1) + nd.kw + 1)) return -1;
+    uint64_t bg = min64(B, (gm->ub_rows) / HW);
+    bg = min64(bg, (gm->acc_rows - 1) / max64(1, HW / 2));
+    bg = min64(bg, 65535 / max64(1, HW));
+    if (bg < 1) CERR(c, "%llu pixels per image do not fit UB (%u rows)", (unsigned long long)HW, gm->ub_rows);
+    float row[256];
+    for (unsigned i = 0; i < N; i++) row[i] = (float)(1.0 / (double)HW);
+    int64_t sc = img_rows_f32(c, row, N, 1);
+    if (sc < 0) return -1;
+    uint64_t sc_row = gm->acc_rows - 1;
+    TRY(tpuc_e_dma_in(&c->e, ACC, sc_row, 1, N, img_addr(c, sc), (uint64_t)N * 4));
+    hw_mark(c, bg * HW, bg * (HW / 2 + 1) + 1, 0);
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    m.out = o;
+    for (uint64_t b0 = 0; b0 < B; b0 += bg) {
+        uint64_t nb = min64(bg, B - b0);
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, C - t * N);
+            for (uint64_t p = 0; p < HW; p++) {
+                uint64_t pix = l->off + (p / l->w) * l->rpitch + p % l->w + b0 * l->img;
+                TRY(tpuc_e_dma_in(&c->e, UB, p * nb, nb, ct, l->addr + (pix * C + t * N) * 2, l->img * C * 2));
+            }
+            unsigned smem = UB;
+            uint64_t cnt = HW;
+            while (cnt > 1) {
+                uint64_t half = cnt / 2;
+                TRY(tpuc_e_vop(&c->e, V_ADD, smem, 0, (int)smem, half * nb, 0, ACC, 0, half * nb));
+                if (cnt % 2) TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, (int)smem, (cnt - 1) * nb, 0, ACC, 0, nb));
+                smem = ACC;
+                cnt = half;
+            }
+            unsigned fmem = o->esize == 4 ? ACC : UB;
+            uint64_t frow = o->esize == 4 ? 0 : HW * nb;
+            if (fmem == UB && frow + nb > gm->ub_rows) frow = 0;
+            TRY(tpuc_e_vop(&c->e, V_MUL, smem, 0, ACC, sc_row, 1, fmem, frow, nb));
+            if (write_rows(c, &m, fmem, frow, b0, nb, t * N, ct)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- elementwise: unary ops, Add with a constant or a second activation, BatchNormalization
+   as a per-channel scale and shift ---- */
+static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    const tpuc_tensor_t *cst = NULL, *b2 = NULL;
+    if (n->op == TPUC_OP_ADD) {
+        const tpuc_tensor_t *p = &g->t[n->in[0]], *q = &g->t[n->in[1]];
+        if (p->is_const) { cst = p; a = q; } else if (q->is_const) cst = q; else b2 = q;
+    }
+    TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)" : "-"));
+    /* the output buffer: the input's geometry */
+    need_t nd;
+    if (consumer_needs(c, n->out[0], &nd)) return -1;
+    y->lay = a->lay;
+    y->lay.esize = y->is_output ? 4 : 2;
+    y->lay.flat = 0;
+    if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
+        if (nd.pt > a->lay.pad_t || nd.pl > a->lay.pad_l || nd.pb > a->lay.pad_b || nd.pr > a->lay.pad_r ||
+            ((nd.pt | nd.pl | nd.pb | nd.pr) && !(n->op == TPUC_OP_RELU && a->lay.pad_value == 0 && nd.pad_kind == 1)))
+            CERR(c, "its output feeds a padded Conv/pool; only a Relu of a zero-padded input keeps the padding");
+        if (y->is_output) { y->lay.pad_t = y->lay.pad_l = y->lay.pad_b = y->lay.pad_r = 0; }
+    }
+    uint64_t slack = a->lay.kind == TPUC_LAYOUT_SPATIAL ? a->lay.off + (nd.kh + 1) * a->lay.rpitch + nd.kw + 1 : 0;
+    if (host_alloc(c, &y->lay, slack)) return -1;
+    uint64_t R = a->lay.rows, C = a->lay.cols, CT = (C + N - 1) / N;
+    /* constants: one broadcast row per column tile, or a full matrix */
+    int64_t k_off = -1, k2_off = -1;
+    int full = 0;
+    if (cst || n->op == TPUC_OP_BN) {
+        float *row = calloc(CT * N + 1, sizeof *row), *row2 = calloc(CT * N + 1, sizeof *row2);
+        if (!row || !row2) { free(row); free(row2); return -1; }
+        if (n->op == TPUC_OP_BN) {
+            const tpuc_attr_t *ea = tpuc_attr(n, "epsilon");
+            double eps = ea && ea->type == 1 ? ea->f : 1e-5;
+            const float *s = g->t[n->in[1]].f, *bb = g->t[n->in[2]].f, *mu = g->t[n->in[3]].f, *v = g->t[n->in[4]].f;
+            uint64_t ch = (uint64_t)a->dims[1];
+            if (a->lay.kind == TPUC_LAYOUT_PLAIN && !(a->ndim == 2)) { free(row); free(row2); CERR(c, "BatchNormalization of a %d-D row-major tensor", a->ndim); }
+            for (uint64_t i = 0; i < ch && i < C; i++) {
+                double f = s[i] / sqrt((double)v[i] + eps);
+                row[i] = (float)f;
+                row2[i] = (float)(bb[i] - mu[i] * f);
+            }
+            k_off = img_rows_f32(c, row, C, CT);
+            k2_off = img_rows_f32(c, row2, C, CT);
+        } else {
+            /* does the constant vary along the row (the last physical axis) only? */
+            int64_t ce = tpuc_tensor_elems(cst);
+            int rowb = 0;
+            if (ce == 1) {
+                for (uint64_t i = 0; i < C; i++) row[i] = cst->f[0];
+                rowb = 1;
+            } else if (a->lay.kind == TPUC_LAYOUT_PLAIN && cst->dims[cst->ndim - 1] == (int64_t)C && (uint64_t)ce == C) {
+                for (uint64_t i = 0; i < C; i++) row[i] = cst->f[i];
+                rowb = 1;
+            } else if (a->lay.kind == TPUC_LAYOUT_SPATIAL && (uint64_t)ce == C && a->ndim - cst->ndim <= 1 &&
+                       cst->ndim >= a->ndim - 1 && cst->dims[cst->ndim - (a->ndim - 1)] == (int64_t)C) {
+                for (uint64_t i = 0; i < C; i++) row[i] = cst->f[i];
+                rowb = 1;
+            }
+            if (rowb) {
+                k_off = img_rows_f32(c, row, C, CT);
+            } else if (a->lay.kind == TPUC_LAYOUT_PLAIN) {
+                /* expand to the activation's shape (batch bound), rows x CT*N lanes */
+                full = 1;
+                k_off = img_alloc(c, R * CT * N * 4);
+                if (k_off < 0) { free(row); free(row2); return -1; }
+                int64_t idx[TPUC_MAX_DIMS];
+                for (uint64_t e = 0; e < R * C; e++) {
+                    uint64_t rem = e;
+                    for (int d = a->ndim - 1; d >= 0; d--) { idx[d] = (int64_t)(rem % (uint64_t)a->dims[d]); rem /= (uint64_t)a->dims[d]; }
+                    uint64_t ci = 0;
+                    for (int d = 0; d < cst->ndim; d++) {
+                        int ad = a->ndim - cst->ndim + d;
+                        ci = ci * (uint64_t)cst->dims[d] + (cst->dims[d] == 1 ? 0 : (uint64_t)idx[ad]);
+                    }
+                    float v = cst->f[ci];
+                    uint64_t r = e / C, col = e % C;
+                    memcpy(c->p->image + k_off + ((r * CT + col / N) * N + col % N) * 4, &v, 4);
+                }
+            } else {
+                free(row); free(row2);
+                CERR(c, "a constant that is not per-channel added to a Conv/pool output is not supported");
+            }
+        }
+        free(row);
+        free(row2);
+        if (k_off < 0 || (n->op == TPUC_OP_BN && k2_off < 0)) return -1;
+    }
+    unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
+                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU : V_ADD;
+    /* UB: x (mt), x2 (mt), out (mt); ACC: constants (2 CT rows at the top), temp, out */
+    uint64_t crow = gm->acc_rows - 2 * CT;
+    if (gm->acc_rows <= 2 * CT + 2) CERR(c, "ACC too small");
+    uint64_t mt = min64(min64(R, 65535), gm->ub_rows / 3);
+    mt = min64(mt, (gm->acc_rows - 2 * CT) / 2);
+    if (mt < 1) CERR(c, "does not fit UB/ACC");
+    hw_mark(c, 3 * mt, 2 * mt + 2 * CT, 0);
+    if (k_off >= 0 && !full) TRY(tpuc_e_dma_in(&c->e, ACC, crow, CT, N, img_addr(c, k_off), (uint64_t)N * 4));
+    if (k2_off >= 0) TRY(tpuc_e_dma_in(&c->e, ACC, crow + CT, CT, N, img_addr(c, k2_off), (uint64_t)N * 4));
+    const unsigned es = y->lay.esize;
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    m.out = &y->lay;
+    for (uint64_t m0 = 0; m0 < R; m0 += mt) {
+        uint64_t rows = min64(mt, R - m0);
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, C - t * N);
+            TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, a->lay.addr + (m0 * C + t * N) * 2, C * 2));
+            unsigned fmem = es == 4 ? ACC : UB;
+            uint64_t frow = es == 4 ? mt : 2 * mt;
+            if (n->op == TPUC_OP_BN) {
+                TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, crow + t, 1, ACC, 0, rows));
+                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, fmem, frow, rows));
+            } else if (b2) {
+                TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, ct, b2->lay.addr + (m0 * C + t * N) * 2, C * 2));
+                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, UB, mt, 0, fmem, frow, rows));
+            } else if (cst && full) {
+                TRY(tpuc_e_dma_in(&c->e, ACC, 0, rows, N, img_addr(c, k_off) + (m0 * CT + t) * N * 4, CT * N * 4));
+                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, ACC, 0, 0, fmem, frow, rows));
+            } else if (cst) {
+                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, ACC, crow + t, 1, fmem, frow, rows));
+            } else {
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, -1, 0, 0, fmem, frow, rows));
+            }
+            TRY(tpuc_e_dma_out(&c->e, fmem, frow, rows, ct, y->lay.addr + (m0 * C + t * N) * es, C * es));
+        }
+    }
+    return 0;
+}
+
+/* ---- Softmax over the last axis of a row-major tensor ---- */
+static int emit_softmax(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    TRY(layer_begin(c, n, "-"));
+    y->lay = a->lay;
+    y->lay.esize = y->is_output ? 4 : 2;
+    if (host_alloc(c, &y->lay, 0)) return -1;
+    uint64_t R = a->lay.rows, L = a->lay.cols, CT = (L + N - 1) / N;
+    /* ACC: CT chunks of mt rows (scratch), then CT chunks of the fp32 result; UB: a chunk */
+    uint64_t mt = min64(min64(R, 65535), gm->acc_rows / (2 * CT));
+    mt = min64(mt, gm->ub_rows / (CT + 1));
+    if (mt < 1) CERR(c, "a row of %llu elements does not fit ACC", (unsigned long long)L);
+    hw_mark(c, (CT + 1) * mt, 2 * CT * mt, 0);
+    const unsigned es = y->lay.esize;
+    for (uint64_t m0 = 0; m0 < R; m0 += mt) {
+        uint64_t rows = min64(mt, R - m0);
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, L - t * N);
+            TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, a->lay.addr + (m0 * L + t * N) * 2, L * 2));
+            TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, t * mt, rows));
+        }
+        unsigned dm = es == 4 ? ACC : UB;
+        uint64_t dr = es == 4 ? CT * mt : mt;
+        TRY(tpuc_e_softmax(&c->e, 0, dm, dr, rows, L, mt, 1));
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, L - t * N);
+            TRY(tpuc_e_dma_out(&c->e, dm, dr + t * mt, rows, ct, y->lay.addr + (m0 * L + t * N) * es, L * es));
+        }
+    }
+    return 0;
+}
+
+int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    ctx_t cc, *c = &cc;
+    memset(c, 0, sizeof *c);
+    c->g = g; c->hw = hw; c->p = p; c->n = hw->geom.n;
+    c->e.p = p;
+    c->err = err; c->errlen = errlen;
+    err[0] = 0;
+    c->slots = hw->geom.wmem_rows / hw->geom.n;
+    c->host_top = 0x1000;
+    g_nfills = 0;
+    if (c->slots < 1) {
+        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u x %u weight tile",
+                 hw->geom.wmem_rows, hw->geom.n, hw->geom.n);
+        return -1;
+    }
+    if (hw->geom.n > 256) { tpuc_err(err, errlen, "N > 256"); return -1; }
+    /* element sizes: the graph output in fp32, everything else bf16 */
+    for (size_t i = 0; i < g->nt; i++) g->t[i].lay.esize = g->t[i].is_output ? 4 : 2;
+    /* the input buffer */
+    tpuc_tensor_t *x = &g->t[g->inputs[0]];
+    x->lay.esize = 2;
+    if (x->lay.kind == TPUC_LAYOUT_SPATIAL) {
+        need_t nd;
+        if (consumer_needs(c, g->inputs[0], &nd)) return -1;
+        if (spatial_clean(c, x, &nd)) return -1;
+        if (nd.pad_kind == 2) {
+            g_fills[g_nfills].addr = x->lay.addr;
+            g_fills[g_nfills].bytes = (x->lay.rows + x->lay.off + (nd.kh + 1) * x->lay.rpitch + nd.kw + 1) * x->lay.cols * 2;
+            g_nfills++;
+        }
+    } else {
+        x->lay.kind = TPUC_LAYOUT_PLAIN;
+        x->lay.cols = (uint64_t)x->dims[x->ndim - 1];
+        x->lay.rows = (uint64_t)(tpuc_tensor_elems(x) / (int64_t)x->lay.cols);
+        if (host_alloc(c, &x->lay, 0)) return -1;
+    }
+    p->in_t = g->inputs[0];
+    p->out_t = g->outputs[0];
+    p->batch = (long)x->dims[0];
+    /* the constant image goes after every activation: sizes first (a dry run over the
+       layouts is not needed: activations are laid out as nodes are emitted, so the image is
+       placed at a fixed, generous base and checked at the end) */
+    uint64_t act_bytes = 0;
+    for (size_t i = 0; i < g->nt; i++) {
+        const tpuc_tensor_t *t = &g->t[i];
+        if (t->is_const || t->ndim < 1) continue;
+        int64_t e = tpuc_tensor_elems(t);
+        uint64_t per = (uint64_t)e * 4;
+        act_bytes += per * 8 + (1 << 20); /* pads, wide rows and slack: checked below */
+    }
+    c->img_base = up(0x1000 + act_bytes, 1 << 20);
+    if (c->img_base > ((uint64_t)3 << 30)) {
+        tpuc_err(err, errlen, "the activations need more than 3 GiB of host memory");
+        return -1;
+    }
+    TRY(tpuc_asm(p, "# compiled by tpu-compile for N = %u, UB %u rows, ACC %u rows, WMEM %u "
+                 "rows, IMEM %u; %ld image(s) per core\n", hw->geom.n, hw->geom.ub_rows,
+                 hw->geom.acc_rows, hw->geom.wmem_rows, hw->geom.imem_insns, p->batch));
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        c->node = n;
+        tpuc_tensor_t *a = &g->t[n->in[0]], *y = &g->t[n->out[0]];
+        int rc = 0;
+        switch (n->op) {
+        case TPUC_OP_GEMM: case TPUC_OP_MATMUL:
+            if (y->lay.kind == TPUC_LAYOUT_NONE) y->lay.kind = TPUC_LAYOUT_PLAIN;
+            y->lay.cols = (uint64_t)y->dims[y->ndim - 1];
+            y->lay.rows = (uint64_t)(tpuc_tensor_elems(y) / (int64_t)y->lay.cols);
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            if (host_alloc(c, &y->lay, 0)) return -1;
+            rc = emit_gemm(c, n);
+            break;
+        case TPUC_OP_CONV: rc = emit_conv(c, n); break;
+        case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: rc = emit_pool(c, n); break;
+        case TPUC_OP_GAP: rc = emit_gap(c, n); break;
+        case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
+        case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
+            /* a view of the same bytes */
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && a->lay.h * a->lay.w == 1 && a->lay.img == 1) {
+                y->lay = a->lay;
+                y->lay.kind = TPUC_LAYOUT_PLAIN;
+                y->lay.flat = 0;
+            } else if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
+                y->lay = a->lay;
+                y->lay.flat = 1;
+            } else {
+                y->lay = a->lay;
+                y->lay.cols = (uint64_t)y->dims[y->ndim - 1];
+                y->lay.rows = (uint64_t)(tpuc_tensor_elems(y) / (int64_t)y->lay.cols);
+            }
+            if (y->is_output) {
+                tpuc_err(err, errlen, "node '%s' (%s): the graph output is a reshape of another "
+                         "tensor: not supported", n->name, n->op_type);
+                return -1;
+            }
+            break;
+        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
+        case TPUC_OP_ADD: case TPUC_OP_BN:
+            rc = emit_eltwise(c, n);
+            break;
+        default:
+            tpuc_err(err, errlen, "node '%s' (%s): no lowering", n->name, n->op_type);
+            return -1;
+        }
+        if (rc) {
+            if (!err[0]) tpuc_err(err, errlen, "node '%s' (%s): out of memory", n->name, n->op_type);
+            return -1;
+        }
+        if (p->nlayers && p->layers[p->nlayers - 1].end_insn == 0 &&
+            strcmp(p->layers[p->nlayers - 1].node, n->name) == 0) {
+            p->layers[p->nlayers - 1].end_insn = c->e.count;
+            p->layers[p->nlayers - 1].mxu_rows = c->e.mxu_rows;
+        }
+    }
+    if (c->host_top > c->img_base) {
+        tpuc_err(err, errlen, "internal error: activations (%llu bytes) overlap the constant image",
+                 (unsigned long long)c->host_top);
+        return -1;
+    }
+    TRY(tpuc_asm(p, "\nhalt\n"));
+    c->e.count++;
+    p->host_bytes = c->img_base + p->image_bytes;
+    p->fills = g_nfills;
+    for (int i = 0; i < g_nfills; i++) { p->fill_addr[i] = g_fills[i].addr; p->fill_bytes[i] = g_fills[i].bytes; }
+    p->image_base = c->img_base;
+    if (tpuc_assemble(p, hw, err, errlen)) return -1;
+    p->total_macs = 0;
+    for (size_t i = 0; i < p->nlayers; i++) p->total_macs += p->layers[i].macs;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Helpers shared by the compiler's passes (not part of the public API). */
+#ifndef TPUC_INTERNAL_H
+#define TPUC_INTERNAL_H
+
+#include <stddef.h>
+
+#include "tpuc/tpuc.h"
+
+#if defined(__GNUC__)
+#define TPUC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TPUC_PRINTF(a, b)
+#endif
+
+/* One-line message into err (newlines replaced). */
+void tpuc_err(char *err, size_t errlen, const char *fmt, ...) TPUC_PRINTF(3, 4);
+char *tpuc_strdup(const char *s);
+/* Append a tensor / node; the index, or -1 when out of memory. */
+int tpuc_add_tensor(tpuc_graph_t *g, const char *name);
+int tpuc_add_node(tpuc_graph_t *g);
+/* Appends printf text to the program's assembly. 0 or -1 (out of memory). */
+int tpuc_asm(tpuc_prog_t *p, const char *fmt, ...) TPUC_PRINTF(2, 3);
+
+#include <stdint.h>
+/* The instruction writer (emit.c): each call appends one instruction's text and counts it. */
+typedef struct {
+    tpuc_prog_t *p;
+    size_t count;      /* instructions so far */
+    uint64_t mxu_rows; /* vectors presented */
+} tpuc_ectx_t;
+
+int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                  uint64_t addr, uint64_t stride);
+int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                   uint64_t addr, uint64_t stride);
+int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow);
+int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accumulate);
+/* bmem < 0: a unary op */
+int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bmem,
+               uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows);
+int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, uint64_t g,
+                   uint64_t len, uint64_t cs, uint64_t rs);
+int tpuc_e_halt(tpuc_ectx_t *c);
+/* Assembles p->text into p->insns and checks the IMEM size. */
+int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen);
+
+#endif

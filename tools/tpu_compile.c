@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu-compile: an ONNX model -> a program for the core (or the board: data-parallel
+   inference, the batch split over the cores), for exactly the hardware gen builds with the
+   same options (docs/compiler.md). Writes DIR all or nothing: model.s (commented per ONNX
+   node), model.bin, image.npy (the constants, loaded at their host address), fill<k>.npy,
+   core<i>.args (the job of each core, as tpu-run / tpu-board-run / core_tb / board_tb take),
+   model.txt (what tpu-infer reads), report.txt and report.json. Exit 0, 2 on a bad or
+   unsupported model or bad options (one line naming the node, op and attribute), 1 on I/O. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tpu/board.h"
+#include "tpu/cli.h"
+#include "tpu/core.h"
+#include "tpu/npy.h"
+#include "tpuc/tpuc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tpu-compile MODEL.onnx [hardware options] [--batch B] -o DIR\n"
+            "       tpu-compile MODEL.onnx [hardware options] --report-only [--json FILE]\n"
+            "Hardware (the same options and defaults as gen):\n"
+            "  --mxu N             MXU size, 1 .. 256 (default 128)\n"
+            "  --ub-kib K          unified buffer KiB (default 8N: 4096 rows)\n"
+            "  --acc-kib K         accumulators KiB (default 8N: 2048 rows)\n"
+            "  --wmem-kib K        weight memory KiB (default N*N/64: 8 tiles)\n"
+            "  --imem-insns I      instruction memory, 1 .. 32768 (default 1024)\n"
+            "  --axi-data-bits B   64, 128, 256 or 512 (default: smallest power of two >= 4N)\n"
+            "  --cores C           cores on the board, 1 .. 64 (default 8, as gen; C = 1: one\n"
+            "                      core, C > 1: the batch split over C cores)\n"
+            "  --topology T        ring, torus, torus:RxS (as gen; default gen's for C)\n"
+            "  --freq-mhz F        clock for images/s in the report (default 100)\n"
+            "Model:\n"
+            "  --batch B           the batch of one run, split over the cores (binds a symbolic\n"
+            "                      batch; default: C, one image per core; tpu-infer runs any\n"
+            "                      batch in chunks of B)\n"
+            "  -o DIR              output directory (replaced whole, never half-written)\n"
+            "  --report-only       print the per-layer report, write no program\n"
+            "  --json FILE         also write the report as JSON (with --report-only)\n"
+            "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
+}
+
+enum { O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_AXI, O_CORES, O_TOPO, O_FREQ, O_BATCH,
+       O_OUT, O_REPORT, O_JSON };
+
+static const tpu_cli_opt_t opts[] = {
+    {"help", 'h', 0, O_HELP},
+    {"mxu", 0, TPU_CLI_VALUE, O_MXU},
+    {"ub-kib", 0, TPU_CLI_VALUE, O_UB},
+    {"acc-kib", 0, TPU_CLI_VALUE, O_ACC},
+    {"wmem-kib", 0, TPU_CLI_VALUE, O_WM},
+    {"imem-insns", 0, TPU_CLI_VALUE, O_IMEM},
+    {"axi-data-bits", 0, TPU_CLI_VALUE, O_AXI},
+    {"cores", 0, TPU_CLI_VALUE, O_CORES},
+    {"topology", 0, TPU_CLI_VALUE, O_TOPO},
+    {"freq-mhz", 0, TPU_CLI_VALUE, O_FREQ},
+    {"batch", 0, TPU_CLI_VALUE, O_BATCH},
+    {"out", 'o', TPU_CLI_VALUE, O_OUT},
+    {"report-only", 0, 0, O_REPORT},
+    {"json", 0, TPU_CLI_VALUE, O_JSON},
+    {NULL, 0, 0, 0},
+};
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "tpu-compile: error: %s\n", msg);
+    return code;
+}
+
+/* KiB -> rows of row_bytes: whole rows, 1 .. 65536 (gen's rule, docs/isa.md "Memories"). */
+static int kib_rows(const char *opt, uint64_t kib, unsigned row_bytes, unsigned *rows, char *err,
+                    size_t errlen)
+{
+    uint64_t bytes = kib * 1024u;
+    if (bytes % row_bytes || bytes / row_bytes < 1 || bytes / row_bytes > TPU_LIM_MEM_ROWS_MAX) {
+        snprintf(err, errlen, "%s %" PRIu64 ": must give 1 .. 65536 whole rows of %u bytes", opt,
+                 kib, row_bytes);
+        return -1;
+    }
+    *rows = (unsigned)(bytes / row_bytes);
+    return 0;
+}
+
+static int write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(data, 1, len, f) == len;
+    ok &= fclose(f) == 0;
+    return ok ? 0 : -1;
+}
+
+static void rm_rf(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static const char *header_fmt =
+    "# SPDX-License-Identifier: Apache-2.0\n"
+    "# generated by tpu-compile, do not edit\n"
+    "# command: %s\n"
+    "# parameters: mxu=%u ub_rows=%u acc_rows=%u wmem_rows=%u imem_insns=%u axi_data_bits=%u "
+    "cores=%u topology=%ux%u batch_per_core=%ld\n";
+
+int main(int argc, char **argv)
+{
+    char err[1024];
+    tpu_cli_t cli;
+    tpu_cli_init(&cli, argc, argv, opts);
+    const char *model = NULL, *out = NULL, *topo = NULL, *json = NULL;
+    uint64_t n = 128, cores = 8, imem = 1024, axi = 0, freq = 100, batch = 0;
+    uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
+    int report_only = 0;
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END) break;
+        if (id == TPU_CLI_ERROR) return fail(2, err);
+        if (id == TPU_CLI_POSITIONAL) {
+            if (model) {
+                snprintf(err, sizeof err, "a second model '%s' (after '%s'), expected one", val, model);
+                return fail(2, err);
+            }
+            model = val;
+            continue;
+        }
+        int bad = 0;
+        switch (id) {
+        case O_HELP: usage(stdout); return 0;
+        case O_MXU: bad = tpu_cli_count(name, val, 1, 256, &n, err, sizeof err); break;
+        case O_UB: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &ub_kib, err, sizeof err); break;
+        case O_ACC: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &acc_kib, err, sizeof err); break;
+        case O_WM: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &wm_kib, err, sizeof err); break;
+        case O_IMEM: bad = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &imem, err, sizeof err); break;
+        case O_AXI:
+            bad = tpu_cli_count(name, val, 64, 512, &axi, err, sizeof err);
+            if (!bad && !tpu_axi_data_bits_ok((unsigned)axi)) {
+                snprintf(err, sizeof err, "%s '%s': expected 64, 128, 256 or 512", name, val);
+                bad = 1;
+            }
+            break;
+        case O_CORES: bad = tpu_cli_count(name, val, 1, TPU_LIM_CORES_MAX, &cores, err, sizeof err); break;
+        case O_TOPO: topo = val; break;
+        case O_FREQ: bad = tpu_cli_count(name, val, 1, 1000, &freq, err, sizeof err); break;
+        case O_BATCH: bad = tpu_cli_count(name, val, 1, 1u << 20, &batch, err, sizeof err); break;
+        case O_OUT: out = val; break;
+        case O_REPORT: report_only = 1; break;
+        case O_JSON: json = val; break;
+        }
+        if (bad) return fail(2, err);
+    }
+    if (!model) { usage(stderr); return fail(2, "no model given (expected MODEL.onnx)"); }
+    if (!out && !report_only) return fail(2, "no output directory (expected -o DIR, or --report-only)");
+    if (out && report_only) return fail(2, "-o and --report-only together: choose one");
+    if (json && !report_only) return fail(2, "--json goes with --report-only (with -o, DIR/report.json is written)");
+
+    tpuc_hw_t hw;
+    memset(&hw, 0, sizeof hw);
+    hw.geom = tpu_core_geom_default((unsigned)n);
+    hw.geom.imem_insns = (unsigned)imem;
+    if ((ub_kib && kib_rows("--ub-kib", ub_kib, 2u * (unsigned)n, &hw.geom.ub_rows, err, sizeof err)) ||
+        (acc_kib && kib_rows("--acc-kib", acc_kib, 4u * (unsigned)n, &hw.geom.acc_rows, err, sizeof err)) ||
+        (wm_kib && kib_rows("--wmem-kib", wm_kib, 2u * (unsigned)n, &hw.geom.wmem_rows, err, sizeof err)))
+        return fail(2, err);
+    hw.axi_data_bits = axi ? (unsigned)axi : tpu_axi_data_bits_default((unsigned)n);
+    hw.cores = (unsigned)cores;
+    if (tpu_board_topology_parse(topo, hw.cores, &hw.topo_rows, &hw.topo_cols, err, sizeof err))
+        return fail(2, err);
+    hw.freq_mhz = (unsigned)freq;
+    hw.batch = (long)batch;
+
+    tpuc_graph_t g;
+    tpuc_prog_t p;
+    memset(&p, 0, sizeof p);
+    if (tpuc_onnx_read_file(model, &g, err, sizeof err)) {
+        tpuc_graph_free(&g);
+        return fail(errno == ENOENT && strstr(err, "No such file") ? 2 : 2, err);
+    }
+    int rc = 2;
+    if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_lower(&g, &hw, err, sizeof err) ||
+        tpuc_tile(&g, &hw, &p, err, sizeof err)) {
+        fail(2, err);
+        goto done;
+    }
+    if (p.host_bytes > ((uint64_t)TPU_LIM_HOSTMEM_MIB_MAX << 20)) {
+        fail(2, "the model needs more than 4 GiB of host memory");
+        goto done;
+    }
+    fprintf(stderr, "tpu-compile: %zu instructions; predicting cycles on the C model...\n", p.ninsns);
+    if (tpuc_report(&g, &hw, &p, err, sizeof err)) { fail(2, err); goto done; }
+
+    char cmd[2048];
+    size_t k = 0;
+    cmd[0] = 0;
+    for (int i = 0; i < argc && k + 2 < sizeof cmd; i++) {
+        int w = snprintf(cmd + k, sizeof cmd - k, "%s%s", i ? " " : "", argv[i]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    if (report_only) {
+        tpuc_report_text(&g, &hw, &p, stdout);
+        if (json) {
+            tpu_out_t o;
+            if (tpu_out_open(&o, json, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
+            tpuc_report_json(&g, &hw, &p, o.f);
+            if (tpu_out_commit(&o, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
+        }
+        rc = 0;
+        goto done;
+    }
+    /* DIR: refuse to replace anything but an earlier compiled model or an empty directory */
+    struct stat st;
+    if (lstat(out, &st) == 0) {
+        char mt[4200];
+        snprintf(mt, sizeof mt, "%s/model.txt", out);
+        DIR *d = S_ISDIR(st.st_mode) ? opendir(out) : NULL;
+        int empty = 1;
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+            closedir(d);
+        }
+        if (!S_ISDIR(st.st_mode) || (!empty && access(mt, F_OK) != 0)) {
+            snprintf(err, sizeof err, "-o '%s': exists and is not a compiled model's directory "
+                     "(no model.txt): refusing to replace it", out);
+            rc = 2;
+            fail(2, err);
+            goto done;
+        }
+    }
+    char tmp[4200], old[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+    snprintf(old, sizeof old, "%s.old.%ld", out, (long)getpid());
+    rm_rf(tmp);
+    if (mkdir(tmp, 0777)) {
+        snprintf(err, sizeof err, "-o '%.400s': cannot create %.400s: %s", out, tmp, strerror(errno));
+        rc = 1;
+        fail(1, err);
+        goto done;
+    }
+    rc = 1;
+    {
+        char path[4400];
+        FILE *f;
+        int ok = 1;
+        unsigned tr = hw.topo_rows, tc = hw.topo_cols;
+        /* model.s */
+        snprintf(path, sizeof path, "%s/model.s", tmp);
+        if ((f = fopen(path, "w"))) {
+            fprintf(f, header_fmt, cmd, hw.geom.n, hw.geom.ub_rows, hw.geom.acc_rows,
+                    hw.geom.wmem_rows, hw.geom.imem_insns, hw.axi_data_bits, hw.cores, tr, tc,
+                    p.batch);
+            fputs(p.text, f);
+            ok &= fclose(f) == 0;
+        } else ok = 0;
+        ok &= write_file(tmp, "model.bin", p.insns, p.ninsns * sizeof *p.insns) == 0;
+        /* image.npy: the constants as bf16 words (fp32 values are two words, little-endian) */
+        tpu_npy_t a;
+        size_t words = (p.image_bytes + 1) / 2;
+        if (ok && tpu_npy_alloc(&a, TPU_NPY_U2, 1, 1, words ? words : 1) == 0) {
+            memset(a.data, 0, (words ? words : 1) * 2);
+            memcpy(a.data, p.image, p.image_bytes);
+            snprintf(path, sizeof path, "%s/image.npy", tmp);
+            ok &= tpu_npy_write(path, &a, err, sizeof err) == 0;
+            tpu_npy_free(&a);
+        } else ok = 0;
+        for (int i = 0; ok && i < p.fills; i++) {
+            size_t w = (size_t)(p.fill_bytes[i] / 2);
+            if (tpu_npy_alloc(&a, TPU_NPY_U2, 1, 1, w) != 0) { ok = 0; break; }
+            for (size_t j = 0; j < w; j++) ((uint16_t *)a.data)[j] = 0xFF80u;
+            snprintf(path, sizeof path, "%s/fill%d.npy", tmp, i);
+            ok &= tpu_npy_write(path, &a, err, sizeof err) == 0;
+            tpu_npy_free(&a);
+        }
+        snprintf(path, sizeof path, "%s/model.txt", tmp);
+        if (ok && (f = fopen(path, "w"))) { tpuc_write_meta(&g, &hw, &p, f); ok &= fclose(f) == 0; } else ok = 0;
+        tpuc_meta_t m;
+        if (ok && tpuc_read_meta(path, &m, err, sizeof err)) { fail(1, err); ok = 0; }
+        for (unsigned i = 0; ok && i < hw.cores; i++) {
+            snprintf(path, sizeof path, "%s/core%u.args", tmp, i);
+            if ((f = fopen(path, "w"))) {
+                fprintf(f, "# generated by tpu-compile, do not edit; input%u.npy: core %u's images "
+                        "in the input layout (tpu-infer --work DIR writes it)\n", i, i);
+                tpuc_write_args(&m, ".", i, ".", f);
+                ok &= fclose(f) == 0;
+            } else ok = 0;
+        }
+        snprintf(path, sizeof path, "%s/report.txt", tmp);
+        if (ok && (f = fopen(path, "w"))) { tpuc_report_text(&g, &hw, &p, f); ok &= fclose(f) == 0; } else ok = 0;
+        snprintf(path, sizeof path, "%s/report.json", tmp);
+        if (ok && (f = fopen(path, "w"))) { tpuc_report_json(&g, &hw, &p, f); ok &= fclose(f) == 0; } else ok = 0;
+        if (!ok) {
+            rm_rf(tmp);
+            snprintf(err, sizeof err, "-o '%.400s': writing %.400s failed: %s", out, tmp, strerror(errno));
+            fail(1, err);
+            goto done;
+        }
+        int had = access(out, F_OK) == 0;
+        if (had && rename(out, old)) {
+            rm_rf(tmp);
+            snprintf(err, sizeof err, "-o '%s': cannot replace it: %s", out, strerror(errno));
+            fail(1, err);
+            goto done;
+        }
+        if (rename(tmp, out)) {
+            if (had) rename(old, out);
+            rm_rf(tmp);
+            snprintf(err, sizeof err, "-o '%s': cannot create it: %s", out, strerror(errno));
+            fail(1, err);
+            goto done;
+        }
+        if (had) rm_rf(old);
+    }
+    tpuc_report_text(&g, &hw, &p, stdout);
+    rc = 0;
+done:
+    tpuc_prog_free(&p);
+    tpuc_graph_free(&g);
+    return rc;
+}

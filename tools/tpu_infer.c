@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu-infer: runs a model compiled by tpu-compile on a batch (docs/compiler.md). The input is
+   a float32 .npy with the ONNX input's shape and any batch; it is run in chunks of the
+   compiled batch (the last one padded with zeros) on the C model -- the core, or the board
+   model when compiled for C > 1 cores -- and the outputs are written as a float32 .npy with
+   the ONNX output's shape. --rtl runs every chunk on the verilated core or board too and
+   compares each core's trace with the model's (docs/compiler.md "Co-simulation").
+   Exit 0, 1 when the RTL run differs or fails, 2 on bad arguments or input. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tpu/board.h"
+#include "tpu/cli.h"
+#include "tpu/core.h"
+#include "tpu/host.h"
+#include "tpu/npy.h"
+#include "tpuc/tpuc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tpu-infer DIR --input X.npy --output Y.npy [--rtl] [--work W]\n"
+            "  DIR            a model compiled by tpu-compile\n"
+            "  --input X      float32 .npy, the ONNX input's shape with any batch\n"
+            "  --output Y     float32 .npy written with the ONNX output's shape\n"
+            "  --rtl          also run each chunk on the verilated core (C = 1) or board\n"
+            "                 (built on demand with make) and compare traces with the model's\n"
+            "  --work W       keep the job files of the last chunk in W (input<i>.npy,\n"
+            "                 core<i>.args, traces); default: a temporary folder, removed\n"
+            "  --max-cycles C stop a run after C cycles (default 10^9)\n"
+            "Exit status: 0 done, 1 an RTL difference or a run error, 2 bad arguments or input.\n");
+}
+
+enum { O_HELP, O_IN, O_OUT, O_RTL, O_WORK, O_MAXC };
+static const tpu_cli_opt_t opts[] = {
+    {"help", 'h', 0, O_HELP},
+    {"input", 0, TPU_CLI_VALUE, O_IN},
+    {"output", 0, TPU_CLI_VALUE, O_OUT},
+    {"rtl", 0, 0, O_RTL},
+    {"work", 0, TPU_CLI_VALUE, O_WORK},
+    {"max-cycles", 0, TPU_CLI_VALUE, O_MAXC},
+    {NULL, 0, 0, 0},
+};
+
+static int fail(int code, const char *fmt, const char *a)
+{
+    fprintf(stderr, "tpu-infer: error: ");
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* ---- float32 .npy of any rank (the format's v1/v2/v3 header, '<f4', C order) ---- */
+static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data, char *err,
+                        size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (tpu_file_read(path, (size_t)8 << 30, "a float32 .npy of at most 8 GiB", &buf, &len, err,
+                      errlen))
+        return -1;
+    int rc = -1;
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+        snprintf(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic)", path);
+        goto out;
+    }
+    unsigned major = (unsigned char)buf[6];
+    size_t hl, ho;
+    if (major == 1) { hl = (unsigned char)buf[8] | ((size_t)(unsigned char)buf[9] << 8); ho = 10; }
+    else if (major == 2 || major == 3) {
+        if (len < 12) { snprintf(err, errlen, "%s: truncated header", path); goto out; }
+        hl = (unsigned char)buf[8] | ((size_t)(unsigned char)buf[9] << 8) |
+             ((size_t)(unsigned char)buf[10] << 16) | ((size_t)(unsigned char)buf[11] << 24);
+        ho = 12;
+    } else { snprintf(err, errlen, "%s: .npy format version %u, expected 1, 2 or 3", path, major); goto out; }
+    if (hl > len - ho) { snprintf(err, errlen, "%s: truncated header", path); goto out; }
+    char *h = malloc(hl + 1);
+    if (!h) { snprintf(err, errlen, "out of memory"); goto out; }
+    memcpy(h, buf + ho, hl);
+    h[hl] = 0;
+    if (strlen(h) != hl) { free(h); snprintf(err, errlen, "%s: NUL byte in the header", path); goto out; }
+    const char *d = strstr(h, "'descr':"), *fo = strstr(h, "'fortran_order':"), *sh = strstr(h, "'shape':");
+    if (!d || !fo || !sh) { free(h); snprintf(err, errlen, "%s: header lacks descr, fortran_order or shape", path); goto out; }
+    d += 8; while (*d == ' ') d++;
+    if (strncmp(d, "'<f4'", 5) != 0) { free(h); snprintf(err, errlen, "%s: dtype is not '<f4' (float32 little-endian)", path); goto out; }
+    fo += 16; while (*fo == ' ') fo++;
+    if (strncmp(fo, "False", 5) != 0) { free(h); snprintf(err, errlen, "%s: fortran_order is not False (C order required)", path); goto out; }
+    sh += 8; while (*sh == ' ') sh++;
+    if (*sh != '(') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
+    sh++;
+    *ndim = 0;
+    uint64_t total = 1;
+    for (;;) {
+        while (*sh == ' ') sh++;
+        if (*sh == ')') break;
+        if (*sh < '0' || *sh > '9') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
+        uint64_t v = 0;
+        while (*sh >= '0' && *sh <= '9') {
+            v = v * 10 + (uint64_t)(*sh - '0');
+            if (v > (1ull << 40)) { free(h); snprintf(err, errlen, "%s: absurd dimension", path); goto out; }
+            sh++;
+        }
+        if (*ndim == TPUC_MAX_DIMS) { free(h); snprintf(err, errlen, "%s: more than %d dimensions", path, TPUC_MAX_DIMS); goto out; }
+        dims[(*ndim)++] = (int64_t)v;
+        if (v && total > (1ull << 40) / v) { free(h); snprintf(err, errlen, "%s: absurd shape", path); goto out; }
+        total *= v;
+        while (*sh == ' ') sh++;
+        if (*sh == ',') sh++;
+        else if (*sh != ')') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
+    }
+    free(h);
+    if (*ndim == 0) { snprintf(err, errlen, "%s: a 0-D array, expected the batch first", path); goto out; }
+    if (total * 4 != len - ho - hl) {
+        snprintf(err, errlen, "%s: %zu data bytes, the shape needs %" PRIu64, path, len - ho - hl, total * 4);
+        goto out;
+    }
+    *data = malloc(total * 4 + 4);
+    if (!*data) { snprintf(err, errlen, "out of memory"); goto out; }
+    memcpy(*data, buf + ho + hl, total * 4);
+    rc = 0;
+out:
+    free(buf);
+    return rc;
+}
+
+static int npy_write_f32(const char *path, int ndim, const int64_t *dims, const float *data,
+                         char *err, size_t errlen)
+{
+    char hdr[256];
+    int k = snprintf(hdr, sizeof hdr, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    uint64_t total = 1;
+    for (int i = 0; i < ndim; i++) {
+        k += snprintf(hdr + k, sizeof hdr - (size_t)k, "%lld%s", (long long)dims[i],
+                      ndim == 1 || i + 1 < ndim ? ", " : "");
+        total *= (uint64_t)dims[i];
+    }
+    if (ndim == 1) k -= 1; /* "(5, )" -> "(5,)" */
+    k += snprintf(hdr + k, sizeof hdr - (size_t)k, "), }");
+    size_t tot = 10 + (size_t)k + 1;
+    size_t pad = (64 - tot % 64) % 64;
+    size_t hl = (size_t)k + pad + 1;
+    size_t bytes = 10 + hl + total * 4;
+    uint8_t *b = malloc(bytes);
+    if (!b) { snprintf(err, errlen, "out of memory"); return -1; }
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (uint8_t)(hl & 0xFF);
+    b[9] = (uint8_t)(hl >> 8);
+    memcpy(b + 10, hdr, (size_t)k);
+    memset(b + 10 + k, ' ', pad);
+    b[10 + hl - 1] = '\n';
+    memcpy(b + 10 + hl, data, total * 4);
+    int rc = tpu_file_write(path, b, bytes, err, errlen);
+    free(b);
+    return rc;
+}
+
+static int write_u16_npy(const char *path, const uint8_t *src, size_t bytes, char *err, size_t errlen)
+{
+    tpu_npy_t a;
+    size_t w = (bytes + 1) / 2;
+    if (tpu_npy_alloc(&a, TPU_NPY_U2, 1, 1, w ? w : 1)) { snprintf(err, errlen, "out of memory"); return -1; }
+    memset(a.data, 0, (w ? w : 1) * 2);
+    memcpy(a.data, src, bytes);
+    int rc = tpu_npy_write(path, &a, err, errlen);
+    tpu_npy_free(&a);
+    return rc;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static int run_cmd(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+int main(int argc, char **argv)
+{
+    char err[1024];
+    tpu_cli_t cli;
+    tpu_cli_init(&cli, argc, argv, opts);
+    const char *dir = NULL, *in = NULL, *out = NULL, *work = NULL;
+    int rtl = 0;
+    uint64_t maxc = 1000000000ull;
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END) break;
+        if (id == TPU_CLI_ERROR) return fail(2, "%s", err);
+        if (id == TPU_CLI_POSITIONAL) {
+            if (dir) return fail(2, "a second model directory '%s', expected one", val);
+            dir = val;
+            continue;
+        }
+        switch (id) {
+        case O_HELP: usage(stdout); return 0;
+        case O_IN: in = val; break;
+        case O_OUT: out = val; break;
+        case O_RTL: rtl = 1; break;
+        case O_WORK: work = val; break;
+        case O_MAXC:
+            if (tpu_cli_count(name, val, 1, UINT64_MAX, &maxc, err, sizeof err)) return fail(2, "%s", err);
+            break;
+        }
+    }
+    if (!dir || !in || !out) { usage(stderr); return fail(2, "%s", "expected DIR, --input X.npy and --output Y.npy"); }
+    (void)maxc;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.txt", dir);
+    tpuc_meta_t m;
+    if (tpuc_read_meta(path, &m, err, sizeof err)) return fail(2, "%s", err);
+    int xnd;
+    int64_t xd[TPUC_MAX_DIMS];
+    float *x = NULL;
+    if (npy_read_f32(in, &xnd, xd, &x, err, sizeof err)) return fail(2, "%s", err);
+    if (xnd != m.in.ndim) {
+        snprintf(err, sizeof err, "--input '%s': %d dimensions, the model's input '%s' has %d", in, xnd, m.in.name, m.in.ndim);
+        free(x);
+        return fail(2, "%s", err);
+    }
+    for (int i = 1; i < xnd; i++)
+        if (xd[i] != m.in.dims[i]) {
+            snprintf(err, sizeof err, "--input '%s': dimension %d is %lld, the model's input '%s' needs %lld", in, i, (long long)xd[i], m.in.name, (long long)m.in.dims[i]);
+            free(x);
+            return fail(2, "%s", err);
+        }
+    if (xd[0] < 1) { free(x); return fail(2, "--input '%s': an empty batch", in); }
+    uint64_t in_per = tpuc_io_elems(&m.in) / (uint64_t)m.in.dims[0];   /* per image */
+    uint64_t out_per = tpuc_io_elems(&m.out) / (uint64_t)m.out.dims[0];
+    uint64_t total = (uint64_t)xd[0];
+    uint64_t chunk = (uint64_t)m.batch * m.cores;
+    uint64_t nchunks = (total + chunk - 1) / chunk;
+    float *y = calloc(total * out_per + 1, sizeof *y);
+    float *xin = malloc(tpuc_io_elems(&m.in) * sizeof *xin + 4);
+    float *yout = malloc(tpuc_io_elems(&m.out) * sizeof *yout + 4);
+    tpu_npy_t img;
+    snprintf(path, sizeof path, "%s/image.npy", dir);
+    if (!y || !xin || !yout) { free(x); return fail(2, "%s", "out of memory"); }
+    if (tpu_npy_read(path, &img, err, sizeof err)) { free(x); return fail(2, "%s", err); }
+    if (img.rows * img.cols * 2 < m.image_bytes) { free(x); return fail(2, "%s: shorter than the model's constants", path); }
+    tpu_insn_t *prog = NULL;
+    size_t count = 0;
+    snprintf(path, sizeof path, "%s/model.bin", dir);
+    if (tpu_load_program(path, m.geom.n, &prog, &count, err, sizeof err)) { free(x); return fail(2, "%s", err); }
+    uint8_t **host = calloc(m.cores, sizeof *host);
+    if (!host) return fail(2, "%s", "out of memory");
+    for (unsigned i = 0; i < m.cores; i++) {
+        host[i] = malloc(m.host_bytes);
+        if (!host[i]) return fail(2, "%s", "out of memory (host images)");
+    }
+    tpu_core_cfg_t ccfg;
+    memset(&ccfg, 0, sizeof ccfg);
+    ccfg.geom = m.geom;
+    ccfg.axi_data_bits = m.axi_data_bits;
+    tpu_board_cfg_t bcfg;
+    memset(&bcfg, 0, sizeof bcfg);
+    bcfg.rows = m.topo_rows; bcfg.cols = m.topo_cols;
+    bcfg.link_bits = TPU_BOARD_LINK_BITS_DEFAULT; bcfg.link_latency = TPU_BOARD_LINK_LATENCY_DEFAULT;
+    bcfg.core = ccfg;
+    char wdir[4200] = "";
+    int own_work = 0;
+    if (rtl || work) {
+        if (work) {
+            snprintf(wdir, sizeof wdir, "%s", work);
+            if (mkdir(wdir, 0777) && errno != EEXIST) return fail(2, "--work: cannot create '%s'", wdir);
+        } else {
+            const char *td = getenv("TMPDIR");
+            snprintf(wdir, sizeof wdir, "%s/tpu-infer.XXXXXX", td && td[0] ? td : "/tmp");
+            if (!mkdtemp(wdir)) return fail(2, "cannot create a work folder under %s", td && td[0] ? td : "/tmp");
+            own_work = 1;
+        }
+    }
+    int status = 0, tty = isatty(2);
+    uint64_t cycles = 0;
+    for (uint64_t ch = 0; ch < nchunks; ch++) {
+        tpu_board_job_t jobs[64];
+        tpu_core_result_t res[64];
+        FILE *tr[64] = {0};
+        for (unsigned i = 0; i < m.cores; i++) {
+            memset(host[i], 0, m.host_bytes);
+            memcpy(host[i] + m.image_base, img.data, m.image_bytes);
+            for (int k = 0; k < m.nfills; k++)
+                for (uint64_t b = 0; b + 1 < m.fill_bytes[k]; b += 2) { host[i][m.fill_addr[k] + b] = 0x80; host[i][m.fill_addr[k] + b + 1] = 0xFF; }
+            uint64_t first = ch * chunk + (uint64_t)i * (uint64_t)m.batch;
+            for (uint64_t b = 0; b < (uint64_t)m.batch; b++) {
+                float *dst = xin + b * in_per;
+                if (first + b < total) memcpy(dst, x + (first + b) * in_per, in_per * 4);
+                else memset(dst, 0, in_per * 4);
+            }
+            tpuc_put_input(&m.in, xin, host[i]);
+            if (wdir[0]) {
+                char p2[4400];
+                snprintf(p2, sizeof p2, "%s/input%u.npy", wdir, i);
+                uint64_t ib = m.in.lay.rows * m.in.lay.cols * 2;
+                if (write_u16_npy(p2, host[i] + m.in.lay.addr, ib, err, sizeof err)) return fail(2, "%s", err);
+                snprintf(p2, sizeof p2, "%s/core%u.args", wdir, i);
+                FILE *f = fopen(p2, "w");
+                if (!f) return fail(2, "cannot write %s", p2);
+                char adir[4200];
+                if (!realpath(dir, adir)) snprintf(adir, sizeof adir, "%s", dir);
+                tpuc_write_args(&m, adir, i, ".", f);
+                fclose(f);
+                snprintf(p2, sizeof p2, "%s/model%u.trace", wdir, i);
+                tr[i] = fopen(p2, "w");
+                if (!tr[i]) return fail(2, "cannot write %s", p2);
+            }
+            jobs[i].prog = prog; jobs[i].count = count; jobs[i].pc_start = 0;
+            jobs[i].host = host[i]; jobs[i].host_bytes = m.host_bytes; jobs[i].trace = tr[i];
+        }
+        int rc;
+        char msg[2048] = "";
+        if (m.cores == 1) {
+            tpu_core_t *core = tpu_core_new(&ccfg);
+            if (!core) return fail(2, "%s", "bad core configuration in model.txt");
+            rc = tpu_core_run(core, prog, count, 0, host[0], m.host_bytes, tr[0], &res[0]);
+            tpu_core_free(core);
+        } else {
+            tpu_board_t *bd = tpu_board_new(&bcfg);
+            if (!bd) return fail(2, "%s", "bad board configuration in model.txt");
+            rc = tpu_board_run(bd, jobs, res, msg, sizeof msg);
+            tpu_board_free(bd);
+        }
+        for (unsigned i = 0; i < m.cores; i++) if (tr[i]) fclose(tr[i]);
+        if (rc) return fail(1, "%s", "the model run failed");
+        for (unsigned i = 0; i < m.cores; i++) {
+            if (res[i].status != TPU_CORE_DONE) {
+                fprintf(stderr, "tpu-infer: error: core %u stopped with error %d at pc %u %s\n", i,
+                        res[i].err_code, res[i].err_pc, msg);
+                return 1;
+            }
+            if (res[i].counters[TPU_CNT_CYCLES] > cycles) cycles = res[i].counters[TPU_CNT_CYCLES];
+            tpuc_get_output(&m.out, host[i], yout);
+            uint64_t first = ch * chunk + (uint64_t)i * (uint64_t)m.batch;
+            for (uint64_t b = 0; b < (uint64_t)m.batch && first + b < total; b++)
+                memcpy(y + (first + b) * out_per, yout + b * out_per, out_per * 4);
+        }
+        if (rtl) {
+            char cmd[9000];
+            char adir[4200];
+            if (!realpath(dir, adir)) snprintf(adir, sizeof adir, "%s", dir);
+            const char *script = getenv("TPU_INFER_RTL");
+            snprintf(cmd, sizeof cmd, "sh '%s' '%s' '%s'", script && script[0] ? script : "scripts/infer_rtl.sh", adir, wdir);
+            fprintf(stderr, "tpu-infer: chunk %" PRIu64 "/%" PRIu64 " on the RTL: %s\n", ch + 1, nchunks, cmd);
+            int r = run_cmd(cmd);
+            if (r != 0) { fprintf(stderr, "tpu-infer: error: the RTL run of chunk %" PRIu64 " differs from the model or failed (exit %d)\n", ch + 1, r); status = 1; break; }
+        }
+        if (tty && nchunks > 1) fprintf(stderr, "\rtpu-infer: %" PRIu64 "/%" PRIu64 " images", min_u64(total, (ch + 1) * chunk), total);
+    }
+    if (tty && nchunks > 1) fputc('\n', stderr);
+    int64_t yd[TPUC_MAX_DIMS];
+    for (int i = 0; i < m.out.ndim; i++) yd[i] = m.out.dims[i];
+    yd[0] = (int64_t)total;
+    if (npy_write_f32(out, m.out.ndim, yd, y, err, sizeof err)) return fail(2, "%s", err);
+    fprintf(stderr, "tpu-infer: %" PRIu64 " image(s) in %" PRIu64 " run(s) of %" PRIu64 " on %u core(s); %" PRIu64 " cycles per run (model)\n",
+            total, nchunks, chunk, m.cores, cycles);
+    if (own_work && !rtl) { /* nothing kept */ }
+    for (unsigned i = 0; i < m.cores; i++) free(host[i]);
+    free(host); free(x); free(y); free(xin); free(yout); free(prog);
+    tpu_npy_free(&img);
+    return status;
+}
