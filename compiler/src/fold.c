@@ -316,8 +316,17 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             n->op = TPUC_OP_DEAD;
             continue;
         }
+        case TPUC_OP_PAD:
         case TPUC_OP_IDENTITY:
         case TPUC_OP_DROPOUT: {
+            if (n->op == TPUC_OP_PAD) {
+                /* PyTorch writes a Pad of zeros before some pools: only that is an identity */
+                const tpuc_attr_t *md = tpuc_attr(n, "mode");
+                if (md && md->s && strcmp(md->s, "constant") != 0) NODE_ERR(n, "mode '%s': only 'constant' is supported", md->s);
+                if (!b || !b->is_const || !b->i) NODE_ERR(n, "the pads input must be a constant int64 tensor");
+                for (int64_t k = 0; k < tpuc_tensor_elems(b); k++)
+                    if (b->i[k] != 0) NODE_ERR(n, "pads[%lld] = %lld: only a Pad of zero width is supported (give the padding to the Conv/pool itself)", (long long)k, (long long)b->i[k]);
+            }
             if (n->op == TPUC_OP_DROPOUT) {
                 if (n->nin > 2 && n->in[2] >= 0) {
                     const tpuc_tensor_t *tm = in_t(g, n, 2);
