@@ -299,7 +299,6 @@ static int run_mm(ctx_t *c, const mm_t *m)
     uint64_t ub_e = ub_act;
     hw_mark(c, ub_act + e_ub * mt, a_acc * mt + (m->b_off >= 0 ? U : 0),
             (uint64_t)min64(c->slots, S) * N);
-    unsigned P = c->slots > 1 ? c->slots - 1 : 0;
     for (uint64_t m0 = 0; m0 < m->mtot; m0 += mt) {
         uint64_t rows = min64(mt, m->mtot - m0);
         TRY(tpuc_asm(c->p, "# rows %llu .. %llu of %llu\n", (unsigned long long)m0,
@@ -308,17 +307,16 @@ static int run_mm(ctx_t *c, const mm_t *m)
             for (unsigned j = 0; j < T; j++)
                 TRY(tpuc_e_dma_in(&c->e, UB, (uint64_t)j * mt, rows, m->a_cols[j],
                                   m->a_addr[j] + m0 * m->a_mstride, m->a_mstride));
-        uint64_t base = c->wstep;
-#define SLOT(k) ((unsigned)((base + (k)) % c->slots) * N)
-#define WADDR(k) img_addr(c, m->w_off + (int64_t)(((k) / T * T + (k) % T) * tile_bytes))
-        /* step k: N-tile k / T, K-chunk k % T */
-        if (P == 0) {
-            TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(0), N, N, WADDR(0), (uint64_t)N * 2));
-        } else {
-            for (uint64_t k = 0; k < P && k < S; k++)
-                TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k), N, N, WADDR(k), (uint64_t)N * 2));
-        }
-        TRY(tpuc_e_lw(&c->e, SLOT(0)));
+        /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
+           a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
+           slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. */
+        const uint64_t G = c->slots >= 2 ? c->slots / 2 : 1;
+#define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
+#define WROW(k) (c->slots >= 2 ? ((((k) / G) % 2) * G + (k) % G) * N : 0)
+#define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, N, WADDR(k0_), (uint64_t)N * 2)); } while (0)
+        WGROUP(0);
+        if (c->slots >= 2) WGROUP(1);
+        TRY(tpuc_e_lw(&c->e, WROW(0)));
         if (!keep)
             TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, m->a_cols[0], m->a_addr[0] + m0 * m->a_mstride,
                               m->a_mstride));
@@ -328,9 +326,9 @@ static int run_mm(ctx_t *c, const mm_t *m)
             uint64_t ubrow = keep ? (uint64_t)j * mt : (k % 2) * mt;
             TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
             if (k + 1 < S) {
-                if (P == 0) TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k + 1), N, N, WADDR(k + 1), (uint64_t)N * 2));
-                else if (k + P < S) TRY(tpuc_e_dma_in(&c->e, WMEM, SLOT(k + P), N, N, WADDR(k + P), (uint64_t)N * 2));
-                TRY(tpuc_e_lw(&c->e, SLOT(k + 1)));
+                if (c->slots < 2) WGROUP(k + 1);
+                TRY(tpuc_e_lw(&c->e, WROW(k + 1)));
+                if (c->slots >= 2 && (k + 1) % G == 0) WGROUP((k + 1) / G + 1);
                 if (!keep) {
                     unsigned j1 = (unsigned)((k + 1) % T);
                     TRY(tpuc_e_dma_in(&c->e, UB, ((k + 1) % 2) * mt, rows, m->a_cols[j1],
@@ -374,8 +372,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
                     return -1;
             }
         }
-        c->wstep += S;
-#undef SLOT
+#undef WGROUP
+#undef WROW
 #undef WADDR
     }
     return 0;
