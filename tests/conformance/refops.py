@@ -1,0 +1,598 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Reference semantics and error bounds of the ONNX operators the compiler claims.
+
+Every value is a Val: `v` is the exact result (float64, computed from the test's own fp32
+inputs) and `e` a bound, element by element, on |what the machine may compute - v| under the
+numerics contract (docs/numerics.md, docs/vpu.md) and the execution model of
+docs/conformance.md. The bound is derived, not chosen: each rounding the machine may do
+adds its own term, in the order the machine does it. docs/conformance.md writes the same
+formulas down; keep the two in step.
+
+The geometry helpers (pads, strides, windows) are shared with the stand-in (standin.py);
+the runner checks this reference against the ONNX test's expected output, so a geometry
+mistake here shows up as a reference error, not as a pass.
+"""
+import math
+
+import numpy as np
+from onnx import helper
+
+# ---- constants of the contract ----
+UB = 2.0 ** -8            # unit roundoff of fp32 -> bf16 (RNE, 8 significant bits)
+U = 2.0 ** -24            # unit roundoff of fp32 (RNE, 24 significant bits)
+TINY = 2.0 ** -126        # smallest normal: DAZ/FTZ lose less than this, absolutely
+U64 = 2.0 ** -53          # float64, for the reference's own evaluation error
+BF16_TO_INF = (2.0 - 2.0 ** -8) * 2.0 ** 127    # |x| >= this rounds to Inf in bf16
+FP32_TO_INF = (2.0 - 2.0 ** -24) * 2.0 ** 127   # |x| >= this rounds to Inf in fp32
+
+# VPU function accuracy, in fp32 ulps, as asserted by test-vpu-model (docs/vpu.md,
+# "Bounds asserted by make test"): exp, recip <= 0.52; sigmoid <= 3.5; tanh <= 5.
+# In bf16 (bf16 in, bf16 out) every function is within 1 bf16 ulp of the exact value.
+EXP_ULP32 = 0.52
+RECIP_ULP32 = 0.52
+SIGMOID_ULP32 = 3.5
+TANH_ULP32 = 5.0
+ULP32_REL = 2.0 ** -23    # one fp32 ulp of z is at most 2^-23 |z| (z normal)
+ULP16_REL = 2.0 ** -7     # one bf16 ulp of z is at most 2^-7 |z| (z normal)
+
+
+def gamma(k, u):
+    """Higham's gamma_k = k u / (1 - k u): k roundings of relative size <= u."""
+    k = max(int(k), 0)
+    return k * u / (1.0 - k * u)
+
+
+def fn_rel(ulp32):
+    """Relative error of a VPU function f at a bf16 input, result stored as bf16 or fp32.
+
+    bf16 result: < 1 bf16 ulp of f(x) <= 2^-7 |f(x)|. fp32 result: <= ulp32 fp32 ulps; if it
+    is rounded to bf16 afterwards, + 2^-8 of the fp32 result. The larger of the two."""
+    r32 = ulp32 * ULP32_REL
+    return max(ULP16_REL, r32 + UB * (1.0 + r32))
+
+
+class NoReference(Exception):
+    """The test's output is not a deterministic function of its inputs (e.g. Dropout in
+    training mode): the machine must reject the model."""
+
+
+class Val:
+    """An exact value v and a bound e on the machine's error, element by element.
+
+    bf: the machine's value is a bf16 number (rounding it to bf16 again changes nothing).
+    act: derived from the graph input (an activation), not from initializers only.
+    raw: the initializer as stored (integer shape tensors, booleans)."""
+    __slots__ = ("v", "e", "bf", "act", "raw")
+
+    def __init__(self, v, e=None, bf=False, act=False, raw=None):
+        self.v = np.asarray(v, dtype=np.float64)
+        self.e = np.zeros_like(self.v) if e is None else np.broadcast_to(
+            np.asarray(e, dtype=np.float64), self.v.shape).copy()
+        self.bf = bf
+        self.act = act
+        self.raw = raw
+
+    def like(self, v, e, bf=None, act=None):
+        return Val(v, e, self.bf if bf is None else bf, self.act if act is None else act)
+
+
+# ---- rounding steps (docs/conformance.md "Rounding steps") ----
+
+def rb(x):
+    """x rounded fp32 -> bf16 (RNE, DAZ): |err| grows by 2^-8 (|v| + e) + 2^-126."""
+    if x.bf:
+        return x
+    m = np.abs(x.v) + x.e
+    e = x.e + UB * m + TINY
+    e = np.where(m >= BF16_TO_INF, np.inf, e)
+    return Val(x.v, e, bf=True, act=x.act)
+
+
+def rf(x):
+    """One fp32 rounding (an add or a multiply, RNE, FTZ): 2^-24 (|v| + e) + 2^-126."""
+    m = np.abs(x.v) + x.e
+    e = x.e + U * m + TINY
+    e = np.where(m >= FP32_TO_INF, np.inf, e)
+    return Val(x.v, e, bf=False, act=x.act)
+
+
+def vadd(a, b):
+    return Val(a.v + b.v, a.e + b.e, act=a.act or b.act)
+
+
+def vsub(a, b):
+    return Val(a.v - b.v, a.e + b.e, act=a.act or b.act)
+
+
+def vmul(a, b):
+    return Val(a.v * b.v, np.abs(a.v) * b.e + np.abs(b.v) * a.e + a.e * b.e,
+               act=a.act or b.act)
+
+
+def vscale(a, c):
+    return Val(c * a.v, abs(c) * a.e, act=a.act)
+
+
+def vsqrt(a):
+    lo = np.sqrt(np.maximum(a.v - a.e, 0.0))
+    return Val(np.sqrt(a.v), np.sqrt(a.v + a.e) - lo, act=a.act)
+
+
+def vdiv(a, b):
+    d = np.abs(b.v) - b.e
+    if np.any(d <= 0):
+        e = np.full(np.broadcast(a.v, b.v).shape, np.inf)
+    else:
+        e = (a.e * np.abs(b.v) + np.abs(a.v) * b.e) / (np.abs(b.v) * d)
+    return Val(a.v / b.v, e, act=a.act or b.act)
+
+
+def vrecip_vpu(a):
+    """vpu_recip: <= 0.52 fp32 ulp of 1/a (docs/vpu.md), after propagating a's error."""
+    r = vdiv(Val(np.ones_like(a.v)), a)
+    rel = RECIP_ULP32 * ULP32_REL
+    return Val(r.v, r.e + rel * (np.abs(r.v) + r.e) + TINY, act=a.act)
+
+
+def vmax_all(vals):
+    """Several bounds of the same exact value (one per allowed schedule): the largest."""
+    e = vals[0].e
+    for x in vals[1:]:
+        assert x.v.shape == vals[0].v.shape
+        e = np.maximum(e, x.e)
+    return Val(vals[0].v, e, bf=all(x.bf for x in vals), act=vals[0].act)
+
+
+def f64_slack(x, terms=None, k=4):
+    """The reference is float64, not exact: add gamma_k(2^-53) of the magnitudes involved."""
+    mag = np.abs(x.v) if terms is None else terms
+    return Val(x.v, x.e + gamma(k, U64) * mag, bf=x.bf, act=x.act)
+
+
+# ---- the dot product (docs/conformance.md "Dot products") ----
+
+def dot_bound(L, a, w, K, seed=None):
+    """An fp32 chain of K bf16 x bf16 products (any order), optionally seeded.
+
+    L(x, y): the bilinear map (matmul, conv, window sum) applied to arrays; monotone for
+    nonnegative arguments. a, w: the operands *after* their rounding to bf16 (their e
+    includes it). seed: a Val added into the same chain (bias as accumulator seed)."""
+    aa, ww = np.abs(a.v), np.abs(w.v)
+    S = L(aa, ww)
+    v = L(a.v, w.v)
+    # operand errors: |a^ w^ - a w| <= ea |w| + |a| ew + ea ew; product FTZ < 2^-126 each
+    e = L(a.e, ww) + L(aa, w.e) + L(a.e, w.e) + K * TINY
+    sp = L(aa + a.e, ww + w.e) + K * TINY          # >= sum of |computed products|
+    k = K
+    if seed is not None:
+        v = v + seed.v
+        e = e + seed.e
+        sp = sp + np.abs(seed.v) + seed.e
+        k = K + 1
+    g = gamma(k, U)
+    e = e + g * sp + k * TINY * (1.0 + g)         # the adds: rounding and FTZ
+    e = e + gamma(k + 2, U64) * (S if seed is None else S + np.abs(seed.v))
+    return Val(v, e, act=True)
+
+
+# ---- attributes and geometry ----
+
+def attrs(node):
+    d = {}
+    for a in node.attribute:
+        x = helper.get_attribute_value(a)
+        if isinstance(x, bytes):
+            x = x.decode()
+        d[a.name] = x
+    return d
+
+
+def window_geometry(in_sp, kernel, strides, dilations, pads, auto_pad, ceil_mode):
+    """Output size and padding per spatial axis, as the ONNX operator definitions give them.
+
+    Returns out, pad_begin, pad_end, extra: extra is the room past pad_end that a ceil_mode
+    window may reach (neither input nor explicit pad)."""
+    n = len(in_sp)
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    pads = list(pads or [0] * (2 * n))
+    out, pb, pe, extra = [], [], [], []
+    for i in range(n):
+        ek = (kernel[i] - 1) * dilations[i] + 1
+        s = strides[i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-in_sp[i] // s)
+            tot = max((o - 1) * s + ek - in_sp[i], 0)
+            b = tot // 2 if auto_pad == "SAME_UPPER" else tot - tot // 2
+            p0, p1 = b, tot - b
+        elif auto_pad == "VALID":
+            p0 = p1 = 0
+            o = (in_sp[i] - ek) // s + 1
+        else:
+            p0, p1 = pads[i], pads[i + n]
+            span = in_sp[i] + p0 + p1 - ek
+            if ceil_mode:
+                o = -(-span // s) + 1
+                if (o - 1) * s >= in_sp[i] + p0:
+                    o -= 1
+            else:
+                o = span // s + 1
+        out.append(o)
+        pb.append(p0)
+        pe.append(p1)
+        extra.append(max(0, (o - 1) * s + ek - (in_sp[i] + p0 + p1)))
+    return out, pb, pe, extra, strides, dilations
+
+
+def windows(x, kernel, geo, pad_fill, extra_fill):
+    """x (N, C, *sp) -> (N, C, *out, prod(kernel)): the values under each window, in
+    row-major kernel order; explicit pads hold pad_fill, the ceil_mode overhang extra_fill."""
+    out, pb, pe, extra, strides, dil = geo
+    n = len(kernel)
+    pad = [(0, 0), (0, 0)] + [(pb[i], pe[i]) for i in range(n)]
+    xp = np.pad(x, pad, mode="constant", constant_values=pad_fill)
+    if any(extra):
+        xp = np.pad(xp, [(0, 0), (0, 0)] + [(0, extra[i]) for i in range(n)],
+                    mode="constant", constant_values=extra_fill)
+    cols = []
+    for off in np.ndindex(*kernel):
+        sl = [slice(None), slice(None)]
+        for i in range(n):
+            st = off[i] * dil[i]
+            sl.append(slice(st, st + (out[i] - 1) * strides[i] + 1, strides[i]))
+        cols.append(xp[tuple(sl)])
+    return np.stack(cols, axis=-1)
+
+
+def conv_geometry(node, x_shape, w_shape):
+    a = attrs(node)
+    n = len(x_shape) - 2
+    kernel = list(a.get("kernel_shape", w_shape[2:]))
+    geo = window_geometry(list(x_shape[2:]), kernel, a.get("strides"), a.get("dilations"),
+                          a.get("pads"), a.get("auto_pad", "NOTSET"), 0)
+    return kernel, geo, int(a.get("group", 1)), n
+
+
+def conv_apply(x, w, kernel, geo, group, matmul=None):
+    """y[n, m, *o] = sum_{c in m's group, k} win(x)[n, c, *o, k] w[m, c, k]."""
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    cols = windows(x, kernel, geo, 0.0, 0.0)             # (N, C, *out, Kk)
+    out = cols.shape[2:-1]
+    kk = cols.shape[-1]
+    cg, mg = C // group, M // group
+    ys = []
+    for g in range(group):
+        p = cols[:, g * cg:(g + 1) * cg]                 # (N, cg, *out, Kk)
+        p = np.moveaxis(p, 1, -2).reshape((N,) + tuple(out) + (cg * kk,))
+        wg = w[g * mg:(g + 1) * mg].reshape(mg, cg * kk).T   # (cg*Kk, mg)
+        y = (matmul or np.matmul)(p, wg)                 # (N, *out, mg)
+        ys.append(np.moveaxis(y, -1, 1))
+    return np.concatenate(ys, axis=1)
+
+
+def pool_setup(node, x_shape):
+    a = attrs(node)
+    kernel = list(a["kernel_shape"])
+    geo = window_geometry(list(x_shape[2:]), kernel, a.get("strides"), a.get("dilations"),
+                          a.get("pads"), a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0))
+    return a, kernel, geo
+
+
+def avgpool_counts(x_shape, kernel, geo, include_pad):
+    """Number of elements each window averages over (ONNX: count_include_pad counts the
+    explicit pads, never the ceil_mode overhang)."""
+    ones = np.ones((1, 1) + tuple(x_shape[2:]))
+    c = windows(ones, kernel, geo, 1.0 if include_pad else 0.0, 0.0).sum(axis=-1)
+    return np.broadcast_to(c, (x_shape[0], x_shape[1]) + c.shape[2:])
+
+
+def reshape_target(in_shape, shape, allowzero):
+    shape = [int(s) for s in shape]
+    out = []
+    for i, s in enumerate(shape):
+        out.append(in_shape[i] if (s == 0 and not allowzero) else s)
+    if -1 in out:
+        known = int(np.prod([s for s in out if s != -1]))
+        out[out.index(-1)] = int(np.prod(in_shape)) // known if known else 0
+    return out
+
+
+def flatten_target(in_shape, axis):
+    if axis < 0:
+        axis += len(in_shape)
+    return [int(np.prod(in_shape[:axis])), int(np.prod(in_shape[axis:]))]
+
+
+def per_channel(p, ndim):
+    """A (C,) parameter broadcast along axis 1 of an ndim tensor."""
+    return p.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+# ---- the operators: (node, input Vals) -> output Val ----
+
+def _act(x):
+    """An operand as the machine holds it: activations in bf16, constants as stored."""
+    return rb(x) if x.act else x
+
+
+def _weight(x):
+    """An MXU operand: always bf16 (weights are rounded at compile time)."""
+    return rb(x)
+
+
+def op_identity(node, ins):
+    return ins[0]
+
+
+def op_dropout(node, ins):
+    a = attrs(node)
+    training = False
+    if len(ins) >= 3 and ins[2] is not None:
+        training = bool(np.asarray(ins[2].raw if ins[2].raw is not None else ins[2].v).item())
+    ratio = a.get("ratio", 0.5)
+    if len(ins) >= 2 and ins[1] is not None:
+        ratio = float(ins[1].v)
+    if training and ratio != 0.0:
+        raise NoReference("Dropout in training mode with ratio %g: the output is random" % ratio)
+    return ins[0]
+
+
+def op_reshape(node, ins):
+    x = ins[0]
+    shape = ins[1].raw if ins[1].raw is not None else ins[1].v
+    t = reshape_target(list(x.v.shape), np.asarray(shape).tolist(),
+                       attrs(node).get("allowzero", 0))
+    return x.like(x.v.reshape(t), x.e.reshape(t))
+
+
+def op_flatten(node, ins):
+    x = ins[0]
+    t = flatten_target(list(x.v.shape), attrs(node).get("axis", 1))
+    return x.like(x.v.reshape(t), x.e.reshape(t))
+
+
+def op_relu(node, ins):
+    # relu is monotone and 1-Lipschitz, and bf16 rounding is monotone: relu(rb(x)) =
+    # rb(relu(x)), so the rounding is left to the consumer / the graph output.
+    x = ins[0]
+    return x.like(np.maximum(x.v, 0.0), x.e)
+
+
+def op_add(node, ins):
+    a, b = _act(ins[0]), _act(ins[1])
+    y = rf(vadd(a, b))                       # one fp32 add
+    return f64_slack(y, np.abs(a.v) + np.abs(b.v))
+
+
+def _unary_fn(x, f, fprime_max, ulp32):
+    x = rb(x) if x.act else x
+    v = f(x.v)
+    prop = fprime_max(x.v, x.e) * x.e        # mean value theorem, safe max of |f'|
+    rel = fn_rel(ulp32)
+    e = prop + rel * (np.abs(v) + prop) + TINY
+    return f64_slack(Val(v, e, bf=True, act=x.act))
+
+
+def _nearest0(v, e):
+    """The point of [v - e, v + e] nearest to 0."""
+    return np.sign(v) * np.maximum(np.abs(v) - e, 0.0)
+
+
+def sigmoid64(x):
+    ex = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + ex), ex / (1.0 + ex))
+
+
+def op_sigmoid(node, ins):
+    def dmax(v, e):
+        s = sigmoid64(_nearest0(v, e))       # sigma' = s(1-s), largest nearest 0
+        return s * (1.0 - s)
+    return _unary_fn(ins[0], sigmoid64, dmax, SIGMOID_ULP32)
+
+
+def op_tanh(node, ins):
+    def dmax(v, e):
+        t = np.tanh(_nearest0(v, e))
+        return 1.0 - t * t
+    return _unary_fn(ins[0], np.tanh, dmax, TANH_ULP32)
+
+
+def op_softmax(node, ins):
+    a = attrs(node)
+    x = rb(ins[0]) if ins[0].act else ins[0]
+    axis = a.get("axis", -1)
+    if axis < 0:
+        axis += x.v.ndim
+    n = x.v.shape[axis]
+    m = np.max(x.v, axis=axis, keepdims=True)
+    ex = np.exp(x.v - m)
+    y = ex / np.sum(ex, axis=axis, keepdims=True)
+    d = x.e
+    D = np.max(d, axis=axis, keepdims=True)
+    # input error: |log y_i(x^) - log y_i(x)| <= d_i + D (shift invariance, LSE 1-Lipschitz)
+    prop = np.expm1(d + D)
+    # the VPU chain: t = x_i - m (one rounding, |t| <= |x_i - m| + d_i + D), exp (0.52 ulp),
+    # the sum (n - 1 adds, any order), recip (0.52 ulp), the product (one rounding)
+    exp_rel = EXP_ULP32 * ULP32_REL
+    rcp_rel = RECIP_ULP32 * ULP32_REL
+    th = np.expm1(U * (np.abs(x.v - m) + d + D) + TINY) * (1 + exp_rel) + exp_rel
+    # FTZ of an e_j changes s (>= 1: the max gives exactly 1) by < 2^-126 each
+    TH = np.max(th, axis=axis, keepdims=True) + n * TINY
+    g = gamma(n - 1, U)
+    chain = (1 + th) * (1 + rcp_rel) * (1 + U) / ((1 - TH) * (1 - g)) - 1
+    e = y * ((1 + prop) * (1 + chain) - 1) + 2 * TINY
+    return f64_slack(Val(y, e, act=x.act), k=n + 8)
+
+
+def _gemm_parts(node, ins):
+    a = attrs(node)
+    A, B = ins[0], ins[1]
+    C = ins[2] if len(ins) > 2 and ins[2] is not None and ins[2].v.size else None
+    if a.get("transA", 0):
+        A = A.like(A.v.T, A.e.T)
+    if a.get("transB", 0):
+        B = B.like(B.v.T, B.e.T)
+    return A, B, C, float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+
+
+def op_gemm(node, ins):
+    A, B, C, alpha, beta = _gemm_parts(node, ins)
+    K = A.v.shape[1]
+    L = np.matmul
+    scheds = []
+    bias = None
+    if C is not None:
+        bias = C if beta == 1.0 else rf(vscale(C, beta))     # beta C in fp32
+        bias = Val(np.broadcast_to(bias.v, (A.v.shape[0], B.v.shape[1])),
+                   np.broadcast_to(bias.e, (A.v.shape[0], B.v.shape[1])))
+    # alpha: on the product (an fp32 multiply), folded into the weights before their
+    # rounding, or into the activations before theirs; exact when alpha is a power of two
+    # (not flushed), but every schedule is bounded.
+    variants = [(rb(A), _weight(B), True)]
+    if alpha != 1.0:
+        variants.append((rb(A), rb(rf(vscale(B, alpha))), False))
+        variants.append((rb(rf(vscale(A, alpha))), _weight(B), False))
+    for a_, w_, scale_after in variants:
+        d = dot_bound(L, a_, w_, K)
+        if scale_after and alpha != 1.0:
+            d = rf(vscale(d, alpha))
+        if bias is not None:
+            scheds.append(rf(vadd(d, bias)))                  # bias add in fp32
+            if not (scale_after and alpha != 1.0):             # bias as the chain's seed
+                scheds.append(dot_bound(L, a_, w_, K, seed=bias))
+        else:
+            scheds.append(d)
+    return vmax_all(scheds)
+
+
+def op_matmul(node, ins):
+    A, B = ins[0], ins[1]
+    K = A.v.shape[-1]
+    a_ = rb(A)
+    w_ = rb(B)
+    return dot_bound(np.matmul, a_, w_, K)
+
+
+def op_conv(node, ins):
+    X, W = ins[0], ins[1]
+    Bv = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    kernel, geo, group, _ = conv_geometry(node, X.v.shape, W.v.shape)
+    K = (X.v.shape[1] // group) * int(np.prod(kernel))
+
+    def L(x, w):
+        return conv_apply(x, w, kernel, geo, group)
+    a_, w_ = rb(X), _weight(W)
+    if Bv is None:
+        return dot_bound(L, a_, w_, K)
+    shape = L(a_.v, w_.v).shape
+    bias = Val(np.broadcast_to(per_channel(Bv.v, len(shape)), shape),
+               np.broadcast_to(per_channel(Bv.e, len(shape)), shape))
+    return vmax_all([rf(vadd(dot_bound(L, a_, w_, K), bias)),
+                     dot_bound(L, a_, w_, K, seed=bias)])
+
+
+def _avg(node, X, kernel, geo, include_pad):
+    counts = avgpool_counts(X.v.shape, kernel, geo, include_pad)
+    K = int(np.prod(kernel))
+    inv = Val(1.0 / counts)
+
+    def wsum(x, w):
+        # sum over the window of x times a per-output weight w (pads contribute 0)
+        return windows(x, kernel, geo, 0.0, 0.0).sum(axis=-1) * w
+    x_ = rb(X)
+    # (a) on the MXU: weights 1/count (an fp32 constant) rounded to bf16
+    a = dot_bound(wsum, x_, rb(rf(inv)), K)
+    # (b) on the VPU: fp32 sum of the window, times 1/count (a compile-time fp32 constant
+    #     or vpu_recip: <= 0.52 ulp), one fp32 multiply
+    s = dot_bound(wsum, x_, Val(np.ones_like(counts)), K)
+    r = vrecip_vpu(Val(counts))
+    b = rf(vmul(s, r))
+    return vmax_all([a, b])
+
+
+def op_averagepool(node, ins):
+    X = ins[0]
+    a, kernel, geo = pool_setup(node, X.v.shape)
+    return _avg(node, X, kernel, geo, a.get("count_include_pad", 0))
+
+
+def op_globalaveragepool(node, ins):
+    X = ins[0]
+    kernel = list(X.v.shape[2:])
+    geo = window_geometry(kernel, kernel, None, None, None, "VALID", 0)
+    return _avg(node, X, kernel, geo, 0)
+
+
+def op_maxpool(node, ins):
+    # max is monotone and 1-Lipschitz in the max norm; bf16 rounding is monotone, so
+    # max(rb(x)) = rb(max(x)): the rounding is left to the consumer / the graph output.
+    X = ins[0]
+    a, kernel, geo = pool_setup(node, X.v.shape)
+    v = windows(X.v, kernel, geo, -np.inf, -np.inf).max(axis=-1)
+    e = windows(X.e, kernel, geo, 0.0, 0.0).max(axis=-1)
+    return X.like(v, e)
+
+
+def op_batchnorm(node, ins):
+    a = attrs(node)
+    if a.get("training_mode", 0):
+        raise NoReference("BatchNormalization in training mode (three outputs, batch statistics)")
+    X = ins[0]
+    nd = X.v.ndim
+    scale, B, mean, var = [Val(per_channel(p.v, nd), per_channel(p.e, nd)) for p in ins[1:5]]
+    eps = Val(np.float64(np.float32(a.get("epsilon", 1e-5))))
+    # the fold, in fp32 at compile time: s = scale / sqrt(var + eps), b' = B - mean s
+    s = rf(vdiv(scale, rf(vsqrt(rf(vadd(var, eps))))))
+    b2 = rf(vsub(B, rf(vmul(mean, s))))
+    x_ = rb(X)
+    bshape = x_.v.shape
+
+    def full(p):
+        return Val(np.broadcast_to(p.v, bshape), np.broadcast_to(p.e, bshape))
+    s_, b2_ = full(s), full(b2)
+    # (a1) VPU: x s (fp32 multiply) + b'; (a2) MXU/accumulator: x rb(s) exact, + b'
+    a1 = rf(vadd(rf(vmul(x_, s_)), b2_))
+    a2 = rf(vadd(vmul(x_, full(rb(s))), b2_))
+    # (b) VPU, unfolded: ((x - mean) s) + B
+    b = rf(vadd(rf(vmul(rf(vsub(x_, full(mean))), s_)), full(B)))
+    y = vmax_all([a1, a2, b])
+    return f64_slack(y, np.abs(x_.v * s_.v) + np.abs(full(mean).v * s_.v) + np.abs(full(B).v),
+                     k=8)
+
+
+# The operators the compiler claims: one table, so that it can grow.
+OPS = {
+    "Gemm": op_gemm,
+    "MatMul": op_matmul,
+    "Add": op_add,
+    "Relu": op_relu,
+    "Sigmoid": op_sigmoid,
+    "Tanh": op_tanh,
+    "Softmax": op_softmax,
+    "Conv": op_conv,
+    "MaxPool": op_maxpool,
+    "AveragePool": op_averagepool,
+    "GlobalAveragePool": op_globalaveragepool,
+    "Flatten": op_flatten,
+    "Reshape": op_reshape,
+    "BatchNormalization": op_batchnorm,
+    "Dropout": op_dropout,
+    "Identity": op_identity,
+}
+
+
+def evaluate(graph, x, consts):
+    """The graph's outputs as Vals: x the graph input's data, consts name -> ndarray."""
+    env = {graph.input[0].name: Val(x, act=True)}
+    for name, arr in consts.items():
+        env[name] = Val(arr.astype(np.float64) if arr.dtype != np.bool_ else arr.astype(np.float64),
+                        raw=arr)
+    for node in graph.node:
+        fn = OPS.get(node.op_type)
+        if fn is None:
+            raise NoReference("no reference for operator %s" % node.op_type)
+        ins = [env[n] if n else None for n in node.input]
+        y = fn(node, ins)
+        env[node.output[0]] = y
+    return [rb(env[o.name]) if o.name in env else None for o in graph.output]

@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A stand-in for build/tools/tpu-compile and tpu-infer, to develop and test the runner.
+
+    standin.py compile MODEL --mxu N --imem-insns I [--batch B] -o DIR
+    standin.py infer DIR --input X.npy --output Y.npy
+
+It is not the compiler: `compile` checks what it can run and copies the model; `infer`
+evaluates it with numpy in an emulation of the machine's arithmetic (docs/numerics.md):
+activations and weights rounded to bf16 (RNE, DAZ), exact products, one sequential fp32
+chain per dot product, FTZ on every fp32 result, biases and VPU steps in fp32, the output
+rounded to bf16. The VPU functions use numpy's float32 exp/tanh (not the VPU's algorithms),
+so its results are close to the machine's but not its bits.
+
+STANDIN_FAULT (environment) makes it misbehave, for the runner's self-test (selftest.sh):
+  crash     infer aborts (SIGABRT)
+  noout     infer exits 0 without writing the output
+  reject2   compile exits 2 with two lines on stderr
+  shape     infer writes the output with one element too few
+  offset    infer adds 0.1 + |y| / 16 to the output's first element y
+  acceptall compile accepts every model (no checks)
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import refops  # noqa: E402
+
+F32 = np.float32
+TINY32 = F32(2.0 ** -126)
+
+
+def ftz(a):
+    a = np.asarray(a, dtype=F32)
+    return np.where(np.abs(a) < TINY32, np.copysign(F32(0), a), a).astype(F32)
+
+
+def bf16(a):
+    """fp32 -> bf16 (RNE, DAZ, canonical NaN), returned as the float32 it widens to."""
+    b = np.asarray(a, dtype=F32).view(np.uint32).astype(np.uint64)
+    exp = b & 0x7F800000
+    b = np.where(exp == 0, b & 0x80000000, b)
+    nan = (b & 0x7FFFFFFF) > 0x7F800000
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000) & 0xFFFFFFFF
+    r = np.where(nan, 0x7FC00000, r)
+    return r.astype(np.uint32).view(F32)
+
+
+def add(a, b):
+    return ftz(np.asarray(a, F32) + np.asarray(b, F32))
+
+
+def mul(a, b):
+    return ftz(np.asarray(a, F32) * np.asarray(b, F32))
+
+
+def chain_w(A, W):
+    """A (..., J) @ W (J, M): one fp32 chain per output in ascending j, from -0."""
+    acc = np.full(A.shape[:-1] + (W.shape[1],), F32(-0.0), dtype=F32)
+    for j in range(A.shape[-1]):
+        acc = add(acc, mul(A[..., j, None], W[j]))
+    return acc
+
+
+def chain_matmul(A, B):
+    """np.matmul semantics (ndim >= 2), one fp32 chain per output."""
+    acc = None
+    for k in range(A.shape[-1]):
+        p = mul(A[..., :, k:k + 1], B[..., k:k + 1, :])
+        acc = p if acc is None else add(acc, p)
+    return add(np.full(acc.shape, F32(-0.0), dtype=F32), acc)
+
+
+def chain_sum(a, axis):
+    a = np.moveaxis(np.asarray(a, F32), axis, -1)
+    acc = np.full(a.shape[:-1], F32(-0.0), dtype=F32)
+    for j in range(a.shape[-1]):
+        acc = add(acc, a[..., j])
+    return acc
+
+
+def emulate(graph, x, consts):
+    env = {graph.input[0].name: np.asarray(x, F32)}
+    env.update(consts)
+    for node in graph.node:
+        a = refops.attrs(node)
+        ins = [env.get(n) if n else None for n in node.input]
+        op = node.op_type
+        X = ins[0]
+        if op in ("Identity", "Dropout"):
+            y = X
+        elif op == "Relu":
+            y = np.maximum(bf16(X), F32(0))
+        elif op == "Reshape":
+            y = X.reshape(refops.reshape_target(list(X.shape), ins[1].tolist(),
+                                                a.get("allowzero", 0)))
+        elif op == "Flatten":
+            y = X.reshape(refops.flatten_target(list(X.shape), a.get("axis", 1)))
+        elif op == "Add":
+            y = add(bf16(X), ins[1])
+        elif op == "Sigmoid":
+            xb = bf16(X)
+            E = ftz(np.exp(-np.abs(xb)))
+            R = ftz(F32(1) / add(F32(1), E))
+            y = np.where(xb >= 0, R, mul(E, R))
+        elif op == "Tanh":
+            y = ftz(np.tanh(bf16(X)))
+        elif op == "Softmax":
+            xb = bf16(X)
+            axis = a.get("axis", -1)
+            m = np.max(xb, axis=axis, keepdims=True)
+            e = ftz(np.exp(add(xb, -m)))
+            s = np.expand_dims(chain_sum(e, axis), axis)
+            y = mul(e, ftz(F32(1) / s))
+        elif op in ("Gemm", "MatMul"):
+            A, B = X, ins[1]
+            if a.get("transA", 0):
+                A = A.T
+            if a.get("transB", 0):
+                B = B.T
+            alpha = F32(a.get("alpha", 1.0))
+            W = bf16(mul(B, alpha)) if alpha != 1 else bf16(B)
+            y = chain_matmul(bf16(A), W)
+            if op == "Gemm" and len(ins) > 2 and ins[2] is not None:
+                beta = F32(a.get("beta", 1.0))
+                y = add(y, mul(ins[2], beta) if beta != 1 else ins[2])
+        elif op == "Conv":
+            kernel, geo, group, _ = refops.conv_geometry(node, X.shape, ins[1].shape)
+            y = refops.conv_apply(bf16(X), bf16(ins[1]), kernel, geo, group,
+                                  matmul=chain_w).astype(F32)
+            if len(ins) > 2 and ins[2] is not None:
+                y = add(y, refops.per_channel(ins[2], y.ndim))
+        elif op in ("AveragePool", "GlobalAveragePool"):
+            if op == "AveragePool":
+                _, kernel, geo = refops.pool_setup(node, X.shape)
+                inc = a.get("count_include_pad", 0)
+            else:
+                kernel = list(X.shape[2:])
+                geo = refops.window_geometry(kernel, kernel, None, None, None, "VALID", 0)
+                inc = 0
+            w = refops.windows(bf16(X), kernel, geo, 0.0, 0.0).astype(F32)
+            cnt = refops.avgpool_counts(X.shape, kernel, geo, inc)
+            y = mul(chain_sum(w, -1), (1.0 / cnt).astype(F32))
+        elif op == "MaxPool":
+            _, kernel, geo = refops.pool_setup(node, X.shape)
+            y = refops.windows(bf16(X), kernel, geo, -np.inf, -np.inf).max(axis=-1).astype(F32)
+        elif op == "BatchNormalization":
+            nd = X.ndim
+            sc, B, mean, var = [refops.per_channel(p.astype(F32), nd) for p in ins[1:5]]
+            eps = F32(a.get("epsilon", 1e-5))
+            s = ftz(sc / ftz(np.sqrt(add(var, eps))))
+            b2 = add(B, -mul(mean, s))
+            y = add(mul(bf16(X), s), b2)
+        else:
+            raise SystemExit("standin: no emulation of %s" % op)
+        env[node.output[0]] = np.asarray(y, F32)
+    return bf16(env[graph.output[0].name])
+
+
+def reject(model, msg):
+    sys.stderr.write("tpu-compile (stand-in): %s: %s\n" % (model, msg))
+    if os.environ.get("STANDIN_FAULT") == "reject2":
+        sys.stderr.write("  (a second line)\n")
+    sys.exit(2)
+
+
+def check(model_path, m):
+    g = m.graph
+    if len(g.output) != 1:
+        reject(model_path, "the graph has %d outputs; one is supported" % len(g.output))
+    if len(g.input) != 1:
+        reject(model_path, "the graph has %d inputs; one is supported" % len(g.input))
+    for vi in list(g.input) + list(g.output):
+        if vi.type.WhichOneof("value") != "tensor_type":
+            reject(model_path, "%s is a %s, not a tensor" % (vi.name, vi.type.WhichOneof("value")))
+        if vi.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
+            reject(model_path, "%s has element type %s; float is supported" % (
+                vi.name, onnx.TensorProto.DataType.Name(vi.type.tensor_type.elem_type)))
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_value") and d.dim_value == 0:
+                reject(model_path, "%s is an empty tensor" % vi.name)
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:
+        if n.op_type not in refops.OPS:
+            reject(model_path, "operator %s is not supported" % n.op_type)
+        a = refops.attrs(n)
+        if a.get("training_mode", 0):
+            reject(model_path, "%s: training_mode is not supported" % n.op_type)
+        if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
+            if bool(np.asarray(consts[n.input[2]]).item()):
+                reject(model_path, "Dropout: training_mode is not supported")
+
+
+def main(argv):
+    if len(argv) < 2 or argv[0] not in ("compile", "infer"):
+        sys.stderr.write("usage: standin.py compile MODEL ... -o DIR | infer DIR --input X --output Y\n")
+        return 2
+    fault = os.environ.get("STANDIN_FAULT", "")
+    if argv[0] == "compile":
+        model_path = argv[1]
+        out = argv[argv.index("-o") + 1]
+        m = onnx.load(model_path)
+        if fault != "acceptall":
+            check(model_path, m)
+        if fault == "reject2":
+            reject(model_path, "stand-in fault reject2")
+        os.makedirs(out, exist_ok=True)
+        shutil.copyfile(model_path, os.path.join(out, "model.onnx"))
+        return 0
+    d = argv[1]
+    xin = argv[argv.index("--input") + 1]
+    yout = argv[argv.index("--output") + 1]
+    if fault == "crash":
+        os.abort()
+    m = onnx.load(os.path.join(d, "model.onnx"))
+    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    y = emulate(m.graph, np.load(xin), consts)
+    if fault == "noout":
+        return 0
+    if fault == "shape":
+        y = y.reshape(-1)[:-1]
+    if fault == "offset":
+        y = y.copy()
+        y.reshape(-1)[0] += F32(0.1) + abs(y.reshape(-1)[0]) / F32(16)
+    np.save(yout, y.astype(F32))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
