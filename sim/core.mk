@@ -4,7 +4,9 @@
 #   make build/sim/core_N<N>/core_tb   gen --mxu N into build/sim/core_N<N>/rtl, verilate
 #                                      tpu_core, link with the C model library
 #   make build/sim/core_N<N>_A<B>/core_tb   the same with gen --axi-data-bits B (for widths
-#                                      other than N's default: $(call core_tb,N,B))
+#                                      other than N's default: $(call core_tb,N,B)); more
+#                                      parts _I<imem-insns> _U<ub-kib> _Q<acc-kib> _W<wmem-kib>
+#                                      give a core of those sizes (tpu-infer --rtl)
 #   make core-run                      the mlp program on the MXU=$(MXU) core: RTL vs model,
 #                                      PASS/FAIL with cycles and utilisation
 # One verilated model per N, shared by every test at that N; ccache (OBJCACHE) makes
@@ -29,8 +31,12 @@ CORE_VFLAGS := --cc --exe --trace-fst --trace-depth 3 --assert --x-assign unique
 # The folder's key is N, or N_A<B> for gen --mxu N --axi-data-bits B.
 $(SIM_DIR)/core_N%/rtl.stamp: $(GEN)
 	@mkdir -p $(SIM_DIR)/core_N$*
-	@d=$(SIM_DIR)/core_N$*; rm -rf $$d/rtl.old; k=$*; args="--mxu $${k%%_A*}"; \
-	case $$k in *_A*) args="$$args --axi-data-bits $${k#*_A}" ;; esac; \
+	@d=$(SIM_DIR)/core_N$*; rm -rf $$d/rtl.old; args=""; \
+	for seg in $$(echo "N$*" | tr '_' ' '); do v=$${seg#?}; case $$seg in \
+	N*) args="--mxu $$v" ;; A*) args="$$args --axi-data-bits $$v" ;; \
+	I*) args="$$args --imem-insns $$v" ;; U*) args="$$args --ub-kib $$v" ;; \
+	Q*) args="$$args --acc-kib $$v" ;; W*) args="$$args --wmem-kib $$v" ;; \
+	*) echo "core key N$*: unknown part '$$seg' (A I U Q W)"; exit 1 ;; esac; done; \
 	if [ -d $$d/rtl ]; then mv $$d/rtl $$d/rtl.old; fi; \
 	if ! $(GEN) $$args -o $$d/rtl; then \
 		rm -rf $$d/rtl; [ -d $$d/rtl.old ] && mv $$d/rtl.old $$d/rtl; exit 1; \

@@ -310,7 +310,9 @@ int main(int argc, char **argv)
                 if (!realpath(dir, adir)) snprintf(adir, sizeof adir, "%s", dir);
                 tpuc_write_args(&m, adir, i, ".", f);
                 fclose(f);
-                snprintf(p2, sizeof p2, "%s/model%u.trace", wdir, i);
+                snprintf(p2, sizeof p2, "%s/model", wdir);
+                mkdir(p2, 0777);
+                snprintf(p2, sizeof p2, "%s/model/core%u.trace", wdir, i);
                 tr[i] = fopen(p2, "w");
                 if (!tr[i]) return fail(2, "cannot write %s", p2);
             }
@@ -339,6 +341,21 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (res[i].counters[TPU_CNT_CYCLES] > cycles) cycles = res[i].counters[TPU_CNT_CYCLES];
+            if (wdir[0]) {
+                /* the output buffer as the job's --dump writes it, for tpu-board-cmp */
+                char p2[4400];
+                snprintf(p2, sizeof p2, "%s/model/core%u", wdir, i);
+                mkdir(p2, 0777);
+                snprintf(p2, sizeof p2, "%s/model/core%u/output%u.npy", wdir, i, i);
+                tpu_npy_t o;
+                if (tpu_npy_alloc(&o, m.out.lay.esize == 4 ? TPU_NPY_F4 : TPU_NPY_U2, 2,
+                                  m.out.lay.rows, m.out.lay.cols))
+                    return fail(2, "%s", "out of memory");
+                memcpy(o.data, host[i] + m.out.lay.addr, m.out.lay.rows * m.out.lay.cols * m.out.lay.esize);
+                int wr = tpu_npy_write(p2, &o, err, sizeof err);
+                tpu_npy_free(&o);
+                if (wr) return fail(2, "%s", err);
+            }
             tpuc_get_output(&m.out, host[i], yout);
             uint64_t first = ch * chunk + (uint64_t)i * (uint64_t)m.batch;
             for (uint64_t b = 0; b < (uint64_t)m.batch && first + b < total; b++)
@@ -349,7 +366,16 @@ int main(int argc, char **argv)
             char adir[4200];
             if (!realpath(dir, adir)) snprintf(adir, sizeof adir, "%s", dir);
             const char *script = getenv("TPU_INFER_RTL");
-            snprintf(cmd, sizeof cmd, "sh '%s' '%s' '%s'", script && script[0] ? script : "scripts/infer_rtl.sh", adir, wdir);
+            char sdef[4300];
+            /* build/tools/tpu-infer -> scripts/infer_rtl.sh of the same tree */
+            char self[4096];
+            ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[sl > 0 ? sl : 0] = 0;
+            char *sp = strrchr(self, '/');
+            if (sp) *sp = 0;
+            snprintf(sdef, sizeof sdef, "%s/../../scripts/infer_rtl.sh", self[0] ? self : ".");
+            if (strchr(adir, '\'') || strchr(wdir, '\'')) return fail(2, "%s", "--rtl: a path with a quote");
+            snprintf(cmd, sizeof cmd, "sh '%s' '%s' '%s'", script && script[0] ? script : sdef, adir, wdir);
             fprintf(stderr, "tpu-infer: chunk %" PRIu64 "/%" PRIu64 " on the RTL: %s\n", ch + 1, nchunks, cmd);
             int r = run_cmd(cmd);
             if (r != 0) { fprintf(stderr, "tpu-infer: error: the RTL run of chunk %" PRIu64 " differs from the model or failed (exit %d)\n", ch + 1, r); status = 1; break; }
