@@ -43,6 +43,8 @@ static void usage(FILE *f)
             "  --dispatch overlap|serial\n"
             "  --job DIR             the board job: DIR/core<i>.args, i = 0 .. C-1\n"
             "  --out DIR             writes core<i>.trace, core<i>.counters, core<i>/ dumps\n"
+            "  --max-cycles C        stop a core when an instruction would dispatch after\n"
+            "                        cycle C (default 100000000; 0: no limit)\n"
             "Exit status: 0 every core done, 1 an error halt or a deadlock, 2 bad arguments "
             "or I/O.\n");
 }
@@ -183,6 +185,7 @@ static int run_main(int argc, char **argv)
     const char *topo = NULL, *jobdir = NULL, *outdir = NULL, *ubs = NULL, *accs = NULL,
                *wms = NULL;
     unsigned serial = 0;
+    uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     int status = 2;
     core_job_t *jobs = NULL;
     tpu_board_t *board = NULL;
@@ -197,6 +200,7 @@ static int run_main(int argc, char **argv)
         { "pe-stages", 0, TPU_CLI_VALUE, 'S' }, { "axi-latency", 0, TPU_CLI_VALUE, 'L' },
         { "axi-data-bits", 0, TPU_CLI_VALUE, 'B' }, { "dispatch", 0, TPU_CLI_VALUE, 'd' },
         { "job", 0, TPU_CLI_VALUE, 'j' },   { "out", 0, TPU_CLI_VALUE, 'o' },
+        { "max-cycles", 0, TPU_CLI_VALUE, 'X' },
         { NULL, 0, 0, 0 },
     };
     char err[1024];
@@ -263,6 +267,7 @@ static int run_main(int argc, char **argv)
             }
             break;
         case 'j': jobdir = val; break;
+        case 'X': rc = tpu_cli_count(name, val, 0, UINT64_MAX - 1, &max_cycles, err, sizeof err); break;
         default: outdir = val; break;
         }
         if (rc) {
@@ -298,6 +303,7 @@ static int run_main(int argc, char **argv)
     bc.core.axi_latency = (unsigned)lat;
     bc.core.axi_data_bits = (unsigned)axi_bits;
     bc.core.serial = serial;
+    bc.core.max_cycles = max_cycles;
 
     jobs = calloc(C, sizeof *jobs);
     res = calloc(C, sizeof *res);
@@ -419,7 +425,10 @@ static int run_main(int argc, char **argv)
                 tpu_insn_disasm(jobs[i].prog[r->err_pc], dis, sizeof dis);
             else if (r->err_pc >= bc.core.geom.imem_insns)
                 strcpy(dis, "(past the end of IMEM)");
-            if (r->status == TPU_CORE_ERROR)
+            if (r->status == TPU_CORE_LIMIT)
+                snprintf(state, sizeof state, "stopped at the cycle limit (--max-cycles %" PRIu64
+                         ") before pc %u: %s", max_cycles, (unsigned)r->err_pc, dis);
+            else if (r->status == TPU_CORE_ERROR)
                 snprintf(state, sizeof state, "error %d (%s) at pc %u: %s", r->err_code,
                          tpu_err_name(r->err_code), (unsigned)r->err_pc, dis);
             else

@@ -33,10 +33,12 @@ static void usage(FILE *f)
             "                        timing: units overlap as docs/isa.md \"Timing\" allows\n"
             "                        (default), or one instruction in flight at a time\n"
             "  --trace FILE          write the core trace (docs/isa.md \"Trace (core)\")\n"
+            "  --max-cycles C        stop when an instruction would dispatch after cycle C\n"
+            "                        (default 100000000; 0: no limit)\n"
             "Host options (shared with core_tb):\n"
             "  --prog FILE, --load ADDR=FILE.npy, --dump ADDR=FILE.npy:DTYPE:ROWSxCOLS[:STRIDE],\n"
             "  --dump-dir DIR, --hostmem-mib M, @FILE (options one per line)\n"
-            "Exit status: 0 done, 1 error halt, 2 bad arguments or I/O.\n");
+            "Exit status: 0 done, 1 error halt or the cycle limit, 2 bad arguments or I/O.\n");
 }
 
 static int bad(const char *opt, const char *val, const char *what)
@@ -45,7 +47,7 @@ static int bad(const char *opt, const char *val, const char *what)
     return 2;
 }
 
-enum { O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_STAGES, O_LAT, O_AXI, O_PCS, O_DISPATCH,
+enum { O_MAXC = 100, O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_STAGES, O_LAT, O_AXI, O_PCS, O_DISPATCH,
        O_TRACE, O_HOST };
 
 static const tpu_cli_opt_t opts[] = {
@@ -61,6 +63,7 @@ static const tpu_cli_opt_t opts[] = {
     { "pc-start", 0, TPU_CLI_VALUE, O_PCS },
     { "dispatch", 0, TPU_CLI_VALUE, O_DISPATCH },
     { "trace", 0, TPU_CLI_VALUE, O_TRACE },
+    { "max-cycles", 0, TPU_CLI_VALUE, O_MAXC },
     { "prog", 0, TPU_CLI_VALUE, O_HOST },
     { "load", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, O_HOST },
     { "dump", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, O_HOST },
@@ -82,6 +85,7 @@ int main(int argc, char **argv)
     tpu_host_init(&host);
     uint64_t n = 0, ub = 0, acc = 0, wm = 0, imem = 0, stages = 1, lat = 4, pcs = 0;
     uint64_t axi_bits = 0; /* 0: the default for N */
+    uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     const char *trace_path = NULL;
     unsigned serial = 0;
     int status = 2;
@@ -145,6 +149,9 @@ int main(int argc, char **argv)
             }
             break;
         case O_TRACE: trace_path = val; break;
+        case O_MAXC:
+            rc = tpu_cli_count(name, val, 0, UINT64_MAX - 1, &max_cycles, err, sizeof err);
+            break;
         default: /* O_HOST */
             rc = tpu_host_add_option(&host, name, val, err, sizeof err) ? -1 : 0;
             break;
@@ -173,6 +180,7 @@ int main(int argc, char **argv)
     cfg.axi_latency = (unsigned)lat;
     cfg.axi_data_bits = (unsigned)axi_bits;
     cfg.serial = serial;
+    cfg.max_cycles = max_cycles;
     size_t count;
     if (tpu_load_program(host.prog_path, (unsigned)n, &prog, &count, err, sizeof err) != 0) {
         fprintf(stderr, "tpu-run: error: %s\n", err);
@@ -246,6 +254,12 @@ int main(int argc, char **argv)
             strcpy(dis, "nop");
         printf("tpu-run: error %d (%s) at pc %u: %s\n", res.err_code, tpu_err_name(res.err_code),
                (unsigned)res.err_pc, dis);
+        status = 1;
+    } else if (res.status == TPU_CORE_LIMIT) {
+        printf("tpu-run: stopped: cycle %" PRIu64 " passed the --max-cycles limit of %" PRIu64
+               " before pc %u could dispatch (the program is not finished; raise the limit "
+               "with --max-cycles C, 0 for none)\n", res.counters[TPU_CNT_CYCLES] - 1u,
+               max_cycles, (unsigned)res.err_pc);
         status = 1;
     } else if (res.status == TPU_CORE_STUCK) {
         char dis[256] = "nop";

@@ -265,6 +265,9 @@ static void describe(const tpu_board_t *b, const int *st, const tpu_core_result_
         else if (res[j].status == TPU_CORE_ERROR)
             snprintf(out, len, "core %u stopped with error %d at pc %u", j, res[j].err_code,
                      (unsigned)res[j].err_pc);
+        else if (res[j].status == TPU_CORE_LIMIT)
+            snprintf(out, len, "core %u reached the cycle limit at pc %u", j,
+                     (unsigned)res[j].err_pc);
         else
             snprintf(out, len, "core %u is stuck", j);
         return;

@@ -165,7 +165,7 @@ static void run_finish(tpu_core_t *c)
         res->status = TPU_CORE_ERROR;
         res->err_code = r->err;
         res->err_pc = r->err_pc;
-    } else if (res->status != TPU_CORE_STUCK) {
+    } else if (res->status != TPU_CORE_STUCK && res->status != TPU_CORE_LIMIT) {
         res->status = TPU_CORE_DONE;
     }
     res->counters[TPU_CNT_CYCLES] = r->end + 1u;
@@ -281,6 +281,13 @@ int core_run_step(tpu_core_t *c)
                     t = core_max(t, r->fl[j].done + 1u);
         if (r->axi_stop != CORE_NEVER && r->axi_stop < t)
             break;
+        if (c->cfg.max_cycles != 0 && t > c->cfg.max_cycles) {
+            /* the run-time bound: this instruction does not dispatch */
+            c->res->status = TPU_CORE_LIMIT;
+            c->res->err_pc = r->pc;
+            r->end = core_max(t, r->all_done + 1u);
+            break;
+        }
         /* dispatch in cycle t */
         c->pc = r->pc;
         if (coll) {

@@ -85,5 +85,7 @@ expect 2 "duplicate --cores" "option '--cores' given twice" "$run" --mxu 3 --cor
 expect 2 "abbreviation" "unknown option '--mx'" "$run" --mx 3 --cores 4 --job "$out/job" --out "$out/o"
 expect 2 "--mxu 0x3" "--mxu '0x3' is not a whole number (allowed: 1..256)" "$run" --mxu 0x3 --cores 4 --job "$out/job" --out "$out/o"
 expect 2 "--out under /proc" "cannot create the folder '/proc/tpu-x': " "$run" --mxu 3 --cores 4 --job "$out/job" --out /proc/tpu-x
+# issue 16 item 7: the cycle limit reaches every core
+expect 1 "--max-cycles" "stopped at the cycle limit (--max-cycles 1)" "$run" --mxu 3 --cores 4 --job "$out/job" --out "$out/lim" --max-cycles 1
 echo "tpu-board-run CLI: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -84,5 +84,12 @@ expect 2 "@DIR" "cannot read: Is a directory" "$run" --mxu 4 --prog "$out/h.s" "
 expect 2 "--trace /proc" "--trace /proc/tpu-x.trace: cannot write:" "$run" --mxu 4 --prog "$out/h.s" --trace /proc/tpu-x.trace
 expect 2 "--dump-dir /proc" "--dump-dir '/proc/tpu-x': cannot create the folder: " "$run" --mxu 3 --prog "$out/job/prog.s" \
     "@$out/job/job.args" --dump-dir /proc/tpu-x
+# issue 16 item 7: a run-time bound with a clear message (exit 1, the program not finished)
+printf 'lw w=0\nmatmul ub=0 acc=0 rows=60000\nmatmul ub=0 acc=0 rows=60000\nhalt\n' >"$out/long.s"
+expect 1 "--max-cycles" "passed the --max-cycles limit of 1000 before pc 3 could dispatch" \
+    "$run" --mxu 4 --ub-rows 65536 --acc-rows 65536 --prog "$out/long.s" --max-cycles 1000
+expect 0 "--max-cycles 0" "tpu-run: done" "$run" --mxu 4 --ub-rows 65536 --acc-rows 65536 --prog "$out/long.s" --max-cycles 0
+expect 0 "default limit" "tpu-run: done" "$run" --mxu 4 --ub-rows 65536 --acc-rows 65536 --prog "$out/long.s"
+expect 2 "--max-cycles x" "--max-cycles 'x' is not a whole number" "$run" --mxu 4 --prog "$out/long.s" --max-cycles x
 echo "tpu-run CLI: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

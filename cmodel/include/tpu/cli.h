@@ -50,7 +50,7 @@ extern "C" {
 #define TPU_LIM_ARGS_BYTES_MAX ((size_t)1u << 20)   /* an @FILE of options */
 #define TPU_LIM_TRACE_BYTES_MAX ((size_t)1u << 34)  /* a trace: 16 GiB, streamed */
 /* The run-time bound of the model runners (--max-cycles; 0 = no bound). */
-#define TPU_LIM_MAX_CYCLES_DEFAULT 1000000000ull
+#define TPU_LIM_MAX_CYCLES_DEFAULT 100000000ull
 
 /* ---- Numbers ---- */
 /* The n characters at s as a count: decimal digits only. 0 and *v set (a value above

@@ -32,6 +32,9 @@ typedef struct {
        model (tpu/board.h): tpu_core_run alone stops at the first one (TPU_CORE_STUCK). */
     unsigned core_id;
     unsigned topo_rows, topo_cols;
+    /* The run-time bound: no instruction dispatches after cycle max_cycles; the run ends with
+       TPU_CORE_LIMIT and err_pc the instruction not dispatched (0: no bound). */
+    uint64_t max_cycles;
 } tpu_core_cfg_t;
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
@@ -62,7 +65,11 @@ const char *tpu_core_counter_name(unsigned k); /* "CYCLES", ...; NULL out of ran
 /* TPU_CORE_STUCK: the core waits forever at the collective at err_pc (its peers never
    take part: a deadlock, a mismatched collective, or no board); err_code is 0, the trace has
    no line for that instruction and CYCLES counts up to its dispatch. */
-typedef enum { TPU_CORE_DONE = 1, TPU_CORE_ERROR = 2, TPU_CORE_STUCK = 3 } tpu_core_status_t;
+/* TPU_CORE_LIMIT: the run reached tpu_core_cfg_t.max_cycles before the instruction at err_pc
+   could dispatch (not a core error: the program is not finished). */
+typedef enum {
+    TPU_CORE_DONE = 1, TPU_CORE_ERROR = 2, TPU_CORE_STUCK = 3, TPU_CORE_LIMIT = 4
+} tpu_core_status_t;
 
 typedef struct {
     tpu_core_status_t status;
