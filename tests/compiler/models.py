@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the small models and inputs of test-compiler into OUT (deterministic: fixed seeds).
+
+  net.onnx    Conv(stride 2, pad 1) + BatchNorm (folded) + ReLU, Conv(pad 1) + GELU(tanh),
+              MaxPool(3, stride 2, pad 1), AvgPool(2), adaptive_avg_pool2d(1), Flatten, Gemm + Tanh
+  mlp.onnx    Flatten, Linear(48, 40), ReLU, Linear(40, 10), Softmax  (dynamic batch)
+  tiny.onnx   Conv(1 -> 4, 3x3, pad 1) + ReLU, MaxPool(2), Flatten, Linear(4*4*4, 5)  (RTL)
+  bad/*.onnx  models the compiler must refuse with one line (see run.sh)
+with PyTorch's fp32 outputs (<name>_ref.npy) for the inputs (<name>_x.npy).
+usage: models.py OUT"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper
+
+out = sys.argv[1]
+os.makedirs(os.path.join(out, "bad"), exist_ok=True)
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+class Net(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 12, 3, stride=2, padding=1)
+        s.bn = torch.nn.BatchNorm2d(12)
+        s.c2 = torch.nn.Conv2d(12, 20, 3, padding=1)
+        s.mp = torch.nn.MaxPool2d(3, 2, padding=1)
+        s.ap = torch.nn.AvgPool2d(2, 2)
+        s.fc = torch.nn.Linear(20, 7)
+
+    def forward(s, x):
+        x = torch.relu(s.bn(s.c1(x)))
+        x = torch.nn.functional.gelu(s.c2(x), approximate="tanh")
+        x = s.ap(s.mp(x))
+        x = torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1)
+        return torch.tanh(s.fc(x))
+
+
+class MLP(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.l1 = torch.nn.Linear(48, 40)
+        s.l2 = torch.nn.Linear(40, 10)
+
+    def forward(s, x):
+        return torch.softmax(s.l2(torch.relu(s.l1(torch.flatten(x, 1)))), dim=1)
+
+
+class Tiny(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.c = torch.nn.Conv2d(1, 4, 3, padding=1)
+        s.fc = torch.nn.Linear(4 * 4 * 4, 5)
+
+    def forward(s, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(s.c(x)), 2)
+        return s.fc(torch.flatten(x, 1))
+
+
+def export(m, x, name):
+    m.eval()
+    torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    np.save(os.path.join(out, name + "_x.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, name + "_ref.npy"), m(x).numpy())
+
+
+net = Net()
+net.bn.running_mean.uniform_(-1, 1)
+net.bn.running_var.uniform_(0.5, 2)
+export(net, torch.randn(6, 3, 17, 19), "net")
+export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
+export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
+
+
+def model(nodes, inits, inp, outp, opset=14):
+    g = helper.make_graph(nodes, "g", inp, outp, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+X = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+W = helper.make_tensor("w", TensorProto.FLOAT, [4, 4], np.ones(16, np.float32))
+gemm = helper.make_node("Gemm", ["x", "w"], ["y"], name="fc")
+good = model([gemm], [W], [X], [Y])
+onnx.save(good, os.path.join(out, "bad", "good.onnx"))
+raw = good.SerializeToString()
+with open(os.path.join(out, "bad", "truncated.onnx"), "wb") as f:
+    f.write(raw[: len(raw) // 2])
+with open(os.path.join(out, "bad", "garbage.onnx"), "wb") as f:
+    f.write(bytes(np.random.RandomState(1).randint(0, 256, 3000, dtype=np.uint8)))
+open(os.path.join(out, "bad", "empty.onnx"), "wb").close()
+onnx.save(model([helper.make_node("Exp", ["x"], ["y"], name="e")], [], [X], [Y]),
+          os.path.join(out, "bad", "unsupported_op.onnx"))
+onnx.save(model([gemm], [W], [X], [Y], opset=18), os.path.join(out, "bad", "opset_new.onnx"))
+onnx.save(model([gemm], [W], [X], [Y], opset=6), os.path.join(out, "bad", "opset_old.onnx"))
+onnx.save(model([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", alpha=2.0)], [W], [X], [Y]),
+          os.path.join(out, "bad", "bad_attr.onnx"))
+# absurd dimensions: an initializer claiming 2^40 elements with no data
+big = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 20, 1 << 20])
+onnx.save(model([gemm], [big], [X], [Y]), os.path.join(out, "bad", "absurd.onnx"))
+ext = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4, 4])
+ext.data_location = TensorProto.EXTERNAL
+e = ext.external_data.add()
+e.key, e.value = "location", "w.bin"
+onnx.save(model([gemm], [ext], [X], [Y]), os.path.join(out, "bad", "external.onnx"))
+X2 = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "feat"])
+onnx.save(model([gemm], [W], [X2], [Y]), os.path.join(out, "bad", "dynamic_dim.onnx"))
+np.save(os.path.join(out, "bad", "x_wrong.npy"), np.zeros((2, 5), np.float32))
+np.save(os.path.join(out, "bad", "x_f64.npy"), np.zeros((2, 4), np.float64))
+np.save(os.path.join(out, "bad", "x_ok.npy"), np.ones((2, 4), np.float32))

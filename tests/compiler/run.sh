@@ -1,0 +1,119 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-compiler (docs/compiler.md "Tests"): tpu-compile and tpu-infer on small PyTorch models
+# and on models the compiler must refuse.
+#   1. Bad models and inputs: exit 2, exactly one line on stderr, nothing written (and an
+#      earlier output directory left as it was).
+#   2. net.onnx (Conv stride 2 + pads, BatchNorm folded, GELU, padded MaxPool, AvgPool, global
+#      average, Gemm + Tanh): the outputs are the same bits at N = 4 and 8 and on 1 and 3
+#      cores (the contract's accumulation order does not depend on N or C), and within 0.01 of
+#      PyTorch fp32 (measured ~6e-4; the derived per-operator bounds are test-conformance's).
+#   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
+#      bits of a --batch 10 program; classes agree with PyTorch.
+#   4. report.json parses and its layers' cycles add up to the total.
+#   5. RTL (RTL=1): tiny.onnx on the N = 4 core and mlp.onnx on a 2-core ring board of N = 8,
+#      traces and outputs identical to the model's (tpu-infer --rtl).
+# usage: tests/compiler/run.sh WORKDIR [RTL]
+set -u
+W=$1; RTL=${2:-0}
+B=${BUILD:-build}/tools
+PY=/usr/bin/python3
+fails=0
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fails=$((fails + 1)); }
+rm -rf "$W"; mkdir -p "$W"
+$PY tests/compiler/models.py "$W" >"$W/models.log" 2>&1 || { cat "$W/models.log"; exit 1; }
+
+# ---- 1. refused models ----
+"$B/tpu-compile" "$W/bad/good.onnx" --mxu 4 --cores 1 -o "$W/prev" >/dev/null 2>&1 || bad "good.onnx does not compile"
+cp "$W/prev/model.bin" "$W/prev.bin"
+for m in truncated garbage empty unsupported_op opset_new opset_old bad_attr absurd external dynamic_dim missing; do
+    f="$W/bad/$m.onnx"
+    rm -rf "$W/out_$m"
+    "$B/tpu-compile" "$f" --mxu 4 --cores 1 -o "$W/out_$m" >/dev/null 2>"$W/err_$m"
+    rc=$?
+    lines=$(wc -l <"$W/err_$m")
+    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -e "$W/out_$m" ] || ! grep -q '^tpu-compile: error: ' "$W/err_$m"; then
+        bad "$m: exit $rc, $lines stderr line(s), output $( [ -e "$W/out_$m" ] && echo written || echo absent): $(cat "$W/err_$m")"
+    else
+        ok "$m refused: $(cut -c1-150 "$W/err_$m")"
+    fi
+    # an existing compiled model is not touched by a failed compile
+    "$B/tpu-compile" "$f" --mxu 4 --cores 1 -o "$W/prev" >/dev/null 2>&1
+    cmp -s "$W/prev/model.bin" "$W/prev.bin" || bad "$m: a failed compile changed an earlier output"
+done
+for x in x_wrong x_f64; do
+    "$B/tpu-infer" "$W/prev" --input "$W/bad/$x.npy" --output "$W/y_$x.npy" >/dev/null 2>"$W/err_$x"
+    rc=$?
+    if [ $rc -ne 2 ] || [ "$(wc -l <"$W/err_$x")" -ne 1 ] || [ -e "$W/y_$x.npy" ]; then
+        bad "tpu-infer $x: exit $rc: $(cat "$W/err_$x")"
+    else
+        ok "tpu-infer $x refused: $(cat "$W/err_$x")"
+    fi
+done
+"$B/tpu-compile" "$W/bad/good.onnx" --mxu 4 --cores 1 -o "$W/bad/x_ok.npy" >/dev/null 2>&1 &&
+    bad "-o onto an existing file was accepted"
+"$B/tpu-infer" "$W/prev" --input "$W/bad/x_ok.npy" --output "$W/y_ok.npy" >/dev/null 2>&1 || bad "good model does not run"
+
+# ---- 2. net: same bits at any N and C, near PyTorch ----
+for cfg in "4 1 6" "8 1 6" "8 3 6" "4 2 2"; do
+    set -- $cfg
+    d="$W/net_N$1_C$2_B$3"
+    "$B/tpu-compile" "$W/net.onnx" --mxu "$1" --cores "$2" --batch "$3" --imem-insns 32768 -o "$d" >"$d.log" 2>&1 ||
+        { bad "net N=$1 C=$2: compile failed: $(tail -n 2 "$d.log")"; continue; }
+    "$B/tpu-infer" "$d" --input "$W/net_x.npy" --output "$d.npy" >>"$d.log" 2>&1 ||
+        { bad "net N=$1 C=$2: tpu-infer failed: $(tail -n 2 "$d.log")"; continue; }
+done
+for cfg in N8_C1_B6 N8_C3_B6 N4_C2_B2; do
+    cmp -s "$W/net_N4_C1_B6.npy" "$W/net_$cfg.npy" && ok "net $cfg: same bits as N4_C1_B6" ||
+        bad "net $cfg: outputs differ from N4_C1_B6"
+done
+$PY - "$W/net_N4_C1_B6.npy" "$W/net_ref.npy" <<'PY' && ok "net within 0.01 of PyTorch" || bad "net vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print("net: shape", a.shape, "max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+
+# ---- 3. mlp: run-time batch in chunks ----
+"$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
+"$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"
+"$B/tpu-infer" "$W/mlp4" --input "$W/mlp_x.npy" --output "$W/mlp4.npy" 2>"$W/mlp4.err" || bad "mlp4 run"
+"$B/tpu-infer" "$W/mlp10" --input "$W/mlp_x.npy" --output "$W/mlp10.npy" 2>"$W/mlp10.err" || bad "mlp10 run"
+grep -q "in 3 run(s) of 4" "$W/mlp4.err" || bad "mlp4: expected 3 runs: $(cat "$W/mlp4.err")"
+cmp -s "$W/mlp4.npy" "$W/mlp10.npy" && ok "mlp: 10 images in chunks of 4 = one run of 10, bit for bit" || bad "mlp chunks differ"
+$PY - "$W/mlp10.npy" "$W/mlp_ref.npy" <<'PY' && ok "mlp classes agree with PyTorch where not a near-tie" || bad "mlp vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+# random weights give near-ties: classes must agree where PyTorch's top-2 margin exceeds
+# twice the largest difference (a near-tie may flip within the rounding of bf16 operands)
+d = np.abs(a - r).max()
+s = np.sort(r, axis=1)
+clear = (s[:, -1] - s[:, -2]) > 2 * d
+agree = a.argmax(1) == r.argmax(1)
+print("mlp: max |ours - PyTorch| =", d, "argmax agree", agree.mean(), "clear rows", clear.sum())
+sys.exit(0 if agree[clear].all() and clear.sum() >= 5 and d < 0.01 else 1)
+PY
+
+# ---- 4. report ----
+$PY - "$W/mlp10/report.json" <<'PY' && ok "report.json: layer cycles add up" || bad "report.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = sum(l["cycles"] for l in r["layers"])
+print("layers", [(l["node"], l["cycles"], round(l["mxu_util"], 3)) for l in r["layers"]], "total", r["total"]["cycles"])
+sys.exit(0 if s == r["total"]["cycles"] and r["total"]["macs"] == 10 * (48 * 40 + 40 * 10) else 1)
+PY
+
+# ---- 5. RTL ----
+if [ "$RTL" = 1 ]; then
+    "$B/tpu-compile" "$W/tiny.onnx" --mxu 4 --cores 1 --batch 4 -o "$W/tiny4" >"$W/tiny4.log" 2>&1 || bad "tiny compile: $(tail -n 1 "$W/tiny4.log")"
+    "$B/tpu-infer" "$W/tiny4" --input "$W/tiny_x.npy" --output "$W/tiny4.npy" --rtl --work "$W/tiny4_work" >"$W/tiny4_rtl.log" 2>&1 &&
+        ok "tiny CNN on the N = 4 core: $(grep -h 'identical' "$W/tiny4_rtl.log" | tail -n 1)" || { bad "tiny CNN on the RTL"; tail -n 20 "$W/tiny4_rtl.log"; }
+    "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 2 --topology ring --batch 10 -o "$W/mlp8c2" >"$W/mlp8c2.log" 2>&1 || bad "mlp C=2 compile: $(tail -n 1 "$W/mlp8c2.log")"
+    "$B/tpu-infer" "$W/mlp8c2" --input "$W/mlp_x.npy" --output "$W/mlp8c2.npy" --rtl --work "$W/mlp8c2_work" >"$W/mlp8c2_rtl.log" 2>&1 &&
+        ok "mlp on a 2-core ring board, N = 8: $(grep -h 'identical' "$W/mlp8c2_rtl.log" | tail -n 1)" || { bad "mlp on the RTL board"; tail -n 20 "$W/mlp8c2_rtl.log"; }
+    cmp -s "$W/mlp8c2.npy" "$W/mlp10.npy" && ok "mlp on 2 cores = 1 core, bit for bit" || bad "mlp C=2 differs from C=1"
+fi
+echo "test-compiler: $fails failure(s)"
+[ $fails -eq 0 ]
