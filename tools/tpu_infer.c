@@ -214,7 +214,6 @@ int main(int argc, char **argv)
         }
     }
     if (!dir || !in || !out) { usage(stderr); return fail(2, "%s", "expected DIR, --input X.npy and --output Y.npy"); }
-    (void)maxc;
     char path[4200];
     snprintf(path, sizeof path, "%s/model.txt", dir);
     tpuc_meta_t m;
@@ -262,6 +261,7 @@ int main(int argc, char **argv)
     memset(&ccfg, 0, sizeof ccfg);
     ccfg.geom = m.geom;
     ccfg.axi_data_bits = m.axi_data_bits;
+    ccfg.max_cycles = maxc;
     tpu_board_cfg_t bcfg;
     memset(&bcfg, 0, sizeof bcfg);
     bcfg.rows = m.topo_rows; bcfg.cols = m.topo_cols;
