@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: Apache-2.0
+# ONNX conformance (docs/conformance.md): Debian's libonnx-testdata node tests of the operators
+# the compiler claims, through tpu-compile and tpu-infer, each output element checked against
+# a bound derived from the numerics contract. Needs /usr/bin/python3 with python3-onnx and
+# python3-numpy (Debian's; scripts/deps.sh installs them).
+#   test-conformance-selftest (make test)      the runner against its stand-in (standin.py):
+#                                              bounds hold for an emulation of the contract,
+#                                              faults are classified, perturbations caught
+#   test-conformance          (make test)      the sample (tests/conformance/sample.txt), N = 4, 8
+#   test-conformance-full     (make test-full) every test of the claimed operators, N = 8 and
+#                                              16; writes docs/conformance-results.md
+
+CONF_PY    := /usr/bin/python3
+CONF_RUN   := nice -n 10 $(CONF_PY) tests/conformance/conformance.py
+CONF_TOOLS := $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+
+TEST_SUITES += test-conformance-selftest test-conformance
+FULL_SUITES += test-conformance-full
+
+.PHONY: test-conformance-selftest test-conformance test-conformance-full
+
+test-conformance-selftest:
+	BUILD=$(BUILD) nice -n 10 $(CONF_PY) tests/conformance/selftest.py
+
+test-conformance: $(CONF_TOOLS)
+	$(CONF_RUN) --tools $(BUILD)/tools --list tests/conformance/sample.txt --mxu 4 --mxu 8 \
+	    --self-test --work $(BUILD)/conformance
+
+test-conformance-full: $(CONF_TOOLS)
+	$(CONF_RUN) --tools $(BUILD)/tools --mxu 8 --mxu 16 -j 2 --self-test \
+	    --work $(BUILD)/conformance-full --table docs/conformance-results.md \
+	    --cmdline "make test-conformance-full"
