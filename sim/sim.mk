@@ -14,7 +14,7 @@ SIM_CFLAGS   := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
 SIM_HDRS     := sim/matgen.h sim/trace_cmp.h sim/vl_ports.h sim/tb_context.h sim/tb_errors.h \
                 sim/tb_options.h sim/tb_rng.h $(wildcard cmodel/include/tpu/*.h)
 SIM_LIB      := $(SIM_DIR)/libtpusim.a
-SIM_LIB_OBJS := $(SIM_DIR)/obj/matgen.o $(SIM_DIR)/obj/trace_cmp_lib.o
+SIM_LIB_OBJS := $(SIM_DIR)/obj/trace_cmp_lib.o
 TRACE_CMP    := $(SIM_DIR)/tpu-trace-cmp
 
 # The harness binary for array size N ("4"), or N with PE depth S ("4_S3"; no _S: S = 1).

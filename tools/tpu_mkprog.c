@@ -12,10 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "matgen.h"
+#include "tpu/matgen.h"
 #include "tpu/cli.h"
 #include "tpu/isa.h"
 #include "tpu/npy.h"
+#include "tpu/randprog.h"
 
 #include "tpu_mkprog_board.h"
 
@@ -26,6 +27,7 @@ struct cfg {
     unsigned ub_rows, acc_rows, wmem_rows;
     unsigned hostmem_mib;
     unsigned imem_insns;
+    int error;          /* random: the error code the program must end in; -1: by the seed */
 };
 
 struct job {
@@ -543,11 +545,50 @@ static void kind_allops(struct job *j)
 #undef NEWRES
 }
 
+/* random: a constrained-random program (tpu/randprog.h) with its predicted outcome in job.txt
+   ("expect done" or "expect error E pc P"), a 4 KiB bf16 input at host 0x1000 and a dump of
+   the first 64 KiB of host memory. */
+static void kind_random(struct job *j)
+{
+    const struct cfg *c = j->c;
+    tpu_randprog_cfg_t rc;
+    memset(&rc, 0, sizeof rc);
+    rc.geom = tpu_core_geom_default(c->n);
+    rc.geom.ub_rows = c->ub_rows;
+    rc.geom.acc_rows = c->acc_rows;
+    rc.geom.wmem_rows = c->wmem_rows;
+    rc.geom.imem_insns = c->imem_insns;
+    rc.host_bytes = (uint64_t)c->hostmem_mib << 20;
+    rc.seed = c->seed;
+    rc.want_error = c->error;
+    if (rc.host_bytes >= ((uint64_t)1 << 32))
+        die("random: --hostmem-mib %u, expected at most 4095 (error 7 needs an address past the "
+            "host memory)", c->hostmem_mib);
+    tpu_randprog_t p;
+    if (tpu_randprog(&rc, &p) != 0)
+        die("random: cannot generate a program for these sizes (each memory needs N rows, IMEM "
+            "at least 4 instructions)");
+    fputs(p.text, j->prog);
+    j->insns = (unsigned)p.insns;
+    uint16_t *in = gen_bf16(c, 1, 1, p.in_bytes / 2);
+    write_npy(j, "in.npy", TPU_NPY_U2, 1, p.in_bytes / 2, in);
+    free(in);
+    fprintf(j->args, "--load 0x%llx=in.npy\n--hostmem-mib %u\n--dump 0x0=host.npy:bf16:1x32768\n",
+            (unsigned long long)p.in_addr, c->hostmem_mib);
+    fprintf(j->meta, "input in.npy bf16 1x%llu\noutput host.npy bf16 1x32768\n",
+            (unsigned long long)(p.in_bytes / 2));
+    if (p.expect_code)
+        fprintf(j->meta, "expect error %d pc %u\n", p.expect_code, (unsigned)p.expect_pc);
+    else
+        fprintf(j->meta, "expect done\n");
+    tpu_randprog_free(&p);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: tpu-mkprog KIND --mxu N -o DIR [options]\n"
-        "  KIND          matmul | dense | mlp | allops | manyk (a core job); the board kinds\n"
+        "  KIND          matmul | dense | mlp | allops | manyk | random (a core job); the board kinds\n"
         "                allreduce | bcast | sendrecv | barrier | dptrain | collall take\n"
         "                --cores C --topology T (tpu-mkprog allreduce --help)\n"
         "  --mxu N       MXU size (1 .. 256)\n"
@@ -563,6 +604,9 @@ static void usage(FILE *f)
         "  --ub-rows R --acc-rows R --wmem-rows R   memory sizes (default gen's: 4096, 2048, 8N)\n"
         "  --hostmem-mib M   host memory the job must fit in (default 64)\n"
         "  --imem-insns I    instructions the program must fit in (default 1024)\n"
+        "  --error E     random: the error code (1 .. 8) the program must end in, 0 for a\n"
+        "                program that halts (default: by the seed, one in three ends in an\n"
+        "                error); job.txt says 'expect done' or 'expect error E pc P'\n"
         "job.args holds --load/--dump options, one per line, for `@DIR/job.args`.\n");
 }
 
@@ -587,6 +631,7 @@ int main(int argc, char **argv)
         { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
         { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
         { "cores", 0, TPU_CLI_VALUE, 'C' },    { "topology", 0, TPU_CLI_VALUE, 'T' },
+        { "error", 0, TPU_CLI_VALUE, 'E' },
         { NULL, 0, 0, 0 }
     };
     const char *board_opt = NULL; /* --cores/--topology: only for the board kinds */
@@ -597,6 +642,7 @@ int main(int argc, char **argv)
     c.dist = "uniform";
     c.seed = 1;
     c.hostmem_mib = 64;
+    c.error = -1;
     /* the KIND first: a board kind has options of its own (tpu_mkprog_board.c) */
     {
         tpu_cli_t cl;
@@ -644,6 +690,7 @@ int main(int argc, char **argv)
         case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, TPU_LIM_HOSTMEM_MIB_MAX); break;
         case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, TPU_LIM_IMEM_INSNS_MAX); break;
         case 'o': c.dir = optarg; break;
+        case 'E': c.error = (int)parse_u("--error", optarg, 0, 8); break;
         case 'C': board_opt = "--cores"; break;
         case 'T': board_opt = "--topology"; break;
         default: help = 1; break;
@@ -660,12 +707,12 @@ int main(int argc, char **argv)
     }
     c.kind = kind_arg;
     int kind;
-    static const char *const kinds[] = { "matmul", "dense", "mlp", "allops", "manyk" };
-    for (kind = 0; kind < 5; kind++)
+    static const char *const kinds[] = { "matmul", "dense", "mlp", "allops", "manyk", "random" };
+    for (kind = 0; kind < 6; kind++)
         if (!strcmp(c.kind, kinds[kind]))
             break;
-    if (kind == 5)
-        die("unknown KIND '%s', expected matmul, dense, mlp, allops or manyk (core jobs) or "
+    if (kind == 6)
+        die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk or random (core jobs) or "
             "allreduce, bcast, sendrecv, barrier, dptrain or collall (board jobs)", c.kind);
     if (board_opt)
         die("%s is an option of the board kinds (allreduce, bcast, sendrecv, barrier, dptrain, "
@@ -733,6 +780,7 @@ int main(int argc, char **argv)
     case 0: case 4: kind_matmul(&j, 0); break;
     case 1: kind_matmul(&j, 1); break;
     case 2: kind_mlp(&j); break;
+    case 5: kind_random(&j); break;
     default: kind_allops(&j); break;
     }
     if (j.insns > c.imem_insns)

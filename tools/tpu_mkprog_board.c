@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "matgen.h"
+#include "tpu/matgen.h"
 #include "tpu/board.h"
 #include "tpu/cli.h"
 #include "tpu/npy.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "matgen.h"
+#include "tpu/matgen.h"
 
 const char *const tpu_matgen_dists[] = { "uniform", "wide", "normal", "ints", "edges", NULL };
 

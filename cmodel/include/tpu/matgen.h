@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Test matrices for the MXU: A (m x k) and W (k x n) in bf16, made from a seed and the name
    of a distribution, the same bits on every host (integer arithmetic only). Used by the
-   co-simulation harness and the model tests. */
-#ifndef TPU_SIM_MATGEN_H
-#define TPU_SIM_MATGEN_H
+   co-simulation harnesses, the model tests and tpu-mkprog (moved here from sim/ so that the
+   tools stand on the model library alone). */
+#ifndef TPU_MATGEN_H
+#define TPU_MATGEN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Constrained-random core programs (issue 16 "Constrained-random programs"; tpu-mkprog
+   random): a valid program of random instructions -- every instruction and flag, every
+   memory, shapes and strides at the boundaries of the memories, dense hazards between DMA,
+   lw, matmul, vop, vred and softmax -- or one that must end in a given error code, with the
+   outcome the generator predicts (done, or error E at pc P). The same seed gives the same
+   program on every host (tpu/matgen.h's splitmix64). */
+#ifndef TPU_RANDPROG_H
+#define TPU_RANDPROG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tpu/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    tpu_core_geom_t geom;  /* N and the memory sizes (tpu_core_geom_default) */
+    uint64_t host_bytes;   /* the host memory the job runs with (below 2^32 for error 7) */
+    uint64_t seed;
+    unsigned max_insns;    /* instructions before the halt (0: 48; at most IMEM - 2) */
+    int want_error;        /* -1: chosen by the seed (one program in three ends in an error),
+                              0: a valid program, 1 .. 8: one that ends in that error code */
+} tpu_randprog_cfg_t;
+
+typedef struct {
+    char *text;            /* the program, assembly (malloc'd) */
+    size_t insns;          /* instructions in it */
+    int expect_code;       /* 0: the program halts; else the error code it must end in */
+    uint32_t expect_pc;    /* the failing instruction (code 6: the IMEM size) */
+    uint64_t in_addr, in_bytes; /* a host region the job loads with data (inputs for the DMA) */
+} tpu_randprog_t;
+
+/* 0, or -1 (bad configuration: N 0, a memory smaller than N rows, IMEM < 4, host memory
+   below 64 KiB or from 4 GiB; out of memory). */
+int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out);
+void tpu_randprog_free(tpu_randprog_t *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Constrained-random core programs (tpu/randprog.h). Every field is drawn inside the rule
+   docs/isa.md "Errors" gives for it -- with the ends of each range drawn often (row 0, the
+   last row that fits, the widest cols, stride 0 and the packed stride) -- except in the one
+   instruction that must fail, which breaks exactly one rule. The outcome is predicted from
+   the construction, and checked against tpu_insn_check (the assembler's --check) as a
+   second opinion; tpu-run is the third (tests/core_model/random.sh). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/asm.h"
+#include "tpu/matgen.h"
+#include "tpu/randprog.h"
+
+struct gen {
+    uint64_t st;
+    const tpu_randprog_cfg_t *cfg;
+    unsigned n;
+    unsigned rows[3]; /* UB, ACC, WMEM */
+    char *text;
+    size_t len, cap;
+    size_t insns;
+    int have_lw;
+    int oom;
+};
+
+static uint64_t rnd(struct gen *g) { return tpu_matgen_rand(&g->st); }
+
+/* internal: uniform in [lo, hi] (lo <= hi) */
+static uint64_t range(struct gen *g, uint64_t lo, uint64_t hi)
+{
+    return lo + rnd(g) % (hi - lo + 1u);
+}
+
+static int chance(struct gen *g, unsigned in) { return rnd(g) % in == 0; }
+
+static void put(struct gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    char line[256];
+    va_start(ap, fmt);
+    int k = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof line) {
+        g->oom = 1;
+        return;
+    }
+    if (g->len + (size_t)k + 2 > g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 4096;
+        char *p = realloc(g->text, nc);
+        if (p == NULL) {
+            g->oom = 1;
+            return;
+        }
+        g->text = p;
+        g->cap = nc;
+    }
+    memcpy(g->text + g->len, line, (size_t)k);
+    g->len += (size_t)k;
+    g->text[g->len++] = '\n';
+    g->text[g->len] = 0;
+    if (line[0] != '#')
+        g->insns++;
+}
+
+/* internal: a count 1..max, the ends often */
+static unsigned count(struct gen *g, unsigned max)
+{
+    if (max <= 1)
+        return 1;
+    switch (rnd(g) % 4) {
+    case 0: return 1;
+    case 1: return max;
+    default: return (unsigned)range(g, 1, max);
+    }
+}
+
+/* internal: the first row of a run of `n` rows in a memory of `rows`: 0, the last that fits,
+   or anywhere */
+static unsigned row_for(struct gen *g, unsigned rows, unsigned n)
+{
+    unsigned hi = rows - n;
+    switch (rnd(g) % 4) {
+    case 0: return 0;
+    case 1: return hi;
+    default: return (unsigned)range(g, 0, hi);
+    }
+}
+
+static const char *const mem_names[3] = { "ub", "acc", "wmem" };
+
+static unsigned cap_rows(const struct gen *g, unsigned mem, unsigned want)
+{
+    return want < g->rows[mem] ? want : g->rows[mem];
+}
+
+/* internal: a valid dma_in (any memory) or dma_out (UB or ACC) inside the host memory */
+static void gen_dma(struct gen *g, int out)
+{
+    unsigned mem = out ? (unsigned)range(g, 0, 1) : (unsigned)range(g, 0, 2);
+    unsigned e = mem == 1 ? 4u : 2u;
+    unsigned n = count(g, cap_rows(g, mem, 32));
+    unsigned cols = count(g, g->n);
+    uint64_t stride;
+    switch (rnd(g) % 4) {
+    case 0: stride = 0; break;                                   /* every row the same words */
+    case 1: stride = (uint64_t)cols * e; break;                  /* packed */
+    default: stride = e * range(g, 0, 2048); break;              /* anything aligned */
+    }
+    uint64_t span = (uint64_t)(n - 1) * stride + (uint64_t)cols * e;
+    if (span > g->cfg->host_bytes / 2) { /* a small host memory: packed rows */
+        stride = (uint64_t)cols * e;
+        span = (uint64_t)(n - 1) * stride + (uint64_t)cols * e;
+    }
+    uint64_t hi = (g->cfg->host_bytes - span) / e;
+    uint64_t addr = e * (chance(g, 4) ? hi : range(g, 0, hi)); /* the image's last bytes too */
+    if (!out && chance(g, 2) && g->cfg->host_bytes > 0x1000 + span + 4096) /* the input data */
+        addr = 0x1000 + e * range(g, 0, 2048 / e);
+    unsigned row = row_for(g, g->rows[mem], n);
+    put(g, "%s %s row=%u rows=%u cols=%u addr=0x%llx stride=%llu", out ? "dma_out" : "dma_in",
+        mem_names[mem], row, n, cols, (unsigned long long)addr, (unsigned long long)stride);
+}
+
+static void gen_lw(struct gen *g)
+{
+    put(g, "lw w=%u", row_for(g, g->rows[2], g->n));
+    g->have_lw = 1;
+}
+
+static void gen_matmul(struct gen *g)
+{
+    unsigned m = count(g, cap_rows(g, 0, cap_rows(g, 1, 64)));
+    const char *flag = chance(g, 2) ? "" : chance(g, 2) ? " accumulate" : " acc_mode=overwrite";
+    put(g, "matmul ub=%u acc=%u rows=%u%s", row_for(g, g->rows[0], m), row_for(g, g->rows[1], m),
+        m, flag);
+}
+
+static const char *const vop_names[] = { "add", "sub", "mul", "max", "min", "cvt",
+                                         "relu", "exp", "tanh", "sigmoid", "gelu", "recip" };
+
+static void gen_vop(struct gen *g)
+{
+    unsigned op = (unsigned)range(g, 0, 11);
+    int binary = op <= 4;
+    unsigned am = (unsigned)range(g, 0, 1), bm = (unsigned)range(g, 0, 1),
+             dm = (unsigned)range(g, 0, 1);
+    unsigned n = count(g, cap_rows(g, 0, cap_rows(g, 1, 32)));
+    int bcast = binary && chance(g, 3);
+    char b[64] = "";
+    if (binary)
+        snprintf(b, sizeof b, " b=%s:%u%s", mem_names[bm], row_for(g, g->rows[bm], bcast ? 1 : n),
+                 bcast ? " bcast" : "");
+    put(g, "vop %s a=%s:%u%s dst=%s:%u rows=%u", vop_names[op], mem_names[am],
+        row_for(g, g->rows[am], n), b, mem_names[dm], row_for(g, g->rows[dm], n), n);
+}
+
+/* internal: vred (red 1..3) or softmax (red 0): G rows of length L in chunks of N */
+static void gen_reduce(struct gen *g, unsigned red)
+{
+    static const char *const reds[] = { "", "sum", "max", "min" };
+    unsigned n = g->n;
+    unsigned sm = red ? (unsigned)range(g, 0, 1) : 1u; /* softmax reads ACC */
+    unsigned dm = (unsigned)range(g, 0, 1);
+    for (int tries = 0; tries < 64; tries++) {
+        unsigned G = count(g, 16), L = count(g, 3 * n), C = (L + n - 1) / n;
+        unsigned cs = (unsigned)range(g, 0, 8), rs = (unsigned)range(g, 0, 8);
+        if (rnd(g) % 3 == 0) { /* the layout tpu-mkprog uses: chunks G rows apart */
+            cs = G;
+            rs = 1;
+        }
+        uint64_t last = (uint64_t)(G - 1) * rs + (uint64_t)(C - 1) * cs;
+        uint64_t dlast = red ? (G + n - 1) / n - 1u : last;
+        if (last >= g->rows[sm] || dlast >= g->rows[dm])
+            continue;
+        unsigned src = (unsigned)(chance(g, 3) ? g->rows[sm] - 1u - last
+                                               : range(g, 0, g->rows[sm] - 1u - last));
+        unsigned dst = (unsigned)range(g, 0, g->rows[dm] - 1u - dlast);
+        if (red)
+            put(g, "vred %s src=%s:%u dst=%s:%u rows=%u length=%u chunk_stride=%u row_stride=%u",
+                reds[red], mem_names[sm], src, mem_names[dm], dst, G, L, cs, rs);
+        else
+            put(g, "softmax src=acc:%u dst=%s:%u rows=%u length=%u chunk_stride=%u "
+                "row_stride=%u", src, mem_names[dm], dst, G, L, cs, rs);
+        return;
+    }
+    put(g, "nop");
+}
+
+/* internal: one valid instruction (no halt); no lw when lw_ok is 0 (an error-5 program) */
+static void gen_valid(struct gen *g, int lw_ok)
+{
+    for (;;) {
+        switch (rnd(g) % 16) {
+        case 0: put(g, chance(g, 2) ? "nop" : "sync"); return;
+        case 1: case 2: case 3: gen_dma(g, 0); return;
+        case 4: case 5: gen_dma(g, 1); return;
+        case 6: case 7:
+            if (!lw_ok)
+                continue;
+            gen_lw(g);
+            return;
+        case 8: case 9:
+            if (!g->have_lw) {
+                if (!lw_ok)
+                    continue;
+                gen_lw(g); /* a matmul needs an lw since START */
+            }
+            gen_matmul(g);
+            return;
+        case 10: case 11: gen_vop(g); return;
+        case 12: gen_reduce(g, (unsigned)range(g, 1, 3)); return;
+        case 13: gen_reduce(g, 0); return;
+        case 14: /* collectives on a core alone: complete at once */
+            if (chance(g, 2))
+                put(g, "barrier");
+            else
+                put(g, "allreduce acc row=%u rows=1%s", row_for(g, g->rows[1], 1),
+                    chance(g, 2) ? " ring" : "");
+            return;
+        default: put(g, "nop"); return;
+        }
+    }
+}
+
+/* internal: the instruction that must fail with `code` */
+static void gen_bad(struct gen *g, int code)
+{
+    switch (code) {
+    case TPU_ERR_OPCODE: {
+        unsigned op;
+        do
+            op = (unsigned)range(g, 0, 255);
+        while (tpu_opcode_name(op) != NULL);
+        put(g, ".insn 0x%x, 0x%llx, 0, 0", op, (unsigned long long)(rnd(g) & 0xffffffffu));
+        break;
+    }
+    case TPU_ERR_ROW: /* one row past the end */
+        if (chance(g, 2) && g->rows[2] - g->n + 1u <= 65535u)
+            put(g, "lw w=%u", g->rows[2] - g->n + 1u);
+        else
+            put(g, "dma_in ub row=%u rows=2 cols=1 addr=0x1000", g->rows[0] - 1u);
+        break;
+    case TPU_ERR_COUNT:
+        switch (rnd(g) % 3) {
+        case 0: put(g, "vop relu a=ub:0 dst=ub:0 rows=0"); break;
+        case 1: put(g, "dma_out wmem row=0 rows=1 cols=1 addr=0x1000"); break;
+        default: put(g, "softmax src=ub:0 dst=ub:0 rows=1 length=1 chunk_stride=0 row_stride=0");
+        }
+        break;
+    case TPU_ERR_ALIGN:
+        put(g, "dma_in acc row=0 rows=1 cols=1 addr=0x%llx",
+            (unsigned long long)(0x1000u + range(g, 1, 3)));
+        break;
+    case TPU_ERR_NO_LW:
+        put(g, "matmul ub=0 acc=0 rows=1");
+        break;
+    case TPU_ERR_AXI: /* a read beat past the host memory: DECERR */
+        put(g, "dma_in ub row=0 rows=1 cols=1 addr=0x%llx",
+            (unsigned long long)(g->cfg->host_bytes & ~(uint64_t)3));
+        break;
+    default: /* TPU_ERR_CORE: a core alone sends to itself */
+        put(g, "send ub row=0 rows=1 core=0");
+        break;
+    }
+}
+
+int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const tpu_core_geom_t *geo = &cfg->geom;
+    if (geo->n == 0 || geo->n > 256 || geo->ub_rows < geo->n || geo->acc_rows < geo->n ||
+        geo->wmem_rows < geo->n || geo->imem_insns < 4 || cfg->host_bytes < 65536 ||
+        cfg->host_bytes >= ((uint64_t)1 << 32) || cfg->want_error < -1 || cfg->want_error > 8)
+        return -1;
+    struct gen g;
+    memset(&g, 0, sizeof g);
+    g.st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED;
+    g.cfg = cfg;
+    g.n = geo->n;
+    g.rows[0] = geo->ub_rows;
+    g.rows[1] = geo->acc_rows;
+    g.rows[2] = geo->wmem_rows;
+    unsigned maxi = cfg->max_insns ? cfg->max_insns : 48u;
+    if (maxi > geo->imem_insns - 2u)
+        maxi = geo->imem_insns - 2u;
+    int code = cfg->want_error;
+    if (code < 0)
+        code = rnd(&g) % 3 == 0 ? (int)range(&g, 1, 8) : 0;
+    /* each instruction generates at most two (an lw before a matmul) */
+    unsigned k = (unsigned)range(&g, 1, maxi / 2 ? maxi / 2 : 1);
+    unsigned bad_at = code ? (unsigned)range(&g, 0, k - 1) : k;
+    put(&g, "# tpu-mkprog random --mxu %u --seed %llu: %u instructions, expect %s %d", g.n,
+        (unsigned long long)cfg->seed, k, code ? "error" : "done", code);
+    out->expect_code = code;
+    for (unsigned i = 0; i < k && !g.oom; i++) {
+        if (code != 0 && code != TPU_ERR_PC_END && i == bad_at) {
+            out->expect_pc = (uint32_t)g.insns;
+            gen_bad(&g, code);
+            continue;
+        }
+        /* an error-5 program has no lw before its bad matmul */
+        gen_valid(&g, !(code == TPU_ERR_NO_LW && i < bad_at));
+    }
+    if (code == TPU_ERR_PC_END)
+        out->expect_pc = geo->imem_insns; /* no halt: the rest of IMEM is nop */
+    else
+        put(&g, "halt");
+    if (g.oom || g.insns > geo->imem_insns) {
+        free(g.text);
+        return -1;
+    }
+    /* the second opinion: the dispatch checks see the same first error */
+    tpu_insn_t *prog = NULL;
+    size_t cnt = 0;
+    char *errs = NULL;
+    if (tpu_asm_len(g.text, g.len, "random.s", g.n, &prog, &cnt, &errs) != 0) {
+        free(errs);
+        free(g.text);
+        return -1;
+    }
+    free(errs);
+    int lw = 0, first = 0;
+    uint32_t first_pc = 0;
+    for (size_t i = 0; i < cnt && !first; i++) {
+        tpu_dinsn_t d;
+        tpu_insn_decode(prog[i], &d);
+        int e = tpu_insn_check_board(&d, geo, 0, 1);
+        if (e == 0 && d.opcode == TPU_OP_MATMUL && !lw)
+            e = TPU_ERR_NO_LW;
+        if (d.opcode == TPU_OP_LW)
+            lw = 1;
+        if (e) {
+            first = e;
+            first_pc = (uint32_t)i;
+        }
+    }
+    free(prog);
+    int checks = code == TPU_ERR_PC_END || code == TPU_ERR_AXI ? 0 : code;
+    if (first != checks || (first && first_pc != out->expect_pc)) {
+        free(g.text);
+        return -1; /* the generator and the checks disagree: a bug in one of them */
+    }
+    out->text = g.text;
+    out->insns = g.insns;
+    out->in_addr = 0x1000;
+    out->in_bytes = 4096;
+    return 0;
+}
+
+void tpu_randprog_free(tpu_randprog_t *p)
+{
+    free(p->text);
+    memset(p, 0, sizeof *p);
+}
