@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Timing of the generated MXU as a function of N and the PE pipeline depth S.
    One place derives it; the RTL emitters and tpu_params.h both use these numbers. */
+#include "tpu/config.h"
 #include "config.h"
 
 /* Row r's activations wait A cycles per row above it: a partial sum needs A cycles (the
@@ -29,13 +30,7 @@ unsigned gen_out_deskew(const struct gen_config *cfg, unsigned c)
 
 unsigned gen_axi_data_bits_default(unsigned n)
 {
-    /* B >= 4N bits: a UB or WMEM row (2N bytes) takes at most 4 beats and an ACC row 8, so
-       the DMA's time per row does not grow with N (up to 512 bits, the widest AXI port of
-       common FPGA memory controllers; docs/isa.md "AXI4 master (data)") */
-    unsigned b = GEN_AXI_DATA_BITS_MIN;
-    while (b < 4u * n && b < GEN_AXI_DATA_BITS_MAX)
-        b *= 2u;
-    return b;
+    return tpu_cfg_axi_data_bits(n); /* the one definition (tpu/config.h) */
 }
 
 unsigned gen_bits_for(unsigned v)
@@ -81,13 +76,9 @@ void gen_config_derive(struct gen_config *cfg)
     cfg->vpu_latency = GEN_VPU_LATENCY;
     cfg->vpu_red_latency = GEN_VPU_LATENCY + cfg->vpu_levels + 1u;
     /* The core's memories: UB and ACC 8N KiB (4096 and 2048 rows), WMEM 8 tiles (8N rows). */
-    cfg->ub_rows = cfg->ub_kib ? (unsigned)((unsigned long long)cfg->ub_kib * 1024u / (2u * n))
-                               : 4096u;
-    cfg->acc_rows = cfg->acc_kib ? (unsigned)((unsigned long long)cfg->acc_kib * 1024u / (4u * n))
-                                 : 2048u;
-    cfg->wmem_rows = cfg->wmem_kib
-                         ? (unsigned)((unsigned long long)cfg->wmem_kib * 1024u / (2u * n))
-                         : 8u * n;
+    cfg->ub_rows = tpu_cfg_ub_rows(n, cfg->ub_kib); /* tpu/config.h: shared with the model */
+    cfg->acc_rows = tpu_cfg_acc_rows(n, cfg->acc_kib);
+    cfg->wmem_rows = tpu_cfg_wmem_rows(n, cfg->wmem_kib);
     if (cfg->imem_insns == 0)
         cfg->imem_insns = GEN_IMEM_INSNS_DEFAULT;
     if (cfg->axi_data_bits == 0)

@@ -3,16 +3,18 @@
 #ifndef GEN_CONFIG_H
 #define GEN_CONFIG_H
 
+#include "tpu/config.h" /* the defaults, shared with the model, tools and compiler */
+
 #include "tpu/cli.h" /* the limits every tool shares (TPU_LIM_*) */
 
 #define GEN_VERSION "0.1.0"
 
 #define GEN_MXU_MIN 1u
 #define GEN_MXU_MAX TPU_LIM_MXU_MAX
-#define GEN_MXU_DEFAULT 128u /* the TPU's 128 x 128 array */
+#define GEN_MXU_DEFAULT TPU_CFG_MXU_DEFAULT /* tpu/config.h: the TPU's 128 x 128 array */
 #define GEN_CORES_MIN 1u
 #define GEN_CORES_MAX TPU_LIM_CORES_MAX
-#define GEN_CORES_DEFAULT 8u /* a TPU v2 board */
+#define GEN_CORES_DEFAULT TPU_CFG_CORES_DEFAULT /* a TPU v2 board */
 #define GEN_PE_STAGES_MIN 1u
 #define GEN_PE_STAGES_MAX TPU_LIM_PE_STAGES_MAX /* 1: MAC in one cycle; 2: + product register; 3: + split adder */
 #define GEN_PE_STAGES_DEFAULT 1u
@@ -32,7 +34,7 @@
 #define GEN_MEM_ROWS_MAX TPU_LIM_MEM_ROWS_MAX /* rows of UB, ACC, WMEM (16-bit row fields, docs/isa.md) */
 #define GEN_IMEM_INSNS_MIN 1u
 #define GEN_IMEM_INSNS_MAX TPU_LIM_IMEM_INSNS_MAX /* the PC and ERR_PC (= the size on code 6) fit 16 bits */
-#define GEN_IMEM_INSNS_DEFAULT 1024u
+#define GEN_IMEM_INSNS_DEFAULT TPU_CFG_IMEM_INSNS_DEFAULT
 #define GEN_VPU_LATENCY 26u    /* every VPU opcode (tpu_vpu_lane, docs/vpu.md "RTL") */
 #define GEN_AXI_DATA_BITS_MIN 64u  /* the core's AXI4 data master: 64, 128, 256 or 512 bits */
 #define GEN_AXI_DATA_BITS_MAX 512u /* default: gen_axi_data_bits_default (docs/isa.md) */

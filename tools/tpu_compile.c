@@ -17,6 +17,7 @@
 
 #include "tpu/board.h"
 #include "tpu/cli.h"
+#include "tpu/config.h"
 #include "tpu/core.h"
 #include "tpu/npy.h"
 #include "tpuc/tpuc.h"
@@ -74,17 +75,16 @@ static int fail(int code, const char *msg)
     return code;
 }
 
-/* KiB -> rows of row_bytes: whole rows, 1 .. 65536 (gen's rule, docs/isa.md "Memories"). */
-static int kib_rows(const char *opt, uint64_t kib, unsigned row_bytes, unsigned *rows, char *err,
-                    size_t errlen)
+/* KiB -> rows with tpu/config.h's rule (gen's): whole rows, 1 .. 65536. */
+static int kib_rows(const char *opt, uint64_t kib, unsigned rows, unsigned row_bytes,
+                    unsigned *out, char *err, size_t errlen)
 {
-    uint64_t bytes = kib * 1024u;
-    if (bytes % row_bytes || bytes / row_bytes < 1 || bytes / row_bytes > TPU_LIM_MEM_ROWS_MAX) {
+    if (rows < 1 || rows > TPU_LIM_MEM_ROWS_MAX) {
         snprintf(err, errlen, "%s %" PRIu64 ": must give 1 .. 65536 whole rows of %u bytes", opt,
                  kib, row_bytes);
         return -1;
     }
-    *rows = (unsigned)(bytes / row_bytes);
+    *out = rows;
     return 0;
 }
 
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
     const char *model = NULL, *out = NULL, *topo = NULL, *json = NULL;
-    uint64_t n = 128, cores = 8, imem = 1024, axi = 0, freq = 100, batch = 0;
+    uint64_t n = TPU_CFG_MXU_DEFAULT, cores = TPU_CFG_CORES_DEFAULT, imem = TPU_CFG_IMEM_INSNS_DEFAULT, axi = 0, freq = 100, batch = 0;
     uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
     int report_only = 0;
     for (;;) {
@@ -177,11 +177,12 @@ int main(int argc, char **argv)
     memset(&hw, 0, sizeof hw);
     hw.geom = tpu_core_geom_default((unsigned)n);
     hw.geom.imem_insns = (unsigned)imem;
-    if ((ub_kib && kib_rows("--ub-kib", ub_kib, 2u * (unsigned)n, &hw.geom.ub_rows, err, sizeof err)) ||
-        (acc_kib && kib_rows("--acc-kib", acc_kib, 4u * (unsigned)n, &hw.geom.acc_rows, err, sizeof err)) ||
-        (wm_kib && kib_rows("--wmem-kib", wm_kib, 2u * (unsigned)n, &hw.geom.wmem_rows, err, sizeof err)))
+    unsigned nn = (unsigned)n;
+    if (kib_rows("--ub-kib", ub_kib, tpu_cfg_ub_rows(nn, ub_kib), 2u * nn, &hw.geom.ub_rows, err, sizeof err) ||
+        kib_rows("--acc-kib", acc_kib, tpu_cfg_acc_rows(nn, acc_kib), 4u * nn, &hw.geom.acc_rows, err, sizeof err) ||
+        kib_rows("--wmem-kib", wm_kib, tpu_cfg_wmem_rows(nn, wm_kib), 2u * nn, &hw.geom.wmem_rows, err, sizeof err))
         return fail(2, err);
-    hw.axi_data_bits = axi ? (unsigned)axi : tpu_axi_data_bits_default((unsigned)n);
+    hw.axi_data_bits = axi ? (unsigned)axi : tpu_cfg_axi_data_bits((unsigned)n);
     hw.cores = (unsigned)cores;
     if (tpu_board_topology_parse(topo, hw.cores, &hw.topo_rows, &hw.topo_cols, err, sizeof err))
         return fail(2, err);

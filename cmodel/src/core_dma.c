@@ -5,6 +5,7 @@
    bursts outstanding), and the default width B for N. */
 #include <string.h>
 #include "core_internal.h"
+#include "tpu/config.h"
 
 #define DMA_MAX_BEATS 16u
 #define DMA_PAGE 4096u
@@ -12,12 +13,7 @@
 
 unsigned tpu_axi_data_bits_default(unsigned n)
 {
-    /* B >= 4N bits: a UB or WMEM row (2N bytes) takes at most 4 beats and an ACC row 8, so
-       the DMA's time per row does not grow with N, up to 512 bits (docs/isa.md) */
-    unsigned b = TPU_AXI_DATA_BITS_MIN;
-    while (b < 4u * n && b < TPU_AXI_DATA_BITS_MAX)
-        b *= 2u;
-    return b;
+    return tpu_cfg_axi_data_bits(n); /* the one definition, tpu/config.h */
 }
 
 int tpu_axi_data_bits_ok(unsigned b)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tpu/config.h"
 #include "tpu/isa.h"
 
 static const char *const vop_names[TPU_VOP_COUNT] = {
@@ -16,10 +17,10 @@ tpu_core_geom_t tpu_core_geom_default(unsigned n)
 {
     tpu_core_geom_t g;
     g.n = n;
-    g.ub_rows = 4096;
-    g.acc_rows = 2048;
-    g.wmem_rows = 8 * n;
-    g.imem_insns = 1024;
+    g.ub_rows = tpu_cfg_ub_rows(n, 0); /* the defaults of tpu/config.h */
+    g.acc_rows = tpu_cfg_acc_rows(n, 0);
+    g.wmem_rows = tpu_cfg_wmem_rows(n, 0);
+    g.imem_insns = TPU_CFG_IMEM_INSNS_DEFAULT;
     return g;
 }
 

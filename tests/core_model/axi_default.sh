@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # test-core-model, part 5: the default width of the core's AXI4 data master (docs/isa.md
-# "AXI4 master (data)") has two copies, gen's (gen_axi_data_bits_default) and the C model's
+# "AXI4 master (data)") is defined once (tpu_cfg_axi_data_bits, tpu/config.h) and reaches gen (gen_axi_data_bits_default) and the C model
 # (tpu_axi_data_bits_default, used by tpu-run and tpu-board-run): for N = 1, 3, 16, 17, 32,
 # 100, 128 the width gen writes into tpu_params.h must be the one both runners report; and
 # --axi-data-bits B reaches both runners.
