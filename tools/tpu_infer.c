@@ -234,8 +234,17 @@ int main(int argc, char **argv)
             return fail(2, "%s", err);
         }
     if (xd[0] < 1) { free(x); return fail(2, "--input '%s': an empty batch", in); }
+    /* a model whose output does not keep the batch first (a Flatten or Reshape over it):
+       exactly the compiled batch, one run */
+    int batched = m.out.dims[0] == m.in.dims[0];
+    if (!batched && (xd[0] != m.batch || m.cores != 1)) {
+        snprintf(err, sizeof err, "--input '%s': %lld images; the model's output '%s' does not keep the batch as its first dimension, so it runs exactly the compiled batch of %ld on one core", in, (long long)xd[0], m.out.name, m.batch);
+        free(x);
+        return fail(2, "%s", err);
+    }
     uint64_t in_per = tpuc_io_elems(&m.in) / (uint64_t)m.in.dims[0];   /* per image */
-    uint64_t out_per = tpuc_io_elems(&m.out) / (uint64_t)m.out.dims[0];
+    uint64_t out_per = batched ? tpuc_io_elems(&m.out) / (uint64_t)m.out.dims[0]
+                               : tpuc_io_elems(&m.out) / (uint64_t)m.batch;
     uint64_t total = (uint64_t)xd[0];
     uint64_t chunk = (uint64_t)m.batch * m.cores;
     uint64_t nchunks = (total + chunk - 1) / chunk;
@@ -301,7 +310,7 @@ int main(int argc, char **argv)
             if (wdir[0]) {
                 char p2[4400];
                 snprintf(p2, sizeof p2, "%s/input%u.npy", wdir, i);
-                uint64_t ib = m.in.lay.rows * m.in.lay.cols * 2;
+                uint64_t ib = m.in.lay.rows * m.in.lay.cols * m.in.lay.esize;
                 if (write_u16_npy(p2, host[i] + m.in.lay.addr, ib, err, sizeof err)) return fail(2, "%s", err);
                 snprintf(p2, sizeof p2, "%s/core%u.args", wdir, i);
                 FILE *f = fopen(p2, "w");
@@ -385,7 +394,7 @@ int main(int argc, char **argv)
     if (tty && nchunks > 1) fputc('\n', stderr);
     int64_t yd[TPUC_MAX_DIMS];
     for (int i = 0; i < m.out.ndim; i++) yd[i] = m.out.dims[i];
-    yd[0] = (int64_t)total;
+    if (batched) yd[0] = (int64_t)total;
     if (npy_write_f32(out, m.out.ndim, yd, y, err, sizeof err)) return fail(2, "%s", err);
     fprintf(stderr, "tpu-infer: %" PRIu64 " image(s) in %" PRIu64 " run(s) of %" PRIu64 " on %u core(s); %" PRIu64 " cycles per run (model)\n",
             total, nchunks, chunk, m.cores, cycles);

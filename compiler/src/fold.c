@@ -344,6 +344,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 if (!d) return tpuc_err(err, errlen, "out of memory"), -1;
                 memcpy(d, a->f ? (void *)a->f : (void *)a->i, e * es);
                 if (a->f) y->f = d; else y->i = d;
+            } else if (y->is_output && a->is_input) {
+                /* the graph's output is its input: kept as a copy */
+                set_shape(y, a->ndim, a->dims);
+                n->op = TPUC_OP_IDENTITY;
+                n->nin = 1;
+                continue;
             } else {
                 set_shape(y, a->ndim, a->dims);
                 replace_uses(g, n->out[0], n->in[0]);
@@ -395,10 +401,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 memcpy(dd, a->f ? (void *)a->f : (void *)a->i, (size_t)e * es);
                 if (a->f) y->f = dd; else y->i = dd;
                 n->op = TPUC_OP_DEAD;
-            } else if (y->ndim < 1 || y->dims[0] != a->dims[0]) {
-                NODE_ERR(n, "the target shape changes the batch dimension (%lld -> %lld); only "
-                         "reshapes that keep the first dimension are supported",
-                         (long long)a->dims[0], (long long)y->dims[0]);
+            } else if (hw->cores > 1 && (y->ndim < 1 || y->dims[0] != a->dims[0])) {
+                NODE_ERR(n, "the target shape changes the batch dimension (%lld -> %lld per "
+                         "core); on %u cores only reshapes that keep the first dimension are "
+                         "supported (a literal batch in the shape: compile with --cores 1)",
+                         (long long)a->dims[0], (long long)y->dims[0], hw->cores);
             }
             break;
         }
@@ -410,7 +417,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (ax < 0 || ax > a->ndim) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)tpuc_attr_int(n, "axis", 1), a->ndim);
             int64_t d[2] = {1, 1};
             for (int i = 0; i < a->ndim; i++) d[i < ax ? 0 : 1] *= a->dims[i];
-            if (ax != 1) NODE_ERR(n, "axis %lld: only 1 (keep the batch) is supported", (long long)ax);
+            if (ax != 1 && hw->cores > 1) NODE_ERR(n, "axis %lld: on %u cores only 1 (keep the batch) is supported (compile with --cores 1)", (long long)ax, hw->cores);
             set_shape(y, 2, d);
             if (a->is_const) NODE_ERR(n, "a Flatten of a constant is not supported");
             break;
@@ -419,8 +426,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             static const char *const at[] = {"alpha", "beta", "transA", "transB", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
             const tpuc_attr_t *al = tpuc_attr(n, "alpha"), *be = tpuc_attr(n, "beta");
-            if (al && al->f != 1.0f) NODE_ERR(n, "alpha %g: only 1 is supported", (double)al->f);
-            if (be && be->f != 1.0f) NODE_ERR(n, "beta %g: only 1 is supported", (double)be->f);
+            double alpha = al && al->type == 1 ? al->f : 1.0, beta = be && be->type == 1 ? be->f : 1.0;
             if (tpuc_attr_int(n, "transA", 0)) NODE_ERR(n, "transA 1: only 0 is supported (the activation must not be transposed)");
             if (a->ndim != 2 || !b || b->ndim != 2) NODE_ERR(n, "A and B must be 2-D");
             if (a->is_const) NODE_ERR(n, "A is a constant; the first input must be the activation");
@@ -443,6 +449,30 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 n->in[1] = ti;
                 for (size_t k = 0; k < n->nattrs; k++)
                     if (strcmp(n->attrs[k].name, "transB") == 0) n->attrs[k].i = 0;
+                a = in_t(g, n, 0); b = in_t(g, n, 1);
+                y = &g->t[n->out[0]];
+            }
+            if (alpha != 1.0 || (beta != 1.0 && n->nin > 2 && n->in[2] >= 0)) {
+                /* alpha * (A B) + beta * C: alpha scales the weights, beta the bias, in fp32 at
+                   compile time (then the weights are rounded to bf16 as usual) */
+                for (int k = 1; k < 3 && k < n->nin; k++) {
+                    if (n->in[k] < 0 || (k == 1 ? alpha : beta) == 1.0) continue;
+                    const tpuc_tensor_t *src = &g->t[n->in[k]];
+                    if (!src->is_const || !src->f) break;
+                    int64_t e = tpuc_tensor_elems(src);
+                    float *t = malloc((size_t)(e + 1) * sizeof *t);
+                    if (!t) return tpuc_err(err, errlen, "out of memory"), -1;
+                    for (int64_t q = 0; q < e; q++) t[q] = (float)((k == 1 ? alpha : beta) * src->f[q]);
+                    char nm[300];
+                    snprintf(nm, sizeof nm, "%s/%s_scaled", n->name, k == 1 ? "B" : "C");
+                    int ti = tpuc_add_tensor(g, nm);
+                    if (ti < 0) { free(t); return tpuc_err(err, errlen, "out of memory"), -1; }
+                    n = &g->n[ni];
+                    src = &g->t[n->in[k]];
+                    set_shape(&g->t[ti], src->ndim, src->dims);
+                    g->t[ti].is_const = 1; g->t[ti].f = t;
+                    n->in[k] = ti;
+                }
                 a = in_t(g, n, 0); b = in_t(g, n, 1);
                 y = &g->t[n->out[0]];
             }
@@ -482,7 +512,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 if (cst->ndim > act->ndim) NODE_ERR(n, "the constant has more dimensions than the activation");
                 for (int i = 0; i < cst->ndim; i++) {
                     int64_t cd = cst->dims[cst->ndim - 1 - i], ad = act->dims[act->ndim - 1 - i];
-                    if (cd != 1 && cd != ad) NODE_ERR(n, "the constant's shape does not broadcast to the activation's");
+                    if (cd != 1 && cd != ad) {
+                        if (hw->cores > 1 && i == act->ndim - 1)
+                            NODE_ERR(n, "the constant varies along the batch dimension; on %u cores the batch is split (compile with --cores 1)", hw->cores);
+                        NODE_ERR(n, "the constant's shape does not broadcast to the activation's");
+                    }
                 }
             }
             set_shape(y, act->ndim, act->dims);
@@ -650,7 +684,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         return -1;
     }
     if (yo == g->inputs[0]) {
-        tpuc_err(err, errlen, "the graph output is its input (no operation left to run)");
+        tpuc_err(err, errlen, "the graph output is its input with no node between them");
         return -1;
     }
     return 0;

@@ -69,7 +69,8 @@ void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
     int64_t idx[TPUC_MAX_DIMS] = {0};
     uint64_t n = tpuc_io_elems(io);
     for (uint64_t e = 0; e < n; e++) {
-        buf[elem_offset(io, idx)] = tpuc_f32_to_bf16(x[e]);
+        if (l->esize == 4) memcpy(host + l->addr + elem_offset(io, idx) * 4, &x[e], 4);
+        else buf[elem_offset(io, idx)] = tpuc_f32_to_bf16(x[e]);
         next_index(io, idx);
     }
 }

@@ -868,7 +868,8 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
         if (k_off < 0 || (n->op == TPUC_OP_BN && k2_off < 0)) return -1;
     }
     unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
-                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU : V_ADD;
+                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
+                : n->op == TPUC_OP_IDENTITY ? V_CVT : V_ADD;
     /* UB: x (mt), x2 (mt), out (mt); ACC: constants (2 CT rows at the top), temp, out */
     uint64_t crow = gm->acc_rows - 2 * CT;
     if (gm->acc_rows <= 2 * CT + 2) CERR(c, "ACC too small");
@@ -932,6 +933,10 @@ static int emit_softmax(ctx_t *c, const tpuc_node_t *n)
         uint64_t rows = min64(mt, R - m0);
         for (uint64_t t = 0; t < CT; t++) {
             uint64_t ct = min64(N, L - t * N);
+            if (a->lay.esize == 4) { /* an fp32 graph input: straight into ACC */
+                TRY(tpuc_e_dma_in(&c->e, ACC, t * mt, rows, ct, a->lay.addr + (m0 * L + t * N) * 4, L * 4));
+                continue;
+            }
             TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, a->lay.addr + (m0 * L + t * N) * 2, L * 2));
             TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, t * mt, rows));
         }
@@ -979,6 +984,15 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
             g_nfills++;
         }
     } else {
+        /* read only by Softmax: kept in fp32 (the softmax runs on fp32 in ACC anyway) */
+        int only_sm = 1;
+        for (size_t i = 0; i < g->nn; i++) {
+            const tpuc_node_t *n = &g->n[i];
+            if (n->op == TPUC_OP_DEAD) continue;
+            for (int k = 0; k < n->nin; k++)
+                if (n->in[k] == g->inputs[0] && n->op != TPUC_OP_SOFTMAX) only_sm = 0;
+        }
+        x->lay.esize = only_sm ? 4 : 2;
         x->lay.kind = TPUC_LAYOUT_PLAIN;
         x->lay.cols = (uint64_t)x->dims[x->ndim - 1];
         x->lay.rows = (uint64_t)(tpuc_tensor_elems(x) / (int64_t)x->lay.cols);
@@ -1039,14 +1053,14 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
                 y->lay.cols = (uint64_t)y->dims[y->ndim - 1];
                 y->lay.rows = (uint64_t)(tpuc_tensor_elems(y) / (int64_t)y->lay.cols);
             }
-            if (y->is_output) {
-                tpuc_err(err, errlen, "node '%s' (%s): the graph output is a reshape of another "
-                         "tensor: not supported", n->name, n->op_type);
+            if (y->is_output && y->lay.kind != TPUC_LAYOUT_PLAIN) {
+                tpuc_err(err, errlen, "node '%s' (%s): the graph output is a flatten of a "
+                         "Conv/pool output: not supported", n->name, n->op_type);
                 return -1;
             }
             break;
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
-        case TPUC_OP_ADD: case TPUC_OP_BN:
+        case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY:
             rc = emit_eltwise(c, n);
             break;
         default:

@@ -5,3 +5,33 @@ TEST_SUITES += test-compiler
 
 test-compiler: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB)
 	sh tests/compiler/run.sh $(BUILD)/test-compiler 1
+
+# ---- fuzzing the ONNX reader and the passes (libFuzzer, ASan + UBSan; issue 14 item 4) ----
+#   make fuzz-onnx [FUZZ_SECONDS=60]   fuzz from the kept corpus (build/fuzz-onnx/corpus)
+#   test-compiler-fuzz-replay          (make test) every kept input, crashes found included
+ONNXF_DIR   := $(BUILD)/fuzz-onnx
+ONNXF_CC    ?= clang
+ONNXF_FLAGS := -std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+               -Icompiler/include -Icompiler/src -I$(TPUC_GEN_DIR) $(CMODEL_INC) -Icmodel/src
+ONNXF_SRCS  := $(TPUC_SRCS) $(TPUC_PB_C) $(CMODEL_SRCS)
+ONNXF_BIN   := $(ONNXF_DIR)/fuzz_onnx
+FUZZ_SECONDS ?= 60
+TEST_SUITES += test-compiler-fuzz-replay
+.PHONY: fuzz-onnx test-compiler-fuzz-replay
+
+$(ONNXF_BIN): tests/compiler/fuzz_onnx.c $(ONNXF_SRCS) $(wildcard compiler/src/*.h compiler/include/tpuc/*.h cmodel/include/tpu/*.h)
+	@mkdir -p $(@D)
+	$(ONNXF_CC) $(ONNXF_FLAGS) -fsanitize=fuzzer $< $(ONNXF_SRCS) -lprotobuf-c -lm -o $@
+
+fuzz-onnx: $(ONNXF_BIN)
+	@mkdir -p $(ONNXF_DIR)/corpus $(ONNXF_DIR)/crashes
+	@cp -n tests/compiler/fuzz_corpus/* $(ONNXF_DIR)/corpus/ 2>/dev/null || true
+	nice -n 10 $(ONNXF_BIN) -malloc_limit_mb=1024 -rss_limit_mb=2048 -timeout=10 \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(ONNXF_DIR)/crashes/ $(ONNXF_DIR)/corpus 2>&1 | tee $(ONNXF_DIR)/fuzz.log | \
+	    grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|==.*ERROR|SUMMARY)' || true
+	@! ls $(ONNXF_DIR)/crashes/* >/dev/null 2>&1 || { echo "fuzz-onnx: findings in $(ONNXF_DIR)/crashes"; exit 1; }
+
+test-compiler-fuzz-replay: $(ONNXF_BIN)
+	$(ONNXF_BIN) -malloc_limit_mb=1024 -rss_limit_mb=2048 tests/compiler/fuzz_corpus/*

@@ -244,7 +244,9 @@ def run_one(test, N, args):
                     return dict(res, status="error",
                                 detail="runner reference disagrees with the ONNX expected output: " + rdet)
         prog = os.path.join(work, "prog")
-        cmd = args.compile + [os.path.join(work, "model.onnx"), "--mxu", str(N),
+        # one core: the node tests check an operator's semantics (data-parallel runs are
+        # checked by test-compiler and test-models)
+        cmd = args.compile + [os.path.join(work, "model.onnx"), "--mxu", str(N), "--cores", "1",
                               "--imem-insns", str(args.imem_insns)]
         cmd += args.compile_opt
         if info["batch"] is not None:
