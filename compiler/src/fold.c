@@ -665,7 +665,9 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         int pi = g->t[xi].producer;
         if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
         tpuc_node_t *p = &g->n[pi];
-        if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL) continue;
+        if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL &&
+            p->op != TPUC_OP_MAXPOOL && p->op != TPUC_OP_AVGPOOL && p->op != TPUC_OP_GAP)
+            continue;
         if (p->fuse_act) continue;
         p->fuse_act = n->op;
         p->out[0] = n->out[0];

@@ -698,7 +698,9 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
             unsigned fmem = es == 4 ? ACC : UB;
             uint64_t frow = es == 4 ? mt : 0; /* UB: over window 0 */
             if (is_max) {
-                if (es == 4) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, frow, rows));
+                /* a fused activation, else (fp32 output) a copy to ACC */
+                if (n->fuse_act || es == 4)
+                    TRY(tpuc_e_vop(&c->e, act_vop(n->fuse_act), UB, 0, -1, 0, 0, fmem, frow, rows));
             } else {
                 unsigned smem = K == 1 ? UB : ACC;
                 if (uniform) {
@@ -707,6 +709,7 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
                     TRY(tpuc_e_dma_in(&c->e, ACC, 2 * mt, rows, N, img_addr(c, sc_off) + m0 * N * 4, (uint64_t)N * 4));
                     TRY(tpuc_e_vop(&c->e, V_MUL, smem, 0, ACC, 2 * mt, 0, fmem, frow, rows));
                 }
+                if (n->fuse_act) TRY(tpuc_e_vop(&c->e, act_vop(n->fuse_act), fmem, frow, -1, 0, 0, fmem, frow, rows));
             }
             if (write_rows(c, &m, fmem, frow, m0, rows, t * N, ct)) return -1;
         }
@@ -768,6 +771,7 @@ static int emit_gap(ctx_t *c, const tpuc_node_t *n)
             uint64_t frow = o->esize == 4 ? 0 : HW * nb;
             if (fmem == UB && frow + nb > gm->ub_rows) frow = 0;
             TRY(tpuc_e_vop(&c->e, V_MUL, smem, 0, ACC, sc_row, 1, fmem, frow, nb));
+            if (n->fuse_act) TRY(tpuc_e_vop(&c->e, act_vop(n->fuse_act), fmem, frow, -1, 0, 0, fmem, frow, nb));
             if (write_rows(c, &m, fmem, frow, b0, nb, t * N, ct)) return -1;
         }
     }

@@ -102,7 +102,7 @@ onnx.save(model([helper.make_node("Exp", ["x"], ["y"], name="e")], [], [X], [Y])
           os.path.join(out, "bad", "unsupported_op.onnx"))
 onnx.save(model([gemm], [W], [X], [Y], opset=18), os.path.join(out, "bad", "opset_new.onnx"))
 onnx.save(model([gemm], [W], [X], [Y], opset=6), os.path.join(out, "bad", "opset_old.onnx"))
-onnx.save(model([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", alpha=2.0)], [W], [X], [Y]),
+onnx.save(model([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transA=1)], [W], [X], [Y]),
           os.path.join(out, "bad", "bad_attr.onnx"))
 # absurd dimensions: an initializer claiming 2^40 elements with no data
 big = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 20, 1 << 20])
