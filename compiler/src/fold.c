@@ -301,6 +301,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
         tpuc_tensor_t *y = n->nout > 0 && n->out[0] >= 0 ? &g->t[n->out[0]] : NULL;
         if (!y) NODE_ERR(n, "no output");
+        if (!a && n->op != TPUC_OP_CONSTANT) NODE_ERR(n, "its first input is missing");
         switch (n->op) {
         case TPUC_OP_CONSTANT: {
             const tpuc_attr_t *v = tpuc_attr(n, "value");
