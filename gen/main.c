@@ -107,11 +107,19 @@ static void usage(FILE *f)
         GEN_IMEM_INSNS_MAX, GEN_IMEM_INSNS_DEFAULT);
 }
 
+/* What main allocates before it may die: freed by die() too, so that every exit path leaves
+   nothing allocated (tests/fuzz/fuzz_gen.c runs main many times in one process). */
+static struct strbuf cmd;     /* the command line as typed, for the headers */
+static char *cons_rel;        /* the constraints directory relative to -o */
+
 /* internal: prints "gen: error: <msg>" as one line and exits 2 */
 static void die(struct strbuf *msg)
 {
     fprintf(stderr, "gen: error: %s\n", sb_failed(msg) ? "out of memory" : msg->data);
     sb_free(msg);
+    sb_free(&cmd);
+    free(cons_rel);
+    cons_rel = NULL;
     exit(EXIT_USAGE);
 }
 
@@ -292,8 +300,9 @@ int main(int argc, char *argv[])
     int vpu_lanes_opt = 0;
     const char *outdir = NULL;
     const char *consdir = NULL;
-    struct strbuf cmd, msg;
+    struct strbuf msg;
     sb_init(&cmd);
+    cons_rel = NULL;
     sb_init(&msg);
 
     /* As typed: names are exact (no abbreviation) and each option is given once. */
@@ -414,7 +423,6 @@ int main(int argc, char *argv[])
         sb_puts(&msg, "--constraints-dir '' is empty (allowed: an existing directory, or a new name in one)");
         die(&msg);
     }
-    char *cons_rel = NULL;
     if (consdir) {
         cons_rel = gen_relative_dir(outdir, consdir, &msg);
         if (!cons_rel)
@@ -455,6 +463,7 @@ int main(int argc, char *argv[])
     rc = gen_output_write(&out, outdir, consdir, &msg);
     gen_output_free(&out);
     free(cons_rel);
+    cons_rel = NULL;
     sb_free(&cmd);
     if (rc != 0)
         die(&msg);
