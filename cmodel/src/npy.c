@@ -94,9 +94,10 @@ static void hp_ws(struct hp *p)
             p->s++;
         else if ((c == '\n' || c == '\r') && p->depth > 0)
             p->s++;
-        else if (c == '\\' && p->s + 1 < p->end && p->s[1] == '\n')
-            p->s += 2;
-        else if (c == '\\' && p->s + 2 < p->end && p->s[1] == '\r' && p->s[2] == '\n')
+        else if (c == '\\' && p->depth > 0 && p->s + 1 < p->end && p->s[1] == '\n')
+            p->s += 2; /* a continuation, inside brackets only (after the dict numpy fails) */
+        else if (c == '\\' && p->depth > 0 && p->s + 2 < p->end && p->s[1] == '\r' &&
+                 p->s[2] == '\n')
             p->s += 3;
         else if (c == '#') {
             while (p->s < p->end && *p->s != '\n' && *p->s != '\r')
@@ -148,7 +149,7 @@ static int hp_int(struct hp *p, uint64_t *v)
         for (size_t i = 0; i < n; i++)
             if (b[i] != '0')
                 return -1;
-    if (p->filter_l && p->s < p->end && (*p->s == 'L' || *p->s == 'l') &&
+    if (p->filter_l && p->s < p->end && *p->s == 'L' &&
         (p->s + 1 >= p->end || !is_name_char(p->s[1])))
         p->s++;
     if (p->s < p->end && (is_name_char(*p->s) || *p->s == '.'))
@@ -187,12 +188,33 @@ static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
                 (size_t)(p.s - h), what);                                                   \
         return -1;                                                                          \
     } while (0)
-    for (;;) { /* before the dict: blanks, comments and blank lines, as after it */
-        hp_ws(&p);
-        if (p.s < p.end && (*p.s == '\n' || *p.s == '\r'))
-            p.s++;
-        else
-            break;
+    /* A carriage return not followed by a newline: Python's tokenizer makes a line of it
+       whose blanks can be an "unexpected indent" (numpy rejects "}\r  "); refused. */
+    for (size_t i = 0; i < hlen; i++)
+        if (h[i] == '\r' && (i + 1 == hlen || h[i + 1] != '\n')) {
+            set_err(err, errlen, "%s: bad npy header at offset %zu: a carriage return without "
+                    "a newline", path, i);
+            return -1;
+        }
+    /* before the dict: blanks on the first line, comments and blank lines; after a line
+       break the dict must start the line (an indented one is Python's "unexpected indent") */
+    while (p.s < p.end && (*p.s == ' ' || *p.s == '\t'))
+        p.s++;
+    for (;;) {
+        if (p.s < p.end && *p.s == '#')
+            while (p.s < p.end && *p.s != '\n' && *p.s != '\r')
+                p.s++;
+        if (p.s < p.end && (*p.s == '\n' || *p.s == '\r')) {
+            p.s += *p.s == '\r' ? 2 : 1;
+            const char *b = p.s;
+            while (p.s < p.end && (*p.s == ' ' || *p.s == '\t'))
+                p.s++;
+            if (p.s < p.end && (*p.s == '\n' || *p.s == '\r' || *p.s == '#'))
+                continue; /* a blank or comment line */
+            if (p.s != b)
+                BAD("the dict is indented after a line break");
+        }
+        break;
     }
     if (p.s >= p.end || *p.s != '{')
         BAD("expected a dict '{'");

@@ -498,6 +498,14 @@ static void test_npy_header_vs_numpy(void **state)
         { "{'shape': (2.0,3), 'fortran_order': False, 'descr': '<u2'}", 0 },
         { "{'shape': (-2,3), 'fortran_order': False, 'descr': '<u2'}", 0 },
         { "{'shape': (2,3), 'fortran_order': False, 'descr': '<u2'", 0 },
+        /* found by fuzz_npy + npy_numpy.sh: a lone CR then blanks is an "unexpected indent" */
+        { "{'shape': (2,3), 'fortran_order': False, 'descr': '<u2'}    \r      ", 0 },
+        { "\n {'shape': (2,3), 'fortran_order': False, 'descr': '<u2'}", 0 },
+        { "# c\n\n{'shape': (2,3), 'fortran_order': False, 'descr': '<u2'}", 1 },
+        { "{'shape': (2,3), 'fortran_order': False, 'descr': '<u2'}\\\n", 0 },
+        { "{'shape': (2,3), 'fortran_order': False, 'descr': '<u2'}\n  \t", 1 },
+        /* found by npy_headers.py: numpy's filter removes 'L' only, not 'l' */
+        { "{'shape': (2l,3), 'fortran_order': False, 'descr': '<u2'}", 0 },
     };
     char script[16384];
     size_t used = (size_t)snprintf(script, sizeof script, "for n in range(%zu):\n    try:\n        np.load(D + '/hd%%d.npy' %% n)"

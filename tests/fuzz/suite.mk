@@ -7,7 +7,8 @@
 #       target are printed (and in build/fuzz/<t>.log)
 #   test-fuzz-replay   (make test) every kept input of tests/fuzz/corpus/<t>/ -- the seeds and
 #       every crash found so far -- run once through its target; the .npy corpus is also
-#       checked against numpy (tests/fuzz/npy_numpy.sh)
+#       checked against numpy (tests/fuzz/npy_numpy.sh), and 3 x 4000 random headers
+#       (tests/fuzz/npy_headers.py, fixed seeds): never accepted here when numpy rejects
 # Targets: asm (assembler + disassemble/assemble round trip), prog (binary program loader +
 # round trip), npy (.npy reader, memory and file), args (@FILE, option scanner, host
 # options), trace (MXU and core trace readers), gen (gen's command line).
@@ -84,6 +85,10 @@ test-fuzz-replay: $(FUZZ_BINS) $(FUZZ_DIR)/fuzz_npy_check
 	    echo "test-fuzz-replay: fuzz_$$t: $$n inputs replayed, no failure"; \
 	done
 	@sh tests/fuzz/npy_numpy.sh $(FUZZ_DIR)/fuzz_npy_check tests/fuzz/corpus/npy
+	@py=; for p in python3 /usr/bin/python3; do $$p -c 'import numpy' 2>/dev/null && { py=$$p; break; }; done; \
+	if [ -n "$$py" ]; then for s in 1 2 3; do \
+	    $$py tests/fuzz/npy_headers.py $(FUZZ_DIR)/fuzz_npy_check 4000 $$s || exit 1; done; \
+	else echo "npy_headers.py: numpy cannot be imported: skipped"; fi
 
 # the sanitised objects are kept between builds (not intermediate files to delete)
 .SECONDARY: $(FUZZ_CM_OBJS) $(FUZZ_GEN_OBJS) $(FUZZ_DIR)/trace_cmp_lib.o
