@@ -37,7 +37,7 @@ static uint64_t elem_offset(const tpuc_io_t *io, const int64_t *idx)
     if (l->kind == TPUC_LAYOUT_SPATIAL) {
         uint64_t b = (uint64_t)idx[0], c = (uint64_t)idx[1];
         uint64_t h = io->ndim == 4 ? (uint64_t)idx[2] : 0, w = (uint64_t)idx[io->ndim - 1];
-        uint64_t row = b * l->img + l->off + h * l->rpitch + w;
+        uint64_t row = b * l->img + l->off + h * l->rpitch + w * (l->wstep ? l->wstep : 1);
         return row * l->cols + c;
     }
     uint64_t lin = 0;

@@ -150,8 +150,9 @@ static void write_io(FILE *f, const char *kind, const tpuc_tensor_t *t)
     for (int i = 0; i < t->ndim; i++) fprintf(f, " %lld", (long long)t->dims[i]);
     fprintf(f, " layout %s esize %u addr %" PRIu64 " rows %" PRIu64 " cols %" PRIu64
             " img %" PRIu64 " off %" PRIu64 " rpitch %" PRIu64 " h %" PRIu64 " w %" PRIu64
-            " pad %u\n", l->kind == TPUC_LAYOUT_SPATIAL ? "spatial" : "plain", l->esize,
-            l->addr, l->rows, l->cols, l->img, l->off, l->rpitch, l->h, l->w, l->pad_value);
+            " pad %u wstep %" PRIu64 "\n", l->kind == TPUC_LAYOUT_SPATIAL ? "spatial" : "plain", l->esize,
+            l->addr, l->rows, l->cols, l->img, l->off, l->rpitch, l->h, l->w, l->pad_value,
+            l->wstep ? l->wstep : 1);
 }
 
 void tpuc_write_meta(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
@@ -191,11 +192,11 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
         io->dims[i] = d;
         s += k;
     }
-    unsigned long long es, addr, rows, cols, img, off, rp, h, w;
+    unsigned long long es, addr, rows, cols, img, off, rp, h, w, ws;
     unsigned pad;
     if (sscanf(s, " layout %15s esize %llu addr %llu rows %llu cols %llu img %llu off %llu "
-               "rpitch %llu h %llu w %llu pad %u", lay, &es, &addr, &rows, &cols, &img, &off,
-               &rp, &h, &w, &pad) != 11 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
+               "rpitch %llu h %llu w %llu pad %u wstep %llu", lay, &es, &addr, &rows, &cols, &img,
+               &off, &rp, &h, &w, &pad, &ws) != 12 || ws < 1 || ws > 64 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
         rows > (1ull << 40) || pad > 0xFFFF) {
         tpuc_err(err, errlen, "bad layout in '%.60s'", line);
         return -1;
@@ -206,8 +207,9 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
     io->lay.addr = addr; io->lay.rows = rows; io->lay.cols = cols; io->lay.img = img;
     io->lay.off = off; io->lay.rpitch = rp; io->lay.h = h; io->lay.w = w;
     io->lay.pad_value = (uint16_t)pad;
-    if (io->lay.kind == TPUC_LAYOUT_SPATIAL && (img == 0 || rp == 0 || w > rp ||
-                                               off + (h ? h - 1 : 0) * rp + w > img))
+    io->lay.wstep = ws;
+    if (io->lay.kind == TPUC_LAYOUT_SPATIAL && (img == 0 || rp == 0 || (w ? (w - 1) * ws + 1 : 0) > rp ||
+                                               off + (h ? h - 1 : 0) * rp + (w ? (w - 1) * ws + 1 : 0) > img))
         { tpuc_err(err, errlen, "bad spatial layout in '%.60s'", line); return -1; }
     return 0;
 }

@@ -66,6 +66,7 @@ float tpuc_bf16_to_f32(uint16_t b)
 }
 
 static uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+static uint64_t WS(const tpuc_layout_t *l) { return l->wstep ? l->wstep : 1; }
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t gcd64(uint64_t a, uint64_t b) { while (b) { uint64_t t = a % b; a = b; b = t; } return a; }
@@ -142,12 +143,16 @@ typedef struct {
     int pad_kind;        /* 0 none needed, 1 zero, 2 -Inf */
     uint64_t stride_w;   /* lcm of the consumers' W strides */
     uint64_t kh, kw;     /* largest consumer kernel */
+    uint64_t h_mult;     /* padded rows a multiple of this (a Conv with its MaxPool fused) */
 } need_t;
+
+static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx);
 
 static int consumer_needs(ctx_t *c, int ti, need_t *nd)
 {
     memset(nd, 0, sizeof *nd);
     nd->stride_w = 1;
+    nd->h_mult = 1;
     const tpuc_graph_t *g = c->g;
     for (size_t i = 0; i < g->nn; i++) {
         const tpuc_node_t *n = &g->n[i];
@@ -159,6 +164,9 @@ static int consumer_needs(ctx_t *c, int ti, need_t *nd)
         nd->pr = (unsigned)max64(nd->pr, (uint64_t)n->conv_p[3]);
         nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[1]);
         nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[0]);
+        int pk = 0;
+        if (n->op == TPUC_OP_CONV && (pk = pool_fusable(c, n, NULL)) > 0)
+            nd->h_mult = lcm64(nd->h_mult, (uint64_t)pk * (uint64_t)n->conv_s[0]);
         nd->kh = max64(nd->kh, (uint64_t)n->conv_k[0]);
         nd->kw = max64(nd->kw, (uint64_t)n->conv_k[1]);
         int p = n->conv_p[0] | n->conv_p[1] | n->conv_p[2] | n->conv_p[3];
@@ -201,7 +209,7 @@ static int spatial_clean(ctx_t *c, tpuc_tensor_t *t, const need_t *nd)
     l->pad_t = nd->pt; l->pad_l = nd->pl; l->pad_b = nd->pb; l->pad_r = nd->pr;
     l->pad_value = nd->pad_kind == 2 ? BF16_NEG_INF : 0;
     l->rpitch = up(nd->pl + W + nd->pr, nd->stride_w);
-    l->img = up((nd->pt + H + nd->pb) * l->rpitch, nd->stride_w);
+    l->img = up(up(nd->pt + H + nd->pb, nd->h_mult) * l->rpitch, nd->stride_w);
     l->off = nd->pt * l->rpitch + nd->pl;
     l->rows = B * l->img;
     return host_alloc(c, l, l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1);
@@ -229,6 +237,7 @@ typedef struct {
     const tpuc_layout_t *out;    /* PLAIN rows x nout, or SPATIAL */
     int scatter;                 /* SPATIAL output written per valid image row */
     uint64_t r_img, r_pitch, oh, ow; /* the r-space of a Conv (scatter) */
+    unsigned pool_k;             /* a k x k, stride k MaxPool fused into the epilogue (0 none) */
 } mm_t;
 
 static unsigned act_vop(int act)
@@ -263,7 +272,7 @@ static int write_rows(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uint6
         if (y >= m->oh) { r = (b + 1) * m->r_img; continue; }
         if (x >= m->ow) { r = b * m->r_img + (y + 1) * m->r_pitch; continue; }
         uint64_t len = min64(m->ow - x, end - r);
-        uint64_t pix = b * o->img + o->off + y * o->rpitch + x;
+        uint64_t pix = b * o->img + o->off + y * o->rpitch + x * WS(o);
         TRY(tpuc_e_dma_out(&c->e, mem, row + (r - m0), len, ct,
                            o->addr + (pix * o->cols + col) * es, o->cols * es));
         r += len;
@@ -281,12 +290,15 @@ static int run_mm(ctx_t *c, const mm_t *m)
     /* ACC: bias rows at the top, then the output regions */
     uint64_t acc_avail = gm->acc_rows > U ? gm->acc_rows - (m->b_off >= 0 ? U : 0) : 0;
     uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
-    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : 2;
+    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k ? 4 : 2;
     uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
+    /* a fused pool: tiles of whole pooled rows (k conv rows), so no window straddles two */
+    const uint64_t prow = m->pool_k ? (uint64_t)m->pool_k * m->r_pitch : 1;
     uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
     uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
     int keep = mt_keep >= min64(m->mtot, N) || mt_keep >= mt_stream;
     uint64_t mt = keep ? mt_keep : mt_stream;
+    mt = mt / prow * prow;
     if (mt < 1)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
              "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);
@@ -344,23 +356,40 @@ static int run_mm(ctx_t *c, const mm_t *m)
                 continue;
             }
             unsigned cur_mem = ACC;
-            uint64_t cur = accb;
+            uint64_t cur = accb, nr = rows;
+            if (m->pool_k) {
+                /* max over the k x k window at r: first along the row (r .. r+k-1), then down
+                   the k rows (r, r + rp, ...); the pooled pixels are at r = k*i*rp + k*j.
+                   max commutes with the bias add, the ReLU and the bf16 rounding (all
+                   monotone), so this is the unfused Conv -> MaxPool bit for bit. */
+                const uint64_t k = m->pool_k, rp = m->r_pitch, P = 2 * mt, Q = 3 * mt;
+                uint64_t n1 = rows - (k - 1), n2 = n1 - (k - 1) * rp;
+                TRY(tpuc_e_vop(&c->e, V_MAX, ACC, accb, ACC, accb + 1, 0, ACC, P, n1));
+                for (uint64_t d = 2; d < k; d++)
+                    TRY(tpuc_e_vop(&c->e, V_MAX, ACC, P, ACC, accb + d, 0, ACC, P, n1));
+                TRY(tpuc_e_vop(&c->e, V_MAX, ACC, P, ACC, P + rp, 0, ACC, Q, n2));
+                for (uint64_t d = 2; d < k; d++)
+                    TRY(tpuc_e_vop(&c->e, V_MAX, ACC, Q, ACC, P + d * rp, 0, ACC, Q, n2));
+                cur = Q;
+                nr = n2;
+            }
+            const uint64_t src = cur;
             unsigned fmem = es == 4 ? ACC : UB;
-            uint64_t frow = es == 4 ? accb : ub_e + (uint64_t)(nt % 2) * mt;
+            uint64_t frow = es == 4 ? src : ub_e + (uint64_t)(nt % 2) * mt;
             if (m->b_off >= 0) {
                 unsigned dm = m->act ? ACC : fmem;
-                uint64_t dr = m->act ? accb : frow;
-                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, accb, ACC, bias_row + nt, 1, dm, dr, rows));
+                uint64_t dr = m->act ? src : frow;
+                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, src, ACC, bias_row + nt, 1, dm, dr, nr));
                 cur_mem = dm; cur = dr;
             }
             if (m->act) {
-                TRY(tpuc_e_vop(&c->e, act_vop(m->act), cur_mem, cur, -1, 0, 0, fmem, frow, rows));
+                TRY(tpuc_e_vop(&c->e, act_vop(m->act), cur_mem, cur, -1, 0, 0, fmem, frow, nr));
                 cur_mem = fmem; cur = frow;
             }
             if (cur_mem != fmem || cur != frow) {
-                TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, rows));
+                TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
-            if (write_rows(c, m, fmem, frow, m0, rows, (uint64_t)nt * N, ct)) return -1;
+            if (write_rows(c, m, fmem, frow, m0, nr, (uint64_t)nt * N, ct)) return -1;
         }
         if (m->softmax) {
             unsigned dm = es == 4 ? ACC : UB;
@@ -473,7 +502,7 @@ static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
         } else {
             const tpuc_layout_t *l = &a->lay;
             uint64_t pix = j / q.CT, t = j % q.CT, h = pix / q.W, w = pix % q.W;
-            m.a_addr[j] = l->addr + ((l->off + h * l->rpitch + w) * l->cols + t * N) * 2;
+            m.a_addr[j] = l->addr + ((l->off + h * l->rpitch + w * WS(l)) * l->cols + t * N) * 2;
             m.a_cols[j] = (unsigned)min64(N, l->cols - t * N);
         }
     }
@@ -502,30 +531,35 @@ static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
 /* ---- Conv ---- */
 typedef struct {
     const float *w;  /* Cout x Cin x KH x KW */
-    uint64_t cout, cin, kh, kw, N, JT; /* JT chunks per kernel row */
+    uint64_t cout, cin, kh, kw, N, JT; /* JT chunks per run */
+    uint64_t KG, run;  /* runs per kernel row (1: the whole row, kw * Cin contiguous in host
+                          memory; KW: one per kernel column, when pixels are wstep > 1 apart) */
 } conv_w_t;
 
 static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v)
 {
     const conv_w_t *q = ctx;
-    uint64_t kh = j / q->JT, jj = j % q->JT;
-    uint64_t e = jj * q->N + k; /* element of the kernel row's run: kw * Cin + ci */
-    if (e >= q->kw * q->cin) return 0;
-    uint64_t kw = e / q->cin, ci = e % q->cin;
+    uint64_t kh = j / (q->KG * q->JT), rem = j % (q->KG * q->JT);
+    uint64_t g = rem / q->JT, jj = rem % q->JT;
+    uint64_t e = jj * q->N + k; /* element of the run: kw * Cin + ci, or ci of column g */
+    if (e >= q->run) return 0;
+    uint64_t kw = q->KG == 1 ? e / q->cin : g, ci = q->KG == 1 ? e % q->cin : e;
     *v = q->w[((col * q->cin + ci) * q->kh + kh) * q->kw + kw];
     return 1;
 }
 
 /* The r-space of a Conv/pool on input layout l: r = b*r_img + oh*r_pitch + ow reads the
    window whose top-left pixel row is base + r*sw. */
-typedef struct { uint64_t r_img, r_pitch, mtot; int64_t base; } rspace_t;
+typedef struct { uint64_t r_img, r_pitch, mtot, ws; int64_t base; } rspace_t;
 
 static int rspace(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *a, rspace_t *rs)
 {
     const tpuc_layout_t *l = &a->lay;
-    uint64_t sh = (uint64_t)n->conv_s[0], sw = (uint64_t)n->conv_s[1];
+    uint64_t sh = (uint64_t)n->conv_s[0], sw = (uint64_t)n->conv_s[1] * WS(l);
     if (l->img % sw || (sh * l->rpitch) % sw)
-        CERR(c, "internal: input layout not aligned to the stride");
+        CERR(c, "its input's layout (rows per image %llu, per image row %llu, per pixel %llu) "
+             "does not line up with the stride %d", (unsigned long long)l->img,
+             (unsigned long long)l->rpitch, (unsigned long long)WS(l), n->conv_s[1]);
     if ((unsigned)n->conv_p[0] > l->pad_t || (unsigned)n->conv_p[1] > l->pad_l ||
         (unsigned)n->conv_p[2] > l->pad_b || (unsigned)n->conv_p[3] > l->pad_r)
         CERR(c, "its input has no clean padding of the size it needs (pads %d %d %d %d)",
@@ -536,7 +570,9 @@ static int rspace(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *a, rspace
     rs->r_img = l->img / sw;
     rs->r_pitch = sh * l->rpitch / sw;
     rs->mtot = (uint64_t)a->dims[0] * rs->r_img;
-    rs->base = (int64_t)l->off - (int64_t)n->conv_p[0] * (int64_t)l->rpitch - n->conv_p[1];
+    rs->ws = WS(l);
+    rs->base = (int64_t)l->off - (int64_t)n->conv_p[0] * (int64_t)l->rpitch -
+               (int64_t)n->conv_p[1] * (int64_t)rs->ws;
     if (rs->base < 0) CERR(c, "internal: negative window origin");
     return 0;
 }
@@ -572,6 +608,41 @@ static int spatial_out(ctx_t *c, tpuc_tensor_t *y, const rspace_t *rs, int *scat
     return 0;
 }
 
+/* A MaxPool the Conv's epilogue can compute (docs/compiler.md "Conv + MaxPool"): the Conv's
+   only reader, kernel = stride = k x k (k = 2 or 3), no padding, ReLU or nothing around it
+   (both commute with max exactly), and readers of the pooled output that need no padding and
+   stride 1. Returns k (and the MaxPool's index), or 0. */
+static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx)
+{
+    const tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *y = &g->t[conv->out[0]];
+    if (y->nuses != 1 || y->is_output || y->ndim != 4) return 0;
+    if (conv->fuse_act && conv->fuse_act != TPUC_OP_RELU) return 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *p = &g->n[i];
+        if (p->op == TPUC_OP_DEAD || p->in[0] != conv->out[0]) continue;
+        if (p->op != TPUC_OP_MAXPOOL) return 0;
+        int k = p->conv_k[0];
+        if ((k != 2 && k != 3) || p->conv_k[1] != k || p->conv_s[0] != k || p->conv_s[1] != k ||
+            (p->conv_p[0] | p->conv_p[1] | p->conv_p[2] | p->conv_p[3]))
+            return 0;
+        if (p->fuse_act && p->fuse_act != TPUC_OP_RELU) return 0;
+        const tpuc_tensor_t *z = &g->t[p->out[0]];
+        if (z->is_output) return 0;
+        for (size_t q = 0; q < g->nn; q++) {
+            const tpuc_node_t *r = &g->n[q];
+            if (r->op == TPUC_OP_DEAD || r->in[0] != p->out[0]) continue;
+            if ((r->op == TPUC_OP_CONV || r->op == TPUC_OP_MAXPOOL || r->op == TPUC_OP_AVGPOOL) &&
+                (r->conv_s[0] != 1 || r->conv_s[1] != 1 ||
+                 (r->conv_p[0] | r->conv_p[1] | r->conv_p[2] | r->conv_p[3])))
+                return 0;
+        }
+        if (pool_idx) *pool_idx = (int)i;
+        return k;
+    }
+    return 0;
+}
+
 static int emit_conv(ctx_t *c, const tpuc_node_t *n)
 {
     const unsigned N = c->n;
@@ -590,20 +661,52 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     if (rspace(c, n, a, &rs)) return -1;
     mm_t m;
     memset(&m, 0, sizeof m);
-    if (spatial_out(c, y, &rs, &m.scatter)) return -1;
-    uint64_t JT = (kw * cin + N - 1) / N;
-    conv_w_t q = {w->f, cout, cin, kh, kw, N, JT};
-    m.T = (unsigned)(kh * JT);
+    const tpuc_tensor_t *yc = y; /* the Conv's own output (MACs) */
+    int pool_idx = -1;
+    int pk = pool_fusable(c, n, &pool_idx);
+    if (pk && rs.r_img % ((uint64_t)pk * rs.r_pitch) == 0) {
+        /* the pooled output, in the Conv's r-space: pooled pixel (i, j) at r = k*i*rp + k*j */
+        tpuc_node_t *pn = &g->n[pool_idx];
+        pn->fused_into = (int)(n - g->n) + 1;
+        ((tpuc_node_t *)n)->fuse_pool = pk;
+        if (pn->fuse_act) ((tpuc_node_t *)n)->fuse_act = pn->fuse_act;
+        y = &g->t[pn->out[0]];
+        need_t nd;
+        if (consumer_needs(c, pn->out[0], &nd)) return -1;
+        tpuc_layout_t *l = &y->lay;
+        l->kind = TPUC_LAYOUT_SPATIAL;
+        l->cols = (uint64_t)y->dims[1];
+        l->h = (uint64_t)y->dims[2]; l->w = (uint64_t)y->dims[3];
+        l->img = rs.r_img; l->rpitch = (uint64_t)pk * rs.r_pitch; l->wstep = (uint64_t)pk;
+        l->off = 0;
+        l->rows = rs.mtot;
+        if (host_alloc(c, l, (nd.kh + 1) * l->rpitch + (nd.kw + 1) * l->wstep)) return -1;
+        m.pool_k = (unsigned)pk;
+        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s; MaxPool %dx%d fused",
+                 (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
+                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", pk, pk);
+        free(cur_layer(c)->consts);
+        cur_layer(c)->consts = tpuc_strdup(consts);
+        free(cur_layer(c)->op);
+        cur_layer(c)->op = tpuc_strdup(n->fuse_act ? "Conv+MaxPool+Relu" : "Conv+MaxPool");
+    } else if (spatial_out(c, y, &rs, &m.scatter)) {
+        return -1;
+    }
+    uint64_t KG = rs.ws == 1 ? 1 : kw, run = rs.ws == 1 ? kw * cin : cin;
+    uint64_t JT = (run + N - 1) / N;
+    conv_w_t q = {w->f, cout, cin, kh, kw, N, JT, KG, run};
+    m.T = (unsigned)(kh * KG * JT);
     m.U = (unsigned)((cout + N - 1) / N);
-    m.a_mstride = (uint64_t)n->conv_s[1] * cin * 2;
+    m.a_mstride = (uint64_t)n->conv_s[1] * rs.ws * cin * 2;
     m.mtot = rs.mtot;
     m.a_addr = calloc(m.T, sizeof *m.a_addr);
     m.a_cols = calloc(m.T, sizeof *m.a_cols);
     if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
     for (unsigned j = 0; j < m.T; j++) {
-        uint64_t r = j / JT, jj = j % JT;
-        m.a_addr[j] = a->lay.addr + (((uint64_t)rs.base + r * a->lay.rpitch) * cin + jj * N) * 2;
-        m.a_cols[j] = (unsigned)min64(N, kw * cin - jj * N);
+        uint64_t r = j / (KG * JT), rem = j % (KG * JT), gi = rem / JT, jj = rem % JT;
+        uint64_t pix = (uint64_t)rs.base + r * a->lay.rpitch + gi * rs.ws;
+        m.a_addr[j] = a->lay.addr + (pix * cin + jj * N) * 2;
+        m.a_cols[j] = (unsigned)min64(N, run - jj * N);
     }
     m.w_off = img_weights(c, m.T, m.U, cout, conv_get, &q);
     m.b_off = bias ? img_rows_f32(c, bias->f, cout, m.U) : -1;
@@ -612,9 +715,10 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     m.out = &y->lay;
     m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
     m.oh = y->lay.h; m.ow = y->lay.w;
+    if (m.pool_k) m.scatter = 0;
     int rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
     tpuc_layer_t *L = cur_layer(c);
-    L->macs = (uint64_t)a->dims[0] * y->lay.h * y->lay.w * cout * cin * kh * kw;
+    L->macs = (uint64_t)a->dims[0] * (uint64_t)yc->dims[2] * (uint64_t)yc->dims[yc->ndim - 1] * cout * cin * kh * kw;
     free(m.a_addr);
     free(m.a_cols);
     return rc;
@@ -683,9 +787,9 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
             uint64_t ct = min64(N, C - t * N);
             for (uint64_t k = 0; k < K; k++) {
                 uint64_t dy = k / kw, dx = k % kw;
-                uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx + m0 * sw;
+                uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx * rs.ws + m0 * sw * rs.ws;
                 uint64_t reg = k == 0 ? 0 : (1 + k % 2) * mt;
-                TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * C * 2));
+                TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * rs.ws * C * 2));
                 if (k == 0) continue;
                 if (is_max) {
                     TRY(tpuc_e_vop(&c->e, V_MAX, UB, 0, UB, reg, 0, UB, 0, rows));
@@ -755,7 +859,7 @@ static int emit_gap(ctx_t *c, const tpuc_node_t *n)
         for (uint64_t t = 0; t < CT; t++) {
             uint64_t ct = min64(N, C - t * N);
             for (uint64_t p = 0; p < HW; p++) {
-                uint64_t pix = l->off + (p / l->w) * l->rpitch + p % l->w + b0 * l->img;
+                uint64_t pix = l->off + (p / l->w) * l->rpitch + (p % l->w) * WS(l) + b0 * l->img;
                 TRY(tpuc_e_dma_in(&c->e, UB, p * nb, nb, ct, l->addr + (pix * C + t * N) * 2, l->img * C * 2));
             }
             unsigned smem = UB;
@@ -1026,7 +1130,7 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
                  hw->geom.acc_rows, hw->geom.wmem_rows, hw->geom.imem_insns, p->batch));
     for (size_t i = 0; i < g->nn; i++) {
         tpuc_node_t *n = &g->n[i];
-        if (n->op == TPUC_OP_DEAD) continue;
+        if (n->op == TPUC_OP_DEAD || n->fused_into) continue;
         c->node = n;
         tpuc_tensor_t *a = &g->t[n->in[0]], *y = &g->t[n->out[0]];
         int rc = 0;

@@ -44,8 +44,9 @@ typedef enum { TPUC_F32 = 1, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX's TensorProto 
 /* Where a tensor lives in host memory (lower/tile): bf16 or fp32 rows of `cols` elements.
    PLAIN: row-major in the logical shape, rows = product of all dims but the last.
    SPATIAL: an [B, C, H, W] (or [B, C, L], H = 1) activation with channels in the row: pixel
-   (b, h, w) is row b*img + off + h*rpitch + w, row pitch cols = C elements; the rows around
-   the valid H x W hold the pad value (`clean`) or garbage. */
+   (b, h, w) is row b*img + off + h*rpitch + w*wstep, row pitch cols = C elements; the rows
+   around the valid H x W hold the pad value (`clean`) or garbage (wstep > 1: the output of
+   a Conv with its MaxPool fused, pooled pixels every wstep rows). */
 typedef enum { TPUC_LAYOUT_NONE = 0, TPUC_LAYOUT_PLAIN, TPUC_LAYOUT_SPATIAL } tpuc_layout_kind_t;
 
 typedef struct {
@@ -55,6 +56,7 @@ typedef struct {
     uint64_t rows, cols;  /* the buffer: rows x cols elements, dense */
     /* SPATIAL only */
     uint64_t img, off, rpitch; /* rows per image, row of pixel (0,0), rows per image row */
+    uint64_t wstep;            /* rows per pixel step in w (0 means 1) */
     uint64_t h, w;             /* the valid pixels */
     unsigned pad_t, pad_l, pad_b, pad_r; /* clean rows/columns around the valid pixels */
     uint16_t pad_value;        /* bf16 bits of the pad (0 or -Inf) */
@@ -111,6 +113,8 @@ typedef struct {
     int fuse_softmax;
     int conv_k[2], conv_s[2], conv_p[4]; /* Conv/pool: kernel, stride, pads t l b r */
     int count_include_pad;
+    int fused_into;  /* tile: a MaxPool computed in the epilogue of Conv node fused_into - 1 */
+    int fuse_pool;   /* tile: a Conv whose k x k / stride k MaxPool runs in its epilogue: k */
 } tpuc_node_t;
 
 typedef struct {
