@@ -2,12 +2,14 @@
 """Compares a classifier's outputs from our machine with PyTorch's and ONNX Runtime's.
 
 usage: /usr/bin/python3 models/compare.py --onnx MODEL.onnx --input X.npy --labels L.npy
-           --ours OURS.npy --torch TORCH.npy [--ort ORT.npy] [--name NAME]
+           --ours OURS.npy --torch TORCH.npy [--ort ORT.npy] [--bf16 EMU.npy] [--name NAME]
            [--max-acc-diff POINTS] [--min-agree PCT] [--max-prob-diff P]
-           [--ref-min-agree PCT] [--ref-max-prob-diff P] [--json OUT.json]
+           [--ref-min-agree PCT] [--ref-max-prob-diff P]
+           [--bf16-min-agree PCT] [--bf16-max-prob-diff P] [--json OUT.json]
 
 Inputs: X.npy float32 with MODEL.onnx's input shape (N images); L.npy integer labels [N];
-OURS/TORCH/ORT.npy float32 [N, C] probabilities (the ONNX output's shape). Reports the
+OURS/TORCH/ORT/EMU.npy float32 [N, C] probabilities (the ONNX output's shape); EMU is
+PyTorch with every matmul operand rounded to bf16 (models/torch_run.py --bf16). Reports the
 accuracy of each, the share of identical predictions (argmax) for each pair and the largest
 absolute probability difference for each pair, then checks:
   ours:      |accuracy - PyTorch's| <= --max-acc-diff points (default 0.5), and the same
@@ -17,6 +19,9 @@ absolute probability difference for each pair, then checks:
   reference: PyTorch and ORT identical predictions >= --ref-min-agree percent (default 99.9)
              and max |prob difference| <= --ref-max-prob-diff (default 1e-4): the two fp32
              references agree, i.e. the files belong to this model
+  bf16:      (with --bf16) ours and the emulation: identical predictions >= --bf16-min-agree
+             percent (default 99.9), max |prob difference| <= --bf16-max-prob-diff (default
+             1e-3): our machine differs from fp32 by its bf16 operands and little else
 Prints a table and "compare NAME: PASS" or "compare NAME: FAIL: <failed checks>"; exit 0 on
 PASS, 1 on FAIL, 2 on unusable input (one line "compare: error: ...").
 """
@@ -84,12 +89,15 @@ def main():
     ap.add_argument("--ours", required=True)
     ap.add_argument("--torch", required=True)
     ap.add_argument("--ort")
+    ap.add_argument("--bf16", metavar="EMU")
     ap.add_argument("--name", default="")
     ap.add_argument("--max-acc-diff", type=float, default=0.5, metavar="POINTS")
     ap.add_argument("--min-agree", type=float, default=99.0, metavar="PCT")
     ap.add_argument("--max-prob-diff", type=float, default=None, metavar="P")
     ap.add_argument("--ref-min-agree", type=float, default=99.9, metavar="PCT")
     ap.add_argument("--ref-max-prob-diff", type=float, default=1e-4, metavar="P")
+    ap.add_argument("--bf16-min-agree", type=float, default=99.9, metavar="PCT")
+    ap.add_argument("--bf16-max-prob-diff", type=float, default=1e-3, metavar="P")
     ap.add_argument("--json", metavar="OUT")
     a = ap.parse_args()
     name = a.name or a.onnx
@@ -106,7 +114,7 @@ def main():
             raise InputError(f"labels {a.labels}: {labels.dtype} {list(labels.shape)}, "
                              f"expected integers [{n}]")
         outs = {}
-        for key, path in (("ours", a.ours), ("PyTorch", a.torch), ("ORT", a.ort)):
+        for key, path in (("ours", a.ours), ("PyTorch", a.torch), ("ORT", a.ort), ("bf16emu", a.bf16)):
             if path is None:
                 continue
             y = load_npy(path, key)
@@ -117,8 +125,9 @@ def main():
         classes = outs["PyTorch"].shape[1]
         if n and (labels.min() < 0 or labels.max() >= classes):
             raise InputError(f"labels {a.labels}: values outside 0..{classes - 1}")
-        if not np.isfinite(outs["PyTorch"]).all() or ("ORT" in outs and not np.isfinite(outs["ORT"]).all()):
-            raise InputError("the PyTorch or ORT outputs hold a non-finite value")
+        for key in ("PyTorch", "ORT", "bf16emu"):
+            if key in outs and not np.isfinite(outs[key]).all():
+                raise InputError(f"the {key} outputs hold a non-finite value")
     except InputError as e:
         print(f"compare: error: {e}", file=sys.stderr)
         return 2
@@ -128,7 +137,7 @@ def main():
 
     pred = {k: v.argmax(axis=1) for k, v in outs.items()}
     acc = {k: 100.0 * float((p == labels).mean()) for k, p in pred.items()}
-    keys = [k for k in ("ours", "PyTorch", "ORT") if k in outs]
+    keys = [k for k in ("ours", "PyTorch", "ORT", "bf16emu") if k in outs]
     pairs = [(p, q) for i, p in enumerate(keys) for q in keys[i + 1:]]
     agree, differ, maxdiff = {}, {}, {}
     for p, q in pairs:
@@ -170,6 +179,13 @@ def main():
         checks.append((maxdiff[("PyTorch", "ORT")] <= a.ref_max_prob_diff,
                        f"PyTorch vs ORT max |prob diff| {maxdiff[('PyTorch', 'ORT')]:.3g} "
                        f"<= {a.ref_max_prob_diff:g}"))
+    if "bf16emu" in outs:
+        checks.append((agree[("ours", "bf16emu")] >= a.bf16_min_agree,
+                       f"ours vs bf16emu identical {agree[('ours', 'bf16emu')]:.2f} % "
+                       f">= {a.bf16_min_agree:g} %"))
+        checks.append((maxdiff[("ours", "bf16emu")] <= a.bf16_max_prob_diff,
+                       f"ours vs bf16emu max |prob diff| {maxdiff[('ours', 'bf16emu')]:.3g} "
+                       f"<= {a.bf16_max_prob_diff:g}"))
     for ok, text in checks:
         print(f"  {'ok  ' if ok else 'FAIL'} {text}")
 

@@ -6,7 +6,7 @@
 #    (compare.py with ORT standing in for ours passes, every threshold at the issue's values)
 #  - compare.py fails (exit 1) on wrong outputs: classes rotated, 2 % of predictions
 #    changed, one probability off by 0.06 (with --max-prob-diff 0.05), a NaN, another
-#    model's ORT outputs; and stops (exit 2, one line) on a wrong shape, dtype or label count
+#    model's ORT outputs, fp32 outputs against the bf16 emulation (--bf16); and stops (exit 2, one line) on a wrong shape, dtype or label count
 #  - ort_run.js: its .npy writer gives numpy's bytes (read back and rewritten), chunked and
 #    whole runs give the same bytes, and each bad input gives one error line, no output file
 # Environment: M (build/models), MODELS_PY (/usr/bin/python3).
@@ -47,6 +47,7 @@ $PY models/data.py head "$D/test_y.npy" "$W/y.npy" 1000
 $PY models/data.py head "$M/$m/torch_probs.npy" "$W/t.npy" 1000
 $PY models/data.py head "$M/$m/ort_probs.npy" "$W/o.npy" 1000
 $PY models/data.py head "$M/cnn/ort_probs.npy" "$W/other.npy" 1000
+$PY models/torch_run.py $m "$M/$m" "$W/x.npy" "$W/bf16.npy" --bf16
 $PY - "$W" <<'EOF'
 import sys
 import numpy as np
@@ -98,6 +99,8 @@ cmp_run 0 "ok   ours vs PyTorch identical" "$W/swap2pct.npy" "$W/o.npy" --min-ag
 cmp_run 1 "FAIL ours vs PyTorch max |prob diff| 0.06" "$W/off006.npy" "$W/o.npy" --max-prob-diff 0.05
 cmp_run 1 "FAIL ours: 1 non-finite values" "$W/nan.npy" "$W/o.npy"
 cmp_run 1 "FAIL PyTorch vs ORT identical" "$W/t.npy" "$W/other.npy"
+cmp_run 0 "ok   ours vs bf16emu max |prob diff| 0 <= 0.001" "$W/bf16.npy" "$W/o.npy" --bf16 "$W/bf16.npy"
+cmp_run 1 "FAIL ours vs bf16emu max |prob diff| 0.00" "$W/o.npy" "$W/o.npy" --bf16 "$W/bf16.npy"
 cmp_run 2 "shape \[1000, 9\], expected \[N, 10\]" "$W/shape.npy" "$W/o.npy"
 cmp_run 2 "dtype float64, expected float32" "$W/f64.npy" "$W/o.npy"
 cmp_run 2 "shape \[999, 10\], expected \[N, 10\] with N = 1000" "$W/short.npy" "$W/o.npy"

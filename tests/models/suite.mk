@@ -8,11 +8,14 @@
 #                                  PyTorch accuracy floors, ORT against PyTorch on the 10,000
 #                                  test images, compare.py passes good and fails wrong outputs,
 #                                  ort_run.js's .npy reader/writer against numpy and its errors
-#   test-models       (make test)  our machine (C model) on 64 and 512 test images at N = 8
-#                                  and 16 against PyTorch and ORT (tests/models/run.sh test)
-#   test-models-full  (make test-full)  all 10,000 test images, the issue's thresholds:
-#                                  accuracy within 0.5 points of PyTorch fp32 and >= 99 %
-#                                  identical predictions (tests/models/run.sh full)
+#   test-models       (make test)  our machine (C model) on 64 and 512 test images, one
+#                                  N = 8 core and 8 N = 16 cores (tpu-compile --imem-insns
+#                                  8192), against PyTorch and ORT; deterministic, batch-
+#                                  independent, the same bytes in both configurations
+#                                  (tests/models/run.sh test; ~1 min)
+#   test-models-full  (make test-full)  all 10,000 test images on 8 N = 16 cores, the issue's
+#                                  thresholds: accuracy within 0.5 points of PyTorch fp32 and
+#                                  >= 99 % identical predictions (tests/models/run.sh full)
 # Other targets: `make models` (train and export both), `make ort-node` (install ORT).
 
 MODELS_PY      := /usr/bin/python3
