@@ -321,8 +321,11 @@ char *gen_relative_dir(const char *from, const char *to, struct strbuf *err)
     char *t = future_realpath(to);
     char *rel = NULL;
     if (!f || !t) {
-        dir_error(err, f ? "--constraints-dir" : "-o", f ? to : from,
-                  "cannot be resolved: no parent directory", NULL, 0);
+        const char *bad = f ? to : from;
+        char *parent = parent_of(bad);
+        dir_error(err, f ? "--constraints-dir" : "-o", bad,
+                  "cannot be resolved: no parent directory", parent, parent ? 0 : ENOMEM);
+        free(parent);
         goto done;
     }
     /* the longest common prefix that ends at a path component boundary */

@@ -570,6 +570,8 @@ int parse_options(int argc, char **argv, Options *o)
                 return usage_error("unknown option or missing value", a);
             value = argv[++i];
         }
+        if (tb::given_twice(name))
+            return usage_error("option given twice, expected once", name.c_str());
         const int hm = tb::parse_host_mem_option("board_tb", name, value.c_str(),
                                                  &o->axi_latency, &o->stall, &o->seed,
                                                  &o->max_cycles);

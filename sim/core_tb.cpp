@@ -161,6 +161,8 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             value = argv[++i];
         }
         const char *v = value.c_str();
+        if (tb::given_twice(name))
+            return usage_error("option given twice, expected once", name.c_str());
         const int hm = tb::parse_host_mem_option("core_tb", name, v, &o->axi_latency, &o->stall,
                                                  &o->seed, &o->max_cycles);
         if (hm > 0)

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 
 #include <unistd.h>
@@ -43,6 +44,14 @@ inline bool parse_u64(const char *s, uint64_t *out, bool plus_ok = false)
         return false;
     *out = v;
     return true;
+}
+
+// Whether an option (by name) was already given on this command line: as in every tool
+// (tpu/cli.h), an option is given once (--load and --dump, host options, may repeat).
+inline bool given_twice(const std::string &name)
+{
+    static std::set<std::string> seen;
+    return !seen.insert(name).second;
 }
 
 // An address or seed: decimal or 0x hex (tpu/cli.h).

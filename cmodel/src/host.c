@@ -479,6 +479,11 @@ int tpu_args_expand(int argc, char **argv, int *out_argc, char ***out_argv, char
         char *buf = read_file(path, TPU_LIM_ARGS_BYTES_MAX, "an option file (@FILE, one option "
                               "a line)", &len, err, errlen);
         if (buf == NULL) {
+            if (err != NULL && errlen > 1) { /* "@FILE: reason": the argument as typed */
+                memmove(err + 1, err, errlen - 1);
+                err[0] = '@';
+                err[errlen - 1] = 0;
+            }
             tpu_args_free(n, v);
             return -1;
         }

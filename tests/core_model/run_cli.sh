@@ -80,7 +80,8 @@ expect 2 "duplicate --mxu" "option '--mxu' given twice" "$run" --mxu 4 --mxu 4 -
 expect 2 "duplicate --hostmem-mib" "option '--hostmem-mib' given twice" "$run" --mxu 4 --hostmem-mib 1 --hostmem-mib 1 --prog "$out/h.s"
 expect 2 "--prog /dev/zero" "/dev/zero: larger than 524288 bytes" "$run" --mxu 4 --prog /dev/zero
 expect 2 "@/dev/zero" "/dev/zero: larger than 1048576 bytes" "$run" --mxu 4 --prog "$out/h.s" @/dev/zero
-expect 2 "@DIR" "cannot read: Is a directory" "$run" --mxu 4 --prog "$out/h.s" "@$out"
+expect 2 "@DIR" "tpu-run: error: @$out: cannot read: Is a directory" "$run" --mxu 4 --prog "$out/h.s" "@$out"
+expect 2 "@missing" "tpu-run: error: @$out/none.args: cannot open: No such file or directory" "$run" --mxu 4 --prog "$out/h.s" "@$out/none.args"
 expect 2 "--trace /proc" "--trace /proc/tpu-x.trace: cannot write:" "$run" --mxu 4 --prog "$out/h.s" --trace /proc/tpu-x.trace
 expect 2 "--dump-dir /proc" "--dump-dir '/proc/tpu-x': cannot create the folder: " "$run" --mxu 3 --prog "$out/job/prog.s" \
     "@$out/job/job.args" --dump-dir /proc/tpu-x

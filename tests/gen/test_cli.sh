@@ -130,6 +130,8 @@ expect_fail "missing -o"               "missing -o DIR" --mxu 4
 expect_fail "no arguments"             "missing -o DIR"
 expect_fail "empty -o"                 "-o '' is empty" -o ""
 expect_fail "parent missing"           "'nodir/sub'" -o nodir/sub/out
+expect_fail "parent named"             "cannot be created: no parent directory 'nodir/sub'" -o nodir/sub/out
+expect_fail "cdir parent named"        "cannot be resolved: no parent directory 'nodir2'" -o out --constraints-dir nodir2/c
 expect_fail "parent is a file"         "'plainfile/out'" -o plainfile/out
 expect_fail "output is a file"         "'plainfile' exists and is not a directory" -o plainfile
 mkdir -p w/clash/tpu_mxu.sv   # a directory where a file must go: refused before any rename
