@@ -44,12 +44,13 @@ static void usage(FILE *f)
             "                      batch in chunks of B)\n"
             "  -o DIR              output directory (replaced whole, never half-written)\n"
             "  --report-only       print the per-layer report, write no program\n"
+            "  --no-fuse-pool      run a MaxPool after a Conv as its own node (same results)\n"
             "  --json FILE         also write the report as JSON (with --report-only)\n"
             "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
 }
 
 enum { O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_AXI, O_CORES, O_TOPO, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -66,6 +67,7 @@ static const tpu_cli_opt_t opts[] = {
     {"out", 'o', TPU_CLI_VALUE, O_OUT},
     {"report-only", 0, 0, O_REPORT},
     {"json", 0, TPU_CLI_VALUE, O_JSON},
+    {"no-fuse-pool", 0, 0, O_NOFUSE},
     {NULL, 0, 0, 0},
 };
 
@@ -129,7 +131,7 @@ int main(int argc, char **argv)
     const char *model = NULL, *out = NULL, *topo = NULL, *json = NULL;
     uint64_t n = TPU_CFG_MXU_DEFAULT, cores = TPU_CFG_CORES_DEFAULT, imem = TPU_CFG_IMEM_INSNS_DEFAULT, axi = 0, freq = 100, batch = 0;
     uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
-    int report_only = 0;
+    int report_only = 0, no_fuse = 0;
     for (;;) {
         const char *name, *val;
         int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
@@ -165,6 +167,7 @@ int main(int argc, char **argv)
         case O_OUT: out = val; break;
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
+        case O_NOFUSE: no_fuse = 1; break;
         }
         if (bad) return fail(2, err);
     }
@@ -188,6 +191,7 @@ int main(int argc, char **argv)
         return fail(2, err);
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
+    hw.no_fuse_pool = no_fuse;
 
     tpuc_graph_t g;
     tpuc_prog_t p;

@@ -616,6 +616,7 @@ static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx)
 {
     const tpuc_graph_t *g = c->g;
     const tpuc_tensor_t *y = &g->t[conv->out[0]];
+    if (c->hw->no_fuse_pool) return 0;
     if (y->nuses != 1 || y->is_output || y->ndim != 4) return 0;
     if (conv->fuse_act && conv->fuse_act != TPUC_OP_RELU) return 0;
     for (size_t i = 0; i < g->nn; i++) {

@@ -61,6 +61,21 @@ class Tiny(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class Pools(torch.nn.Module):
+    """Conv+ReLU+MaxPool(2) and Conv+ReLU+MaxPool(3): both fused into the Conv; the second
+    Conv reads the first's pooled output (pixels two rows apart)."""
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        s.c2 = torch.nn.Conv2d(8, 6, 3)
+        s.fc = torch.nn.Linear(6 * 3 * 3, 5)
+
+    def forward(s, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(s.c1(x)), 2)
+        x = torch.nn.functional.max_pool2d(torch.relu(s.c2(x)), 3)
+        return s.fc(torch.flatten(x, 1))
+
+
 def export(m, x, name):
     m.eval()
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
@@ -77,6 +92,7 @@ net.bn.running_var.uniform_(0.5, 2)
 export(net, torch.randn(6, 3, 17, 19), "net")
 export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
 export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
+export(Pools(), torch.randn(3, 3, 22, 22), "pools")
 
 
 def model(nodes, inits, inp, outp, opset=14):

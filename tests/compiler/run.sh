@@ -76,6 +76,26 @@ print("net: shape", a.shape, "max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
+# ---- 2b. Conv + MaxPool fused = unfused, bit for bit, at N = 4 and 8 ----
+for f in "" "--no-fuse-pool"; do
+    for n in 4 8; do
+        d="$W/pools_N$n${f:+_nofuse}"
+        "$B/tpu-compile" "$W/pools.onnx" --mxu $n --cores 1 --batch 3 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 || bad "pools N=$n $f: $(tail -n 1 "$d.log")"
+        "$B/tpu-infer" "$d" --input "$W/pools_x.npy" --output "$d.npy" 2>>"$d.log" || bad "pools N=$n $f run"
+    done
+done
+grep -q "Conv+MaxPool+Relu" "$W/pools_N4.log" && ! grep -q "Conv+MaxPool" "$W/pools_N4_nofuse.log" || bad "pools: fusion not as expected"
+for v in N8 N4_nofuse N8_nofuse; do
+    cmp -s "$W/pools_N4.npy" "$W/pools_$v.npy" && ok "pools $v: same bits as the fused N = 4" || bad "pools $v differs from the fused N = 4"
+done
+$PY - "$W/pools_N4.npy" "$W/pools_ref.npy" <<'PY' && ok "pools within 0.01 of PyTorch" || bad "pools vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print("pools: max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"

@@ -36,6 +36,7 @@ typedef struct {
     unsigned topo_rows, topo_cols;
     unsigned freq_mhz;      /* for images/s in the report */
     long batch;             /* --batch: the symbolic batch bound here (0: not given) */
+    int no_fuse_pool;       /* --no-fuse-pool: run every MaxPool as its own node */
 } tpuc_hw_t;
 
 /* ---- IR ---- */
