@@ -18,3 +18,10 @@ bench: deps
 include bench/synth.mk
 include bench/core.mk
 include bench/board.mk
+
+# The ONNX compiler's figures (bench/compiler.sh) and host speed against PyTorch and ORT
+# (bench/models.sh, from tests/models).
+.PHONY: bench-compiler
+bench-compiler: $(MODELS_ONNX) $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $(BUILD)/sim/tpu-board-cmp
+	@M=$(MODELS_BUILD) T=$(TOOLS_DIR) sh bench/compiler.sh
+include bench/models.mk
