@@ -36,6 +36,7 @@ $(TOOLS_DIR)/tpu-board-run: tools/tpu_board_run.c $(CMODEL_LIB)
 
 # tpu-compile (ONNX -> program) and tpu-infer (run it): the compiler library, docs/compiler.md
 TOOLS += $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer
+tools: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer
 
 $(TOOLS_DIR)/tpu-compile: tools/tpu_compile.c $(TPUC_LIB) $(CMODEL_LIB)
 	@mkdir -p $(dir $@)

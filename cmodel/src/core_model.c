@@ -81,6 +81,10 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     c->vpu_lat = TPU_CORE_VPU_LATENCY;
     c->vpu_red_lat = TPU_CORE_VPU_LATENCY + ceil_log2(c->n) + 1u;
     c->axi_lat = cfg->axi_latency ? cfg->axi_latency : TPU_CORE_AXI_LATENCY_DEFAULT;
+    {
+        const char *e = getenv("TPU_MODEL_INTEGER_MX");
+        c->integer_mx = e != NULL && e[0] == '1';
+    }
     return c;
 }
 

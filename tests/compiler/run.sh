@@ -64,6 +64,9 @@ for cfg in "4 1 6" "8 1 6" "8 3 6" "4 2 2"; do
     "$B/tpu-infer" "$d" --input "$W/net_x.npy" --output "$d.npy" >>"$d.log" 2>&1 ||
         { bad "net N=$1 C=$2: tpu-infer failed: $(tail -n 2 "$d.log")"; continue; }
 done
+# the model's matmul on host floats (the default) against its integer path: the same bits
+TPU_MODEL_INTEGER_MX=1 "$B/tpu-infer" "$W/net_N8_C1_B6" --input "$W/net_x.npy" --output "$W/net_int.npy" 2>/dev/null
+cmp -s "$W/net_int.npy" "$W/net_N8_C1_B6.npy" && ok "net: host-float matmul = integer matmul, bit for bit" || bad "net: host-float and integer matmul differ"
 for cfg in N8_C1_B6 N8_C3_B6 N4_C2_B2; do
     cmp -s "$W/net_N4_C1_B6.npy" "$W/net_$cfg.npy" && ok "net $cfg: same bits as N4_C1_B6" ||
         bad "net $cfg: outputs differ from N4_C1_B6"
