@@ -585,6 +585,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             NODE_ERR(n, "not supported here");
         }
         n = &g->n[ni];
+        if (n->op != TPUC_OP_DEAD && !g->t[n->out[0]].is_const) {
+            const tpuc_tensor_t *o = &g->t[n->out[0]];
+            for (int d = 0; d < o->ndim; d++)
+                if (o->dims[d] < 1) NODE_ERR(n, "its output has an empty dimension (%d is %lld)", d, (long long)o->dims[d]);
+            if (o->ndim < 1) NODE_ERR(n, "its output is a scalar; tensors of 1 .. %d dimensions are supported", TPUC_MAX_DIMS);
+        }
     }
 
     /* GELU: the tanh-form subgraph becomes one node */

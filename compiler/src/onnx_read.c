@@ -242,21 +242,21 @@ static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char 
             return -1;
         }
         /* little-endian, as ONNX stores it; this host is little-endian (x86, ARM) */
-        memcpy(data, tp->raw_data.data, (size_t)e * es);
+        if (e) memcpy(data, tp->raw_data.data, (size_t)e * es);
     } else if (dt == 1) {
         if (tp->n_float_data != (size_t)e) {
             tpuc_err(err, errlen, "initializer '%s': %zu float values, expected %lld", name,
                      tp->n_float_data, (long long)e);
             return -1;
         }
-        memcpy(data, tp->float_data, (size_t)e * 4);
+        if (e) memcpy(data, tp->float_data, (size_t)e * 4);
     } else {
         if (tp->n_int64_data != (size_t)e) {
             tpuc_err(err, errlen, "initializer '%s': %zu int64 values, expected %lld", name,
                      tp->n_int64_data, (long long)e);
             return -1;
         }
-        memcpy(data, tp->int64_data, (size_t)e * 8);
+        if (e) memcpy(data, tp->int64_data, (size_t)e * 8);
     }
     return ti;
 }
