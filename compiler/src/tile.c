@@ -1193,7 +1193,7 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
     }
     TRY(tpuc_asm(p, "\nhalt\n"));
     c->e.count++;
-    p->host_bytes = c->img_base + p->image_bytes;
+    p->host_bytes = c->img_base + up(p->image_bytes, 4096) + 4096; /* image.npy holds at least one word */
     p->fills = g_nfills;
     for (int i = 0; i < g_nfills; i++) { p->fill_addr[i] = g_fills[i].addr; p->fill_bytes[i] = g_fills[i].bytes; }
     p->image_base = c->img_base;

@@ -279,6 +279,10 @@ def run_one(test, N, args):
         exp = info["expected"]
         ypath = os.path.join(work, "out.npy")
         cmd = args.infer + [prog, "--input", os.path.join(work, "in.npy"), "--output", ypath]
+        if args.rtl:
+            # also on the verilated core: every trace record and the output identical to the
+            # model's run (tpu-infer --rtl exits 1 otherwise)
+            cmd += ["--rtl", "--work", os.path.join(work, "rtl")]
         rc, out, err, dt = run(cmd, args.timeout)
         res["time"] += dt
         if rc != 0:
@@ -377,6 +381,8 @@ def main():
     ap.add_argument("--tools", default="build/tools",
                     help="directory of tpu-compile and tpu-infer, or 'standin' (default %(default)s)")
     ap.add_argument("--imem-insns", type=int, default=32768)
+    ap.add_argument("--rtl", action="store_true",
+                    help="run each test on the verilated core too (tpu-infer --rtl): traces compared")
     ap.add_argument("--compile-opt", action="append", default=[],
                     help="an extra tpu-compile argument, e.g. --compile-opt=--cores --compile-opt=1")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per tool run")

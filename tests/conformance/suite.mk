@@ -14,7 +14,7 @@ CONF_PY    := /usr/bin/python3
 CONF_RUN   := nice -n 10 $(CONF_PY) tests/conformance/conformance.py
 CONF_TOOLS := $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 
-TEST_SUITES += test-conformance-selftest test-conformance
+TEST_SUITES += test-conformance-selftest test-conformance test-conformance-rtl
 FULL_SUITES += test-conformance-full
 
 .PHONY: test-conformance-selftest test-conformance test-conformance-full
@@ -25,6 +25,12 @@ test-conformance-selftest:
 test-conformance: $(CONF_TOOLS)
 	$(CONF_RUN) --tools $(BUILD)/tools --list tests/conformance/sample.txt --mxu 4 --mxu 8 \
 	    --self-test --work $(BUILD)/conformance
+
+# a sample on the verilated N = 4 core (the same build as test-core-cosim's): every trace
+# record and output identical to the model's, and the output within its bound
+test-conformance-rtl: $(CONF_TOOLS) $(BUILD)/gen/gen $(CMODEL_LIB)
+	$(CONF_RUN) --tools $(BUILD)/tools --list tests/conformance/rtl_sample.txt --mxu 4 \
+	    --imem-insns 1024 --rtl --work $(BUILD)/conformance-rtl
 
 test-conformance-full: $(CONF_TOOLS)
 	$(CONF_RUN) --tools $(BUILD)/tools --mxu 8 --mxu 16 -j 2 --self-test \
