@@ -7,11 +7,13 @@
 #   tpu-infer: the whole process (program load, .npy read and write), best of R runs
 #   PyTorch:   models/torch_run.py --time R: the forward calls only, 500 images per call
 #   ORT:       models/ort_run.js --time R: the session.run calls only, 256 images per call
-# Environment: BENCH_MODELS_N (MXU size, default 16), BENCH_MODELS_IMAGES (default 10000),
+# Environment: BENCH_MODELS_N (MXU size, default 16), BENCH_MODELS_OPTS (more tpu-compile
+# options, default "--cores 8 --imem-insns 8192"), BENCH_MODELS_IMAGES (default 2000),
 # BENCH_MODELS_REPEAT (R, default 3), M (build/models), T (build/tools), MODELS_PY.
 set -eu
 N=${BENCH_MODELS_N:-16}
-K=${BENCH_MODELS_IMAGES:-10000}
+OPTS=${BENCH_MODELS_OPTS:-"--cores 8 --imem-insns 8192"}
+K=${BENCH_MODELS_IMAGES:-2000}
 R=${BENCH_MODELS_REPEAT:-3}
 M=${M:-build/models}
 T=${T:-build/tools}
@@ -20,18 +22,20 @@ W=$M/bench
 mkdir -p "$W"
 $PY models/data.py head "$M/data/test_x.npy" "$W/x_$K.npy" "$K"
 echo "Fashion-MNIST inference, $K test images, host: $(nproc) cores, $(uname -m)"
+echo "tpu-compile --mxu $N $OPTS"
 echo "| model | tpu-infer (C model, N = $N) images/s | PyTorch fp32 1 thread images/s | ORT 1 thread images/s | tpu-infer / PyTorch | tpu-infer / ORT |"
 echo "|---|---|---|---|---|---|"
 for m in mlp cnn; do
     d=$W/${m}_N$N
     rm -rf "$d"
-    "$T/tpu-compile" "$M/$m/model.onnx" --mxu "$N" -o "$d" >/dev/null ||
+    # shellcheck disable=SC2086
+    "$T/tpu-compile" "$M/$m/model.onnx" --mxu "$N" $OPTS -o "$d" >/dev/null 2>&1 ||
         { echo "| $m | tpu-compile failed | | | | |"; continue; }
     best=""
     i=0
     while [ $i -lt "$R" ]; do
         t0=$(date +%s%N)
-        "$T/tpu-infer" "$d" --input "$W/x_$K.npy" --output "$W/ours.npy" ||
+        "$T/tpu-infer" "$d" --input "$W/x_$K.npy" --output "$W/ours.npy" 2>/dev/null ||
             { echo "| $m | tpu-infer failed | | | | |"; best=fail; break; }
         t=$(( $(date +%s%N) - t0 ))
         if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
