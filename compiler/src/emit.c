@@ -125,10 +125,26 @@ int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
     p->insns = insns;
     p->ninsns = count;
     if (count > hw->geom.imem_insns) {
+        /* name the layers that take the most */
+        char big[300] = "";
+        size_t k = 0, used[3] = {(size_t)-1, (size_t)-1, (size_t)-1};
+        for (int r = 0; r < 3; r++) {
+            size_t best = (size_t)-1, bn = 0;
+            for (size_t i = 0; i < p->nlayers; i++) {
+                size_t ni = p->layers[i].end_insn - p->layers[i].first_insn;
+                if (i == used[0] || i == used[1]) continue;
+                if (best == (size_t)-1 || ni > bn) { best = i; bn = ni; }
+            }
+            if (best == (size_t)-1) break;
+            used[r] = best;
+            int w = snprintf(big + k, sizeof big - k, "%s'%.60s' %zu", r ? ", " : "",
+                             p->layers[best].node, bn);
+            if (w < 0 || (size_t)w >= sizeof big - k) break;
+            k += (size_t)w;
+        }
         tpuc_err(err, errlen, "the program needs %zu instructions, IMEM holds %u (--imem-insns "
-                 "%u); build the core with --imem-insns %zu or more (at most 32768), or a smaller "
-                 "--batch", count, hw->geom.imem_insns, hw->geom.imem_insns,
-                 (count + 1023) / 1024 * 1024);
+                 "%u, at most 32768): a larger --mxu or a smaller --batch needs fewer; the "
+                 "largest layers: %s", count, hw->geom.imem_insns, hw->geom.imem_insns, big);
         return -1;
     }
     return 0;

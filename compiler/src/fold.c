@@ -506,9 +506,21 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (!b) NODE_ERR(n, "two inputs expected");
             if (a->is_const && b->is_const) NODE_ERR(n, "both inputs are constants (not folded)");
             const tpuc_tensor_t *act = a->is_const ? b : a, *cst = a->is_const ? a : b;
+            if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW) { /* only inside a GELU: checked later */ }
             /* broadcasting: the constant must broadcast to the activation's shape */
             if (!cst->is_const) {
-                if (!same_shape(a, b)) NODE_ERR(n, "two activations of different shapes: not supported");
+                /* two activations: the same shape, or one of them [B, C, 1, 1] (per image and
+                   channel, broadcast over the pixels: squeeze-and-excitation) */
+                const tpuc_tensor_t *big = a, *sm = b;
+                if (tpuc_tensor_elems(b) > tpuc_tensor_elems(a)) { big = b; sm = a; }
+                int ok = same_shape(a, b);
+                if (!ok && big->ndim >= 3 && sm->ndim == big->ndim && sm->dims[0] == big->dims[0] &&
+                    sm->dims[1] == big->dims[1]) {
+                    ok = 1;
+                    for (int d = 2; d < sm->ndim; d++) if (sm->dims[d] != 1) ok = 0;
+                }
+                if (!ok) NODE_ERR(n, "two activations of shapes that are neither equal nor [B, C, 1, 1] against [B, C, H, W]: not supported");
+                act = big;
             } else {
                 if (cst->ndim > act->ndim) NODE_ERR(n, "the constant has more dimensions than the activation");
                 for (int i = 0; i < cst->ndim; i++) {
@@ -527,6 +539,27 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
             set_shape(y, a->ndim, a->dims);
             break;
+        case TPUC_OP_CLIP: {
+            /* min/max: attributes (version 6) or constant inputs (11+); absent: unbounded */
+            double lo = -INFINITY, hi = INFINITY;
+            if (n->version < 11) {
+                const tpuc_attr_t *mn = tpuc_attr(n, "min"), *mx = tpuc_attr(n, "max");
+                if (mn && mn->type == 1) lo = mn->f;
+                if (mx && mx->type == 1) hi = mx->f;
+            } else {
+                for (int k = 1; k < 3 && k < n->nin; k++) {
+                    const tpuc_tensor_t *c = in_t(g, n, k);
+                    if (!c) continue;
+                    if (!c->is_const || !c->f || tpuc_tensor_elems(c) != 1) NODE_ERR(n, "input %d (%s) must be a float32 constant scalar", k, k == 1 ? "min" : "max");
+                    if (k == 1) lo = c->f[0]; else hi = c->f[0];
+                }
+            }
+            if (lo != lo || hi != hi || lo > hi) NODE_ERR(n, "min %g > max %g (or NaN)", lo, hi);
+            n->clip_lo = (float)lo;
+            n->clip_hi = (float)hi;
+            set_shape(y, a->ndim, a->dims);
+            break;
+        }
         case TPUC_OP_SOFTMAX: {
             static const char *const at[] = {"axis", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
@@ -613,10 +646,10 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         if (g->n[i].op == TPUC_OP_DEAD) continue;
         for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
     }
-    /* Mul, Div and Pow survive only inside a GELU */
+    /* Div and Pow survive only inside a GELU; Mul is an elementwise product */
     for (size_t i = 0; i < g->nn; i++) {
         tpuc_node_t *n = &g->n[i];
-        if (n->op == TPUC_OP_MUL || n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW)
+        if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW)
             NODE_ERR(n, "supported only inside the tanh-form GELU subgraph (x * 0.5 * (1 + tanh(...)))");
     }
     /* BatchNormalization after a Conv or Gemm with one use: folded. MatMul + Add(bias): a Gemm
@@ -666,17 +699,23 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
     for (size_t i = 0; i < g->nn; i++) {
         tpuc_node_t *n = &g->n[i];
         if (n->op != TPUC_OP_RELU && n->op != TPUC_OP_SIGMOID && n->op != TPUC_OP_TANH &&
-            n->op != TPUC_OP_GELU)
+            n->op != TPUC_OP_GELU && n->op != TPUC_OP_CLIP)
             continue;
         int xi = n->in[0];
         int pi = g->t[xi].producer;
         if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
         tpuc_node_t *p = &g->n[pi];
         if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL &&
-            p->op != TPUC_OP_MAXPOOL && p->op != TPUC_OP_AVGPOOL && p->op != TPUC_OP_GAP)
+            p->op != TPUC_OP_MAXPOOL && p->op != TPUC_OP_AVGPOOL && p->op != TPUC_OP_GAP &&
+            p->op != TPUC_OP_ADD && p->op != TPUC_OP_MUL && p->op != TPUC_OP_BN)
             continue;
         if (p->fuse_act) continue;
+        if (n->op == TPUC_OP_CLIP && p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM &&
+            p->op != TPUC_OP_MATMUL && p->op != TPUC_OP_ADD && p->op != TPUC_OP_BN)
+            continue;
         p->fuse_act = n->op;
+        p->clip_lo = n->clip_lo;
+        p->clip_hi = n->clip_hi;
         p->out[0] = n->out[0];
         g->t[n->out[0]].producer = pi;
         n->op = TPUC_OP_DEAD;

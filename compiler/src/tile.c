@@ -251,6 +251,32 @@ static unsigned act_vop(int act)
     }
 }
 
+/* The fused activation on rows [row, row + rows) of mem, written to dmem/drow (in place
+   allowed). Clip is max with a row of lo, then min with a row of hi: clip_row and clip_row + 1
+   in ACC (fp32, every lane), loaded by load_clip. */
+static int emit_act(ctx_t *c, int act, unsigned mem, uint64_t row, unsigned dmem, uint64_t drow,
+                    uint64_t rows, uint64_t clip_row)
+{
+    if (act == TPUC_OP_CLIP) {
+        TRY(tpuc_e_vop(&c->e, V_MAX, mem, row, ACC, clip_row, 1, dmem, drow, rows));
+        TRY(tpuc_e_vop(&c->e, V_MIN, dmem, drow, ACC, clip_row + 1, 1, dmem, drow, rows));
+        return 0;
+    }
+    TRY(tpuc_e_vop(&c->e, act_vop(act), mem, row, -1, 0, 0, dmem, drow, rows));
+    return 0;
+}
+
+/* Two ACC rows holding a Clip's lo and hi in every lane, at acc row `at`. */
+static int load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at)
+{
+    float v[512];
+    for (unsigned i = 0; i < c->n; i++) { v[i] = n->clip_lo; v[c->n + i] = n->clip_hi; }
+    int64_t off = img_rows_f32(c, v, 2 * c->n, 2);
+    if (off < 0) return -1;
+    TRY(tpuc_e_dma_in(&c->e, ACC, at, 2, c->n, img_addr(c, off), (uint64_t)c->n * 4));
+    return 0;
+}
+
 /* Writes on-chip rows holding M rows [m0, m0 + mt) of output columns [col, col + ct) to the
    output buffer: one dma_out for a PLAIN or r-space output, one per valid image row for a
    SPATIAL buffer with clean padding (scatter). */
@@ -288,7 +314,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
     const uint64_t S = (uint64_t)T * U;
     const unsigned es = m->out->esize;
     /* ACC: bias rows at the top, then the output regions */
-    uint64_t acc_avail = gm->acc_rows > U ? gm->acc_rows - (m->b_off >= 0 ? U : 0) : 0;
+    const int clip = m->act == TPUC_OP_CLIP;
+    uint64_t acc_avail = gm->acc_rows > U + 2 ? gm->acc_rows - (m->b_off >= 0 ? U : 0) - (clip ? 2 : 0) : 0;
     uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
     uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k ? 4 : 2;
     uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
@@ -303,6 +330,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
              "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);
     uint64_t bias_row = gm->acc_rows - U;
+    const uint64_t clip_row = gm->acc_rows - (m->b_off >= 0 ? U : 0) - 2;
+    if (clip && load_clip(c, c->node, clip_row)) return -1;
     if (m->b_off >= 0) {
         TRY(tpuc_e_dma_in(&c->e, ACC, bias_row, U, N, img_addr(c, m->b_off), (uint64_t)N * 4));
     }
@@ -383,7 +412,7 @@ static int run_mm(ctx_t *c, const mm_t *m)
                 cur_mem = dm; cur = dr;
             }
             if (m->act) {
-                TRY(tpuc_e_vop(&c->e, act_vop(m->act), cur_mem, cur, -1, 0, 0, fmem, frow, nr));
+                if (emit_act(c, m->act, cur_mem, cur, fmem, frow, nr, clip_row)) return -1;
                 cur_mem = fmem; cur = frow;
             }
             if (cur_mem != fmem || cur != frow) {
@@ -885,6 +914,109 @@ static int emit_gap(ctx_t *c, const tpuc_node_t *n)
 
 /* ---- elementwise: unary ops, Add with a constant or a second activation, BatchNormalization
    as a per-channel scale and shift ---- */
+static int same_geometry(const tpuc_layout_t *a, const tpuc_layout_t *b)
+{
+    return a->kind == b->kind && a->rows == b->rows && a->cols == b->cols && a->img == b->img &&
+           a->off == b->off && a->rpitch == b->rpitch && WS(a) == WS(b) && a->h == b->h &&
+           a->w == b->w;
+}
+
+/* A clean SPATIAL buffer for y with the padding its readers need (-Inf fills recorded). */
+static int alloc_clean(ctx_t *c, tpuc_tensor_t *y)
+{
+    need_t nd;
+    if (consumer_needs(c, (int)(y - c->g->t), &nd)) return -1;
+    if (y->is_output) memset(&nd, 0, sizeof nd), nd.stride_w = 1, nd.h_mult = 1;
+    if (spatial_clean(c, y, &nd)) return -1;
+    if (nd.pad_kind == 2) {
+        if (g_nfills >= 64) CERR(c, "more than 64 -Inf padded buffers");
+        g_fills[g_nfills].addr = y->lay.addr;
+        g_fills[g_nfills].bytes = (y->lay.rows + y->lay.off + (nd.kh + 1) * y->lay.rpitch + nd.kw + 1) * y->lay.cols * 2;
+        g_nfills++;
+    }
+    return 0;
+}
+
+/* Elementwise on SPATIAL tensors, image row by image row: the inputs may have any geometry
+   (a wide Conv output, a clean padded buffer, pooled pixels wstep rows apart), the output is
+   a clean buffer with the padding its readers need. x: the full-size input; x2: a second
+   activation (the same shape, or [B, C, 1, 1]: one row per image, broadcast over its pixels);
+   k_off / k2_off: per-channel constant rows (Add constant, BN scale and shift). */
+static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
+                        const tpuc_tensor_t *x2, int64_t k_off, int64_t k2_off, tpuc_tensor_t *y)
+{
+    const unsigned N = c->n;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    if (alloc_clean(c, y)) return -1;
+    const tpuc_layout_t *a = &x->lay, *o = &y->lay;
+    const tpuc_layout_t *b = x2 ? &x2->lay : NULL;
+    int bcast = x2 && b->h * b->w == 1 && a->h * a->w > 1;
+    uint64_t B = (uint64_t)x->dims[0], H = a->h, W = a->w, C = a->cols, CT = (C + N - 1) / N;
+    unsigned es = o->esize;
+    /* ACC: constants at the top (2 CT rows + 2 clip rows) */
+    uint64_t crow = gm->acc_rows - 2 * CT - 2;
+    if (gm->acc_rows < 2 * CT + 2 + 2 * W) CERR(c, "ACC too small for a row of %llu pixels", (unsigned long long)W);
+    if (k_off >= 0) TRY(tpuc_e_dma_in(&c->e, ACC, crow, CT, N, img_addr(c, k_off), (uint64_t)N * 4));
+    if (k2_off >= 0) TRY(tpuc_e_dma_in(&c->e, ACC, crow + CT, CT, N, img_addr(c, k2_off), (uint64_t)N * 4));
+    const uint64_t clip_row = crow + 2 * CT;
+    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP) && load_clip(c, n, clip_row)) return -1;
+    /* G image rows per pass: UB x (G W), x2 (G W), out (G W); ACC temp and out (G W each) */
+    uint64_t G = min64(gm->ub_rows / (3 * W), (crow) / (2 * W));
+    G = min64(G, 65535 / W);
+    if (G < 1) CERR(c, "an image row of %llu pixels does not fit UB/ACC", (unsigned long long)W);
+    hw_mark(c, 3 * G * W, 2 * G * W + 2 * CT + 2, 0);
+    unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
+                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
+                : n->op == TPUC_OP_MUL ? V_MUL : n->op == TPUC_OP_IDENTITY ? V_CVT : V_ADD;
+    const uint64_t total = B * H;
+    for (uint64_t t = 0; t < CT; t++) {
+        uint64_t ct = min64(N, C - t * N);
+        for (uint64_t r0 = 0; r0 < total; r0 += G) {
+            uint64_t g = min64(G, total - r0), rows = g * W;
+            for (uint64_t i = 0; i < g; i++) {
+                uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
+                uint64_t pa = bi * a->img + a->off + h * a->rpitch;
+                TRY(tpuc_e_dma_in(&c->e, UB, i * W, W, ct, a->addr + (pa * C + t * N) * 2, WS(a) * C * 2));
+                if (x2 && !bcast) {
+                    uint64_t pb = bi * b->img + b->off + h * b->rpitch;
+                    TRY(tpuc_e_dma_in(&c->e, UB, G * W + i * W, W, ct, b->addr + (pb * C + t * N) * 2, WS(b) * C * 2));
+                } else if (x2) {
+                    uint64_t pb = bi * b->img + b->off;
+                    TRY(tpuc_e_dma_in(&c->e, UB, G * W + i, 1, ct, b->addr + (pb * C + t * N) * 2, C * 2));
+                }
+            }
+            unsigned fmem = es == 4 ? ACC : UB;
+            uint64_t frow = es == 4 ? G * W : 2 * G * W;
+            int act = n->fuse_act;
+            unsigned rm = fmem;
+            uint64_t rr = frow;
+            if (act && fmem == UB) { rm = ACC; rr = 0; } /* fp32 until the activation */
+            if (n->op == TPUC_OP_BN) {
+                TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, crow + t, 1, ACC, 0, rows));
+                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, rm, rr, rows));
+            } else if (x2 && !bcast) {
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, G * W, 0, rm, rr, rows));
+            } else if (x2) {
+                for (uint64_t i = 0; i < g; i++)
+                    TRY(tpuc_e_vop(&c->e, op, UB, i * W, UB, G * W + i, 1, rm, rr + i * W, W));
+            } else if (k_off >= 0) {
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, crow + t, 1, rm, rr, rows));
+            } else if (n->op == TPUC_OP_CLIP) {
+                if (emit_act(c, TPUC_OP_CLIP, UB, 0, rm, rr, rows, clip_row)) return -1;
+            } else {
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, -1, 0, 0, rm, rr, rows));
+            }
+            if (act && emit_act(c, act, rm, rr, fmem, frow, rows, clip_row)) return -1;
+            for (uint64_t i = 0; i < g; i++) {
+                uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
+                uint64_t po = bi * o->img + o->off + h * o->rpitch;
+                TRY(tpuc_e_dma_out(&c->e, fmem, frow + i * W, W, ct, o->addr + (po * C + t * N) * es, C * es));
+            }
+        }
+    }
+    return 0;
+}
+
 static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
 {
     const unsigned N = c->n;
@@ -893,14 +1025,45 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const tpu_core_geom_t *gm = &c->hw->geom;
     const tpuc_tensor_t *cst = NULL, *b2 = NULL;
-    if (n->op == TPUC_OP_ADD) {
+    if (n->op == TPUC_OP_ADD || n->op == TPUC_OP_MUL) {
         const tpuc_tensor_t *p = &g->t[n->in[0]], *q = &g->t[n->in[1]];
         if (p->is_const) { cst = p; a = q; } else if (q->is_const) cst = q; else b2 = q;
+        if (b2 && tpuc_tensor_elems(b2) > tpuc_tensor_elems(a)) { const tpuc_tensor_t *t = a; a = b2; b2 = t; }
     }
     TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)" : "-"));
-    /* the output buffer: the input's geometry */
+    /* the output buffer: the input's geometry, or a clean one written row by row */
     need_t nd;
     if (consumer_needs(c, n->out[0], &nd)) return -1;
+    if (a->lay.kind == TPUC_LAYOUT_SPATIAL &&
+        ((b2 && !same_geometry(&a->lay, &b2->lay)) || (nd.pt | nd.pl | nd.pb | nd.pr) ||
+         WS(&a->lay) > 1 || n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP ||
+         a->lay.img % nd.stride_w || a->lay.rpitch % nd.stride_w || nd.h_mult > 1 || y->is_output)) {
+        int64_t k1 = -1, k2 = -1;
+        if (cst || n->op == TPUC_OP_BN) {
+            uint64_t C = a->lay.cols, CT = (C + c->n - 1) / c->n;
+            float *row = calloc(CT * c->n + 1, sizeof *row), *row2 = calloc(CT * c->n + 1, sizeof *row2);
+            if (!row || !row2) { free(row); free(row2); return -1; }
+            if (n->op == TPUC_OP_BN) {
+                const tpuc_attr_t *ea = tpuc_attr(n, "epsilon");
+                double eps = ea && ea->type == 1 ? ea->f : 1e-5;
+                const float *s = g->t[n->in[1]].f, *bb = g->t[n->in[2]].f, *mu = g->t[n->in[3]].f, *v = g->t[n->in[4]].f;
+                for (uint64_t i = 0; i < C; i++) {
+                    double f = s[i] / sqrt((double)v[i] + eps);
+                    row[i] = (float)f;
+                    row2[i] = (float)(bb[i] - mu[i] * f);
+                }
+            } else {
+                int64_t ce = tpuc_tensor_elems(cst);
+                if (ce != 1 && (uint64_t)ce != C) { free(row); free(row2); CERR(c, "a constant that is not per-channel with a Conv/pool output is not supported"); }
+                for (uint64_t i = 0; i < C; i++) row[i] = cst->f[ce == 1 ? 0 : i];
+            }
+            k1 = img_rows_f32(c, row, C, CT);
+            if (n->op == TPUC_OP_BN) k2 = img_rows_f32(c, row2, C, CT);
+            free(row); free(row2);
+            if (k1 < 0 || (n->op == TPUC_OP_BN && k2 < 0)) return -1;
+        }
+        return eltwise_rows(c, n, a, b2, k1, k2, y);
+    }
     y->lay = a->lay;
     y->lay.esize = y->is_output ? 4 : 2;
     y->lay.flat = 0;
@@ -978,7 +1141,11 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     }
     unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
                 : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
-                : n->op == TPUC_OP_IDENTITY ? V_CVT : V_ADD;
+                : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL : V_ADD;
+    if (n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP)
+        CERR(c, "Clip of a row-major tensor is not supported yet");
+    if (b2 && (b2->lay.kind != a->lay.kind || b2->lay.rows != a->lay.rows || b2->lay.cols != a->lay.cols))
+        CERR(c, "two row-major inputs of different shapes are not supported");
     /* UB: x (mt), x2 (mt), out (mt); ACC: constants (2 CT rows at the top), temp, out */
     uint64_t crow = gm->acc_rows - 2 * CT;
     if (gm->acc_rows <= 2 * CT + 2) CERR(c, "ACC too small");
@@ -1004,15 +1171,16 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
                 TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, fmem, frow, rows));
             } else if (b2) {
                 TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, ct, b2->lay.addr + (m0 * C + t * N) * 2, C * 2));
-                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, UB, mt, 0, fmem, frow, rows));
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, mt, 0, fmem, frow, rows));
             } else if (cst && full) {
                 TRY(tpuc_e_dma_in(&c->e, ACC, 0, rows, N, img_addr(c, k_off) + (m0 * CT + t) * N * 4, CT * N * 4));
-                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, ACC, 0, 0, fmem, frow, rows));
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, 0, 0, fmem, frow, rows));
             } else if (cst) {
-                TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, ACC, crow + t, 1, fmem, frow, rows));
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, crow + t, 1, fmem, frow, rows));
             } else {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, -1, 0, 0, fmem, frow, rows));
             }
+            if (n->fuse_act) TRY(tpuc_e_vop(&c->e, act_vop(n->fuse_act), fmem, frow, -1, 0, 0, fmem, frow, rows));
             TRY(tpuc_e_dma_out(&c->e, fmem, frow, rows, ct, y->lay.addr + (m0 * C + t * N) * es, C * es));
         }
     }
@@ -1169,7 +1337,8 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
             }
             break;
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
-        case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY:
+        case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
+        case TPUC_OP_CLIP:
             rc = emit_eltwise(c, n);
             break;
         default:
