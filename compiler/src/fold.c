@@ -204,7 +204,8 @@ static int pool_attrs(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *x, i
     } else {
         NODE_ERR(n, "auto_pad '%s': supported NOTSET, VALID, SAME_UPPER, SAME_LOWER", ap);
     }
-    if (tpuc_attr_int(n, "ceil_mode", 0) != 0) NODE_ERR(n, "ceil_mode 1: only 0 is supported");
+    int ceil_mode = (int)tpuc_attr_int(n, "ceil_mode", 0);
+    if (ceil_mode && n->op != TPUC_OP_MAXPOOL) NODE_ERR(n, "ceil_mode 1: supported for MaxPool only");
     if (tpuc_attr_int(n, "storage_order", 0) != 0) NODE_ERR(n, "storage_order 1: only 0 is supported");
     int64_t o[2];
     for (int d = 0; d < 2; d++) {
@@ -216,6 +217,14 @@ static int pool_attrs(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *x, i
         int64_t span = in_sz[d] + p[d] + p[d + 2] - k[d];
         if (span < 0) NODE_ERR(n, "kernel %lld larger than the padded input %lld", (long long)k[d], (long long)(in_sz[d] + p[d] + p[d + 2]));
         o[d] = span / s[d] + 1;
+        if (ceil_mode && span % s[d]) {
+            /* ceil_mode: one more window, reaching past the end: more -Inf padding there
+               (a window starting inside the padded input only, as ONNX defines it) */
+            int64_t oc = (span + s[d] - 1) / s[d] + 1;
+            if ((oc - 1) * s[d] >= in_sz[d] + p[d]) oc--;
+            p[d + 2] += (oc - 1) * s[d] + k[d] - (in_sz[d] + p[d] + p[d + 2]);
+            o[d] = oc;
+        }
     }
     for (int i = 0; i < 2; i++) { n->conv_k[i] = (int)k[i]; n->conv_s[i] = (int)s[i]; }
     for (int i = 0; i < 4; i++) n->conv_p[i] = (int)p[i];
@@ -539,6 +548,27 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
             set_shape(y, a->ndim, a->dims);
             break;
+        case TPUC_OP_CONCAT: {
+            /* activations along the channels (axis 1) of [B, C, H, W] / [B, C, L], or the
+               last axis of [B, F] */
+            int64_t ax = tpuc_attr_int(n, "axis", 1);
+            if (ax < 0) ax += a->ndim;
+            int64_t d[TPUC_MAX_DIMS];
+            for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
+            if (ax != 1) NODE_ERR(n, "axis %lld: only 1 (the channels, or the features of [B, F]) is supported", (long long)tpuc_attr_int(n, "axis", 1));
+            d[1] = 0;
+            for (int k = 0; k < n->nin; k++) {
+                const tpuc_tensor_t *t = in_t(g, n, k);
+                if (!t) NODE_ERR(n, "input %d is missing", k);
+                if (t->is_const) NODE_ERR(n, "input %d is a constant; only activations are supported", k);
+                if (t->ndim != a->ndim) NODE_ERR(n, "inputs of different ranks");
+                for (int i = 0; i < a->ndim; i++)
+                    if (i != 1 && t->dims[i] != a->dims[i]) NODE_ERR(n, "input %d differs in dimension %d", k, i);
+                d[1] += t->dims[1];
+            }
+            set_shape(y, a->ndim, d);
+            break;
+        }
         case TPUC_OP_CLIP: {
             /* min/max: attributes (version 6) or constant inputs (11+); absent: unbounded */
             double lo = -INFINITY, hi = INFINITY;
@@ -573,11 +603,18 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         case TPUC_OP_CONV: {
             static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
-            if (tpuc_attr_int(n, "group", 1) != 1) NODE_ERR(n, "group %lld: only 1 is supported", (long long)tpuc_attr_int(n, "group", 1));
+            int64_t grp = tpuc_attr_int(n, "group", 1);
             if (!b || !b->is_const || !b->f) NODE_ERR(n, "W (the weights) must be a float32 initializer");
             if (b->ndim != a->ndim) NODE_ERR(n, "W has %d dimensions, X %d", b->ndim, a->ndim);
             if (a->ndim != 3 && a->ndim != 4) NODE_ERR(n, "X of %d dimensions, supported 3 (Conv1D) and 4 (Conv2D)", a->ndim);
-            if (b->dims[1] != a->dims[1]) NODE_ERR(n, "W has %lld input channels, X %lld", (long long)b->dims[1], (long long)a->dims[1]);
+            if (grp != 1) {
+                /* depthwise: one input channel per output channel, on the VPU */
+                if (grp != a->dims[1] || b->dims[0] != grp || b->dims[1] != 1)
+                    NODE_ERR(n, "group %lld with %lld input and %lld output channels: supported group 1 and depthwise (group = input channels = output channels)", (long long)grp, (long long)a->dims[1], (long long)b->dims[0]);
+                n->depthwise = 1;
+            } else if (b->dims[1] != a->dims[1]) {
+                NODE_ERR(n, "W has %lld input channels, X %lld", (long long)b->dims[1], (long long)a->dims[1]);
+            }
             if (n->nin > 2 && n->in[2] >= 0) {
                 const tpuc_tensor_t *c = in_t(g, n, 2);
                 if (!c->is_const || !c->f || tpuc_tensor_elems(c) != b->dims[0]) NODE_ERR(n, "B (the bias) must be a float32 initializer of %lld values", (long long)b->dims[0]);

@@ -21,6 +21,7 @@ static int is_spatial_op(tpuc_op_t op)
 static int wants_spatial(const tpuc_graph_t *g, const tpuc_node_t *n)
 {
     if (is_spatial_op(n->op)) return 1;
+    if (n->op == TPUC_OP_CONCAT && g->t[n->in[0]].ndim >= 3) return 1;
     if (n->op == TPUC_OP_BN && g->t[n->in[0]].ndim >= 3) return 1;
     return 0;
 }
@@ -77,7 +78,13 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             y->lay.kind = TPUC_LAYOUT_SPATIAL;
             break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
-            if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
+            int pix1 = a->ndim >= 3;
+            for (int d = 2; d < a->ndim; d++) if (a->dims[d] != 1) pix1 = 0;
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && pix1 && y->ndim == 2) {
+                /* [B, C, 1, 1] -> [B, C]: one pixel per image is a row-major [B, C] when
+                   tile lays it out densely (GlobalAveragePool's output is) */
+                y->lay.kind = TPUC_LAYOUT_PLAIN;
+            } else if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
                 /* read as [B, C*H*W] by a Gemm/MatMul only (weights permuted); h = w = 1 is
                    plain [B, C] */
                 y->lay.kind = TPUC_LAYOUT_SPATIAL;
@@ -103,6 +110,12 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         case TPUC_OP_SOFTMAX:
             if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
+        case TPUC_OP_CONCAT:
+            for (int k = 0; k < n->nin; k++)
+                if (g->t[n->in[k]].lay.kind != a->lay.kind || g->t[n->in[k]].lay.flat)
+                    LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor)");
+            y->lay.kind = a->lay.kind;
             break;
         default: /* elementwise, BN: the input's kind */
             if (a->lay.flat) LERR("a flattened Conv/pool output can only feed a Gemm or MatMul");

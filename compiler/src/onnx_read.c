@@ -44,6 +44,7 @@ static const op_info_t OPS[] = {
     {"Dropout", TPUC_OP_DROPOUT, {1, 6, 7, 10, 12, 13}, {7, 10, 12, 13}},
     {"Identity", TPUC_OP_IDENTITY, {1, 13, 14, 16}, {1, 13, 14, 16}},
     {"Pad", TPUC_OP_PAD, {1, 2, 11, 13}, {11, 13}},
+    {"Concat", TPUC_OP_CONCAT, {1, 4, 11, 13}, {4, 11, 13}},
     {"Clip", TPUC_OP_CLIP, {1, 6, 11, 12, 13}, {6, 11, 12, 13}},
     {"Constant", TPUC_OP_CONSTANT, {1, 9, 11, 12, 13}, {9, 11, 12, 13}},
 };

@@ -147,6 +147,7 @@ typedef struct {
 } need_t;
 
 static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx);
+static int alloc_clean(ctx_t *c, tpuc_tensor_t *y);
 
 static int consumer_needs(ctx_t *c, int ti, need_t *nd)
 {
@@ -645,7 +646,7 @@ static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx)
 {
     const tpuc_graph_t *g = c->g;
     const tpuc_tensor_t *y = &g->t[conv->out[0]];
-    if (c->hw->no_fuse_pool) return 0;
+    if (c->hw->no_fuse_pool || conv->depthwise) return 0;
     if (y->nuses != 1 || y->is_output || y->ndim != 4) return 0;
     if (conv->fuse_act && conv->fuse_act != TPUC_OP_RELU) return 0;
     for (size_t i = 0; i < g->nn; i++) {
@@ -752,6 +753,162 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     free(m.a_addr);
     free(m.a_cols);
     return rc;
+}
+
+/* ---- depthwise Conv on the VPU: channels in the lanes, one multiply-add per kernel position.
+   The weights are rounded to bf16 and widened (fp32 rows in ACC), so each product is the
+   exact bf16 x bf16 product and the sum runs in the MXU's order (kernel row, then column) from
+   the first product: the bits a group-1 Conv of one input channel would give. ---- */
+static int emit_dwconv(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]], *w = &g->t[n->in[1]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *bias = n->nin > 2 && n->in[2] >= 0 ? &g->t[n->in[2]] : NULL;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    uint64_t C = (uint64_t)w->dims[0], kh = (uint64_t)n->conv_k[0], kw = (uint64_t)n->conv_k[1];
+    uint64_t K = kh * kw, CT = (C + N - 1) / N;
+    char consts[200];
+    snprintf(consts, sizeof consts, "depthwise W %llux%llux%llu bf16 (RNE), widened to fp32 rows (ACC)%s",
+             (unsigned long long)C, (unsigned long long)kh, (unsigned long long)kw,
+             bias ? ", bias fp32 (ACC)" : "");
+    TRY(layer_begin(c, n, consts));
+    rspace_t rs;
+    if (rspace(c, n, a, &rs)) return -1;
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+    m.out = &y->lay;
+    m.r_img = rs.r_img; m.r_pitch = rs.r_pitch; m.oh = y->lay.h; m.ow = y->lay.w;
+    /* constants: per channel tile, K weight rows then the bias row (fp32, N lanes) */
+    uint64_t per = K + 1;
+    int64_t off = img_alloc(c, CT * per * N * 4);
+    if (off < 0) return -1;
+    for (uint64_t t = 0; t < CT; t++)
+        for (uint64_t k = 0; k <= K; k++)
+            for (unsigned l = 0; l < N; l++) {
+                uint64_t ch = t * N + l;
+                float v = 0.0f;
+                if (ch < C && k < K) v = tpuc_bf16_to_f32(tpuc_f32_to_bf16(w->f[ch * K + k]));
+                else if (ch < C && bias) v = bias->f[ch];
+                memcpy(c->p->image + off + ((t * per + k) * N + l) * 4, &v, 4);
+            }
+    const int clip = n->fuse_act == TPUC_OP_CLIP;
+    uint64_t krow = gm->acc_rows - per - (clip ? 2 : 0), clip_row = gm->acc_rows - 2;
+    if (clip && load_clip(c, n, clip_row)) return -1;
+    /* UB: two window buffers and the output; ACC: the sum S, a product T, constants */
+    const unsigned es = y->lay.esize;
+    uint64_t mt = min64(min64(rs.mtot, 65535), gm->ub_rows / 3);
+    mt = min64(mt, krow / 3);
+    if (mt < 1) CERR(c, "does not fit UB/ACC");
+    hw_mark(c, 3 * mt, 3 * mt + per + 2, 0);
+    uint64_t sw = (uint64_t)n->conv_s[1];
+    for (uint64_t m0 = 0; m0 < rs.mtot; m0 += mt) {
+        uint64_t rows = min64(mt, rs.mtot - m0);
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, C - t * N);
+            TRY(tpuc_e_dma_in(&c->e, ACC, krow, per, N, img_addr(c, off) + t * per * N * 4, (uint64_t)N * 4));
+            for (uint64_t k = 0; k < K; k++) {
+                uint64_t dy = k / kw, dx = k % kw;
+                uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx * rs.ws + m0 * sw * rs.ws;
+                uint64_t reg = (k % 2) * mt;
+                TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * rs.ws * C * 2));
+                if (k == 0) {
+                    TRY(tpuc_e_vop(&c->e, V_MUL, UB, reg, ACC, krow, 1, ACC, 0, rows));
+                } else {
+                    TRY(tpuc_e_vop(&c->e, V_MUL, UB, reg, ACC, krow + k, 1, ACC, mt, rows));
+                    TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, mt, 0, ACC, 0, rows));
+                }
+            }
+            unsigned fmem = es == 4 ? ACC : UB;
+            uint64_t frow = es == 4 ? 2 * mt : 2 * mt;
+            unsigned cm = ACC;
+            uint64_t cr = 0;
+            if (bias) {
+                unsigned dm = n->fuse_act ? ACC : fmem;
+                uint64_t dr = n->fuse_act ? 0 : frow;
+                TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, krow + K, 1, dm, dr, rows));
+                cm = dm; cr = dr;
+            }
+            if (n->fuse_act) {
+                if (emit_act(c, n->fuse_act, cm, cr, fmem, frow, rows, clip_row)) return -1;
+                cm = fmem; cr = frow;
+            }
+            if (cm != fmem || cr != frow) TRY(tpuc_e_vop(&c->e, V_CVT, cm, cr, -1, 0, 0, fmem, frow, rows));
+            if (write_rows(c, &m, fmem, frow, m0, rows, t * N, ct)) return -1;
+        }
+    }
+    cur_layer(c)->macs = (uint64_t)a->dims[0] * y->lay.h * y->lay.w * C * K;
+    return 0;
+}
+
+/* ---- Concat along the channels: each input's channel tiles DMA'd through UB into their
+   columns of the output, image row by image row (SPATIAL) or M-tile by M-tile ([B, F]) ---- */
+static int emit_concat(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    TRY(layer_begin(c, n, "-"));
+    const tpuc_tensor_t *a0 = &g->t[n->in[0]];
+    const unsigned es = y->lay.esize;
+    uint64_t Cy = (uint64_t)y->dims[1];
+    if (a0->lay.kind == TPUC_LAYOUT_SPATIAL) {
+        if (alloc_clean(c, y)) return -1;
+    } else {
+        y->lay.kind = TPUC_LAYOUT_PLAIN;
+        y->lay.cols = Cy;
+        y->lay.rows = (uint64_t)y->dims[0];
+        if (y->ndim != 2) CERR(c, "a row-major Concat of %d dimensions", y->ndim);
+        if (host_alloc(c, &y->lay, 0)) return -1;
+    }
+    const tpuc_layout_t *o = &y->lay;
+    uint64_t col0 = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const tpuc_tensor_t *x = &g->t[n->in[k]];
+        const tpuc_layout_t *l = &x->lay;
+        uint64_t C = l->cols, CT = (C + N - 1) / N;
+        unsigned fmem = es == 4 ? ACC : UB;
+        if (l->kind == TPUC_LAYOUT_SPATIAL) {
+            uint64_t B = (uint64_t)x->dims[0], H = l->h, W = l->w;
+            uint64_t G = min64(min64(gm->ub_rows / W, 65535 / W), es == 4 ? gm->acc_rows / W : gm->ub_rows / W);
+            if (G < 1) CERR(c, "an image row of %llu pixels does not fit UB", (unsigned long long)W);
+            hw_mark(c, G * W, es == 4 ? G * W : 0, 0);
+            for (uint64_t t = 0; t < CT; t++) {
+                uint64_t ct = min64(N, C - t * N);
+                for (uint64_t r0 = 0; r0 < B * H; r0 += G) {
+                    uint64_t gg = min64(G, B * H - r0);
+                    for (uint64_t i = 0; i < gg; i++) {
+                        uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
+                        uint64_t p = bi * l->img + l->off + h * l->rpitch;
+                        TRY(tpuc_e_dma_in(&c->e, UB, i * W, W, ct, l->addr + (p * C + t * N) * 2, WS(l) * C * 2));
+                    }
+                    if (fmem == ACC) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, 0, gg * W));
+                    for (uint64_t i = 0; i < gg; i++) {
+                        uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
+                        uint64_t p = bi * o->img + o->off + h * o->rpitch;
+                        TRY(tpuc_e_dma_out(&c->e, fmem, i * W, W, ct, o->addr + (p * Cy + col0 + t * N) * es, Cy * es));
+                    }
+                }
+            }
+        } else {
+            uint64_t R = l->rows, mt = min64(min64(R, 65535), min64(gm->ub_rows, gm->acc_rows));
+            hw_mark(c, mt, es == 4 ? mt : 0, 0);
+            for (uint64_t m0 = 0; m0 < R; m0 += mt) {
+                uint64_t rows = min64(mt, R - m0);
+                for (uint64_t t = 0; t < CT; t++) {
+                    uint64_t ct = min64(N, C - t * N);
+                    TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, l->addr + (m0 * C + t * N) * 2, C * 2));
+                    if (fmem == ACC) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, 0, rows));
+                    TRY(tpuc_e_dma_out(&c->e, fmem, 0, rows, ct, o->addr + (m0 * Cy + col0 + t * N) * es, Cy * es));
+                }
+            }
+        }
+        col0 += C;
+    }
+    return 0;
 }
 
 /* ---- MaxPool / AveragePool ---- */
@@ -1312,9 +1469,10 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
             if (host_alloc(c, &y->lay, 0)) return -1;
             rc = emit_gemm(c, n);
             break;
-        case TPUC_OP_CONV: rc = emit_conv(c, n); break;
+        case TPUC_OP_CONV: rc = n->depthwise ? emit_dwconv(c, n) : emit_conv(c, n); break;
         case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: rc = emit_pool(c, n); break;
         case TPUC_OP_GAP: rc = emit_gap(c, n); break;
+        case TPUC_OP_CONCAT: rc = emit_concat(c, n); break;
         case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
             /* a view of the same bytes */
@@ -1322,6 +1480,10 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
                 y->lay = a->lay;
                 y->lay.kind = TPUC_LAYOUT_PLAIN;
                 y->lay.flat = 0;
+            } else if (a->lay.kind == TPUC_LAYOUT_SPATIAL && y->lay.kind == TPUC_LAYOUT_PLAIN) {
+                tpuc_err(err, errlen, "node '%s' (%s): internal: a one-pixel tensor that is not "
+                         "laid out densely", n->name, n->op_type);
+                return -1;
             } else if (a->lay.kind == TPUC_LAYOUT_SPATIAL) {
                 y->lay = a->lay;
                 y->lay.flat = 1;

@@ -97,7 +97,7 @@ typedef enum {
     TPUC_OP_TANH, TPUC_OP_GELU, TPUC_OP_SOFTMAX, TPUC_OP_CONV, TPUC_OP_MAXPOOL,
     TPUC_OP_AVGPOOL, TPUC_OP_GAP, TPUC_OP_FLATTEN, TPUC_OP_RESHAPE, TPUC_OP_BN,
     TPUC_OP_DROPOUT, TPUC_OP_IDENTITY, TPUC_OP_CONSTANT, TPUC_OP_MUL, TPUC_OP_POW,
-    TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_COUNT
+    TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_CONCAT, TPUC_OP_COUNT
 } tpuc_op_t;
 
 typedef struct {
@@ -114,7 +114,8 @@ typedef struct {
     int fuse_softmax;
     int conv_k[2], conv_s[2], conv_p[4]; /* Conv/pool: kernel, stride, pads t l b r */
     int count_include_pad;
-    float clip_lo, clip_hi; /* Clip (and a Clip fused as the activation: fuse_act = CLIP) */
+    float clip_lo, clip_hi;
+    int depthwise;   /* Conv with group = channels (one input channel per output channel) */ /* Clip (and a Clip fused as the activation: fuse_act = CLIP) */
     int fused_into;  /* tile: a MaxPool computed in the epilogue of Conv node fused_into - 1 */
     int fuse_pool;   /* tile: a Conv whose k x k / stride k MaxPool runs in its epilogue: k */
 } tpuc_node_t;
