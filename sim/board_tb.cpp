@@ -891,6 +891,10 @@ SC_MODULE(Host)
                 for (unsigned k = 0; k < 4; k++)
                     lite_write(c, static_cast<uint32_t>(0x4000 + 16 * i + 4 * k),
                                j.prog[i].w[k]);
+            if (tb::imem_fill_needed(j.prog, j.count, j.pc_start)) // the rest is nop (model)
+                for (size_t i = j.count; i < imem; i++)
+                    for (unsigned k = 0; k < 4; k++)
+                        lite_write(c, static_cast<uint32_t>(0x4000 + 16 * i + 4 * k), 0);
             lite_write(c, 0x0010, j.pc_start);
         }
         // start them all, then poll until every core is done, one errs, or the limit
@@ -986,6 +990,8 @@ int write_outputs(const Options &opt, Host &h)
                     tpu_dinsn_t d;
                     tpu_insn_decode(j.prog[pc], &d);
                     mn = tpu_opcode_name(d.opcode);
+                } else if (tb::imem_fill_needed(j.prog, j.count, j.pc_start)) {
+                    mn = "nop"; // past the program: the zeros the harness wrote
                 }
                 std::fprintf(tf, "r %u %s\n", pc, mn ? mn : "?");
             }

@@ -506,6 +506,11 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < count; i++)
         for (unsigned j = 0; j < 4; j++)
             lite_write(static_cast<uint32_t>(0x4000 + 16 * i + 4 * j), prog[i].w[j]);
+    const bool imem_filled = tb::imem_fill_needed(prog, count, opt.pc_start);
+    if (imem_filled) // the rest of IMEM is nop, as the model's
+        for (size_t i = count; i < imem; i++)
+            for (unsigned j = 0; j < 4; j++)
+                lite_write(static_cast<uint32_t>(0x4000 + 16 * i + 4 * j), 0);
     lite_write(0x0010, opt.pc_start);
     lite_write(0x0008, 1);
     const uint64_t start_cycle = cycle;
@@ -591,6 +596,8 @@ int main(int argc, char **argv)
                 tpu_dinsn_t d;
                 tpu_insn_decode(prog[pc], &d);
                 mn = tpu_opcode_name(d.opcode);
+            } else if (imem_filled) {
+                mn = "nop"; // past the program: the zeros the harness wrote
             }
             std::fprintf(tf, "r %u %s\n", pc, mn ? mn : "?");
         }

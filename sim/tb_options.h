@@ -20,6 +20,7 @@
 
 #include "tb_rng.h"
 #include "tpu/cli.h"
+#include "tpu/isa.h"
 
 namespace tb {
 
@@ -52,6 +53,20 @@ inline bool given_twice(const std::string &name)
 {
     static std::set<std::string> seen;
     return !seen.insert(name).second;
+}
+
+// Whether the host must also write zeros into IMEM past the program (the model reads
+// instructions count .. IMEM - 1 as all-zero words, `nop`, tpu/core.h; the RTL's IMEM starts
+// random): only when the run can reach them -- the program is empty, does not end with halt,
+// or starts past its end. (Found by tpu-mkprog random: a program without halt ended with
+// error 6 on the model and error 1 on the RTL.)
+inline bool imem_fill_needed(const tpu_insn_t *prog, size_t count, uint64_t pc_start)
+{
+    if (count == 0 || pc_start >= count)
+        return true;
+    tpu_dinsn_t d;
+    tpu_insn_decode(prog[count - 1], &d);
+    return d.opcode != TPU_OP_HALT;
 }
 
 // An address or seed: decimal or 0x hex (tpu/cli.h).

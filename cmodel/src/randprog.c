@@ -256,9 +256,12 @@ static void gen_bad(struct gen *g, int code)
     case TPU_ERR_NO_LW:
         put(g, "matmul ub=0 acc=0 rows=1");
         break;
-    case TPU_ERR_AXI: /* a read beat past the host memory: DECERR */
+    case TPU_ERR_AXI: /* a read beat past the host memory: DECERR; the sync after it makes
+                         the end independent of the AXI timing (what else dispatches before
+                         the DMA completes depends on latency and back-pressure) */
         put(g, "dma_in ub row=0 rows=1 cols=1 addr=0x%llx",
             (unsigned long long)(g->cfg->host_bytes & ~(uint64_t)3));
+        put(g, "sync");
         break;
     default: /* TPU_ERR_CORE: a core alone sends to itself */
         put(g, "send ub row=0 rows=1 core=0");
@@ -271,7 +274,7 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     memset(out, 0, sizeof *out);
     const tpu_core_geom_t *geo = &cfg->geom;
     if (geo->n == 0 || geo->n > 256 || geo->ub_rows < geo->n || geo->acc_rows < geo->n ||
-        geo->wmem_rows < geo->n || geo->imem_insns < 4 || cfg->host_bytes < 65536 ||
+        geo->wmem_rows < geo->n || geo->imem_insns < 10 || cfg->host_bytes < 65536 ||
         cfg->host_bytes >= ((uint64_t)1 << 32) || cfg->want_error < -1 || cfg->want_error > 8)
         return -1;
     struct gen g;
@@ -283,8 +286,8 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     g.rows[1] = geo->acc_rows;
     g.rows[2] = geo->wmem_rows;
     unsigned maxi = cfg->max_insns ? cfg->max_insns : 48u;
-    if (maxi > geo->imem_insns - 2u)
-        maxi = geo->imem_insns - 2u;
+    if (maxi > geo->imem_insns - 8u) /* the prologue (at most 6) and the halt */
+        maxi = geo->imem_insns - 8u;
     int code = cfg->want_error;
     if (code < 0)
         code = rnd(&g) % 3 == 0 ? (int)range(&g, 1, 8) : 0;
@@ -294,6 +297,16 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     put(&g, "# tpu-mkprog random --mxu %u --seed %llu: %u instructions, expect %s %d", g.n,
         (unsigned long long)cfg->seed, k, code ? "error" : "done", code);
     out->expect_code = code;
+    /* every row of UB, ACC and WMEM written first (stride 0: the same words from the input in
+       each), so that no instruction reads a never-written row: the results are defined, and
+       the same on the RTL, whose memories start random (X-initialisation) */
+    put(&g, "# every row of every memory written first");
+    for (unsigned m = 0; m < 3; m++)
+        for (unsigned r = 0; r < g.rows[m]; r += 65535u) {
+            unsigned nr = g.rows[m] - r < 65535u ? g.rows[m] - r : 65535u;
+            put(&g, "dma_in %s row=%u rows=%u cols=%u addr=0x1000 stride=0", mem_names[m], r, nr,
+                g.n);
+        }
     for (unsigned i = 0; i < k && !g.oom; i++) {
         if (code != 0 && code != TPU_ERR_PC_END && i == bad_at) {
             out->expect_pc = (uint32_t)g.insns;

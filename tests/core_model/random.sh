@@ -4,22 +4,26 @@
 # 4, 8, 16 over many seeds (one in three ends in an error chosen by the seed) and every error
 # code forced at each N; each program runs on the C model (tpu-run) and must end as the
 # generator predicted in job.txt: "tpu-run: done" for "expect done", "error E ... at pc P"
-# for "expect error E pc P", and its trace must end with that record. The same seed gives
+# for "expect error E pc P", and its trace must end with that record; no row is read before
+# it is written (the prologue writes every row). The same seed gives
 # the same program. Usage: random.sh TPU-MKPROG TPU-RUN WORKDIR [SEEDS]
 set -u
 mkprog=$1; run=$2; out=$3; seeds=${4:-40}
 pass=0; fail=0; errs=0
 rm -rf "$out"; mkdir -p "$out"
-check() { # check DIR N [mkprog args...]
-    d=$1; n=$2; shift 2
-    if ! "$mkprog" random --mxu "$n" -o "$d" "$@" >"$d.log" 2>&1; then
+check() { # check DIR N "SIZES" [mkprog args...]: SIZES (memory options) go to both tools
+    d=$1; n=$2; sizes=$3; shift 3
+    # shellcheck disable=SC2086
+    if ! "$mkprog" random --mxu "$n" -o "$d" $sizes "$@" >"$d.log" 2>&1; then
         echo "FAIL: tpu-mkprog random --mxu $n $*: $(cat "$d.log")"; fail=$((fail + 1)); return; fi
     exp=$(sed -n 's/^expect //p' "$d/job.txt")
-    "$run" --mxu "$n" --prog "$d/prog.s" "@$d/job.args" --trace "$d/t.trace" --dump-dir "$d/o" \
+    # shellcheck disable=SC2086
+    "$run" --mxu "$n" $sizes --prog "$d/prog.s" "@$d/job.args" --trace "$d/t.trace" --dump-dir "$d/o" \
         >"$d.run" 2>&1; st=$?
     case "$exp" in
     done)
-        if [ $st -eq 0 ] && grep -q '^tpu-run: done$' "$d.run" && tail -n 1 "$d/t.trace" | grep -q '^r [0-9]* halt$'; then
+        if [ $st -eq 0 ] && grep -q '^tpu-run: done$' "$d.run" && tail -n 1 "$d/t.trace" | grep -q '^r [0-9]* halt$' &&
+            ! grep -q 'never-written' "$d.run"; then
             pass=$((pass + 1))
         else echo "FAIL: tpu-mkprog random --mxu $n $*: expected done, exit $st:"; tail -n 3 "$d.run"; fail=$((fail + 1)); fi ;;
     error*)
@@ -35,16 +39,19 @@ check() { # check DIR N [mkprog args...]
 for n in 1 2 3 4 8 16; do
     s=1
     while [ $s -le "$seeds" ]; do
-        check "$out/n$n-s$s" "$n" --seed "$s"
+        check "$out/n$n-s$s" "$n" "" --seed "$s"
         s=$((s + 1))
     done
     for e in 0 1 2 3 4 5 6 7 8; do
-        check "$out/n$n-e$e" "$n" --seed "$((n * 100 + e))" --error "$e"
+        check "$out/n$n-e$e" "$n" "" --seed "$((n * 100 + e))" --error "$e"
     done
 done
 # small memories: rows at their boundaries meet more often
-check "$out/small" 4 --seed 5 --ub-rows 8 --acc-rows 8 --wmem-rows 4 --imem-insns 64
-check "$out/small2" 2 --seed 6 --ub-rows 2 --acc-rows 3 --wmem-rows 2 --imem-insns 16 --hostmem-mib 1
+for s in 1 2 3 4 5 6 7 8; do
+    check "$out/small$s" 4 "--ub-rows 8 --acc-rows 8 --wmem-rows 4 --imem-insns 64" --seed "$s"
+    check "$out/tiny$s" 2 "--ub-rows 2 --acc-rows 3 --wmem-rows 2 --imem-insns 16" --seed "$s" --hostmem-mib 1
+done
+check "$out/big" 2 "--ub-rows 65536 --acc-rows 65536 --wmem-rows 65536" --seed 7
 # the same seed, the same program; another seed, another program
 "$mkprog" random --mxu 4 --seed 77 -o "$out/d1" >/dev/null && "$mkprog" random --mxu 4 --seed 77 -o "$out/d2" >/dev/null &&
     cmp -s "$out/d1/prog.s" "$out/d2/prog.s" && pass=$((pass + 1)) || { echo "FAIL: random is not deterministic"; fail=$((fail + 1)); }

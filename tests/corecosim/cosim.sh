@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# test-core-cosim at one N: every tpu-mkprog kind on the verilated core against the C model,
+# test-core-cosim at one N: every tpu-mkprog kind (random: a few seeds) on the verilated core
+# against the C model,
 # without back-pressure and with 30 % random stalls on every AXI channel (allops also 80 %) (sim/core_case.sh:
 # traces identical, dumps identical byte for byte, counters side by side).
 # usage: tests/corecosim/cosim.sh N
@@ -19,5 +20,11 @@ c dense    0,30    dense --seed 3
 c mlp      0,30    mlp --seed 4
 c allops   0,30,80 allops --seed 5   # every DMA form, also under heavy back-pressure
 c manyk    0,30    manyk --seed 6
+# constrained-random programs (tpu-mkprog random, issue 16): three seeds, and the two error
+# codes whose end the harness decides (6: IMEM past the program is nop, as the model's; 7: an
+# AXI error response)
+for s in 1 2 3; do c random$s 0,30 random --seed $((n * 10 + s)); done
+c random_e6 0,30 random --seed $((n * 10 + 6)) --error 6
+c random_e7 0,30 random --seed $((n * 10 + 7)) --error 7
 echo "test-core-cosim N=$n: $([ $st -eq 0 ] && echo PASS || echo FAIL)"
 exit $st

@@ -34,7 +34,9 @@ typedef struct {
     uint64_t in_addr, in_bytes; /* a host region the job loads with data (inputs for the DMA) */
 } tpu_randprog_t;
 
-/* 0, or -1 (bad configuration: N 0, a memory smaller than N rows, IMEM < 4, host memory
+/* The program starts by writing every row of UB, ACC and WMEM (dma_in, stride 0), so that
+   nothing reads a never-written row and the RTL (random initial memories) computes the same.
+   0, or -1 (bad configuration: N 0, a memory smaller than N rows, IMEM < 10, host memory
    below 64 KiB or from 4 GiB; out of memory). */
 int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out);
 void tpu_randprog_free(tpu_randprog_t *p);
