@@ -281,6 +281,165 @@ static int fold_bn_into(tpuc_graph_t *g, tpuc_node_t *prod, tpuc_node_t *bn, cha
     return 0;
 }
 
+/* ---- shape computations on constants (once the batch is bound): Shape, Gather, Unsqueeze,
+   Squeeze, Slice, Cast, Concat of constants give constants ---- */
+static double cval(const tpuc_tensor_t *t, int64_t i) { return t->f ? (double)t->f[i] : (double)t->i[i]; }
+
+static int make_const(tpuc_tensor_t *y, int nd, const int64_t *d, int is_int)
+{
+    set_shape(y, nd, d);
+    int64_t e = tpuc_tensor_elems(y);
+    y->is_const = 1;
+    y->dtype = is_int ? TPUC_I64 : TPUC_F32;
+    if (is_int) y->i = calloc((size_t)(e ? e : 1), sizeof *y->i);
+    else y->f = calloc((size_t)(e ? e : 1), sizeof *y->f);
+    return (is_int ? (void *)y->i : (void *)y->f) ? 0 : -1;
+}
+
+static void cset(tpuc_tensor_t *t, int64_t i, double v)
+{
+    if (t->i) t->i[i] = (int64_t)v; else t->f[i] = (float)v;
+}
+
+/* axes from the attribute (old versions) or the second input (new versions) */
+static int get_axes(const tpuc_graph_t *g, const tpuc_node_t *n, int64_t *ax, int *nax, int rank)
+{
+    const tpuc_attr_t *a = tpuc_attr(n, "axes");
+    *nax = 0;
+    if (a && a->type == 7) {
+        for (size_t k = 0; k < a->nints && k < TPUC_MAX_DIMS; k++) ax[(*nax)++] = a->ints[k];
+    } else if (n->nin > 1 && n->in[1] >= 0) {
+        const tpuc_tensor_t *t = &g->t[n->in[1]];
+        if (!t->is_const || !t->i || tpuc_tensor_elems(t) > TPUC_MAX_DIMS) return -1;
+        for (int64_t k = 0; k < tpuc_tensor_elems(t); k++) ax[(*nax)++] = t->i[k];
+    }
+    for (int k = 0; k < *nax; k++) {
+        if (ax[k] < 0) ax[k] += rank;
+        if (ax[k] < 0 || ax[k] >= rank) return -1;
+    }
+    return 0;
+}
+
+static int fold_shape_op(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *a = in_t(g, n, 0);
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    int64_t d[TPUC_MAX_DIMS];
+    if (n->op == TPUC_OP_SHAPE) {
+        int64_t st = tpuc_attr_int(n, "start", 0), en = tpuc_attr_int(n, "end", a->ndim);
+        if (st < 0) st += a->ndim;
+        if (en < 0) en += a->ndim;
+        if (st < 0) st = 0;
+        if (en > a->ndim) en = a->ndim;
+        if (en < st) en = st;
+        d[0] = en - st;
+        if (make_const(y, 1, d, 1)) return tpuc_err(err, errlen, "out of memory"), -1;
+        for (int64_t k = st; k < en; k++) y->i[k - st] = a->dims[k];
+        return 0;
+    }
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k] >= 0 && !g->t[n->in[k]].is_const)
+            NODE_ERR(n, "input %d ('%s') is an activation; only shape computations on constants are supported", k, g->t[n->in[k]].name);
+    int is_int = a->i != NULL;
+    int64_t e = tpuc_tensor_elems(a);
+    switch (n->op) {
+    case TPUC_OP_GATHER: {
+        const tpuc_tensor_t *ix = in_t(g, n, 1);
+        if (!ix || !ix->i) NODE_ERR(n, "indices must be int64 constants");
+        int64_t ax = tpuc_attr_int(n, "axis", 0);
+        if (ax < 0) ax += a->ndim;
+        if (ax < 0 || ax >= a->ndim) NODE_ERR(n, "axis %lld out of range", (long long)ax);
+        int nd = 0;
+        for (int k = 0; k < ax; k++) d[nd++] = a->dims[k];
+        for (int k = 0; k < ix->ndim; k++) d[nd++] = ix->dims[k];
+        for (int k = (int)ax + 1; k < a->ndim; k++) d[nd++] = a->dims[k];
+        if (nd > TPUC_MAX_DIMS) NODE_ERR(n, "result of more than %d dimensions", TPUC_MAX_DIMS);
+        if (make_const(y, nd, d, is_int)) return tpuc_err(err, errlen, "out of memory"), -1;
+        int64_t outer = 1, inner = 1, ni = tpuc_tensor_elems(ix), dax = a->dims[ax];
+        for (int k = 0; k < ax; k++) outer *= a->dims[k];
+        for (int k = (int)ax + 1; k < a->ndim; k++) inner *= a->dims[k];
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t q = 0; q < ni; q++) {
+                int64_t id = ix->i[q] < 0 ? ix->i[q] + dax : ix->i[q];
+                if (id < 0 || id >= dax) NODE_ERR(n, "index %lld out of range 0 .. %lld", (long long)ix->i[q], (long long)dax - 1);
+                for (int64_t r = 0; r < inner; r++)
+                    cset(y, (o * ni + q) * inner + r, cval(a, (o * dax + id) * inner + r));
+            }
+        return 0;
+    }
+    case TPUC_OP_UNSQUEEZE: case TPUC_OP_SQUEEZE: {
+        int64_t ax[TPUC_MAX_DIMS];
+        int nax, nd = 0, rank = n->op == TPUC_OP_UNSQUEEZE ? a->ndim : a->ndim;
+        if (n->op == TPUC_OP_UNSQUEEZE) {
+            const tpuc_attr_t *at = tpuc_attr(n, "axes");
+            int cnt = at ? (int)at->nints : (n->nin > 1 && n->in[1] >= 0 ? (int)tpuc_tensor_elems(&g->t[n->in[1]]) : 0);
+            rank = a->ndim + cnt;
+        }
+        if (get_axes(g, n, ax, &nax, rank)) NODE_ERR(n, "bad axes");
+        if (n->op == TPUC_OP_UNSQUEEZE) {
+            if (rank > TPUC_MAX_DIMS) NODE_ERR(n, "more than %d dimensions", TPUC_MAX_DIMS);
+            int src = 0;
+            for (int k = 0; k < rank; k++) {
+                int is = 0;
+                for (int q = 0; q < nax; q++) if (ax[q] == k) is = 1;
+                d[nd++] = is ? 1 : a->dims[src++];
+            }
+        } else {
+            for (int k = 0; k < a->ndim; k++) {
+                int is = nax == 0 ? a->dims[k] == 1 : 0;
+                for (int q = 0; q < nax; q++) if (ax[q] == k) is = 1;
+                if (!is) d[nd++] = a->dims[k];
+            }
+        }
+        if (make_const(y, nd, d, is_int)) return tpuc_err(err, errlen, "out of memory"), -1;
+        for (int64_t k = 0; k < e; k++) cset(y, k, cval(a, k));
+        return 0;
+    }
+    case TPUC_OP_CAST: {
+        int64_t to = tpuc_attr_int(n, "to", 0);
+        if (to != 1 && to != 7) NODE_ERR(n, "to %lld: supported 1 (float32) and 7 (int64)", (long long)to);
+        if (make_const(y, a->ndim, a->dims, to == 7)) return tpuc_err(err, errlen, "out of memory"), -1;
+        for (int64_t k = 0; k < e; k++) cset(y, k, cval(a, k));
+        return 0;
+    }
+    case TPUC_OP_SLICE: {
+        if (a->ndim != 1) NODE_ERR(n, "a Slice of a %d-D constant; only 1-D (shapes) is supported", a->ndim);
+        const tpuc_tensor_t *st = in_t(g, n, 1), *en = in_t(g, n, 2), *sp = in_t(g, n, 4);
+        if (!st || !en || !st->i || !en->i) NODE_ERR(n, "starts and ends must be int64 constants");
+        int64_t L = a->dims[0], s0 = st->i[0], e0 = en->i[0], step = sp && sp->i ? sp->i[0] : 1;
+        if (step != 1) NODE_ERR(n, "steps %lld: only 1 is supported", (long long)step);
+        if (s0 < 0) s0 += L;
+        if (e0 < 0) e0 += L;
+        if (s0 < 0) s0 = 0;
+        if (e0 > L) e0 = L;
+        if (s0 > L) s0 = L;
+        d[0] = e0 > s0 ? e0 - s0 : 0;
+        if (make_const(y, 1, d, is_int)) return tpuc_err(err, errlen, "out of memory"), -1;
+        for (int64_t k = 0; k < d[0]; k++) cset(y, k, cval(a, s0 + k));
+        return 0;
+    }
+    case TPUC_OP_CONCAT: {
+        int64_t ax = tpuc_attr_int(n, "axis", 0);
+        if (a->ndim != 1 || (ax != 0 && ax != -1)) NODE_ERR(n, "a Concat of constants: only 1-D (shapes) is supported");
+        d[0] = 0;
+        for (int k = 0; k < n->nin; k++) {
+            const tpuc_tensor_t *t = in_t(g, n, k);
+            if (!t || t->ndim != 1) NODE_ERR(n, "a Concat of constants: only 1-D (shapes) is supported");
+            d[0] += t->dims[0];
+        }
+        if (make_const(y, 1, d, is_int)) return tpuc_err(err, errlen, "out of memory"), -1;
+        int64_t o = 0;
+        for (int k = 0; k < n->nin; k++) {
+            const tpuc_tensor_t *t = in_t(g, n, k);
+            for (int64_t q = 0; q < t->dims[0]; q++) cset(y, o++, cval(t, q));
+        }
+        return 0;
+    }
+    default:
+        NODE_ERR(n, "not a shape computation");
+    }
+}
+
 int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
 {
     /* the batch */
@@ -368,6 +527,14 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             continue;
         }
         default: break;
+        }
+        if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
+            n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||
+            (n->op == TPUC_OP_CONCAT && a->is_const)) {
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (fold_shape_op(g, n, err, errlen)) return -1;
+            n->op = TPUC_OP_DEAD;
+            continue;
         }
         if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
         switch (n->op) {

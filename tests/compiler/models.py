@@ -76,6 +76,21 @@ class Pools(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class UserForward(torch.nn.Module):
+    """What users write in forward(): F.relu6, F.adaptive_avg_pool2d, x * torch.sigmoid(x),
+    x.view(x.size(0), -1) (exported as Shape -> Gather -> Unsqueeze -> Concat -> Reshape)."""
+    def __init__(s):
+        super().__init__()
+        s.c = torch.nn.Conv2d(3, 8, 3)
+        s.l = torch.nn.Linear(8 * 6 * 6, 5)
+
+    def forward(s, x):
+        x = torch.nn.functional.relu6(s.c(x))
+        x = torch.nn.functional.adaptive_avg_pool2d(x, 6)
+        x = x * torch.sigmoid(x)
+        return s.l(x.view(x.size(0), -1))
+
+
 def export(m, x, name):
     m.eval()
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
@@ -93,6 +108,7 @@ export(net, torch.randn(6, 3, 17, 19), "net")
 export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
 export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
 export(Pools(), torch.randn(3, 3, 22, 22), "pools")
+export(UserForward(), torch.rand(4, 3, 8, 8), "user")
 
 
 def model(nodes, inits, inp, outp, opset=14):

@@ -99,6 +99,21 @@ print("pools: max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
+# ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
+for c in 1 2; do
+    d="$W/user_C$c"
+    "$B/tpu-compile" "$W/user.onnx" --mxu 8 --cores $c --batch 4 --imem-insns 32768 -o "$d" >"$d.log" 2>&1 || bad "user C=$c: $(tail -n 1 "$d.log")"
+    "$B/tpu-infer" "$d" --input "$W/user_x.npy" --output "$d.npy" 2>>"$d.log" || bad "user C=$c run"
+done
+cmp -s "$W/user_C1.npy" "$W/user_C2.npy" && ok "user forward: same bits on 1 and 2 cores" || bad "user forward: 1 and 2 cores differ"
+$PY - "$W/user_C1.npy" "$W/user_ref.npy" <<'PY' && ok "user forward within 0.01 of PyTorch" || bad "user forward vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print("user: max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"
