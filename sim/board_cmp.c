@@ -196,21 +196,35 @@ int main(int argc, char **argv)
     unsigned long n_mxu = 0;
     unsigned ndirs = 0;
     prog_name = "tpu-board-cmp";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    static const tpu_cli_opt_t opts[] = {
+        { "help", 'h', 0, 'h' }, { "job", 0, TPU_CLI_VALUE, 'j' },
+        { "mxu", 0, TPU_CLI_VALUE, 'n' }, { NULL, 0, 0, 0 },
+    };
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) { /* the tools' one grammar (tpu/cli.h) */
+        const char *name, *val;
+        char err[1024];
+        uint64_t x;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END)
+            break;
+        if (id == TPU_CLI_ERROR)
+            return board_usage(err, NULL);
+        if (id == 'h') {
             board_usage(NULL, NULL);
             return 0;
-        } else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc) {
-            job = argv[++i];
-        } else if (strcmp(argv[i], "--mxu") == 0 && i + 1 < argc) {
-            if (!parse_ulong(argv[++i], 10, &n_mxu) || n_mxu == 0 || n_mxu > 256)
-                return board_usage("--mxu takes N in 1 .. 256", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return board_usage("unknown option or missing value", argv[i]);
+        }
+        if (id == 'j') {
+            job = val;
+        } else if (id == 'n') {
+            if (tpu_cli_count(name, val, 1, TPU_LIM_MXU_MAX, &x, err, sizeof err))
+                return board_usage(err, NULL);
+            n_mxu = (unsigned long)x;
         } else if (ndirs < 2) {
-            dirs[ndirs++] = argv[i];
+            dirs[ndirs++] = val;
         } else {
-            return board_usage("more than two output folders given", argv[i]);
+            return board_usage("more than two output folders given", val);
         }
     }
     if (ndirs != 2)

@@ -391,21 +391,35 @@ int main(int argc, char **argv)
     const char *prog_path = NULL, *paths[2] = { NULL, NULL };
     unsigned long n_mxu = 0;
     unsigned npaths = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    static const tpu_cli_opt_t opts[] = {
+        { "help", 'h', 0, 'h' }, { "prog", 0, TPU_CLI_VALUE, 'p' },
+        { "mxu", 0, TPU_CLI_VALUE, 'n' }, { NULL, 0, 0, 0 },
+    };
+    tpu_cli_t cl;
+    tpu_cli_init(&cl, argc, argv, opts);
+    for (;;) { /* the tools' one grammar (tpu/cli.h) */
+        const char *name, *val;
+        char err[1024];
+        uint64_t x;
+        int id = tpu_cli_next(&cl, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END)
+            break;
+        if (id == TPU_CLI_ERROR)
+            return usage(err, NULL);
+        if (id == 'h') {
             usage(NULL, NULL);
             return 0;
-        } else if (strcmp(argv[i], "--prog") == 0 && i + 1 < argc) {
-            prog_path = argv[++i];
-        } else if (strcmp(argv[i], "--mxu") == 0 && i + 1 < argc) {
-            if (!parse_ulong(argv[++i], 10, &n_mxu) || n_mxu == 0 || n_mxu > 256)
-                return usage("--mxu takes N in 1 .. 256", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage("unknown option or missing value", argv[i]);
+        }
+        if (id == 'p') {
+            prog_path = val;
+        } else if (id == 'n') {
+            if (tpu_cli_count(name, val, 1, TPU_LIM_MXU_MAX, &x, err, sizeof err))
+                return usage(err, NULL);
+            n_mxu = (unsigned long)x;
         } else if (npaths < 2) {
-            paths[npaths++] = argv[i];
+            paths[npaths++] = val;
         } else {
-            return usage("more than two traces given", argv[i]);
+            return usage("more than two traces given", val);
         }
     }
     if (npaths != 2)
