@@ -397,6 +397,7 @@ int main(int argc, char **argv)
         if (tty && nchunks > 1) fprintf(stderr, "\rtpu-infer: %" PRIu64 "/%" PRIu64 " images", min_u64(total, (ch + 1) * chunk), total);
     }
     if (tty && nchunks > 1) fputc('\n', stderr);
+    if (status != 0) return status; /* nothing written after a failed RTL run */
     int64_t yd[TPUC_MAX_DIMS];
     for (int i = 0; i < m.out.ndim; i++) yd[i] = m.out.dims[i];
     if (batched) yd[0] = (int64_t)total;

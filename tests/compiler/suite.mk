@@ -35,3 +35,10 @@ fuzz-onnx: $(ONNXF_BIN)
 
 test-compiler-fuzz-replay: $(ONNXF_BIN)
 	$(ONNXF_BIN) -malloc_limit_mb=1024 -rss_limit_mb=2048 tests/compiler/fuzz_corpus/*
+
+# ---- the Fashion-MNIST models on the RTL board (make test-full): 64 images, N = 16, C = 8 ----
+.PHONY: test-compiler-board
+FULL_SUITES += test-compiler-board
+test-compiler-board: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB) \
+                     $(BUILD)/models/mlp/model.onnx $(BUILD)/models/cnn/model.onnx $(BUILD)/models/data/test_x.npy
+	sh tests/compiler/board.sh $(BUILD)/test-compiler-board $(BUILD)/models $(BUILD)/models/data/test_x.npy
