@@ -217,6 +217,11 @@ static void stage_remove_stale(struct stage *s)
     while ((e = readdir(d)) != NULL) {
         if (!gen_file_name(e->d_name))
             continue;
+        size_t len = strlen(e->d_name);
+        if (s->which == 1 && !(len > 4 && (strcmp(e->d_name + len - 4, ".xdc") == 0 ||
+                                           strcmp(e->d_name + len - 4, ".sdc") == 0 ||
+                                           strcmp(e->d_name + len - 4, ".pcf") == 0)))
+            continue; /* a constraints directory: only constraint files are gen's there */
         int ours = 0;
         for (size_t i = 0; i < s->out->count && !ours; i++)
             ours = stage_has(s, i) && strcmp(s->out->files[i].name, e->d_name) == 0;

@@ -283,6 +283,10 @@ rm -rf w/dec
     && [ ! -e w/stale/tpu_core.sv ] && [ ! -e w/stale/tpu_old.sv ] && [ "$(cat w/stale/notes.txt)" = mine ] \
     && rm w/stale/notes.txt && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
 rm -rf w/stale w/stale2
+# a --constraints-dir loses only stale constraint files, never other generated files
+(cd w && gen --mxu 2 -o other) && echo x >w/other/tpu_top.pcf.old && (cd w && gen --mxu 2 -o cs --constraints-dir other) \
+    && [ -e w/other/tpu_mxu.sv ] && [ -e w/other/tpu_top.xdc ] && ok || bad "--constraints-dir removed files that are not constraints"
+rm -rf w/other w/cs
 
 # The command line is recorded as typed, quoted where a shell needs it, on one line.
 mkdir -p "w/a b"
