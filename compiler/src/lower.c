@@ -77,7 +77,7 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
             y->lay.kind = TPUC_LAYOUT_SPATIAL;
             break;
-        case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
+        case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {
             int pix1 = a->ndim >= 3;
             for (int d = 2; d < a->ndim; d++) if (a->dims[d] != 1) pix1 = 0;
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && pix1 && y->ndim == 2) {
@@ -102,6 +102,7 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 y->lay.kind = TPUC_LAYOUT_PLAIN;
             }
             break;
+        }
         case TPUC_OP_GEMM: case TPUC_OP_MATMUL:
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat)
                 LERR("a Gemm/MatMul on a Conv/pool output needs a Flatten before it");

@@ -240,6 +240,16 @@ static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char 
     t->dtype = (tpuc_dtype_t)dt;
     int64_t e = tpuc_tensor_elems(t);
     size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? 4 : 8;
+    /* the data must be there before anything is allocated for it (a header claiming 2^31
+       elements over a few bytes is refused, not allocated: fuzz-onnx finding) */
+    size_t have = tp->has_raw_data ? tp->raw_data.len / es
+                  : dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? tp->n_float_data : tp->n_int64_data;
+    if ((tp->has_raw_data && tp->raw_data.len % es) || have != (size_t)e) {
+        tpuc_err(err, errlen, "initializer '%s': %zu %s of data, the shape needs %lld values",
+                 name, tp->has_raw_data ? tp->raw_data.len : have,
+                 tp->has_raw_data ? "bytes" : "values", (long long)e);
+        return -1;
+    }
     void *data = calloc((size_t)(e ? e : 1), es);
     if (!data) return tpuc_err(err, errlen, "out of memory"), -1;
     if (dt == 1) t->f = data; else t->i = data;
