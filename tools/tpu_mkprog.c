@@ -713,7 +713,7 @@ int main(int argc, char **argv)
             break;
     if (kind == 6)
         die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk or random (core jobs) or "
-            "allreduce, bcast, sendrecv, barrier, dptrain or collall (board jobs)", c.kind);
+            "allreduce, bcast, sendrecv, barrier, dptrain, collall or random-board (board jobs)", c.kind);
     if (board_opt)
         die("%s is an option of the board kinds (allreduce, bcast, sendrecv, barrier, dptrain, "
             "collall), not of '%s'", board_opt, c.kind);

@@ -18,6 +18,7 @@
 #include "tpu/board.h"
 #include "tpu/cli.h"
 #include "tpu/npy.h"
+#include "tpu/randprog.h"
 
 #include "tpu_mkprog_board.h"
 
@@ -480,6 +481,39 @@ static void part_sendrecv(struct bjob *j)
 /* barrier: three phases; in phase k core i loads L = 1 + 4((i + k) mod C) rows of y and
    squares them on the VPU (vop mul), then every core executes `barrier`; so the cores arrive
    at different times. The whole area starts as x. */
+/* random-board: constrained-random programs that cannot deadlock (tpu/randprog.h,
+   tpu_randprog_board): every core must end done ("expect done" in job.txt). Each core loads
+   4 KiB of its own bf16 data at 0x1000 and dumps the first 64 KiB of its host memory. */
+static void part_random(struct bjob *j)
+{
+    const struct bcfg *c = j->c;
+    tpu_randprog_cfg_t rc;
+    memset(&rc, 0, sizeof rc);
+    rc.geom = tpu_core_geom_default(c->n);
+    rc.geom.ub_rows = c->ub_rows;
+    rc.geom.acc_rows = c->acc_rows;
+    rc.geom.wmem_rows = c->wmem_rows;
+    rc.geom.imem_insns = c->imem_insns;
+    rc.host_bytes = 1u << 20; /* the job's --hostmem-mib is 1 */
+    rc.seed = c->seed;
+    char *texts[MAXC];
+    size_t insns[MAXC];
+    if (tpu_randprog_board(&rc, c->cores, texts, insns) != 0)
+        die("random-board: cannot generate the programs for these sizes (each memory needs N "
+            "rows, IMEM at least 10 instructions)");
+    uint16_t **x = bf16_data(c, 77, 1, 2048);
+    load_input(j, "in.npy", 0, 1, 2048, (void *const *)x);
+    for (unsigned i = 0; i < c->cores; i++) {
+        fputs(texts[i], j->prog[i]);
+        j->insns[i] += (unsigned)insns[i];
+        free(texts[i]);
+        free(x[i]);
+        fprintf(j->args[i], "--dump 0x0=host.npy:bf16:1x32768\n");
+    }
+    free(x);
+    meta(j, "expect done");
+}
+
 static void part_barrier(struct bjob *j)
 {
     const struct bcfg *c = j->c;
@@ -578,7 +612,7 @@ static void part_dptrain(struct bjob *j)
 /* ---- options and main ---- */
 
 static const char *const kinds[] = { "allreduce", "bcast", "sendrecv", "barrier", "dptrain",
-                                     "collall", NULL };
+                                     "collall", "random-board", NULL };
 
 int tpu_mkprog_is_board_kind(const char *kind)
 {
@@ -621,7 +655,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: tpu-mkprog KIND --cores C --mxu N -o DIR [options]   (board kinds)\n"
-        "  KIND          allreduce | bcast | sendrecv | barrier | dptrain | collall\n"
+        "  KIND          allreduce | bcast | sendrecv | barrier | dptrain | collall |\n"
+        "                random-board (constrained-random programs that cannot deadlock;\n"
+        "                --seed; every core must end done)\n"
         "  --cores C     cores of the board (1 .. 64, default 8; sendrecv and collall >= 2)\n"
         "  --topology T  ring | torus | torus:RxS (default gen's: torus:2x4 at C = 8, else ring)\n"
         "  --mxu N       MXU size (1 .. 256)\n"
@@ -768,6 +804,7 @@ int tpu_mkprog_board_main(int argc, char **argv)
     case 2: part_sendrecv(&j); break;
     case 3: part_barrier(&j); break;
     case 4: part_dptrain(&j); break;
+    case 6: part_random(&j); break;
     default:
         part_allreduce(&j);
         part_bcast(&j);

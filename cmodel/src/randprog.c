@@ -24,6 +24,7 @@ struct gen {
     size_t insns;
     int have_lw;
     int oom;
+    int board;        /* a core of a board: no collective among the local instructions */
 };
 
 static uint64_t rnd(struct gen *g) { return tpu_matgen_rand(&g->st); }
@@ -213,6 +214,10 @@ static void gen_valid(struct gen *g, int lw_ok)
         case 12: gen_reduce(g, (unsigned)range(g, 1, 3)); return;
         case 13: gen_reduce(g, 0); return;
         case 14: /* collectives on a core alone: complete at once */
+            if (g->board) { /* on a board they are the rounds' (tpu_randprog_board) */
+                put(g, "sync");
+                return;
+            }
             if (chance(g, 2))
                 put(g, "barrier");
             else
@@ -269,13 +274,31 @@ static void gen_bad(struct gen *g, int code)
     }
 }
 
+/* internal: every row of every memory written first (see tpu_randprog) */
+static void prologue(struct gen *g)
+{
+    put(g, "# every row of every memory written first");
+    for (unsigned m = 0; m < 3; m++)
+        for (unsigned r = 0; r < g->rows[m]; r += 65535u) {
+            unsigned nr = g->rows[m] - r < 65535u ? g->rows[m] - r : 65535u;
+            put(g, "dma_in %s row=%u rows=%u cols=%u addr=0x1000 stride=0", mem_names[m], r, nr,
+                g->n);
+        }
+}
+
+static int cfg_ok(const tpu_randprog_cfg_t *cfg)
+{
+    const tpu_core_geom_t *geo = &cfg->geom;
+    return !(geo->n == 0 || geo->n > 256 || geo->ub_rows < geo->n || geo->acc_rows < geo->n ||
+             geo->wmem_rows < geo->n || geo->imem_insns < 10 || cfg->host_bytes < 65536 ||
+             cfg->host_bytes >= ((uint64_t)1 << 32));
+}
+
 int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
 {
     memset(out, 0, sizeof *out);
     const tpu_core_geom_t *geo = &cfg->geom;
-    if (geo->n == 0 || geo->n > 256 || geo->ub_rows < geo->n || geo->acc_rows < geo->n ||
-        geo->wmem_rows < geo->n || geo->imem_insns < 10 || cfg->host_bytes < 65536 ||
-        cfg->host_bytes >= ((uint64_t)1 << 32) || cfg->want_error < -1 || cfg->want_error > 8)
+    if (!cfg_ok(cfg) || cfg->want_error < -1 || cfg->want_error > 8)
         return -1;
     struct gen g;
     memset(&g, 0, sizeof g);
@@ -300,13 +323,7 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     /* every row of UB, ACC and WMEM written first (stride 0: the same words from the input in
        each), so that no instruction reads a never-written row: the results are defined, and
        the same on the RTL, whose memories start random (X-initialisation) */
-    put(&g, "# every row of every memory written first");
-    for (unsigned m = 0; m < 3; m++)
-        for (unsigned r = 0; r < g.rows[m]; r += 65535u) {
-            unsigned nr = g.rows[m] - r < 65535u ? g.rows[m] - r : 65535u;
-            put(&g, "dma_in %s row=%u rows=%u cols=%u addr=0x1000 stride=0", mem_names[m], r, nr,
-                g.n);
-        }
+    prologue(&g);
     for (unsigned i = 0; i < k && !g.oom; i++) {
         if (code != 0 && code != TPU_ERR_PC_END && i == bad_at) {
             out->expect_pc = (uint32_t)g.insns;
@@ -360,6 +377,100 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     out->in_addr = 0x1000;
     out->in_bytes = 4096;
     return 0;
+}
+
+int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **texts,
+                       size_t *insns)
+{
+    if (!cfg_ok(cfg) || cores == 0 || cores > 64)
+        return -1;
+    struct gen g[64], shared;
+    memset(&shared, 0, sizeof shared);
+    shared.st = cfg->seed * 0xD1B54A32D192ED03ull + 0xB0A2D;
+    unsigned maxi = cfg->max_insns ? cfg->max_insns : 48u;
+    if (maxi > cfg->geom.imem_insns - 8u)
+        maxi = cfg->geom.imem_insns - 8u;
+    for (unsigned i = 0; i < cores; i++) {
+        memset(&g[i], 0, sizeof g[i]);
+        g[i].st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED + 0x1000193ull * (i + 1u);
+        g[i].cfg = cfg;
+        g[i].n = cfg->geom.n;
+        g[i].rows[0] = cfg->geom.ub_rows;
+        g[i].rows[1] = cfg->geom.acc_rows;
+        g[i].rows[2] = cfg->geom.wmem_rows;
+        g[i].board = 1;
+        put(&g[i], "# tpu-mkprog random-board --cores %u --mxu %u --seed %llu: core %u, expect "
+            "done", cores, g[i].n, (unsigned long long)cfg->seed, i);
+        prologue(&g[i]);
+    }
+    /* rounds: local instructions (each core its own), then the same collective everywhere;
+       every core has at most maxi instructions besides the prologue and the halt */
+    for (;;) {
+        size_t most = 0;
+        for (unsigned i = 0; i < cores; i++)
+            most = g[i].insns > most ? g[i].insns : most;
+        if (most + 8u > (size_t)maxi + 6u)
+            break;
+        for (unsigned i = 0; i < cores; i++) {
+            unsigned local = (unsigned)range(&g[i], 0, 3);
+            for (unsigned k = 0; k < local; k++)
+                gen_valid(&g[i], 1);
+        }
+        unsigned n = count(&shared, 8);
+        unsigned mem = (unsigned)range(&shared, 0, 1);
+        switch (rnd(&shared) % 4) {
+        case 0:
+            for (unsigned i = 0; i < cores; i++)
+                put(&g[i], "barrier");
+            break;
+        case 1: { /* one ACC region, the same rows on every core */
+            unsigned nn = n < g[0].rows[1] ? n : g[0].rows[1];
+            unsigned row = row_for(&shared, g[0].rows[1], nn);
+            int ring = chance(&shared, 2);
+            for (unsigned i = 0; i < cores; i++)
+                put(&g[i], "allreduce acc row=%u rows=%u%s", row, nn, ring ? " ring" : "");
+            break;
+        }
+        case 2: { /* from a random root into each core's own rows */
+            unsigned nn = n < g[0].rows[mem] ? n : g[0].rows[mem];
+            unsigned root = (unsigned)range(&shared, 0, cores - 1);
+            for (unsigned i = 0; i < cores; i++)
+                put(&g[i], "bcast %s row=%u rows=%u root=%u", mem_names[mem],
+                    row_for(&g[i], g[i].rows[mem], nn), nn, root);
+            break;
+        }
+        default: /* pairs (2k, 2k+1): a send and the matching recv; a core left alone waits */
+            if (cores < 2) {
+                for (unsigned i = 0; i < cores; i++)
+                    put(&g[i], "barrier");
+                break;
+            }
+            for (unsigned a = 0; a + 1 < cores; a += 2) {
+                unsigned nn = n < g[0].rows[mem] ? n : g[0].rows[mem];
+                unsigned from = chance(&shared, 2) ? a : a + 1, to = from == a ? a + 1 : a;
+                put(&g[from], "send %s row=%u rows=%u core=%u", mem_names[mem],
+                    row_for(&g[from], g[from].rows[mem], nn), nn, to);
+                put(&g[to], "recv %s row=%u rows=%u core=%u", mem_names[mem],
+                    row_for(&g[to], g[to].rows[mem], nn), nn, from);
+            }
+            break;
+        }
+    }
+    int bad = 0;
+    for (unsigned i = 0; i < cores; i++) {
+        put(&g[i], "halt");
+        bad |= g[i].oom || g[i].insns > cfg->geom.imem_insns;
+    }
+    for (unsigned i = 0; i < cores; i++) {
+        if (bad) {
+            free(g[i].text);
+            texts[i] = NULL;
+        } else {
+            texts[i] = g[i].text;
+            insns[i] = g[i].insns;
+        }
+    }
+    return bad ? -1 : 0;
 }
 
 void tpu_randprog_free(tpu_randprog_t *p)

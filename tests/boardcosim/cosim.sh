@@ -20,7 +20,7 @@ st=0
 build() { # N C TOPOLOGY [W D] -> the harness path (BOARD_AXI_BITS from the environment)
     sh sim/board_build.sh asm "$1" "$2" "$3" "${4:-64}" "${5:-2}" 2>"$out/build_$1_$2.log" | tail -n 1
 }
-all=allreduce+bcast+sendrecv+barrier+dptrain
+all=allreduce+bcast+sendrecv+barrier+dptrain+random-board
 # N C TOPOLOGY W D STALLS KINDS (joined by +) [B]. Then: another flit packing (W = 128: 4 fp32
 # or 8 bf16 per flit, rows of N = 3 end inside a flit) and chunk edges (C = 3 and 6 do not
 # divide the regions), D = 0 and 5, on one N = 3 core. The full set: N = 8; a non-default AXI
@@ -29,7 +29,7 @@ all=allreduce+bcast+sendrecv+barrier+dptrain
 if [ "$set" = test ]; then
     set -- "4 2 ring 64 2 0,30 plain:dense+$all" "4 4 torus:2x2 64 2 0,30 $all" \
            "4 8 torus:2x4 64 2 0,30 $all" "4 4 ring 64 2 0,30 $all" \
-           "3 3 ring 128 0 0,30 collall" "3 6 torus:2x3 128 5 30 collall"
+           "3 3 ring 128 0 0,30 collall+random-board" "3 6 torus:2x3 128 5 30 collall+random-board"
 else
     set -- "8 2 ring 64 2 0,30 dptrain" "4 2 ring 64 2 0,30 dptrain+plain:mlp 256" \
            "3 6 torus:2x3 32 5 30 collall"

@@ -52,6 +52,23 @@ for s in 1 2 3 4 5 6 7 8; do
     check "$out/tiny$s" 2 "--ub-rows 2 --acc-rows 3 --wmem-rows 2 --imem-insns 16" --seed "$s" --hostmem-mib 1
 done
 check "$out/big" 2 "--ub-rows 65536 --acc-rows 65536 --wmem-rows 65536" --seed 7
+# random-board: programs that cannot deadlock on boards of 1 .. 8 cores (ring and torus),
+# every core must end done on the board model
+brun=$(dirname "$run")/tpu-board-run
+for ct in "1 ring" "2 ring" "3 ring" "4 torus" "6 torus:2x3" "8 torus:2x4"; do
+    set -- $ct; cores=$1; topo=$2
+    for s in 1 2 3; do
+        for n in 2 3; do
+            d=$out/b$n-c$cores-s$s
+            if "$mkprog" random-board --mxu "$n" --cores "$cores" --topology "$topo" --seed "$s" -o "$d" >"$d.log" 2>&1 &&
+                "$brun" --mxu "$n" --cores "$cores" --topology "$topo" --job "$d" --out "$d.out" >"$d.run" 2>&1 &&
+                grep -q '^tpu-board-run: done$' "$d.run" && ! grep -q 'never-written' "$d.run"; then
+                pass=$((pass + 1))
+            else echo "FAIL: random-board --mxu $n --cores $cores --topology $topo --seed $s:"; tail -n 3 "$d.log" "$d.run"; fail=$((fail + 1)); fi
+            rm -rf "$d.out"
+        done
+    done
+done
 # the same seed, the same program; another seed, another program
 "$mkprog" random --mxu 4 --seed 77 -o "$out/d1" >/dev/null && "$mkprog" random --mxu 4 --seed 77 -o "$out/d2" >/dev/null &&
     cmp -s "$out/d1/prog.s" "$out/d2/prog.s" && pass=$((pass + 1)) || { echo "FAIL: random is not deterministic"; fail=$((fail + 1)); }

@@ -41,6 +41,15 @@ typedef struct {
 int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out);
 void tpu_randprog_free(tpu_randprog_t *p);
 
+/* A board job of `cores` programs that cannot deadlock (tpu-mkprog random-board): each writes
+   every row first, then rounds of 0..3 random local instructions on each core (no
+   collective among them) ending in the same collective everywhere -- barrier; allreduce of one
+   ACC region (the same rows, ring or not); bcast from a random root; or, for each pair
+   (2k, 2k+1), a send and the matching recv in a random direction -- then halt; every core
+   must end done. want_error is ignored. texts[i] (malloc'd) and insns[i] per core; 0 or -1. */
+int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **texts,
+                       size_t *insns);
+
 #ifdef __cplusplus
 }
 #endif
