@@ -1299,15 +1299,15 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
                 : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
                 : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL : V_ADD;
-    if (n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP)
-        CERR(c, "Clip of a row-major tensor is not supported yet");
     if (b2 && (b2->lay.kind != a->lay.kind || b2->lay.rows != a->lay.rows || b2->lay.cols != a->lay.cols))
         CERR(c, "two row-major inputs of different shapes are not supported");
     /* UB: x (mt), x2 (mt), out (mt); ACC: constants (2 CT rows at the top), temp, out */
     uint64_t crow = gm->acc_rows - 2 * CT;
-    if (gm->acc_rows <= 2 * CT + 2) CERR(c, "ACC too small");
+    if (gm->acc_rows <= 2 * CT + 4) CERR(c, "ACC too small");
+    const uint64_t clip_row = crow - 2;
+    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP) && load_clip(c, n, clip_row)) return -1;
     uint64_t mt = min64(min64(R, 65535), gm->ub_rows / 3);
-    mt = min64(mt, (gm->acc_rows - 2 * CT) / 2);
+    mt = min64(mt, (gm->acc_rows - 2 * CT - 2) / 2);
     if (mt < 1) CERR(c, "does not fit UB/ACC");
     hw_mark(c, 3 * mt, 2 * mt + 2 * CT, 0);
     if (k_off >= 0 && !full) TRY(tpuc_e_dma_in(&c->e, ACC, crow, CT, N, img_addr(c, k_off), (uint64_t)N * 4));
@@ -1334,10 +1334,12 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, 0, 0, fmem, frow, rows));
             } else if (cst) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, crow + t, 1, fmem, frow, rows));
+            } else if (n->op == TPUC_OP_CLIP) {
+                if (emit_act(c, TPUC_OP_CLIP, UB, 0, fmem, frow, rows, clip_row)) return -1;
             } else {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, -1, 0, 0, fmem, frow, rows));
             }
-            if (n->fuse_act) TRY(tpuc_e_vop(&c->e, act_vop(n->fuse_act), fmem, frow, -1, 0, 0, fmem, frow, rows));
+            if (n->fuse_act && emit_act(c, n->fuse_act, fmem, frow, fmem, frow, rows, clip_row)) return -1;
             TRY(tpuc_e_dma_out(&c->e, fmem, frow, rows, ct, y->lay.addr + (m0 * C + t * N) * es, C * es));
         }
     }

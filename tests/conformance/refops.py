@@ -365,6 +365,25 @@ def op_add(node, ins):
     return f64_slack(y, np.abs(a.v) + np.abs(b.v))
 
 
+def op_mul(node, ins):
+    # bf16 activations (and fp32 constants) multiplied once in fp32 (vop mul, RNE, FTZ)
+    a, b = _act(ins[0]), _act(ins[1])
+    y = rf(vmul(a, b))
+    return f64_slack(y, np.abs(a.v) * np.abs(b.v))
+
+
+def op_clip(node, ins):
+    # max with lo, then min with hi: monotone and 1-Lipschitz, like relu (no rounding of its own)
+    x = ins[0]
+    at = attrs(node)
+    lo, hi = at.get("min", -np.inf), at.get("max", np.inf)
+    if len(ins) > 1 and ins[1] is not None:
+        lo = float(ins[1].v.reshape(-1)[0])
+    if len(ins) > 2 and ins[2] is not None:
+        hi = float(ins[2].v.reshape(-1)[0])
+    return x.like(np.clip(x.v, lo, hi), x.e)
+
+
 def _unary_fn(x, f, fprime_max, ulp32):
     x = rb(x) if x.act else x
     v = f(x.v)
@@ -579,6 +598,8 @@ OPS = {
     "BatchNormalization": op_batchnorm,
     "Dropout": op_dropout,
     "Identity": op_identity,
+    "Mul": op_mul,
+    "Clip": op_clip,
 }
 
 
