@@ -46,6 +46,9 @@ help:
 	@echo "make rtl        regenerate rtl/ (gen --mxu $(MXU) --cores $(CORES) -o rtl)"
 	@echo "make check-rtl  fail if rtl/ differs from what gen produces"
 	@echo "make deps       install missing Debian packages"
+	@echo "make fuzz       fuzz every parser (libFuzzer, ASan+UBSan), FUZZ_SECONDS per target, one at a time"
+	@echo "make fuzz-onnx  fuzz the ONNX reader and the compiler's passes (FUZZ_SECONDS)"
+	@echo "make test-conformance-full  ONNX node tests of the claimed operators, N = 8 and 16 (docs/conformance.md)"
 
 deps:
 	@sh scripts/deps.sh
