@@ -44,7 +44,8 @@ struct tpu_core {
     uint8_t *written[TPU_MEM_COUNT]; /* per row: ever written */
     uint32_t *bank[2];               /* weights: bank[b][k * n + j] = tile row k, column j */
     uint32_t *lrow[2];               /* vred/softmax: a logical row's chunks (65536 + N words) */
-    unsigned integer_mx;             /* 1: matmul rows on fp32_mac only (TPU_MODEL_INTEGER_MX=1
+    unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on
+                                        the integer path only (TPU_MODEL_INTEGER_MX=1
                                         in the environment); 0: the host-float path where the
                                         host has one (the same bits, core_mx.c) */
     /* timing constants */

@@ -6,6 +6,7 @@
    it needs. */
 #include <string.h>
 #include "core_internal.h"
+#include "vpu_fast.h"
 #include "tpu/numerics.h"
 #include "tpu/vpu.h"
 
@@ -24,8 +25,11 @@ static uint64_t vop_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         if (bin) {
             memcpy(b, core_read_row(c, d->b_mem, d->b_row + (d->bcast ? 0u : r)),
                    sizeof b[0] * n);
-            vpu_vec_binary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->b_mem), b,
-                           vpu_fmt(d->d_mem), y);
+            if (c->integer_mx ||
+                !vpu_vec_binary_fast((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a,
+                                     vpu_fmt(d->b_mem), b, vpu_fmt(d->d_mem), y))
+                vpu_vec_binary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->b_mem), b,
+                               vpu_fmt(d->d_mem), y);
         } else {
             vpu_vec_unary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->d_mem), y);
         }
