@@ -8,11 +8,12 @@
 #   PyTorch:   models/torch_run.py --time R: the forward calls only, 500 images per call
 #   ORT:       models/ort_run.js --time R: the session.run calls only, 256 images per call
 # Environment: BENCH_MODELS_N (MXU size, default 16), BENCH_MODELS_OPTS (more tpu-compile
-# options, default "--cores 8 --imem-insns 8192"), BENCH_MODELS_IMAGES (default 2000),
+# options, default "--cores 1 --batch 64 --imem-insns 16384": one core, 64 images per run, so
+# the model's per-run cost is shared), BENCH_MODELS_IMAGES (default 2000),
 # BENCH_MODELS_REPEAT (R, default 3), M (build/models), T (build/tools), MODELS_PY.
 set -eu
 N=${BENCH_MODELS_N:-16}
-OPTS=${BENCH_MODELS_OPTS:-"--cores 8 --imem-insns 8192"}
+OPTS=${BENCH_MODELS_OPTS:-"--cores 1 --batch 64 --imem-insns 16384"}
 K=${BENCH_MODELS_IMAGES:-2000}
 R=${BENCH_MODELS_REPEAT:-3}
 M=${M:-build/models}
