@@ -35,24 +35,26 @@ int tpuc_asm(tpuc_prog_t *p, const char *fmt, ...)
 
 static const char *MEM[] = {"ub", "acc", "wmem"};
 
-int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
-                  uint64_t addr, uint64_t stride)
+static int dma(tpuc_ectx_t *c, const char *mn, unsigned mem, uint64_t row, uint64_t rows,
+               uint64_t cols, uint64_t addr, uint64_t stride)
 {
     c->count++;
-    return tpuc_asm(c->p, "dma_in %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n",
+    return tpuc_asm(c->p, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n", mn,
                     MEM[mem], (unsigned long long)row, (unsigned long long)rows,
                     (unsigned long long)cols, (unsigned long long)addr,
                     (unsigned long long)stride);
 }
 
+int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                  uint64_t addr, uint64_t stride)
+{
+    return dma(c, "dma_in", mem, row, rows, cols, addr, stride);
+}
+
 int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
                    uint64_t addr, uint64_t stride)
 {
-    c->count++;
-    return tpuc_asm(c->p, "dma_out %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n",
-                    MEM[mem], (unsigned long long)row, (unsigned long long)rows,
-                    (unsigned long long)cols, (unsigned long long)addr,
-                    (unsigned long long)stride);
+    return dma(c, "dma_out", mem, row, rows, cols, addr, stride);
 }
 
 int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
