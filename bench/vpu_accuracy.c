@@ -3,7 +3,8 @@
    For each unary function f and ALL 65,536 bf16 inputs x, the model's bf16 result
    fp32_to_bf16(f(bf16_to_fp32(x))) is compared with the correctly rounded bf16 value of
    the exact f(x) from MPFR (same FTZ / overflow rules). Also: a fixed-seed sample of fp32
-   inputs, fp32 result vs correctly rounded fp32. */
+   inputs, fp32 result vs correctly rounded fp32 (log, rsqrt: the |x| in [2^-20, 2^8) half
+   with x > 0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,13 +133,17 @@ int main(int argc, char **argv)
                 account(&b, (ref_fn_t)f, x32, y32, 8, ex);
                 if (mag > 0x7F80u)
                     continue;
+                int pos_only = f == REF_LOG || f == REF_RSQRT; /* NaN for x < 0 */
+                if (pos_only && sgn)
+                    continue;
                 uint16_t yb = fp32_to_bf16(fp32_from_bits(y32)).v;
                 /* non-decreasing for exp, sigmoid, tanh, relu; recip: non-increasing on
-                   each side of 0; gelu is not monotone (minimum near -0.75): skipped */
+                   each side of 0; gelu is not monotone (minimum near -0.75): skipped;
+                   log: non-decreasing, rsqrt: non-increasing on [+0, +Inf] */
                 if (have_prev && f != REF_GELU && !(f == REF_RECIP && !sgn && k == 0)) {
                     int64_t a = (prev & 0x8000) ? -(int64_t)(prev & 0x7FFF) : (int64_t)prev;
                     int64_t c = (yb & 0x8000) ? -(int64_t)(yb & 0x7FFF) : (int64_t)yb;
-                    if (f == REF_RECIP ? c > a : c < a)
+                    if (f == REF_RECIP || f == REF_RSQRT ? c > a : c < a)
                         b.nonmono++;
                 }
                 prev = yb;
@@ -151,6 +156,8 @@ int main(int argc, char **argv)
             if (i & 1) {
                 uint32_t e = 127 - 20 + rnd32() % 28;
                 x32 = (x32 & 0x807FFFFFu) | (e << 23);
+                if (f == REF_LOG || f == REF_RSQRT) /* x > 0 only: x < 0 gives NaN */
+                    x32 &= 0x7FFFFFFFu;
             }
             uint32_t y32 = ref_model((ref_fn_t)f, fp32_from_bits(x32)).v;
             ref_eval((ref_fn_t)f, x32, ex);

@@ -55,6 +55,19 @@ constexpr uint64_t kLat = TPU_VPU_LATENCY;
 constexpr uint64_t kRedLat = TPU_VPU_RED_LATENCY;
 using tb::kMaxErrors;
 constexpr unsigned kOpSmexp = 12; // the RTL's exp(a - b) opcode (softmax pass 2)
+constexpr unsigned kOpLog = 13;   // the RTL's log opcode (VPU_OP_LOG in the model)
+constexpr unsigned kOpRsqrt = 14; // the RTL's rsqrt opcode (VPU_OP_RSQRT in the model)
+
+// The model's opcode for an RTL lane opcode other than smexp: 0..11 are vpu_op_t, 13 log,
+// 14 rsqrt, 15 invalid (VPU_OP_COUNT: vpu_unary gives the canonical NaN).
+vpu_op_t lane_op(unsigned op)
+{
+    if (op == kOpLog)
+        return VPU_OP_LOG;
+    if (op == kOpRsqrt)
+        return VPU_OP_RSQRT;
+    return op <= VPU_OP_RECIP ? static_cast<vpu_op_t>(op) : VPU_OP_COUNT;
+}
 
 // ---- Random numbers (splitmix64: the same data on every host) -----------------------------
 uint64_t rnd(uint64_t *s)
@@ -118,7 +131,7 @@ const char *op_name(unsigned op)
 {
     if (op == kOpSmexp)
         return "smexp";
-    const char *n = vpu_op_name(static_cast<vpu_op_t>(op));
+    const char *n = vpu_op_name(lane_op(op));
     return n ? n : "invalid";
 }
 
@@ -130,10 +143,10 @@ uint32_t model_lane(unsigned op, vpu_fmt_t fa, uint32_t a, vpu_fmt_t fb, uint32_
     fp32_t r;
     if (op == kOpSmexp)
         r = vpu_exp(fp32_sub(x, y));
-    else if (vpu_op_is_binary(static_cast<vpu_op_t>(op)))
-        r = vpu_binary(static_cast<vpu_op_t>(op), x, y);
+    else if (vpu_op_is_binary(lane_op(op)))
+        r = vpu_binary(lane_op(op), x, y);
     else
-        r = vpu_unary(static_cast<vpu_op_t>(op), x);
+        r = vpu_unary(lane_op(op), x);
     return vpu_store(fy, r);
 }
 
@@ -320,9 +333,9 @@ void build_random(std::vector<Vec> *out, uint64_t *s, uint64_t count, bool binar
     const unsigned bin[] = { VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MUL, VPU_OP_MAX, VPU_OP_MIN,
                              kOpSmexp };
     const unsigned un[] = { VPU_OP_CVT, VPU_OP_RELU, VPU_OP_EXP,  VPU_OP_TANH,
-                            VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, 13, 15 };
+                            VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, 15 };
     for (uint64_t k = 0; k < count; k++) {
-        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 9];
+        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 8];
         Vec v = make_vec(op, rnd_fmt(s), rnd_fmt(s), rnd_fmt(s));
         for (unsigned i = 0; i < kL; i++) {
             v.a[i] = rnd_word(s, v.fa);
@@ -934,7 +947,7 @@ int main(int argc, char **argv)
         } else if (e.index < sim.all.size()) {
             const Vec &v = sim.all[e.index];
             std::printf("; input a %08x (%s)", v.a[lane], v.fa == VPU_FMT_BF16 ? "bf16" : "fp32");
-            if (vpu_op_is_binary(static_cast<vpu_op_t>(v.op)) || v.op == kOpSmexp)
+            if (vpu_op_is_binary(lane_op(v.op)) || v.op == kOpSmexp)
                 std::printf(", b %08x (%s)", v.b[lane], v.fb == VPU_FMT_BF16 ? "bf16" : "fp32");
             std::printf(", output %s\n", v.fy == VPU_FMT_BF16 ? "bf16" : "fp32");
         } else {

@@ -4,6 +4,7 @@
 
 static const char *const tpu_i_op_names[VPU_OP_COUNT] = {
     "add", "sub", "mul", "max", "min", "cvt", "relu", "exp", "tanh", "sigmoid", "gelu", "recip",
+    "log", "rsqrt",
 };
 
 const char *vpu_op_name(vpu_op_t op)
@@ -21,6 +22,8 @@ fp32_t vpu_unary(vpu_op_t op, fp32_t x)
     case VPU_OP_SIGMOID: return vpu_sigmoid(x);
     case VPU_OP_GELU: return vpu_gelu(x);
     case VPU_OP_RECIP: return vpu_recip(x);
+    case VPU_OP_LOG: return vpu_log(x);
+    case VPU_OP_RSQRT: return vpu_rsqrt(x);
     default: return fp32_from_bits(TPU_FP32_QNAN);
     }
 }

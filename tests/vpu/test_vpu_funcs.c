@@ -46,9 +46,31 @@ void test_rom_and_constants(void **state)
         mpfr_add_ui(v, v, 1, MPFR_RNDN);
         mpfr_ui_div(v, 1, v, MPFR_RNDN);
         assert_int_equal(vpu_rom_recip(i), mpfr_fixed(v, 32));
+        /* LOG[i] = round(2^40 * -ln(R')), R' = RECIP[i] / 2^32 (x2 for i >= 128); 0 at the
+           ends */
+        if (i == 0 || i == 255) {
+            assert_true(vpu_rom_log(i) == 0);
+        } else {
+            mpfr_set_ui(v, vpu_rom_recip(i), MPFR_RNDN);
+            mpfr_div_2ui(v, v, i >= 128 ? 31 : 32, MPFR_RNDN);
+            mpfr_log(v, v, MPFR_RNDN);
+            int neg = mpfr_sgn(v) > 0; /* LOG = -ln(R') */
+            mpfr_abs(v, v, MPFR_RNDN);
+            uint64_t mag = mpfr_fixed(v, 40);
+            assert_true(vpu_rom_log(i) == (neg ? -(int64_t)mag : (int64_t)mag));
+            assert_true(mag < (UINT64_C(1) << 39));
+        }
+        /* RSQRT[i] = round(2^32 / sqrt(z_i)) */
+        mpfr_set_ui(v, 2 * (i & 127u) + 1, MPFR_RNDN);
+        mpfr_div_2ui(v, v, 8, MPFR_RNDN);
+        mpfr_add_ui(v, v, 1, MPFR_RNDN);
+        mpfr_mul_2ui(v, v, i >> 7, MPFR_RNDN);
+        mpfr_rec_sqrt(v, v, MPFR_RNDN);
+        assert_int_equal(vpu_rom_rsqrt(i), mpfr_fixed(v, 32));
     }
     mpfr_const_log2(v, MPFR_RNDN);
     assert_int_equal(VPU_K_LN2_Q32, mpfr_fixed(v, 32));
+    assert_true(VPU_K_LN2_Q48 == mpfr_fixed(v, 48));
     mpfr_ui_div(v, 1, v, MPFR_RNDN);
     assert_int_equal(VPU_K_LOG2E_Q39, mpfr_fixed(v, 39));
     assert_int_equal(VPU_K_THIRD_Q16, (1u << 16) / 3);
@@ -78,7 +100,7 @@ void test_rom_and_constants(void **state)
    fp32 I/O (sample): max error in fp32 ulps of the exact value. */
 static const double fp32_bound[REF_NFUNCS] = {
     [REF_RELU] = 0.0, [REF_EXP] = 0.52, [REF_TANH] = 5.0, [REF_SIGMOID] = 3.5,
-    [REF_GELU] = 4.0, [REF_RECIP] = 0.52,
+    [REF_GELU] = 4.0, [REF_RECIP] = 0.52, [REF_LOG] = 0.52, [REF_RSQRT] = 0.52,
 };
 /* gelu, fp32 I/O, x < 0: the relative error of v = K x (1 + C x^2) (a few roundings) is
    amplified by |v| in e^v, so the stated bound there is 8 + 4|v| ulps (docs/vpu.md). */
@@ -144,6 +166,8 @@ void test_exhaustive_bf16(void **state)
                 }
             }
             ref_eval((ref_fn_t)f, x32, ex);
+            if (mpfr_nan_p(ex)) /* log / rsqrt of x < 0: the NaN was checked above */
+                continue;
             uint32_t got = (uint32_t)fp32_to_bf16(fp32_from_bits(y32)).v << 16;
             double e;
             measure(&a, got, ex, 8, &e);
@@ -186,6 +210,59 @@ void test_monotone_bf16(void **state)
             have = 1;
         }
     }
+    /* log non-decreasing and rsqrt non-increasing on [+0, +Inf] (x < 0 gives NaN) */
+    for (int k = 0; k < 2; k++) {
+        ref_fn_t fn = k ? REF_RSQRT : REF_LOG;
+        int64_t prev = 0;
+        for (int32_t o = 0; o <= 0x7F80; o++) {
+            uint16_t yb = fp32_to_bf16(ref_model(fn, bf16_to_fp32(bf16_from_bits((uint16_t)o)))).v;
+            int64_t y = (yb & 0x8000) ? -(int64_t)(yb & 0x7FFF) : (int64_t)yb;
+            if (o > 0 && (k ? y > prev : y < prev)) {
+                print_error("%s not monotone at bf16 %04x\n", ref_fn_names[fn], (unsigned)o);
+                fail();
+            }
+            prev = y;
+        }
+    }
+}
+
+/* fp32, dense: log on every fp32 in [1 - 2^-7, 1 + 2^-6) (where k ln2 + LOG[i] + log(1 + r)
+   could cancel) and on every 61st pattern of [2^-3, 2^3); rsqrt on every 37th pattern of
+   [1, 4) (both ROM halves) and the powers of 4 (exact) */
+void test_log_rsqrt_dense(void **state)
+{
+    (void)state;
+    mpfr_t ex;
+    mpfr_init2(ex, REF_PREC);
+    const struct { ref_fn_t fn; uint32_t lo, hi, step; } scans[] = {
+        { REF_LOG, 0x3F7E0000u, 0x3F820000u, 1 },
+        { REF_LOG, 0x3E000000u, 0x41000000u, 61 },
+        { REF_RSQRT, 0x3F800000u, 0x40800000u, 37 },
+    };
+    for (size_t k = 0; k < sizeof scans / sizeof scans[0]; k++) {
+        acc_t a;
+        memset(&a, 0, sizeof a);
+        for (uint32_t x32 = scans[k].lo; x32 < scans[k].hi; x32 += scans[k].step) {
+            uint32_t y32 = ref_model(scans[k].fn, fp32_from_bits(x32)).v;
+            assert_null(ref_special_violation(scans[k].fn, x32, y32));
+            ref_eval(scans[k].fn, x32, ex);
+            double e;
+            measure(&a, y32, ex, 24, &e);
+            if (e > fp32_bound[scans[k].fn]) {
+                print_error("%s(%08x) = %08x: %.3f fp32 ulp\n", ref_fn_names[scans[k].fn],
+                            x32, y32, e);
+                fail();
+            }
+        }
+        printf("  %-8s fp32 [%08x, %08x) step %u: max err %.4f ulp, %.3f%% CR\n",
+               ref_fn_names[scans[k].fn], scans[k].lo, scans[k].hi, scans[k].step, a.max_err,
+               100.0 * (double)a.cr / (double)a.n);
+    }
+    for (int p = -63; p <= 63; p++) { /* rsqrt(4^p) = 2^-p exactly */
+        uint32_t x32 = (uint32_t)(127 + 2 * p) << 23;
+        assert_int_equal(vpu_rsqrt(fp32_from_bits(x32)).v, (uint32_t)(127 - p) << 23);
+    }
+    mpfr_clear(ex);
 }
 
 void test_fp32_sample(void **state)
@@ -200,8 +277,9 @@ void test_fp32_sample(void **state)
         memset(&aneg, 0, sizeof aneg);
         for (long i = 0; i < 60000; i++) {
             uint32_t x32 = vt_rand32();
-            if (i & 1) /* |x| in [2^-20, 2^8) */
-                x32 = (x32 & 0x807FFFFFu) | ((127 - 20 + vt_rand32() % 28) << 23);
+            if (i & 1) /* |x| in [2^-20, 2^8) (x > 0 for log and rsqrt) */
+                x32 = (x32 & (f == REF_LOG || f == REF_RSQRT ? 0x007FFFFFu : 0x807FFFFFu)) |
+                      ((127 - 20 + vt_rand32() % 28) << 23);
             uint32_t y32 = ref_model((ref_fn_t)f, fp32_from_bits(x32)).v;
             const char *why = ref_special_violation((ref_fn_t)f, x32, y32);
             if (why) {
@@ -211,6 +289,8 @@ void test_fp32_sample(void **state)
             if ((x32 & 0x7FFFFFFFu) > 0x7F800000u)
                 continue;
             ref_eval((ref_fn_t)f, x32, ex);
+            if (mpfr_nan_p(ex))
+                continue;
             int gneg = f == REF_GELU && (x32 >> 31);
             double e;
             measure(gneg ? &aneg : &a, y32, ex, 24, &e);
@@ -289,6 +369,21 @@ void test_special_fp32(void **state)
         { VPU_OP_RELU, 0x80000001u, 0 }, { VPU_OP_RELU, 0x00000001u, 0 },
         { VPU_OP_RELU, 0xBF800000u, 0 }, { VPU_OP_RELU, ONE, ONE },
         { VPU_OP_CVT, 0x00000001u, 0 }, { VPU_OP_CVT, 0xFFC01234u, TPU_FP32_QNAN },
+        { VPU_OP_LOG, 0, NINF }, { VPU_OP_LOG, NZ, NINF }, { VPU_OP_LOG, 0x00000001u, NINF },
+        { VPU_OP_LOG, 0x80000001u, NINF }, { VPU_OP_LOG, PINF, PINF },
+        { VPU_OP_LOG, NINF, TPU_FP32_QNAN }, { VPU_OP_LOG, 0xBF800000u, TPU_FP32_QNAN },
+        { VPU_OP_LOG, 0x80800000u, TPU_FP32_QNAN }, { VPU_OP_LOG, ONE, 0 },
+        { VPU_OP_LOG, 0x40000000u, 0x3F317218u }, /* ln 2 */
+        { VPU_OP_LOG, 0x3F000000u, 0xBF317218u }, /* ln 1/2 */
+        { VPU_OP_LOG, 0x3F800001u, 0x33FFFFFFu }, /* ln(1 + 2^-23) */
+        { VPU_OP_LOG, 0x3F7FFFFFu, 0xB3800000u }, /* ln(1 - 2^-24) */
+        { VPU_OP_LOG, 0x7F7FFFFFu, 0x42B17218u }, { VPU_OP_LOG, 0x00800000u, 0xC2AEAC50u },
+        { VPU_OP_RSQRT, 0, PINF }, { VPU_OP_RSQRT, NZ, NINF }, { VPU_OP_RSQRT, 0x00000001u, PINF },
+        { VPU_OP_RSQRT, 0x80000001u, NINF }, { VPU_OP_RSQRT, PINF, 0 },
+        { VPU_OP_RSQRT, NINF, TPU_FP32_QNAN }, { VPU_OP_RSQRT, 0xBF800000u, TPU_FP32_QNAN },
+        { VPU_OP_RSQRT, ONE, ONE }, { VPU_OP_RSQRT, 0x40800000u, 0x3F000000u },
+        { VPU_OP_RSQRT, 0x40000000u, 0x3F3504F3u }, /* 1/sqrt(2) */
+        { VPU_OP_RSQRT, 0x00800000u, 0x5F000000u }, { VPU_OP_RSQRT, 0x7F7FFFFFu, 0x1F800000u },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint32_t y = vpu_unary(cases[i].op, fp32_from_bits(cases[i].x)).v;

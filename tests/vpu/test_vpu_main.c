@@ -28,6 +28,7 @@ int main(void)
         cmocka_unit_test(test_fp32_sample),
         cmocka_unit_test(test_exp_scaled),
         cmocka_unit_test(test_special_fp32),
+        cmocka_unit_test(test_log_rsqrt_dense),
         cmocka_unit_test(test_reduce_order),
         cmocka_unit_test(test_reduce_specials),
         cmocka_unit_test(test_softmax),

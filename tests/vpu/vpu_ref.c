@@ -3,9 +3,11 @@
 #include <string.h>
 #include "vpu_ref.h"
 
-const char *const ref_fn_names[REF_NFUNCS] = { "relu", "exp", "tanh", "sigmoid", "gelu", "recip" };
+const char *const ref_fn_names[REF_NFUNCS] = { "relu", "exp", "tanh", "sigmoid", "gelu", "recip",
+                                                 "log", "rsqrt" };
 const vpu_op_t ref_fn_ops[REF_NFUNCS] = { VPU_OP_RELU, VPU_OP_EXP, VPU_OP_TANH,
-                                          VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP };
+                                          VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP,
+                                          VPU_OP_LOG, VPU_OP_RSQRT };
 
 uint32_t ref_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 float ref_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -55,6 +57,15 @@ void ref_eval(ref_fn_t fn, uint32_t xb, mpfr_t y)
     case REF_TANH: mpfr_tanh(y, x, MPFR_RNDN); break;
     case REF_SIGMOID: sigm(y, x); break;
     case REF_RECIP: mpfr_ui_div(y, 1, x, MPFR_RNDN); break;
+    case REF_LOG: /* log(+-0) = -Inf, log(x < 0) = NaN (MPFR's conventions too) */
+        mpfr_log(y, x, MPFR_RNDN);
+        break;
+    case REF_RSQRT: /* the contract: rsqrt(+-0) = +-Inf (MPFR gives +Inf for -0) */
+        if (mpfr_zero_p(x))
+            mpfr_set_inf(y, mpfr_signbit(x) ? -1 : 1);
+        else
+            mpfr_rec_sqrt(y, x, MPFR_RNDN);
+        break;
     case REF_GELU:
         /* 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
         if (mpfr_inf_p(x) && mpfr_sgn(x) < 0) {
@@ -172,6 +183,9 @@ const char *ref_special_violation(ref_fn_t fn, uint32_t x, uint32_t y)
     int x_nan = (x & 0x7FFFFFFFu) > 0x7F800000u;
     if (x_nan)
         return y == TPU_FP32_QNAN ? 0 : "NaN input must give the canonical NaN";
+    if ((fn == REF_LOG || fn == REF_RSQRT) && (daz(x) & 0x80000000u) &&
+        (daz(x) & 0x7FFFFFFFu))
+        return y == TPU_FP32_QNAN ? 0 : "log / rsqrt of x < 0 must be the canonical NaN";
     if ((y & 0x7FFFFFFFu) > 0x7F800000u)
         return "NaN output for a non-NaN input";
     if (((y >> 23) & 0xFFu) == 0 && (y & 0x7FFFFFu))
@@ -238,6 +252,30 @@ const char *ref_special_violation(ref_fn_t fn, uint32_t x, uint32_t y)
             return ay == 0 ? 0 : "recip(|x| > 2^126) must flush to +-0";
         if (ay == 0 || ay == 0x7F800000u)
             return "recip of a normal |x| <= 2^126 must be normal";
+        return 0;
+    case REF_LOG:
+        if (x_zero)
+            return y == 0xFF800000u ? 0 : "log(+-0) must be -Inf";
+        if (x_inf)
+            return y == 0x7F800000u ? 0 : "log(+Inf) must be +Inf";
+        if (xd == VPU_F_ONE)
+            return y == 0 ? 0 : "log(1) must be +0";
+        if (ay == 0 || ay == 0x7F800000u)
+            return "log of a positive normal x != 1 must be normal";
+        if (sy != (xd < VPU_F_ONE))
+            return "log(x) must be < 0 for x < 1 and > 0 for x > 1";
+        if (ay > 0x42B17218u) /* ln(2^128) rounded up */
+            return "|log(x)| must be < 88.73";
+        return 0;
+    case REF_RSQRT:
+        if (x_zero)
+            return y == ((sx << 31) | 0x7F800000u) ? 0 : "rsqrt(+-0) must be +-Inf";
+        if (x_inf)
+            return y == 0 ? 0 : "rsqrt(+Inf) must be +0";
+        if (sy || ay == 0 || ay == 0x7F800000u)
+            return "rsqrt of a positive normal x must be a positive normal number";
+        if (xd >= VPU_F_ONE ? ay > VPU_F_ONE : ay < VPU_F_ONE)
+            return "rsqrt(x) on the wrong side of 1";
         return 0;
     default:
         return "unknown function";

@@ -26,6 +26,7 @@ void test_monotone_bf16(void **state);
 void test_fp32_sample(void **state);
 void test_exp_scaled(void **state);
 void test_special_fp32(void **state);
+void test_log_rsqrt_dense(void **state);
 /* test_vpu_reduce.c */
 void test_reduce_order(void **state);
 void test_reduce_specials(void **state);

@@ -27,6 +27,8 @@ fp32_t vpu_recip(fp32_t x);   /* 1/x: 256-entry ROM, one exact residual, cubic c
 fp32_t vpu_sigmoid(fp32_t x); /* 1/(1+e^-x) composed from exp, add, recip, mul */
 fp32_t vpu_tanh(fp32_t x);    /* (1-e^-2a)/(1+e^-2a), odd polynomial for |x| < 2^-3 */
 fp32_t vpu_gelu(fp32_t x);    /* tanh-form GELU, evaluated as x * sigmoid(2u) */
+fp32_t vpu_log(fp32_t x);     /* ln x: RECIP ROM reduction, LOG ROM, degree-4 log1p, Q.56 sum */
+fp32_t vpu_rsqrt(fp32_t x);   /* 1/sqrt(x): RSQRT ROM, exact-ish residual, cubic correction */
 fp32_t vpu_canon(fp32_t x);   /* DAZ + canonical NaN (the CVT/MOV op on fp32) */
 
 /* ---- Opcodes ------------------------------------------------------------------------ */
@@ -45,6 +47,8 @@ typedef enum {
     VPU_OP_SIGMOID,
     VPU_OP_GELU,
     VPU_OP_RECIP,
+    VPU_OP_LOG,
+    VPU_OP_RSQRT,
     VPU_OP_COUNT
 } vpu_op_t;
 
@@ -114,10 +118,18 @@ uint32_t vpu_rom_exp2(unsigned i);
    (32 bits, value in (0.5, 1) as Q0.32). */
 uint32_t vpu_rom_recip(unsigned i);
 
+/* LOG[i] = round(2^40 * -ln(R'_i)), R'_i = RECIP[i]/2^32 for i < 128, 2 RECIP[i]/2^32 for
+   i >= 128, and LOG[0] = LOG[255] = 0 (signed, |LOG[i]| < 2^39; docs/vpu.md, "log"). */
+int64_t vpu_rom_log(unsigned i);
+/* RSQRT[i] = round(2^32 / sqrt(z_i)), z_i = (1 + (2j+1)/256) * 2^(i >> 7), j = i & 127
+   (32 bits, value in (0.5, 1) as Q0.32; docs/vpu.md, "rsqrt"). */
+uint32_t vpu_rom_rsqrt(unsigned i);
+
 /* Fixed-point constants (exact integers; tests regenerate them with MPFR). */
 #define VPU_K_LOG2E_Q39 UINT64_C(0xB8AA3B295C) /* round(log2(e) * 2^39), 40 bits */
 #define VPU_K_LN2_Q32 UINT64_C(0xB17217F8)     /* round(ln(2) * 2^32), 32 bits */
 #define VPU_K_THIRD_Q16 UINT64_C(0x5555)       /* floor(2^16 / 3) */
+#define VPU_K_LN2_Q48 UINT64_C(0xB17217F7D1CF) /* round(ln(2) * 2^48), 48 bits */
 
 /* fp32 constants of the composed functions (RNE roundings of the exact values). */
 #define VPU_F_ONE 0x3F800000u        /* 1 */
