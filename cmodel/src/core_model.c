@@ -351,6 +351,10 @@ int core_run_step(tpu_core_t *c)
             r->axi_pc = r->pc;
         }
         r->prev = t;
+        if (r->pc < r->count) {
+            if (c->cfg.insn_done) c->cfg.insn_done[r->pc] = core_max(r->all_done, t);
+            if (c->cfg.insn_mxu) c->cfg.insn_mxu[r->pc] = cnt[TPU_CNT_MXU_BUSY];
+        }
         if (d.opcode == TPU_OP_HALT) {
             r->end = t;
             break;

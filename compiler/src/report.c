@@ -13,53 +13,59 @@
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
-static int run_prefix(const tpuc_hw_t *hw, const tpuc_prog_t *p, uint8_t *host, size_t end,
-                      tpu_core_result_t *res, char *err, size_t errlen)
-{
-    tpu_core_cfg_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.geom = hw->geom;
-    cfg.geom.imem_insns = hw->geom.imem_insns > end + 1 ? hw->geom.imem_insns : (unsigned)(end + 1);
-    cfg.axi_data_bits = hw->axi_data_bits;
-    tpu_core_t *core = tpu_core_new(&cfg);
-    if (!core) { tpuc_err(err, errlen, "cannot create the core model"); return -1; }
-    tpu_insn_t *prog = malloc((end + 1) * sizeof *prog);
-    if (!prog) { tpu_core_free(core); tpuc_err(err, errlen, "out of memory"); return -1; }
-    memcpy(prog, p->insns, end * sizeof *prog);
-    prog[end] = p->insns[p->ninsns - 1]; /* the final halt */
-    int rc = tpu_core_run(core, prog, end + 1, 0, host, (size_t)p->host_bytes, NULL, res);
-    free(prog);
-    tpu_core_free(core);
-    if (rc != 0 || res->status != TPU_CORE_DONE) {
-        tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
-                 "(status %d, error %d at pc %u)", (int)res->status, res->err_code, res->err_pc);
-        return -1;
-    }
-    return 0;
-}
-
+/* One run of the whole program on the core model with the per-instruction timing recorded
+   (tpu_core_cfg_t.insn_done, insn_mxu): a layer's cycles are the completion cycle of its last
+   instruction minus that of the instruction before its first (the last layer runs to the
+   halt), so the layers add up to the program's CYCLES. The timing does not depend on the
+   data, so the input is zero. */
 int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
                 size_t errlen)
 {
     (void)g;
     uint8_t *host = calloc(1, (size_t)p->host_bytes);
-    if (!host) { tpuc_err(err, errlen, "out of memory (host image)"); return -1; }
+    uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
+    if (!host || !done || !mxu) {
+        free(host); free(done); free(mxu);
+        tpuc_err(err, errlen, "out of memory (host image)");
+        return -1;
+    }
     memcpy(host + p->image_base, p->image, p->image_bytes);
+    tpu_core_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.geom = hw->geom;
+    if (cfg.geom.imem_insns < p->ninsns) cfg.geom.imem_insns = (unsigned)p->ninsns;
+    cfg.axi_data_bits = hw->axi_data_bits;
+    cfg.insn_done = done;
+    cfg.insn_mxu = mxu;
+    tpu_core_t *core = tpu_core_new(&cfg);
+    tpu_core_result_t res;
+    int rc = core ? tpu_core_run(core, p->insns, p->ninsns, 0, host, (size_t)p->host_bytes,
+                                 NULL, &res)
+                  : -1;
+    tpu_core_free(core);
+    free(host);
+    if (rc != 0 || res.status != TPU_CORE_DONE) {
+        free(done); free(mxu);
+        tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
+                 "(status %d, error %d at pc %u)", rc ? -1 : (int)res.status,
+                 rc ? 0 : res.err_code, rc ? 0u : res.err_pc);
+        return -1;
+    }
     uint64_t prev_c = 0, prev_m = 0;
-    size_t prev_end = 0;
     for (size_t i = 0; i < p->nlayers; i++) {
         tpuc_layer_t *l = &p->layers[i];
-        tpu_core_result_t res;
-        if (l->end_insn == prev_end) { l->cycles = 0; continue; }
-        if (run_prefix(hw, p, host, l->end_insn, &res, err, errlen)) { free(host); return -1; }
-        l->cycles = res.counters[TPU_CNT_CYCLES] - prev_c;
-        l->mxu_busy = res.counters[TPU_CNT_MXU_BUSY] - prev_m;
-        prev_c = res.counters[TPU_CNT_CYCLES];
-        prev_m = res.counters[TPU_CNT_MXU_BUSY];
-        prev_end = l->end_insn;
+        if (l->end_insn <= l->first_insn) { l->cycles = 0; continue; }
+        int last = i + 1 == p->nlayers;
+        uint64_t c_end = last ? res.counters[TPU_CNT_CYCLES] : done[l->end_insn - 1];
+        uint64_t m_end = last ? res.counters[TPU_CNT_MXU_BUSY] : mxu[l->end_insn - 1];
+        l->cycles = c_end > prev_c ? c_end - prev_c : 0;
+        l->mxu_busy = m_end - prev_m;
+        prev_c = c_end > prev_c ? c_end : prev_c;
+        prev_m = m_end;
     }
-    p->total_cycles = prev_c;
-    free(host);
+    p->total_cycles = res.counters[TPU_CNT_CYCLES];
+    free(done);
+    free(mxu);
     return 0;
 }
 

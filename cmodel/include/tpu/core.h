@@ -35,6 +35,12 @@ typedef struct {
     /* The run-time bound: no instruction dispatches after cycle max_cycles; the run ends with
        TPU_CORE_LIMIT and err_pc the instruction not dispatched (0: no bound). */
     uint64_t max_cycles;
+    /* Per-instruction timing for a predictor (NULL: not recorded). When set, each is an array
+       of the program's count entries: after instruction pc executes, insn_done[pc] is the
+       cycle by which every instruction up to pc has completed, and insn_mxu[pc] the MXU_BUSY
+       counter so far (tpu-compile's per-layer report from one run). */
+    uint64_t *insn_done;
+    uint64_t *insn_mxu;
 } tpu_core_cfg_t;
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
