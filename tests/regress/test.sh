@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-regress: a small regression through the same scripts as make regress (N = 4: 10
+# random programs on the model and the RTL, each also with 3 X-initialisation seeds and one
+# back-pressure seed; 2 random-board jobs on N = 4, C = 2 ring) plus one deliberately failing
+# job (--inject-fault 0). Checks: the counts in the summary; the failing job, and only it, is
+# reported with its replay command, and that command fails again while a passed job's replays
+# and passes; the JUnit XML parses (xml.etree) with one testcase per job and the failure's
+# replay command in it; a second run reruns only the failed job (resumable).
+# usage: sh tests/regress/test.sh DIR
+set -u
+dir=$1
+cd "$(dirname "$0")/../.." || exit 2
+rm -rf "$dir"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+args="--seeds 10 --ns 4 --xseeds 3 --stall-seeds 1 --boards 4:2:ring --board-seeds 2 --with-failing"
+# 10 x (1 + 3 + 1) core jobs, 2 board jobs, 1 failing job
+k=53
+# shellcheck disable=SC2086
+REGRESS_JOBS=2 sh tests/regress/regress.sh "$dir" $args >"$dir.log" 2>&1
+st=$?
+cat "$dir.log"
+[ $st -eq 1 ] && ok || bad "regress.sh exit $st with a failing job (expected 1)"
+[ "$(wc -l <"$dir/list.txt")" -eq $k ] && ok || bad "$(wc -l <"$dir/list.txt") jobs listed, expected $k"
+grep -q "^regression: $k jobs: $((k - 1)) passed, 1 failed, 0 not run" "$dir/summary.txt" && ok ||
+    bad "summary: $(head -n 1 "$dir/summary.txt")"
+replay=$(sed -n 's/^FAIL: fault-N4-s1: replay: \(.*\)   (log: .*/\1/p' "$dir/summary.txt")
+[ "$replay" = "sh tests/regress/job.sh core 4 1 0 1 0 --inject-fault 0" ] && ok ||
+    bad "the failing job's replay command: '$replay'"
+[ "$(grep -c '^FAIL: ' "$dir/summary.txt")" -eq 1 ] && ok || bad "more than one failure reported"
+# the replay command fails again, with the divergence; a passed job's replays and passes
+REGRESS_OUT=$dir/replay_fail $replay >"$dir/replay_fail.log" 2>&1 && bad "the replay of the failing job passed" ||
+    { grep -q 'first divergence at record 1' "$dir/replay_fail.log" && ok || bad "the replay names no divergence"; }
+p=$(sed -n '2p' "$dir/results/$(sed -n '2s/ .*//p' "$dir/list.txt").pass")
+REGRESS_OUT=$dir/replay_pass $p >"$dir/replay_pass.log" 2>&1 && ok || bad "replay of a passed job: $p: $(tail -n 3 "$dir/replay_pass.log")"
+# JUnit XML
+/usr/bin/python3 - "$dir/junit.xml" "$k" <<'PY' && ok || bad "junit.xml"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+k = int(sys.argv[2])
+assert root.tag == "testsuites", root.tag
+cases = root.findall("./testsuite/testcase")
+assert len(cases) == k and int(root.get("tests")) == k, (len(cases), root.get("tests"))
+fails = [c for c in cases if c.find("failure") is not None]
+assert len(fails) == 1 and int(root.get("failures")) == 1, len(fails)
+f = fails[0]
+assert f.get("name") == "fault-N4-s1", f.get("name")
+assert "sh tests/regress/job.sh core 4 1 0 1 0 --inject-fault 0" in f.find("failure").get("message")
+assert "first divergence" in f.find("failure").text
+groups = {s.get("name"): int(s.get("tests")) for s in root.findall("testsuite")}
+assert groups == {"regress.board.N4": 2, "regress.core.N4": 10, "regress.fault.N4": 1,
+                  "regress.stall.N4": 10, "regress.xinit.N4": 30}, groups
+print("junit.xml: %d testcases in %d testsuites, 1 failure with its replay command" % (len(cases), len(groups)))
+PY
+# resumable: the second run runs the failing job only
+# shellcheck disable=SC2086
+REGRESS_JOBS=2 sh tests/regress/regress.sh "$dir" $args >"$dir.rerun.log" 2>&1
+grep -q "^regress: $k jobs, $((k - 1)) results passed before (not rerun)" "$dir.rerun.log" && ok ||
+    bad "rerun: $(grep '^regress: ' "$dir.rerun.log" | head -n 1)"
+[ "$(awk 'NR > 1' "$dir/parallel.log" | wc -l)" -eq $k ] && ok || bad "parallel's joblog"
+n_ran=$(grep -c '^FAIL: fault-N4-s1 (' "$dir.rerun.log")
+[ "$n_ran" -eq 1 ] && ok || bad "rerun: the failing job was not rerun"
+# X-init seeds: 3 different ones per program, as core_tb wrote them in its trace's header
+x=$(grep -h 'trace header: verilator-seed' "$dir/results"/xinit-N4-s1-*.log | grep -o 'header: verilator-seed [0-9]*' | sort -u | wc -l)
+[ "$x" -eq 3 ] && ok || bad "X-init seeds of program 1: $x different (expected 3)"
+echo "test-regress: $pass passed, $fail failed"
+[ $fail -eq 0 ]
