@@ -15,9 +15,9 @@
 #                                       a random-board pair) with a deliberately failing job:
 #                                       counts, the failure's replay command, JUnit XML parsed,
 #                                       a rerun skips what passed
-#   test-regress-slurm (make test-full) a single-node Slurm on localhost (munge, slurmctld,
-#                                       slurmd) runs a 4-task array of the list; SKIP where
-#                                       Slurm cannot start
+#   test-regress-slurm (make test)      a single-node Slurm on localhost (munge, slurmctld,
+#                                       slurmd) runs a 4-task array of the list (~10 s);
+#                                       SKIP where Slurm is not installed or cannot start
 # Variables: SEEDS (programs per N), REGRESS_NS (MXU sizes, <= 8), REGRESS_XSEEDS (X-init runs
 # per program), REGRESS_STALL_SEEDS (back-pressure runs per program), REGRESS_BOARDS
 # (N:C:TOPOLOGY,...), REGRESS_BOARD_SEEDS, REGRESS_BASE_SEED, REGRESS_JOBS (parallel jobs, 2),
@@ -36,8 +36,7 @@ REGRESS_LIST_ARGS = --seeds $(SEEDS) --ns "$(REGRESS_NS)" --xseeds $(REGRESS_XSE
                     --stall-seeds $(REGRESS_STALL_SEEDS) --boards "$(REGRESS_BOARDS)" \
                     --board-seeds $(REGRESS_BOARD_SEEDS) --base-seed $(REGRESS_BASE_SEED)
 
-TEST_SUITES += test-regress
-FULL_SUITES += test-regress-slurm
+TEST_SUITES += test-regress test-regress-slurm
 
 .PHONY: regress regress-build regress-slurm regress-report test-regress test-regress-slurm
 
@@ -61,7 +60,7 @@ regress-slurm: regress-build
 	@/usr/bin/python3 tests/regress/regress.py list $(REGRESS_LIST_ARGS) -o $(REGRESS_DIR)/list.txt
 	@/usr/bin/python3 tests/regress/regress.py sbatch $(REGRESS_DIR)/list.txt $(REGRESS_DIR)/results \
 	    -o $(REGRESS_DIR)/regress.sbatch
-	@echo "submit: sbatch $(REGRESS_DIR)/regress.sbatch; then: make regress-report"
+	@echo "submit: sbatch $(REGRESS_DIR)/regress.sbatch; when it is done: make regress-report REGRESS_DIR=$(REGRESS_DIR)"
 
 regress-report:
 	@/usr/bin/python3 tests/regress/regress.py report $(REGRESS_DIR)/list.txt $(REGRESS_DIR)/results \
