@@ -192,6 +192,7 @@ int main(int argc, char **argv)
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
     hw.no_fuse_pool = no_fuse;
+    hw.predict_only = report_only;
 
     tpuc_graph_t g;
     tpuc_prog_t p;

@@ -39,6 +39,7 @@ static int dma(tpuc_ectx_t *c, const char *mn, unsigned mem, uint64_t row, uint6
                uint64_t cols, uint64_t addr, uint64_t stride)
 {
     c->count++;
+    if (c->dry) return 0;
     return tpuc_asm(c->p, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n", mn,
                     MEM[mem], (unsigned long long)row, (unsigned long long)rows,
                     (unsigned long long)cols, (unsigned long long)addr,
@@ -60,6 +61,7 @@ int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, ui
 int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
 {
     c->count++;
+    if (c->dry) return 0;
     return tpuc_asm(c->p, "lw w=%llu\n", (unsigned long long)wrow);
 }
 
@@ -67,6 +69,7 @@ int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accu
 {
     c->count++;
     c->mxu_rows += rows;
+    if (c->dry) return 0;
     return tpuc_asm(c->p, "matmul ub=%llu acc=%llu rows=%llu%s\n", (unsigned long long)ub,
                     (unsigned long long)acc, (unsigned long long)rows,
                     accumulate ? " accumulate" : "");
@@ -79,6 +82,7 @@ int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bm
                uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows)
 {
     c->count++;
+    if (c->dry) return 0;
     if (bmem < 0)
         return tpuc_asm(c->p, "vop %s a=%s:%llu dst=%s:%llu rows=%llu\n", VOP[op], MEM[amem],
                         (unsigned long long)arow, MEM[dmem], (unsigned long long)drow,
@@ -93,6 +97,7 @@ int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, ui
                    uint64_t len, uint64_t cs, uint64_t rs)
 {
     c->count++;
+    if (c->dry) return 0;
     return tpuc_asm(c->p,
                     "softmax src=acc:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
                     "row_stride=%llu\n",
@@ -105,6 +110,32 @@ int tpuc_e_halt(tpuc_ectx_t *c)
 {
     c->count++;
     return tpuc_asm(c->p, "halt\n");
+}
+
+void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,
+                     char *err, size_t errlen)
+{
+    char big[300] = "";
+    size_t k = 0, used[3] = {(size_t)-1, (size_t)-1, (size_t)-1};
+    for (int r = 0; r < 3; r++) {
+        size_t best = (size_t)-1, bn = 0;
+        for (size_t i = 0; i < p->nlayers; i++) {
+            size_t end = p->layers[i].end_insn ? p->layers[i].end_insn : count;
+            size_t ni = end - p->layers[i].first_insn;
+            if (i == used[0] || i == used[1]) continue;
+            if (best == (size_t)-1 || ni > bn) { best = i; bn = ni; }
+        }
+        if (best == (size_t)-1) break;
+        used[r] = best;
+        int w = snprintf(big + k, sizeof big - k, "%s'%.60s' %zu", r ? ", " : "",
+                         p->layers[best].node, bn);
+        if (w < 0 || (size_t)w >= sizeof big - k) break;
+        k += (size_t)w;
+    }
+    tpuc_err(err, errlen, "the program needs %s%zu instructions, IMEM holds %u (--imem-insns "
+             "%u, at most 32768): a larger --mxu or a smaller --batch needs fewer; the largest "
+             "layers: %s", partial ? "more than " : "",
+             count, hw->geom.imem_insns, hw->geom.imem_insns, big);
 }
 
 int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
@@ -126,27 +157,8 @@ int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
     free(errors);
     p->insns = insns;
     p->ninsns = count;
-    if (count > hw->geom.imem_insns) {
-        /* name the layers that take the most */
-        char big[300] = "";
-        size_t k = 0, used[3] = {(size_t)-1, (size_t)-1, (size_t)-1};
-        for (int r = 0; r < 3; r++) {
-            size_t best = (size_t)-1, bn = 0;
-            for (size_t i = 0; i < p->nlayers; i++) {
-                size_t ni = p->layers[i].end_insn - p->layers[i].first_insn;
-                if (i == used[0] || i == used[1]) continue;
-                if (best == (size_t)-1 || ni > bn) { best = i; bn = ni; }
-            }
-            if (best == (size_t)-1) break;
-            used[r] = best;
-            int w = snprintf(big + k, sizeof big - k, "%s'%.60s' %zu", r ? ", " : "",
-                             p->layers[best].node, bn);
-            if (w < 0 || (size_t)w >= sizeof big - k) break;
-            k += (size_t)w;
-        }
-        tpuc_err(err, errlen, "the program needs %zu instructions, IMEM holds %u (--imem-insns "
-                 "%u, at most 32768): a larger --mxu or a smaller --batch needs fewer; the "
-                 "largest layers: %s", count, hw->geom.imem_insns, hw->geom.imem_insns, big);
+    if (count > hw->geom.imem_insns && !hw->predict_only) {
+        tpuc_imem_error(p, hw, count, 0, err, errlen);
         return -1;
     }
     return 0;

@@ -22,10 +22,15 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
                 size_t errlen)
 {
     (void)g;
+    size_t seg_max = 60000; /* instructions per run: the model's IMEM is 16-bit */
+    const char *sv = getenv("TPUC_REPORT_SEGMENT"); /* shorter runs, to check the estimate */
+    if (sv && atol(sv) >= 64 && (size_t)atol(sv) < seg_max) seg_max = (size_t)atol(sv);
     uint8_t *host = calloc(1, (size_t)p->host_bytes);
     uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
-    if (!host || !done || !mxu) {
-        free(host); free(done); free(mxu);
+    uint64_t *sd = calloc(seg_max + 2, sizeof *sd), *sm = calloc(seg_max + 2, sizeof *sm);
+    tpu_insn_t *seg = malloc((seg_max + 2) * sizeof *seg);
+    if (!host || !done || !mxu || !sd || !sm || !seg) {
+        free(host); free(done); free(mxu); free(sd); free(sm); free(seg);
         tpuc_err(err, errlen, "out of memory (host image)");
         return -1;
     }
@@ -33,21 +38,48 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     tpu_core_cfg_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.geom = hw->geom;
-    if (cfg.geom.imem_insns < p->ninsns) cfg.geom.imem_insns = (unsigned)p->ninsns;
+    cfg.geom.imem_insns = (unsigned)seg_max + 1;
     cfg.axi_data_bits = hw->axi_data_bits;
-    cfg.insn_done = done;
-    cfg.insn_mxu = mxu;
+    cfg.insn_done = sd;
+    cfg.insn_mxu = sm;
     tpu_core_t *core = tpu_core_new(&cfg);
     tpu_core_result_t res;
-    int rc = core ? tpu_core_run(core, p->insns, p->ninsns, 0, host, (size_t)p->host_bytes,
-                                 NULL, &res)
-                  : -1;
+    memset(&res, 0, sizeof res);
+    int rc = core ? 0 : -1;
+    /* A program longer than the model's IMEM (predict_only) runs in segments cut right
+       before an `lw` (the weight banks restart with each run; every other state is in the
+       memories, which persist); each segment ends with halt, so its drain is counted once
+       per segment: an estimate, stated in the report. */
+    const size_t body = p->ninsns - 1; /* the final halt */
+    uint64_t base_c = 0, base_m = 0;
+    size_t start = 0;
+    p->segments = 0;
+    while (rc == 0 && start < body) {
+        size_t end = body - start > seg_max ? start + seg_max : body;
+        if (end < body) {
+            while (end > start + 1 && (p->insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;
+            if (end == start + 1) { rc = -2; break; }
+        }
+        size_t k = end - start;
+        memcpy(seg, p->insns + start, k * sizeof *seg);
+        seg[k] = p->insns[body];
+        rc = tpu_core_run(core, seg, k + 1, 0, host, (size_t)p->host_bytes, NULL, &res);
+        if (rc != 0 || res.status != TPU_CORE_DONE) break;
+        for (size_t i = 0; i < k; i++) {
+            done[start + i] = base_c + sd[i];
+            mxu[start + i] = base_m + sm[i];
+        }
+        base_c += res.counters[TPU_CNT_CYCLES];
+        base_m += res.counters[TPU_CNT_MXU_BUSY];
+        p->segments++;
+        start = end;
+    }
     tpu_core_free(core);
-    free(host);
+    free(host); free(sd); free(sm); free(seg);
     if (rc != 0 || res.status != TPU_CORE_DONE) {
         free(done); free(mxu);
         tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
-                 "(status %d, error %d at pc %u)", rc ? -1 : (int)res.status,
+                 "(status %d, error %d at pc %u)", rc ? rc : (int)res.status,
                  rc ? 0 : res.err_code, rc ? 0u : res.err_pc);
         return -1;
     }
@@ -56,14 +88,14 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         tpuc_layer_t *l = &p->layers[i];
         if (l->end_insn <= l->first_insn) { l->cycles = 0; continue; }
         int last = i + 1 == p->nlayers;
-        uint64_t c_end = last ? res.counters[TPU_CNT_CYCLES] : done[l->end_insn - 1];
-        uint64_t m_end = last ? res.counters[TPU_CNT_MXU_BUSY] : mxu[l->end_insn - 1];
+        uint64_t c_end = last ? base_c : done[l->end_insn - 1];
+        uint64_t m_end = last ? base_m : mxu[l->end_insn - 1];
         l->cycles = c_end > prev_c ? c_end - prev_c : 0;
         l->mxu_busy = m_end - prev_m;
         prev_c = c_end > prev_c ? c_end : prev_c;
         prev_m = m_end;
     }
-    p->total_cycles = res.counters[TPU_CNT_CYCLES];
+    p->total_cycles = base_c;
     free(done);
     free(mxu);
     return 0;
@@ -99,6 +131,10 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             "core(s)\n", p->total_macs, p->total_cycles, p->batch,
             p->batch ? (double)p->total_cycles / (double)p->batch : 0.0,
             100.0 * util(p->total_macs, n, p->total_cycles), ips, hw->freq_mhz, hw->cores);
+    if (p->segments > 1)
+        fprintf(f, "note: %zu instructions, more than IMEM's %u: predicted in %zu runs of the "
+                "model (an estimate: each run drains the pipeline once); the program cannot be "
+                "loaded as it is\n", p->ninsns, hw->geom.imem_insns, p->segments);
     fprintf(f, "MXU%%: useful MACs / (N^2 x cycles); bound%%: useful MACs / (N^2 x vectors "
             "presented), the most the layer's tiling (K and N' padded to N, Conv rows on the "
             "padded width) allows\n");
@@ -143,10 +179,12 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /
                                        (double)p->total_cycles : 0.0;
     fprintf(f, "  ],\n  \"total\": {\"macs\": %" PRIu64 ", \"cycles\": %" PRIu64
-            ", \"cycles_per_image\": %.3f, \"mxu_util\": %.6f, \"images_per_s\": %.3f}\n}\n",
+            ", \"cycles_per_image\": %.3f, \"mxu_util\": %.6f, \"images_per_s\": %.3f, "
+            "\"model_runs\": %zu, \"fits_imem\": %s}\n}\n",
             p->total_macs, p->total_cycles,
             p->batch ? (double)p->total_cycles / (double)p->batch : 0.0,
-            util(p->total_macs, n, p->total_cycles), ips);
+            util(p->total_macs, n, p->total_cycles), ips, p->segments,
+            p->ninsns <= hw->geom.imem_insns ? "true" : "false");
 }
 
 static void write_io(FILE *f, const char *kind, const tpuc_tensor_t *t)

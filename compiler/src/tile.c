@@ -1387,13 +1387,33 @@ static int emit_softmax(ctx_t *c, const tpuc_node_t *n)
     return 0;
 }
 
+static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
+                     int dry, uint64_t *host_top, char *err, size_t errlen);
+
+/* Two passes: a dry one (no text, no assembly) lays out the activations, then the image is
+   placed right after them and the program written. */
 int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen)
+{
+    tpuc_prog_t scratch;
+    uint64_t top = 0;
+    int rc = tile_pass(g, hw, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+    tpuc_prog_free(&scratch);
+    if (rc) {
+        memset(p, 0, sizeof *p);
+        return -1;
+    }
+    return tile_pass(g, hw, p, up(top, 1 << 20), 0, &top, err, errlen);
+}
+
+static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
+                     int dry, uint64_t *host_top, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     ctx_t cc, *c = &cc;
     memset(c, 0, sizeof *c);
     c->g = g; c->hw = hw; c->p = p; c->n = hw->geom.n;
     c->e.p = p;
+    c->e.dry = dry;
     c->err = err; c->errlen = errlen;
     err[0] = 0;
     c->slots = hw->geom.wmem_rows / hw->geom.n;
@@ -1437,18 +1457,9 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
     p->in_t = g->inputs[0];
     p->out_t = g->outputs[0];
     p->batch = (long)x->dims[0];
-    /* the constant image goes after every activation: sizes first (a dry run over the
-       layouts is not needed: activations are laid out as nodes are emitted, so the image is
-       placed at a fixed, generous base and checked at the end) */
-    uint64_t act_bytes = 0;
-    for (size_t i = 0; i < g->nt; i++) {
-        const tpuc_tensor_t *t = &g->t[i];
-        if (t->is_const || t->ndim < 1) continue;
-        int64_t e = tpuc_tensor_elems(t);
-        uint64_t per = (uint64_t)e * 4;
-        act_bytes += per * 8 + (1 << 20); /* pads, wide rows and slack: checked below */
-    }
-    c->img_base = up(0x1000 + act_bytes, 1 << 20);
+    /* the constant image goes right after every activation (tpuc_tile's dry pass measured
+       them; in that pass the base is the 3 GiB limit) */
+    c->img_base = img_base;
     if (c->img_base > ((uint64_t)3 << 30)) {
         tpuc_err(err, errlen, "the activations need more than 3 GiB of host memory");
         return -1;
@@ -1518,7 +1529,14 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
             p->layers[p->nlayers - 1].end_insn = c->e.count;
             p->layers[p->nlayers - 1].mxu_rows = c->e.mxu_rows;
         }
+        if (c->e.count > (hw->predict_only ? (size_t)4 << 20 : hw->geom.imem_insns)) {
+            /* stop early: it cannot fit (the predictor stops at 4 M instructions) */
+            tpuc_imem_error(p, hw, c->e.count, i + 1 < g->nn, err, errlen);
+            return -1;
+        }
     }
+    *host_top = c->host_top;
+    if (dry) return 0;
     if (c->host_top > c->img_base) {
         tpuc_err(err, errlen, "internal error: activations (%llu bytes) overlap the constant image",
                  (unsigned long long)c->host_top);

@@ -28,6 +28,7 @@ typedef struct {
     tpuc_prog_t *p;
     size_t count;      /* instructions so far */
     uint64_t mxu_rows; /* vectors presented */
+    int dry;           /* count only, no text (tile's sizing pass) */
 } tpuc_ectx_t;
 
 int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
@@ -42,6 +43,10 @@ int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bm
 int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, uint64_t g,
                    uint64_t len, uint64_t cs, uint64_t rs);
 int tpuc_e_halt(tpuc_ectx_t *c);
+/* The one-line message for a program of `count` instructions that IMEM cannot hold, naming
+   the largest layers so far. */
+void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,
+                     char *err, size_t errlen);
 /* Assembles p->text into p->insns and checks the IMEM size. */
 int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen);
 

@@ -143,6 +143,18 @@ print("layers", [(l["node"], l["cycles"], round(l["mxu_util"], 3)) for l in r["l
 sys.exit(0 if s == r["total"]["cycles"] and r["total"]["macs"] == 10 * (48 * 40 + 40 * 10) else 1)
 PY
 
+# the predictor in segments (what --report-only does for a program longer than the model's
+# IMEM) against one run of the whole program: within 2 %
+"$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_whole.json" >/dev/null 2>&1
+TPUC_REPORT_SEGMENT=300 "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_seg.json" >/dev/null 2>&1
+$PY - "$W/net_whole.json" "$W/net_seg.json" <<'PY' && ok "the predictor in segments within 2 % of one run" || bad "segmented prediction"
+import json, sys
+w, s = (json.load(open(p))["total"] for p in sys.argv[1:3])
+r = s["cycles"] / w["cycles"]
+print("whole %d cycles (%d run), in segments %d (%d runs): %.4f" % (w["cycles"], w["model_runs"], s["cycles"], s["model_runs"], r))
+sys.exit(0 if w["model_runs"] == 1 and s["model_runs"] > 3 and abs(r - 1) < 0.02 else 1)
+PY
+
 # ---- 5. RTL ----
 if [ "$RTL" = 1 ]; then
     "$B/tpu-compile" "$W/tiny.onnx" --mxu 4 --cores 1 --batch 4 -o "$W/tiny4" >"$W/tiny4.log" 2>&1 || bad "tiny compile: $(tail -n 1 "$W/tiny4.log")"

@@ -37,6 +37,8 @@ typedef struct {
     unsigned freq_mhz;      /* for images/s in the report */
     long batch;             /* --batch: the symbolic batch bound here (0: not given) */
     int no_fuse_pool;       /* --no-fuse-pool: run every MaxPool as its own node */
+    int predict_only;       /* --report-only: a program longer than IMEM is still predicted
+                               (run in segments on the model), not refused */
 } tpuc_hw_t;
 
 /* ---- IR ---- */
@@ -171,6 +173,7 @@ typedef struct {
     int in_t, out_t;                 /* the graph's input and output tensors */
     long batch;                      /* images per core */
     uint64_t total_cycles, total_macs;
+    size_t segments;                 /* model runs the report took (1: the whole program) */
 } tpuc_prog_t;
 
 int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen);

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tpu-explore: which configuration to build for a model and an FPGA (docs/compiler.md
+"Choose a configuration"). For every MXU size N and core count C asked for, the compiler's
+predictor (tpu-compile --report-only: the C model's cycle count of the compiled program, exact
+where the model is: within 2 % of the RTL on the programs checked) gives the cycles of one run;
+the FPGA resources of that configuration come from the fits of docs/fpga.md (the MXU's
+474 N^2 LUT on 7-series / 524 N^2 on UltraScale+, the VPU lane, the core's fixed part, block
+RAM for the memories and IMEM, the board's routers); no timing closure is claimed: images/s
+are at the --freq-mhz given. Writes a CSV, prints a table, draws throughput against LUTs and
+DSPs with the Pareto front (python3-matplotlib) and names the fastest configuration that fits
+the part.
+
+usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch B]
+                   [--part xc7a100t|xcku5p|xcu250|xcvu13p] [--freq-mhz F] [--imem-insns I]
+                   [-o OUT.csv] [--png OUT.png]
+Exit status: 0, 2 on bad arguments or a model the compiler refuses at every point."""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# Vendor capacities (docs/fpga.md "What fits which FPGA"): family, LUTs, FFs, DSPs, BRAM36.
+PARTS = {
+    "xc7a100t": ("Artix-7 100T", "xc7", 63400, 126800, 240, 135),
+    "xcku5p": ("Kintex UltraScale+ KU5P", "xcup", 216960, 433920, 1824, 480),
+    "xcu250": ("Alveo U250", "xcup", 1728000, 3456000, 12288, 2688),
+    "xcvu13p": ("Virtex UltraScale+ VU13P", "xcup", 1728000, 3456000, 12288, 2688),
+}
+# docs/fpga.md: MXU LUT per N^2 (the fused one-stage PE), the VPU lane inside the core, the
+# core's fixed part (control, DMA, network unit), per family; the router and links per core.
+MXU_LUT_N2 = {"xc7": 474.0, "xcup": 524.0}
+LANE_LUT = {"xc7": 7600.0, "xcup": 7600.0 * 7878.0 / 6509.0}
+FIXED_LUT = {"xc7": 14600.0, "xcup": 16000.0}
+ROUTER_LUT = 1180.0 + 2 * 156.0 + 191.0  # router, two ring links, the AXI4-Lite splitter
+LUT_HEADROOM = 0.8                        # routing headroom: 80 % of LUTs usable
+
+
+def resources(n, c, imem, fam):
+    """LUT, DSP and BRAM36 of a C-core board of N x N cores (docs/fpga.md's per-N fits)."""
+    lut = MXU_LUT_N2[fam] * n * n + LANE_LUT[fam] * n + FIXED_LUT[fam]
+    dsp = n * n + 65 * n + 2
+    # UB 4096 x 16N bits, ACC 2048 x 32N bits (4K x 9 and 2K x 18 shapes), IMEM 128-bit words
+    bram = math.ceil(16 * n / 9) + math.ceil(32 * n / 18) + math.ceil(imem * 128 / 36864)
+    if c > 1:
+        lut += ROUTER_LUT
+        dsp += 3
+    return c * lut, c * dsp, c * bram
+
+
+def predict(tools, model, n, c, batch, freq, imem, work):
+    """The compiler's report for one point: dict, or a string saying why not."""
+    js = os.path.join(work, "r_%d_%d.json" % (n, c))
+    cmd = [os.path.join(tools, "tpu-compile"), model, "--mxu", str(n), "--cores", str(c),
+           "--batch", str(batch), "--imem-insns", str(imem), "--freq-mhz", str(freq),
+           "--report-only", "--json", js]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        line = (p.stderr.strip().splitlines() or ["tpu-compile exit %d" % p.returncode])[-1]
+        return line.replace("tpu-compile: error: ", "")
+    with open(js) as f:
+        return json.load(f)
+
+
+def pareto(points):
+    """Indices of the points not dominated in (fewer LUTs, more images/s)."""
+    idx = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    front, best = [], -1.0
+    for i in idx:
+        if points[i][1] > best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def ints(s, what):
+    try:
+        v = [int(x) for x in s.split(",") if x != ""]
+    except ValueError:
+        sys.exit("tpu-explore: error: %s '%s': expected comma-separated whole numbers" % (what, s))
+    if not v or any(x < 1 for x in v):
+        sys.exit("tpu-explore: error: %s '%s': expected numbers >= 1" % (what, s))
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="tpu-explore", description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("--mxu", default="8,16,32,64,128")
+    ap.add_argument("--cores", default="1,2,4,8")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="the batch of one run over all cores (default: 16 per core)")
+    ap.add_argument("--part", default="xcu250", choices=sorted(PARTS))
+    ap.add_argument("--freq-mhz", type=int, default=100)
+    ap.add_argument("--imem-insns", type=int, default=32768)
+    ap.add_argument("-o", "--out", default="explore.csv")
+    ap.add_argument("--png", default=None)
+    ap.add_argument("--tools", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                    "..", "build", "tools"))
+    a = ap.parse_args()
+    ns, cs = ints(a.mxu, "--mxu"), ints(a.cores, "--cores")
+    if any(n > 256 for n in ns):
+        sys.exit("tpu-explore: error: --mxu %s: N must be 1 .. 256" % a.mxu)
+    if any(c > 64 for c in cs):
+        sys.exit("tpu-explore: error: --cores %s: C must be 1 .. 64" % a.cores)
+    if not 1 <= a.freq_mhz <= 1000:
+        sys.exit("tpu-explore: error: --freq-mhz %d: expected 1 .. 1000" % a.freq_mhz)
+    if not os.path.isfile(a.model):
+        sys.exit("tpu-explore: error: %s: no such file" % a.model)
+    name, fam, luts, _ffs, dsps, brams = PARTS[a.part]
+    t0 = time.time()
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for n in ns:
+            for c in cs:
+                b = a.batch if a.batch else 16 * c
+                r = predict(a.tools, a.model, n, c, b, a.freq_mhz, a.imem_insns, work)
+                lut, dsp, bram = resources(n, c, a.imem_insns, fam)
+                fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
+                if isinstance(r, str):
+                    rows.append(dict(n=n, c=c, batch=b, ips=None, note=r, lut=lut, dsp=dsp,
+                                     bram=bram, fits=fits))
+                    continue
+                t = r["total"]
+                per = r["batch_per_core"]
+                rows.append(dict(n=n, c=c, batch=per * c, ips=t["images_per_s"],
+                                 cycles=t["cycles"], cpi=t["cycles"] / per,
+                                 util=t["mxu_util"], insns=r["instructions"], lut=lut,
+                                 dsp=dsp, bram=bram, fits=fits, note=""))
+                print("tpu-explore: N = %d, C = %d done" % (n, c), file=sys.stderr)
+    secs = time.time() - t0
+    ok = [r for r in rows if r["ips"] is not None]
+    if not ok:
+        for r in rows:
+            print("N = %d, C = %d: %s" % (r["n"], r["c"], r["note"]), file=sys.stderr)
+        sys.exit("tpu-explore: error: the model compiles at no point of the sweep")
+    with open(a.out + ".tmp", "w") as f:
+        f.write("mxu,cores,batch,instructions,cycles_per_image,images_per_s_at_%dMHz,mxu_util,"
+                "lut_%s,dsp,bram36,fits_%s,note\n" % (a.freq_mhz, fam, a.part))
+        for r in rows:
+            if r["ips"] is None:
+                f.write("%d,%d,%d,,,,,%d,%d,%d,%s,\"%s\"\n" % (r["n"], r["c"], r["batch"],
+                        r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no",
+                        r["note"].replace('"', "'")))
+            else:
+                f.write("%d,%d,%d,%d,%.1f,%.2f,%.5f,%d,%d,%d,%s,\n" % (
+                    r["n"], r["c"], r["batch"], r["insns"], r["cpi"], r["ips"], r["util"],
+                    r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no"))
+    os.replace(a.out + ".tmp", a.out)
+    front = pareto([(r["lut"], r["ips"]) for r in ok])
+    print("%s on %s (%s: %d LUT, %d DSP, %d BRAM36; 80 %% of LUTs usable), images/s at %d MHz "
+          "(no timing closure claimed), %.1f s for %d points" % (
+              os.path.basename(a.model), a.part, name, luts, dsps, brams, a.freq_mhz, secs,
+              len(rows)))
+    print("%5s %3s %6s %12s %14s %8s %10s %8s %6s %5s %s" % (
+        "N", "C", "batch", "cycles/img", "images/s", "MXU%", "LUT", "DSP", "BRAM", "fits", ""))
+    for i, r in enumerate(rows):
+        if r["ips"] is None:
+            print("%5d %3d %6d %s" % (r["n"], r["c"], r["batch"], r["note"][:90]))
+            continue
+        j = ok.index(r)
+        print("%5d %3d %6d %12.0f %14.1f %8.2f %10d %8d %6d %5s %s" % (
+            r["n"], r["c"], r["batch"], r["cpi"], r["ips"], 100 * r["util"], r["lut"],
+            r["dsp"], r["bram"], "yes" if r["fits"] else "no", "pareto" if j in front else ""))
+    fit = [r for r in ok if r["fits"]]
+    if fit:
+        best = max(fit, key=lambda r: r["ips"])
+        print("fastest that fits %s: N = %d, C = %d: %.1f images/s at %d MHz (%d LUT, %d DSP)" % (
+            a.part, best["n"], best["c"], best["ips"], a.freq_mhz, best["lut"], best["dsp"]))
+    else:
+        print("no configuration of the sweep fits %s" % a.part)
+    if a.png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+        for ax, key, label in ((axes[0], "lut", "LUT (%s)" % fam), (axes[1], "dsp", "DSP slices")):
+            xs = [r[key] for r in ok]
+            ys = [r["ips"] for r in ok]
+            ax.scatter(xs, ys, c=["tab:green" if r["fits"] else "tab:gray" for r in ok], s=30)
+            for r in ok:
+                ax.annotate("%dx%d" % (r["n"], r["c"]), (r[key], r["ips"]), fontsize=7)
+            fr = pareto([(r[key], r["ips"]) for r in ok])
+            ax.plot([ok[i][key] for i in fr], [ok[i]["ips"] for i in fr], "r-", lw=1,
+                    label="Pareto front")
+            ax.axvline({"lut": LUT_HEADROOM * luts, "dsp": dsps}[key], color="k", ls=":",
+                       label="%s capacity" % a.part)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(label)
+            ax.set_ylabel("images/s at %d MHz" % a.freq_mhz)
+            ax.legend(fontsize=8)
+        fig.suptitle("%s: N x C configurations (green: fits %s)" % (os.path.basename(a.model), a.part))
+        fig.tight_layout()
+        fig.savefig(a.png + ".tmp.png", dpi=110)
+        os.replace(a.png + ".tmp.png", a.png)
+        print("plot: %s" % a.png)
+
+
+if __name__ == "__main__":
+    main()
