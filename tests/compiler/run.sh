@@ -155,6 +155,16 @@ print("whole %d cycles (%d run), in segments %d (%d runs): %.4f" % (w["cycles"],
 sys.exit(0 if w["model_runs"] == 1 and s["model_runs"] > 3 and abs(r - 1) < 0.02 else 1)
 PY
 
+# tpu-explore: 4 points, a CSV row each, the fastest that fits named (an Artix-7 100T holds one
+# N = 2 core: docs/fpga.md), a PNG; bad input refused
+"$B/tpu-explore" "$W/net.onnx" --mxu 2,4 --cores 1,2 --batch 4 --part xc7a100t -o "$W/explore.csv" \
+    --png "$W/explore.png" >"$W/explore.log" 2>&1 &&
+    [ "$(wc -l <"$W/explore.csv")" -eq 5 ] && grep -q "^fastest that fits xc7a100t: N = 2, C = 1" "$W/explore.log" &&
+    [ -s "$W/explore.png" ] && ok "tpu-explore: $(grep '^fastest' "$W/explore.log")" ||
+    { bad "tpu-explore"; cat "$W/explore.log"; }
+"$B/tpu-explore" "$W/net.onnx" --mxu 0x8 -o "$W/explore2.csv" >/dev/null 2>"$W/explore2.err" &&
+    bad "tpu-explore accepted --mxu 0x8" || ok "tpu-explore refuses --mxu 0x8: $(tail -n 1 "$W/explore2.err")"
+
 # ---- 5. RTL ----
 if [ "$RTL" = 1 ]; then
     "$B/tpu-compile" "$W/tiny.onnx" --mxu 4 --cores 1 --batch 4 -o "$W/tiny4" >"$W/tiny4.log" 2>&1 || bad "tiny compile: $(tail -n 1 "$W/tiny4.log")"
