@@ -11,7 +11,9 @@
 static const char *const vpu_sources[] = {
     "tpu_fp32_add.sv",     "tpu_fp32_mul.sv",       "tpu_fp32_maxmin.sv",
     "tpu_vpu_delay.sv",    "tpu_vpu_rom_exp2.sv",   "tpu_vpu_rom_recip.sv",
-    "tpu_vpu_exp.sv",      "tpu_vpu_recip.sv",      "tpu_vpu_lane.sv",
+    "tpu_vpu_rom_log.sv",  "tpu_vpu_rom_rsqrt.sv",  "tpu_vpu_exp.sv",
+    "tpu_vpu_recip.sv",    "tpu_vpu_log.sv",        "tpu_vpu_rsqrt.sv",
+    "tpu_vpu_lane.sv",
     "tpu_vpu_red_node.sv", "tpu_vpu.sv",
 };
 
@@ -273,6 +275,8 @@ int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg)
         "no_inline -module \"tpu_vpu_lane\"\n"
         "no_inline -module \"tpu_vpu_rom_exp2\"\n"
         "no_inline -module \"tpu_vpu_rom_recip\"\n"
+        "no_inline -module \"tpu_vpu_rom_log\"\n"
+        "no_inline -module \"tpu_vpu_rom_rsqrt\"\n"
         "// The reduction tree's nodes: one shared copy instead of L - 1 inlined ones.\n"
         "no_inline -module \"tpu_vpu_red_node\"\n"
         "\n"

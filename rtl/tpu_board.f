@@ -19,8 +19,12 @@ tpu_fp32_maxmin.sv
 tpu_vpu_delay.sv
 tpu_vpu_rom_exp2.sv
 tpu_vpu_rom_recip.sv
+tpu_vpu_rom_log.sv
+tpu_vpu_rom_rsqrt.sv
 tpu_vpu_exp.sv
 tpu_vpu_recip.sv
+tpu_vpu_log.sv
+tpu_vpu_rsqrt.sv
 tpu_vpu_lane.sv
 tpu_vpu_red_node.sv
 tpu_vpu.sv

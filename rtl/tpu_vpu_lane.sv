@@ -14,8 +14,9 @@
 // cycle t+26 (TPU_VPU_LATENCY). No reset: datapath only (the valid pipe is in tpu_vpu).
 //
 // Opcodes (op_i): 0 add, 1 sub, 2 mul, 3 max, 4 min, 5 cvt, 6 relu, 7 exp, 8 tanh, 9 sigmoid,
-// 10 gelu, 11 recip (vpu_op_t), 12 smexp = vpu_exp(fp32_sub(a, b)) (softmax pass 2);
-// 13..15 give 0x7FC00000 (vpu_unary on an invalid opcode).
+// 10 gelu, 11 recip (vpu_op_t), 12 smexp = vpu_exp(fp32_sub(a, b)) (softmax pass 2),
+// 13 log (VPU_OP_LOG), 14 rsqrt (VPU_OP_RSQRT); 15 gives 0x7FC00000 (vpu_unary on an
+// invalid opcode).
 // Formats: fmt_*_i = 0 fp32, 1 bf16 (the low 16 bits; bf16_to_fp32 on load, fp32_to_bf16
 // with RNE on store, the upper 16 bits of a stored bf16 word are 0). yf_o is the fp32 result
 // before the store (what the reduction tree takes).
@@ -31,7 +32,7 @@
 //   @8->10  MUL4  tanh: p s    @10->12 MUL5 tanh: p a    @12->13 ADD3 tanh: a + p (polynomial)
 //   @9->14  EXP   exp: x; smexp: x - b; sigmoid: -|x|; tanh: -(2a); gelu: -|v| with s = 64
 //   @14->15 ADD_D 1 + E, ADD_N 1 - E  (E = Es, or Es 2^-64 for gelu)
-//   @15->20 RCP   recip: x; else 1 + E
+//   @15->20 RCP   recip: x; else 1 + E          LOG, RSQRT: x
 //   @20->22 MUL6  sigmoid: E R; tanh: (1 - E) R; gelu: x R (v >= 0) or Es R (v < 0)
 //   @22->24 MUL7  gelu: x (Es R)
 //   @24->25 select by opcode (tanh: sign, polynomial or not; gelu: 2^-64, -Inf), store
@@ -51,6 +52,7 @@ module tpu_vpu_lane (
   localparam logic [3:0] OpAdd = 4'd0, OpSub = 4'd1, OpMul = 4'd2, OpMax = 4'd3, OpMin = 4'd4;
   localparam logic [3:0] OpRelu = 4'd6, OpExp = 4'd7, OpTanh = 4'd8;
   localparam logic [3:0] OpSigmoid = 4'd9, OpGelu = 4'd10, OpRecip = 4'd11, OpSmexp = 4'd12;
+  localparam logic [3:0] OpLog = 4'd13, OpRsqrt = 4'd14;
 
   localparam logic [31:0] QNaN    = 32'h7FC0_0000;
   localparam logic [31:0] One     = 32'h3F80_0000;
@@ -233,7 +235,15 @@ module tpu_vpu_lane (
     .x_i ((ctl_q[15][3:0] == OpRecip) ? x_q[15] : d_q),
     .y_o (r20)
   );
-  tpu_vpu_delay #(.W (32), .D (Last - 20)) u_dly_r (.clk_i, .d_i (r20), .q_o (r_last));
+
+  // ---- @15 -> 20: LOG, RSQRT (beside RCP; their results share RCP's delay to the select) ----
+  logic [31:0] log20, rsq20, fn20;
+  tpu_vpu_log u_log (.clk_i, .x_i (x_q[15]), .y_o (log20));
+  tpu_vpu_rsqrt u_rsqrt (.clk_i, .x_i (x_q[15]), .y_o (rsq20));
+  assign fn20 = (ctl_q[20][3:0] == OpLog) ? log20
+              : (ctl_q[20][3:0] == OpRsqrt) ? rsq20
+              : r20;
+  tpu_vpu_delay #(.W (32), .D (Last - 20)) u_dly_r (.clk_i, .d_i (fn20), .q_o (r_last));
 
   // ---- @20 -> 22: MUL6; @22 -> 24: MUL7 ----
   logic [3:0]  op20;
@@ -266,7 +276,7 @@ module tpu_vpu_lane (
                 : vneg_last ? mul7_m64 : mul6_last;
   assign yf_d = (opl <= OpRelu) ? early_last
               : (opl == OpExp || opl == OpSmexp) ? es_last
-              : (opl == OpRecip) ? r_last
+              : (opl == OpRecip || opl == OpLog || opl == OpRsqrt) ? r_last
               : (opl == OpSigmoid) ? (xl[31] ? mul6_last : r_last)
               : (opl == OpTanh) ? tanh_l
               : (opl == OpGelu) ? gelu_l

@@ -311,8 +311,9 @@ vpu_fmt_t rnd_fmt(uint64_t *s)
 // Every unary op on all 65,536 bf16 patterns: bf16 in / fp32 out, then fp32 in / bf16 out.
 void build_exhaustive(std::vector<Vec> *out, uint64_t *s)
 {
-    const unsigned ops[] = { VPU_OP_CVT, VPU_OP_RELU, VPU_OP_EXP,   VPU_OP_TANH,
-                             VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP };
+    const unsigned ops[] = { VPU_OP_CVT,     VPU_OP_RELU, VPU_OP_EXP,   VPU_OP_TANH,
+                             VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, kOpLog,
+                             kOpRsqrt };
     for (unsigned pass = 0; pass < 2; pass++)
         for (unsigned op : ops)
             for (uint32_t base = 0; base < 65536u; base += kL) {
@@ -333,9 +334,10 @@ void build_random(std::vector<Vec> *out, uint64_t *s, uint64_t count, bool binar
     const unsigned bin[] = { VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MUL, VPU_OP_MAX, VPU_OP_MIN,
                              kOpSmexp };
     const unsigned un[] = { VPU_OP_CVT, VPU_OP_RELU, VPU_OP_EXP,  VPU_OP_TANH,
-                            VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, 15 };
+                            VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, kOpLog, kOpRsqrt,
+                            15 };
     for (uint64_t k = 0; k < count; k++) {
-        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 8];
+        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 10];
         Vec v = make_vec(op, rnd_fmt(s), rnd_fmt(s), rnd_fmt(s));
         for (unsigned i = 0; i < kL; i++) {
             v.a[i] = rnd_word(s, v.fa);
