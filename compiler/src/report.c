@@ -54,7 +54,7 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     uint64_t base_c = 0, base_m = 0;
     size_t start = 0;
     p->segments = 0;
-    while (rc == 0 && start < body) {
+    while (rc == 0 && (start < body || p->segments == 0)) { /* a bare halt runs once too */
         size_t end = body - start > seg_max ? start + seg_max : body;
         if (end < body) {
             while (end > start + 1 && (p->insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;

@@ -216,11 +216,18 @@ static int spatial_clean(ctx_t *c, tpuc_tensor_t *t, const need_t *nd)
     return host_alloc(c, l, l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1);
 }
 
-/* Records a -Inf fill of a buffer's pad ring: the whole buffer is prefilled in the image of
-   the run (a --load of the fill file), the producer overwrites the valid pixels. */
-typedef struct { uint64_t addr, bytes; } fill_t;
-static fill_t g_fills[64];
-static int g_nfills;
+/* Records a -Inf fill of a SPATIAL buffer's pad ring (its rows and the slack its readers may
+   touch): the whole buffer is prefilled when the job is set up (a --load of the fill file),
+   the producer overwrites the valid pixels. */
+static int add_fill(ctx_t *c, const tpuc_layout_t *l, const need_t *nd)
+{
+    tpuc_prog_t *p = c->p;
+    if (p->fills >= 64) CERR(c, "more than 64 -Inf padded buffers");
+    p->fill_addr[p->fills] = l->addr;
+    p->fill_bytes[p->fills] = (l->rows + l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1) * l->cols * 2;
+    p->fills++;
+    return 0;
+}
 
 /* ---- the matmul engine: C[m, :] = sum over K-chunks of A-chunk[m] x W-tile ---- */
 typedef struct {
@@ -628,13 +635,7 @@ static int spatial_out(ctx_t *c, tpuc_tensor_t *y, const rspace_t *rs, int *scat
     }
     *scatter = 1;
     if (spatial_clean(c, y, &nd)) return -1;
-    if (nd.pad_kind == 2 && g_nfills < 64) {
-        g_fills[g_nfills].addr = y->lay.addr;
-        g_fills[g_nfills].bytes = (y->lay.rows + y->lay.off + (nd.kh + 1) * y->lay.rpitch + nd.kw + 1) * y->lay.cols * 2;
-        g_nfills++;
-    } else if (nd.pad_kind == 2) {
-        CERR(c, "more than 64 -Inf padded buffers");
-    }
+    if (nd.pad_kind == 2 && add_fill(c, &y->lay, &nd)) return -1;
     return 0;
 }
 
@@ -1085,12 +1086,7 @@ static int alloc_clean(ctx_t *c, tpuc_tensor_t *y)
     if (consumer_needs(c, (int)(y - c->g->t), &nd)) return -1;
     if (y->is_output) memset(&nd, 0, sizeof nd), nd.stride_w = 1, nd.h_mult = 1;
     if (spatial_clean(c, y, &nd)) return -1;
-    if (nd.pad_kind == 2) {
-        if (g_nfills >= 64) CERR(c, "more than 64 -Inf padded buffers");
-        g_fills[g_nfills].addr = y->lay.addr;
-        g_fills[g_nfills].bytes = (y->lay.rows + y->lay.off + (nd.kh + 1) * y->lay.rpitch + nd.kw + 1) * y->lay.cols * 2;
-        g_nfills++;
-    }
+    if (nd.pad_kind == 2 && add_fill(c, &y->lay, &nd)) return -1;
     return 0;
 }
 
@@ -1418,7 +1414,6 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
     err[0] = 0;
     c->slots = hw->geom.wmem_rows / hw->geom.n;
     c->host_top = 0x1000;
-    g_nfills = 0;
     if (c->slots < 1) {
         tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u x %u weight tile",
                  hw->geom.wmem_rows, hw->geom.n, hw->geom.n);
@@ -1434,11 +1429,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         need_t nd;
         if (consumer_needs(c, g->inputs[0], &nd)) return -1;
         if (spatial_clean(c, x, &nd)) return -1;
-        if (nd.pad_kind == 2) {
-            g_fills[g_nfills].addr = x->lay.addr;
-            g_fills[g_nfills].bytes = (x->lay.rows + x->lay.off + (nd.kh + 1) * x->lay.rpitch + nd.kw + 1) * x->lay.cols * 2;
-            g_nfills++;
-        }
+        if (nd.pad_kind == 2 && add_fill(c, &x->lay, &nd)) return -1;
     } else {
         /* read only by Softmax: kept in fp32 (the softmax runs on fp32 in ACC anyway) */
         int only_sm = 1;
@@ -1545,8 +1536,6 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
     TRY(tpuc_asm(p, "\nhalt\n"));
     c->e.count++;
     p->host_bytes = c->img_base + up(p->image_bytes, 4096) + 4096; /* image.npy holds at least one word */
-    p->fills = g_nfills;
-    for (int i = 0; i < g_nfills; i++) { p->fill_addr[i] = g_fills[i].addr; p->fill_bytes[i] = g_fills[i].bytes; }
     p->image_base = c->img_base;
     if (tpuc_assemble(p, hw, err, errlen)) return -1;
     p->total_macs = 0;
