@@ -21,6 +21,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 STALLS = (10, 30, 50, 80, 90)
+LATENCIES = (1, 2, 3, 8, 16, 33, 100, 257, 1000)
 
 
 def job_list(a):
@@ -42,6 +43,15 @@ def job_list(a):
                 p = rng.choice(STALLS)
                 q = rng.randrange(1, 2**31 - 1)
                 jobs.append(("stall-N%d-s%d-p%d-q%d" % (n, s, p, q), "core %d %d %d %d 0" % (n, s, p, q)))
+            # AXI latency (--axi-latency L, 1 .. 1000 cycles) with back-pressure; its own seeds,
+            # so that the jobs above keep their IDs
+            lrng = random.Random("%d-lat-%d-%d" % (a.base_seed, n, s))
+            for _ in range(a.latency_seeds):
+                lat = lrng.choice(LATENCIES)
+                p = lrng.choice(STALLS)
+                q = lrng.randrange(1, 2**31 - 1)
+                jobs.append(("lat-N%d-s%d-l%d-p%d-q%d" % (n, s, lat, p, q),
+                             "core %d %d %d %d 0 --axi-latency %d" % (n, s, p, q, lat)))
     for spec in a.boards.split(",") if a.boards else []:
         n, c, topo = spec.split(":", 2)
         for s in range(1, a.board_seeds + 1):
@@ -193,6 +203,7 @@ def main():
     l.add_argument("--ns", default="2 4 8", help="MXU sizes (1 .. 8)")
     l.add_argument("--xseeds", type=int, default=2, help="X-initialisation runs per program")
     l.add_argument("--stall-seeds", type=int, default=1, help="AXI back-pressure runs per program")
+    l.add_argument("--latency-seeds", type=int, default=1, help="AXI latency runs per program")
     l.add_argument("--boards", default="4:2:ring", help="N:C:TOPOLOGY,... boards for random-board")
     l.add_argument("--board-seeds", type=int, default=4, help="random-board programs per board")
     l.add_argument("--base-seed", type=int, default=1, help="seeds the stall and X-init seeds")

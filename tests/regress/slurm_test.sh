@@ -106,7 +106,7 @@ idle*|mix*|alloc*) echo "slurm: slurmctld and slurmd up on $host (ports $port, $
 esac
 
 # the job list (4 jobs) and its sbatch script, as make regress-slurm writes them
-/usr/bin/python3 tests/regress/regress.py list --seeds 1 --ns 4 --xseeds 2 --stall-seeds 1 --boards "" \
+/usr/bin/python3 tests/regress/regress.py list --seeds 1 --ns 4 --xseeds 2 --stall-seeds 1 --latency-seeds 0 --boards "" \
     -o "$d/list.txt" || exit 1
 /usr/bin/python3 tests/regress/regress.py sbatch "$d/list.txt" "$d/results" -o "$d/regress.sbatch" || exit 1
 k=$(wc -l <"$d/list.txt")

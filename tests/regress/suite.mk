@@ -2,7 +2,8 @@
 # Regressions (issue 16 "Regressions on an existing engine"): constrained-random programs
 # (tpu-mkprog random) on the C model and on the verilated core, traces compared; the same
 # programs with X-initialisation (+verilator+rand+reset+2, random +verilator+seed+S: traces
-# identical to the model's); AXI back-pressure (--stall P, random --seed); random-board jobs on
+# identical to the model's); AXI back-pressure (--stall P, random --seed) and AXI latency
+# (--axi-latency L, 1 .. 1000 cycles, with back-pressure); random-board jobs on
 # a small board. One job per run, listed by tests/regress/regress.py, run by GNU parallel or
 # as a Slurm job array; resumable (a job that passed is not rerun); a summary with the replay
 # command of each failure and JUnit XML.
@@ -12,14 +13,16 @@
 #                            task k runs job k): $(REGRESS_DIR)/regress.sbatch
 #   make regress-report      the summary and JUnit XML of the results so far (after Slurm)
 #   test-regress       (make test)      a small regression (N = 4, 10 seeds, 3 X-init seeds,
-#                                       a random-board pair) with a deliberately failing job:
-#                                       counts, the failure's replay command, JUnit XML parsed,
-#                                       a rerun skips what passed
+#                                       a back-pressure and a latency seed; a random-board
+#                                       pair) with a deliberately failing job: counts, the
+#                                       failure's replay command, JUnit XML parsed, a rerun
+#                                       skips what passed (~15 s)
 #   test-regress-slurm (make test)      a single-node Slurm on localhost (munge, slurmctld,
 #                                       slurmd) runs a 4-task array of the list (~10 s);
 #                                       SKIP where Slurm is not installed or cannot start
 # Variables: SEEDS (programs per N), REGRESS_NS (MXU sizes, <= 8), REGRESS_XSEEDS (X-init runs
-# per program), REGRESS_STALL_SEEDS (back-pressure runs per program), REGRESS_BOARDS
+# per program), REGRESS_STALL_SEEDS (back-pressure runs per program), REGRESS_LAT_SEEDS
+# (AXI latency runs per program), REGRESS_BOARDS
 # (N:C:TOPOLOGY,...), REGRESS_BOARD_SEEDS, REGRESS_BASE_SEED, REGRESS_JOBS (parallel jobs, 2),
 # REGRESS_DIR.
 
@@ -27,13 +30,14 @@ SEEDS               ?= 20
 REGRESS_NS          ?= 2 4 8
 REGRESS_XSEEDS      ?= 2
 REGRESS_STALL_SEEDS ?= 1
+REGRESS_LAT_SEEDS   ?= 1
 REGRESS_BOARDS      ?= 4:2:ring
 REGRESS_BOARD_SEEDS ?= 4
 REGRESS_BASE_SEED   ?= 1
 REGRESS_JOBS        ?= 2
 REGRESS_DIR         ?= $(BUILD)/regress
 REGRESS_LIST_ARGS = --seeds $(SEEDS) --ns "$(REGRESS_NS)" --xseeds $(REGRESS_XSEEDS) \
-                    --stall-seeds $(REGRESS_STALL_SEEDS) --boards "$(REGRESS_BOARDS)" \
+                    --stall-seeds $(REGRESS_STALL_SEEDS) --latency-seeds $(REGRESS_LAT_SEEDS) --boards "$(REGRESS_BOARDS)" \
                     --board-seeds $(REGRESS_BOARD_SEEDS) --base-seed $(REGRESS_BASE_SEED)
 
 TEST_SUITES += test-regress test-regress-slurm
