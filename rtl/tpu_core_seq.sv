@@ -203,8 +203,8 @@ module tpu_core_seq (
       end
       OpVop: begin
         reserved  = |{w2_hi, w3} ||
-                    (f_op >= 4'd5 && f_op <= 4'd11 && |{f_5, f_7, w1_hi});
-        bad_count = (cnt == 16'd0) || (f_op > 4'd11);
+                    (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, w1_hi});
+        bad_count = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
         bad_row   = !in_range({1'b0, f_4}, w1_lo, 17'(cnt)) ||
                     (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
                     !in_range({1'b0, f_6}, w2_lo, 17'(cnt));

@@ -303,7 +303,10 @@ module tpu_core_vctl #(
         cs_q      <= insn_i[63:48];
         rs_q      <= insn_i[95:80];
         pc_q      <= pc_i;
-        op_q      <= insn_i[11:8];
+        // vop 0..11 are the lane's opcodes; vop 12 log, 13 rsqrt are lane opcodes 13, 14
+        // (lane opcode 12 is smexp, the softmax's)
+        op_q      <= (insn_i[11:8] == 4'd12 || insn_i[11:8] == 4'd13) ? insn_i[11:8] + 4'd1
+                                                                      : insn_i[11:8];
         amem_q    <= insn_i[12];
         bmem_q    <= insn_i[13];
         dmem_q    <= insn_i[14];

@@ -545,6 +545,64 @@ static void kind_allops(struct job *j)
 #undef NEWRES
 }
 
+/* vfuncs: the VPU's log and rsqrt (vop 12, 13) from and to both memories, on the input values
+   (signs, zeros, the --dist edge values) and on |x|-like values made by the VPU itself
+   (x * x, exp(x)), as the loss (log of a softmax) and Adam (rsqrt of a second moment) use
+   them. */
+static void kind_vfuncs(struct job *j)
+{
+    const struct cfg *c = j->c;
+    unsigned m = c->m, n = c->n;
+    uint16_t *x = gen_bf16(c, 1, m, n), *yb = gen_bf16(c, 3, m, n);
+    uint32_t *y = malloc((size_t)m * n * sizeof *y);
+    if (y == NULL)
+        die("out of memory");
+    for (size_t i = 0; i < (size_t)m * n; i++)
+        y[i] = (uint32_t)yb[i] << 16 | (uint32_t)(yb[(i * 7 + 3) % ((size_t)m * n)] & 0xFF);
+    uint64_t hx = load_bf16(j, "x.npy", x, m, n), hy = load_f32(j, "y.npy", y, m, n);
+    fprintf(j->meta, "input x.npy x ub %ux%u\ninput y.npy y acc %ux%u\n", m, n, m, n);
+    free(x);
+    free(yb);
+    free(y);
+    unsigned ux = ub_alloc(j, m, "X"), ay = acc_alloc(j, m, "Y");
+    unsigned sq = acc_alloc(j, m, "Y*Y"), ex = acc_alloc(j, m, "exp(X)");
+    ins(j, "# inputs: X -> UB %u, Y -> ACC %u", ux, ay);
+    ins(j, "dma_in ub row=%u rows=%u cols=%u addr=0x%llx stride=%u", ux, m, n,
+        (unsigned long long)hx, 2 * n);
+    ins(j, "dma_in acc row=%u rows=%u cols=%u addr=0x%llx stride=%u", ay, m, n,
+        (unsigned long long)hy, 4 * n);
+    ins(j, "vop mul a=acc:%u b=acc:%u dst=acc:%u rows=%u", ay, ay, sq, m);
+    ins(j, "vop exp a=ub:%u dst=acc:%u rows=%u", ux, ex, m);
+    struct res { const char *name; int acc; unsigned row; } r[8];
+    unsigned nr = 0;
+#define NEWRES(nm, isacc) (r[nr].name = (nm), r[nr].acc = (isacc), \
+        r[nr].row = (isacc) ? acc_alloc(j, m, nm) : ub_alloc(j, m, nm), r[nr++].row)
+    unsigned t;
+    t = NEWRES("log_ub_ub", 0);
+    ins(j, "vop log a=ub:%u dst=ub:%u rows=%u", ux, t, m);
+    t = NEWRES("log_acc_acc", 1);
+    ins(j, "vop log a=acc:%u dst=acc:%u rows=%u", ay, t, m);
+    t = NEWRES("log_exp", 1);
+    ins(j, "vop log a=acc:%u dst=acc:%u rows=%u", ex, t, m);
+    t = NEWRES("rsqrt_ub_acc", 1);
+    ins(j, "vop rsqrt a=ub:%u dst=acc:%u rows=%u", ux, t, m);
+    t = NEWRES("rsqrt_acc_ub", 0);
+    ins(j, "vop rsqrt a=acc:%u dst=ub:%u rows=%u", ay, t, m);
+    t = NEWRES("rsqrt_sq", 1);
+    ins(j, "vop rsqrt a=acc:%u dst=acc:%u rows=%u", sq, t, m);
+    ins(j, "vop rsqrt a=acc:%u dst=acc:%u rows=%u", t, t, m); /* in place, back to back */
+    ins(j, "sync");
+    for (unsigned i = 0; i < nr; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.npy", r[i].name);
+        uint64_t h = dump(j, file, r[i].acc, m, n);
+        ins(j, "dma_out %s row=%u rows=%u cols=%u addr=0x%llx stride=%u", r[i].acc ? "acc" : "ub",
+            r[i].row, m, n, (unsigned long long)h, (r[i].acc ? 4 : 2) * n);
+    }
+    ins(j, "halt");
+#undef NEWRES
+}
+
 /* random: a constrained-random program (tpu/randprog.h) with its predicted outcome in job.txt
    ("expect done" or "expect error E pc P"), a 4 KiB bf16 input at host 0x1000 and a dump of
    the first 64 KiB of host memory. */
@@ -588,7 +646,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: tpu-mkprog KIND --mxu N -o DIR [options]\n"
-        "  KIND          matmul | dense | mlp | allops | manyk | random (a core job); the board kinds\n"
+        "  KIND          matmul | dense | mlp | allops | manyk | random | vfuncs (a core job); the\n"
+        "                board kinds\n"
         "                allreduce | bcast | sendrecv | barrier | dptrain | collall take\n"
         "                --cores C --topology T (tpu-mkprog allreduce --help)\n"
         "  --mxu N       MXU size (1 .. 256)\n"
@@ -701,18 +760,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (nkinds != 1) {
-        fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk)\n",
+        fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk, vfuncs)\n",
                 prog_name, nkinds == 0 ? "no KIND" : "several KINDs");
         return 2;
     }
     c.kind = kind_arg;
     int kind;
-    static const char *const kinds[] = { "matmul", "dense", "mlp", "allops", "manyk", "random" };
-    for (kind = 0; kind < 6; kind++)
+    static const char *const kinds[] = { "matmul", "dense", "mlp",   "allops",
+                                         "manyk",  "random", "vfuncs" };
+    for (kind = 0; kind < 7; kind++)
         if (!strcmp(c.kind, kinds[kind]))
             break;
-    if (kind == 6)
-        die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk or random (core jobs) or "
+    if (kind == 7)
+        die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk, random or vfuncs (core jobs) or "
             "allreduce, bcast, sendrecv, barrier, dptrain, collall or random-board (board jobs)", c.kind);
     if (board_opt)
         die("%s is an option of the board kinds (allreduce, bcast, sendrecv, barrier, dptrain, "
@@ -781,6 +841,7 @@ int main(int argc, char **argv)
     case 1: kind_matmul(&j, 1); break;
     case 2: kind_mlp(&j); break;
     case 5: kind_random(&j); break;
+    case 6: kind_vfuncs(&j); break;
     default: kind_allops(&j); break;
     }
     if (j.insns > c.imem_insns)

@@ -10,6 +10,11 @@
 #include "tpu/numerics.h"
 #include "tpu/vpu.h"
 
+/* vop's op codes are vpu_op_t's (tpu/isa.h) */
+_Static_assert((int)TPU_VOP_LOG == (int)VPU_OP_LOG && (int)TPU_VOP_RSQRT == (int)VPU_OP_RSQRT &&
+                   (int)TPU_VOP_COUNT == (int)VPU_OP_COUNT,
+               "vop op codes must equal vpu_op_t");
+
 static vpu_fmt_t vpu_fmt(unsigned mem)
 {
     return mem == TPU_MEM_UB ? VPU_FMT_BF16 : VPU_FMT_FP32;

@@ -271,6 +271,67 @@ static void test_matmul_and_dense(void **state)
     }
 }
 
+/* vop log and vop rsqrt (op 12, 13) between UB (bf16) and ACC (fp32), in place too, against
+   vpu_vec_unary with vpu_log / vpu_rsqrt, on inputs of every class (negatives, zeros,
+   subnormals, Inf, NaN) */
+static void test_vop_log_rsqrt(void **state)
+{
+    (void)state;
+    static const uint32_t edge[] = { 0x00000000u, 0x80000000u, 0x00000001u, 0x3F800000u,
+                                     0x7F800000u, 0xFF800000u, 0x7FC00001u, 0xBF800000u,
+                                     0x3F7FFFFFu, 0x7F7FFFFFu, 0x00800000u, 0x40800000u };
+    for (size_t si = 0; si < NSIZES; si++) {
+        unsigned n = kSizes[si], rows = 5;
+        run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+        rng_state = 1234u + n;
+        uint32_t xf[5 * 16], xb[5 * 16];
+        for (unsigned i = 0; i < rows * n; i++) {
+            xf[i] = i % 3 == 0 ? edge[(i / 3) % 12] : (rnd_fp32() & 0x7FFFFFFFu) ^ (rnd() % 5 == 0 ? 0x80000000u : 0u);
+            xb[i] = i % 4 == 0 ? edge[(i / 4) % 12] >> 16 : rnd_bf16();
+            put32(r.host, 4u * i, xf[i]);
+            put16(r.host, 0x1000u + 2u * i, (uint16_t)xb[i]);
+        }
+        prog_t *p = malloc(sizeof *p);
+        p->count = 0;
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_ACC, 0, rows, n, 0, 4u * n);
+        dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, rows, n, 0x1000u, 2u * n);
+        vop(p, TPU_VOP_LOG, TPU_MEM_ACC, 0, 0, 0, 0, TPU_MEM_ACC, 10, rows);
+        vop(p, TPU_VOP_LOG, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_ACC, 20, rows);
+        vop(p, TPU_VOP_RSQRT, TPU_MEM_ACC, 0, 0, 0, 0, TPU_MEM_UB, 10, rows);
+        vop(p, TPU_VOP_RSQRT, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_UB, 0, rows); /* in place */
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, 10, rows, n, 0x2000u, 4u * n);
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, 20, rows, n, 0x3000u, 4u * n);
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 10, rows, n, 0x4000u, 2u * n);
+        dma(p, TPU_OP_DMA_OUT, TPU_MEM_UB, 0, rows, n, 0x5000u, 2u * n);
+        op0(p, TPU_OP_HALT);
+        tpu_core_cfg_t cfg = cfg_for(n);
+        run_prog(&r, &cfg, p, NULL);
+        uint32_t want[4][5 * 16];
+        assert_int_equal(vpu_vec_unary(VPU_OP_LOG, rows * n, VPU_FMT_FP32, xf, VPU_FMT_FP32,
+                                       want[0]), TPU_OK);
+        assert_int_equal(vpu_vec_unary(VPU_OP_LOG, rows * n, VPU_FMT_BF16, xb, VPU_FMT_FP32,
+                                       want[1]), TPU_OK);
+        assert_int_equal(vpu_vec_unary(VPU_OP_RSQRT, rows * n, VPU_FMT_FP32, xf, VPU_FMT_BF16,
+                                       want[2]), TPU_OK);
+        assert_int_equal(vpu_vec_unary(VPU_OP_RSQRT, rows * n, VPU_FMT_BF16, xb, VPU_FMT_BF16,
+                                       want[3]), TPU_OK);
+        for (unsigned i = 0; i < rows * n; i++) {
+            uint32_t got[4] = { get32(r.host, 0x2000u + 4u * i), get32(r.host, 0x3000u + 4u * i),
+                                get16(r.host, 0x4000u + 2u * i), get16(r.host, 0x5000u + 2u * i) };
+            for (unsigned k = 0; k < 4; k++)
+                if (got[k] != want[k][i])
+                    fail_msg("N=%u result %u element %u: core %08x, vpu_vec_unary %08x", n, k, i,
+                             got[k], want[k][i]);
+        }
+        /* spot checks of the functions themselves */
+        assert_int_equal(vpu_log(fp32_from_bits(0x3F800000u)).v, 0);
+        assert_int_equal(vpu_rsqrt(fp32_from_bits(0x40800000u)).v, 0x3F000000u);
+        free(p);
+        tpu_core_free(r.core);
+        free(r.host);
+    }
+}
+
 /* softmax and vred over G logical rows of `len` elements in the tile-major ACC layout
    (chunk_stride G, row_stride 1), against vpu_softmax and vpu_reduce */
 static void test_softmax_vred(void **state)
@@ -768,6 +829,15 @@ static void test_timing_vpu_hazards(void **state)
             vop(p, TPU_VOP_RELU, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_UB, 200, rows);
             op0(p, TPU_OP_HALT);
             assert_int_equal(cycles_of(n, p, 4), rows + 30u);
+            /* log and rsqrt: the same latency as every unary op */
+            p->count = 0;
+            vop(p, TPU_VOP_LOG, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_UB, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), rows + 30u);
+            p->count = 0;
+            vop(p, TPU_VOP_RSQRT, TPU_MEM_ACC, 0, 0, 0, 0, TPU_MEM_UB, 200, rows);
+            op0(p, TPU_OP_HALT);
+            assert_int_equal(cycles_of(n, p, 4), rows + 30u);
             p->count = 0;
             vop(p, TPU_VOP_ADD, TPU_MEM_UB, 0, TPU_MEM_UB, 20, 0, TPU_MEM_ACC, 200, rows);
             op0(p, TPU_OP_HALT);
@@ -994,6 +1064,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_and_dense),
         cmocka_unit_test(test_softmax_vred),
+        cmocka_unit_test(test_vop_log_rsqrt),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing_matmul),
         cmocka_unit_test(test_trace_timing_free),
