@@ -103,6 +103,12 @@ def emulate(graph, x, consts):
             y = X.reshape(refops.flatten_target(list(X.shape), a.get("axis", 1)))
         elif op == "Add":
             y = add(bf16(X), ins[1])
+        elif op == "Mul":
+            y = mul(bf16(X), ins[1])
+        elif op == "Clip":
+            lo = ins[1] if len(ins) > 1 and ins[1] is not None else a.get("min", -np.inf)
+            hi = ins[2] if len(ins) > 2 and ins[2] is not None else a.get("max", np.inf)
+            y = np.minimum(np.maximum(bf16(X), F32(lo)), F32(hi))
         elif op == "Sigmoid":
             xb = bf16(X)
             E = ftz(np.exp(-np.abs(xb)))
