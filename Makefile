@@ -48,6 +48,8 @@ help:
 	@echo "make deps       install missing Debian packages"
 	@echo "make fuzz       fuzz every parser (libFuzzer, ASan+UBSan), FUZZ_SECONDS per target, one at a time"
 	@echo "make fuzz-onnx  fuzz the ONNX reader and the compiler's passes (FUZZ_SECONDS)"
+	@echo "make regress [SEEDS=N]  random programs at N = 2, 4, 8 on the model and the RTL, X-init, AXI stall and latency seeds, random-board jobs (GNU parallel, resumable): build/regress/summary.txt, junit.xml"
+	@echo "make regress-slurm      the same job list as a Slurm array script (build/regress/regress.sbatch); make regress-report when it is done"
 	@echo "make test-conformance-full  ONNX node tests of the claimed operators, N = 8 and 16 (docs/conformance.md)"
 
 deps:

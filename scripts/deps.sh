@@ -8,7 +8,8 @@ set -eu
 PKGS="build-essential pkg-config ccache verilator libsystemc-dev libcmocka-dev libmpfr-dev
 libgmp-dev libopenblas-dev yosys iverilog nextpnr-ice40 fpga-icestorm python3 python3-yaml python3-numpy
 zlib1g-dev time protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-python3-torch python3-torchvision python3-onnx dataset-fashion-mnist clang python3-matplotlib"
+python3-torch python3-torchvision python3-onnx dataset-fashion-mnist clang python3-matplotlib
+parallel slurm-wlm munge"
 
 missing=""
 for p in $PKGS; do
