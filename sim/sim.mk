@@ -33,8 +33,8 @@ $(SIM_LIB): $(SIM_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB)
-	$(CC) $(SIM_CFLAGS) -o $@ $^
+$(TRACE_CMP): $(SIM_DIR)/obj/trace_cmp.o $(SIM_LIB) $(CMODEL_LIB)
+	$(CC) $(SIM_CFLAGS) -o $@ $^ -lm
 
 # ---- Verilator ------------------------------------------------------------------------------
 # --x-assign/--x-initial unique with randReset(2) in the harness: X values are random and

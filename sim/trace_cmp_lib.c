@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tpu/cli.h" /* tpu_file_getline: one bounded line reader for every tool */
 #include "trace_cmp.h"
 
 /* Units and the names of their key fields (after "<cycle> <unit>"). Add a unit here. */
@@ -42,36 +43,6 @@ typedef struct {
 
 /* internal: the longest line read (a record of N <= 256 values is ~2.4 KB); every read is
    bounded, so a file without newlines (/dev/zero) cannot exhaust memory */
-#define TPU_I_LINE_MAX ((size_t)1u << 20)
-
-/* internal: one line (newline kept): its length, -1 at the end, -2 longer than max */
-static long tpu_i_getline(char **buf, size_t *cap, FILE *f, size_t max)
-{
-    size_t n = 0;
-    for (;;) {
-        int c = getc(f);
-        if (c == EOF)
-            break;
-        if (n + 2 > *cap) {
-            size_t nc = *cap ? *cap * 2 : 128;
-            char *q = realloc(*buf, nc);
-            if (q == NULL)
-                return -1;
-            *buf = q;
-            *cap = nc;
-        }
-        (*buf)[n++] = (char)c;
-        if (c == '\n')
-            break;
-        if (n > max)
-            return -2;
-    }
-    if (n == 0)
-        return -1;
-    (*buf)[n] = 0;
-    return (long)n;
-}
-
 static void tpu_i_error(tpu_trace_cmp_result_t *r, const char *path, long line,
                         const char *why)
 {
@@ -132,7 +103,7 @@ static int tpu_i_open(tpu_i_reader_t *rd, const char *path, tpu_trace_cmp_result
         tpu_i_error(r, path, 0, why);
         return 0;
     }
-    long len = tpu_i_getline(&rd->buf, &rd->bufcap, rd->f, TPU_I_LINE_MAX);
+    long len = tpu_file_getline(&rd->buf, &rd->bufcap, rd->f, TPU_LIM_LINE_BYTES_MAX);
     rd->line = 1;
     if (len == -2) {
         tpu_i_error(r, path, 1, "line longer than 1 MiB, expected \"# tpu-trace 1\"");
@@ -159,7 +130,7 @@ static int tpu_i_open(tpu_i_reader_t *rd, const char *path, tpu_trace_cmp_result
 static int tpu_i_next(tpu_i_reader_t *rd, tpu_i_rec_t *rec, tpu_trace_cmp_result_t *r)
 {
     for (;;) {
-        long len = tpu_i_getline(&rd->buf, &rd->bufcap, rd->f, TPU_I_LINE_MAX);
+        long len = tpu_file_getline(&rd->buf, &rd->bufcap, rd->f, TPU_LIM_LINE_BYTES_MAX);
         if (len == -2) {
             tpu_i_error(r, rd->path, rd->line + 1, "line longer than 1 MiB, expected a record");
             return -1;
