@@ -150,11 +150,24 @@ static void gen_vop(struct gen *g)
     unsigned n = count(g, cap_rows(g, 0, cap_rows(g, 1, 32)));
     int bcast = binary && chance(g, 3);
     char b[64] = "";
+    unsigned ar = row_for(g, g->rows[am], n), br = 0, dr;
     if (binary)
-        snprintf(b, sizeof b, " b=%s:%u%s", mem_names[bm], row_for(g, g->rows[bm], bcast ? 1 : n),
-                 bcast ? " bcast" : "");
-    put(g, "vop %s a=%s:%u%s dst=%s:%u rows=%u", vop_names[op], mem_names[am],
-        row_for(g, g->rows[am], n), b, mem_names[dm], row_for(g, g->rows[dm], n), n);
+        br = row_for(g, g->rows[bm], bcast ? 1 : n);
+    dr = row_for(g, g->rows[dm], n);
+    /* docs/isa.md: dst may equal a (or a b that is not broadcast) but not partly overlap them:
+       such a vop is undefined (the RTL and the model may differ); move dst onto a then */
+    int part_a = dm == am && dr != ar && dr < ar + n && ar < dr + n;
+    int part_b = binary && !bcast && dm == bm && dr != br && dr < br + n && br < dr + n;
+    if (part_a || part_b) {
+        dr = ar;
+        dm = am;
+        if (binary && !bcast && bm == dm && br != dr && br < dr + n && dr < br + n)
+            br = dr; /* then b, too, is the same rows or apart */
+    }
+    if (binary)
+        snprintf(b, sizeof b, " b=%s:%u%s", mem_names[bm], br, bcast ? " bcast" : "");
+    put(g, "vop %s a=%s:%u%s dst=%s:%u rows=%u", vop_names[op], mem_names[am], ar, b,
+        mem_names[dm], dr, n);
 }
 
 /* internal: vred (red 1..3) or softmax (red 0): G rows of length L in chunks of N */
