@@ -118,6 +118,20 @@ int main(int argc, char **argv)
                 tpu_insn_disasm(prog[i], text, sizeof text);
                 fprintf(stderr, "%s: warning: instruction %zu (%s): the core stops with error %d "
                         "(%s)\n", in, i, text, e, tpu_err_name(e));
+            } else if (d.opcode == TPU_OP_VOP) {
+                /* docs/isa.md "vop": dst may equal a (or a b that is not broadcast) but must
+                   not otherwise overlap them in the same memory: the result is undefined */
+                unsigned nr = d.n;
+                int pa = d.d_mem == d.a_mem && d.d_row != d.a_row && d.d_row < d.a_row + nr &&
+                         d.a_row < d.d_row + nr;
+                int pb = tpu_vop_is_binary(d.vop) && !d.bcast && d.d_mem == d.b_mem &&
+                         d.d_row != d.b_row && d.d_row < d.b_row + nr && d.b_row < d.d_row + nr;
+                if (pa || pb) {
+                    tpu_insn_disasm(prog[i], text, sizeof text);
+                    fprintf(stderr, "%s: warning: instruction %zu (%s): dst partly overlaps %s: "
+                            "undefined (the RTL and the model may differ; docs/isa.md vop)\n",
+                            in, i, text, pa ? "a" : "b");
+                }
             }
         }
     }

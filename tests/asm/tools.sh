@@ -70,6 +70,10 @@ printf 'matmul ub=0 acc=0 rows=1\nlw w=0\n' >"$W/warn.s"
 "$T/tpu-as" --mxu 4 --check "$W/warn.s" -o "$W/warn.bin" 2>"$W/err" || fail "tpu-as --check failed on warnings"
 grep -qF "instruction 0 (matmul ub=0 acc=0 rows=1): the core stops with error 5" "$W/err" ||
     fail "tpu-as --check: no code-5 warning: $(cat "$W/err")"
+printf 'vop add a=acc:0 b=acc:8 dst=acc:16 rows=12\nvop relu a=ub:4 dst=ub:4 rows=9\nvop add a=ub:0 b=ub:0 bcast dst=ub:0 rows=4\n' >"$W/ovl.s"
+"$T/tpu-as" --mxu 4 --check "$W/ovl.s" -o "$W/ovl.bin" 2>"$W/err" || fail "tpu-as --check failed on warnings"
+grep -qF "instruction 0 (vop add a=acc:0 b=acc:8 dst=acc:16 rows=12): dst partly overlaps b: undefined" "$W/err" &&
+    [ "$(wc -l <"$W/err")" -eq 1 ] || fail "tpu-as --check: the partial-overlap warning (and only it) expected: $(cat "$W/err")"
 printf '1234567' >"$W/odd.bin"
 expect_err "not a multiple of 16" "$T/tpu-dis" "$W/odd.bin"
 expect_err "unknown KIND 'conv'" "$T/tpu-mkprog" conv --mxu 4 -o "$W/c"

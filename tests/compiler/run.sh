@@ -114,6 +114,16 @@ print("user: max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
+# every compiled program passes tpu-as --check silently: no instruction the core would stop
+# at, no vop whose dst partly overlaps its sources (undefined, docs/isa.md)
+for d in net_N4_C1_B6 pools_N4 user_C1; do
+    n=$(sed -n 's/^geom \([0-9]*\) .*/\1/p' "$W/$d/model.txt")
+    "$B/tpu-as" --mxu "$n" --check "$W/$d/model.s" -o "$W/$d.check.bin" 2>"$W/$d.check" &&
+        [ ! -s "$W/$d.check" ] && cmp -s "$W/$d.check.bin" "$W/$d/model.bin" &&
+        ok "$d: model.s passes tpu-as --check and assembles to model.bin" ||
+        bad "$d: tpu-as --check: $(head -n 3 "$W/$d.check")"
+done
+
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"
