@@ -22,6 +22,7 @@ import torch.nn as nn
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nets  # noqa: E402
+from train import probs_of as run  # noqa: E402  (one chunked forward, train.py's)
 
 
 def bf16(t):
@@ -47,14 +48,6 @@ def load(model, folder, emulate_bf16=False):
                     m.weight.copy_(bf16(m.weight))
                     m.register_forward_pre_hook(lambda _m, inp: (bf16(inp[0]),))
     return net
-
-
-def run(net, x, chunk):
-    out = []
-    with torch.no_grad():
-        for i in range(0, len(x), chunk):
-            out.append(net(torch.from_numpy(x[i:i + chunk])).numpy())
-    return np.concatenate(out).astype(np.float32, copy=False)
 
 
 def main():
