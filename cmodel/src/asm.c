@@ -41,7 +41,8 @@ static const struct mnem mnems[] = {
     { "dma_out", TPU_OP_DMA_OUT, P_MEM, { NULL, NULL },
       { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "cols", K_COLS, 1 }, { "addr", K_U32, 1 },
         { "stride", K_U32, 0 }, { NULL, K_U16, 0 } } },
-    { "lw", TPU_OP_LW, P_NONE, { NULL, NULL }, { { "w", K_U16, 1 }, { NULL, K_U16, 0 } } },
+    { "lw", TPU_OP_LW, P_NONE, { "transpose", NULL },
+      { { "w", K_U16, 1 }, { NULL, K_U16, 0 } } },
     { "matmul", TPU_OP_MATMUL, P_NONE, { "accumulate", "acc" },
       { { "ub", K_U16, 1 }, { "acc", K_U16, 1 }, { "rows", K_U16, 1 }, { "acc_mode", K_MODE, 0 },
         { NULL, K_U16, 0 } } },
@@ -624,6 +625,7 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         break;
     case TPU_OP_LW:
         d.w_row = (unsigned)val[0];
+        d.transpose = (unsigned)flag;
         break;
     case TPU_OP_MATMUL:
         d.ub_row = (unsigned)val[0];

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The WL and MX units: lw (a weight tile into the next bank) and matmul (one MXU pass per
-   UB row, seeded with the ACC row or -0), with the timing of docs/isa.md "Timing": bank
-   alternation, bank-busy B and latency L of tpu_mxu_timing, the accumulate RAW window of
-   L + 2 cycles, the ACC write in t + L + 1. */
+/* The WL and MX units: lw (a weight tile into the next bank, transposed or not) and matmul
+   (one MXU pass per UB row, seeded with the ACC row or -0), with the timing of docs/isa.md
+   "Timing": bank alternation, bank-busy B and latency L of tpu_mxu_timing, the accumulate RAW
+   window of L + 2 cycles, the ACC write in t + L + 1. */
 #include <string.h>
 
 #include "core_internal.h"
@@ -69,10 +69,17 @@ static int mx_host(unsigned n, unsigned rows, const uint32_t *const *a,
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
 {
     unsigned n = c->n, b = c->next_bank;
+    /* bank[b][k*n + j] is the weight that multiplies activation element k in output column
+       j: WMEM[w+k][j], or WMEM[w+j][k] for a transposed load (the same rows are read, in the
+       same order; the array shifts them along its rows instead of its columns). */
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *row = core_read_row(c, TPU_MEM_WMEM, d->w_row + k);
-        for (unsigned j = 0; j < n; j++)
-            c->bank[b][k * n + j] = row[j];
+        if (d->transpose)
+            for (unsigned j = 0; j < n; j++)
+                c->bank[b][j * n + k] = row[j];
+        else
+            for (unsigned j = 0; j < n; j++)
+                c->bank[b][k * n + j] = row[j];
     }
     c->cur_bank = b;
     c->next_bank = b ^ 1u;

@@ -101,7 +101,8 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         break;
     case TPU_OP_LW:
         d->w_row = w1 & 0xFFFFu;
-        d->reserved = (f | d->n | (w1 >> 16) | w2 | w3) != 0;
+        d->transpose = f & 1u;
+        d->reserved = ((f & ~1u) | d->n | (w1 >> 16) | w2 | w3) != 0;
         break;
     case TPU_OP_MATMUL:
         d->accumulate = f & 1u;
@@ -177,6 +178,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         break;
     case TPU_OP_LW:
         n = 0;
+        f = d->transpose & 1u;
         r.w[1] = d->w_row & 0xFFFFu;
         break;
     case TPU_OP_MATMUL:
@@ -450,7 +452,7 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
                      mem_names[d.mem], d.row, d.n, d.cols, (unsigned)d.addr, (unsigned)d.stride);
         break;
     case TPU_OP_LW:
-        k = snprintf(buf, len, "lw w=%u", d.w_row);
+        k = snprintf(buf, len, "lw w=%u%s", d.w_row, d.transpose ? " transpose" : "");
         break;
     case TPU_OP_MATMUL:
         k = snprintf(buf, len, "matmul ub=%u acc=%u rows=%u%s", d.ub_row, d.acc_row, d.n,

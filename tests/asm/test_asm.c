@@ -35,6 +35,8 @@ static void test_syntax(void **state)
     same(".equ BASE 0x100\n.equ ROWS 4\ndma_in ub row=BASE+1 rows=ROWS*2 cols=ROWS addr=BASE*16-2*8",
          "dma_in ub row=257 rows=8 cols=4 addr=4080 stride=8");
     same(".equ A 3\n.equ B A*A+1\nlw w=B-A", "lw w=7");
+    same("lw transpose w=3", "lw w=3 transpose");
+    same("lw w=3 transpose", ".insn 0x120, 3, 0, 0");
     /* stride defaults to cols times the element size of the memory */
     same("dma_in acc row=0 rows=1 cols=3 addr=0", "dma_in acc row=0 rows=1 cols=3 addr=0 stride=12");
     same("dma_out ub row=0 rows=1 cols=3 addr=0", "dma_out ub row=0 rows=1 cols=3 addr=0 stride=6");
@@ -102,6 +104,14 @@ static void test_errors(void **state)
           "expected one of ub, acc, rows, acc_mode" },
         { 0, "lw", "t.s:1:3: error: end of line without key 'w' for lw, expected w=<value>" },
         { 0, "lw w=1 w=2", "t.s:1:8: error: duplicate key 'w', expected each key once" },
+        { 0, "lw w=1 transpose transpose",
+          "t.s:1:18: error: duplicate flag 'transpose', expected it once" },
+        { 0, "lw transpose", "t.s:1:13: error: end of line without key 'w' for lw, expected "
+          "w=<value>" },
+        { 0, "lw w=1 transposed", "t.s:1:8: error: unexpected 'transposed', expected key=value" },
+        { 0, "lw w=1 transpose=1", "t.s:1:8: error: unknown key 'transpose' for lw, expected w" },
+        { 0, "matmul ub=0 acc=0 rows=1 transpose",
+          "t.s:1:26: error: unexpected 'transpose', expected key=value" },
         { 0, "lw w=65536", "t.s:1:6: error: value 65536 out of range for 'w', expected 0..65535" },
         { 0, "lw w=-1", "t.s:1:6: error: value -1 out of range for 'w', expected 0..65535" },
         { 0, "dma_in ub row=0 rows=1 cols=1 addr=0x100000000",

@@ -47,6 +47,7 @@ static tpu_insn_t random_valid(unsigned op)
         break;
     case TPU_OP_LW:
         n = 0;
+        f = rnd() & 1; /* transpose */
         r.w[1] = rnd() & 0xFFFF;
         break;
     case TPU_OP_MATMUL:
@@ -99,6 +100,8 @@ static void test_known_encodings(void **state)
           { 0x10 | 1 << 8 | 3u << 16, 0x100, 5 | 4u << 16, 64 } },
         { "dma_out ub row=7 rows=2 cols=1 addr=16", { 0x11 | 2u << 16, 16, 7 | 1u << 16, 2 } },
         { "lw w=12", { 0x20, 12, 0, 0 } },
+        { "lw w=12 transpose", { 0x20 | 1 << 8, 12, 0, 0 } },
+        { "lw transpose w=65535", { 0x20 | 1 << 8, 65535, 0, 0 } },
         { "matmul ub=1 acc=2 rows=9 accumulate", { 0x21 | 1 << 8 | 9u << 16, 1, 2, 0 } },
         { "vop sub a=acc:3 b=ub:4 bcast dst=acc:5 rows=6",
           { 0x30 | (1 | 0x10 | 0x40 | 0x80) << 8 | 6u << 16, 3 | 4u << 16, 5, 0 } },
@@ -199,6 +202,12 @@ static void test_disasm_roundtrip(void **state)
     tpu_insn_t r = { { 0x21 | 2 << 8, 0, 0, 0 } }; /* matmul flags[1] reserved */
     tpu_insn_disasm(r, text, sizeof text);
     assert_string_equal(text, ".insn 0x00000221, 0x00000000, 0x00000000, 0x00000000");
+    tpu_insn_t t = { { 0x20 | 1 << 8, 7, 0, 0 } }; /* lw transpose */
+    tpu_insn_disasm(t, text, sizeof text);
+    assert_string_equal(text, "lw w=7 transpose");
+    tpu_insn_t t2 = { { 0x20 | 2 << 8, 7, 0, 0 } }; /* lw flags[1] reserved */
+    tpu_insn_disasm(t2, text, sizeof text);
+    assert_string_equal(text, ".insn 0x00000220, 0x00000007, 0x00000000, 0x00000000");
     tpu_insn_t v = { { 0x30 | 14 << 8 | 1u << 16, 0, 0, 0 } }; /* vop 14: no mnemonic */
     tpu_insn_disasm(v, text, sizeof text);
     assert_int_equal(strncmp(text, ".insn", 5), 0);
@@ -231,6 +240,8 @@ static void test_check_codes(void **state)
         { "dma_in wmem row=0 rows=32 cols=4 addr=0 stride=8", 0 },
         { "dma_out acc row=0 rows=50 cols=4 addr=0x10 stride=0", 0 },
         { "lw w=28", 0 },
+        { "lw w=28 transpose", 0 },
+        { ".insn 0x00000120, 28, 0, 0", 0 },           /* lw flags[0] = transpose: valid */
         { "matmul ub=90 acc=40 rows=10", 0 },
         { "vop add a=ub:99 b=acc:49 dst=ub:99 rows=1", 0 },
         { "vop mul a=ub:0 b=acc:49 bcast dst=ub:0 rows=100", 0 },
@@ -247,6 +258,10 @@ static void test_check_codes(void **state)
         { ".insn 0x00000410, 0, 0x00040000, 8", 1 },   /* dma_in flags[2] */
         { ".insn 0x00010020, 0, 0, 0", 1 },            /* lw with n */
         { ".insn 0x00000020, 0x10000, 0, 0", 1 },      /* lw w1[16] */
+        { ".insn 0x00000220, 0, 0, 0", 1 },            /* lw flags[1] */
+        { ".insn 0x00000320, 0, 0, 0", 1 },            /* lw flags[1] with transpose */
+        { ".insn 0x00008020, 0, 0, 0", 1 },            /* lw flags[7] */
+        { ".insn 0x00010120, 0, 0, 0", 1 },            /* lw transpose with n */
         { ".insn 0x00010221, 0, 0, 0", 1 },            /* matmul flags[1] */
         { ".insn 0x00010021, 0, 0x10000, 0", 1 },      /* matmul w2[16] */
         { ".insn 0x00010021, 0, 0, 1", 1 },            /* matmul w3 */
@@ -318,6 +333,7 @@ static void test_check_codes(void **state)
         { "dma_in wmem row=1 rows=32 cols=4 addr=0 stride=8", 2 },
         { "dma_out acc row=1 rows=50 cols=4 addr=0x10 stride=0", 2 },
         { "lw w=29", 2 },
+        { "lw w=29 transpose", 2 },
         { "matmul ub=91 acc=40 rows=10", 2 },
         { "matmul ub=90 acc=41 rows=10", 2 },
         { "vop add a=ub:100 b=acc:49 dst=ub:99 rows=1", 2 },

@@ -74,6 +74,20 @@ printf 'vop add a=acc:0 b=acc:8 dst=acc:16 rows=12\nvop relu a=ub:4 dst=ub:4 row
 "$T/tpu-as" --mxu 4 --check "$W/ovl.s" -o "$W/ovl.bin" 2>"$W/err" || fail "tpu-as --check failed on warnings"
 grep -qF "instruction 0 (vop add a=acc:0 b=acc:8 dst=acc:16 rows=12): dst partly overlaps b: undefined" "$W/err" &&
     [ "$(wc -l <"$W/err")" -eq 1 ] || fail "tpu-as --check: the partial-overlap warning (and only it) expected: $(cat "$W/err")"
+# lw transpose (flags[0]): bytes, tpu-dis round trip, --check silent; flags[1] is error 1
+printf 'lw w=4 transpose\nmatmul ub=0 acc=0 rows=1\nlw transpose w=0\nhalt\n' >"$W/lwt.s"
+"$T/tpu-as" --mxu 4 --check "$W/lwt.s" -o "$W/lwt.bin" 2>"$W/err" && [ ! -s "$W/err" ] ||
+    fail "tpu-as --check lw transpose: $(cat "$W/err")"
+[ "$(od -An -tx1 -N8 "$W/lwt.bin" | tr -d ' \n')" = 2001000004000000 ] ||
+    fail "tpu-as: lw w=4 transpose is not bytes 20 01 00 00 04 00 00 00"
+"$T/tpu-dis" "$W/lwt.bin" | sed 's/^[0-9]*: //' >"$W/lwt2.s"
+grep -qx 'lw w=4 transpose' "$W/lwt2.s" && grep -qx 'lw w=0 transpose' "$W/lwt2.s" ||
+    fail "tpu-dis: lw transpose: $(cat "$W/lwt2.s")"
+"$T/tpu-as" "$W/lwt2.s" -o "$W/lwt2.bin" && cmp -s "$W/lwt.bin" "$W/lwt2.bin" ||
+    fail "tpu-dis | tpu-as: lw transpose does not round-trip"
+printf '.insn 0x220, 0, 0, 0\nhalt\n' >"$W/lwr.s"
+"$T/tpu-as" --mxu 4 --check "$W/lwr.s" -o "$W/lwr.bin" 2>"$W/err" || fail "tpu-as --check lwr.s"
+grep -qF "the core stops with error 1" "$W/err" || fail "tpu-as --check: lw flags[1] not error 1: $(cat "$W/err")"
 printf '1234567' >"$W/odd.bin"
 expect_err "not a multiple of 16" "$T/tpu-dis" "$W/odd.bin"
 expect_err "unknown KIND 'conv'" "$T/tpu-mkprog" conv --mxu 4 -o "$W/c"

@@ -91,6 +91,11 @@ static void lw(prog_t *p, unsigned w)
     tpu_dinsn_t d = { .opcode = TPU_OP_LW, .w_row = w };
     emit(p, &d);
 }
+static void lw_t(prog_t *p, unsigned w)
+{
+    tpu_dinsn_t d = { .opcode = TPU_OP_LW, .w_row = w, .transpose = 1 };
+    emit(p, &d);
+}
 static void matmul(prog_t *p, unsigned ub, unsigned acc, unsigned rows, unsigned accumulate)
 {
     tpu_dinsn_t d = { .opcode = TPU_OP_MATMUL, .ub_row = ub, .acc_row = acc, .n = rows,
@@ -268,6 +273,93 @@ static void test_matmul_and_dense(void **state)
         free(w);
         free(bias);
         free(first);
+    }
+}
+
+/* lw transpose (docs/isa.md): a tile X in WMEM, A (M x N) in UB; matmul after `lw` gives
+   A X, after `lw transpose` A X^T (against tpu_matmul with X^T written out), accumulating onto
+   A X too; identity rows in UB after `lw transpose` give X^T itself (every finite normal
+   element exactly). Both the host-float and the integer matmul path (TPU_MODEL_INTEGER_MX). */
+enum { TX = 0x10000, TI = 0x18000 };
+static void test_lw_transpose(void **state)
+{
+    (void)state;
+    for (int integer = 0; integer < 2; integer++) {
+        if (integer)
+            setenv("TPU_MODEL_INTEGER_MX", "1", 1);
+        for (size_t si = 0; si < NSIZES; si++) {
+            unsigned n = kSizes[si], m = n + 3u;
+            run_t r = { NULL, calloc(HOST_BYTES, 1), { 0 } };
+            rng_state = 77u + si;
+            uint16_t *a = malloc(2u * m * n), *x = malloc(2u * n * n), *xt = malloc(2u * n * n);
+            for (unsigned i = 0; i < m * n; i++)
+                put16(r.host, 2u * i, a[i] = rnd_bf16());
+            for (unsigned i = 0; i < n; i++)
+                for (unsigned j = 0; j < n; j++) {
+                    x[i * n + j] = rnd_bf16();
+                    xt[j * n + i] = x[i * n + j];
+                    put16(r.host, TX + 2u * (i * n + j), x[i * n + j]);
+                    put16(r.host, TI + 2u * (i * n + j), i == j ? 0x3F80u : 0x0000u);
+                }
+            prog_t *p = malloc(sizeof *p);
+            p->count = 0;
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, m, n, 0, 2u * n);
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, m, n, n, TI, 2u * n);
+            dma(p, TPU_OP_DMA_IN, TPU_MEM_WMEM, n, n, n, TX, 2u * n); /* slot 1 */
+            lw(p, n);
+            matmul(p, 0, 0, m, 0);            /* A X */
+            lw_t(p, n);
+            matmul(p, 0, m, m, 0);            /* A X^T */
+            matmul(p, 0, 0, m, 1);            /* A X + A X^T (the chain continues) */
+            lw(p, n);                         /* bank alternation: a plain load again */
+            matmul(p, 0, 2u * m, m, 0);       /* A X */
+            lw_t(p, n);
+            matmul(p, m, 3u * m, n, 0);       /* I X^T = X^T */
+            dma(p, TPU_OP_DMA_OUT, TPU_MEM_ACC, 0, 3u * m + n, n, CB, 4u * n);
+            op0(p, TPU_OP_HALT);
+            tpu_core_cfg_t cfg = cfg_for(n);
+            run_prog(&r, &cfg, p, NULL);
+            assert_int_equal(r.res.status, TPU_CORE_DONE);
+            assert_int_equal(r.res.uninit_reads, 0);
+            tpu_mxu_cfg_t mc = { .n = n };
+            fp32_t *cx = malloc(sizeof *cx * m * n), *cxt = malloc(sizeof *cxt * m * n);
+            assert_int_equal(tpu_matmul(&mc, m, n, n, (const bf16_t *)a, (const bf16_t *)x, cx,
+                                        NULL), TPU_OK);
+            assert_int_equal(tpu_matmul(&mc, m, n, n, (const bf16_t *)a, (const bf16_t *)xt, cxt,
+                                        NULL), TPU_OK);
+            for (unsigned i = 0; i < m * n; i++) {
+                /* the accumulate continues A X's chain with A X^T's products */
+                fp32_t acc = cx[i];
+                unsigned row = i / n, col = i % n;
+                for (unsigned k = 0; k < n; k++)
+                    acc = fp32_mac(acc, bf16_from_bits(a[row * n + k]),
+                                   bf16_from_bits(xt[k * n + col]));
+                uint32_t got0 = get32(r.host, CB + 4u * i),
+                         got1 = get32(r.host, CB + 4u * (m * n + i)),
+                         got2 = get32(r.host, CB + 4u * (2u * m * n + i));
+                if (got1 != cxt[i].v || got0 != acc.v || got2 != cx[i].v)
+                    fail_msg("N=%u integer=%d element %u: A X^T %08x (want %08x), A X + A X^T "
+                             "%08x (want %08x), A X %08x (want %08x)", n, integer, i, got1,
+                             cxt[i].v, got0, acc.v, got2, cx[i].v);
+            }
+            for (unsigned i = 0; i < n * n; i++) {
+                uint32_t got = get32(r.host, CB + 4u * (3u * m * n + i));
+                uint16_t v = xt[i];
+                unsigned e = (v >> 7) & 0xFFu;
+                if (e != 0 && e != 0xFFu && got != (uint32_t)v << 16)
+                    fail_msg("N=%u integer=%d X^T[%u][%u] = %08x, want %04x0000", n, integer,
+                             i / n, i % n, got, v);
+            }
+            free(cx);
+            free(cxt);
+            free(a);
+            free(x);
+            free(xt);
+            free(p);
+            tpu_core_free(r.core);
+            free(r.host);
+        }
+        unsetenv("TPU_MODEL_INTEGER_MX");
     }
 }
 
@@ -1063,6 +1155,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_and_dense),
+        cmocka_unit_test(test_lw_transpose),
         cmocka_unit_test(test_softmax_vred),
         cmocka_unit_test(test_vop_log_rsqrt),
         cmocka_unit_test(test_errors),

@@ -95,6 +95,7 @@ typedef struct {
     uint32_t stride;   /* w3: host bytes between rows */
     /* lw */
     unsigned w_row;    /* w1[15:0] */
+    unsigned transpose; /* lw flags[0]: the tile is loaded transposed (docs/isa.md) */
     /* matmul */
     unsigned accumulate; /* flags[0] */
     unsigned ub_row;     /* w1[15:0] */
