@@ -24,7 +24,14 @@ run=${TPU_RUN:-build/tools/tpu-run}
 cmp=${CORE_CMP:-build/sim/tpu-core-cmp}
 out=${REGRESS_OUT:-build/regress/replay/$(echo "$*" | tr -c 'A-Za-z0-9_\n' '-')}
 kind=${1:-}
+cover_=${TPU_COVER:-build/tools/tpu-cover}
 fail() { echo "FAIL: $*"; exit 1; }
+# cover OUT ARGS...: tpu-cover ARGS -o OUT, where it is built (a missing tool only skips coverage)
+cover() {
+    o=$1; shift
+    [ -x "$cover_" ] || { echo "note: $cover_ missing: no coverage for this job"; return 0; }
+    "$cover_" "$@" -o "$o" || fail "tpu-cover $*"
+}
 case $kind in
 core)
     [ $# -ge 6 ] || { echo "usage: $0 core N SEED STALL SSEED XSEED [core_tb options...]" >&2; exit 2; }
@@ -43,6 +50,13 @@ core)
     error*) [ $mst -eq 1 ] || { tail -n 5 "$out/model.log"; fail "the model: exit $mst, job.txt expects $exp"; } ;;
     *) fail "no 'expect' line in $out/prog/job.txt" ;;
     esac
+    # functional coverage of this job (tests/regress/tpu_cover.c): the program and the model's
+    # trace; the tags name the sweep it runs under
+    lat=4; prev=""
+    for a in "$@"; do [ "$prev" = "--axi-latency" ] && lat=$a; prev=$a; done
+    cover "$out/cover.cov" core --mxu "$n" --prog "$out/prog/prog.s" --trace "$out/model.trace" \
+        --log "$out/model.log" --args "$out/prog/job.args" --tag "N=$n" --tag "axi stall $stall%" \
+        --tag "axi latency $lat" --tag "x-init $([ "$xseed" -gt 0 ] && echo random || echo zero)"
     xargs_=""
     [ "$xseed" -gt 0 ] && xargs_="+verilator+rand+reset+2 +verilator+seed+$xseed"
     # shellcheck disable=SC2086
@@ -78,6 +92,8 @@ board)
     mst=$?
     [ $mst -eq 0 ] && grep -q '^tpu-board-run: done$' "$out/model.log" ||
         { tail -n 5 "$out/model.log"; fail "the board model: exit $mst, random-board expects done"; }
+    cover "$out/cover.cov" board --mxu "$n" --cores "$c" --topology "$topo" --job "$out/job" \
+        --model "$out/model" --tag "board C=$c $topo" --tag "board stall $stall%"
     "$tb" --job "$out/job" --out "$out/rtl" --stall "$stall" --seed "$sseed" >"$out/rtl.log" 2>&1
     rst=$?
     [ $rst -le 1 ] || { tail -n 20 "$out/rtl.log"; fail "board_tb exit $rst"; }

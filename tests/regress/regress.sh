@@ -24,3 +24,14 @@ seq 1 "$k" | nice -n 10 parallel --will-cite -j "${REGRESS_JOBS:-2}" --joblog "$
 echo "regress: ran in $(( $(date +%s) - start )) s (wall)"
 /usr/bin/python3 tests/regress/regress.py report "$dir/list.txt" "$dir/results" \
     --summary "$dir/summary.txt" --junit "$dir/junit.xml"
+st=$?
+# functional coverage over every job's program and model trace (tests/regress/tpu_cover.c)
+cov=${TPU_COVER:-build/tools/tpu-cover}
+if [ -x "$cov" ]; then
+    "$cov" report --holes "${REGRESS_HOLES:-12}" -o "$dir/coverage.txt" "$dir/results" &&
+        { cat "$dir/coverage.txt"; echo "regress: coverage in $dir/coverage.txt (all holes: $cov report --holes 100000 $dir/results)"; } ||
+        { echo "regress: tpu-cover report failed"; st=1; }
+else
+    echo "regress: $cov missing: no coverage report"
+fi
+exit $st

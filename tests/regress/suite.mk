@@ -6,7 +6,10 @@
 # (--axi-latency L, 1 .. 1000 cycles, with back-pressure); random-board jobs on
 # a small board. One job per run, listed by tests/regress/regress.py, run by GNU parallel or
 # as a Slurm job array; resumable (a job that passed is not rerun); a summary with the replay
-# command of each failure and JUnit XML.
+# command of each failure and JUnit XML. Every job also records its functional coverage
+# (build/tools/tpu-cover, tests/regress/tpu_cover.c: coverpoints over the program and the
+# model's trace, docs/verification.md); make regress prints the table of bins hit and the
+# holes ($(REGRESS_DIR)/coverage.txt).
 #   make regress [SEEDS=20]  build each configuration once, run the list locally
 #                            ($(REGRESS_DIR): list.txt, results/, summary.txt, junit.xml)
 #   make regress-slurm [SEEDS=..]  the same list as an sbatch script (an array of K tasks,
@@ -31,7 +34,7 @@ REGRESS_NS          ?= 2 4 8
 REGRESS_XSEEDS      ?= 2
 REGRESS_STALL_SEEDS ?= 1
 REGRESS_LAT_SEEDS   ?= 1
-REGRESS_BOARDS      ?= 4:2:ring
+REGRESS_BOARDS      ?= 4:2:ring,4:4:torus:2x2
 REGRESS_BOARD_SEEDS ?= 4
 REGRESS_BASE_SEED   ?= 1
 REGRESS_JOBS        ?= 2
@@ -42,13 +45,19 @@ REGRESS_LIST_ARGS = --seeds $(SEEDS) --ns "$(REGRESS_NS)" --xseeds $(REGRESS_XSE
 
 TEST_SUITES += test-regress test-regress-slurm
 
+# tpu-cover: functional coverage of the jobs (tests/regress/tpu_cover.c, on the model's API)
+TPU_COVER := $(BUILD)/tools/tpu-cover
+$(TPU_COVER): tests/regress/tpu_cover.c $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(CMODEL_INC) $< -o $@ $(CMODEL_LIB) -lm
+
 .PHONY: regress regress-build regress-slurm regress-report test-regress test-regress-slurm
 
 # Each configuration once: one verilated core per N (sim/core.mk), one assembled board per
 # REGRESS_BOARDS entry (sim/board_build.sh), under nice, 2 compile jobs.
 regress-build:
 	@nice -n 10 $(MAKE) --no-print-directory $(GEN) $(CMODEL_LIB) $(TPU_MKPROG) $(TPU_RUN) \
-	    $(TPU_BOARD_RUN) $(CORE_CMP) $(BOARD_CMP)
+	    $(TPU_BOARD_RUN) $(CORE_CMP) $(BOARD_CMP) $(TPU_COVER)
 	@for n in $(REGRESS_NS); do \
 	    nice -n 10 $(MAKE) -j2 --no-print-directory $(call core_tb,$$n) || exit 1; done
 	@for b in $$(echo "$(REGRESS_BOARDS)" | tr ',' ' '); do \
@@ -66,9 +75,11 @@ regress-slurm: regress-build
 	    -o $(REGRESS_DIR)/regress.sbatch
 	@echo "submit: sbatch $(REGRESS_DIR)/regress.sbatch; when it is done: make regress-report REGRESS_DIR=$(REGRESS_DIR)"
 
-regress-report:
+regress-report: $(TPU_COVER)
 	@/usr/bin/python3 tests/regress/regress.py report $(REGRESS_DIR)/list.txt $(REGRESS_DIR)/results \
-	    --summary $(REGRESS_DIR)/summary.txt --junit $(REGRESS_DIR)/junit.xml
+	    --summary $(REGRESS_DIR)/summary.txt --junit $(REGRESS_DIR)/junit.xml; st=$$?; \
+	$(TPU_COVER) report --holes 12 -o $(REGRESS_DIR)/coverage.txt $(REGRESS_DIR)/results && \
+	    cat $(REGRESS_DIR)/coverage.txt; exit $$st
 
 test-regress:
 	@$(MAKE) --no-print-directory regress-build REGRESS_NS=4 REGRESS_BOARDS=4:2:ring

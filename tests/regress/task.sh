@@ -20,6 +20,8 @@ start=$(date +%s.%N 2>/dev/null || date +%s)
 # shellcheck disable=SC2086
 REGRESS_OUT=$res/$id.d sh tests/regress/job.sh $args >"$res/$id.log" 2>&1
 st=$?
+# the job's functional coverage (tests/regress/tpu_cover.c), kept when its folder goes
+if [ -f "$res/$id.d/cover.cov" ]; then mv "$res/$id.d/cover.cov" "$res/$id.cov"; else rm -f "$res/$id.cov"; fi
 secs=$(awk -v a="$start" -v b="$(date +%s.%N 2>/dev/null || date +%s)" 'BEGIN { printf "%.2f", b - a }')
 if [ $st -eq 0 ]; then
     rm -rf "$res/$id.d"

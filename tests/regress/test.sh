@@ -65,5 +65,41 @@ n_ran=$(grep -c '^FAIL: fault-N4-s1 (' "$dir.rerun.log")
 # X-init seeds: 3 different ones per program, as core_tb wrote them in its trace's header
 x=$(grep -h 'trace header: verilator-seed' "$dir/results"/xinit-N4-s1-*.log | grep -o 'header: verilator-seed [0-9]*' | sort -u | wc -l)
 [ "$x" -eq 3 ] && ok || bad "X-init seeds of program 1: $x different (expected 3)"
+# functional coverage (tests/regress/tpu_cover.c): one coverage file per job, the table and
+# the holes printed by regress.sh; the tool itself on a hand-written program and trace
+cov=${TPU_COVER:-build/tools/tpu-cover}
+grep -q "^coverage: $k coverage files (one per job)" "$dir/coverage.txt" && ok ||
+    bad "coverage.txt: $(head -n 1 "$dir/coverage.txt" 2>/dev/null)"
+for g in insn error hazard port rows dma coll state sweep total; do
+    grep -q "^$g  *[0-9]" "$dir/coverage.txt" || bad "coverage.txt has no '$g' row"
+done
+grep -q '^hole: ' "$dir/coverage.txt" && ok || bad "coverage.txt lists no hole"
+grep -q '^regress: coverage in ' "$dir.log" && ok || bad "regress.sh did not print the coverage"
+mkdir -p "$dir/cover"
+cat >"$dir/cover/t.s" <<'EOF'
+dma_in ub row=0 rows=4 cols=4 addr=0x1000 stride=8
+vop relu a=ub:3 dst=acc:0 rows=1
+dma_out acc row=0 rows=1 cols=1 addr=0x3fffffc stride=0
+sync
+halt
+EOF
+printf '# tpu-core-trace 1\nr 0 dma_in\nr 1 vop\nr 2 dma_out\nr 3 sync\nr 4 halt\n' >"$dir/cover/t.trace"
+"$cov" core --mxu 4 --prog "$dir/cover/t.s" --trace "$dir/cover/t.trace" --tag mytag -o "$dir/cover/t.cov" &&
+"$cov" report "$dir/cover/t.cov" >"$dir/cover/report.txt" && ok || bad "tpu-cover on a hand-written job"
+tab=$(printf '\t')
+for b in "insn:vop relu a=ub dst=acc:1" "hazard:RAW DMA->VPU ub:1" "hazard:RAW VPU->DMA acc:1" \
+         "rows:vop ub read last:0" "rows:vop ub read one:1" "dma:dma_out last host byte:1" \
+         "dma:dma_out cols=1:1" "state:outcome done:1" "sweep:mytag:1"; do
+    c=${b##*:}; key=$(echo "${b%:*}" | sed "s/:/$tab/")
+    got=$(grep -c "^$key$tab" "$dir/cover/t.cov")
+    [ "$got" -eq "$c" ] && ok || bad "tpu-cover: bin '$key' hit $got times in t.cov, expected $c"
+done
+grep -q '^insn  *[0-9]*  *5 ' "$dir/cover/report.txt" && ok || bad "report: $(grep '^insn' "$dir/cover/report.txt")"
+# the bins come from the ISA: every mnemonic, each legal flag combination (a new flag shows up)
+"$cov" bins --mxu 4 >"$dir/cover/bins.txt" || bad "tpu-cover bins"
+for m in nop sync halt dma_in dma_out lw matmul vop vred softmax send recv bcast barrier allreduce; do
+    grep -q "^insn$tab$m\( \|\$\)" "$dir/cover/bins.txt" || bad "tpu-cover bins: no insn bin for $m"
+done
+echo "test-regress: coverage: $(grep '^total' "$dir/coverage.txt")"
 echo "test-regress: $pass passed, $fail failed"
 [ $fail -eq 0 ]
