@@ -46,6 +46,15 @@ $(TOOLS_DIR)/tpu-infer: tools/tpu_infer.c $(TPUC_LIB) $(CMODEL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -Icompiler/include $< -o $@ $(TPUC_LIBS)
 
+# tpu-train (issue 15): training mode of the compiler on the board model, docs/training.md;
+# zlib reads the gzip'd IDX files of Debian's dataset-fashion-mnist
+TOOLS += $(TOOLS_DIR)/tpu-train
+tools: $(TOOLS_DIR)/tpu-train
+
+$(TOOLS_DIR)/tpu-train: tools/tpu_train.c $(TPUC_LIB) $(CMODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -Icompiler/include $< -o $@ $(TPUC_LIBS) -lz
+
 # tpu-explore (issue 18): the predictor over a configuration space joined with the FPGA fits
 # of docs/fpga.md; a Python script on tpu-compile --report-only (matplotlib for the plot).
 tools: $(TOOLS_DIR)/tpu-explore

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Training mode of the compiler (docs/training.md): one program per core that runs a whole
+   step -- forward, loss, backward, the gradient all-reduce over the board and the optimizer
+   update -- with no host round trip between layers. The host places the next batch and its
+   labels, starts every core, and reads the loss and the probabilities back.
+
+     tpuc_train_compile  folded graph -> step program + host layout   (train.c)
+     tpuc_train_host_*   the host image: initial weights, batches, results (train_host.c)
+     tpuc_onnx_write_weights  the trained weights into a copy of the ONNX file (onnx_write.c)
+
+   The step program stands on the ISA alone: the transposes the backward pass needs are
+   `lw ... transpose` (docs/isa.md "Transposes for training"). */
+#ifndef TPUC_TRAIN_H
+#define TPUC_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tpuc/tpuc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPUC_TRAIN_MAX_LAYERS 16
+
+typedef enum { TPUC_OPT_SGD = 1, TPUC_OPT_ADAM = 2 } tpuc_optim_t;
+
+typedef struct {
+    tpuc_optim_t optimizer;
+    double lr;          /* learning rate */
+    double momentum;    /* SGD: PyTorch's momentum (0: plain SGD) */
+    double beta1, beta2, eps; /* Adam (PyTorch's defaults 0.9, 0.999, 1e-8) */
+    int logits;         /* the model ends in logits (no Softmax): softmax + CE are added */
+    int save_grads;     /* also write each step's all-reduced gradients to host memory */
+    int eval_only;      /* the forward pass alone (validation): probabilities, no update;
+                           the same host layout as the training program */
+} tpuc_train_opts_t;
+
+/* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU. */
+typedef struct {
+    int node;               /* the folded graph's node */
+    char name[128];         /* its ONNX name */
+    int64_t k, o;           /* inputs, outputs */
+    int has_bias, relu;
+    uint64_t kp;            /* k + has_bias: the rows of the master (the bias is row k) */
+    /* host byte addresses (every core has the same layout) */
+    uint64_t w_master;      /* fp32 kp x o: the weights, then the bias row */
+    uint64_t w_bf16;        /* bf16 k x o: the MXU's copy */
+    uint64_t s1, s2;        /* fp32 kp x o: momentum, or Adam's m and v */
+    uint64_t grad;          /* fp32 kp x o: the all-reduced gradient (save_grads) */
+    uint64_t xsave;         /* bf16 b x kp: the layer's input (then a 1.0 column) */
+    uint64_t dysave;        /* bf16 b x o: the gradient at its output */
+    unsigned chunk_rows;    /* rows of the weight gradient per all-reduce and update */
+} tpuc_tlayer_t;
+
+typedef struct {
+    tpuc_prog_t prog;       /* the step program (text, instructions) */
+    tpuc_train_opts_t opts;
+    tpuc_tlayer_t layer[TPUC_TRAIN_MAX_LAYERS];
+    int nlayers;
+    unsigned n;             /* the MXU size it was compiled for */
+    long batch;             /* rows per core */
+    unsigned cores;
+    int64_t in_elems;       /* features of one example (the input flattened) */
+    int64_t classes;
+    uint64_t const_addr, ident_addr, negzero_addr;
+    uint64_t onehot_addr;   /* bf16 b x classes, placed by the host every step */
+    uint64_t probs_addr;    /* fp32 b x classes, written by the step */
+    uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
+    uint64_t adam_addr;     /* fp32 2 rows x N: beta1^t, beta2^t */
+    uint64_t host_bytes;
+} tpuc_train_t;
+
+/* g: read and folded with the batch bound to the rows per core (hw->batch); hw->cores the
+   data-parallel width. Refuses (one line naming the node) anything training mode does not
+   handle. 0, or -1 with the message in err. */
+int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                       tpuc_train_t *t, char *err, size_t errlen);
+void tpuc_train_free(tpuc_train_t *t);
+
+/* A core's host image (t->host_bytes, zeroed by the caller): constants, the graph's initial
+   weights (fp32 master, bf16 copy), zero optimizer state. */
+void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t *host);
+/* The core's rows of the batch: x (rows x in_elems float32), labels 0 .. classes-1; rows past
+   `rows` (a short last batch is not allowed: the caller drops it) are not touched. */
+void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
+                           const int32_t *labels);
+float tpuc_train_host_loss(const tpuc_train_t *t, const uint8_t *host);
+void tpuc_train_host_probs(const tpuc_train_t *t, const uint8_t *host, float *p);
+/* Layer l's master weights (k x o) and bias (o; when has_bias), or its saved gradient. */
+void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, float *w,
+                             float *bias);
+void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
+                           float *db);
+
+/* The ONNX file at in_path with each layer's weights and bias replaced (in the layout and
+   orientation of the original initializers), written to out_path (never half-written). */
+typedef struct {
+    const char *node;   /* the Gemm/MatMul node's name */
+    const float *w;     /* k x o */
+    const float *bias;  /* o, or NULL */
+    int64_t k, o;
+} tpuc_weights_t;
+int tpuc_onnx_write_weights(const char *in_path, const tpuc_weights_t *w, int nw,
+                            const char *out_path, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

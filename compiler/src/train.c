@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Training pass: folded graph -> one step program per core (docs/training.md).
+
+   The model is a chain input -> [Flatten/Reshape] -> Gemm/MatMul (+ bias, + ReLU) -> ... ->
+   Gemm -> Softmax (or logits with opts.logits). A step, on each core with its b rows:
+     forward   per layer: matmul per (N-tile of the outputs, K-tile), fp32 bias from the
+               master row, ReLU into UB (bf16), the input saved to host memory (bf16, with a
+               1.0 column for the bias); the last layer: softmax into ACC (fp32).
+     loss      -mean log p[label] over the global batch: vop mul by the one-hot rows, vred
+               sum per row, vop log, vred sum, all-reduce, times -1/B.
+     backward  dZ = (P - onehot) / B (bf16); per layer from the last:
+               dX = dY W^T (the old bf16 weights through `lw transpose`), times the ReLU mask
+               of the layer's input (min(x * 2^127, 1): 1 where x > 0, else 0);
+               dW = X^T dY and db = 1^T dY in one: X^T (with its row of ones) made on the chip
+               by `lw transpose` of the saved input and a matmul with the identity, then a
+               matmul per (row chunk, N-tile, batch tile) with the saved dY as weights;
+               the chunk is all-reduced over the board and the optimizer updates the fp32
+               master in place, writing back the master, the state and the bf16 copy.
+   Every buffer is tile-major as in tile.c's PLAIN layers: N-tile t of row m at base + t*b + m. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpuc/train.h"
+#include "tpuc_internal.h"
+
+#define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
+
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* ACC constant rows (fp32, the same value in every lane), in this order from row 0 */
+enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, K_EPS, K_COUNT };
+/* Adam's per-step rows after the constants: beta1^t, beta2^t, step size, rsqrt(1 - beta2^t) */
+enum { A_B1T = K_COUNT, A_B2T, A_SS, A_RS, A_END };
+
+typedef struct {
+    tpuc_prog_t *p;
+    int oom;
+    unsigned n;
+    unsigned slots, slot; /* WMEM tiles, the next one to use */
+} em_t;
+
+static void E(em_t *e, const char *fmt, ...) TPUC_PRINTF(2, 3);
+static void E(em_t *e, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (tpuc_asm(e->p, "%s\n", line)) e->oom = 1;
+}
+
+#define U(x) ((unsigned long long)(x))
+
+/* One WMEM tile: rows x cols of a row-major bf16 host matrix (stride bytes), rows past
+   `rows` filled with -0 so that a partial tile is the identity; returns its first row. */
+static uint64_t wtile(em_t *e, const tpuc_train_t *t, uint64_t addr, uint64_t rows, uint64_t cols,
+                      uint64_t stride)
+{
+    uint64_t w = (uint64_t)e->slot * e->n;
+    e->slot = (e->slot + 1) % e->slots;
+    E(e, "dma_in wmem row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(w), U(rows),
+      U(cols), U(addr), U(stride));
+    if (rows < e->n)
+        E(e, "dma_in wmem row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(w + rows),
+          U(e->n - rows), U(t->negzero_addr));
+    return w;
+}
+
+static int refuse(const tpuc_node_t *n, char *err, size_t errlen, const char *what)
+{
+    tpuc_err(err, errlen, "node '%s' (%s): %s", n->name, n->op_type, what);
+    return -1;
+}
+
+/* The single live node that reads tensor ti, -1 if none; -2 if several. */
+static int consumer(const tpuc_graph_t *g, int ti)
+{
+    int found = -1;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] == ti) {
+                if (found >= 0 && found != (int)i) return -2;
+                found = (int)i;
+            }
+    }
+    return found;
+}
+
+/* Walks the chain and fills t->layer[]. */
+static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train_t *t,
+                   char *err, size_t errlen)
+{
+    if (g->ninputs != 1 || g->noutputs != 1) {
+        tpuc_err(err, errlen, "training mode needs one input and one output (the model has %d "
+                 "and %d)", g->ninputs, g->noutputs);
+        return -1;
+    }
+    int cur = g->inputs[0];
+    const tpuc_tensor_t *x = &g->t[cur];
+    if (x->dtype != TPUC_F32) {
+        tpuc_err(err, errlen, "input '%s': training mode needs a float32 input", x->name);
+        return -1;
+    }
+    int64_t b = x->dims[0];
+    t->in_elems = tpuc_tensor_elems(x) / (b ? b : 1);
+    int softmax = 0;
+    while (!g->t[cur].is_output) {
+        int ni = consumer(g, cur);
+        if (ni < 0) {
+            tpuc_err(err, errlen, "tensor '%s' %s: training mode needs a chain of layers",
+                     g->t[cur].name, ni == -2 ? "feeds several nodes" : "feeds no node");
+            return -1;
+        }
+        const tpuc_node_t *n = &g->n[ni];
+        if (softmax) return refuse(n, err, errlen, "training mode: nothing may follow the Softmax");
+        const tpuc_tensor_t *y = &g->t[n->out[0]];
+        switch (n->op) {
+        case TPUC_OP_FLATTEN:
+        case TPUC_OP_RESHAPE:
+            if (y->ndim != 2 || y->dims[0] != b)
+                return refuse(n, err, errlen, "training mode: only a reshape to [batch, features] "
+                              "is supported");
+            break;
+        case TPUC_OP_GEMM:
+        case TPUC_OP_MATMUL: {
+            const tpuc_tensor_t *a = &g->t[n->in[0]], *w = &g->t[n->in[1]];
+            if (a->ndim != 2 || w->ndim != 2 || !w->is_const || !w->f)
+                return refuse(n, err, errlen, "training mode: a 2-D activation times a float32 "
+                              "initializer is supported");
+            if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
+                return refuse(n, err, errlen, "training mode: the activation after it must be Relu "
+                              "(Sigmoid, Tanh, GELU, Clip are not supported in training)");
+            if (t->nlayers >= TPUC_TRAIN_MAX_LAYERS)
+                return refuse(n, err, errlen, "training mode: more than 16 layers");
+            if (strstr(g->t[n->in[1]].name, "_scaled"))
+                return refuse(n, err, errlen, "training mode: alpha/beta other than 1 are not supported");
+            tpuc_tlayer_t *L = &t->layer[t->nlayers++];
+            L->node = ni;
+            snprintf(L->name, sizeof L->name, "%s", n->name);
+            L->k = w->dims[0];
+            L->o = w->dims[1];
+            L->has_bias = n->op == TPUC_OP_GEMM && n->nin > 2 && n->in[2] >= 0;
+            if (L->has_bias && tpuc_tensor_elems(&g->t[n->in[2]]) != L->o)
+                return refuse(n, err, errlen, "training mode: the bias must have one value per output");
+            L->relu = n->fuse_act == TPUC_OP_RELU;
+            L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
+            break;
+        }
+        case TPUC_OP_RELU:
+            if (!t->nlayers || t->layer[t->nlayers - 1].relu ||
+                g->t[n->in[0]].producer != t->layer[t->nlayers - 1].node)
+                return refuse(n, err, errlen, "training mode: a Relu must follow a Gemm/MatMul");
+            t->layer[t->nlayers - 1].relu = 1;
+            break;
+        case TPUC_OP_SOFTMAX: {
+            int64_t ax = tpuc_attr_int(n, "axis", -1);
+            if (y->ndim != 2 || (ax != -1 && ax != 1))
+                return refuse(n, err, errlen, "training mode: Softmax over the last axis of "
+                              "[batch, classes] only");
+            if (!t->nlayers || g->t[n->in[0]].producer != t->layer[t->nlayers - 1].node)
+                return refuse(n, err, errlen, "training mode: the Softmax must follow the last Gemm");
+            softmax = 1;
+            break;
+        }
+        default:
+            return refuse(n, err, errlen, "not supported in training mode (Gemm, MatMul, Relu, "
+                          "Flatten, Reshape and a final Softmax are; Conv and MaxPool are not yet)");
+        }
+        cur = n->out[0];
+    }
+    if (!t->nlayers) {
+        tpuc_err(err, errlen, "training mode: the model has no Gemm/MatMul layer to train");
+        return -1;
+    }
+    if (!softmax && !o->logits) {
+        tpuc_err(err, errlen, "output '%s': training mode needs a final Softmax (the loss is "
+                 "cross-entropy on its probabilities) or --logits", g->t[cur].name);
+        return -1;
+    }
+    if (softmax && o->logits) {
+        tpuc_err(err, errlen, "--logits: the model already ends in a Softmax");
+        return -1;
+    }
+    tpuc_tlayer_t *last = &t->layer[t->nlayers - 1];
+    if (last->relu) {
+        tpuc_err(err, errlen, "node '%s': training mode: the last layer gives the logits, it "
+                 "may not have a Relu", last->name);
+        return -1;
+    }
+    for (int l = 0; l < t->nlayers; l++) {
+        int64_t want = l ? t->layer[l - 1].o : t->in_elems;
+        if (t->layer[l].k != want) {
+            tpuc_err(err, errlen, "node '%s': %lld inputs, but the layer before gives %lld",
+                     t->layer[l].name, (long long)t->layer[l].k, (long long)want);
+            return -1;
+        }
+    }
+    t->classes = last->o;
+    return 0;
+}
+
+int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                       tpuc_train_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->opts = *o;
+    t->cores = hw->cores ? hw->cores : 1;
+    if (analyse(g, o, t, err, errlen)) return -1;
+    const unsigned N = hw->geom.n;
+    const uint64_t b = (uint64_t)g->t[g->inputs[0]].dims[0];
+    t->batch = (long)b;
+    t->n = N;
+    const int L = t->nlayers;
+    const int adam = o->optimizer == TPUC_OPT_ADAM;
+    const uint64_t nbt = cdiv(b, N); /* batch tiles of X^T */
+
+    /* ---- host memory ---- */
+    uint64_t a = 0x1000;
+    t->const_addr = a; a = ALIGN64(a + (uint64_t)K_COUNT * N * 4);
+    t->ident_addr = a; a = ALIGN64(a + (uint64_t)N * N * 2);
+    t->negzero_addr = a; a = ALIGN64(a + 2);
+    t->adam_addr = a; a = ALIGN64(a + 2ull * N * 4);
+    t->loss_addr = a; a = ALIGN64(a + 4);
+    t->onehot_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 2);
+    t->probs_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 4);
+    for (int l = 0; l < L; l++) {
+        tpuc_tlayer_t *ly = &t->layer[l];
+        uint64_t mo = ly->kp * (uint64_t)ly->o;
+        ly->w_master = a; a = ALIGN64(a + mo * 4);
+        ly->w_bf16 = a; a = ALIGN64(a + (uint64_t)ly->k * ly->o * 2);
+        ly->s1 = a; a = ALIGN64(a + mo * 4);
+        ly->s2 = a; a = ALIGN64(a + (adam ? mo * 4 : 0));
+        ly->grad = a; a = ALIGN64(a + (o->save_grads ? mo * 4 : 0));
+        ly->xsave = a; a = ALIGN64(a + b * ly->kp * 2);
+        ly->dysave = a; a = ALIGN64(a + b * (uint64_t)ly->o * 2);
+    }
+    t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
+    if (t->host_bytes > (4ull << 30)) {
+        tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",
+                 U(t->host_bytes >> 20));
+        return -1;
+    }
+
+    /* ---- on-chip layout ---- */
+    uint64_t maxT = 0, maxNT = 0;
+    for (int l = 0; l < L; l++) {
+        maxT = umax(maxT, cdiv((uint64_t)t->layer[l].k, N));
+        maxNT = umax(maxNT, cdiv((uint64_t)t->layer[l].o, N));
+    }
+    const uint64_t NTc = cdiv((uint64_t)t->classes, N);
+    /* UB */
+    uint64_t ub = 0;
+    const uint64_t IDENT = ub; ub += N;
+    uint64_t ACT[TPUC_TRAIN_MAX_LAYERS];
+    for (int l = 0; l < L; l++) { ACT[l] = ub; ub += cdiv((uint64_t)t->layer[l].k, N) * b; }
+    const uint64_t OH = ub; ub += NTc * b;
+    const uint64_t DYB[2] = {ub, ub + umax(maxNT, maxT) * b};
+    ub += 2 * umax(maxNT, maxT) * b;
+    const uint64_t UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
+    /* ACC */
+    uint64_t acc = A_END;
+    const uint64_t LOSSR = acc; acc += cdiv(b, N);
+    const uint64_t LS = acc; acc += 1;
+    const uint64_t Y = acc; acc += maxNT * b;
+    const uint64_t P = acc; acc += NTc * b;
+    const uint64_t TMPA = acc; acc += umax(maxNT, maxT) * b;
+    const uint64_t DX = acc; acc += maxT * b;
+    const uint64_t XTACC = acc; acc += N;
+    const uint64_t BIASR = acc; acc += maxNT;
+    const uint64_t ACC_CHUNK = acc;
+    if (ub > hw->geom.ub_rows || acc > hw->geom.acc_rows) {
+        tpuc_err(err, errlen, "training at %llu rows per core needs %llu UB rows and %llu ACC "
+                 "rows before the weight chunks; the core has %u and %u (a smaller --batch or "
+                 "more --cores, or larger --ub-kib/--acc-kib)", U(b), U(ub), U(acc),
+                 hw->geom.ub_rows, hw->geom.acc_rows);
+        return -1;
+    }
+    const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
+    for (int l = 0; l < L; l++) {
+        tpuc_tlayer_t *ly = &t->layer[l];
+        uint64_t NT = cdiv((uint64_t)ly->o, N);
+        /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
+        uint64_t per_acc = NT * (3u + nstate), per_ub = nbt + NT;
+        uint64_t r_acc = (hw->geom.acc_rows - ACC_CHUNK) / per_acc;
+        uint64_t r_ub = (hw->geom.ub_rows - UB_CHUNK) / per_ub;
+        uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
+        r = r / N * N;
+        if (r == 0) {
+            tpuc_err(err, errlen, "node '%s': one chunk of %u weight rows (%llu N-tiles) does "
+                     "not fit the free ACC/UB rows (%llu, %llu): larger --acc-kib/--ub-kib or a "
+                     "smaller --batch", ly->name, N, U(NT), U(hw->geom.acc_rows - ACC_CHUNK),
+                     U(hw->geom.ub_rows - UB_CHUNK));
+            return -1;
+        }
+        ly->chunk_rows = (unsigned)umin(r, cdiv(ly->kp, N) * N);
+    }
+
+    /* ---- the program ---- */
+    em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0};
+    if (e.slots == 0) {
+        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, N);
+        return -1;
+    }
+    E(&e, "# training step: %d layers, %llu rows per core, %u cores, %s", L, U(b), t->cores,
+      adam ? "Adam" : (o->momentum != 0.0 ? "SGD with momentum" : "SGD"));
+    E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
+    E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
+      U(t->ident_addr), N * 2);
+    if (adam) {
+        E(&e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
+        E(&e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
+        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B1T, K_B1, A_B1T);
+        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B2T, K_B2, A_B2T);
+        E(&e, "dma_out acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
+        E(&e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B1T, A_SS);
+        E(&e, "vop recip a=acc:%d dst=acc:%d rows=1", A_SS, A_SS);
+        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_SS, K_LR, A_SS);
+        E(&e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B2T, A_RS);
+        E(&e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
+    }
+    /* forward */
+    {
+        const tpuc_tlayer_t *l0 = &t->layer[0];
+        E(&e, "# forward: the batch");
+        for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
+            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[0] + kt * b),
+              U(b), U(umin(N, (uint64_t)l0->k - kt * N)), U(l0->xsave + kt * N * 2), U(l0->kp * 2));
+    }
+    for (int l = 0; l < L; l++) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+        const uint64_t O = (uint64_t)ly->o;
+        E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
+          (long long)ly->o, ly->has_bias ? ", bias" : "", ly->relu ? ", relu" : "");
+        for (uint64_t nt = 0; nt < NT; nt++) {
+            uint64_t oc = umin(N, O - nt * N);
+            for (uint64_t kt = 0; kt < T; kt++) {
+                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+                uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc, oc, O * 2);
+                E(&e, "lw w=%llu", U(w));
+                E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(ACT[l] + kt * b), U(Y + nt * b),
+                  U(b), kt ? " accumulate" : "");
+            }
+            if (ly->has_bias) {
+                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(BIASR + nt),
+                  U(oc), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4), U(O * 4));
+                E(&e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(Y + nt * b),
+                  U(BIASR + nt), U(Y + nt * b), U(b));
+            }
+        }
+        if (l + 1 < L) {
+            const tpuc_tlayer_t *nx = &t->layer[l + 1];
+            E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", ly->relu ? "relu" : "cvt", U(Y),
+              U(ACT[l + 1]), U(NT * b));
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                  U(ACT[l + 1] + nt * b), U(b), U(umin(N, O - nt * N)), U(nx->xsave + nt * N * 2),
+                  U(nx->kp * 2));
+        } else {
+            E(&e, "softmax src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu "
+              "row_stride=1", U(Y), U(P), U(b), U(O), U(b));
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                  U(P + nt * b), U(b), U(umin(N, O - nt * N)), U(t->probs_addr + nt * N * 4), U(O * 4));
+        }
+    }
+    if (o->eval_only) goto end;
+    /* loss and dZ */
+    {
+        const uint64_t C = (uint64_t)t->classes;
+        E(&e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
+        for (uint64_t nt = 0; nt < NTc; nt++)
+            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(OH + nt * b),
+              U(b), U(umin(N, C - nt * N)), U(t->onehot_addr + nt * N * 2), U(C * 2));
+        E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
+        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu row_stride=1",
+          U(TMPA), U(LOSSR), U(b), U(C), U(b));
+        E(&e, "vop log a=acc:%llu dst=acc:%llu rows=%llu", U(LOSSR), U(LOSSR), U(cdiv(b, N)));
+        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=1 length=%llu chunk_stride=1 row_stride=1",
+          U(LOSSR), U(LS), U(b));
+        if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
+        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
+        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+        E(&e, "vop sub a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
+        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(TMPA), K_INVB, U(DYB[0]),
+          U(NTc * b));
+    }
+    /* backward */
+    int cur = 0;
+    for (int l = L - 1; l >= 0; l--) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+        const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
+        E(&e, "# backward: layer %d '%s'", l, ly->name);
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
+              U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
+        if (l > 0) {
+            E(&e, "# dX = dY W^T (the step's old weights, loaded transposed)");
+            for (uint64_t kt = 0; kt < T; kt++) {
+                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+                for (uint64_t nt = 0; nt < NT; nt++) {
+                    uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc,
+                                       umin(N, O - nt * N), O * 2);
+                    E(&e, "lw w=%llu transpose", U(w));
+                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(DY + nt * b), U(DX + kt * b),
+                      U(b), nt ? " accumulate" : "");
+                }
+            }
+            const uint64_t DN = DYB[1 - cur];
+            if (t->layer[l - 1].relu) {
+                E(&e, "# the ReLU mask of the input: min(x * 2^127, 1)");
+                E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(ACT[l]), K_BIG,
+                  U(TMPA), U(T * b));
+                E(&e, "vop min a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(TMPA), K_ONE,
+                  U(TMPA), U(T * b));
+                E(&e, "vop mul a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(TMPA), U(DN),
+                  U(T * b));
+            } else {
+                E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
+            }
+        }
+        /* dW, db: chunks of R rows of the kp x O master */
+        const uint64_t R = ly->chunk_rows;
+        for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
+            const uint64_t r = umin(R, ly->kp - k0), n = r * NT;
+            const uint64_t XT = UB_CHUNK, WB = UB_CHUNK + R * nbt;
+            const uint64_t DW = ACC_CHUNK, WM = DW + n, S1 = WM + n, S2 = S1 + n,
+                           TM = S1 + (uint64_t)nstate * n;
+            E(&e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
+            for (uint64_t bt = 0; bt < nbt; bt++) {
+                uint64_t bc = umin(N, b - bt * N);
+                for (uint64_t j = 0; j < r; j += N) {
+                    uint64_t kc = umin(N, r - j);
+                    uint64_t w = wtile(&e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
+                                       ly->kp * 2);
+                    E(&e, "lw w=%llu transpose", U(w));
+                    E(&e, "matmul ub=%llu acc=%llu rows=%llu", U(IDENT), U(XTACC), U(kc));
+                    E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(XTACC), U(XT + bt * R + j), U(kc));
+                }
+            }
+            for (uint64_t nt = 0; nt < NT; nt++)
+                for (uint64_t bt = 0; bt < nbt; bt++) {
+                    uint64_t w = wtile(&e, t, ly->dysave + (bt * N * O + nt * N) * 2,
+                                       umin(N, b - bt * N), umin(N, O - nt * N), O * 2);
+                    E(&e, "lw w=%llu", U(w));
+                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
+                      U(r), bt ? " accumulate" : "");
+                }
+            if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
+                if (o->save_grads)
+                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(DW + nt * r), U(r), U(oc), U(ly->grad + off), U(O * 4));
+                E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
+                  U(r), U(oc), U(ly->w_master + off), U(O * 4));
+                if (nstate >= 1)
+                    E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
+                if (nstate >= 2)
+                    E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
+            }
+#define V2(op, A, B, D) E(&e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
+#define VB(op, A, K, D) E(&e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
+#define V1(op, A, D) E(&e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
+            if (adam) {
+                E(&e, "# Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= ss m / (sqrt(v) rs + eps)");
+                VB("mul", S1, K_B1, S1);
+                VB("mul", DW, K_OMB1, TM);
+                V2("add", S1, TM, S1);
+                V2("mul", DW, DW, TM);
+                VB("mul", TM, K_OMB2, TM);
+                VB("mul", S2, K_B2, S2);
+                V2("add", S2, TM, S2);
+                V1("rsqrt", S2, TM);
+                V1("recip", TM, TM);
+                VB("mul", TM, A_RS, TM);
+                VB("add", TM, K_EPS, TM);
+                V1("recip", TM, TM);
+                V2("mul", S1, TM, TM);
+                VB("mul", TM, A_SS, TM);
+                V2("sub", WM, TM, WM);
+            } else if (nstate == 1) {
+                E(&e, "# SGD with momentum: v = mu v + g; w -= lr v");
+                VB("mul", S1, K_MU, S1);
+                V2("add", S1, DW, S1);
+                VB("mul", S1, K_LR, TM);
+                V2("sub", WM, TM, WM);
+            } else {
+                E(&e, "# SGD: w -= lr g");
+                VB("mul", DW, K_LR, TM);
+                V2("sub", WM, TM, WM);
+            }
+#undef V2
+#undef VB
+#undef V1
+            E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
+            uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
+                E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
+                  U(r), U(oc), U(ly->w_master + off), U(O * 4));
+                if (nstate >= 1)
+                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
+                if (nstate >= 2)
+                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
+                if (kb)
+                    E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(WB + nt * r), U(kb), U(oc), U(ly->w_bf16 + (k0 * O + nt * N) * 2), U(O * 2));
+            }
+        }
+        cur = 1 - cur;
+    }
+end:
+    E(&e, "halt");
+    if (e.oom) {
+        tpuc_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return tpuc_assemble(&t->prog, hw, err, errlen);
+}
+
+void tpuc_train_free(tpuc_train_t *t)
+{
+    tpuc_prog_free(&t->prog);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The host side of a training step (train.h): the image every core starts from, the batch and
+   labels the host places before each step, and what it reads back. All values in host memory
+   are little-endian fp32 or bf16 (the contract's RNE rounding from float32). */
+#include <math.h>
+#include <string.h>
+
+#include "tpuc/train.h"
+
+static void put32(uint8_t *h, uint64_t a, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    h[a] = (uint8_t)u; h[a + 1] = (uint8_t)(u >> 8); h[a + 2] = (uint8_t)(u >> 16); h[a + 3] = (uint8_t)(u >> 24);
+}
+static float get32(const uint8_t *h, uint64_t a)
+{
+    uint32_t u = (uint32_t)h[a] | (uint32_t)h[a + 1] << 8 | (uint32_t)h[a + 2] << 16 | (uint32_t)h[a + 3] << 24;
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+static void put16(uint8_t *h, uint64_t a, uint16_t v) { h[a] = (uint8_t)v; h[a + 1] = (uint8_t)(v >> 8); }
+
+void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t *host)
+{
+    const unsigned n = t->n;
+    const double B = (double)t->batch * t->cores;
+    const tpuc_train_opts_t *o = &t->opts;
+    const double kv[] = {1.0, ldexp(1.0, 127), 1.0 / B, -1.0 / B, o->lr, o->momentum, o->beta1,
+                         1.0 - o->beta1, o->beta2, 1.0 - o->beta2, o->eps};
+    for (unsigned r = 0; r < sizeof kv / sizeof kv[0]; r++)
+        for (unsigned i = 0; i < n; i++) put32(host, t->const_addr + ((uint64_t)r * n + i) * 4, (float)kv[r]);
+    for (unsigned r = 0; r < n; r++)
+        for (unsigned i = 0; i < n; i++) put16(host, t->ident_addr + ((uint64_t)r * n + i) * 2, r == i ? 0x3F80 : 0);
+    put16(host, t->negzero_addr, 0x8000);
+    for (unsigned i = 0; i < 2 * n; i++) put32(host, t->adam_addr + (uint64_t)i * 4, 1.0f);
+    for (int l = 0; l < t->nlayers; l++) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const tpuc_node_t *nd = &g->n[ly->node];
+        const float *w = g->t[nd->in[1]].f;
+        const float *bias = ly->has_bias ? g->t[nd->in[2]].f : NULL;
+        for (int64_t k = 0; k < ly->k; k++)
+            for (int64_t j = 0; j < ly->o; j++) {
+                float v = w[k * ly->o + j];
+                put32(host, ly->w_master + (uint64_t)(k * ly->o + j) * 4, v);
+                put16(host, ly->w_bf16 + (uint64_t)(k * ly->o + j) * 2, tpuc_f32_to_bf16(v));
+            }
+        if (bias)
+            for (int64_t j = 0; j < ly->o; j++)
+                put32(host, ly->w_master + (uint64_t)(ly->k * ly->o + j) * 4, bias[j]);
+        if (ly->has_bias)
+            for (long r = 0; r < t->batch; r++)
+                put16(host, ly->xsave + ((uint64_t)r * ly->kp + (uint64_t)ly->k) * 2, 0x3F80);
+    }
+}
+
+void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
+                           const int32_t *labels)
+{
+    const tpuc_tlayer_t *l0 = &t->layer[0];
+    for (long r = 0; r < t->batch; r++) {
+        for (int64_t k = 0; k < t->in_elems; k++)
+            put16(host, l0->xsave + ((uint64_t)r * l0->kp + (uint64_t)k) * 2,
+                  tpuc_f32_to_bf16(x[(size_t)r * (size_t)t->in_elems + (size_t)k]));
+        for (int64_t c = 0; c < t->classes; c++)
+            put16(host, t->onehot_addr + ((uint64_t)r * (uint64_t)t->classes + (uint64_t)c) * 2,
+                  labels[r] == c ? 0x3F80 : 0);
+    }
+}
+
+float tpuc_train_host_loss(const tpuc_train_t *t, const uint8_t *host)
+{
+    return get32(host, t->loss_addr);
+}
+
+void tpuc_train_host_probs(const tpuc_train_t *t, const uint8_t *host, float *p)
+{
+    for (uint64_t i = 0; i < (uint64_t)t->batch * (uint64_t)t->classes; i++)
+        p[i] = get32(host, t->probs_addr + i * 4);
+}
+
+static void read_master(const tpuc_tlayer_t *ly, const uint8_t *host, uint64_t base, float *w,
+                        float *bias)
+{
+    for (int64_t i = 0; i < ly->k * ly->o; i++) w[i] = get32(host, base + (uint64_t)i * 4);
+    if (bias && ly->has_bias)
+        for (int64_t j = 0; j < ly->o; j++) bias[j] = get32(host, base + (uint64_t)(ly->k * ly->o + j) * 4);
+}
+
+void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, float *w,
+                             float *bias)
+{
+    read_master(&t->layer[l], host, t->layer[l].w_master, w, bias);
+}
+
+void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
+                           float *db)
+{
+    read_master(&t->layer[l], host, t->layer[l].grad, dw, db);
+}

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch fp32 twin of tpu-train (docs/training.md): the same ONNX initial weights, the same
+batch order (splitmix64 Fisher-Yates per epoch, as tools/tpu_train.c), cross-entropy averaged
+over the global batch, and torch.optim.SGD / Adam with the same settings.
+
+Used by tests/train/ref.py (one step's gradients against the machine's) and by
+models/train_ref.py (whole runs: the curves tpu-train's plot puts beside ours)."""
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+M64 = (1 << 64) - 1
+
+
+def splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & M64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return state, z ^ (z >> 31)
+
+
+def epoch_orders(n, seed, epochs):
+    """The example order of each epoch: the permutation is shuffled again every epoch."""
+    perm = list(range(n))
+    state = seed & M64
+    out = []
+    for _ in range(epochs):
+        for i in range(n, 1, -1):
+            state, r = splitmix64(state)
+            j = r % i
+            perm[i - 1], perm[j] = perm[j], perm[i - 1]
+        out.append(np.array(perm, dtype=np.int64))
+    return out
+
+
+class Net:
+    """The chain of Gemm/MatMul(+Add) [+ Relu] layers of an ONNX model as fp32 parameters."""
+
+    def __init__(self, path, logits=False):
+        m = onnx.load(path)
+        init = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in m.graph.initializer}
+        self.layers = []  # [W k x o, b or None, relu]
+        nodes = list(m.graph.node)
+        for i, n in enumerate(nodes):
+            if n.op_type in ("Gemm", "MatMul"):
+                w = init[n.input[1]]
+                tb = any(a.name == "transB" and a.i for a in n.attribute)
+                w = w.T if tb else w
+                b = init.get(n.input[2]) if n.op_type == "Gemm" and len(n.input) > 2 else None
+                if n.op_type == "MatMul":
+                    for a in nodes:
+                        if a.op_type == "Add" and n.output[0] in a.input:
+                            other = [s for s in a.input if s != n.output[0]][0]
+                            b = init.get(other)
+                self.layers.append([torch.tensor(np.ascontiguousarray(w), requires_grad=True),
+                                    None if b is None else torch.tensor(b.reshape(-1), requires_grad=True),
+                                    False])
+            elif n.op_type == "Relu":
+                self.layers[-1][2] = True
+        self.params = [p for w, b, _ in self.layers for p in (w, b) if p is not None]
+
+    def logits(self, x):
+        h = x
+        for w, b, relu in self.layers:
+            h = h @ w
+            if b is not None:
+                h = h + b
+            if relu:
+                h = torch.relu(h)
+        return h
+
+    def step_grads(self, xb, yb):
+        """Gradients of one step, the bound of each element and the loss.
+
+        The bound (docs/training.md "How close to PyTorch") is a first-order error budget
+        derived from the numerics contract, propagated through the step in float64 with
+        u = 2^-8 (one bf16 rounding is at most 2^-9 relative; the factor 2 covers the fp32
+        accumulations and the second-order terms) and g = n 2^-24 for an fp32 chain of n:
+          inputs         e_h0 = u|x|
+          z = h W + b    e_z = e_h |W| + (u + g_k) |h||W|          (W and h rounded to bf16)
+          h' = relu(z)   e_h' = e_z + u|h'|                       (stored as bf16)
+          p = softmax(z) e_p = 2 p max(e_z)
+          dz = (p - y)/B e_dz = e_p / B + u|dz|                   (bf16 for the MXU)
+          dx = dz W^T    e_dx = e_dz |W|^T + (u + g_o) |dz||W|^T
+          dy = dx [z>0]  e_dy = (e_dx + u|dx|) [z>0] + |dx| [|z| <= e_z]  (the mask may flip)
+          dW = h^T dy    e_dW = e_h^T |dy| + |h|^T e_dy + g_b |h|^T |dy|
+        and the bound is 2 e_dW (db: the same with h = 1)."""
+        x = torch.tensor(xb)
+        for p in self.params:
+            p.grad = None
+        acts, douts = [], []
+        h = x
+        for w, b, relu in self.layers:
+            acts.append(h)
+            z = h @ w
+            if b is not None:
+                z = z + b
+            z.retain_grad()
+            douts.append(z)
+            h = torch.relu(z) if relu else z
+        loss = torch.nn.functional.cross_entropy(h, torch.tensor(yb))
+        loss.backward()
+        u = 2.0 ** -8
+        B = xb.shape[0]
+        Ws = [np.abs(w.detach().numpy().astype(np.float64)) for w, _, _ in self.layers]
+        H = [np.abs(a.detach().numpy().astype(np.float64)) for a in acts]
+        Z = [z.detach().numpy().astype(np.float64) for z in douts]
+        eh = [u * H[0]]
+        ez = []
+        for l, (w, b, relu) in enumerate(self.layers):
+            k = Ws[l].shape[0]
+            ez.append(eh[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l]))
+            if l + 1 < len(self.layers):
+                eh.append(ez[l] + u * H[l + 1])
+        zl = Z[-1]
+        pr = np.exp(zl - zl.max(axis=1, keepdims=True))
+        pr /= pr.sum(axis=1, keepdims=True)
+        dz = np.abs(douts[-1].grad.numpy().astype(np.float64))
+        edy = 2 * pr * ez[-1].max(axis=1, keepdims=True) / B + u * dz
+        grads, bounds = [None] * len(self.layers), [None] * len(self.layers)
+        for l in range(len(self.layers) - 1, -1, -1):
+            w, b, _ = self.layers[l]
+            D = np.abs(douts[l].grad.numpy().astype(np.float64))
+            ew = eh[l].T @ D + H[l].T @ edy + B * 2.0 ** -24 * (H[l].T @ D)
+            eb = edy.sum(axis=0) + B * 2.0 ** -24 * D.sum(axis=0)
+            grads[l] = (w.grad.numpy().astype(np.float64),
+                        None if b is None else b.grad.numpy().astype(np.float64))
+            bounds[l] = (2 * ew + 1e-12, 2 * eb + 1e-12)
+            if l:
+                o = Ws[l].shape[1]
+                dx = D @ Ws[l].T
+                edx = edy @ Ws[l].T + (u + o * 2.0 ** -24) * dx
+                zp = Z[l - 1]
+                mask = (zp > 0) if self.layers[l - 1][2] else np.ones_like(zp, dtype=bool)
+                flip = (np.abs(zp) <= ez[l - 1]) if self.layers[l - 1][2] else np.zeros_like(mask)
+                edy = (edx + u * dx) * mask + dx * flip
+        return grads, bounds, float(loss)
+
+
+def bf16(a):
+    """fp32 -> bf16 -> fp32 with the contract's rounding (RNE; subnormals flushed to zero)."""
+    a = np.asarray(a, dtype=np.float32)
+    u = a.view(np.uint32).astype(np.uint64)
+    r = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32)
+    out = r.view(np.float32).copy()
+    out[np.abs(out) < np.float32(2.0 ** -126)] = 0.0
+    nan = np.isnan(a)
+    out[nan] = np.nan
+    return out
+
+
+def emulate_grads(net, xb, yb):
+    """The step's gradients as the machine computes them (docs/training.md): the contract's
+    bf16 roundings at the same points (the input, the MXU weights, the hidden activations,
+    dZ and each dY), with the sums in float64 instead of the MXU's fp32 chain."""
+    B = xb.shape[0]
+    Ws = [w.detach().numpy() for w, _, _ in net.layers]
+    Bs = [None if b is None else b.detach().numpy().astype(np.float64) for _, b, _ in net.layers]
+    hs, zs = [bf16(xb).astype(np.float64)], []
+    for l, (w, b, relu) in enumerate(net.layers):
+        z = hs[l] @ bf16(Ws[l]).astype(np.float64)
+        if Bs[l] is not None:
+            z = z + Bs[l]
+        zs.append(z)
+        if l + 1 < len(net.layers):
+            hs.append(bf16(np.maximum(z, 0) if relu else z).astype(np.float64))
+    z = zs[-1]
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    dy = bf16((p - np.eye(p.shape[1])[yb]) / B).astype(np.float64)
+    out = [None] * len(net.layers)
+    for l in range(len(net.layers) - 1, -1, -1):
+        out[l] = (hs[l].T @ dy, dy.sum(axis=0) if Bs[l] is not None else None, hs[l], dy)
+        if l:
+            dx = dy @ bf16(Ws[l]).astype(np.float64).T
+            if net.layers[l - 1][2]:
+                dx = dx * (hs[l] > 0)
+            dy = bf16(dx).astype(np.float64)
+    return out

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch fp32 reference of one training step of tpu-train (docs/training.md), to check the
+machine's gradients: the same ONNX initial weights, the same first batch (tpu-train's
+splitmix64 Fisher-Yates order), cross-entropy averaged over the global batch.
+
+usage: ref.py MODEL.onnx X.npy Y.npy --batch B --seed S --grads DIR [--logits] [--mutate M]
+  compares DIR/grad<l>_{w,b}.npy (tpu-train --grads-dir) with PyTorch's gradients element by
+  element against the bound of docs/training.md; exit 0 within, 1 outside (the worst element
+  printed), 2 usage. --mutate transposes/negates ours first (the test must then fail).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models"))
+import trainref  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("onnx")
+    ap.add_argument("x")
+    ap.add_argument("y")
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--grads", required=True)
+    ap.add_argument("--logits", action="store_true")
+    ap.add_argument("--mutate", choices=["none", "batch", "sign"], default="none")
+    a = ap.parse_args()
+    x = np.load(a.x).astype(np.float32)
+    y = np.load(a.y).astype(np.int64)
+    net = trainref.Net(a.onnx, a.logits)
+    perm = trainref.epoch_orders(len(x), a.seed, 1)[0]
+    idx = perm[: a.batch]
+    if a.mutate == "batch":  # the gradient of another batch: must not pass
+        idx = perm[a.batch: 2 * a.batch] if len(perm) >= 2 * a.batch else perm[::-1][: a.batch]
+    xb = x[idx].reshape(a.batch, -1)
+    grads, bounds, loss = net.step_grads(xb, y[idx])
+    worst = (0.0, None)
+    fails = 0
+    for l, (gw, gb) in enumerate(grads):
+        for kind, ref, bnd in (("w", gw, bounds[l][0]), ("b", gb, bounds[l][1])):
+            if ref is None:
+                continue
+            ours = np.load(os.path.join(a.grads, f"grad{l}_{kind}.npy")).astype(np.float64)
+            if a.mutate == "sign":
+                ours = -ours
+            if ours.shape != ref.shape:
+                print(f"layer {l} {kind}: shape {ours.shape}, expected {ref.shape}")
+                return 1
+            err = np.abs(ours - ref)
+            ratio = err / bnd
+            k = np.unravel_index(np.argmax(ratio), ratio.shape)
+            if ratio[k] > worst[0]:
+                worst = (float(ratio[k]), f"layer {l} d{kind}{list(k)}: ours {ours[k]:.6g}, "
+                         f"PyTorch {ref[k]:.6g}, |diff| {err[k]:.3g}, bound {bnd[k]:.3g}")
+            fails += int((ratio > 1).sum())
+            print(f"layer {l} d{kind}: max |diff| {err.max():.3g}, max |diff|/bound {ratio.max():.3f}")
+    # the contract's roundings emulated (float64 sums): ours must agree to the fp32 chain's
+    # rounding, 2^-20 of |h|^T|dy| (a flipped bf16 rounding of one dY element, the rare
+    # difference between float64 and fp32 softmax, is covered by 2^-8 of that element's term)
+    emu = trainref.emulate_grads(net, xb, y[idx])
+    efail = 0
+    for l, (ew, eb, h, dy) in enumerate(emu):
+        mag_w = np.abs(h).T @ np.abs(dy)
+        mag_b = np.abs(dy).sum(axis=0)
+        for kind, ref, mag in (("w", ew, mag_w), ("b", eb, mag_b)):
+            if ref is None:
+                continue
+            ours = np.load(os.path.join(a.grads, f"grad{l}_{kind}.npy")).astype(np.float64)
+            if a.mutate == "sign":
+                ours = -ours
+            bnd = 2.0 ** -20 * mag + 2.0 ** -8 * (np.abs(h).max(axis=0)[:, None] * np.abs(dy).max(axis=0)[None, :]
+                                                  if kind == "w" else np.abs(dy).max(axis=0)) + 1e-30
+            r = np.abs(ours - ref) / bnd
+            efail += int((r > 1).sum())
+            print(f"layer {l} d{kind} vs the bf16 emulation: max |diff| {np.abs(ours - ref).max():.3g}, "
+                  f"max |diff|/bound {r.max():.2e}")
+    if efail:
+        print(f"FAIL: {efail} gradient elements differ from the contract's emulation")
+        fails += efail
+    ours_loss = float(np.load(os.path.join(a.grads, "loss.npy")).reshape(-1)[0])
+    print(f"loss: ours {ours_loss:.6f}, PyTorch {loss:.6f}")
+    if worst[1]:
+        print("worst:", worst[1])
+    if fails:
+        print(f"FAIL: {fails} gradient elements outside the bound")
+        return 1
+    print("PASS: every gradient element within the bound")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tpu-train: trains an ONNX model data-parallel on the board C model (docs/training.md).
+   Every step runs one compiled program per core (forward, loss, backward, all-reduce,
+   optimizer); the host places each core's share of the batch and its labels, and after the
+   step checks that every core holds the same weights, bit for bit. Prints one line per epoch
+   in the style of Keras, writes the curves as CSV and the trained model as ONNX.
+   Exit 0 done, 1 a run error or a core mismatch, 2 bad arguments or input. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tpu/board.h"
+#include "tpu/cli.h"
+#include "tpu/config.h"
+#include "tpu/core.h"
+#include "tpu/npy.h"
+#include "tpuc/npyio.h"
+#include "tpuc/train.h"
+#include "tpuc/tpuc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tpu-train MODEL.onnx (--dataset fashion-mnist | --x-train X.npy --y-train Y.npy\n"
+            "                 [--x-val X.npy --y-val Y.npy]) [options] [hardware options]\n"
+            "Training:\n"
+            "  --epochs E            epochs (default 1)\n"
+            "  --steps-per-epoch S   steps per epoch (default: all full batches of the data)\n"
+            "  --batch B             global batch, split over the cores (default 64; a multiple of C)\n"
+            "  --optimizer O         sgd or adam (default adam)\n"
+            "  --lr L                learning rate (default 1e-3 for adam, 0.01 for sgd)\n"
+            "  --momentum M          sgd momentum (default 0)\n"
+            "  --seed S              batch order: splitmix64 Fisher-Yates per epoch (default 1)\n"
+            "  --logits              the model ends in logits: softmax + cross-entropy are added\n"
+            "  --val-steps V         validation batches per epoch (default: the whole set)\n"
+            "Output:\n"
+            "  --csv FILE            the curves, one row per epoch\n"
+            "  --save-onnx OUT.onnx  the trained model (the input model with new weights)\n"
+            "  --grads-dir DIR       after the first step: each layer's all-reduced gradients\n"
+            "                        (grad<l>_w.npy, grad<l>_b.npy) and weights (w<l>.npy, b<l>.npy)\n"
+            "  --freq-mhz F          clock for the simulated ms per step (default 700, TPU v2's)\n"
+            "Hardware (the same options and defaults as gen):\n"
+            "  --mxu N --ub-kib K --acc-kib K --wmem-kib K --imem-insns I --axi-data-bits B\n"
+            "  --cores C (default 8) --topology ring|torus|torus:RxS\n"
+            "Exit status: 0 done, 1 a run error, 2 bad arguments or input.\n");
+}
+
+enum { O_HELP, O_DATASET, O_XT, O_YT, O_XV, O_YV, O_EPOCHS, O_SPE, O_BATCH, O_OPT, O_LR, O_MOM,
+       O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_SAVE, O_GRADS, O_FREQ, O_MXU, O_UB, O_ACC, O_WM,
+       O_IMEM, O_AXI, O_CORES, O_TOPO };
+static const tpu_cli_opt_t opts[] = {
+    {"help", 'h', 0, O_HELP},
+    {"dataset", 0, TPU_CLI_VALUE, O_DATASET},
+    {"x-train", 0, TPU_CLI_VALUE, O_XT},
+    {"y-train", 0, TPU_CLI_VALUE, O_YT},
+    {"x-val", 0, TPU_CLI_VALUE, O_XV},
+    {"y-val", 0, TPU_CLI_VALUE, O_YV},
+    {"epochs", 0, TPU_CLI_VALUE, O_EPOCHS},
+    {"steps-per-epoch", 0, TPU_CLI_VALUE, O_SPE},
+    {"batch", 0, TPU_CLI_VALUE, O_BATCH},
+    {"optimizer", 0, TPU_CLI_VALUE, O_OPT},
+    {"lr", 0, TPU_CLI_VALUE, O_LR},
+    {"momentum", 0, TPU_CLI_VALUE, O_MOM},
+    {"seed", 0, TPU_CLI_VALUE, O_SEED},
+    {"logits", 0, 0, O_LOGITS},
+    {"val-steps", 0, TPU_CLI_VALUE, O_VALSTEPS},
+    {"csv", 0, TPU_CLI_VALUE, O_CSV},
+    {"save-onnx", 0, TPU_CLI_VALUE, O_SAVE},
+    {"grads-dir", 0, TPU_CLI_VALUE, O_GRADS},
+    {"freq-mhz", 0, TPU_CLI_VALUE, O_FREQ},
+    {"mxu", 0, TPU_CLI_VALUE, O_MXU},
+    {"ub-kib", 0, TPU_CLI_VALUE, O_UB},
+    {"acc-kib", 0, TPU_CLI_VALUE, O_ACC},
+    {"wmem-kib", 0, TPU_CLI_VALUE, O_WM},
+    {"imem-insns", 0, TPU_CLI_VALUE, O_IMEM},
+    {"axi-data-bits", 0, TPU_CLI_VALUE, O_AXI},
+    {"cores", 0, TPU_CLI_VALUE, O_CORES},
+    {"topology", 0, TPU_CLI_VALUE, O_TOPO},
+    {NULL, 0, 0, 0},
+};
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "tpu-train: error: %s\n", msg);
+    return code;
+}
+
+/* A real number option: finite, in [lo, hi]. */
+static int real_opt(const char *name, const char *val, double lo, double hi, double *out,
+                    char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (!*val || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        snprintf(err, errlen, "--%s '%s': expected a number in [%g, %g]", name, val, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- data ---- */
+typedef struct {
+    uint64_t n;      /* examples */
+    int64_t feat;    /* floats per example */
+    float *x;
+    int32_t *y;
+} data_t;
+
+/* A gzip'd IDX file (Fashion-MNIST: magic 0x0803 images, 0x0801 labels, big-endian dims). */
+static int idx_read(const char *path, unsigned want_dims, uint32_t *dims, uint8_t **out,
+                    char *err, size_t errlen)
+{
+    gzFile z = gzopen(path, "rb");
+    if (!z) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : ENOENT)); return -1; }
+    uint8_t h[16];
+    unsigned hb = 4 + 4 * want_dims;
+    int rc = -1;
+    if (gzread(z, h, hb) != (int)hb || h[0] || h[1] || h[2] != 0x08 || h[3] != want_dims) {
+        snprintf(err, errlen, "%s: not an IDX file of unsigned bytes with %u dimensions", path, want_dims);
+        goto out;
+    }
+    uint64_t total = 1;
+    for (unsigned d = 0; d < want_dims; d++) {
+        dims[d] = (uint32_t)h[4 + 4 * d] << 24 | (uint32_t)h[5 + 4 * d] << 16 | (uint32_t)h[6 + 4 * d] << 8 | h[7 + 4 * d];
+        if (dims[d] == 0 || dims[d] > 10000000u) { snprintf(err, errlen, "%s: dimension %u is %u", path, d, dims[d]); goto out; }
+        total *= dims[d];
+    }
+    if (total > (1ull << 32)) { snprintf(err, errlen, "%s: too large", path); goto out; }
+    *out = malloc(total + 1);
+    if (!*out) { snprintf(err, errlen, "out of memory"); goto out; }
+    uint64_t got = 0;
+    while (got < total) {
+        unsigned chunk = total - got > (1u << 30) ? (1u << 30) : (unsigned)(total - got);
+        int r = gzread(z, *out + got, chunk);
+        if (r <= 0) break;
+        got += (uint64_t)r;
+    }
+    if (got != total) {
+        free(*out); *out = NULL;
+        snprintf(err, errlen, "%s: %" PRIu64 " data bytes, the header says %" PRIu64, path, got, total);
+        goto out;
+    }
+    rc = 0;
+out:
+    gzclose(z);
+    return rc;
+}
+
+static int load_fmnist(const char *which, data_t *d, char *err, size_t errlen)
+{
+    const char *dir = getenv("TPU_FASHION_MNIST_DIR");
+    if (!dir) dir = "/usr/share/datasets/fashion-mnist";
+    char pi[4200], pl[4200];
+    snprintf(pi, sizeof pi, "%s/%s-images-idx3-ubyte.gz", dir, which);
+    snprintf(pl, sizeof pl, "%s/%s-labels-idx1-ubyte.gz", dir, which);
+    uint32_t di[3], dl[1];
+    uint8_t *img = NULL, *lab = NULL;
+    if (idx_read(pi, 3, di, &img, err, errlen)) return -1;
+    if (idx_read(pl, 1, dl, &lab, err, errlen)) { free(img); return -1; }
+    if (dl[0] != di[0]) {
+        snprintf(err, errlen, "%.1000s: %u labels for %u images", pl, dl[0], di[0]);
+        free(img); free(lab);
+        return -1;
+    }
+    d->n = di[0];
+    d->feat = (int64_t)di[1] * di[2];
+    d->x = malloc(d->n * (uint64_t)d->feat * sizeof *d->x + 4);
+    d->y = malloc(d->n * sizeof *d->y + 4);
+    if (!d->x || !d->y) { free(img); free(lab); snprintf(err, errlen, "out of memory"); return -1; }
+    for (uint64_t i = 0; i < d->n * (uint64_t)d->feat; i++) d->x[i] = (float)img[i] / 255.0f;
+    for (uint64_t i = 0; i < d->n; i++) d->y[i] = lab[i];
+    free(img); free(lab);
+    return 0;
+}
+
+static int load_npy(const char *xp, const char *yp, data_t *d, char *err, size_t errlen)
+{
+    tpuc_npy_t x, y;
+    if (tpuc_npy_load(xp, 0, &x, err, errlen)) return -1;
+    if (tpuc_npy_load(yp, 1, &y, err, errlen)) { tpuc_npy_free(&x); return -1; }
+    if (y.ndim != 1 || (uint64_t)y.dims[0] != (uint64_t)x.dims[0] || x.dims[0] == 0) {
+        snprintf(err, errlen, "%s: labels of shape [%lld%s], expected [%lld] (one per example of %s)",
+                 yp, (long long)y.dims[0], y.ndim > 1 ? ", ..." : "", (long long)x.dims[0], xp);
+        tpuc_npy_free(&x); tpuc_npy_free(&y);
+        return -1;
+    }
+    d->n = (uint64_t)x.dims[0];
+    d->feat = (int64_t)(x.elems / d->n);
+    d->x = x.f;
+    d->y = malloc(d->n * sizeof *d->y + 4);
+    if (!d->y) { tpuc_npy_free(&y); snprintf(err, errlen, "out of memory"); return -1; }
+    for (uint64_t i = 0; i < d->n; i++) {
+        if (y.i[i] < 0 || y.i[i] > INT32_MAX) {
+            snprintf(err, errlen, "%s: label %lld at %" PRIu64 " is negative or too large", yp,
+                     (long long)y.i[i], i);
+            tpuc_npy_free(&y);
+            return -1;
+        }
+        d->y[i] = (int32_t)y.i[i];
+    }
+    tpuc_npy_free(&y);
+    return 0;
+}
+
+/* ---- batch order: splitmix64, Fisher-Yates (docs/training.md; models/train_ref.py) ---- */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void shuffle(uint32_t *perm, uint64_t n, uint64_t *state)
+{
+    for (uint64_t i = n; i > 1; i--) {
+        uint64_t j = splitmix64(state) % i;
+        uint32_t t = perm[i - 1]; perm[i - 1] = perm[j]; perm[j] = t;
+    }
+}
+
+static int write_f32(const char *dir, const char *name, const float *v, size_t rows, size_t cols,
+                     char *err, size_t errlen)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    tpu_npy_t a;
+    if (tpu_npy_alloc(&a, TPU_NPY_F4, cols ? 2 : 1, cols ? rows : 1, cols ? cols : rows)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(a.data, v, rows * (cols ? cols : 1) * 4);
+    int rc = tpu_npy_write(p, &a, err, errlen);
+    tpu_npy_free(&a);
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    tpu_board_t *board;
+    unsigned cores;
+    uint8_t **host;
+    uint64_t host_bytes;
+    uint64_t cycles, mxu_busy; /* the last run: the slowest core's cycles, all cores' MXU busy */
+} runner_t;
+
+static int run_step(runner_t *r, const tpuc_train_t *t, char *err, size_t errlen)
+{
+    tpu_board_job_t job[TPU_BOARD_CORES_MAX];
+    tpu_core_result_t res[TPU_BOARD_CORES_MAX];
+    for (unsigned i = 0; i < r->cores; i++) {
+        job[i].prog = t->prog.insns;
+        job[i].count = t->prog.ninsns;
+        job[i].pc_start = 0;
+        job[i].host = r->host[i];
+        job[i].host_bytes = r->host_bytes;
+        job[i].trace = NULL;
+    }
+    char msg[2048] = "";
+    int rc = tpu_board_run(r->board, job, res, msg, sizeof msg);
+    if (rc != TPU_OK) { snprintf(err, errlen, "the board model failed (status %d) %s", rc, msg); return -1; }
+    r->cycles = 0;
+    r->mxu_busy = 0;
+    for (unsigned i = 0; i < r->cores; i++) {
+        if (res[i].status != TPU_CORE_DONE) {
+            snprintf(err, errlen, "core %u stopped: status %d, error %d at pc %u %s", i,
+                     (int)res[i].status, res[i].err_code, res[i].err_pc, msg);
+            return -1;
+        }
+        if (res[i].uninit_reads) {
+            snprintf(err, errlen, "core %u read a row never written (memory %u row %u, pc %u): a "
+                     "compiler bug", i, res[i].uninit_mem, res[i].uninit_row, res[i].uninit_pc);
+            return -1;
+        }
+        if (res[i].counters[TPU_CNT_CYCLES] > r->cycles) r->cycles = res[i].counters[TPU_CNT_CYCLES];
+        r->mxu_busy += res[i].counters[TPU_CNT_MXU_BUSY];
+    }
+    return 0;
+}
+
+/* Every core's master weights and optimizer state must be the same bytes. */
+static int check_cores(const runner_t *r, const tpuc_train_t *t, char *err, size_t errlen)
+{
+    for (int l = 0; l < t->nlayers; l++) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        uint64_t lo = ly->w_master, hi = ly->xsave; /* master, bf16 copy, state, gradient */
+        for (unsigned i = 1; i < r->cores; i++)
+            if (memcmp(r->host[0] + lo, r->host[i] + lo, hi - lo) != 0) {
+                snprintf(err, errlen, "after the step, core %u's weights or optimizer state of "
+                         "layer '%s' differ from core 0's", i, ly->name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+static void progress(uint64_t step, uint64_t steps, double loss, double acc, int final,
+                     double secs)
+{
+    int w = 30, done = steps ? (int)(w * step / steps) : w;
+    char bar[64];
+    for (int i = 0; i < w; i++) bar[i] = i < done - 1 ? '=' : i == done - 1 ? (final ? '=' : '>') : '.';
+    bar[w] = 0;
+    printf("\r%6" PRIu64 "/%" PRIu64 " [%s] - %.0fs - loss: %.4f - accuracy: %.4f", step, steps,
+           bar, secs, loss, acc);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    char err[2048];
+    tpu_cli_t cli;
+    tpu_cli_init(&cli, argc, argv, opts);
+    const char *model = NULL, *dataset = NULL, *xt = NULL, *yt = NULL, *xv = NULL, *yv = NULL;
+    const char *csv = NULL, *save = NULL, *grads = NULL, *topo = NULL, *optname = "adam";
+    uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700;
+    uint64_t n = TPU_CFG_MXU_DEFAULT, cores = TPU_CFG_CORES_DEFAULT, imem = TPU_CFG_IMEM_INSNS_DEFAULT, axi = 0;
+    uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
+    double lr = -1, mom = 0;
+    int logits = 0, have_spe = 0, have_vs = 0;
+    for (;;) {
+        const char *name, *val;
+        int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
+        if (id == TPU_CLI_END) break;
+        if (id == TPU_CLI_ERROR) return fail(2, err);
+        if (id == TPU_CLI_POSITIONAL) {
+            if (model) {
+                snprintf(err, sizeof err, "a second model '%s' (after '%s'), expected one", val, model);
+                return fail(2, err);
+            }
+            model = val;
+            continue;
+        }
+        int bad = 0;
+        switch (id) {
+        case O_HELP: usage(stdout); return 0;
+        case O_DATASET: dataset = val; break;
+        case O_XT: xt = val; break;
+        case O_YT: yt = val; break;
+        case O_XV: xv = val; break;
+        case O_YV: yv = val; break;
+        case O_EPOCHS: bad = tpu_cli_count(name, val, 1, 100000, &epochs, err, sizeof err); break;
+        case O_SPE: bad = tpu_cli_count(name, val, 1, 1u << 30, &spe, err, sizeof err); have_spe = 1; break;
+        case O_BATCH: bad = tpu_cli_count(name, val, 1, 1u << 20, &batch, err, sizeof err); break;
+        case O_OPT: optname = val; break;
+        case O_LR: bad = real_opt("lr", val, 0, 1e6, &lr, err, sizeof err); break;
+        case O_MOM: bad = real_opt("momentum", val, 0, 1, &mom, err, sizeof err); break;
+        case O_SEED: bad = tpu_cli_count(name, val, 0, UINT64_MAX, &seed, err, sizeof err); break;
+        case O_LOGITS: logits = 1; break;
+        case O_VALSTEPS: bad = tpu_cli_count(name, val, 0, 1u << 30, &valsteps, err, sizeof err); have_vs = 1; break;
+        case O_CSV: csv = val; break;
+        case O_SAVE: save = val; break;
+        case O_GRADS: grads = val; break;
+        case O_FREQ: bad = tpu_cli_count(name, val, 1, 10000, &freq, err, sizeof err); break;
+        case O_MXU: bad = tpu_cli_count(name, val, 1, 256, &n, err, sizeof err); break;
+        case O_UB: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &ub_kib, err, sizeof err); break;
+        case O_ACC: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &acc_kib, err, sizeof err); break;
+        case O_WM: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &wm_kib, err, sizeof err); break;
+        case O_IMEM: bad = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &imem, err, sizeof err); break;
+        case O_AXI:
+            bad = tpu_cli_count(name, val, 64, 512, &axi, err, sizeof err);
+            if (!bad && !tpu_axi_data_bits_ok((unsigned)axi)) {
+                snprintf(err, sizeof err, "%s '%s': expected 64, 128, 256 or 512", name, val);
+                bad = 1;
+            }
+            break;
+        case O_CORES: bad = tpu_cli_count(name, val, 1, TPU_LIM_CORES_MAX, &cores, err, sizeof err); break;
+        case O_TOPO: topo = val; break;
+        }
+        if (bad) return fail(2, err);
+    }
+    if (!model) { usage(stderr); return fail(2, "no model given (expected MODEL.onnx)"); }
+    tpuc_train_opts_t o;
+    memset(&o, 0, sizeof o);
+    if (!strcmp(optname, "adam")) o.optimizer = TPUC_OPT_ADAM;
+    else if (!strcmp(optname, "sgd")) o.optimizer = TPUC_OPT_SGD;
+    else {
+        snprintf(err, sizeof err, "--optimizer '%s': expected sgd or adam", optname);
+        return fail(2, err);
+    }
+    if (mom != 0 && o.optimizer != TPUC_OPT_SGD) return fail(2, "--momentum goes with --optimizer sgd");
+    o.lr = lr >= 0 ? lr : (o.optimizer == TPUC_OPT_ADAM ? 1e-3 : 0.01);
+    o.momentum = mom;
+    o.beta1 = 0.9; o.beta2 = 0.999; o.eps = 1e-8;
+    o.logits = logits;
+    o.save_grads = grads != NULL;
+    if (dataset && (xt || yt || xv || yv)) return fail(2, "--dataset and --x-train/--y-train/--x-val/--y-val together: choose one");
+    if (dataset && strcmp(dataset, "fashion-mnist")) {
+        snprintf(err, sizeof err, "--dataset '%s': expected fashion-mnist", dataset);
+        return fail(2, err);
+    }
+    if (!dataset && (!xt || !yt)) return fail(2, "no data: expected --dataset fashion-mnist or --x-train X.npy --y-train Y.npy");
+    if ((xv != NULL) != (yv != NULL)) return fail(2, "--x-val and --y-val go together");
+    if (batch % cores) {
+        snprintf(err, sizeof err, "--batch %" PRIu64 ": must be a multiple of --cores %" PRIu64 " (every core takes the same share)", batch, cores);
+        return fail(2, err);
+    }
+
+    tpuc_hw_t hw;
+    memset(&hw, 0, sizeof hw);
+    hw.geom = tpu_core_geom_default((unsigned)n);
+    hw.geom.imem_insns = (unsigned)imem;
+    unsigned nn = (unsigned)n;
+    hw.geom.ub_rows = tpu_cfg_ub_rows(nn, ub_kib);
+    hw.geom.acc_rows = tpu_cfg_acc_rows(nn, acc_kib);
+    hw.geom.wmem_rows = tpu_cfg_wmem_rows(nn, wm_kib);
+    if (!hw.geom.ub_rows || !hw.geom.acc_rows || !hw.geom.wmem_rows || hw.geom.ub_rows > 65536 ||
+        hw.geom.acc_rows > 65536 || hw.geom.wmem_rows > 65536)
+        return fail(2, "--ub-kib/--acc-kib/--wmem-kib: each must give 1 .. 65536 whole rows");
+    hw.axi_data_bits = axi ? (unsigned)axi : tpu_cfg_axi_data_bits(nn);
+    hw.cores = (unsigned)cores;
+    if (tpu_board_topology_parse(topo, hw.cores, &hw.topo_rows, &hw.topo_cols, err, sizeof err))
+        return fail(2, err);
+    hw.freq_mhz = (unsigned)freq;
+    hw.batch = (long)batch;
+
+    /* data */
+    data_t tr = {0}, va = {0};
+    if (dataset) {
+        if (load_fmnist("train", &tr, err, sizeof err) || load_fmnist("t10k", &va, err, sizeof err))
+            return fail(2, err);
+    } else {
+        if (load_npy(xt, yt, &tr, err, sizeof err)) return fail(2, err);
+        if (xv && load_npy(xv, yv, &va, err, sizeof err)) return fail(2, err);
+    }
+
+    /* compile: the step, and the forward pass alone for validation (the same host layout) */
+    tpuc_graph_t g;
+    if (tpuc_onnx_read_file(model, &g, err, sizeof err)) { tpuc_graph_free(&g); return fail(2, err); }
+    tpuc_train_t t, ev;
+    memset(&t, 0, sizeof t);
+    memset(&ev, 0, sizeof ev);
+    int rc = 2;
+    runner_t run = {0};
+    float *probs = NULL, *wbuf = NULL, *bbuf = NULL, *xb = NULL;
+    int32_t *yb = NULL;
+    uint32_t *perm = NULL;
+    FILE *csvf = NULL;
+    tpu_out_t csvo = {0};
+    if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
+        fail(2, err);
+        goto done;
+    }
+    {
+        tpuc_train_opts_t oe = o;
+        oe.eval_only = 1;
+        if (tpuc_train_compile(&g, &hw, &oe, &ev, err, sizeof err)) { fail(2, err); goto done; }
+    }
+    if (t.in_elems != tr.feat || (va.n && va.feat != tr.feat)) {
+        snprintf(err, sizeof err, "the model takes %lld values per example, the data has %lld",
+                 (long long)t.in_elems, (long long)(t.in_elems != tr.feat ? tr.feat : va.feat));
+        fail(2, err);
+        goto done;
+    }
+    for (uint64_t i = 0; i < tr.n; i++)
+        if (tr.y[i] >= t.classes) {
+            snprintf(err, sizeof err, "training label %d at %" PRIu64 ": the model has %lld classes (0 .. %lld)",
+                     tr.y[i], i, (long long)t.classes, (long long)t.classes - 1);
+            fail(2, err);
+            goto done;
+        }
+    for (uint64_t i = 0; i < va.n; i++)
+        if (va.y[i] >= t.classes) {
+            snprintf(err, sizeof err, "validation label %d at %" PRIu64 ": the model has %lld classes", va.y[i], i, (long long)t.classes);
+            fail(2, err);
+            goto done;
+        }
+    const uint64_t B = batch, b = (uint64_t)t.batch;
+    const uint64_t full = tr.n / B;
+    if (full == 0) {
+        snprintf(err, sizeof err, "--batch %" PRIu64 " is larger than the %" PRIu64 " training examples", B, tr.n);
+        fail(2, err);
+        goto done;
+    }
+    if (!have_spe) spe = full;
+    if (spe > full) {
+        snprintf(err, sizeof err, "--steps-per-epoch %" PRIu64 ": the data has %" PRIu64 " full batches of %" PRIu64, spe, full, B);
+        fail(2, err);
+        goto done;
+    }
+    uint64_t vsteps = va.n ? (va.n + B - 1) / B : 0;
+    if (have_vs && valsteps < vsteps) vsteps = valsteps;
+
+    /* the board and the host images */
+    tpu_board_cfg_t bc;
+    memset(&bc, 0, sizeof bc);
+    bc.rows = hw.topo_rows; bc.cols = hw.topo_cols;
+    bc.link_bits = 0; bc.link_latency = TPU_BOARD_LINK_LATENCY_DEFAULT;
+    bc.core.geom = hw.geom;
+    bc.core.axi_data_bits = hw.axi_data_bits;
+    bc.core.serial = 1;
+    run.board = tpu_board_new(&bc);
+    run.cores = hw.cores;
+    run.host_bytes = t.host_bytes;
+    run.host = calloc(hw.cores, sizeof *run.host);
+    probs = malloc(b * (uint64_t)t.classes * sizeof *probs + 4);
+    xb = malloc(b * (uint64_t)t.in_elems * sizeof *xb + 4);
+    yb = malloc(b * sizeof *yb + 4);
+    perm = malloc(tr.n * sizeof *perm + 4);
+    if (!run.board || !run.host || !probs || !xb || !yb || !perm) { fail(2, "out of memory or a bad board configuration"); goto done; }
+    for (unsigned i = 0; i < hw.cores; i++) {
+        run.host[i] = calloc(1, t.host_bytes);
+        if (!run.host[i]) { fail(2, "out of memory (host images)"); goto done; }
+        tpuc_train_host_init(&t, &g, run.host[i]);
+    }
+    if (csv) {
+        if (tpu_out_open(&csvo, csv, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
+        csvf = csvo.f;
+        fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,wall_s\n");
+    }
+    fprintf(stderr, "tpu-train: %d layers, %zu instructions per step, batch %" PRIu64 " = %u cores x %" PRIu64
+            ", %s lr %g, N = %u\n", t.nlayers, t.prog.ninsns, B, hw.cores, b,
+            o.optimizer == TPUC_OPT_ADAM ? "adam" : "sgd", o.lr, nn);
+    for (uint64_t i = 0; i < tr.n; i++) perm[i] = (uint32_t)i;
+    uint64_t state = seed;
+    const int tty = isatty(1);
+    rc = 1;
+    for (uint64_t ep = 1; ep <= epochs; ep++) {
+        shuffle(perm, tr.n, &state);
+        printf("Epoch %" PRIu64 "/%" PRIu64 "\n", ep, epochs);
+        fflush(stdout);
+        double t0 = now_s(), lsum = 0;
+        uint64_t correct = 0, seen = 0, cyc = 0, busy = 0;
+        for (uint64_t s = 0; s < spe; s++) {
+            for (unsigned c = 0; c < hw.cores; c++) {
+                for (uint64_t r = 0; r < b; r++) {
+                    uint32_t ix = perm[s * B + c * b + r];
+                    memcpy(xb + r * (uint64_t)t.in_elems, tr.x + (uint64_t)ix * (uint64_t)tr.feat, (size_t)t.in_elems * 4);
+                    yb[r] = tr.y[ix];
+                }
+                tpuc_train_host_batch(&t, run.host[c], xb, yb);
+            }
+            if (run_step(&run, &t, err, sizeof err) || check_cores(&run, &t, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+            cyc += run.cycles;
+            busy += run.mxu_busy;
+            lsum += tpuc_train_host_loss(&t, run.host[0]);
+            for (unsigned c = 0; c < hw.cores; c++) {
+                tpuc_train_host_probs(&t, run.host[c], probs);
+                for (uint64_t r = 0; r < b; r++) {
+                    int64_t best = 0;
+                    for (int64_t k = 1; k < t.classes; k++)
+                        if (probs[r * (uint64_t)t.classes + (uint64_t)k] > probs[r * (uint64_t)t.classes + (uint64_t)best]) best = k;
+                    correct += best == tr.y[perm[s * B + c * b + r]];
+                }
+            }
+            seen += B;
+            if (grads && ep == 1 && s == 0) {
+                if (mkdir(grads, 0777) && errno != EEXIST) {
+                    snprintf(err, sizeof err, "--grads-dir '%s': cannot create: %s", grads, strerror(errno));
+                    fail(1, err);
+                    goto done;
+                }
+                for (int l = 0; l < t.nlayers; l++) {
+                    const tpuc_tlayer_t *ly = &t.layer[l];
+                    free(wbuf); free(bbuf);
+                    wbuf = malloc((size_t)(ly->k * ly->o) * 4 + 4);
+                    bbuf = malloc((size_t)ly->o * 4 + 4);
+                    if (!wbuf || !bbuf) { fail(1, "out of memory"); goto done; }
+                    char nm[64];
+                    tpuc_train_host_grads(&t, run.host[0], l, wbuf, bbuf);
+                    snprintf(nm, sizeof nm, "grad%d_w.npy", l);
+                    if (write_f32(grads, nm, wbuf, (size_t)ly->k, (size_t)ly->o, err, sizeof err)) { fail(1, err); goto done; }
+                    if (ly->has_bias) {
+                        snprintf(nm, sizeof nm, "grad%d_b.npy", l);
+                        if (write_f32(grads, nm, bbuf, (size_t)ly->o, 0, err, sizeof err)) { fail(1, err); goto done; }
+                    }
+                    tpuc_train_host_weights(&t, run.host[0], l, wbuf, bbuf);
+                    snprintf(nm, sizeof nm, "w%d.npy", l);
+                    if (write_f32(grads, nm, wbuf, (size_t)ly->k, (size_t)ly->o, err, sizeof err)) { fail(1, err); goto done; }
+                    if (ly->has_bias) {
+                        snprintf(nm, sizeof nm, "b%d.npy", l);
+                        if (write_f32(grads, nm, bbuf, (size_t)ly->o, 0, err, sizeof err)) { fail(1, err); goto done; }
+                    }
+                }
+                char lp[4200];
+                float lv = tpuc_train_host_loss(&t, run.host[0]);
+                snprintf(lp, sizeof lp, "loss.npy");
+                if (write_f32(grads, lp, &lv, 1, 0, err, sizeof err)) { fail(1, err); goto done; }
+            }
+            if (tty) progress(s + 1, spe, lsum / (double)(s + 1), (double)correct / (double)seen, 0, now_s() - t0);
+        }
+        double loss = lsum / (double)spe, acc = (double)correct / (double)seen;
+        double wall = now_s() - t0;
+        double cps = (double)cyc / (double)spe, util = cyc ? (double)busy / ((double)cyc * hw.cores) : 0;
+        /* validation: the forward program on the val set, metrics on the host from the
+           device's probabilities */
+        double vloss = NAN, vacc = NAN;
+        if (vsteps) {
+            double vl = 0;
+            uint64_t vc = 0, vn = 0;
+            for (uint64_t s = 0; s < vsteps; s++) {
+                for (unsigned c = 0; c < hw.cores; c++) {
+                    for (uint64_t r = 0; r < b; r++) {
+                        uint64_t ix = s * B + c * b + r;
+                        if (ix >= va.n) ix = va.n - 1; /* padding rows: not counted */
+                        memcpy(xb + r * (uint64_t)t.in_elems, va.x + ix * (uint64_t)va.feat, (size_t)t.in_elems * 4);
+                        yb[r] = va.y[ix];
+                    }
+                    tpuc_train_host_batch(&ev, run.host[c], xb, yb);
+                }
+                if (run_step(&run, &ev, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+                for (unsigned c = 0; c < hw.cores; c++) {
+                    tpuc_train_host_probs(&ev, run.host[c], probs);
+                    for (uint64_t r = 0; r < b; r++) {
+                        uint64_t ix = s * B + c * b + r;
+                        if (ix >= va.n) continue;
+                        const float *pr = probs + r * (uint64_t)t.classes;
+                        int64_t best = 0;
+                        for (int64_t k = 1; k < t.classes; k++) if (pr[k] > pr[best]) best = k;
+                        vc += best == va.y[ix];
+                        double p = pr[va.y[ix]];
+                        vl += -log(p > 1e-45 ? p : 1e-45);
+                        vn++;
+                    }
+                }
+            }
+            vloss = vl / (double)vn;
+            vacc = (double)vc / (double)vn;
+        }
+        if (tty) progress(spe, spe, loss, acc, 1, wall);
+        else printf("%6" PRIu64 "/%" PRIu64 " - %.0fs - loss: %.4f - accuracy: %.4f", spe, spe, wall, loss, acc);
+        if (vsteps) printf(" - val_loss: %.4f - val_accuracy: %.4f", vloss, vacc);
+        printf(" - %.0f cycles/step - %.3f ms/step at %" PRIu64 " MHz - MXU %.1f%%\n", cps,
+               cps / ((double)freq * 1e3), freq, 100 * util);
+        fflush(stdout);
+        if (csvf)
+            fprintf(csvf, "%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.4f,%.2f\n", ep, loss, acc, vloss,
+                    vacc, cps, cps / ((double)freq * 1e3), util, wall);
+    }
+    if (csvf) {
+        csvf = NULL;
+        if (tpu_out_commit(&csvo, err, sizeof err)) { fail(1, err); goto done; }
+    }
+    if (save) {
+        tpuc_weights_t wl[TPUC_TRAIN_MAX_LAYERS];
+        float *wb[TPUC_TRAIN_MAX_LAYERS] = {0}, *bb[TPUC_TRAIN_MAX_LAYERS] = {0};
+        int ok = 1;
+        for (int l = 0; l < t.nlayers; l++) {
+            const tpuc_tlayer_t *ly = &t.layer[l];
+            wb[l] = malloc((size_t)(ly->k * ly->o) * 4 + 4);
+            bb[l] = malloc((size_t)ly->o * 4 + 4);
+            if (!wb[l] || !bb[l]) { ok = 0; break; }
+            tpuc_train_host_weights(&t, run.host[0], l, wb[l], bb[l]);
+            wl[l].node = ly->name;
+            wl[l].w = wb[l];
+            wl[l].bias = ly->has_bias ? bb[l] : NULL;
+            wl[l].k = ly->k;
+            wl[l].o = ly->o;
+        }
+        int wr = ok ? tpuc_onnx_write_weights(model, wl, t.nlayers, save, err, sizeof err) : -1;
+        for (int l = 0; l < t.nlayers; l++) { free(wb[l]); free(bb[l]); }
+        if (!ok) { fail(1, "out of memory"); goto done; }
+        if (wr) { fail(1, err); goto done; }
+    }
+    rc = 0;
+done:
+    if (csvf) tpu_out_abort(&csvo);
+    if (run.host)
+        for (unsigned i = 0; i < run.cores; i++) free(run.host[i]);
+    free(run.host);
+    if (run.board) tpu_board_free(run.board);
+    free(probs); free(xb); free(yb); free(perm); free(wbuf); free(bbuf);
+    free(tr.x); free(tr.y); free(va.x); free(va.y);
+    tpuc_train_free(&t);
+    tpuc_train_free(&ev);
+    tpuc_graph_free(&g);
+    return rc;
+}
