@@ -29,6 +29,9 @@ def main():
     ap.add_argument("--grads", required=True)
     ap.add_argument("--logits", action="store_true")
     ap.add_argument("--mutate", choices=["none", "batch", "sign"], default="none")
+    ap.add_argument("--opt", choices=["sgd", "adam"], help="also check the weights after the step (DIR/w<l>.npy)")
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--momentum", type=float, default=0.0)
     a = ap.parse_args()
     x = np.load(a.x).astype(np.float32)
     y = np.load(a.y).astype(np.int64)
@@ -82,6 +85,35 @@ def main():
     if efail:
         print(f"FAIL: {efail} gradient elements differ from the contract's emulation")
         fails += efail
+    if a.opt:
+        # the weights after the first step: PyTorch's optimizer on PyTorch's gradient. SGD
+        # (momentum's first step is the plain step): |diff| <= lr bound_g + 2 ulp(w). Adam's
+        # first step is lr m/(sqrt(v)+eps) = lr g/(|g|+eps'): where |g| exceeds the gradient
+        # bound the sign is certain and |diff| <= 2^-16 lr + 2 ulp(w) (the VPU's rsqrt and
+        # recip are accurate to a few fp32 ulps); elsewhere <= 2.01 lr.
+        import torch
+        opt = (torch.optim.Adam(net.params, lr=a.lr) if a.opt == "adam"
+               else torch.optim.SGD(net.params, lr=a.lr, momentum=a.momentum))
+        opt.step()
+        wf = 0
+        for l, (w, b, _) in enumerate(net.layers):
+            for kind, t, g, bnd in (("w", w, grads[l][0], bounds[l][0]), ("b", b, grads[l][1], bounds[l][1])):
+                if t is None:
+                    continue
+                ref = t.detach().numpy().astype(np.float64)
+                ours = np.load(os.path.join(a.grads, f"{kind}{l}.npy")).astype(np.float64)
+                ulp = np.abs(ref) * 2.0 ** -23 + 1e-45
+                if a.opt == "sgd":
+                    tol = a.lr * bnd + 2 * ulp
+                else:
+                    tol = np.where(np.abs(g) > bnd, 2.0 ** -16 * a.lr + 2 * ulp, 2.01 * a.lr)
+                r = np.abs(ours - ref) / tol
+                wf += int((r > 1).sum())
+                print(f"layer {l} {kind} after the {a.opt} step: max |diff| {np.abs(ours - ref).max():.3g}, "
+                      f"max |diff|/bound {r.max():.3f}")
+        if wf:
+            print(f"FAIL: {wf} weights after the step outside the bound")
+            fails += wf
     ours_loss = float(np.load(os.path.join(a.grads, "loss.npy")).reshape(-1)[0])
     print(f"loss: ours {ours_loss:.6f}, PyTorch {loss:.6f}")
     if worst[1]:

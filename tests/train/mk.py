@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Models and data for test-train (tests/train/run.sh), written into OUTDIR:
+  mlp.onnx     Flatten -> Linear(20, 24) -> ReLU -> Linear(24, 10) -> Softmax
+  deep.onnx    Linear(20, 13) -> ReLU -> Linear(13, 17, no bias) -> ReLU -> Linear(17, 5)
+               (logits: trained with --logits)
+  conv.onnx    Conv -> ReLU -> Flatten -> Linear -> Softmax (refused in training mode)
+  x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
+  bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
+               (640 training, 160 validation examples), labels 0..4
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def export(m, shape, path):
+    m.eval()
+    torch.onnx.export(m, torch.zeros(shape), path, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    export(nn.Sequential(nn.Flatten(), nn.Linear(20, 24), nn.ReLU(), nn.Linear(24, 10),
+                         nn.Softmax(dim=1)), (2, 1, 4, 5), os.path.join(out, "mlp.onnx"))
+    export(nn.Sequential(nn.Linear(20, 13), nn.ReLU(), nn.Linear(13, 17, bias=False), nn.ReLU(),
+                         nn.Linear(17, 5)), (2, 20), os.path.join(out, "deep.onnx"))
+    export(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 2 * 3, 10),
+                         nn.Softmax(dim=1)), (2, 1, 4, 5), os.path.join(out, "conv.onnx"))
+    rng = np.random.default_rng(1)
+    np.save(os.path.join(out, "x.npy"), rng.standard_normal((96, 1, 4, 5)).astype(np.float32))
+    np.save(os.path.join(out, "y.npy"), rng.integers(0, 10, 96).astype(np.int64))
+    centers = rng.standard_normal((5, 20)) * 1.5
+    for name, n in (("b", 640), ("v", 160)):
+        lab = rng.integers(0, 5, n)
+        x = centers[lab] + rng.standard_normal((n, 20))
+        np.save(os.path.join(out, f"{name}x.npy"), x.astype(np.float32))
+        np.save(os.path.join(out, f"{name}y.npy"), lab.astype(np.int32))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

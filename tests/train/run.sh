@@ -1,0 +1,140 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-train (docs/training.md "Tests"): tpu-train on small models at N = 4 and 8, C = 1, 2
+# and 4 (ring and torus).
+#   1. The first step's all-reduced gradients against PyTorch fp32 (the derived bound) and
+#      against the contract's bf16 emulation (tight), and the weights after the step against
+#      torch.optim's SGD, SGD with momentum and Adam. The checks must fail for a gradient of
+#      another batch and for a negated one.
+#   2. A learnable task (5 Gaussian blobs): the loss falls, validation accuracy >= 90 %; the
+#      exported ONNX holds the trained weights, and PyTorch and ONNX Runtime (when installed)
+#      evaluate it to our accuracy.
+#   3. Bad input: one line, exit 2, no CSV or ONNX written.
+# tpu-train itself checks after every step that every core's weights and optimizer state are
+# the same bytes (exit 1 otherwise).
+# usage: tests/train/run.sh WORKDIR
+set -u
+W=$1
+B=${BUILD:-build}/tools
+PY=/usr/bin/python3
+fails=0
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fails=$((fails + 1)); }
+rm -rf "$W"; mkdir -p "$W"
+$PY tests/train/mk.py "$W" >"$W/mk.log" 2>&1 || { cat "$W/mk.log"; exit 1; }
+T="$B/tpu-train"
+
+# ---- 1. gradients and one optimizer step ----
+step() { # name model opts...
+    name=$1; model=$2; shift 2
+    rm -rf "$W/g_$name"
+    if ! "$T" "$W/$model" --x-train "$W/x.npy" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 1 \
+        --grads-dir "$W/g_$name" "$@" >"$W/run_$name.log" 2>&1; then
+        bad "$name: tpu-train failed: $(tail -1 "$W/run_$name.log")"; return
+    fi
+}
+check() { # name model batch refopts...
+    name=$1; model=$2; batch=$3; shift 3
+    if $PY tests/train/ref.py "$W/$model" "$W/x.npy" "$W/y.npy" --batch "$batch" --grads "$W/g_$name" "$@" \
+        >"$W/ref_$name.log" 2>&1; then
+        ok "$name: $(grep -c 'bound' "$W/ref_$name.log") checks within their bounds ($(grep '^loss' "$W/ref_$name.log"))"
+    else
+        bad "$name: $(grep -E 'FAIL|worst' "$W/ref_$name.log" | tr '\n' ' ')"
+    fi
+}
+step sgd_n8_c2 mlp.onnx --mxu 8 --cores 2 --batch 16 --optimizer sgd --lr 0.1
+check sgd_n8_c2 mlp.onnx 16 --opt sgd --lr 0.1
+step mom_n8_c1 mlp.onnx --mxu 8 --cores 1 --batch 12 --optimizer sgd --lr 0.05 --momentum 0.9
+check mom_n8_c1 mlp.onnx 12 --opt sgd --lr 0.05 --momentum 0.9
+step adam_n4_torus mlp.onnx --mxu 4 --cores 4 --topology torus --batch 24 --optimizer adam
+check adam_n4_torus mlp.onnx 24 --opt adam --lr 0.001
+$PY - "$W" <<'PYEOF' || bad "deep.onnx: x.npy reshaped for a model without Flatten"
+import sys, numpy as np
+w = sys.argv[1]
+np.save(w + "/x2.npy", np.load(w + "/x.npy").reshape(96, 20))
+PYEOF
+# labels 0..9 on a 5-class model are refused: use labels mod 5
+$PY - "$W" <<'PYEOF'
+import sys, numpy as np
+w = sys.argv[1]
+np.save(w + "/y5.npy", np.load(w + "/y.npy") % 5)
+PYEOF
+"$T" "$W/deep.onnx" --x-train "$W/x2.npy" --y-train "$W/y5.npy" --epochs 1 --steps-per-epoch 1 --grads-dir "$W/g_deep" \
+    --mxu 4 --cores 4 --topology ring --batch 32 --optimizer sgd --lr 0.2 --logits >"$W/run_deep.log" 2>&1 \
+    || bad "deep: tpu-train failed: $(tail -1 "$W/run_deep.log")"
+if $PY tests/train/ref.py "$W/deep.onnx" "$W/x2.npy" "$W/y5.npy" --batch 32 --grads "$W/g_deep" --logits --opt sgd --lr 0.2 >"$W/ref_deep.log" 2>&1; then
+    ok "deep (3 layers, no bias, logits, N = 4, 4-core ring): $(grep -c bound "$W/ref_deep.log") checks within their bounds"
+else
+    bad "deep: $(grep -E 'FAIL|worst' "$W/ref_deep.log" | tr '\n' ' ')"
+fi
+for m in batch sign; do
+    if $PY tests/train/ref.py "$W/mlp.onnx" "$W/x.npy" "$W/y.npy" --batch 16 --grads "$W/g_sgd_n8_c2" --mutate $m >/dev/null 2>&1; then
+        bad "the gradient check passes a mutated gradient ($m)"
+    else
+        ok "the gradient check fails a mutated gradient ($m)"
+    fi
+done
+
+# ---- 2. it learns; the exported model ----
+if "$T" "$W/deep.onnx" --x-train "$W/bx.npy" --y-train "$W/by.npy" --x-val "$W/vx.npy" --y-val "$W/vy.npy" --logits \
+    --mxu 8 --cores 2 --batch 32 --epochs 3 --optimizer adam --lr 0.01 --csv "$W/curve.csv" --save-onnx "$W/trained.onnx" \
+    >"$W/learn.log" 2>&1; then
+    if $PY - "$W" <<'PYEOF'
+import csv, sys, os
+import numpy as np
+w = sys.argv[1]
+sys.path.insert(0, "models")
+import trainref, torch
+rows = list(csv.DictReader(open(w + "/curve.csv")))
+l0, l1, va = float(rows[0]["loss"]), float(rows[-1]["loss"]), float(rows[-1]["val_accuracy"])
+assert len(rows) == 3, rows
+assert l1 < l0 and va >= 0.9, f"loss {l0} -> {l1}, val accuracy {va}"
+net = trainref.Net(w + "/trained.onnx", True)
+x, y = np.load(w + "/vx.npy"), np.load(w + "/vy.npy")
+acc = float((net.logits(torch.tensor(x)).argmax(1).numpy() == y).mean())
+assert abs(acc - va) <= 0.02, f"PyTorch on the exported model: {acc}, ours {va}"
+init = trainref.Net(w + "/deep.onnx", True)
+assert any(not np.array_equal(a[0].detach().numpy(), b[0].detach().numpy()) for a, b in zip(net.layers, init.layers))
+print(f"loss {l0:.4f} -> {l1:.4f}, val accuracy {va:.4f}, PyTorch on the exported ONNX {acc:.4f}")
+PYEOF
+    then ok "learns: $(tail -1 "$W/learn.log" | cut -c1-120)"
+    else bad "learning or the exported model: see $W/learn.log"; fi
+else
+    bad "the learning run failed: $(tail -1 "$W/learn.log")"
+fi
+ORT_DIR=${BUILD:-build}/node
+if [ -d "$ORT_DIR/node_modules/onnxruntime-node" ] && command -v node >/dev/null; then
+    $PY -c "import numpy as np; np.save('$W/vx4.npy', np.load('$W/vx.npy'))"
+    if NODE_PATH="$ORT_DIR/node_modules" node models/ort_run.js "$W/trained.onnx" "$W/vx4.npy" "$W/ort.npy" >/dev/null 2>&1 &&
+        $PY -c "
+import numpy as np, sys
+p = np.load('$W/ort.npy'); y = np.load('$W/vy.npy')
+a = float((p.argmax(1) == y).mean()); assert a >= 0.9, a; print(a)" >"$W/ort.log" 2>&1; then
+        ok "ONNX Runtime evaluates the exported model: accuracy $(cat "$W/ort.log")"
+    else bad "ONNX Runtime on the exported model: $(tail -1 "$W/ort.log" 2>/dev/null)"; fi
+else
+    echo "skip: ONNX Runtime not installed (make ort-node)"
+fi
+
+# ---- 3. bad input ----
+badrun() { # label expected-substring args...
+    label=$1; want=$2; shift 2
+    rm -f "$W/bad.csv" "$W/bad.onnx"
+    "$T" "$@" --csv "$W/bad.csv" --save-onnx "$W/bad.onnx" >"$W/bad.out" 2>"$W/bad.err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$W/bad.err")" -eq 1 ] && grep -q "$want" "$W/bad.err" && [ ! -e "$W/bad.csv" ] && [ ! -e "$W/bad.onnx" ]; then
+        ok "refused: $label"
+    else
+        bad "$label: exit $rc, stderr: $(cat "$W/bad.err")"
+    fi
+}
+badrun "Conv in training mode" "node '/0/Conv' (Conv): not supported in training mode" "$W/conv.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "label out of range" "label .* the model has 5 classes" "$W/deep.onnx" --logits --x-train "$W/x2.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "batch not a multiple of the cores" "must be a multiple of --cores 4" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 4 --batch 10
+badrun "unknown optimizer" "expected sgd or adam" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --optimizer rmsprop
+badrun "logits model without --logits" "needs a final Softmax" "$W/deep.onnx" --x-train "$W/x2.npy" --y-train "$W/y5.npy" --mxu 8 --cores 2 --batch 16
+badrun "labels and examples differ" "labels of shape \\[96\\], expected \\[640\\]" "$W/deep.onnx" --logits --x-train "$W/bx.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "float labels" "expected '<i8', '<i4' or '|u1'" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/x.npy" --mxu 8 --cores 2 --batch 16
+badrun "no data" "no data" "$W/mlp.onnx"
+if [ $fails -ne 0 ]; then echo "test-train: $fails FAILED"; exit 1; fi
+echo "test-train: PASS"
