@@ -197,7 +197,7 @@ static const char *const emit_core_seq_part1[] = {
     "        bad_row   = !in_range(f_mem, w2_lo, 17'(cnt));",
     "      end",
     "      OpLw: begin",
-    "        reserved = |{flags, cnt, w1_hi, w2, w3};",
+    "        reserved = |{f_7_1, cnt, w1_hi, w2, w3};  // flags[0]: transpose",
     "        bad_row  = !in_range(2'd2, w1_lo, 17'(N));",
     "      end",
     "      OpMatmul: begin",

@@ -155,6 +155,7 @@ int emit_top(struct gen_output *out, const struct gen_config *cfg)
     sb_puts(sb, "  input  logic           rst_ni,       // asynchronous, active low\n");
     sb_puts(sb, "  input  logic           wl_valid_i,\n");
     sb_puts(sb, "  input  logic           wl_bank_i,\n");
+    sb_puts(sb, "  input  logic           wl_transpose_i,\n");
     sb_printf(sb, "  input  logic [%u:0] wl_data_i,\n", 16u * n - 1u);
     sb_puts(sb, "  input  logic           act_valid_i,\n");
     sb_puts(sb, "  input  logic           act_bank_i,\n");
@@ -179,6 +180,7 @@ int emit_top(struct gen_output *out, const struct gen_config *cfg)
         "    .rst_ni      (rst_sync_n),\n"
         "    .wl_valid_i  (wl_valid_i),\n"
         "    .wl_bank_i   (wl_bank_i),\n"
+        "    .wl_transpose_i (wl_transpose_i),\n"
         "    .wl_data_i   (wl_data_i),\n"
         "    .act_valid_i (act_valid_i),\n"
         "    .act_bank_i  (act_bank_i),\n"

@@ -351,7 +351,7 @@ module tpu_core #(
   logic            mx_wm_re, mx_ub_re, mx_acc_re, mx_acc_we;
   logic [15:0]     mx_wm_ra, mx_ub_ra, mx_acc_ra, mx_acc_wa, mx_acc_wpc;
   logic [32*N-1:0] mx_acc_wd;
-  logic            wl_valid, wl_bank, act_valid, act_bank, out_valid, wl_stall;
+  logic            wl_valid, wl_bank, wl_transpose, act_valid, act_bank, out_valid, wl_stall;
   logic [16*N-1:0] wl_data, act_data;
   logic [32*N-1:0] psum_data, out_data;
   logic [1:0]      bank_busy;
@@ -390,6 +390,7 @@ module tpu_core #(
     .acc_wpc_o   (mx_acc_wpc),
     .wl_valid_o  (wl_valid),
     .wl_bank_o   (wl_bank),
+    .wl_transpose_o (wl_transpose),
     .wl_data_o   (wl_data),
     .act_valid_o (act_valid),
     .act_bank_o  (act_bank),
@@ -406,6 +407,7 @@ module tpu_core #(
     .rst_ni,
     .wl_valid_i  (wl_valid),
     .wl_bank_i   (wl_bank),
+    .wl_transpose_i (wl_transpose),
     .wl_data_i   (wl_data),
     .act_valid_i (act_valid),
     .act_bank_i  (act_bank),

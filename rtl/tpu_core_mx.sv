@@ -13,7 +13,9 @@
 // dispatched before it that uses that bank has presented its last vector and the MXU's
 // bank_busy_o of the bank is 0; then WMEM rows w+N-1 down to w are read in N consecutive
 // cycles, each shifted into the MXU (wl_valid_o) the cycle after its read; the lw completes
-// with the N-th shift.
+// with the N-th shift. `lw ... transpose` (flags[0]) reads the same rows in the same cycles
+// and holds wl_transpose_o for its shifts: the MXU shifts them along its rows, not down its
+// columns, and so holds the tile transposed (docs/mxu.md "Weight load").
 // MX: up to two MATMULs (the one presenting and one queued). Vector m of a matmul is read
 // (UB row u+m, and ACC row a+m when accumulating) in cycle t-1 and presented in cycle t when
 // the lw of its bank dispatched before it has read its last row (so that row is shifted in
@@ -63,6 +65,7 @@ module tpu_core_mx #(
   // tpu_mxu
   output logic              wl_valid_o,
   output logic              wl_bank_o,
+  output logic              wl_transpose_o, // the lw in flight is transposed
   output logic [16*N-1:0]   wl_data_o,
   output logic              act_valid_o,
   output logic              act_bank_o,
@@ -91,6 +94,7 @@ module tpu_core_mx #(
   logic [15:0] lw_w_q;       // w
   logic [15:0] lw_left_q;    // rows left to read
   logic        lw_bank_q;
+  logic        lw_t_q;       // the lw is transposed (flags[0])
   logic        lw_sh_q;      // a row was read last cycle: shift it in now
   logic        lw_rd;
   logic        pres_q, pres_bank_q, pres_last_q;
@@ -109,6 +113,7 @@ module tpu_core_mx #(
       lw_w_q      <= 16'd0;
       lw_left_q   <= 16'd0;
       lw_bank_q   <= 1'b0;
+      lw_t_q      <= 1'b0;
       lw_sh_q     <= 1'b0;
     end else begin
       lw_sh_q <= lw_rd;
@@ -119,6 +124,7 @@ module tpu_core_mx #(
         bank_next_q <= !bank_next_q;
         bank_cur_q  <= bank_next_q;
         lw_bank_q   <= bank_next_q;
+        lw_t_q      <= insn_i[8];
         lw_rd_q     <= 1'b1;
         lw_row_q    <= insn_i[47:32] + 16'(N - 1);
         lw_w_q      <= insn_i[47:32];
@@ -135,6 +141,7 @@ module tpu_core_mx #(
   assign wm_raddr_o = lw_row_q;
   assign wl_valid_o = lw_sh_q;
   assign wl_bank_o  = lw_bank_q;
+  assign wl_transpose_o = lw_t_q;
   assign wl_data_o  = wm_rdata_i;
 
   // ---- results delay line: stage k = the vector presented k+1 cycles ago ----

@@ -193,7 +193,7 @@ module tpu_core_seq (
         bad_row   = !in_range(f_mem, w2_lo, 17'(cnt));
       end
       OpLw: begin
-        reserved = |{flags, cnt, w1_hi, w2, w3};
+        reserved = |{f_7_1, cnt, w1_hi, w2, w3};  // flags[0]: transpose
         bad_row  = !in_range(2'd2, w1_lo, 17'(N));
       end
       OpMatmul: begin

@@ -24,6 +24,9 @@
 //   cycles t+1 .. t+B, B = AddStages*(N-1) + N-1 = 30 (TPU_MXU_BUSY_CYCLES).
 // Weight load: each cycle with wl_valid_i shifts bank wl_bank_i of every column down one
 //   row; PE(0, c) takes wl_data_i[16c +: 16]. The shift is seen from the next cycle.
+//   With wl_transpose_i it shifts every row right one column instead; PE(r, 0) takes
+//   wl_data_i[16r +: 16]. N such cycles presenting tile rows N-1 .. 0 leave PE(r, c)
+//   holding W[r][c] (down) or W[c][r] (right: the transposed tile).
 // Reset: rst_ni is active low, asserted asynchronously and released synchronously to
 //   clk_i (the synchroniser is in the design that contains the MXU). Only control state
 //   is reset: the valid pipe and the bank-busy counters. Weights, activations and partial
@@ -42,6 +45,7 @@ module tpu_mxu (
   input  logic           rst_ni,
   input  logic           wl_valid_i,   // shift one weight row into bank wl_bank_i
   input  logic           wl_bank_i,
+  input  logic           wl_transpose_i, // shift right along the rows, not down the columns
   input  logic [255:0]   wl_data_i,    // N*16: column c at [16c +: 16]
   input  logic           act_valid_i,  // an activation vector is presented
   input  logic           act_bank_i,   // the weight bank it multiplies
@@ -116,6 +120,7 @@ module tpu_mxu (
 
   // ---- The array: row r takes weights and partial sums from row r-1 ----
   for (genvar r = 0; r < N; r++) begin : g_row
+    wire [15:0] wl_row;  // a transposed load's data for this row's PE 0
     wire [15:0] wl0_in [N];
     wire [15:0] wl1_in [N];
     wire [31:0] psum_in [N];
@@ -131,12 +136,15 @@ module tpu_mxu (
       assign wl1_in  = g_row[r-1].wl1_out;
       assign psum_in = g_row[r-1].psum_out;
     end
+    assign wl_row = wl_data_i[16*r +: 16];
     tpu_mxu_row #(
       .N (N)
     ) u_row (
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
+      .wl_transpose_i,
+      .wl_row_i    (wl_row),
       .wl0_i       (wl0_in),
       .wl1_i       (wl1_in),
       .wl0_o       (wl0_out),

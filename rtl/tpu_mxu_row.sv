@@ -10,16 +10,20 @@
 //
 // The activation of this row enters PE 0 and moves right one PE per cycle; weights and
 // partial sums come from the row above (wl0_i, wl1_i, psum_i) and go to the row below
-// (wl0_o, wl1_o, psum_o). tpu_mxu.vlt keeps this module un-inlined in Verilator so that the N rows share
-// one copy of the verilated code (the PEs inside it are inlined).
+// (wl0_o, wl1_o, psum_o); in a transposed load (wl_transpose_i) the weights enter PE 0
+// (wl_row_i) and move right one PE per load cycle instead. tpu_mxu.vlt keeps this
+// module un-inlined in Verilator so that the N rows share one copy of the verilated
+// code (the PEs inside it are inlined).
 // Reset: none (datapath and its clock enables only, see tpu_pe).
 
 module tpu_mxu_row #(
   parameter int N = 16  // PEs in the row (the array is N x N)
 ) (
   input  logic        clk_i,
-  input  logic        wl_valid_i,  // weight load: shift bank wl_bank_i down one row
+  input  logic        wl_valid_i,  // weight load: shift bank wl_bank_i down one row,
   input  logic        wl_bank_i,
+  input  logic        wl_transpose_i, // or right one column (a transposed load)
+  input  logic [15:0] wl_row_i,    // the transposed load's weight for PE 0 (this row's)
   input  logic [15:0] wl0_i [N],  // bank-0 weights from the row above, column c at [c]
   input  logic [15:0] wl1_i [N],  // bank-1 weights from the row above
   output logic [15:0] wl0_o [N],  // this row's bank-0 weights, to the row below
@@ -40,22 +44,29 @@ module tpu_mxu_row #(
 
   for (genvar c = 0; c < N; c++) begin : g_col
     logic        valid_in, bank_in, valid_out, bank_out;
-    logic [15:0] act_in, act_out;
+    logic [15:0] act_in, act_out, wl0_left, wl1_left;
     if (c == 0) begin : g_first
       assign valid_in = act_valid_i;
       assign bank_in  = act_bank_i;
       assign act_in   = act_i;
+      assign wl0_left = wl_row_i;  // both banks see the load data; only wl_bank_i takes it
+      assign wl1_left = wl_row_i;
     end else begin : g_next
       assign valid_in = g_col[c-1].valid_out;
       assign bank_in  = g_col[c-1].bank_out;
       assign act_in   = g_col[c-1].act_out;
+      assign wl0_left = wl0_o[c-1];
+      assign wl1_left = wl1_o[c-1];
     end
     tpu_pe u_pe (
       .clk_i,
       .wl_valid_i,
       .wl_bank_i,
+      .wl_transpose_i,
       .wl0_i       (wl0_i[c]),
       .wl1_i       (wl1_i[c]),
+      .wl0_left_i  (wl0_left),
+      .wl1_left_i  (wl1_left),
       .wl0_o       (wl0_o[c]),
       .wl1_o       (wl1_o[c]),
       .act_valid_i (valid_in),

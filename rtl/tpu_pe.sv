@@ -25,8 +25,11 @@
 // the PE without enables, bit for bit, with the same latency.
 // Weight load: in a cycle with wl_valid_i, bank wl_bank_i takes the same bank's weight
 // of the PE above (wl0_i / wl1_i; the load data in row 0), so a column shifts down one
-// row per load cycle. Each bank has its own wires down the column (wl0_o, wl1_o): no
-// multiplexer picks the bank being shifted.
+// row per load cycle; with wl_transpose_i it takes the weight of the PE to the left
+// instead (wl0_left_i / wl1_left_i; the load data in column 0), so a row shifts right
+// one column per load cycle (a transposed load, docs/mxu.md). Each bank has its own
+// wires (wl0_o, wl1_o, to the PE below and the PE to the right): no multiplexer picks
+// the bank being shifted; one 16-bit 2:1 multiplexer per bank picks the direction.
 // Reset: none. The PE holds datapath state (weights, activation, product, partial sums)
 // and the valid bits of its stages (act_valid_q), which only enable
 // the datapath's registers; none of it is reset. Row r's valid bit comes from
@@ -39,12 +42,15 @@
 
 module tpu_pe (
   input  logic        clk_i,
-  input  logic        wl_valid_i,  // shift bank wl_bank_i down one row this cycle
+  input  logic        wl_valid_i,  // shift bank wl_bank_i one PE this cycle: down, or
   input  logic        wl_bank_i,
+  input  logic        wl_transpose_i, // right along the row (a transposed load)
   input  logic [15:0] wl0_i,       // bank-0 and bank-1 bf16 weights of the PE above
   input  logic [15:0] wl1_i,
+  input  logic [15:0] wl0_left_i,  // bank-0 and bank-1 weights of the PE to the left
+  input  logic [15:0] wl1_left_i,
   output logic [15:0] wl0_o,       // this PE's bank-0 and bank-1 weights, to the PE below
-  output logic [15:0] wl1_o,
+  output logic [15:0] wl1_o,       // and to the PE to the right
   input  logic        act_valid_i, // an activation is on act_i (act_bank_i, act_i: data)
   input  logic        act_bank_i,  // the weight bank the activation multiplies
   input  logic [15:0] act_i,       // bf16 activation from the left
@@ -73,10 +79,10 @@ module tpu_pe (
   // is read in the same cycle: none of them is a register.
   always_ff @(posedge clk_i) begin
     if (wl_valid_i && !wl_bank_i) begin
-      w0_q <= wl0_i;
+      w0_q <= wl_transpose_i ? wl0_left_i : wl0_i;
     end
     if (wl_valid_i && wl_bank_i) begin
-      w1_q <= wl1_i;
+      w1_q <= wl_transpose_i ? wl1_left_i : wl1_i;
     end
     act_valid_q <= act_valid_i;
     if (act_valid_i) begin : b_mac_en

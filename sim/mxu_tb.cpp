@@ -223,6 +223,7 @@ int main(int argc, char **argv)
         top->wl_valid_i = 0;
         top->act_valid_i = 0;
         top->wl_bank_i = tpu_matgen_rand(&junk) & 1;
+        top->wl_transpose_i = tpu_matgen_rand(&junk) & 1;
         top->act_bank_i = tpu_matgen_rand(&junk) & 1;
         for (unsigned c = 0; c < kN; c++) {
             uint64_t r = tpu_matgen_rand(&junk);
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
             const size_t kk = kt * kN + ev.load_row;
             top->wl_valid_i = 1;
             top->wl_bank_i = ev.load_bank;
+            top->wl_transpose_i = 0; // the schedule's loads are plain (tb_mxu tests both)
             for (unsigned c = 0; c < kN; c++) {
                 const size_t nn = nt * kN + c;
                 const uint16_t w = (kk < K && nn < NP) ? W[kk * NP + nn].v : 0x8000u;

@@ -545,6 +545,68 @@ static void kind_allops(struct job *j)
 #undef NEWRES
 }
 
+/* transpose: `lw ... transpose` (docs/isa.md "Transposes for training"). dY (M x 2N, UB
+   tile-major), W (N x 2N: WMEM slots 0 and 1, columns 0..N-1 and N..2N-1), X (N x N, slot 2),
+   the identity I (N x N, UB). Dumps: dY_0 W_0 (plain lw), dX = dY W^T (two transposed tiles,
+   the second accumulating; bank alternation and overlap as in a K-tiled matmul), X^T = I times
+   the transposed load of X, and I X (plain again). */
+static void kind_transpose(struct job *j)
+{
+    const struct cfg *c = j->c;
+    unsigned m = c->m, n = c->n;
+    if (c->wmem_rows < 3 * n)
+        die("transpose needs 3 WMEM tiles (--wmem-rows >= %u), got %u", 3 * n, c->wmem_rows);
+    uint16_t *dy, *w, *x = gen_w(c, 5, n, n), *eye = calloc((size_t)n * n, sizeof *eye);
+    if (eye == NULL)
+        die("out of memory");
+    gen_pair(c, 1, m, 2 * n, n, &dy, NULL);
+    w = gen_w(c, 3, n, 2 * n);
+    for (unsigned i = 0; i < n; i++)
+        eye[(size_t)i * n + i] = 0x3F80u;
+    uint64_t hdy = load_bf16(j, "dy.npy", dy, m, 2 * n), hw = load_bf16(j, "w.npy", w, n, 2 * n);
+    uint64_t hx = load_bf16(j, "x.npy", x, n, n), he = load_bf16(j, "eye.npy", eye, n, n);
+    fprintf(j->meta, "input dy.npy dy ub %ux%u\ninput w.npy w wmem %ux%u\ninput x.npy x wmem "
+            "%ux%u\ninput eye.npy eye ub %ux%u\n", m, 2 * n, n, 2 * n, n, n, n, n);
+    free(dy);
+    free(w);
+    free(x);
+    free(eye);
+    unsigned udy = act_to_ub(j, hdy, m, 2 * n, "dY");
+    unsigned ue = ub_alloc(j, n, "I");
+    unsigned a0 = acc_alloc(j, m, "dY_0 W_0"), adx = acc_alloc(j, m, "dX");
+    unsigned axt = acc_alloc(j, n, "X^T"), ax = acc_alloc(j, n, "I X");
+    ins(j, "dma_in ub row=%u rows=%u cols=%u addr=0x%llx stride=%u", ue, n, n,
+        (unsigned long long)he, 2 * n);
+    ins(j, "# W (N x 2N) -> WMEM 0 (columns 0..N-1), %u (N..2N-1); X -> WMEM %u", n, 2 * n);
+    ins(j, "dma_in wmem row=0 rows=%u cols=%u addr=0x%llx stride=%u", n, n,
+        (unsigned long long)hw, 4 * n);
+    ins(j, "dma_in wmem row=%u rows=%u cols=%u addr=0x%llx stride=%u", n, n, n,
+        (unsigned long long)(hw + 2ull * n), 4 * n);
+    ins(j, "dma_in wmem row=%u rows=%u cols=%u addr=0x%llx stride=%u", 2 * n, n, n,
+        (unsigned long long)hx, 2 * n);
+    ins(j, "lw w=0");
+    ins(j, "matmul ub=%u acc=%u rows=%u", udy, a0, m);
+    ins(j, "# dX = dY W^T: K-tile kt of dY times W_kt^T, accumulated");
+    ins(j, "lw w=0 transpose");
+    ins(j, "matmul ub=%u acc=%u rows=%u", udy, adx, m);
+    ins(j, "lw w=%u transpose", n);
+    ins(j, "matmul ub=%u acc=%u rows=%u accumulate", udy + m, adx, m);
+    ins(j, "# X^T = I x (X loaded transposed); then I x X");
+    ins(j, "lw w=%u transpose", 2 * n);
+    ins(j, "matmul ub=%u acc=%u rows=%u", ue, axt, n);
+    ins(j, "lw w=%u", 2 * n);
+    ins(j, "matmul ub=%u acc=%u rows=%u", ue, ax, n);
+    ins(j, "sync");
+    static const char *const names[] = { "matmul.npy", "dx.npy", "xt.npy", "x_eye.npy" };
+    const unsigned rows[] = { a0, adx, axt, ax }, cnt[] = { m, m, n, n };
+    for (int i = 0; i < 4; i++) {
+        uint64_t h = dump(j, names[i], 1, cnt[i], n);
+        ins(j, "dma_out acc row=%u rows=%u cols=%u addr=0x%llx stride=%u", rows[i], cnt[i], n,
+            (unsigned long long)h, 4 * n);
+    }
+    ins(j, "halt");
+}
+
 /* vfuncs: the VPU's log and rsqrt (vop 12, 13) from and to both memories, on the input values
    (signs, zeros, the --dist edge values) and on |x|-like values made by the VPU itself
    (x * x, exp(x)), as the loss (log of a softmax) and Adam (rsqrt of a second moment) use
@@ -646,8 +708,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: tpu-mkprog KIND --mxu N -o DIR [options]\n"
-        "  KIND          matmul | dense | mlp | allops | manyk | random | vfuncs (a core job); the\n"
-        "                board kinds\n"
+        "  KIND          matmul | dense | mlp | allops | manyk | random | vfuncs | transpose (a\n"
+        "                core job); the board kinds\n"
         "                allreduce | bcast | sendrecv | barrier | dptrain | collall take\n"
         "                --cores C --topology T (tpu-mkprog allreduce --help)\n"
         "  --mxu N       MXU size (1 .. 256)\n"
@@ -760,19 +822,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (nkinds != 1) {
-        fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk, vfuncs)\n",
+        fprintf(stderr, "%s: error: %s, expected one KIND (matmul, dense, mlp, allops, manyk, vfuncs, transpose)\n",
                 prog_name, nkinds == 0 ? "no KIND" : "several KINDs");
         return 2;
     }
     c.kind = kind_arg;
     int kind;
     static const char *const kinds[] = { "matmul", "dense", "mlp",   "allops",
-                                         "manyk",  "random", "vfuncs" };
-    for (kind = 0; kind < 7; kind++)
+                                         "manyk",  "random", "vfuncs", "transpose" };
+    for (kind = 0; kind < 8; kind++)
         if (!strcmp(c.kind, kinds[kind]))
             break;
-    if (kind == 7)
-        die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk, random or vfuncs (core jobs) or "
+    if (kind == 8)
+        die("unknown KIND '%s', expected matmul, dense, mlp, allops, manyk, random, vfuncs or transpose (core jobs) or "
             "allreduce, bcast, sendrecv, barrier, dptrain, collall or random-board (board jobs)", c.kind);
     if (board_opt)
         die("%s is an option of the board kinds (allreduce, bcast, sendrecv, barrier, dptrain, "
@@ -842,6 +904,7 @@ int main(int argc, char **argv)
     case 2: kind_mlp(&j); break;
     case 5: kind_random(&j); break;
     case 6: kind_vfuncs(&j); break;
+    case 7: kind_transpose(&j); break;
     default: kind_allops(&j); break;
     }
     if (j.insns > c.imem_insns)

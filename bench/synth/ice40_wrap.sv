@@ -18,7 +18,8 @@ module ice40_wrap (
   output wire sout_o
 );
   localparam N  = `MXU_N;
-  localparam IW = 4 + 16 * N + 16 * N + 32 * N;  // wl_valid, wl_bank, act_valid, act_bank, data
+  localparam IW = 5 + 16 * N + 16 * N + 32 * N;  // wl_valid, wl_bank, act_valid, act_bank, data,
+                                                 // wl_transpose
   localparam OW = 1 + 32 * N + 2;                // out_valid, out_data, bank_busy
 
   reg  [IW-1:0] in_q;
@@ -32,6 +33,7 @@ module ice40_wrap (
     .rst_ni      (rst_ni),
     .wl_valid_i  (in_q[0]),
     .wl_bank_i   (in_q[1]),
+    .wl_transpose_i (in_q[4 + 64 * N]),
     .act_valid_i (in_q[2]),
     .act_bank_i  (in_q[3]),
     .wl_data_i   (in_q[4 +: 16 * N]),

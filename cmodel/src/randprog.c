@@ -16,6 +16,8 @@
 
 struct gen {
     uint64_t st;
+    uint64_t tst;     /* lw transpose's coin: its own stream, so a seed's program is the one
+                         it was before the flag existed, with " transpose" on some lw lines */
     const tpu_randprog_cfg_t *cfg;
     unsigned n;
     unsigned rows[3]; /* UB, ACC, WMEM */
@@ -124,9 +126,16 @@ static void gen_dma(struct gen *g, int out)
         mem_names[mem], row, n, cols, (unsigned long long)addr, (unsigned long long)stride);
 }
 
+/* internal: " transpose" for half of the lw instructions */
+static const char *lw_flag(struct gen *g)
+{
+    return tpu_matgen_rand(&g->tst) % 2 ? " transpose" : "";
+}
+
 static void gen_lw(struct gen *g)
 {
-    put(g, "lw w=%u", row_for(g, g->rows[2], g->n));
+    unsigned w = row_for(g, g->rows[2], g->n);
+    put(g, "lw w=%u%s", w, lw_flag(g));
     g->have_lw = 1;
 }
 
@@ -256,7 +265,7 @@ static void gen_bad(struct gen *g, int code)
     }
     case TPU_ERR_ROW: /* one row past the end */
         if (chance(g, 2) && g->rows[2] - g->n + 1u <= 65535u)
-            put(g, "lw w=%u", g->rows[2] - g->n + 1u);
+            put(g, "lw w=%u%s", g->rows[2] - g->n + 1u, lw_flag(g));
         else
             put(g, "dma_in ub row=%u rows=2 cols=1 addr=0x1000", g->rows[0] - 1u);
         break;
@@ -316,6 +325,7 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     struct gen g;
     memset(&g, 0, sizeof g);
     g.st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED;
+    g.tst = g.st ^ 0x7A4E5B05E0000000ull;
     g.cfg = cfg;
     g.n = geo->n;
     g.rows[0] = geo->ub_rows;
@@ -400,12 +410,14 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
     struct gen g[64], shared;
     memset(&shared, 0, sizeof shared);
     shared.st = cfg->seed * 0xD1B54A32D192ED03ull + 0xB0A2D;
+    shared.tst = shared.st ^ 0x7A4E5B05E0000000ull;
     unsigned maxi = cfg->max_insns ? cfg->max_insns : 48u;
     if (maxi > cfg->geom.imem_insns - 8u)
         maxi = cfg->geom.imem_insns - 8u;
     for (unsigned i = 0; i < cores; i++) {
         memset(&g[i], 0, sizeof g[i]);
         g[i].st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED + 0x1000193ull * (i + 1u);
+        g[i].tst = g[i].st ^ 0x7A4E5B05E0000000ull;
         g[i].cfg = cfg;
         g[i].n = cfg->geom.n;
         g[i].rows[0] = cfg->geom.ub_rows;

@@ -2,6 +2,9 @@
 // tpu_mxu (verilated, one configuration per build: tpu_params.h) against the timing contract
 // of docs/mxu.md and the numerics of the C model, cycle by cycle:
 //  - random weight loads into random banks (bottom row first, not always consecutive),
+//    each tile of N load cycles shifting down the columns or (wl_transpose_i, a transposed
+//    load) right along the rows, chosen at random per tile (N shifts in one direction write
+//    every PE of the bank; the weights start random, randReset),
 //    random vectors tagged with either bank, random seeds, random gaps;
 //  - every output vector must appear exactly L cycles after its input, with
 //    out_data_o[c] = the chain fp32_mac over rows r = 0 .. N-1 from the column's seed,
@@ -88,6 +91,7 @@ int main(int argc, char **argv) {
     // The driver's view of the banks: w[b][r][c] as the PEs hold them.
     std::vector<std::vector<uint16_t>> w(2, std::vector<uint16_t>((size_t)N * N, 0));
     int loads[2] = { 0, 0 };                  // load cycles into each bank so far
+    bool tdir[2] = { false, false };          // the bank's current tile is loaded transposed
     int fresh[2] = { 0, 0 };                  // ... since vectors last switched to it
     int cur = 0, run_left = 0;                // dense phases: current bank, vectors left
     int64_t last_vec[2] = { -1000000, -1000000 };  // last cycle a vector used each bank
@@ -104,6 +108,7 @@ int main(int argc, char **argv) {
     dut->clk_i = 0;
     dut->rst_ni = 0;
     dut->wl_valid_i = 0;
+    dut->wl_transpose_i = 0;
     dut->act_valid_i = 0;
     dut->eval();
     for (int i = 0; i < 3; i++) {
@@ -172,6 +177,9 @@ int main(int argc, char **argv) {
         dut->act_bank_i = vb >= 0 ? vb : (r >> 9) & 1;
         dut->wl_valid_i = lb >= 0;
         dut->wl_bank_i = lb >= 0 ? lb : (r2 >> 9) & 1;
+        if (lb >= 0 && loads[lb] % N == 0) tdir[lb] = (r2 >> 10) & 1;  // a new tile
+        const bool tr = lb >= 0 ? tdir[lb] : (r2 >> 10) & 1;
+        dut->wl_transpose_i = tr;
         std::vector<uint16_t> act(N), wrow(N);
         std::vector<uint32_t> seed(N);
         for (int i = 0; i < N; i++) {
@@ -196,11 +204,19 @@ int main(int argc, char **argv) {
             last_vec[vb] = (int64_t)t;
             vectors++;
         }
-        if (lb >= 0) {  // shift bank lb down one row; row 0 takes wl_data_i
+        if (lb >= 0 && !tr) {  // shift bank lb down one row; row 0 takes wl_data_i
             for (int rr = N - 1; rr > 0; rr--)
                 for (int c = 0; c < N; c++)
                     w[lb][(size_t)rr * N + c] = w[lb][(size_t)(rr - 1) * N + c];
             for (int c = 0; c < N; c++) w[lb][c] = wrow[c];
+        } else if (lb >= 0) {  // shift bank lb right one column; column 0 takes wl_data_i
+            for (int rr = 0; rr < N; rr++) {
+                for (int c = N - 1; c > 0; c--)
+                    w[lb][(size_t)rr * N + c] = w[lb][(size_t)rr * N + c - 1];
+                w[lb][(size_t)rr * N] = wrow[rr];
+            }
+        }
+        if (lb >= 0) {
             loads[lb]++;
             fresh[lb]++;
             load_cycles++;

@@ -11,7 +11,7 @@ trap 'rm -rf "$W"' EXIT
 fail() { echo "tools.sh: FAIL: $*" >&2; exit 1; }
 n_ok=0
 for n in 1 2 3 4 8; do
-    for kind in matmul dense mlp allops manyk; do
+    for kind in matmul dense mlp allops manyk transpose; do
         d=$W/$kind-$n
         "$T/tpu-mkprog" "$kind" --mxu "$n" --seed "$n" -o "$d" || fail "tpu-mkprog $kind --mxu $n"
         "$T/tpu-as" --mxu "$n" --check "$d/prog.s" -o "$d/prog.bin" 2>"$d/as.err" ||

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test-core-model, part 2: the programs of tpu-mkprog (matmul, dense, mlp, manyk) at
+/* test-core-model, part 2: the programs of tpu-mkprog (matmul, dense, mlp, manyk, transpose) at
    N = 1, 3, 4, 8, 16 run on the core model through the shared host options (tpu/host.h);
    the dumped output equals an independent composition of the tested library functions
    (tpu_matmul, vpu_bias_add, vpu_relu, vpu_softmax, fp32_to_bf16) bit for bit, and the
@@ -165,6 +165,76 @@ static void check_matmul(const char *kind)
     free(first);
 }
 
+/* dump number i's element (r, c), f32 */
+static uint32_t dumped_f32(const job_t *j, size_t i, size_t r, size_t c)
+{
+    const tpu_host_dump_t *d = &j->host.dumps[i];
+    size_t a = d->addr + r * d->stride + c * 4;
+    uint32_t v = 0;
+    for (size_t b = 0; b < 4; b++)
+        v |= (uint32_t)j->host.mem[a + b] << (8u * b);
+    return v;
+}
+
+/* transpose (lw ... transpose): dY_0 W_0, dX = dY W^T (tpu_matmul with W^T written out: the
+   K-tiled chain), X^T and I X (exactly X^T and X for normal values, as the fp32 of the bf16),
+   the same at every N (--m 5) */
+static void test_transpose(void **state)
+{
+    (void)state;
+    for (size_t si = 0; si < sizeof kSizes / sizeof kSizes[0]; si++) {
+        unsigned n = kSizes[si];
+        job_t j;
+        run_job(&j, "transpose", n, "--m 5 --seed 4");
+        assert_int_equal(j.host.ndumps, 4);
+        tpu_npy_t dy, w, x;
+        load(&j, "dy.npy", &dy);
+        load(&j, "w.npy", &w);
+        load(&j, "x.npy", &x);
+        const uint16_t *wv = w.data, *xv = x.data;
+        size_t m = dy.rows;
+        tpu_npy_t dy0, w0, wt;
+        assert_int_equal(tpu_npy_alloc(&dy0, TPU_NPY_U2, 2, m, n), 0);
+        assert_int_equal(tpu_npy_alloc(&w0, TPU_NPY_U2, 2, n, n), 0);
+        assert_int_equal(tpu_npy_alloc(&wt, TPU_NPY_U2, 2, 2 * n, n), 0);
+        for (size_t r = 0; r < m; r++)
+            memcpy((uint16_t *)dy0.data + r * n, (const uint16_t *)dy.data + r * 2 * n, 2 * n);
+        for (size_t r = 0; r < n; r++)
+            for (size_t c = 0; c < 2 * n; c++) {
+                if (c < n)
+                    ((uint16_t *)w0.data)[r * n + c] = wv[r * 2 * n + c];
+                ((uint16_t *)wt.data)[c * n + r] = wv[r * 2 * n + c];
+            }
+        fp32_t *c0 = matmul_ref(n, &dy0, &w0), *dx = matmul_ref(n, &dy, &wt);
+        for (size_t r = 0; r < m; r++)
+            for (size_t c = 0; c < n; c++) {
+                uint32_t g0 = dumped_f32(&j, 0, r, c), g1 = dumped_f32(&j, 1, r, c);
+                if (g0 != c0[r * n + c].v || g1 != dx[r * n + c].v)
+                    fail_msg("transpose N=%u [%zu][%zu]: dY_0 W_0 %08x (want %08x), dY W^T %08x "
+                             "(want %08x)", n, r, c, g0, c0[r * n + c].v, g1, dx[r * n + c].v);
+            }
+        for (size_t r = 0; r < n; r++)
+            for (size_t c = 0; c < n; c++) {
+                uint16_t vt = xv[c * n + r], v = xv[r * n + c];
+                unsigned et = (vt >> 7) & 0xFFu, e = (v >> 7) & 0xFFu;
+                uint32_t gt = dumped_f32(&j, 2, r, c), g = dumped_f32(&j, 3, r, c);
+                if ((et != 0 && et != 0xFF && gt != (uint32_t)vt << 16) ||
+                    (e != 0 && e != 0xFF && g != (uint32_t)v << 16))
+                    fail_msg("transpose N=%u [%zu][%zu]: X^T %08x (want %04x0000), I X %08x "
+                             "(want %04x0000)", n, r, c, gt, vt, g, v);
+            }
+        free(c0);
+        free(dx);
+        tpu_npy_free(&dy0);
+        tpu_npy_free(&w0);
+        tpu_npy_free(&wt);
+        tpu_npy_free(&dy);
+        tpu_npy_free(&w);
+        tpu_npy_free(&x);
+        tpu_host_free(&j.host);
+    }
+}
+
 static void test_matmul(void **state) { (void)state; check_matmul("matmul"); }
 static void test_manyk(void **state) { (void)state; check_matmul("manyk"); }
 
@@ -268,6 +338,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dense),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_allops),
+        cmocka_unit_test(test_transpose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
 // Two tpu_mxu instances get the same weights and the same vectors, presented with random
 // gaps. In the cycles without a vector (act_valid_i = 0) and without a weight load
 // (wl_valid_i = 0) u_x sees X on every data input (act_data_i, act_bank_i, psum_data_i,
-// wl_data_i, wl_bank_i) and u_r sees random values. Checked every cycle after reset:
+// wl_data_i, wl_bank_i, wl_transpose_i) and u_r sees random values. Checked every cycle after reset:
 //  1. out_valid_o is the same in both, and out_data_o is the same (!==, X included) in
 //     every cycle it is 1: the data of idle cycles never reaches a result;
 //  2. from u_x's first result on, out_data_o of u_x holds no X in ANY cycle, valid or
@@ -20,7 +20,7 @@ module gating_tb;
 
   logic            clk_i = 1'b0, rst_ni = 1'b0;
   logic            wl_valid_i = 1'b0, act_valid_i = 1'b0;
-  logic            wl_bank_x, wl_bank_r, act_bank_x, act_bank_r;
+  logic            wl_bank_x, wl_bank_r, act_bank_x, act_bank_r, wl_t_x, wl_t_r;
   logic [16*N-1:0] wl_data_x, wl_data_r, act_data_x, act_data_r;
   logic [32*N-1:0] psum_data_x, psum_data_r;
   logic            out_valid_x, out_valid_r;
@@ -28,13 +28,15 @@ module gating_tb;
   logic [1:0]      busy_x, busy_r;
 
   tpu_mxu u_x (
-    .clk_i, .rst_ni, .wl_valid_i, .wl_bank_i (wl_bank_x), .wl_data_i (wl_data_x),
+    .clk_i, .rst_ni, .wl_valid_i, .wl_bank_i (wl_bank_x), .wl_transpose_i (wl_t_x),
+    .wl_data_i (wl_data_x),
     .act_valid_i, .act_bank_i (act_bank_x), .act_data_i (act_data_x),
     .psum_data_i (psum_data_x), .out_valid_o (out_valid_x), .out_data_o (out_data_x),
     .bank_busy_o (busy_x)
   );
   tpu_mxu u_r (
-    .clk_i, .rst_ni, .wl_valid_i, .wl_bank_i (wl_bank_r), .wl_data_i (wl_data_r),
+    .clk_i, .rst_ni, .wl_valid_i, .wl_bank_i (wl_bank_r), .wl_transpose_i (wl_t_r),
+    .wl_data_i (wl_data_r),
     .act_valid_i, .act_bank_i (act_bank_r), .act_data_i (act_data_r),
     .psum_data_i (psum_data_r), .out_valid_o (out_valid_r), .out_data_o (out_data_r),
     .bank_busy_o (busy_r)
@@ -57,11 +59,13 @@ module gating_tb;
     wl_valid_i  = 1'b0;
     act_valid_i = 1'b0;
     wl_bank_x   = 1'bx;
+    wl_t_x      = 1'bx;
     act_bank_x  = 1'bx;
     wl_data_x   = 'x;
     act_data_x  = 'x;
     psum_data_x = 'x;
     wl_bank_r   = rnd(1);
+    wl_t_r      = rnd(1);
     act_bank_r  = rnd(1);
     for (int c = 0; c < N; c++) begin
       wl_data_r[16*c +: 16]   = rnd(16);
@@ -108,13 +112,16 @@ module gating_tb;
     repeat (4) cycle;
     rst_ni = 1'b1;
     repeat (3) cycle;
-    // weights: N rows into bank 0, then N rows into bank 1, with idle cycles between
+    // weights: N rows into bank 0, then N rows into bank 1 (a transposed load), with idle
+    // cycles between
     for (int b = 0; b < 2; b++) begin
       for (int r = 0; r < N; r++) begin
         idle;
         wl_valid_i = 1'b1;
         wl_bank_x  = b[0];
         wl_bank_r  = b[0];
+        wl_t_x     = b[0];
+        wl_t_r     = b[0];
         for (int c = 0; c < N; c++) wl_data_x[16*c +: 16] = rnd(16);
         wl_data_r = wl_data_x;
         cycle;

@@ -60,7 +60,13 @@ int main(int argc, char **argv) {
       acc = (uint32_t)(r2 >> 32);
     }
     const unsigned bank = (unsigned)(r2 >> 63);
-    m.wl_valid_i = 1; m.wl_bank_i = bank; m.wl0_i = bank ? 0 : w.v; m.wl1_i = bank ? w.v : 0;
+    // the weight comes from above or (a transposed load) from the left; the other input and
+    // the other bank's carry a different value
+    const unsigned tr = (unsigned)(r2 >> 62) & 1u;
+    const uint16_t other = (uint16_t)~w.v;
+    m.wl_valid_i = 1; m.wl_bank_i = bank; m.wl_transpose_i = tr;
+    m.wl0_i = (!bank && !tr) ? w.v : other; m.wl1_i = (bank && !tr) ? w.v : other;
+    m.wl0_left_i = (!bank && tr) ? w.v : other; m.wl1_left_i = (bank && tr) ? w.v : other;
     m.act_valid_i = 0; m.act_bank_i = !bank; m.act_i = 0; m.psum_i = 0;
     m.clk_i = 1; m.eval(); m.clk_i = 0; m.eval();
     m.wl_valid_i = 0; m.act_valid_i = 1; m.act_bank_i = bank; m.act_i = a.v; m.psum_i = acc;
