@@ -59,9 +59,11 @@ static int fail(int code, const char *fmt, const char *a)
     return code;
 }
 
-/* ---- float32 .npy of any rank (the format's v1/v2/v3 header, '<f4', C order) ---- */
-static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data, char *err,
-                        size_t errlen)
+/* ---- float32 .npy of any rank (the format's v1/v2/v3 header, '<f4', C order); with ids
+   set, also '<i8' and '<i4' (token ids, converted to float: exact below 2^24, larger ones
+   become 2^30, out of any vocabulary's range); *is_int says which it was ---- */
+static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data, int *is_int,
+                        char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -91,7 +93,11 @@ static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data
     const char *d = strstr(h, "'descr':"), *fo = strstr(h, "'fortran_order':"), *sh = strstr(h, "'shape':");
     if (!d || !fo || !sh) { free(h); snprintf(err, errlen, "%s: header lacks descr, fortran_order or shape", path); goto out; }
     d += 8; while (*d == ' ') d++;
-    if (strncmp(d, "'<f4'", 5) != 0) { free(h); snprintf(err, errlen, "%s: dtype is not '<f4' (float32 little-endian)", path); goto out; }
+    unsigned esz = 4;
+    *is_int = 0;
+    if (strncmp(d, "'<i8'", 5) == 0) { esz = 8; *is_int = 1; }
+    else if (strncmp(d, "'<i4'", 5) == 0) { esz = 4; *is_int = 1; }
+    else if (strncmp(d, "'<f4'", 5) != 0) { free(h); snprintf(err, errlen, "%s: dtype is not '<f4' (float32 little-endian), '<i8' or '<i4' (token ids)", path); goto out; }
     fo += 16; while (*fo == ' ') fo++;
     if (strncmp(fo, "False", 5) != 0) { free(h); snprintf(err, errlen, "%s: fortran_order is not False (C order required)", path); goto out; }
     sh += 8; while (*sh == ' ') sh++;
@@ -119,13 +125,22 @@ static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data
     }
     free(h);
     if (*ndim == 0) { snprintf(err, errlen, "%s: a 0-D array, expected the batch first", path); goto out; }
-    if (total * 4 != len - ho - hl) {
-        snprintf(err, errlen, "%s: %zu data bytes, the shape needs %" PRIu64, path, len - ho - hl, total * 4);
+    if (total * esz != len - ho - hl) {
+        snprintf(err, errlen, "%s: %zu data bytes, the shape needs %" PRIu64, path, len - ho - hl, total * esz);
         goto out;
     }
     *data = malloc(total * 4 + 4);
     if (!*data) { snprintf(err, errlen, "out of memory"); goto out; }
-    memcpy(*data, buf + ho + hl, total * 4);
+    if (!*is_int) {
+        memcpy(*data, buf + ho + hl, total * 4);
+    } else {
+        for (uint64_t i = 0; i < total; i++) {
+            int64_t v;
+            if (esz == 8) memcpy(&v, buf + ho + hl + i * 8, 8);
+            else { int32_t v4; memcpy(&v4, buf + ho + hl + i * 4, 4); v = v4; }
+            (*data)[i] = v > (1 << 24) || v < -(1 << 24) ? 1073741824.0f : (float)v;
+        }
+    }
     rc = 0;
 out:
     free(buf);
@@ -221,7 +236,14 @@ int main(int argc, char **argv)
     int xnd;
     int64_t xd[TPUC_MAX_DIMS];
     float *x = NULL;
-    if (npy_read_f32(in, &xnd, xd, &x, err, sizeof err)) return fail(2, "%s", err);
+    int x_int = 0;
+    if (npy_read_f32(in, &xnd, xd, &x, &x_int, err, sizeof err)) return fail(2, "%s", err);
+    if (x_int != (m.in.onehot > 0)) {
+        snprintf(err, sizeof err, m.in.onehot ? "--input '%s': float32, the model's input '%s' is integer token ids (an int64 or int32 .npy)"
+                                              : "--input '%s': integer, the model's input '%s' is float32", in, m.in.name);
+        free(x);
+        return fail(2, "%s", err);
+    }
     if (xnd != m.in.ndim) {
         snprintf(err, sizeof err, "--input '%s': %d dimensions, the model's input '%s' has %d", in, xnd, m.in.name, m.in.ndim);
         free(x);
@@ -234,6 +256,20 @@ int main(int argc, char **argv)
             return fail(2, "%s", err);
         }
     if (xd[0] < 1) { free(x); return fail(2, "--input '%s': an empty batch", in); }
+    if (m.in.onehot) {
+        /* ONNX Gather: an index in [-V, V - 1], a negative one counted from the end */
+        uint64_t ne = 1;
+        for (int i = 0; i < xnd; i++) ne *= (uint64_t)xd[i];
+        for (uint64_t i = 0; i < ne; i++) {
+            float v = x[i];
+            if (v < -(float)m.in.onehot || v >= (float)m.in.onehot) {
+                snprintf(err, sizeof err, "--input '%s': element %" PRIu64 " is token id %.0f, outside the embedding's %" PRId64 " rows", in, i, (double)v, m.in.onehot);
+                free(x);
+                return fail(2, "%s", err);
+            }
+            if (v < 0) x[i] = v + (float)m.in.onehot;
+        }
+    }
     /* a model whose output does not keep the batch first (a Flatten or Reshape over it):
        exactly the compiled batch, one run */
     int batched = m.out.dims[0] == m.in.dims[0];

@@ -324,7 +324,7 @@ static int fold_shape_op(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errl
 {
     const tpuc_tensor_t *a = in_t(g, n, 0);
     tpuc_tensor_t *y = &g->t[n->out[0]];
-    int64_t d[TPUC_MAX_DIMS];
+    int64_t d[TPUC_MAX_DIMS] = {0};
     if (n->op == TPUC_OP_SHAPE) {
         int64_t st = tpuc_attr_int(n, "start", 0), en = tpuc_attr_int(n, "end", a->ndim);
         if (st < 0) st += a->ndim;
@@ -527,6 +527,45 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             continue;
         }
         default: break;
+        }
+        if (n->op == TPUC_OP_GATHER && b && !b->is_const) {
+            /* an embedding lookup: rows of a float table [V, D] by the integer graph input */
+            static const char *const at[] = {"axis", NULL};
+            if (known_attrs(n, at, err, errlen)) return -1;
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (!b->is_input || (b->dtype != TPUC_I64 && b->dtype != TPUC_I32))
+                NODE_ERR(n, "indices '%s' are an activation; supported: the graph input of int64/int32 token ids (an embedding lookup) or constants", b->name);
+            if (!a->is_const || !a->f || a->ndim != 2)
+                NODE_ERR(n, "data '%s' must be a float32 initializer of 2 dimensions (an embedding table [V, D]) when the indices are the graph input", a->name);
+            if (tpuc_attr_int(n, "axis", 0) != 0 && tpuc_attr_int(n, "axis", 0) != -2)
+                NODE_ERR(n, "axis %lld: only 0 (rows of the table) is supported", (long long)tpuc_attr_int(n, "axis", 0));
+            if (b->ndim + 1 > TPUC_MAX_DIMS) NODE_ERR(n, "result of more than %d dimensions", TPUC_MAX_DIMS);
+            int64_t d[TPUC_MAX_DIMS];
+            for (int k = 0; k < b->ndim; k++) d[k] = b->dims[k];
+            d[b->ndim] = a->dims[1];
+            set_shape(y, b->ndim + 1, d);
+            n->embed = 1;
+            continue;
+        }
+        if (n->op == TPUC_OP_TRANSPOSE) {
+            /* [B, L, D] -> [B, D, L] right after an embedding lookup read by nothing else:
+               folded into it (its output is written channels-first, a pixel per row) */
+            const tpuc_attr_t *pm = tpuc_attr(n, "perm");
+            int pi = a->producer, readers = 0;
+            for (size_t k = 0; k < g->nn; k++)
+                if (g->n[k].op != TPUC_OP_DEAD)
+                    for (int j = 0; j < g->n[k].nin; j++) readers += g->n[k].in[j] == n->in[0];
+            if (!pm || pm->nints != 3 || pm->ints[0] != 0 || pm->ints[1] != 2 || pm->ints[2] != 1 ||
+                pi < 0 || g->n[pi].op != TPUC_OP_GATHER || g->n[pi].embed != 1 || readers != 1 ||
+                a->is_output)
+                NODE_ERR(n, "supported only as perm [0, 2, 1] of an embedding Gather's output that nothing else reads (channels-first for a Conv1d)");
+            int64_t d[3] = {a->dims[0], a->dims[2], a->dims[1]};
+            set_shape(y, 3, d);
+            g->n[pi].embed = 2;
+            g->n[pi].out[0] = n->out[0];
+            y->producer = pi;
+            n->op = TPUC_OP_DEAD;
+            continue;
         }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
             n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||
@@ -774,13 +813,14 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (!b || !b->is_const || !b->f) NODE_ERR(n, "W (the weights) must be a float32 initializer");
             if (b->ndim != a->ndim) NODE_ERR(n, "W has %d dimensions, X %d", b->ndim, a->ndim);
             if (a->ndim != 3 && a->ndim != 4) NODE_ERR(n, "X of %d dimensions, supported 3 (Conv1D) and 4 (Conv2D)", a->ndim);
-            if (grp != 1) {
+            if (grp < 1 || a->dims[1] % grp || b->dims[0] % grp)
+                NODE_ERR(n, "group %lld does not divide the %lld input and %lld output channels", (long long)grp, (long long)a->dims[1], (long long)b->dims[0]);
+            if (b->dims[1] * grp != a->dims[1])
+                NODE_ERR(n, "W has %lld input channels per group, X %lld channels in %lld groups", (long long)b->dims[1], (long long)a->dims[1], (long long)grp);
+            n->groups = (int)grp;
+            if (grp != 1 && grp == a->dims[1] && b->dims[0] == grp) {
                 /* depthwise: one input channel per output channel, on the VPU */
-                if (grp != a->dims[1] || b->dims[0] != grp || b->dims[1] != 1)
-                    NODE_ERR(n, "group %lld with %lld input and %lld output channels: supported group 1 and depthwise (group = input channels = output channels)", (long long)grp, (long long)a->dims[1], (long long)b->dims[0]);
                 n->depthwise = 1;
-            } else if (b->dims[1] != a->dims[1]) {
-                NODE_ERR(n, "W has %lld input channels, X %lld", (long long)b->dims[1], (long long)a->dims[1]);
             }
             if (n->nin > 2 && n->in[2] >= 0) {
                 const tpuc_tensor_t *c = in_t(g, n, 2);
@@ -929,6 +969,20 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
     for (size_t i = 0; i < g->nn; i++) {
         if (g->n[i].op == TPUC_OP_DEAD) continue;
         for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
+    }
+    /* integer token ids: read by embedding lookups only */
+    for (size_t i = 0; i < g->nn; i++) {
+        tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < n->nin; k++) {
+            const tpuc_tensor_t *t = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+            if (t && !t->is_const && t->dtype != TPUC_F32 && !(n->op == TPUC_OP_GATHER && n->embed && k == 1))
+                NODE_ERR(n, "input %d ('%s') holds integer token ids; only an embedding Gather (indices of a float table) may read them", k, t->name);
+        }
+    }
+    if (g->t[g->inputs[0]].dtype != TPUC_F32 && g->t[g->inputs[0]].nuses == 0) {
+        tpuc_err(err, errlen, "graph input '%s' of integer token ids is read by no embedding Gather", g->t[g->inputs[0]].name);
+        return -1;
     }
     int yo = g->outputs[0];
     if (g->t[yo].is_const || g->t[yo].ndim < 1) {

@@ -64,6 +64,16 @@ void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
 {
     const tpuc_layout_t *l = &io->lay;
     uint16_t *buf = (uint16_t *)(host + l->addr);
+    if (io->onehot) {
+        /* token ids (0 .. V-1, checked by the caller): row e is one-hot at column x[e] */
+        uint64_t n = tpuc_io_elems(io);
+        memset(buf, 0, l->rows * l->cols * 2);
+        for (uint64_t e = 0; e < n && e < l->rows; e++) {
+            uint64_t id = (uint64_t)x[e];
+            if (id < l->cols) buf[e * l->cols + id] = 0x3F80; /* bf16 1.0 */
+        }
+        return;
+    }
     if (l->kind == TPUC_LAYOUT_SPATIAL && l->pad_value)
         for (uint64_t i = 0; i < l->rows * l->cols; i++) buf[i] = l->pad_value;
     int64_t idx[TPUC_MAX_DIMS] = {0};

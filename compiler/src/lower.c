@@ -103,6 +103,10 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             }
             break;
         }
+        case TPUC_OP_GATHER:
+            /* an embedding lookup: [B, L, D] row-major, or [B, D, L] a pixel per row */
+            y->lay.kind = n->embed == 2 ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
+            break;
         case TPUC_OP_GEMM: case TPUC_OP_MATMUL:
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat)
                 LERR("a Gemm/MatMul on a Conv/pool output needs a Flatten before it");

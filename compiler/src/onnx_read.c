@@ -53,6 +53,7 @@ static const op_info_t OPS[] = {
     {"Concat", TPUC_OP_CONCAT, {1, 4, 11, 13}, {4, 11, 13}},
     {"Clip", TPUC_OP_CLIP, {1, 6, 11, 12, 13}, {6, 11, 12, 13}},
     {"Constant", TPUC_OP_CONSTANT, {1, 9, 11, 12, 13}, {9, 11, 12, 13}},
+    {"Transpose", TPUC_OP_TRANSPOSE, {1, 13}, {1, 13}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 
@@ -300,15 +301,21 @@ static int read_value_info(tpuc_graph_t *g, const Onnx__ValueInfoProto *vi, int 
         return -1;
     }
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
-    if (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
-        tpuc_err(err, errlen, "graph %s '%s': element type %d, only 1 (float32) is supported",
-                 what, name, tt->has_elem_type ? tt->elem_type : 0);
+    /* an integer input: token ids, for an embedding Gather only (fold checks its readers) */
+    int ids = is_input && tt->has_elem_type &&
+              (tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+               tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+    if (!ids && (!tt->has_elem_type || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)) {
+        tpuc_err(err, errlen, "graph %s '%s': element type %d, supported 1 (float32)%s",
+                 what, name, tt->has_elem_type ? tt->elem_type : 0,
+                 is_input ? ", and 7 (int64) or 6 (int32) token ids read by an embedding Gather" : "");
         return -1;
     }
     int ti = tpuc_tensor_find(g, name);
     if (ti < 0) ti = tpuc_add_tensor(g, name);
     if (ti < 0) return tpuc_err(err, errlen, "out of memory"), -1;
     tpuc_tensor_t *t = &g->t[ti];
+    if (ids) t->dtype = tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? TPUC_I64 : TPUC_I32;
     if (is_input) {
         if (!tt->shape) {
             tpuc_err(err, errlen, "graph input '%s': no shape, a shape is required", name);

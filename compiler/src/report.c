@@ -212,6 +212,7 @@ void tpuc_write_meta(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog
     for (int i = 0; i < p->fills; i++)
         fprintf(f, "fill %" PRIu64 " %" PRIu64 "\n", p->fill_addr[i], p->fill_bytes[i]);
     write_io(f, "input", &g->t[p->in_t]);
+    if (g->t[p->in_t].dtype != TPUC_F32) fprintf(f, "onehot %" PRIu64 "\n", g->t[p->in_t].lay.cols);
     write_io(f, "output", &g->t[p->out_t]);
 }
 
@@ -285,6 +286,10 @@ int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
             m->fill_addr[m->nfills] = a; m->fill_bytes[m->nfills] = b; m->nfills++;
         } else if (strncmp(line, "input ", 6) == 0) { if ((rc = read_io(line, &m->in, err, errlen))) break; have |= 64; }
         else if (strncmp(line, "output ", 7) == 0) { if ((rc = read_io(line, &m->out, err, errlen))) break; have |= 128; }
+        else if (sscanf(line, "onehot %llu", &a) == 1) {
+            if (!(have & 64) || a < 1 || a != m->in.lay.cols) { rc = -1; tpuc_err(err, errlen, "%s:%d: bad onehot line", path, ln); break; }
+            m->in.onehot = (int64_t)a;
+        }
         else { rc = -1; tpuc_err(err, errlen, "%s:%d: unknown line '%.40s'", path, ln, line); break; }
     }
     fclose(f);

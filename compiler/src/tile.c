@@ -246,6 +246,7 @@ typedef struct {
     int scatter;                 /* SPATIAL output written per valid image row */
     uint64_t r_img, r_pitch, oh, ow; /* the r-space of a Conv (scatter) */
     unsigned pool_k;             /* a k x k, stride k MaxPool fused into the epilogue (0 none) */
+    uint64_t col0;               /* the first output column written (a grouped Conv's part) */
 } mm_t;
 
 static unsigned act_vop(int act)
@@ -426,7 +427,7 @@ static int run_mm(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
-            if (write_rows(c, m, fmem, frow, m0, nr, (uint64_t)nt * N, ct)) return -1;
+            if (write_rows(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)) return -1;
         }
         if (m->softmax) {
             unsigned dm = es == 4 ? ACC : UB;
@@ -434,7 +435,7 @@ static int run_mm(ctx_t *c, const mm_t *m)
             TRY(tpuc_e_softmax(&c->e, 0, dm, dr, rows, m->nout, mt, 1));
             for (unsigned nt = 0; nt < U; nt++) {
                 uint64_t ct = min64(N, m->nout - (uint64_t)nt * N);
-                if (write_rows(c, m, dm, dr + (uint64_t)nt * mt, m0, rows, (uint64_t)nt * N, ct))
+                if (write_rows(c, m, dm, dr + (uint64_t)nt * mt, m0, rows, m->col0 + (uint64_t)nt * N, ct))
                     return -1;
             }
         }
@@ -567,10 +568,14 @@ static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
 
 /* ---- Conv ---- */
 typedef struct {
-    const float *w;  /* Cout x Cin x KH x KW */
-    uint64_t cout, cin, kh, kw, N, JT; /* JT chunks per run */
+    const float *w;  /* Cout x Cin/group x KH x KW */
+    uint64_t cout, cin, kh, kw, N, JT; /* JT chunks per run; cin: the channels a run covers */
     uint64_t KG, run;  /* runs per kernel row (1: the whole row, kw * Cin contiguous in host
-                          memory; KW: one per kernel column, when pixels are wstep > 1 apart) */
+                          memory; KW: one per kernel column, when pixels are wstep > 1 apart
+                          or the run covers a part of the channels) */
+    /* a grouped Conv's part: input channels c0 .., output channels o0 .., cin_g / cout_g
+       channels per group (group 1: cin_g = cin, cout_g = cout, c0 = o0 = 0) */
+    uint64_t c0, o0, cin_g, cout_g;
 } conv_w_t;
 
 static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v)
@@ -580,8 +585,10 @@ static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float
     uint64_t g = rem / q->JT, jj = rem % q->JT;
     uint64_t e = jj * q->N + k; /* element of the run: kw * Cin + ci, or ci of column g */
     if (e >= q->run) return 0;
-    uint64_t kw = q->KG == 1 ? e / q->cin : g, ci = q->KG == 1 ? e % q->cin : e;
-    *v = q->w[((col * q->cin + ci) * q->kh + kh) * q->kw + kw];
+    uint64_t kw = q->KG == 1 ? e / q->cin : g, ci = q->c0 + (q->KG == 1 ? e % q->cin : e);
+    uint64_t o = q->o0 + col;
+    if (ci / q->cin_g != o / q->cout_g) return 0; /* another group's channel: -0 */
+    *v = q->w[((o * q->cin_g + ci % q->cin_g) * q->kh + kh) * q->kw + kw];
     return 1;
 }
 
@@ -682,12 +689,21 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     const tpuc_tensor_t *a = &g->t[n->in[0]], *w = &g->t[n->in[1]];
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const tpuc_tensor_t *bias = n->nin > 2 && n->in[2] >= 0 ? &g->t[n->in[2]] : NULL;
-    uint64_t cout = (uint64_t)w->dims[0], cin = (uint64_t)w->dims[1];
+    uint64_t cout = (uint64_t)w->dims[0], cin = (uint64_t)w->dims[1]; /* cin: per group */
     uint64_t kh = (uint64_t)n->conv_k[0], kw = (uint64_t)n->conv_k[1];
-    char consts[200];
-    snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s",
+    /* group > 1 (not depthwise): the groups run as parts of GP groups each, a part's weight
+       tiles block-diagonal (another group's channel is -0, the matmul's identity), GP as many
+       as one N x N tile holds (docs/compiler.md "Grouped Conv") */
+    const uint64_t G = n->groups > 1 ? (uint64_t)n->groups : 1, cinx = cin * G, cout_g = cout / G;
+    uint64_t GP = G == 1 ? 1 : max64(1, min64(N / cin, N / cout_g));
+    if (GP > G) GP = G;
+    char consts[240], gtxt[80] = "";
+    if (G > 1)
+        snprintf(gtxt, sizeof gtxt, GP > 1 ? ", %llu groups, %llu per tile (block-diagonal)"
+                 : ", %llu groups, %llu per tile", (unsigned long long)G, (unsigned long long)GP);
+    snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s%s",
              (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
-             (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "");
+             (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt);
     TRY(layer_begin(c, n, consts));
     rspace_t rs;
     if (rspace(c, n, a, &rs)) return -1;
@@ -714,9 +730,9 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         l->rows = rs.mtot;
         if (host_alloc(c, l, (nd.kh + 1) * l->rpitch + (nd.kw + 1) * l->wstep)) return -1;
         m.pool_k = (unsigned)pk;
-        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s; MaxPool %dx%d fused",
+        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s%s; MaxPool %dx%d fused",
                  (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
-                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", pk, pk);
+                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt, pk, pk);
         free(cur_layer(c)->consts);
         cur_layer(c)->consts = tpuc_strdup(consts);
         free(cur_layer(c)->op);
@@ -724,33 +740,99 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     } else if (spatial_out(c, y, &rs, &m.scatter)) {
         return -1;
     }
-    uint64_t KG = rs.ws == 1 ? 1 : kw, run = rs.ws == 1 ? kw * cin : cin;
-    uint64_t JT = (run + N - 1) / N;
-    conv_w_t q = {w->f, cout, cin, kh, kw, N, JT, KG, run};
-    m.T = (unsigned)(kh * KG * JT);
-    m.U = (unsigned)((cout + N - 1) / N);
-    m.a_mstride = (uint64_t)n->conv_s[1] * rs.ws * cin * 2;
-    m.mtot = rs.mtot;
+    int rc = 0;
+    for (uint64_t g0 = 0; g0 < G && rc == 0; g0 += GP) {
+        const uint64_t gs = min64(GP, G - g0), cs = gs * cin, os = gs * cout_g;
+        /* one run per kernel row when it covers every channel and the pixels are adjacent */
+        const int whole = cs == cinx && rs.ws == 1;
+        uint64_t KG = whole ? 1 : kw, run = whole ? kw * cs : cs;
+        uint64_t JT = (run + N - 1) / N;
+        conv_w_t q = {w->f, os, cs, kh, kw, N, JT, KG, run, g0 * cin, g0 * cout_g, cin, cout_g};
+        if (G > 1) TRY(tpuc_asm(c->p, "# groups %llu .. %llu\n", (unsigned long long)g0,
+                                (unsigned long long)(g0 + gs - 1)));
+        m.T = (unsigned)(kh * KG * JT);
+        m.U = (unsigned)((os + N - 1) / N);
+        m.a_mstride = (uint64_t)n->conv_s[1] * rs.ws * cinx * 2;
+        m.mtot = rs.mtot;
+        m.a_addr = calloc(m.T, sizeof *m.a_addr);
+        m.a_cols = calloc(m.T, sizeof *m.a_cols);
+        if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
+        for (unsigned j = 0; j < m.T; j++) {
+            uint64_t r = j / (KG * JT), rem = j % (KG * JT), gi = rem / JT, jj = rem % JT;
+            uint64_t pix = (uint64_t)rs.base + r * a->lay.rpitch + gi * rs.ws;
+            m.a_addr[j] = a->lay.addr + (pix * cinx + q.c0 + jj * N) * 2;
+            m.a_cols[j] = (unsigned)min64(N, run - jj * N);
+        }
+        m.w_off = img_weights(c, m.T, m.U, os, conv_get, &q);
+        m.b_off = bias ? img_rows_f32(c, bias->f + q.o0, os, m.U) : -1;
+        m.act = n->fuse_act;
+        m.nout = os;
+        m.col0 = q.o0;
+        m.out = &y->lay;
+        m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
+        m.oh = y->lay.h; m.ow = y->lay.w;
+        if (m.pool_k) m.scatter = 0;
+        rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
+        free(m.a_addr);
+        free(m.a_cols);
+    }
+    tpuc_layer_t *L = cur_layer(c);
+    L->macs = (uint64_t)a->dims[0] * (uint64_t)(yc->ndim == 4 ? yc->dims[2] : 1) *
+              (uint64_t)yc->dims[yc->ndim - 1] * cout * cin * kh * kw;
+    return rc;
+}
+
+/* ---- an embedding lookup (Gather of table rows by token ids): the core has no indirect
+   addressing, so the ids arrive as one-hot bf16 rows (tpu-infer converts them) and the lookup
+   is their matmul with the table [V, D] as the weights: each output element is the one
+   product 1 x bf16(table[id, d]) in a chain of +-0 products, exactly the bf16-rounded table
+   row. Output [B*L, D] row-major, or [B, D, L] (embed = 2) a pixel per row for a Conv1d. ---- */
+static int emit_embed(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *tab = &g->t[n->in[0]], *ids = &g->t[n->in[1]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    uint64_t V = (uint64_t)tab->dims[0], D = (uint64_t)tab->dims[1];
+    uint64_t R = (uint64_t)tpuc_tensor_elems(ids);
+    char consts[200];
+    snprintf(consts, sizeof consts, "table %llux%llu bf16 (RNE from fp32), ids one-hot (host)",
+             (unsigned long long)V, (unsigned long long)D);
+    TRY(layer_begin(c, n, consts));
+    if (ids->lay.cols != V) CERR(c, "internal: one-hot rows of %llu columns, the table has %llu rows", (unsigned long long)ids->lay.cols, (unsigned long long)V);
+    mm_t m;
+    memset(&m, 0, sizeof m);
+    if (n->embed == 2) {
+        /* [B, D, L]: the r-space of a 1-D image of L pixels */
+        uint64_t L = (uint64_t)y->dims[2];
+        rspace_t rs = {L, L, R, 1, 0};
+        if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+        m.r_img = L; m.r_pitch = L; m.oh = 1; m.ow = L;
+    } else {
+        y->lay.kind = TPUC_LAYOUT_PLAIN;
+        y->lay.cols = D;
+        y->lay.rows = R;
+        if (host_alloc(c, &y->lay, 0)) return -1;
+    }
+    gemm_w_t q = {tab->f, V, D, N, 0, 0, 0, 0, 0};
+    m.T = (unsigned)((V + N - 1) / N);
+    m.U = (unsigned)((D + N - 1) / N);
+    if ((uint64_t)m.T * m.U > 1u << 24) CERR(c, "more than 2^24 weight tiles");
+    m.a_mstride = V * 2;
+    m.mtot = R;
     m.a_addr = calloc(m.T, sizeof *m.a_addr);
     m.a_cols = calloc(m.T, sizeof *m.a_cols);
     if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
     for (unsigned j = 0; j < m.T; j++) {
-        uint64_t r = j / (KG * JT), rem = j % (KG * JT), gi = rem / JT, jj = rem % JT;
-        uint64_t pix = (uint64_t)rs.base + r * a->lay.rpitch + gi * rs.ws;
-        m.a_addr[j] = a->lay.addr + (pix * cin + jj * N) * 2;
-        m.a_cols[j] = (unsigned)min64(N, run - jj * N);
+        m.a_addr[j] = ids->lay.addr + (uint64_t)j * N * 2;
+        m.a_cols[j] = (unsigned)min64(N, V - (uint64_t)j * N);
     }
-    m.w_off = img_weights(c, m.T, m.U, cout, conv_get, &q);
-    m.b_off = bias ? img_rows_f32(c, bias->f, cout, m.U) : -1;
-    m.act = n->fuse_act;
-    m.nout = cout;
+    m.w_off = img_weights(c, m.T, m.U, D, gemm_get, &q);
+    m.b_off = -1;
+    m.nout = D;
     m.out = &y->lay;
-    m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
-    m.oh = y->lay.h; m.ow = y->lay.w;
-    if (m.pool_k) m.scatter = 0;
-    int rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
-    tpuc_layer_t *L = cur_layer(c);
-    L->macs = (uint64_t)a->dims[0] * (uint64_t)yc->dims[2] * (uint64_t)yc->dims[yc->ndim - 1] * cout * cin * kh * kw;
+    int rc = m.w_off < 0 ? -1 : run_mm(c, &m);
+    cur_layer(c)->macs = R * D; /* one useful product per output element */
     free(m.a_addr);
     free(m.a_cols);
     return rc;
@@ -1430,6 +1512,18 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         if (consumer_needs(c, g->inputs[0], &nd)) return -1;
         if (spatial_clean(c, x, &nd)) return -1;
         if (nd.pad_kind == 2 && add_fill(c, &x->lay, &nd)) return -1;
+    } else if (x->dtype != TPUC_F32) {
+        /* token ids: one one-hot bf16 row of V columns per id (tpu-infer writes them), the
+           A operand of the embedding's matmul */
+        const tpuc_tensor_t *tab = NULL;
+        for (size_t i = 0; i < g->nn; i++)
+            if (g->n[i].op == TPUC_OP_GATHER && g->n[i].embed && g->n[i].in[1] == g->inputs[0])
+                tab = &g->t[g->n[i].in[0]];
+        if (!tab) { tpuc_err(err, errlen, "internal: token ids read by no embedding"); return -1; }
+        x->lay.kind = TPUC_LAYOUT_PLAIN;
+        x->lay.cols = (uint64_t)tab->dims[0];
+        x->lay.rows = (uint64_t)tpuc_tensor_elems(x);
+        if (host_alloc(c, &x->lay, 0)) return -1;
     } else {
         /* read only by Softmax: kept in fp32 (the softmax runs on fp32 in ACC anyway) */
         int only_sm = 1;
@@ -1477,6 +1571,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: rc = emit_pool(c, n); break;
         case TPUC_OP_GAP: rc = emit_gap(c, n); break;
         case TPUC_OP_CONCAT: rc = emit_concat(c, n); break;
+        case TPUC_OP_GATHER: rc = emit_embed(c, n); break;
         case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:
             /* a view of the same bytes */

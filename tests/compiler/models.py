@@ -91,6 +91,38 @@ class UserForward(torch.nn.Module):
         return s.l(x.view(x.size(0), -1))
 
 
+class Grouped(torch.nn.Module):
+    """Grouped convolutions (group > 1, not depthwise): channels per group below, at and above
+    N, a stride-2 padded one, one with BatchNorm folded, one with its MaxPool fused, a 1x1."""
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(8, 12, 3, padding=1, groups=2)      # 4 -> 6 per group
+        s.bn = torch.nn.BatchNorm2d(12)
+        s.c2 = torch.nn.Conv2d(12, 24, 3, stride=2, padding=1, groups=3)  # 4 -> 8
+        s.c3 = torch.nn.Conv2d(24, 24, 2, groups=4)                 # 6 -> 6, then MaxPool 2
+        s.c4 = torch.nn.Conv2d(24, 48, 1, groups=8)                 # 3 -> 6
+        s.c5 = torch.nn.Conv2d(48, 32, 3, padding=1, groups=2)      # 24 -> 16
+        s.l = torch.nn.Linear(32, 7)
+
+    def forward(s, x):
+        x = torch.relu(s.bn(s.c1(x)))
+        x = torch.relu(s.c2(x))
+        x = torch.nn.functional.max_pool2d(torch.relu(s.c3(x)), 2)
+        x = s.c5(torch.relu(s.c4(x)))
+        return s.l(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class Grouped1d(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv1d(6, 12, 3, groups=3)
+        s.c2 = torch.nn.Conv1d(12, 8, 3, padding=1, groups=2)
+        s.l = torch.nn.Linear(8 * 14, 5)
+
+    def forward(s, x):
+        return s.l(torch.flatten(s.c2(torch.relu(s.c1(x))), 1))
+
+
 def export(m, x, name):
     m.eval()
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
@@ -109,6 +141,11 @@ export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
 export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
 export(Pools(), torch.randn(3, 3, 22, 22), "pools")
 export(UserForward(), torch.rand(4, 3, 8, 8), "user")
+grouped = Grouped()
+grouped.bn.running_mean.uniform_(-0.5, 0.5)
+grouped.bn.running_var.uniform_(0.5, 2)
+export(grouped, torch.randn(4, 8, 14, 14), "grouped")
+export(Grouped1d(), torch.randn(4, 6, 16), "grouped1d")
 
 
 def model(nodes, inits, inp, outp, opset=14):

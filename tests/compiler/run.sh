@@ -8,6 +8,8 @@
 #      average, Gemm + Tanh): the outputs are the same bits at N = 4 and 8 and on 1 and 3
 #      cores (the contract's accumulation order does not depend on N or C), and within 0.01 of
 #      PyTorch fp32 (measured ~6e-4; the derived per-operator bounds are test-conformance's).
+#   2d. grouped Conv (group > 1, not depthwise): same bits at N = 4, 8, 16 and C = 1, 2, near
+#      PyTorch. 2e. the text model (models/text.py) on int64/int32 token ids (embedding Gather).
 #   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
@@ -114,9 +116,71 @@ print("user: max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
+# ---- 2d. grouped Conv (group > 1, not depthwise) on the MXU: 2-D (channels per group below,
+# at and above N; stride 2; BatchNorm folded; MaxPool fused) and 1-D; the same bits at N = 4, 8,
+# 16 (groups per tile 1 or 2) and on 1 and 2 cores, within 0.01 of PyTorch ----
+for m in grouped grouped1d; do
+    for cfg in "4 1" "8 1" "16 1" "8 2"; do
+        set -- $cfg
+        d="$W/${m}_N$1_C$2"
+        "$B/tpu-compile" "$W/$m.onnx" --mxu $1 --cores $2 --batch 4 --imem-insns 32768 -o "$d" >"$d.log" 2>&1 || bad "$m N=$1 C=$2: $(tail -n 1 "$d.log")"
+        "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" 2>>"$d.log" || bad "$m N=$1 C=$2 run"
+    done
+    for v in N8_C1 N16_C1 N8_C2; do
+        cmp -s "$W/${m}_N4_C1.npy" "$W/${m}_$v.npy" && ok "$m $v: same bits as N4_C1" || bad "$m $v differs from N4_C1"
+    done
+    $PY - "$W/${m}_N4_C1.npy" "$W/${m}_ref.npy" "$m" <<'PY' && ok "$m within 0.01 of PyTorch" || bad "$m vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print(sys.argv[3] + ": max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+done
+grep -q "2 groups, 2 per tile (block-diagonal)" "$W/grouped_N16_C1.log" && ok "grouped: N = 16 packs 2 groups per tile" || bad "grouped: no packed tiles at N = 16"
+
+# ---- 2e. the text model (models/text.py: Embedding -> Conv1d -> MaxPool -> Conv1d -> MaxPool ->
+# Linear -> Softmax) on generated int64 token ids: the embedding a one-hot matmul; int64 and
+# int32 ids the same bits, 1 and 2 cores the same bits; against PyTorch fp32 within twice
+# PyTorch's own bf16 run's difference + 1e-3 (as test-zoo), against ONNX Runtime when installed
+# (make ort-node); a float input refused, and an id outside the vocabulary ----
+$PY models/text.py "$W" --batch 6 >"$W/text_export.log" 2>&1 || bad "text export: $(tail -n 1 "$W/text_export.log")"
+for c in 1 2; do
+    d="$W/text_C$c"
+    "$B/tpu-compile" "$W/text.onnx" --mxu 16 --cores $c --batch 6 --imem-insns 32768 -o "$d" >"$d.log" 2>&1 || bad "text C=$c: $(tail -n 1 "$d.log")"
+    "$B/tpu-infer" "$d" --input "$W/text_x.npy" --output "$d.npy" 2>>"$d.log" || bad "text C=$c run: $(tail -n 1 "$d.log")"
+done
+"$B/tpu-infer" "$W/text_C1" --input "$W/text_x32.npy" --output "$W/text_i32.npy" 2>/dev/null || bad "text: int32 ids"
+cmp -s "$W/text_C1.npy" "$W/text_C2.npy" && ok "text: same bits on 1 and 2 cores" || bad "text: 1 and 2 cores differ"
+cmp -s "$W/text_C1.npy" "$W/text_i32.npy" && ok "text: int64 and int32 ids the same bits" || bad "text: int64 and int32 ids differ"
+ORTX=none
+if [ -d "${BUILD:-build}/node/node_modules/onnxruntime-node" ] && command -v node >/dev/null; then
+    node tests/zoo/ort.js "$W/text.onnx" "$W/text_x.npy" "$W/text_ort.npy" 2>"$W/text_ort.err" && ORTX="$W/text_ort.npy" || bad "text: ONNX Runtime: $(cat "$W/text_ort.err")"
+fi
+$PY - "$W/text_C1.npy" "$W/text_fp32.npy" "$W/text_bf16.npy" "$ORTX" <<'PY' && ok "text model near PyTorch and ONNX Runtime" || bad "text model vs PyTorch / ONNX Runtime"
+import sys, numpy as np
+o, f, b = (np.load(p).astype(np.float64) for p in sys.argv[1:4])
+d, db = np.abs(o - f).max(), np.abs(b - f).max()
+lim = 2 * db + 1e-3
+ok = o.shape == f.shape and d <= lim and (o.argmax(1) == f.argmax(1)).all()
+msg = "text: max |ours - PyTorch fp32| %.3g (limit %.3g; PyTorch bf16 %.3g)" % (d, lim, db)
+if sys.argv[4] != "none":
+    r = np.load(sys.argv[4]).astype(np.float64)
+    dr = np.abs(o - r).max()
+    msg += ", |ours - ONNX Runtime| %.3g" % dr
+    ok = ok and dr <= lim
+print(msg)
+sys.exit(0 if ok else 1)
+PY
+"$B/tpu-infer" "$W/text_C1" --input "$W/bad/x_ok.npy" --output "$W/text_bad.npy" >/dev/null 2>"$W/text_bad.err"
+[ $? -eq 2 ] && [ "$(wc -l <"$W/text_bad.err")" -eq 1 ] && ok "text: a float input refused: $(cat "$W/text_bad.err")" || bad "text: float input: $(cat "$W/text_bad.err")"
+$PY -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[1, 3] = 1000; np.save(sys.argv[2], x)" "$W/text_x.npy" "$W/text_oov.npy"
+"$B/tpu-infer" "$W/text_C1" --input "$W/text_oov.npy" --output "$W/text_bad.npy" >/dev/null 2>"$W/text_bad.err"
+[ $? -eq 2 ] && [ "$(wc -l <"$W/text_bad.err")" -eq 1 ] && ok "text: an id outside the vocabulary refused: $(cat "$W/text_bad.err")" || bad "text: id out of range: $(cat "$W/text_bad.err")"
+
 # every compiled program passes tpu-as --check silently: no instruction the core would stop
 # at, no vop whose dst partly overlaps its sources (undefined, docs/isa.md)
-for d in net_N4_C1_B6 pools_N4 user_C1; do
+for d in net_N4_C1_B6 pools_N4 user_C1 grouped_N16_C1 text_C1; do
     n=$(sed -n 's/^geom \([0-9]*\) .*/\1/p' "$W/$d/model.txt")
     "$B/tpu-as" --mxu "$n" --check "$W/$d/model.s" -o "$W/$d.check.bin" 2>"$W/$d.check" &&
         [ ! -s "$W/$d.check" ] && cmp -s "$W/$d.check.bin" "$W/$d/model.bin" &&

@@ -108,7 +108,9 @@ def prepare(test_dir, set_dir, work):
         dims = g.input[0].type.tensor_type.shape.dim
         if dims and not dims[0].HasField("dim_value"):
             info["batch"] = int(data[0].shape[0])
-        np.save(os.path.join(work, "in.npy"), np.asarray(data[0]).astype(np.float32))
+        x0 = np.asarray(data[0])
+        # integer token ids (an embedding Gather's indices) stay integers; the rest float32
+        np.save(os.path.join(work, "in.npy"), x0 if x0.dtype in (np.int64, np.int32) else x0.astype(np.float32))
     onnx.save(m, os.path.join(work, "model.onnx"))
     return m, info
 
@@ -269,7 +271,10 @@ def run_one(test, N, args):
         why = None
         if len(info["outputs"]) != 1:
             why = "accepted a model with %d outputs (tpu-infer writes one)" % len(info["outputs"])
-        elif any(k != "FLOAT" for k in info["inputs"][:1] + info["outputs"]):
+        elif info["outputs"][0] != "FLOAT" or (info["inputs"][0] != "FLOAT" and not (
+                info["inputs"][0] in ("INT64", "INT32") and all(
+                    n.op_type == "Gather" and list(n.input).index(model.graph.input[0].name) == 1
+                    for n in model.graph.node if model.graph.input[0].name in n.input))):
             why = "accepted a model whose input/output is %s (the machine computes in bf16/fp32)" % (
                 "/".join(info["inputs"][:1] + info["outputs"]))
         if why is None and noref is not None:

@@ -580,6 +580,23 @@ def op_batchnorm(node, ins):
                      k=8)
 
 
+def op_gather(node, ins):
+    # numpy's take (negative indices counted from the end, as ONNX's Gather). An embedding
+    # (a constant table, the indices the graph input): the table rounded to bf16 (the MXU's
+    # weights) and one exact product per element, so the bound is the output's rounding.
+    data, idx = ins[0], ins[1]
+    ix = (idx.raw if idx.raw is not None else idx.v).astype(np.int64)
+    ax = attrs(node).get("axis", 0)
+    v, e = np.take(data.v, ix, axis=ax), np.take(data.e, ix, axis=ax)
+    return Val(v, e, bf=data.bf, act=data.act or idx.act)
+
+
+def op_transpose(node, ins):
+    x = ins[0]
+    perm = attrs(node).get("perm", list(range(x.v.ndim))[::-1])
+    return x.like(x.v.transpose(perm), x.e.transpose(perm))
+
+
 # The operators the compiler claims: one table, so that it can grow.
 OPS = {
     "Gemm": op_gemm,
@@ -600,12 +617,15 @@ OPS = {
     "Identity": op_identity,
     "Mul": op_mul,
     "Clip": op_clip,
+    "Gather": op_gather,
+    "Transpose": op_transpose,
 }
 
 
 def evaluate(graph, x, consts):
     """The graph's outputs as Vals: x the graph input's data, consts name -> ndarray."""
-    env = {graph.input[0].name: Val(x, act=True)}
+    env = {graph.input[0].name: Val(x, act=True,
+                                    raw=x if np.issubdtype(np.asarray(x).dtype, np.integer) else None)}
     for name, arr in consts.items():
         env[name] = Val(arr.astype(np.float64) if arr.dtype != np.bool_ else arr.astype(np.float64),
                         raw=arr)

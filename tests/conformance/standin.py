@@ -152,6 +152,10 @@ def emulate(graph, x, consts):
             w = refops.windows(bf16(X), kernel, geo, 0.0, 0.0).astype(F32)
             cnt = refops.avgpool_counts(X.shape, kernel, geo, inc)
             y = mul(chain_sum(w, -1), (1.0 / cnt).astype(F32))
+        elif op == "Gather":
+            y = np.take(X, np.asarray(ins[1]).astype(np.int64), axis=a.get("axis", 0))
+        elif op == "Transpose":
+            y = X.transpose(a.get("perm", list(range(X.ndim))[::-1]))
         elif op == "MaxPool":
             _, kernel, geo = refops.pool_setup(node, X.shape)
             y = refops.windows(bf16(X), kernel, geo, -np.inf, -np.inf).max(axis=-1).astype(F32)

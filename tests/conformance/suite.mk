@@ -6,7 +6,9 @@
 #   test-conformance-selftest (make test)      the runner against its stand-in (standin.py):
 #                                              bounds hold for an emulation of the contract,
 #                                              faults are classified, perturbations caught
-#   test-conformance          (make test)      the sample (tests/conformance/sample.txt), N = 4, 8
+#   test-conformance          (make test)      the sample (tests/conformance/sample.txt), N = 4, 8,
+#                                              and tests/conformance/extra.py's node tests
+#                                              (grouped Conv, embedding Gather)
 #   test-conformance-full     (make test-full) every test of the claimed operators, N = 8 and
 #                                              16; writes docs/conformance-results.md
 
@@ -25,6 +27,9 @@ test-conformance-selftest:
 test-conformance: $(CONF_TOOLS)
 	$(CONF_RUN) --tools $(BUILD)/tools --list tests/conformance/sample.txt --mxu 4 --mxu 8 \
 	    --self-test --work $(BUILD)/conformance
+	$(CONF_PY) tests/conformance/extra.py $(BUILD)/conformance-extra/data
+	$(CONF_RUN) --tools $(BUILD)/tools --data $(BUILD)/conformance-extra/data --mxu 4 --mxu 8 \
+	    --self-test --work $(BUILD)/conformance-extra/work
 
 # a sample on the verilated N = 4 core (the same build as test-core-cosim's): every trace
 # record and output identical to the model's, and the output within its bound
@@ -36,3 +41,7 @@ test-conformance-full: $(CONF_TOOLS)
 	$(CONF_RUN) --tools $(BUILD)/tools --mxu 8 --mxu 16 -j 2 --self-test \
 	    --work $(BUILD)/conformance-full --table docs/conformance-results.md \
 	    --cmdline "make test-conformance-full"
+	$(CONF_PY) tests/conformance/extra.py $(BUILD)/conformance-extra/data
+	$(CONF_RUN) --tools $(BUILD)/tools --data $(BUILD)/conformance-extra/data --mxu 8 --mxu 16 \
+	    --self-test --work $(BUILD)/conformance-extra/full --table docs/conformance-extra-results.md \
+	    --cmdline "make test-conformance-full (tests/conformance/extra.py)"

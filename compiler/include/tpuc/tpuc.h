@@ -42,7 +42,7 @@ typedef struct {
 } tpuc_hw_t;
 
 /* ---- IR ---- */
-typedef enum { TPUC_F32 = 1, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX's TensorProto codes */
+typedef enum { TPUC_F32 = 1, TPUC_I32 = 6, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX's TensorProto codes */
 
 /* Where a tensor lives in host memory (lower/tile): bf16 or fp32 rows of `cols` elements.
    PLAIN: row-major in the logical shape, rows = product of all dims but the last.
@@ -100,7 +100,7 @@ typedef enum {
     TPUC_OP_AVGPOOL, TPUC_OP_GAP, TPUC_OP_FLATTEN, TPUC_OP_RESHAPE, TPUC_OP_BN,
     TPUC_OP_DROPOUT, TPUC_OP_IDENTITY, TPUC_OP_CONSTANT, TPUC_OP_MUL, TPUC_OP_POW,
     TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_CONCAT, TPUC_OP_SHAPE, TPUC_OP_GATHER, TPUC_OP_UNSQUEEZE,
-    TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_COUNT
+    TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_TRANSPOSE, TPUC_OP_COUNT
 } tpuc_op_t;
 
 typedef struct {
@@ -119,6 +119,11 @@ typedef struct {
     int count_include_pad;
     float clip_lo, clip_hi;
     int depthwise;   /* Conv with group = channels (one input channel per output channel) */ /* Clip (and a Clip fused as the activation: fuse_act = CLIP) */
+    int groups;      /* Conv: group (1 when absent); grouped (not depthwise) runs on the MXU */
+    int embed;       /* Gather of rows of a float initializer (in[0], [V, D]) by the integer
+                        graph input (in[1]): an embedding lookup, run as a one-hot matmul;
+                        2: its output transposed to [B, D, L] (a Transpose perm [0, 2, 1]
+                        folded into it: channels-first for a Conv1d) */
     int fused_into;  /* tile: a MaxPool computed in the epilogue of Conv node fused_into - 1 */
     int fuse_pool;   /* tile: a Conv whose k x k / stride k MaxPool runs in its epilogue: k */
 } tpuc_node_t;
@@ -192,6 +197,8 @@ typedef struct {
     int ndim;
     int64_t dims[TPUC_MAX_DIMS]; /* dims[0] = the compiled batch per core */
     tpuc_layout_t lay;
+    int64_t onehot;              /* input only: integer token ids, each id a one-hot bf16 row
+                                    of `onehot` columns (the embedding's V); 0: float input */
 } tpuc_io_t;
 
 typedef struct {

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Node tests in the ONNX backend-test format for what libonnx-testdata (ONNX 1.12) has no test
+of: grouped Conv (group > 1 that is not depthwise; Debian's set has group 1 only) and Gather as
+an embedding lookup (its Gather tests gather a float input by constant indices; an embedding
+gathers a constant table by the integer graph input). Same layout as
+/usr/share/libonnx-testdata/data/node: TEST/model.onnx, TEST/test_data_set_0/input_<i>.pb,
+output_0.pb; the graph's first input is the one the runner keeps as the input (the others
+become initializers). Expected outputs: PyTorch's float32 conv (torch.nn.functional.conv1d /
+conv2d with groups) and numpy's take, so the runner's own reference (refops.py) is checked
+against a computation it did not write, as with ONNX's tests.
+
+usage: extra.py OUTDIR   (writes OUTDIR/test_*; the same bytes every time)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1]
+rng = np.random.RandomState(7)
+
+
+def save(name, nodes, inputs, arrays, out_name, out_arr, opset):
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    vis = []
+    for (nm, arr) in zip(inputs, arrays):
+        et = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
+              np.dtype(np.int32): TensorProto.INT32}[arr.dtype]
+        vis.append(helper.make_tensor_value_info(nm, et, list(arr.shape)))
+    yv = helper.make_tensor_value_info(out_name, TensorProto.FLOAT, list(out_arr.shape))
+    g = helper.make_graph(nodes, name, vis, [yv])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="tests/conformance/extra.py")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, arr in enumerate(arrays):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(arr, inputs[i]).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(out_arr.astype(np.float32), out_name).SerializeToString())
+
+
+def conv_test(name, xs, ws, group, bias=True, **at):
+    x = rng.randn(*xs).astype(np.float32)
+    w = (rng.randn(*ws) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
+    b = rng.randn(ws[0]).astype(np.float32) if bias else None
+    fn = torch.nn.functional.conv2d if len(xs) == 4 else torch.nn.functional.conv1d
+    pads = at.get("pads")
+    pad = pads[: len(xs) - 2] if pads else 0
+    with torch.no_grad():
+        y = fn(torch.from_numpy(x), torch.from_numpy(w), None if b is None else torch.from_numpy(b),
+               stride=at.get("strides", 1), padding=pad, groups=group).numpy()
+    ins = ["x", "w"] + (["b"] if bias else [])
+    node = helper.make_node("Conv", ins, ["y"], group=group,
+                            kernel_shape=list(ws[2:]), **at)
+    save(name, [node], ins, [x, w] + ([b] if bias else []), "y", y, 11)
+
+
+conv_test("test_conv_group2_pads", (1, 8, 7, 7), (12, 4, 3, 3), 2, pads=[1, 1, 1, 1])
+conv_test("test_conv_group3_strides", (2, 12, 9, 9), (24, 4, 3, 3), 3, strides=[2, 2],
+          pads=[1, 1, 1, 1])
+conv_test("test_conv_group4_no_bias", (1, 16, 6, 6), (8, 4, 2, 2), 4, bias=False)
+conv_test("test_conv_group_multiplier", (1, 4, 6, 6), (8, 1, 3, 3), 4)   # 1 -> 2 per group
+conv_test("test_conv_group_wide", (1, 40, 5, 5), (24, 20, 3, 3), 2)      # 20 -> 12 per group
+conv_test("test_conv_depthwise", (2, 6, 8, 8), (6, 1, 3, 3), 6, pads=[1, 1, 1, 1])
+conv_test("test_conv1d_group4", (2, 8, 10), (8, 2, 3), 4, pads=[1, 1])
+
+# embeddings: indices (the graph input, int64 or int32) into a float table (an initializer)
+for name, dt, neg, transpose in (("test_gather_embedding", np.int64, False, False),
+                                 ("test_gather_embedding_int32_negative", np.int32, True, False),
+                                 ("test_gather_embedding_transpose", np.int64, False, True)):
+    V, D = 11, 5
+    table = rng.randn(V, D).astype(np.float32)
+    ids = rng.randint(-V if neg else 0, V, (3, 6)).astype(dt)
+    y = np.take(table, ids.astype(np.int64), axis=0)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e" if transpose else "y"], axis=0)]
+    if transpose:
+        nodes.append(helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 1]))
+        y = y.transpose(0, 2, 1)
+    save(name, nodes, ["ids", "table"], [ids, table], "y", np.ascontiguousarray(y), 13)
+print("extra node tests written to", OUT)
