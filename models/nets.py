@@ -31,3 +31,24 @@ def build(name):
             nn.Softmax(dim=1),
         )
     raise ValueError(f"unknown model {name!r} (one of {', '.join(NAMES)})")
+
+
+def export_untrained(name, path, seed=1):
+    """The model with PyTorch's default initialisation (torch.manual_seed(seed)), exported
+    like train.py exports the trained one: input x [N, 1, 28, 28], output y, dynamic N,
+    opset 14. The initial weights tpu-train starts from."""
+    import torch
+    torch.manual_seed(seed)
+    net = build(name).eval()
+    tmp = path + ".tmp.onnx"
+    torch.onnx.export(net, torch.zeros(1, 1, 28, 28), tmp, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=14)
+    import os
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in NAMES:
+        sys.exit("usage: nets.py cnn|mlp OUT.onnx [SEED]: the untrained model, exported")
+    export_untrained(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 1)

@@ -179,3 +179,38 @@ def emulate_grads(net, xb, yb):
                 dx = dx * (hs[l] > 0)
             dy = bf16(dx).astype(np.float64)
     return out
+
+
+def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, momentum, seed,
+                 logits=False):
+    """PyTorch fp32 on the data and batch order tpu-train uses: one row per epoch
+    (epoch, loss, accuracy, val_loss, val_accuracy), loss averaged over the epoch's steps as
+    Keras (and tpu-train) print it."""
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    net = Net(onnx_path, logits)
+    opt = (torch.optim.Adam(net.params, lr=lr) if optimizer == "adam"
+           else torch.optim.SGD(net.params, lr=lr, momentum=momentum))
+    n = len(x)
+    xf = torch.tensor(x.reshape(n, -1))
+    yt = torch.tensor(y.astype(np.int64))
+    rows = []
+    for ep, perm in enumerate(epoch_orders(n, seed, epochs), 1):
+        lsum, correct = 0.0, 0
+        for s in range(steps):
+            idx = torch.tensor(perm[s * batch:(s + 1) * batch])
+            z = net.logits(xf[idx])
+            loss = torch.nn.functional.cross_entropy(z, yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            lsum += float(loss)
+            correct += int((z.argmax(1) == yt[idx]).sum())
+        vl, va = float("nan"), float("nan")
+        if xv is not None:
+            with torch.no_grad():
+                zv = net.logits(torch.tensor(xv.reshape(len(xv), -1)))
+                vl = float(torch.nn.functional.cross_entropy(zv, torch.tensor(yv.astype(np.int64))))
+                va = float((zv.argmax(1).numpy() == yv).mean())
+        rows.append((ep, lsum / steps, correct / (steps * batch), vl, va))
+    return rows

@@ -116,6 +116,20 @@ else
     echo "skip: ONNX Runtime not installed (make ort-node)"
 fi
 
+# ---- 2b. the RTL: two steps co-simulated on the 2-core ring board (N = 8) and one on the
+# N = 4 core (C = 1): every core's trace and host memory identical to the model's ----
+if [ "${RTL:-1}" = 1 ]; then
+    for cfg in "8 2 sgd" "4 1 adam"; do
+        set -- $cfg
+        if "$T" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch 16 \
+            --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_$1_$2" >"$W/rtl_$1_$2.log" 2>&1; then
+            ok "RTL N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_$1_$2.log" | head -1))"
+        else
+            bad "RTL N = $1, C = $2: $(grep -E 'error|FAIL|differ' "$W/rtl_$1_$2.log" | head -3 | tr '\n' ' ')"
+        fi
+    done
+fi
+
 # ---- 3. bad input ----
 badrun() { # label expected-substring args...
     label=$1; want=$2; shift 2

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch fp32 beside tpu-train: the same model (its ONNX initial weights), data, batch
+order, optimizer and epochs; writes the curves in tpu-train's CSV columns and, with --png,
+a plot of both (Debian python3-matplotlib).
+
+usage: train_ref.py MODEL.onnx (--dataset fashion-mnist | --x-train X --y-train Y
+                    [--x-val X --y-val Y]) --batch B --epochs E [--steps-per-epoch S]
+                    [--optimizer adam|sgd] [--lr L] [--momentum M] [--seed S] [--logits]
+                    --csv REF.csv [--ours OURS.csv --png PLOT.png]
+"""
+import argparse
+import csv
+import os
+import sys
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trainref  # noqa: E402
+
+
+def load(a):
+    if a.dataset:
+        import fmnist
+        return (fmnist.images("train"), fmnist.labels("train"), fmnist.images("test"),
+                fmnist.labels("test"))
+    x, y = np.load(a.x_train).astype(np.float32), np.load(a.y_train)
+    xv = np.load(a.x_val).astype(np.float32) if a.x_val else None
+    yv = np.load(a.y_val) if a.y_val else None
+    return x, y, xv, yv
+
+
+def plot(ours, ref, png, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for rows, name, style in ((ours, "ours (tpu-train, bf16 MXU)", "-o"), (ref, "PyTorch fp32", "--s")):
+        ep = [float(r["epoch"]) for r in rows]
+        for k, col in ((0, "loss"), (1, "accuracy")):
+            ax[k].plot(ep, [float(r[col]) for r in rows], style, label=f"{name} train")
+            v = [float(r["val_" + col]) for r in rows]
+            if not all(np.isnan(v)):
+                ax[k].plot(ep, v, style, alpha=0.6, label=f"{name} val")
+    for k, col in ((0, "loss"), (1, "accuracy")):
+        ax[k].set_xlabel("epoch")
+        ax[k].set_ylabel(col)
+        ax[k].grid(True, alpha=0.3)
+        ax[k].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    tmp = png + ".tmp.png"
+    fig.savefig(tmp, dpi=100, metadata={"Software": None})
+    os.replace(tmp, png)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("onnx")
+    ap.add_argument("--dataset", choices=["fashion-mnist"])
+    ap.add_argument("--x-train"); ap.add_argument("--y-train")
+    ap.add_argument("--x-val"); ap.add_argument("--y-val")
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--steps-per-epoch", type=int)
+    ap.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--momentum", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--logits", action="store_true")
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--ours")
+    ap.add_argument("--png")
+    a = ap.parse_args()
+    x, y, xv, yv = load(a)
+    steps = a.steps_per_epoch or len(x) // a.batch
+    lr = a.lr if a.lr is not None else (1e-3 if a.optimizer == "adam" else 0.01)
+    rows = trainref.train_curves(a.onnx, x, y, xv, yv, a.batch, a.epochs, steps, a.optimizer, lr,
+                                 a.momentum, a.seed, a.logits)
+    tmp = a.csv + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["epoch", "loss", "accuracy", "val_loss", "val_accuracy"])
+        for r in rows:
+            w.writerow([r[0]] + [f"{v:.6f}" for v in r[1:]])
+    os.replace(tmp, a.csv)
+    for r in rows:
+        print(f"PyTorch fp32 epoch {r[0]}: loss {r[1]:.4f} accuracy {r[2]:.4f} val_loss {r[3]:.4f} val_accuracy {r[4]:.4f}")
+    if a.png:
+        if not a.ours:
+            sys.exit("train_ref: --png needs --ours OURS.csv")
+        ours = list(csv.DictReader(open(a.ours)))
+        ref = list(csv.DictReader(open(a.csv)))
+        plot(ours, ref, a.png, f"{os.path.basename(a.onnx)}: batch {a.batch}, {a.optimizer} lr {lr}, {steps} steps/epoch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
