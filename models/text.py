@@ -18,7 +18,8 @@ Transpose to channels-first for the Conv1d), its output float32 [N, 46] probabil
 usage: text.py OUT [--batch B] [--seed S]: writes OUT/text.onnx (random weights, torch.manual_seed
 S), OUT/text_x.npy (int64 ids, B sequences), OUT/text_x32.npy (the same as int32), OUT/text_y.npy
 (their topics), OUT/text_fp32.npy (PyTorch fp32 probabilities), OUT/text_bf16.npy (the same
-network run by PyTorch in bfloat16).
+network run by PyTorch in bfloat16); text_x1.npy, text_fp32_1.npy, text_bf16_1.npy: the first
+sequence alone.
 """
 import argparse
 import os
@@ -85,9 +86,13 @@ def main():
     np.save(os.path.join(a.out, "text_x.npy"), x)
     np.save(os.path.join(a.out, "text_x32.npy"), x.astype(np.int32))
     np.save(os.path.join(a.out, "text_y.npy"), y)
+    np.save(os.path.join(a.out, "text_x1.npy"), x[:1])
     with torch.no_grad():
         np.save(os.path.join(a.out, "text_fp32.npy"), m(xt).numpy())
-        np.save(os.path.join(a.out, "text_bf16.npy"), m.to(torch.bfloat16)(xt).float().numpy())
+        np.save(os.path.join(a.out, "text_fp32_1.npy"), m(xt[:1]).numpy())
+        mb = m.to(torch.bfloat16)
+        np.save(os.path.join(a.out, "text_bf16.npy"), mb(xt).float().numpy())
+        np.save(os.path.join(a.out, "text_bf16_1.npy"), mb(xt[:1]).float().numpy())
 
 
 if __name__ == "__main__":

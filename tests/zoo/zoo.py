@@ -3,6 +3,13 @@
 images so that activations stay of order 1) at a small input with a dynamic batch, with
 PyTorch's fp32 outputs and the outputs of the same network run by PyTorch in bf16 (weights and
 activations bfloat16): the reference for how far any bf16 machine lands from fp32.
+For each model: NAME.onnx, NAME_x.npy (BATCH images), NAME_x1.npy (the first of them alone),
+NAME_fp32.npy / NAME_bf16.npy (the batch) and NAME_fp32_1.npy / NAME_bf16_1.npy (one image).
+
+VGG at a small input: torchvision's VGG ends its features with AdaptiveAvgPool2d((7, 7)), which
+at 64x64 would have to upsample a 2x2 map to 7x7 (torch 1.13 cannot export that); here the pool
+is dropped and the classifier's first Linear takes the 512 x 2 x 2 features (2048 -> 4096, the
+rest of the network unchanged). At 224x224 the model is torchvision's as it is.
 usage: zoo.py OUT SIZE BATCH MODEL..."""
 import os
 import sys
@@ -17,6 +24,10 @@ torch.set_num_threads(1)
 for name in sys.argv[4:]:
     torch.manual_seed(0)
     m = getattr(torchvision.models, name)(weights=None)
+    if name.startswith("vgg") and size < 224:
+        f = size // 32
+        m.avgpool = torch.nn.Identity()
+        m.classifier[0] = torch.nn.Linear(512 * f * f, 4096)
     for mod in m.modules():
         if isinstance(mod, torch.nn.BatchNorm2d):
             mod.momentum = None  # a plain average of the calibration batches
@@ -29,8 +40,11 @@ for name in sys.argv[4:]:
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), input_names=["x"],
                       output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(os.path.join(out, name + "_x.npy"), x.numpy())
+    np.save(os.path.join(out, name + "_x1.npy"), x[:1].numpy())
     with torch.no_grad():
         np.save(os.path.join(out, name + "_fp32.npy"), m(x).numpy())
-        np.save(os.path.join(out, name + "_bf16.npy"),
-                m.to(torch.bfloat16)(x.to(torch.bfloat16)).float().numpy())
+        np.save(os.path.join(out, name + "_fp32_1.npy"), m(x[:1]).numpy())
+        mb = m.to(torch.bfloat16)
+        np.save(os.path.join(out, name + "_bf16.npy"), mb(x.to(torch.bfloat16)).float().numpy())
+        np.save(os.path.join(out, name + "_bf16_1.npy"), mb(x[:1].to(torch.bfloat16)).float().numpy())
     print(name, "exported")

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The derived error bound of a whole network: docs/conformance.md's per-operator bounds
+(tests/conformance/refops.py) composed through the graph, each node's bound taking its inputs'
+bounds as their errors (e_a in the dot-product bound, E_x in the activations', ...). It is a
+worst case for any execution of the numerics contract: every rounding where the machine may
+round, every error amplified by |W| as if all had the same sign. Each element gets its own
+bound, in float64.
+
+usage: bound.py MODEL.onnx X.npy OURS.npy [--json OUT]
+Prints the largest |ours - exact| / bound (must be <= 1), the bound's median and largest value
+relative to the output's largest magnitude, and the exact value's distance to PyTorch's fp32
+output when given (--fp32 F.npy). Exit 1 if an element is outside its bound."""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+import refops  # noqa: E402
+
+
+def op_concat(node, ins):
+    ax = refops.attrs(node).get("axis", 0)
+    v = np.concatenate([i.v for i in ins], axis=ax)
+    e = np.concatenate([i.e for i in ins], axis=ax)
+    return refops.Val(v, e, bf=all(i.bf for i in ins), act=any(i.act for i in ins))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("x")
+    ap.add_argument("ours")
+    ap.add_argument("--fp32")
+    ap.add_argument("--json")
+    ap.add_argument("--layers", action="store_true", help="print the bound after every node")
+    a = ap.parse_args()
+    m = onnx.load(a.model)
+    g = m.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:  # Constant nodes: their value
+        if n.op_type == "Constant":
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    keep = [n for n in g.node if n.op_type != "Constant"]
+    del g.node[:]
+    g.node.extend(keep)
+    refops.OPS.setdefault("Concat", op_concat)
+    x = np.load(a.x)
+    # per node: the bound relative to the node's largest output magnitude (how it grows
+    # with depth)
+    growth = []
+    for name, fn in list(refops.OPS.items()):
+        def wrap(node, ins, fn=fn):
+            y = fn(node, ins)
+            y.e = np.where(np.isnan(y.e), np.inf, y.e)  # inf x 0 in a vacuous bound
+            sc = float(np.abs(y.v).max()) or 1.0
+            growth.append((node.name or node.op_type, node.op_type, float(y.e.max()) / sc,
+                           float(np.median(y.e)) / sc))
+            return y
+        refops.OPS[name] = wrap
+    y = refops.evaluate(g, x, consts)[0]
+    o = np.load(a.ours).astype(np.float64)
+    if o.shape != y.v.shape:
+        print("bound: shape %s, expected %s" % (o.shape, y.v.shape))
+        sys.exit(1)
+    err = np.abs(o - y.v)
+    ratio = err / y.e
+    scale = np.abs(y.v).max()
+    r = {"worst_ratio": float(ratio.max()), "max_err": float(err.max()),
+         "bound_median": float(np.median(y.e)), "bound_max": float(y.e.max()),
+         "out_max": float(scale)}
+    if a.fp32:
+        r["exact_vs_fp32"] = float(np.abs(np.load(a.fp32).astype(np.float64) - y.v).max())
+    print("bound: max |ours - exact| %.3g; bound median %.3g, max %.3g (outputs up to %.3g); "
+          "worst |ours - exact| / bound %.3g" % (r["max_err"], r["bound_median"], r["bound_max"],
+                                                scale, r["worst_ratio"]))
+    # how the bound grows with depth: the first node where it exceeds the largest output
+    # magnitude (from there on it guarantees nothing), and the geometric mean growth per
+    # dot-product layer (Conv / Gemm / MatMul) before that
+    dots = [(i, g_[2]) for i, g_ in enumerate(growth) if g_[1] in ("Conv", "Gemm", "MatMul")]
+    first = next((i for i, g_ in enumerate(growth) if g_[2] > 1), None)
+    fin = [(i, v) for (i, v) in dots if np.isfinite(v) and (first is None or i <= first)]
+    per = (fin[-1][1] / fin[0][1]) ** (1.0 / (len(fin) - 1)) if len(fin) > 1 and fin[0][1] > 0 else float("nan")
+    r.update({"nodes": len(growth), "dot_layers": len(dots), "first_vacuous_node": first,
+              "first_vacuous_dot_layer": sum(1 for (i, _) in dots if first is not None and i <= first) or None,
+              "growth_per_dot_layer": per, "first_layer_rel_bound": dots[0][1] if dots else None})
+    print("bound: %d nodes, %d Conv/Gemm; relative bound after the first %.3g, growing x%.3g per "
+          "Conv/Gemm; %s" % (len(growth), len(dots), r["first_layer_rel_bound"] or 0, per,
+                             "exceeds the outputs from node %d (%s, Conv/Gemm %s of %d) on" % (
+                                 first, growth[first][0], r["first_vacuous_dot_layer"], len(dots))
+                             if first is not None else "below the outputs throughout"))
+    if a.layers:
+        for (nm, op, mx, md) in growth:
+            print("  %-40s %-20s bound / max|y|: largest %.3g, median %.3g" % (nm, op, mx, md))
+    r["layers"] = growth
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(r, f)
+    sys.exit(0 if r["worst_ratio"] <= 1 else 1)
+
+
+if __name__ == "__main__":
+    main()
