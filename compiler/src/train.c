@@ -33,7 +33,7 @@ static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* ACC constant rows (fp32, the same value in every lane), in this order from row 0 */
-enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, K_EPS, K_COUNT };
+enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, K_EPS, K_ZERO, K_COUNT };
 /* Adam's per-step rows after the constants: beta1^t, beta2^t, step size, rsqrt(1 - beta2^t) */
 enum { A_B1T = K_COUNT, A_B2T, A_SS, A_RS, A_END };
 
@@ -94,6 +94,80 @@ static int consumer(const tpuc_graph_t *g, int ti)
     return found;
 }
 
+/* The Conv [-> Relu] [-> MaxPool [-> Relu]] -> Flatten at the input: layer 0 and t->conv;
+   *cur becomes the Flatten's output. */
+static int conv_prefix(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *err, size_t errlen)
+{
+    tpuc_tconv_t *c = &t->conv;
+    int ni = consumer(g, *cur);
+    const tpuc_node_t *n = &g->n[ni];
+    const tpuc_tensor_t *x = &g->t[*cur], *w = &g->t[n->in[1]];
+    if (x->ndim != 4 || w->ndim != 4 || !w->is_const || !w->f)
+        return refuse(n, err, errlen, "training mode: a 2-D Conv of the input with float32 weights is supported");
+    if (tpuc_attr_int(n, "group", 1) != 1 || n->depthwise)
+        return refuse(n, err, errlen, "training mode: group 1 only");
+    if (n->conv_s[0] != 1 || n->conv_s[1] != 1)
+        return refuse(n, err, errlen, "training mode: strides 1 only");
+    if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
+        return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
+    tpuc_tlayer_t *L = &t->layer[t->nlayers++];
+    L->conv = 1;
+    L->node = ni;
+    snprintf(L->name, sizeof L->name, "%s", n->name);
+    c->cin = x->dims[1]; c->h = x->dims[2]; c->w = x->dims[3];
+    c->cout = w->dims[0]; c->kh = n->conv_k[0]; c->kw = n->conv_k[1];
+    c->pt = n->conv_p[0]; c->pl = n->conv_p[1]; c->pb = n->conv_p[2]; c->pr = n->conv_p[3];
+    c->hp = c->h + c->pt + c->pb; c->wp = c->w + c->pl + c->pr;
+    c->ho = c->hp - c->kh + 1; c->wo = c->wp - c->kw + 1;
+    if (w->dims[1] != c->cin || c->ho < 1 || c->wo < 1)
+        return refuse(n, err, errlen, "training mode: the weights do not match the input");
+    c->relu_before = n->fuse_act == TPUC_OP_RELU;
+    L->k = c->kh * c->kw * c->cin;
+    L->o = c->cout;
+    L->has_bias = n->nin > 2 && n->in[2] >= 0;
+    L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
+    *cur = n->out[0];
+    c->pk = 1;
+    for (;;) {
+        ni = consumer(g, *cur);
+        if (ni < 0) {
+            tpuc_err(err, errlen, "tensor '%s': training mode needs the Conv's output to go on to a "
+                     "Flatten", g->t[*cur].name);
+            return -1;
+        }
+        n = &g->n[ni];
+        if (n->op == TPUC_OP_RELU) {
+            if (c->pk > 1 ? c->relu_after : c->relu_before)
+                return refuse(n, err, errlen, "training mode: a second Relu");
+            if (c->pk > 1) c->relu_after = 1; else c->relu_before = 1;
+        } else if (n->op == TPUC_OP_MAXPOOL && c->pk == 1) {
+            int k = n->conv_k[0];
+            if (k < 1 || n->conv_k[1] != k || n->conv_s[0] != k || n->conv_s[1] != k ||
+                n->conv_p[0] || n->conv_p[1] || n->conv_p[2] || n->conv_p[3] ||
+                tpuc_attr_int(n, "ceil_mode", 0))
+                return refuse(n, err, errlen, "training mode: a k x k MaxPool of stride k without "
+                              "padding or ceil_mode is supported");
+            if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
+                return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
+            c->pk = k;
+            c->relu_after = n->fuse_act == TPUC_OP_RELU;
+        } else if (n->op == TPUC_OP_FLATTEN) {
+            if (tpuc_attr_int(n, "axis", 1) != 1)
+                return refuse(n, err, errlen, "training mode: Flatten axis 1 only");
+            *cur = n->out[0];
+            break;
+        } else {
+            return refuse(n, err, errlen, "training mode: after the Conv only Relu, one MaxPool and "
+                          "a Flatten are supported (a second Conv is not yet)");
+        }
+        *cur = n->out[0];
+    }
+    c->ph = c->ho / c->pk; c->pw = c->wo / c->pk;
+    if (c->ph < 1 || c->pw < 1) return refuse(n, err, errlen, "training mode: the pool is larger than its input");
+    c->q = (c->ph - 1) * c->wp + c->pw;
+    return 0;
+}
+
 /* Walks the chain and fills t->layer[]. */
 static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train_t *t,
                    char *err, size_t errlen)
@@ -112,6 +186,10 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     int64_t b = x->dims[0];
     t->in_elems = tpuc_tensor_elems(x) / (b ? b : 1);
     int softmax = 0;
+    int ci0 = consumer(g, cur);
+    if (ci0 >= 0 && g->n[ci0].op == TPUC_OP_CONV) {
+        if (conv_prefix(g, t, &cur, err, errlen)) return -1;
+    }
     while (!g->t[cur].is_output) {
         int ni = consumer(g, cur);
         if (ni < 0) {
@@ -152,6 +230,10 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
                 return refuse(n, err, errlen, "training mode: the bias must have one value per output");
             L->relu = n->fuse_act == TPUC_OP_RELU;
             L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
+            if (t->nlayers == 2 && t->layer[0].conv) {
+                L->perm_c = t->conv.cout;
+                L->perm_p = t->conv.ph * t->conv.pw;
+            }
             break;
         }
         case TPUC_OP_RELU:
@@ -190,6 +272,10 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
         return -1;
     }
     tpuc_tlayer_t *last = &t->layer[t->nlayers - 1];
+    if (last->conv) {
+        tpuc_err(err, errlen, "training mode: a Gemm/MatMul must follow the Conv");
+        return -1;
+    }
     if (last->relu) {
         tpuc_err(err, errlen, "node '%s': training mode: the last layer gives the logits, it "
                  "may not have a Relu", last->name);
@@ -197,6 +283,8 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     }
     for (int l = 0; l < t->nlayers; l++) {
         int64_t want = l ? t->layer[l - 1].o : t->in_elems;
+        if (t->layer[l].conv) continue;
+        if (l == 1 && t->layer[0].conv) want = t->conv.ph * t->conv.pw * t->conv.cout;
         if (t->layer[l].k != want) {
             tpuc_err(err, errlen, "node '%s': %lld inputs, but the layer before gives %lld",
                      t->layer[l].name, (long long)t->layer[l].k, (long long)want);
@@ -205,6 +293,239 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     }
     t->classes = last->o;
     return 0;
+}
+
+
+/* After the chunk's gradient is in ACC rows DW (r rows of the master from row k0, N-tile
+   major): all-reduce it over the board, then the optimizer on the fp32 master, its state and
+   the bf16 copy (staged in UB rows WB). */
+static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
+                uint64_t r, uint64_t DW, uint64_t WB, unsigned nstate, int adam)
+{
+    const unsigned N = e->n;
+    const tpuc_train_opts_t *o = &t->opts;
+    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N), n = r * NT;
+    const uint64_t WM = DW + n, S1 = WM + n, S2 = S1 + n, TM = S1 + (uint64_t)nstate * n;
+    if (t->cores > 1) E(e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
+    for (uint64_t nt = 0; nt < NT; nt++) {
+        uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
+        if (o->save_grads)
+            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(DW + nt * r), U(r), U(oc), U(ly->grad + off), U(O * 4));
+        E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
+          U(r), U(oc), U(ly->w_master + off), U(O * 4));
+        if (nstate >= 1)
+            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
+        if (nstate >= 2)
+            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
+    }
+#define V2(op, A, B, D) E(e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
+#define VB(op, A, K, D) E(e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
+#define V1(op, A, D) E(e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
+    if (adam) {
+        E(e, "# Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= ss m / (sqrt(v) rs + eps)");
+        VB("mul", S1, K_B1, S1);
+        VB("mul", DW, K_OMB1, TM);
+        V2("add", S1, TM, S1);
+        V2("mul", DW, DW, TM);
+        VB("mul", TM, K_OMB2, TM);
+        VB("mul", S2, K_B2, S2);
+        V2("add", S2, TM, S2);
+        V1("rsqrt", S2, TM);
+        V1("recip", TM, TM);
+        VB("mul", TM, A_RS, TM);
+        VB("add", TM, K_EPS, TM);
+        V1("recip", TM, TM);
+        V2("mul", S1, TM, TM);
+        VB("mul", TM, A_SS, TM);
+        V2("sub", WM, TM, WM);
+    } else if (nstate == 1) {
+        E(e, "# SGD with momentum: v = mu v + g; w -= lr v");
+        VB("mul", S1, K_MU, S1);
+        V2("add", S1, DW, S1);
+        VB("mul", S1, K_LR, TM);
+        V2("sub", WM, TM, WM);
+    } else {
+        E(e, "# SGD: w -= lr g");
+        VB("mul", DW, K_LR, TM);
+        V2("sub", WM, TM, WM);
+    }
+#undef V2
+#undef VB
+#undef V1
+    E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
+    uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
+    for (uint64_t nt = 0; nt < NT; nt++) {
+        uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
+        E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
+          U(r), U(oc), U(ly->w_master + off), U(O * 4));
+        if (nstate >= 1)
+            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
+        if (nstate >= 2)
+            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
+        if (kb)
+            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(WB + nt * r), U(kb), U(oc), U(ly->w_bf16 + (k0 * O + nt * N) * 2), U(O * 2));
+    }
+        }
+
+/* ---- the Conv layer (tpuc_tconv_t): its regions for one q chunk ---- */
+typedef struct {
+    uint64_t A;          /* UB: KH input regions of qc rows */
+    uint64_t PB;         /* UB: NT*qc bf16 (the pooled activation; in backward a window's G) */
+    uint64_t T, S, AV;   /* UB: NT*qc each, the routing masks (0/1, exact in bf16) */
+    uint64_t XT;         /* UB: KK + 1 rows, X^T of a q tile and the ones row */
+    uint64_t CW;         /* ACC: pk*pk windows x NT*qc */
+    uint64_t M;          /* ACC: NT*qc, the window maximum */
+    uint64_t DQ;         /* ACC: NT*qc, the gradient at the pool's output, q-space */
+    uint64_t BIASR, XTACC, DWC, IDENT;
+} cvr_t;
+
+/* The conv for image i, q rows [q0, q0+qc), every window into CW, then M = their maximum
+   (before a ReLU after the pool). */
+static void conv_fwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i, uint64_t q0,
+             uint64_t qc)
+{
+    const tpuc_tconv_t *c = &t->conv;
+    const tpuc_tlayer_t *ly = &t->layer[0];
+    const unsigned N = e->n;
+    const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin);
+    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
+    const uint64_t O = (uint64_t)c->cout;
+    for (int u = 0; u < c->pk; u++)
+        for (int v = 0; v < c->pk; v++) {
+    const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * NT * qc;
+    for (int64_t kh = 0; kh < c->kh; kh++)
+        E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->A + (uint64_t)kh * qc),
+          U(qc), U(kc), U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + (uint64_t)c->pk * q0) * (uint64_t)c->cin * 2),
+          U((uint64_t)c->pk * (uint64_t)c->cin * 2));
+    for (uint64_t nt = 0; nt < NT; nt++) {
+        for (int64_t kh = 0; kh < c->kh; kh++) {
+            uint64_t w = wtile(e, t, ly->w_bf16 + ((uint64_t)kh * kc * O + nt * N) * 2, kc,
+                               umin(N, O - nt * N), O * 2);
+            E(e, "lw w=%llu", U(w));
+            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->A + (uint64_t)kh * qc),
+              U(CWw + nt * qc), U(qc), kh ? " accumulate" : "");
+        }
+        if (ly->has_bias)
+            E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(CWw + nt * qc),
+              U(r->BIASR + nt), U(CWw + nt * qc), U(qc));
+    }
+    if (c->relu_before)
+        E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
+        }
+    const uint64_t n = NT * qc;
+    if (c->pk == 1) {
+        E(e, "vop add a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(r->CW), K_ZERO, U(r->M), U(n));
+    } else {
+        E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->CW), U(r->CW + n), U(r->M), U(n));
+        for (int w = 2; w < c->pk * c->pk; w++)
+    E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->CW + (uint64_t)w * n),
+      U(r->M), U(n));
+    }
+}
+
+/* The valid pooled pixels of q rows [q0, q0+qc), one run per pooled image row: calls
+   fn(ctx, q, p, rows) with q the first q row, p its pooled pixel index. */
+typedef void (*qrun_fn)(em_t *e, const void *ctx, uint64_t q, uint64_t p, uint64_t rows);
+static void q_runs(em_t *e, const tpuc_tconv_t *c, uint64_t q0, uint64_t qc, qrun_fn fn, const void *ctx)
+{
+    for (int64_t ph = 0; ph < c->ph; ph++) {
+        uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
+        if (lo < hi) fn(e, ctx, lo, (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp), hi - lo);
+    }
+}
+
+typedef struct { const tpuc_train_t *t; const cvr_t *r; uint64_t i, q0, qc; } qctx_t;
+
+/* forward: the pooled activation (UB, bf16) to the dense layer's saved input, (p, c) order */
+static void run_out(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const tpuc_tconv_t *c = &x->t->conv;
+    const tpuc_tlayer_t *d = &x->t->layer[1];
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout;
+    for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
+        E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+          U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
+          U(d->xsave + (x->i * d->kp + p * C + nt * N) * 2), U(C * 2));
+}
+
+/* backward: the gradient at the pooled output (fp32, host, (p, c) order) into q-space DQ */
+static void run_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const tpuc_tconv_t *c = &x->t->conv;
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout, K1 = (uint64_t)(c->ph * c->pw) * C;
+    for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
+        E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+          U(x->r->DQ + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
+          U(c->dps + (x->i * K1 + p * C + nt * N) * 4), U(C * 4));
+}
+
+/* backward of image i, q rows [q0, q0+qc): route the pooled gradient to the first maximum
+   of each window (PyTorch's rule: windows scanned row by row, the first of equal values
+   wins), through the ReLU before the pool, and accumulate dW = X^T G (and db) into DWC. */
+static void conv_bwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i, uint64_t q0,
+                     uint64_t qc, int *first)
+{
+    const tpuc_tconv_t *c = &t->conv;
+    const tpuc_tlayer_t *ly = &t->layer[0];
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N), n = NT * qc;
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k;
+    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
+    conv_fwd(e, t, r, i, q0, qc);
+    E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
+    E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
+    qctx_t x = {t, r, i, q0, qc};
+    q_runs(e, c, q0, qc, run_in, &x);
+    E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->DQ), K_ZERO, U(r->AV), U(n));
+    E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ONE, U(r->AV), U(n));
+    for (int u = 0; u < c->pk; u++)
+        for (int v = 0; v < c->pk; v++) {
+            const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * n;
+            E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
+            E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
+            E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
+            E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
+            E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->T), U(r->S), U(n));
+            E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->S), U(n));
+            E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->AV), U(n));
+            if (c->relu_before) {
+                E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(CWw), K_BIG, U(r->T), U(n));
+                E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
+                E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->S), U(r->T), U(r->S), U(n));
+            }
+            E(e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->DQ), U(r->S), U(r->PB), U(n));
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->PB + nt * qc),
+                  U(qc), U(umin(N, C - nt * N)), U(c->dcw + nt * N * 2), U(C * 2));
+            for (uint64_t j = 0; j < qc; j += N) {
+                const uint64_t rows = umin(N, qc - j);
+                for (int64_t kh = 0; kh < c->kh; kh++) {
+                    uint64_t w = wtile(e, t, X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v +
+                                                  (uint64_t)c->pk * (q0 + j)) * (uint64_t)c->cin * 2,
+                                       rows, kc, (uint64_t)c->pk * (uint64_t)c->cin * 2);
+                    E(e, "lw w=%llu transpose", U(w));
+                    E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kc));
+                    E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC), U(r->XT + (uint64_t)kh * kc), U(kc));
+                }
+                for (uint64_t nt = 0; nt < NT; nt++) {
+                    uint64_t w = wtile(e, t, c->dcw + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
+                    E(e, "lw w=%llu", U(w));
+                    E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + nt * ly->kp),
+                      U(KK + (uint64_t)ly->has_bias), first[nt] ? "" : " accumulate");
+                    first[nt] = 0;
+                }
+            }
+        }
 }
 
 int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
@@ -227,6 +548,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     t->const_addr = a; a = ALIGN64(a + (uint64_t)K_COUNT * N * 4);
     t->ident_addr = a; a = ALIGN64(a + (uint64_t)N * N * 2);
     t->negzero_addr = a; a = ALIGN64(a + 2);
+    t->ones_addr = a; a = ALIGN64(a + (uint64_t)N * 2);
+    t->zero_addr = a; a = ALIGN64(a + 4);
     t->adam_addr = a; a = ALIGN64(a + 2ull * N * 4);
     t->loss_addr = a; a = ALIGN64(a + 4);
     t->onehot_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 2);
@@ -239,8 +562,16 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         ly->s1 = a; a = ALIGN64(a + mo * 4);
         ly->s2 = a; a = ALIGN64(a + (adam ? mo * 4 : 0));
         ly->grad = a; a = ALIGN64(a + (o->save_grads ? mo * 4 : 0));
-        ly->xsave = a; a = ALIGN64(a + b * ly->kp * 2);
-        ly->dysave = a; a = ALIGN64(a + b * (uint64_t)ly->o * 2);
+        if (ly->conv) {
+            tpuc_tconv_t *c = &t->conv;
+            ly->xsave = a; a = ALIGN64(a + b * (uint64_t)(c->hp * c->wp * c->cin) * 2);
+            c->dps = a; a = ALIGN64(a + b * (uint64_t)(c->ph * c->pw * c->cout) * 4);
+            c->dcw = a; a = ALIGN64(a + (uint64_t)c->q * (uint64_t)c->cout * 2);
+            ly->dysave = a;
+        } else {
+            ly->xsave = a; a = ALIGN64(a + b * ly->kp * 2);
+            ly->dysave = a; a = ALIGN64(a + b * (uint64_t)ly->o * 2);
+        }
     }
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
@@ -259,8 +590,12 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     /* UB */
     uint64_t ub = 0;
     const uint64_t IDENT = ub; ub += N;
+    const uint64_t ONES = ub; ub += 1;
     uint64_t ACT[TPUC_TRAIN_MAX_LAYERS];
-    for (int l = 0; l < L; l++) { ACT[l] = ub; ub += cdiv((uint64_t)t->layer[l].k, N) * b; }
+    for (int l = 0; l < L; l++) {
+        ACT[l] = ub;
+        if (!t->layer[l].conv) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
+    }
     const uint64_t OH = ub; ub += NTc * b;
     const uint64_t DYB[2] = {ub, ub + umax(maxNT, maxT) * b};
     ub += 2 * umax(maxNT, maxT) * b;
@@ -284,8 +619,41 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         return -1;
     }
     const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
+    cvr_t cv;
+    memset(&cv, 0, sizeof cv);
+    if (t->layer[0].conv) {
+        /* the whole dW of the conv stays in ACC over the batch; q chunks of the conv after it */
+        tpuc_tconv_t *c = &t->conv;
+        const tpuc_tlayer_t *l0 = &t->layer[0];
+        const uint64_t NT0 = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin);
+        if (kc > N) {
+            tpuc_err(err, errlen, "node '%s': training mode needs kernel width x input channels "
+                     "(%llu) <= N (%u)", l0->name, U(kc), N);
+            return -1;
+        }
+        const uint64_t upd = (3u + nstate) * l0->kp * NT0;
+        const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + l0->kp;
+        const uint64_t per_acc = ((uint64_t)c->pk * (uint64_t)c->pk + 2u) * NT0, per_ub = (uint64_t)c->kh + 4u * NT0;
+        uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
+        uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
+        uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
+        if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
+        if (qc == 0) {
+            tpuc_err(err, errlen, "node '%s': the conv's gradient (%llu ACC rows) and one row of "
+                     "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(upd));
+            return -1;
+        }
+        c->qc = qc;
+        cv.IDENT = IDENT; cv.BIASR = BIASR; cv.XTACC = XTACC; cv.DWC = ACC_CHUNK;
+        cv.XT = UB_CHUNK;
+        cv.A = ub0; cv.PB = cv.A + (uint64_t)c->kh * qc; cv.T = cv.PB + NT0 * qc;
+        cv.S = cv.T + NT0 * qc; cv.AV = cv.S + NT0 * qc;
+        cv.CW = acc0; cv.M = cv.CW + (uint64_t)c->pk * (uint64_t)c->pk * NT0 * qc; cv.DQ = cv.M + NT0 * qc;
+        t->layer[0].chunk_rows = (unsigned)l0->kp;
+    }
     for (int l = 0; l < L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
+        if (ly->conv) continue;
         uint64_t NT = cdiv((uint64_t)ly->o, N);
         /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
         uint64_t per_acc = NT * (3u + nstate), per_ub = nbt + NT;
@@ -314,6 +682,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
     E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
       U(t->ident_addr), N * 2);
+    E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
     if (adam) {
         E(&e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
         E(&e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
@@ -327,15 +696,39 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         E(&e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
     }
     /* forward */
-    {
+    if (t->layer[0].conv) {
+        const tpuc_tconv_t *c = &t->conv;
         const tpuc_tlayer_t *l0 = &t->layer[0];
-        E(&e, "# forward: the batch");
+        const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
+        E(&e, "# forward: layer 0 '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %d), per "
+          "image and q chunk of %llu rows", l0->name, (long long)c->kh, (long long)c->kw,
+          (long long)c->cin, (long long)c->cout, c->relu_before ? "relu, " : "",
+          c->relu_after ? "relu after the" : "", c->pk, U(c->qc));
+        if (l0->has_bias)
+            for (uint64_t nt = 0; nt < NT0; nt++)
+                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
+                  U(umin(N, (uint64_t)c->cout - nt * N)), U(l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4));
+        for (uint64_t i = 0; i < b; i++)
+            for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+                const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+                conv_fwd(&e, t, &cv, i, q0, qc);
+                E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv.M),
+                  U(cv.PB), U(NT0 * qc));
+                qctx_t x = {t, &cv, i, q0, qc};
+                q_runs(&e, c, q0, qc, run_out, &x);
+            }
+    }
+    {
+        const int f = t->layer[0].conv ? 1 : 0;
+        const tpuc_tlayer_t *l0 = &t->layer[f];
+        E(&e, "# forward: the batch%s", f ? " (the pooled activation)" : "");
         for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[0] + kt * b),
+            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[f] + kt * b),
               U(b), U(umin(N, (uint64_t)l0->k - kt * N)), U(l0->xsave + kt * N * 2), U(l0->kp * 2));
     }
     for (int l = 0; l < L; l++) {
         const tpuc_tlayer_t *ly = &t->layer[l];
+        if (ly->conv) continue;
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o;
         E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
@@ -400,6 +793,24 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
         E(&e, "# backward: layer %d '%s'", l, ly->name);
+        if (ly->conv) {
+            const tpuc_tconv_t *c = &t->conv;
+            E(&e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
+            if (ly->has_bias) {
+                for (uint64_t nt = 0; nt < NT; nt++)
+                    E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
+                      U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
+                E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
+                  U(cv.XT + (uint64_t)ly->k));
+            }
+            int first[256];
+            for (int k = 0; k < 256; k++) first[k] = 1;
+            for (uint64_t i = 0; i < b; i++)
+                for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc)
+                    conv_bwd(&e, t, &cv, i, q0, umin(c->qc, (uint64_t)c->q - q0), first);
+            emit_update(&e, t, ly, 0, ly->kp, ACC_CHUNK, UB_CHUNK + ly->kp, nstate, adam);
+            continue;
+        }
         for (uint64_t nt = 0; nt < NT; nt++)
             E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
               U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
@@ -416,7 +827,22 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 }
             }
             const uint64_t DN = DYB[1 - cur];
-            if (t->layer[l - 1].relu) {
+            if (t->layer[l - 1].conv) {
+                const tpuc_tconv_t *c = &t->conv;
+                if (c->relu_after) {
+                    E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1)");
+                    E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(ACT[l]), K_BIG,
+                      U(TMPA), U(T * b));
+                    E(&e, "vop min a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(TMPA), K_ONE,
+                      U(TMPA), U(T * b));
+                    E(&e, "vop mul a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(DX), U(TMPA), U(DX),
+                      U(T * b));
+                }
+                E(&e, "# the gradient at the pooled output, fp32, to host memory for the conv");
+                for (uint64_t kt = 0; kt < T; kt++)
+                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
+                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->dps + kt * N * 4), U((uint64_t)ly->k * 4));
+            } else if (t->layer[l - 1].relu) {
                 E(&e, "# the ReLU mask of the input: min(x * 2^127, 1)");
                 E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(ACT[l]), K_BIG,
                   U(TMPA), U(T * b));
@@ -431,10 +857,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         /* dW, db: chunks of R rows of the kp x O master */
         const uint64_t R = ly->chunk_rows;
         for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
-            const uint64_t r = umin(R, ly->kp - k0), n = r * NT;
-            const uint64_t XT = UB_CHUNK, WB = UB_CHUNK + R * nbt;
-            const uint64_t DW = ACC_CHUNK, WM = DW + n, S1 = WM + n, S2 = S1 + n,
-                           TM = S1 + (uint64_t)nstate * n;
+            const uint64_t r = umin(R, ly->kp - k0);
+            const uint64_t XT = UB_CHUNK, DW = ACC_CHUNK;
             E(&e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
             for (uint64_t bt = 0; bt < nbt; bt++) {
                 uint64_t bc = umin(N, b - bt * N);
@@ -455,72 +879,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
                       U(r), bt ? " accumulate" : "");
                 }
-            if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
-            for (uint64_t nt = 0; nt < NT; nt++) {
-                uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
-                if (o->save_grads)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(DW + nt * r), U(r), U(oc), U(ly->grad + off), U(O * 4));
-                E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
-                  U(r), U(oc), U(ly->w_master + off), U(O * 4));
-                if (nstate >= 1)
-                    E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
-                if (nstate >= 2)
-                    E(&e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
-            }
-#define V2(op, A, B, D) E(&e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
-#define VB(op, A, K, D) E(&e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
-#define V1(op, A, D) E(&e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
-            if (adam) {
-                E(&e, "# Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= ss m / (sqrt(v) rs + eps)");
-                VB("mul", S1, K_B1, S1);
-                VB("mul", DW, K_OMB1, TM);
-                V2("add", S1, TM, S1);
-                V2("mul", DW, DW, TM);
-                VB("mul", TM, K_OMB2, TM);
-                VB("mul", S2, K_B2, S2);
-                V2("add", S2, TM, S2);
-                V1("rsqrt", S2, TM);
-                V1("recip", TM, TM);
-                VB("mul", TM, A_RS, TM);
-                VB("add", TM, K_EPS, TM);
-                V1("recip", TM, TM);
-                V2("mul", S1, TM, TM);
-                VB("mul", TM, A_SS, TM);
-                V2("sub", WM, TM, WM);
-            } else if (nstate == 1) {
-                E(&e, "# SGD with momentum: v = mu v + g; w -= lr v");
-                VB("mul", S1, K_MU, S1);
-                V2("add", S1, DW, S1);
-                VB("mul", S1, K_LR, TM);
-                V2("sub", WM, TM, WM);
-            } else {
-                E(&e, "# SGD: w -= lr g");
-                VB("mul", DW, K_LR, TM);
-                V2("sub", WM, TM, WM);
-            }
-#undef V2
-#undef VB
-#undef V1
-            E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
-            uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
-            for (uint64_t nt = 0; nt < NT; nt++) {
-                uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
-                E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
-                  U(r), U(oc), U(ly->w_master + off), U(O * 4));
-                if (nstate >= 1)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
-                if (nstate >= 2)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
-                if (kb)
-                    E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(WB + nt * r), U(kb), U(oc), U(ly->w_bf16 + (k0 * O + nt * N) * 2), U(O * 2));
-            }
-        }
+            emit_update(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
+}
         cur = 1 - cur;
     }
 end:

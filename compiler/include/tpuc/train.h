@@ -37,8 +37,13 @@ typedef struct {
                            the same host layout as the training program */
 } tpuc_train_opts_t;
 
-/* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU. */
+/* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU; or
+   the model's first layer, a Conv (then k = kh*kw*cin, the master's rows in (kh, kw, ci)
+   order, and its pooling in tpuc_tconv_t). */
 typedef struct {
+    int conv;               /* a Conv: tpuc_train_t.conv describes it */
+    int64_t perm_c, perm_p; /* after a Conv: master row p*C + c is the ONNX row c*P + p (the
+                               NCHW flatten); 0 otherwise */
     int node;               /* the folded graph's node */
     char name[128];         /* its ONNX name */
     int64_t k, o;           /* inputs, outputs */
@@ -54,8 +59,26 @@ typedef struct {
     unsigned chunk_rows;    /* rows of the weight gradient per all-reduce and update */
 } tpuc_tlayer_t;
 
+/* The first layer's Conv (stride 1, any padding) with its pooling (a k x k MaxPool of
+   stride k, or none: k = 1) and ReLU before or after the pool. The conv is computed directly
+   per pool window (u, v) in the "q-space" of the pooled output, row q = ph*wp + pw (pw < pw
+   valid, the rest garbage rows never read back): its input rows are the padded image's
+   pixels k*q + (u + kh)*wp + v, a single strided DMA (docs/training.md "Conv"). */
+typedef struct {
+    int64_t cin, cout, kh, kw, h, w;
+    int pt, pl, pb, pr;
+    int64_t hp, wp, ho, wo;
+    int pk;
+    int64_t ph, pw, q;
+    int relu_before, relu_after;
+    uint64_t dps;           /* fp32 b x (ph*pw*cout): the gradient at the pooled output */
+    uint64_t dcw;           /* bf16 qc x cout: one window's gradient of one q chunk */
+    uint64_t qc;            /* q rows per chunk (ACC/UB capacity) */
+} tpuc_tconv_t;
+
 typedef struct {
     tpuc_prog_t prog;       /* the step program (text, instructions) */
+    tpuc_tconv_t conv;      /* layer[0].conv */
     tpuc_train_opts_t opts;
     tpuc_tlayer_t layer[TPUC_TRAIN_MAX_LAYERS];
     int nlayers;
@@ -64,7 +87,7 @@ typedef struct {
     unsigned cores;
     int64_t in_elems;       /* features of one example (the input flattened) */
     int64_t classes;
-    uint64_t const_addr, ident_addr, negzero_addr;
+    uint64_t const_addr, ident_addr, negzero_addr, ones_addr, zero_addr;
     uint64_t onehot_addr;   /* bf16 b x classes, placed by the host every step */
     uint64_t probs_addr;    /* fp32 b x classes, written by the step */
     uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
@@ -88,7 +111,9 @@ void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
                            const int32_t *labels);
 float tpuc_train_host_loss(const tpuc_train_t *t, const uint8_t *host);
 void tpuc_train_host_probs(const tpuc_train_t *t, const uint8_t *host, float *p);
-/* Layer l's master weights (k x o) and bias (o; when has_bias), or its saved gradient. */
+/* Layer l's master weights and bias (o; when has_bias), or its saved gradient, in the ONNX
+   initializer's order: k x o for a Gemm/MatMul (rows in the ONNX order also after a Conv),
+   [cout, cin, kh, kw] for the Conv. */
 void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, float *w,
                              float *bias);
 void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
