@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tpu-infer: runs a model compiled by tpu-compile on a batch (docs/compiler.md). The input is
-   a float32 .npy with the ONNX input's shape and any batch; it is run in chunks of the
+   a float32 .npy with the ONNX input's shape and any batch (int64 / int32 token ids, written as
+   one-hot rows, for a model whose input is an embedding's indices); it is run in chunks of the
    compiled batch (the last one padded with zeros) on the C model -- the core, or the board
    model when compiled for C > 1 cores -- and the outputs are written as a float32 .npy with
    the ONNX output's shape. --rtl runs every chunk on the verilated core or board too and
@@ -30,7 +31,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tpu-infer DIR --input X.npy --output Y.npy [--rtl] [--work W]\n"
             "  DIR            a model compiled by tpu-compile\n"
-            "  --input X      float32 .npy, the ONNX input's shape with any batch\n"
+            "  --input X      float32 .npy, the ONNX input's shape with any batch (int64 or\n"
+            "                 int32 token ids for a model whose input feeds an embedding)\n"
             "  --output Y     float32 .npy written with the ONNX output's shape\n"
             "  --rtl          also run each chunk on the verilated core (C = 1) or board\n"
             "                 (built on demand with make) and compare traces with the model's\n"
