@@ -36,15 +36,29 @@ def epoch_orders(n, seed, epochs):
 
 
 class Net:
-    """The chain of Gemm/MatMul(+Add) [+ Relu] layers of an ONNX model as fp32 parameters."""
+    """The model tpu-train trains, as fp32 parameters: an optional first Conv (stride 1, pads)
+    with ReLU and a k x k / stride k MaxPool, then a chain of Gemm/MatMul(+Add) [+ Relu]."""
 
     def __init__(self, path, logits=False):
         m = onnx.load(path)
         init = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in m.graph.initializer}
         self.layers = []  # [W k x o, b or None, relu]
+        self.conv = None  # dict(w, b, pads, pk, relu_before, relu_after)
         nodes = list(m.graph.node)
         for i, n in enumerate(nodes):
-            if n.op_type in ("Gemm", "MatMul"):
+            if n.op_type == "Conv":
+                att = {a.name: a for a in n.attribute}
+                pads = list(att["pads"].ints) if "pads" in att else [0, 0, 0, 0]
+                b = init.get(n.input[2]) if len(n.input) > 2 else None
+                self.conv = dict(w=torch.tensor(init[n.input[1]], requires_grad=True),
+                                 b=None if b is None else torch.tensor(b, requires_grad=True),
+                                 pads=pads, pk=1, relu_before=False, relu_after=False)
+            elif n.op_type == "MaxPool":
+                att = {a.name: a for a in n.attribute}
+                self.conv["pk"] = int(att["kernel_shape"].ints[0])
+            elif n.op_type == "Relu" and not self.layers:
+                self.conv["relu_after" if self.conv["pk"] > 1 else "relu_before"] = True
+            elif n.op_type in ("Gemm", "MatMul"):
                 w = init[n.input[1]]
                 tb = any(a.name == "transB" and a.i for a in n.attribute)
                 w = w.T if tb else w
@@ -60,9 +74,26 @@ class Net:
             elif n.op_type == "Relu":
                 self.layers[-1][2] = True
         self.params = [p for w, b, _ in self.layers for p in (w, b) if p is not None]
+        if self.conv:
+            self.params = [p for p in (self.conv["w"], self.conv["b"]) if p is not None] + self.params
+
+    def features(self, x):
+        """The input of the first Gemm: the conv, pool and ReLU, flattened (NCHW order)."""
+        c = self.conv
+        if not c:
+            return x.reshape(x.shape[0], -1)
+        t, l, bo, r = c["pads"]
+        h = torch.nn.functional.conv2d(torch.nn.functional.pad(x, (l, r, t, bo)), c["w"], c["b"])
+        if c["relu_before"]:
+            h = torch.relu(h)
+        if c["pk"] > 1:
+            h = torch.nn.functional.max_pool2d(h, c["pk"])
+        if c["relu_after"]:
+            h = torch.relu(h)
+        return h.flatten(1)
 
     def logits(self, x):
-        h = x
+        h = self.features(x)
         for w, b, relu in self.layers:
             h = h @ w
             if b is not None:
@@ -91,7 +122,10 @@ class Net:
         for p in self.params:
             p.grad = None
         acts, douts = [], []
-        h = x
+        h = self.features(x)
+        if self.conv:
+            h.retain_grad()
+            feat = h
         for w, b, relu in self.layers:
             acts.append(h)
             z = h @ w
@@ -114,6 +148,13 @@ class Net:
             ez.append(eh[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l]))
             if l + 1 < len(self.layers):
                 eh.append(ez[l] + u * H[l + 1])
+        if self.conv:
+            eh[0] = self._conv_feature_error(x, u)
+            for l in range(len(self.layers)):
+                k = Ws[l].shape[0]
+                ez[l] = eh[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l])
+                if l + 1 < len(self.layers):
+                    eh[l + 1] = ez[l] + u * H[l + 1]
         zl = Z[-1]
         pr = np.exp(zl - zl.max(axis=1, keepdims=True))
         pr /= pr.sum(axis=1, keepdims=True)
@@ -128,6 +169,14 @@ class Net:
             grads[l] = (w.grad.numpy().astype(np.float64),
                         None if b is None else b.grad.numpy().astype(np.float64))
             bounds[l] = (2 * ew + 1e-12, 2 * eb + 1e-12)
+            if l == 0 and self.conv:
+                o = Ws[0].shape[1]
+                dx = D @ Ws[0].T
+                edx = edy @ Ws[0].T + (u + o * 2.0 ** -24) * dx
+                cw, cb = self._conv_bounds(x, feat, edx, eh[0], u)
+                grads.insert(0, (self.conv["w"].grad.numpy().astype(np.float64),
+                                 None if self.conv["b"] is None else self.conv["b"].grad.numpy().astype(np.float64)))
+                bounds.insert(0, (cw, cb))
             if l:
                 o = Ws[l].shape[1]
                 dx = D @ Ws[l].T
@@ -137,6 +186,73 @@ class Net:
                 flip = (np.abs(zp) <= ez[l - 1]) if self.layers[l - 1][2] else np.zeros_like(mask)
                 edy = (edx + u * dx) * mask + dx * flip
         return grads, bounds, float(loss)
+
+    def _conv_parts(self, x):
+        """float64 numpy: the padded input's patches [B, P, K] (K in the weight's (ci, kh, kw)
+        order), the conv output z [B, C, Ho, Wo] and the window maxima positions."""
+        c = self.conv
+        t, l, bo, r = c["pads"]
+        xp = torch.nn.functional.pad(x, (l, r, t, bo)).double()
+        kh, kw = c["w"].shape[2], c["w"].shape[3]
+        pat = torch.nn.functional.unfold(xp, (kh, kw)).transpose(1, 2).numpy()  # B, P, K
+        z = torch.nn.functional.conv2d(xp, c["w"].detach().double(),
+                                       None if c["b"] is None else c["b"].detach().double()).numpy()
+        return pat, z
+
+    def _conv_feature_error(self, x, u):
+        """e_h of the first Gemm's input: the conv's error (patches and weights rounded to
+        bf16, the fp32 chain), through ReLU and the pool (a maximum moves by at most the
+        largest error of its window), then the bf16 rounding of the stored activation."""
+        c = self.conv
+        pat, z = self._conv_parts(x)
+        W = np.abs(c["w"].detach().numpy().astype(np.float64)).reshape(z.shape[1], -1)  # C, K
+        K = W.shape[1]
+        ez = (2 * u + K * 2.0 ** -24) * (np.abs(pat) @ W.T)  # B, P, C
+        B, C, Ho, Wo = z.shape
+        ez = ez.transpose(0, 2, 1).reshape(B, C, Ho, Wo)
+        k = c["pk"]
+        if k > 1:
+            ez = ez[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k).max(axis=(3, 5))
+        f = np.abs(self.features(x).detach().numpy().astype(np.float64)).reshape(B, C, -1)
+        self._ez_conv = ez
+        return (ez + u * f.reshape(ez.shape)).reshape(B, -1)
+
+    def _conv_bounds(self, x, feat, edx, eh_feat, u):
+        """Bounds of the conv's dW and db: the gradient at the pooled output carries e_dx (and
+        flips of the ReLU after the pool where |pooled| <= its error); routed to the window's
+        maximum, a window whose other elements come within twice the error of the maximum may
+        route it elsewhere (|dP| counted on every such element); the routed gradient is
+        rounded to bf16 (u), the patches too; fp32 chains over B*P terms."""
+        c = self.conv
+        pat, z = self._conv_parts(x)
+        B, C, Ho, Wo = z.shape
+        k = c["pk"]
+        D = np.abs(feat.grad.numpy().astype(np.float64)).reshape(B, C, Ho // k, Wo // k)
+        E = edx.reshape(B, C, Ho // k, Wo // k)
+        zz = np.maximum(z, 0) if c["relu_before"] else z
+        zc = zz[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k)
+        m = zc.max(axis=(3, 5))
+        ezp = self._ez_conv
+        if c["relu_after"]:
+            E = E + D * (np.abs(m) <= ezp)
+        near = (m[:, :, :, None, :, None] - zc) <= 2 * ezp[:, :, :, None, :, None]
+        G = np.zeros_like(z)
+        EG = np.zeros_like(z)
+        ismax = zc == m[:, :, :, None, :, None]
+        g_up = (D[:, :, :, None, :, None] * ismax).reshape(B, C, Ho // k * k, Wo // k * k)
+        e_up = ((E + u * D)[:, :, :, None, :, None] * ismax + D[:, :, :, None, :, None] * near * ~ismax)
+        G[:, :, :Ho // k * k, :Wo // k * k] = g_up
+        EG[:, :, :Ho // k * k, :Wo // k * k] = e_up.reshape(B, C, Ho // k * k, Wo // k * k)
+        if c["relu_before"]:
+            EG = EG + np.abs(G) * (np.abs(z) <= 2 * u * np.abs(z).max())
+        Gf = G.reshape(B, C, -1).transpose(0, 2, 1)  # B, P, C
+        EGf = EG.reshape(B, C, -1).transpose(0, 2, 1)
+        Pa = np.abs(pat)
+        n = Pa.shape[0] * Pa.shape[1]
+        ew = np.einsum("bpk,bpc->ck", Pa, EGf) + np.einsum("bpk,bpc->ck", u * Pa, np.abs(Gf)) \
+            + n * 2.0 ** -24 * np.einsum("bpk,bpc->ck", Pa, np.abs(Gf))
+        eb = EGf.sum(axis=(0, 1)) + n * 2.0 ** -24 * np.abs(Gf).sum(axis=(0, 1))
+        return 2 * ew.reshape(c["w"].shape) + 1e-12, 2 * eb + 1e-12
 
 
 def bf16(a):
@@ -158,7 +274,28 @@ def emulate_grads(net, xb, yb):
     B = xb.shape[0]
     Ws = [w.detach().numpy() for w, _, _ in net.layers]
     Bs = [None if b is None else b.detach().numpy().astype(np.float64) for _, b, _ in net.layers]
-    hs, zs = [bf16(xb).astype(np.float64)], []
+    c = net.conv
+    if c:
+        t, l, bo, r = c["pads"]
+        xp = torch.nn.functional.pad(torch.tensor(bf16(xb).astype(np.float64)), (l, r, t, bo))
+        kh, kw = c["w"].shape[2], c["w"].shape[3]
+        pat = torch.nn.functional.unfold(xp, (kh, kw)).transpose(1, 2).numpy()  # B, P, K
+        Wc = bf16(c["w"].detach().numpy()).astype(np.float64).reshape(c["w"].shape[0], -1)
+        z = pat @ Wc.T  # B, P, C
+        if c["b"] is not None:
+            z = z + c["b"].detach().numpy().astype(np.float64)
+        Ho, Wo = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+        C = Wc.shape[0]
+        z = z.transpose(0, 2, 1).reshape(B, C, Ho, Wo)
+        if c["relu_before"]:
+            z = np.maximum(z, 0)
+        k = c["pk"]
+        zc = z[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k)
+        m = zc.max(axis=(3, 5))
+        pooled = np.maximum(m, 0) if c["relu_after"] else m
+        hs, zs = [bf16(pooled.reshape(B, -1)).astype(np.float64)], []
+    else:
+        hs, zs = [bf16(xb).astype(np.float64)], []
     for l, (w, b, relu) in enumerate(net.layers):
         z = hs[l] @ bf16(Ws[l]).astype(np.float64)
         if Bs[l] is not None:
@@ -173,6 +310,26 @@ def emulate_grads(net, xb, yb):
     out = [None] * len(net.layers)
     for l in range(len(net.layers) - 1, -1, -1):
         out[l] = (hs[l].T @ dy, dy.sum(axis=0) if Bs[l] is not None else None, hs[l], dy)
+        if l == 0 and c:
+            dp = dy @ bf16(Ws[0]).astype(np.float64).T  # fp32 on the machine: kept exact here
+            if c["relu_after"]:
+                dp = dp * (hs[0] > 0)
+            dp = dp.reshape(B, C, Ho // k, Wo // k)
+            # the first maximum of each window (scanned row by row) takes the gradient
+            flat = zc.transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // k, Wo // k, k * k)
+            first = flat.argmax(axis=4)
+            sel = np.zeros_like(flat)
+            np.put_along_axis(sel, first[..., None], 1.0, axis=4)
+            g = bf16(dp[..., None] * sel).astype(np.float64)
+            if c["relu_before"]:
+                g = g * (flat > 0)
+            G = np.zeros((B, C, Ho, Wo))
+            G[:, :, :Ho // k * k, :Wo // k * k] = g.reshape(B, C, Ho // k, Wo // k, k, k) \
+                .transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // k * k, Wo // k * k)
+            Gf = G.reshape(B, C, -1).transpose(0, 2, 1).reshape(-1, C)
+            Pf = pat.reshape(-1, pat.shape[2])
+            dwc = (Pf.T @ Gf).T.reshape(c["w"].shape)
+            out.insert(0, (dwc, Gf.sum(axis=0) if c["b"] is not None else None, Pf, Gf))
         if l:
             dx = dy @ bf16(Ws[l]).astype(np.float64).T
             if net.layers[l - 1][2]:

@@ -40,7 +40,7 @@ def main():
     idx = perm[: a.batch]
     if a.mutate == "batch":  # the gradient of another batch: must not pass
         idx = perm[a.batch: 2 * a.batch] if len(perm) >= 2 * a.batch else perm[::-1][: a.batch]
-    xb = x[idx].reshape(a.batch, -1)
+    xb = x[idx] if net.conv else x[idx].reshape(a.batch, -1)
     grads, bounds, loss = net.step_grads(xb, y[idx])
     worst = (0.0, None)
     fails = 0
@@ -51,6 +51,8 @@ def main():
             ours = np.load(os.path.join(a.grads, f"grad{l}_{kind}.npy")).astype(np.float64)
             if a.mutate == "sign":
                 ours = -ours
+            if ours.size == ref.size:
+                ours = ours.reshape(ref.shape)
             if ours.shape != ref.shape:
                 print(f"layer {l} {kind}: shape {ours.shape}, expected {ref.shape}")
                 return 1
@@ -76,8 +78,11 @@ def main():
             ours = np.load(os.path.join(a.grads, f"grad{l}_{kind}.npy")).astype(np.float64)
             if a.mutate == "sign":
                 ours = -ours
+            ours = ours.reshape(ref.shape)
             bnd = 2.0 ** -20 * mag + 2.0 ** -8 * (np.abs(h).max(axis=0)[:, None] * np.abs(dy).max(axis=0)[None, :]
                                                   if kind == "w" else np.abs(dy).max(axis=0)) + 1e-30
+            if bnd.shape != ref.shape:  # a conv: (K, C) -> [C, ci, kh, kw]
+                bnd = bnd.T.reshape(ref.shape)
             r = np.abs(ours - ref) / bnd
             efail += int((r > 1).sum())
             print(f"layer {l} d{kind} vs the bf16 emulation: max |diff| {np.abs(ours - ref).max():.3g}, "
@@ -96,12 +101,13 @@ def main():
                else torch.optim.SGD(net.params, lr=a.lr, momentum=a.momentum))
         opt.step()
         wf = 0
-        for l, (w, b, _) in enumerate(net.layers):
+        plist = ([(net.conv["w"], net.conv["b"])] if net.conv else []) + [(w, b) for w, b, _ in net.layers]
+        for l, (w, b) in enumerate(plist):
             for kind, t, g, bnd in (("w", w, grads[l][0], bounds[l][0]), ("b", b, grads[l][1], bounds[l][1])):
                 if t is None:
                     continue
                 ref = t.detach().numpy().astype(np.float64)
-                ours = np.load(os.path.join(a.grads, f"{kind}{l}.npy")).astype(np.float64)
+                ours = np.load(os.path.join(a.grads, f"{kind}{l}.npy")).astype(np.float64).reshape(ref.shape)
                 ulp = np.abs(ref) * 2.0 ** -23 + 1e-45
                 if a.opt == "sgd":
                     tol = a.lr * bnd + 2 * ulp

@@ -67,6 +67,25 @@ if $PY tests/train/ref.py "$W/deep.onnx" "$W/x2.npy" "$W/y5.npy" --batch 32 --gr
 else
     bad "deep: $(grep -E 'FAIL|worst' "$W/ref_deep.log" | tr '\n' ' ')"
 fi
+# the CNNs: the conv's routed gradient and the dense layer after it
+cnn() { # name model x opts...
+    name=$1; model=$2; xx=$3; shift 3
+    rm -rf "$W/g_$name"
+    if "$T" "$W/$model" --x-train "$W/$xx" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 1 \
+        --grads-dir "$W/g_$name" "$@" >"$W/run_$name.log" 2>&1; then
+        if $PY tests/train/ref.py "$W/$model" "$W/$xx" "$W/y.npy" --batch "$BATCH" --grads "$W/g_$name" --opt "$OPT" --lr "$LR" >"$W/ref_$name.log" 2>&1; then
+            ok "$name: $(grep -c 'bound' "$W/ref_$name.log") checks within their bounds ($(grep '^loss' "$W/ref_$name.log"))"
+        else
+            bad "$name: $(grep -E 'FAIL|worst' "$W/ref_$name.log" | tr '\n' ' ')"
+        fi
+    else
+        bad "$name: tpu-train failed: $(tail -1 "$W/run_$name.log")"
+    fi
+}
+BATCH=8 OPT=sgd LR=0.1 cnn cnn_n8_c2 cnn.onnx xc.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 4096
+BATCH=12 OPT=adam LR=0.001 cnn cnn2_n8_torus cnn2.onnx xc2.npy --mxu 8 --cores 4 --topology torus --batch 12 --optimizer adam --imem-insns 8192
+BATCH=6 OPT=sgd LR=0.05 cnn cnn2_n8_c1 cnn2.onnx xc2.npy --mxu 8 --cores 1 --batch 6 --optimizer sgd --lr 0.05 --imem-insns 8192
+
 for m in batch sign; do
     if $PY tests/train/ref.py "$W/mlp.onnx" "$W/x.npy" "$W/y.npy" --batch 16 --grads "$W/g_sgd_n8_c2" --mutate $m >/dev/null 2>&1; then
         bad "the gradient check passes a mutated gradient ($m)"
@@ -119,13 +138,13 @@ fi
 # ---- 2b. the RTL: two steps co-simulated on the 2-core ring board (N = 8) and one on the
 # N = 4 core (C = 1): every core's trace and host memory identical to the model's ----
 if [ "${RTL:-1}" = 1 ]; then
-    for cfg in "8 2 sgd" "4 1 adam"; do
+    for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4"; do
         set -- $cfg
-        if "$T" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch 16 \
-            --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_$1_$2" >"$W/rtl_$1_$2.log" 2>&1; then
-            ok "RTL N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_$1_$2.log" | head -1))"
+        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 \
+            --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
+            ok "RTL $4 N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_${4%.onnx}_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1))"
         else
-            bad "RTL N = $1, C = $2: $(grep -E 'error|FAIL|differ' "$W/rtl_$1_$2.log" | head -3 | tr '\n' ' ')"
+            bad "RTL $4 N = $1, C = $2: $(grep -E 'error|FAIL|differ' "$W/rtl_${4%.onnx}_$1_$2.log" | head -3 | tr '\n' ' ')"
         fi
     done
 fi
@@ -142,7 +161,7 @@ badrun() { # label expected-substring args...
         bad "$label: exit $rc, stderr: $(cat "$W/bad.err")"
     fi
 }
-badrun "Conv in training mode" "node '/0/Conv' (Conv): not supported in training mode" "$W/conv.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "a second Conv" "node '/2/Conv' (Conv): training mode: after the Conv only Relu, one MaxPool and a Flatten" "$W/conv2.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 badrun "label out of range" "label .* the model has 5 classes" "$W/deep.onnx" --logits --x-train "$W/x2.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 badrun "batch not a multiple of the cores" "must be a multiple of --cores 4" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 4 --batch 10
 badrun "unknown optimizer" "expected sgd or adam" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --optimizer rmsprop
