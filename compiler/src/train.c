@@ -606,7 +606,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     const uint64_t LS = acc; acc += 1;
     const uint64_t Y = acc; acc += maxNT * b;
     const uint64_t P = acc; acc += NTc * b;
-    const uint64_t TMPA = acc; acc += umax(maxNT, maxT) * b;
+    const uint64_t TMPA = acc; acc += NTc * b;
     const uint64_t DX = acc; acc += maxT * b;
     const uint64_t XTACC = acc; acc += N;
     const uint64_t BIASR = acc; acc += maxNT;
@@ -830,12 +830,12 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             if (t->layer[l - 1].conv) {
                 const tpuc_tconv_t *c = &t->conv;
                 if (c->relu_after) {
-                    E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1)");
-                    E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(ACT[l]), K_BIG,
-                      U(TMPA), U(T * b));
-                    E(&e, "vop min a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(TMPA), K_ONE,
-                      U(TMPA), U(T * b));
-                    E(&e, "vop mul a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(DX), U(TMPA), U(DX),
+                    E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
+                    E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
+                      U(DN), U(T * b));
+                    E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
+                      U(DN), U(T * b));
+                    E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(DX), U(DN), U(DX),
                       U(T * b));
                 }
                 E(&e, "# the gradient at the pooled output, fp32, to host memory for the conv");
@@ -843,12 +843,12 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
                       U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->dps + kt * N * 4), U((uint64_t)ly->k * 4));
             } else if (t->layer[l - 1].relu) {
-                E(&e, "# the ReLU mask of the input: min(x * 2^127, 1)");
-                E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(ACT[l]), K_BIG,
-                  U(TMPA), U(T * b));
-                E(&e, "vop min a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(TMPA), K_ONE,
-                  U(TMPA), U(T * b));
-                E(&e, "vop mul a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(TMPA), U(DN),
+                E(&e, "# the ReLU mask of the input: min(x * 2^127, 1), 0/1 in UB");
+                E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
+                  U(DN), U(T * b));
+                E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
+                  U(DN), U(T * b));
+                E(&e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(DN),
                   U(T * b));
             } else {
                 E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
