@@ -3,8 +3,8 @@
 # test-zoo (make test-full): torchvision models users bring (docs/compiler.md "Operators"),
 # at 64x64 with random weights, and the text model of models/text.py (int64 token ids), through
 # tpu-compile and tpu-infer on the C model, at batch 4 and batch 1 (N = 64; VGG-11, VGG-19,
-# ResNet-50 and EfficientNet-B0 at N = 128, which their programs need to fit 32768
-# instructions; the text model at N = 16):
+# ResNet-50, ResNeXt-50 32x4d (grouped Conv) and EfficientNet-B0 at N = 128, which their
+# programs need to fit 32768 instructions; the text model at N = 16):
 #   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, and the one
 #     image alone the same bits as its row of the batch;
 #   - against the derived bound (tests/zoo/bound.py: docs/conformance.md's per-operator bounds
@@ -19,7 +19,7 @@
 # usage: tests/zoo/run.sh WORKDIR [MODEL...]
 set -u
 W=$1; shift
-MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 text"}
+MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 resnext50_32x4d text"}
 B=${BUILD:-build}/tools
 PY=/usr/bin/python3
 fails=0
@@ -41,7 +41,7 @@ run() { # model N cores batch input tag
     fi
 }
 for m in $MODELS; do
-    case $m in vgg*|resnet50|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    case $m in vgg*|resnet50|resnext*|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     t0=$(date +%s)
     run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
         run "$m" $n 1 1 "${m}_x1.npy" B1 || continue
