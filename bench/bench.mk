@@ -25,3 +25,9 @@ include bench/board.mk
 bench-compiler: $(MODELS_ONNX) $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $(BUILD)/sim/tpu-board-cmp
 	@M=$(MODELS_BUILD) T=$(TOOLS_DIR) sh bench/compiler.sh
 include bench/models.mk
+
+# Training (docs/training.md): the tutorial's runs on the board model beside PyTorch fp32
+# (bench/train.sh; TRAIN_RTL=1 adds one CNN step on the 128 x 8 RTL board).
+.PHONY: bench-train
+bench-train: $(TOOLS_DIR)/tpu-train
+	@sh bench/train.sh

@@ -81,12 +81,13 @@ def main():
     tmp = a.csv + ".tmp"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["epoch", "loss", "accuracy", "val_loss", "val_accuracy"])
+        w.writerow(["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "wall_s"])
         for r in rows:
-            w.writerow([r[0]] + [f"{v:.6f}" for v in r[1:]])
+            w.writerow([r[0]] + [f"{v:.6f}" for v in r[1:5]] + [f"{r[5]:.2f}"])
     os.replace(tmp, a.csv)
     for r in rows:
-        print(f"PyTorch fp32 epoch {r[0]}: loss {r[1]:.4f} accuracy {r[2]:.4f} val_loss {r[3]:.4f} val_accuracy {r[4]:.4f}")
+        print(f"PyTorch fp32 epoch {r[0]}: loss {r[1]:.4f} accuracy {r[2]:.4f} val_loss {r[3]:.4f} "
+              f"val_accuracy {r[4]:.4f} ({r[5]:.1f} s for {steps} steps, one thread)")
     if a.png:
         if not a.ours:
             sys.exit("train_ref: --png needs --ours OURS.csv")

@@ -352,8 +352,10 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
     xf = torch.tensor(x.reshape(n, -1))
     yt = torch.tensor(y.astype(np.int64))
     rows = []
+    import time
     for ep, perm in enumerate(epoch_orders(n, seed, epochs), 1):
         lsum, correct = 0.0, 0
+        t0 = time.perf_counter()
         for s in range(steps):
             idx = torch.tensor(perm[s * batch:(s + 1) * batch])
             z = net.logits(xf[idx])
@@ -363,11 +365,12 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
             opt.step()
             lsum += float(loss)
             correct += int((z.argmax(1) == yt[idx]).sum())
+        secs = time.perf_counter() - t0
         vl, va = float("nan"), float("nan")
         if xv is not None:
             with torch.no_grad():
                 zv = net.logits(torch.tensor(xv.reshape(len(xv), -1)))
                 vl = float(torch.nn.functional.cross_entropy(zv, torch.tensor(yv.astype(np.int64))))
                 va = float((zv.argmax(1).numpy() == yv).mean())
-        rows.append((ep, lsum / steps, correct / (steps * batch), vl, va))
+        rows.append((ep, lsum / steps, correct / (steps * batch), vl, va, secs))
     return rows

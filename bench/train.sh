@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# make bench-train (docs/training.md): the tutorial's training runs on the board C model
+# (N = 128, C = 8, batch 64, Adam 1e-3) beside PyTorch fp32 on one thread, with the same data,
+# initial weights and batch order: loss/accuracy per epoch, host steps/s of each and their
+# ratio, simulated cycles and ms per step at 700 MHz, MXU utilisation.
+#   MLP: one epoch (937 steps).  CNN: TRAIN_CNN_STEPS steps (default 100; ~3 s per step).
+# Figures only; copy them into bench/RESULTS.md. TRAIN_RTL=1 also co-simulates one CNN step
+# (batch 8: one image per core, 2,933 instructions) on the gen --mxu 128 --cores 8 board with
+# --imem-insns 4096 (a ~10 GB, several-minute Verilator build: run nothing else meanwhile).
+set -u
+B=${BUILD:-build}
+W=$B/bench/train
+T=$B/tools/tpu-train
+mkdir -p "$W"
+PY=/usr/bin/python3
+STEPS=${TRAIN_CNN_STEPS:-100}
+for m in mlp cnn; do
+    [ -f "$W/${m}_init.onnx" ] || $PY models/nets.py $m "$W/${m}_init.onnx" >/dev/null 2>&1
+done
+run() { # name model extra-args
+    name=$1; model=$2; shift 2
+    echo "### $name: tpu-train $model --dataset fashion-mnist --batch 64 $*"
+    /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/$name.time" \
+        "$T" "$W/$model" --dataset fashion-mnist --batch 64 --csv "$W/$name.csv" --plot "$W/$name.png" "$@" \
+        >"$W/$name.log" 2>&1 || { echo "FAILED: see $W/$name.log"; return; }
+    grep -E "instructions|/.* - .*loss|PyTorch fp32" "$W/$name.log"
+    echo "(whole command: $(cat "$W/$name.time"); plot $W/$name.png)"
+    $PY - "$W/$name.csv" "$W/$name.csv.torch.csv" <<'PY'
+import csv, sys
+o = list(csv.DictReader(open(sys.argv[1])))[-1]
+r = list(csv.DictReader(open(sys.argv[2])))[-1]
+ot, rt = float(o["wall_s"]), float(r["wall_s"])
+print(f"host time of the training steps: ours {ot:.1f} s, PyTorch fp32 (1 thread) {rt:.1f} s: "
+      f"ours at {rt / ot:.3f}x PyTorch's speed; simulated {float(o['cycles_per_step']):.0f} cycles/step = "
+      f"{float(o['sim_ms_per_step']):.3f} ms/step at 700 MHz, MXU {100 * float(o['mxu_util']):.1f} %")
+PY
+}
+run mlp mlp_init.onnx --epochs 1
+run cnn cnn_init.onnx --epochs 1 --steps-per-epoch "$STEPS" --val-steps 20 --imem-insns 32768
+if [ "${TRAIN_RTL:-0}" = 1 ]; then
+    echo "### one CNN training step on the RTL board (N = 128, C = 8, batch 8, --imem-insns 4096)"
+    /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/rtl.time" \
+        "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --batch 8 --steps-per-epoch 1 --val-steps 0 \
+        --imem-insns 4096 --rtl 1 --work "$W/rtl" >"$W/rtl.log" 2>&1 || echo "FAILED: see $W/rtl.log"
+    grep -E "board: C=|on the RTL|cycles/step" "$W/rtl.log"
+    echo "(whole command, the board build included: $(cat "$W/rtl.time"))"
+fi
