@@ -403,6 +403,25 @@ static int rtl_run(const char *w, runner_t *r, char *err, size_t errlen)
     return 0;
 }
 
+/* The step's cycles and MXU utilisation per phase, from the model's per-instruction completion
+   cycles (every core runs the same program; the arrays hold the last core to finish each
+   instruction; a collective's own cycles land on the instruction after it, in its phase). */
+static void phases(const tpuc_train_t *t, const uint64_t *done, const uint64_t *mxu)
+{
+    uint64_t cyc[TPUC_PH_COUNT] = {0}, busy[TPUC_PH_COUNT] = {0}, prev = 0, pm = 0;
+    for (size_t pc = 0; pc < t->prog.ninsns && pc < t->nphase; pc++) {
+        if (!done[pc]) continue; /* a collective: no record of its own */
+        int ph = t->phase[pc];
+        if (done[pc] > prev) { cyc[ph] += done[pc] - prev; prev = done[pc]; }
+        if (mxu[pc] > pm) { busy[ph] += mxu[pc] - pm; pm = mxu[pc]; }
+    }
+    fprintf(stderr, "tpu-train: step 1 by phase:");
+    for (int ph = 0; ph < TPUC_PH_COUNT; ph++)
+        fprintf(stderr, "%s %s %" PRIu64 " cycles (MXU %.1f%%)", ph ? "," : "", tpuc_train_phase_name(ph),
+                cyc[ph], cyc[ph] ? 100.0 * (double)busy[ph] / (double)cyc[ph] : 0.0);
+    fprintf(stderr, "\n");
+}
+
 static void progress(uint64_t step, uint64_t steps, double loss, double acc, int final,
                      double secs)
 {
@@ -554,6 +573,7 @@ int main(int argc, char **argv)
     tpu_out_t csvo = {0};
     char wdir[4200] = "";
     int own_work = 0;
+    uint64_t *insn_done = NULL, *insn_mxu = NULL;
     if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
         fail(2, err);
         goto done;
@@ -605,6 +625,11 @@ int main(int argc, char **argv)
     bc.link_bits = 0; bc.link_latency = TPU_BOARD_LINK_LATENCY_DEFAULT;
     bc.core.geom = hw.geom;
     bc.core.axi_data_bits = hw.axi_data_bits;
+    insn_done = calloc(t.prog.ninsns + 1, sizeof *insn_done);
+    insn_mxu = calloc(t.prog.ninsns + 1, sizeof *insn_mxu);
+    if (!insn_done || !insn_mxu) { fail(2, "out of memory"); goto done; }
+    bc.core.insn_done = insn_done;
+    bc.core.insn_mxu = insn_mxu;
     run.board = tpu_board_new(&bc);
     run.cores = hw.cores;
     run.host_bytes = t.host_bytes;
@@ -674,6 +699,7 @@ int main(int argc, char **argv)
             }
             cyc += run.cycles;
             busy += run.mxu_busy;
+            if (ep == 1 && s == 0) phases(&t, insn_done, insn_mxu);
             lsum += tpuc_train_host_loss(&t, run.host[0]);
             for (unsigned c = 0; c < hw.cores; c++) {
                 tpuc_train_host_probs(&t, run.host[c], probs);
@@ -850,6 +876,7 @@ done:
     free(run.host);
     if (run.board) tpu_board_free(run.board);
     free(probs); free(xb); free(yb); free(perm); free(wbuf); free(bbuf);
+    free(insn_done); free(insn_mxu);
     free(tr.x); free(tr.y); free(va.x); free(va.y);
     tpuc_train_free(&t);
     tpuc_train_free(&ev);

@@ -42,7 +42,16 @@ typedef struct {
     int oom;
     unsigned n;
     unsigned slots, slot; /* WMEM tiles, the next one to use */
+    tpuc_train_t *t;      /* the phase of each instruction is recorded here */
+    int phase;
+    size_t capphase;
 } em_t;
+
+const char *tpuc_train_phase_name(int ph)
+{
+    static const char *const nm[] = {"forward", "loss", "backward", "all-reduce + update"};
+    return ph >= 0 && ph < TPUC_PH_COUNT ? nm[ph] : "?";
+}
 
 static void E(em_t *e, const char *fmt, ...) TPUC_PRINTF(2, 3);
 static void E(em_t *e, const char *fmt, ...)
@@ -53,6 +62,17 @@ static void E(em_t *e, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (tpuc_asm(e->p, "%s\n", line)) e->oom = 1;
+    if (line[0] != '#' && e->t) {
+        tpuc_train_t *t = e->t;
+        if (t->nphase == e->capphase) {
+            size_t cap = e->capphase ? e->capphase * 2 : 256;
+            uint8_t *np = realloc(t->phase, cap);
+            if (!np) { e->oom = 1; return; }
+            t->phase = np;
+            e->capphase = cap;
+        }
+        t->phase[t->nphase++] = (uint8_t)e->phase;
+    }
 }
 
 #define U(x) ((unsigned long long)(x))
@@ -672,7 +692,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
 
     /* ---- the program ---- */
-    em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0};
+    em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0, .t = t,
+              .phase = TPUC_PH_FORWARD};
     if (e.slots == 0) {
         tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, N);
         return -1;
@@ -684,6 +705,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
       U(t->ident_addr), N * 2);
     E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
     if (adam) {
+        e.phase = TPUC_PH_UPDATE;
         E(&e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
         E(&e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
         E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B1T, K_B1, A_B1T);
@@ -696,6 +718,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         E(&e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
     }
     /* forward */
+    e.phase = TPUC_PH_FORWARD;
     if (t->layer[0].conv) {
         const tpuc_tconv_t *c = &t->conv;
         const tpuc_tlayer_t *l0 = &t->layer[0];
@@ -767,6 +790,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
     if (o->eval_only) goto end;
     /* loss and dZ */
+    e.phase = TPUC_PH_LOSS;
     {
         const uint64_t C = (uint64_t)t->classes;
         E(&e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
@@ -787,6 +811,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
           U(NTc * b));
     }
     /* backward */
+    e.phase = TPUC_PH_BACKWARD;
     int cur = 0;
     for (int l = L - 1; l >= 0; l--) {
         const tpuc_tlayer_t *ly = &t->layer[l];
@@ -808,7 +833,9 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             for (uint64_t i = 0; i < b; i++)
                 for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc)
                     conv_bwd(&e, t, &cv, i, q0, umin(c->qc, (uint64_t)c->q - q0), first);
+            e.phase = TPUC_PH_UPDATE;
             emit_update(&e, t, ly, 0, ly->kp, ACC_CHUNK, UB_CHUNK + ly->kp, nstate, adam);
+            e.phase = TPUC_PH_BACKWARD;
             continue;
         }
         for (uint64_t nt = 0; nt < NT; nt++)
@@ -879,7 +906,9 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
                       U(r), bt ? " accumulate" : "");
                 }
+            e.phase = TPUC_PH_UPDATE;
             emit_update(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
+            e.phase = TPUC_PH_BACKWARD;
 }
         cur = 1 - cur;
     }
@@ -895,4 +924,6 @@ end:
 void tpuc_train_free(tpuc_train_t *t)
 {
     tpuc_prog_free(&t->prog);
+    free(t->phase);
+    t->phase = NULL;
 }

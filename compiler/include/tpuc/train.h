@@ -93,7 +93,14 @@ typedef struct {
     uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
     uint64_t adam_addr;     /* fp32 2 rows x N: beta1^t, beta2^t */
     uint64_t host_bytes;
+    /* the phase of every instruction (TPUC_PH_*), for the per-phase report */
+    uint8_t *phase;
+    size_t nphase;
 } tpuc_train_t;
+
+enum { TPUC_PH_FORWARD, TPUC_PH_LOSS, TPUC_PH_BACKWARD, TPUC_PH_UPDATE, TPUC_PH_COUNT };
+/* "forward", "loss", "backward", "all-reduce + update" */
+const char *tpuc_train_phase_name(int ph);
 
 /* g: read and folded with the batch bound to the rows per core (hw->batch); hw->cores the
    data-parallel width. Refuses (one line naming the node) anything training mode does not
