@@ -330,6 +330,10 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         const struct board_port p = { a->name, a->out, w };
         port_decl(sb, &p, 0);
     }
+    sb_puts(sb,
+        "  // link protection: bit i = an output link of core i's router is dead (docs/board.md\n"
+        "  // \"Link faults\": a fault the link's replay could not recover from)\n"
+        "  output logic [C-1:0]        link_err_o,\n");
     sb_puts(sb, "  // simulation trace, per core\n");
     for (size_t i = 0; i < sizeof tr_ports / sizeof tr_ports[0]; i++)
         port_decl(sb, &tr_ports[i], i + 1 == sizeof tr_ports / sizeof tr_ports[0]);
@@ -393,6 +397,11 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "  // ---- the interconnect: core i on local port i ----\n"
         "  logic [C-1:0]        inj_valid, inj_last, inj_ready, ej_valid, ej_last, ej_ready;\n"
         "  logic [C-1:0][W-1:0] inj_flit, ej_flit;\n"
+        );
+    sb_printf(sb, "  localparam int NPorts = %u;  // tpu_noc's: 3 on a ring, 5 on a torus\n",
+              cfg->torus ? 5u : 3u);
+    sb_puts(sb,
+        "  logic [C*(NPorts-1)-1:0] link_retry, link_fault, link_dead;\n"
         "\n"
         "  tpu_noc #(\n"
         "    .C (C),\n"
@@ -407,8 +416,20 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "    .ej_valid_o  (ej_valid),\n"
         "    .ej_last_o   (ej_last),\n"
         "    .ej_flit_o   (ej_flit),\n"
-        "    .ej_ready_i  (ej_ready)\n"
+        "    .ej_ready_i  (ej_ready),\n"
+        "    .link_stall_i ({(C*(NPorts-1)){1'b0}}),\n"
+        "    .link_fault_i ({(2*C*(NPorts-1)){1'b0}}),\n"
+        "    .link_retry_o (link_retry),\n"
+        "    .link_fault_o (link_fault),\n"
+        "    .link_dead_o  (link_dead)\n"
         "  );\n"
+        "\n"
+        "  for (genvar i = 0; i < C; i++) begin : g_link_err\n"
+        "    assign link_err_o[i] = |link_dead[i*(NPorts-1) +: NPorts-1];\n"
+        "  end\n"
+        "  // retries and detected faults are counted by the harness, not by the board\n"
+        "  logic unused_link;\n"
+        "  assign unused_link = ^{link_retry, link_fault};\n"
         "\n"
         "  // ---- the cores ----\n"
         "  for (genvar i = 0; i < C; i++) begin : g_core\n"

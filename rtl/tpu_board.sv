@@ -71,6 +71,9 @@ module tpu_board #(
   input  logic [C-1:0]              m_axi_rlast,
   input  logic [C-1:0]              m_axi_rvalid,
   output logic [C-1:0]              m_axi_rready,
+  // link protection: bit i = an output link of core i's router is dead (docs/board.md
+  // "Link faults": a fault the link's replay could not recover from)
+  output logic [C-1:0]        link_err_o,
   // simulation trace, per core
   output logic [C-1:0]              tr_ub_we_o,
   output logic [C-1:0][16-1:0]      tr_ub_row_o,
@@ -145,6 +148,8 @@ module tpu_board #(
   // ---- the interconnect: core i on local port i ----
   logic [C-1:0]        inj_valid, inj_last, inj_ready, ej_valid, ej_last, ej_ready;
   logic [C-1:0][W-1:0] inj_flit, ej_flit;
+  localparam int NPorts = 5;  // tpu_noc's: 3 on a ring, 5 on a torus
+  logic [C*(NPorts-1)-1:0] link_retry, link_fault, link_dead;
 
   tpu_noc #(
     .C (C),
@@ -159,8 +164,20 @@ module tpu_board #(
     .ej_valid_o  (ej_valid),
     .ej_last_o   (ej_last),
     .ej_flit_o   (ej_flit),
-    .ej_ready_i  (ej_ready)
+    .ej_ready_i  (ej_ready),
+    .link_stall_i ({(C*(NPorts-1)){1'b0}}),
+    .link_fault_i ({(2*C*(NPorts-1)){1'b0}}),
+    .link_retry_o (link_retry),
+    .link_fault_o (link_fault),
+    .link_dead_o  (link_dead)
   );
+
+  for (genvar i = 0; i < C; i++) begin : g_link_err
+    assign link_err_o[i] = |link_dead[i*(NPorts-1) +: NPorts-1];
+  end
+  // retries and detected faults are counted by the harness, not by the board
+  logic unused_link;
+  assign unused_link = ^{link_retry, link_fault};
 
   // ---- the cores ----
   for (genvar i = 0; i < C; i++) begin : g_core

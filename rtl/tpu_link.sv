@@ -11,15 +11,32 @@
 // The sender side takes a flit (valid_i && ready_o) only while it holds a credit; the
 // counter starts at Depth, the receiver FIFO's size, and gets one back per flit popped
 // (valid_o && ready_i). Flits travel through Latency registers, credits back through
-// Latency registers: the chip-to-chip wire. The FIFO can therefore never overflow and no
-// flit is dropped or duplicated; with Depth >= 2*Latency+2 the link runs at one flit per
-// cycle. credits_o tells the router how much room the receiver has (virtual cut-through).
+// Latency registers: the chip-to-chip wire. The FIFO can therefore never overflow; with
+// Depth >= 2*Latency+2 the link runs at one flit per cycle. credits_o tells the router
+// how much room the receiver has (virtual cut-through).
+//
+// Link protection (docs/board.md "Link faults"): every flit on the wire carries a
+// CRC-8 (polynomial 0x07) of {last, flit} and a sequence number. The receiver takes
+// only the flit with a good CRC and the sequence number it expects, and acknowledges it
+// (one ack bit back through Latency registers); it discards anything else (a corrupted
+// flit, every flit after a dropped one, a replayed duplicate). The sender keeps the
+// last R unacknowledged flits (R = the smallest power of two >= 2*Latency+2, enough
+// for full rate) and, after Timeout cycles with flits outstanding and no ack, replays
+// them from the oldest (go-back-N; retry_o pulses). After DeadAfter replays without an
+// ack in between the link is declared dead (dead_o, sticky) and stops sending: the
+// error is reported, never a wrong flit delivered. fault_o pulses for each flit the
+// receiver finds corrupted or out of sequence (ahead of what it expects).
+// Test inputs (tied to 0 in tpu_board): stall_i holds the link for the cycle (nothing
+// sent, nothing popped: back-pressure on both sides); fault_i acts on the flit going
+// onto the wire this cycle: 1 flips bit 0, 2 drops it, 3 flips bits 0 and 1.
 
 module tpu_link #(
-  parameter int W       = 64,
-  parameter int Latency = 2,
-  parameter int Depth   = 64,
-  parameter int CntW    = $clog2(Depth + 1)
+  parameter int W         = 64,
+  parameter int Latency   = 2,
+  parameter int Depth     = 64,
+  parameter int CntW      = $clog2(Depth + 1),
+  parameter int Timeout   = 4 * Latency + 16,
+  parameter int DeadAfter = 16
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,
@@ -33,49 +50,129 @@ module tpu_link #(
   output logic            valid_o,
   output logic            last_o,
   output logic [W-1:0]    flit_o,
-  input  logic            ready_i
+  input  logic            ready_i,
+  // protection status and test inputs
+  input  logic            stall_i,
+  input  logic [1:0]      fault_i,
+  output logic            retry_o,
+  output logic            fault_o,
+  output logic            dead_o
 );
 
   localparam int AW = (Depth > 1) ? $clog2(Depth) : 1;
+  localparam int RW = $clog2(2 * Latency + 2);  // replay buffer: R = 2**RW flits
+  localparam int R  = 1 << RW;
+  localparam int SW = RW + 1;                     // sequence numbers modulo 2R
+  localparam int TW = $clog2(Timeout + 1);
+  localparam int DW = $clog2(DeadAfter + 1);
+  localparam int FW = SW + 8 + W + 1;             // {seq, crc, last, flit} on the wire
 
-  logic            send, pop, credit_ret;
+  function automatic logic [7:0] crc8(input logic [W:0] d);
+    logic [7:0] c;
+    logic       fb;
+    c = '0;
+    for (int i = W; i >= 0; i--) begin
+      fb = c[7] ^ d[i];
+      c  = {c[6:0], 1'b0} ^ (fb ? 8'h07 : 8'h00);
+    end
+    return c;
+  endfunction
+
+  logic            send, pop, credit_ret, ack_ret, wire_send, replaying, window_ok;
   logic [CntW-1:0] credits_d, credits_q;
+  logic [SW-1:0]   seq_q, base_q, rp_q, outstanding, wire_seq;
+  logic [W:0]      wire_data, wire_bad;
+  logic [TW-1:0]   timer_q;
+  logic [DW-1:0]   tries_q;
+  logic            dead_q, timeout;
+  logic [W:0]      rbuf_q [R];
 
-  assign ready_o   = credits_q != '0;
-  assign credits_o = credits_q;
-  assign send      = valid_i && ready_o;
-  assign credits_d = credits_q - CntW'(send) + CntW'(credit_ret);
+  assign replaying   = rp_q != seq_q;
+  assign outstanding = seq_q - base_q;
+  assign window_ok   = outstanding < SW'(R);
+  assign ready_o     = (credits_q != '0) && !replaying && window_ok && !stall_i && !dead_q;
+  assign credits_o   = credits_q;
+  assign send        = valid_i && ready_o;
+  assign credits_d   = credits_q - CntW'(send) + CntW'(credit_ret);
+  assign wire_send   = send || (replaying && !stall_i && !dead_q);
+  assign wire_data   = replaying ? rbuf_q[rp_q[RW-1:0]] : {last_i, flit_i};
+  assign wire_seq    = replaying ? rp_q : seq_q;
+  assign wire_bad    = {{(W - 1){1'b0}}, fault_i[0] && fault_i[1], fault_i[0]};
+  assign timeout     = (outstanding != '0) && !ack_ret && !stall_i && !dead_q &&
+                       (timer_q == TW'(Timeout));
+  assign retry_o     = timeout;
+  assign dead_o      = dead_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       credits_q <= CntW'(Depth);
+      seq_q     <= '0;
+      base_q    <= '0;
+      rp_q      <= '0;
+      timer_q   <= '0;
+      tries_q   <= '0;
+      dead_q    <= 1'b0;
     end else begin
       credits_q <= credits_d;
+      if (send) begin
+        seq_q <= seq_q + 1'b1;
+      end
+      if (ack_ret) begin
+        base_q <= base_q + 1'b1;
+      end
+      // the replay pointer follows new flits; a timeout rewinds it to the oldest
+      if (timeout) begin
+        rp_q <= base_q;
+      end else if (wire_send) begin
+        rp_q <= rp_q + 1'b1;
+      end
+      if (outstanding == '0 || ack_ret || timeout) begin
+        timer_q <= '0;
+      end else if (!stall_i) begin
+        timer_q <= timer_q + 1'b1;
+      end
+      if (ack_ret) begin
+        tries_q <= '0;
+      end else if (timeout) begin
+        tries_q <= tries_q + 1'b1;
+        if (tries_q == DW'(DeadAfter - 1)) begin
+          dead_q <= 1'b1;
+        end
+      end
     end
   end
 
-  // Forward pipeline: stage 0 is the sender's flit, stage Latency arrives. Credit
-  // pipeline: stage 0 is a pop, stage Latency reaches the counter. (Nets: each stage is
-  // driven by one assign.)
-  wire [Latency:0]      fwd_valid;
-  wire [Latency:0][W:0] fwd_data;
-  wire [Latency:0]      bwd_credit;
+  always_ff @(posedge clk_i) begin
+    if (send) begin
+      rbuf_q[seq_q[RW-1:0]] <= {last_i, flit_i};
+    end
+  end
 
-  assign fwd_valid[0]  = send;
-  assign fwd_data[0]   = {last_i, flit_i};
-  assign bwd_credit[0] = pop;
-  assign credit_ret    = bwd_credit[Latency];
+  // Forward pipeline: stage 0 is the flit on the wire, stage Latency arrives. Backward
+  // pipeline: stage 0 is {ack, pop}, stage Latency reaches the sender. (Nets: each
+  // stage is driven by one assign.)
+  wire [Latency:0]         fwd_valid;
+  wire [Latency:0][FW-1:0] fwd_data;
+  wire [Latency:0][1:0]    bwd;
+  logic                    accept;
+
+  assign fwd_valid[0] = wire_send && (fault_i != 2'd2);
+  assign fwd_data[0]  = {wire_seq, crc8(wire_data), wire_data ^ wire_bad};
+  assign bwd[0]       = {accept, pop};
+  assign credit_ret   = bwd[Latency][0];
+  assign ack_ret      = bwd[Latency][1];
 
   for (genvar s = 0; s < Latency; s++) begin : g_wire
-    logic       valid_q, credit_q;
-    logic [W:0] data_q;
+    logic          valid_q;
+    logic [1:0]    bwd_q;
+    logic [FW-1:0] data_q;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        valid_q  <= 1'b0;
-        credit_q <= 1'b0;
+        valid_q <= 1'b0;
+        bwd_q   <= '0;
       end else begin
-        valid_q  <= fwd_valid[s];
-        credit_q <= bwd_credit[s];
+        valid_q <= fwd_valid[s];
+        bwd_q   <= bwd[s];
       end
     end
     // Data is not reset: it is only looked at with its valid bit.
@@ -84,9 +181,29 @@ module tpu_link #(
         data_q <= fwd_data[s];
       end
     end
-    assign fwd_valid[s+1]  = valid_q;
-    assign fwd_data[s+1]   = data_q;
-    assign bwd_credit[s+1] = credit_q;
+    assign fwd_valid[s+1] = valid_q;
+    assign fwd_data[s+1]  = data_q;
+    assign bwd[s+1]       = bwd_q;
+  end
+
+  // Receiver check: the CRC and the expected sequence number.
+  logic [SW-1:0] exp_q, in_seq, ahead;
+  logic [7:0]    in_crc;
+  logic [W:0]    in_data;
+  logic          crc_ok;
+  assign {in_seq, in_crc, in_data} = fwd_data[Latency];
+  assign crc_ok = crc8(in_data) == in_crc;
+  assign accept = fwd_valid[Latency] && crc_ok && (in_seq == exp_q);
+  assign ahead  = in_seq - exp_q;
+  // a corrupted flit, or one from after a lost flit (a replayed duplicate is behind)
+  assign fault_o = fwd_valid[Latency] && !accept && (!crc_ok || (ahead < SW'(R)));
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      exp_q <= '0;
+    end else if (accept) begin
+      exp_q <= exp_q + 1'b1;
+    end
   end
 
   // Receiver FIFO: Depth entries, a read-first register file.
@@ -95,14 +212,14 @@ module tpu_link #(
   logic [CntW-1:0] count_q;
   logic push;
 
-  assign push    = fwd_valid[Latency];
-  assign valid_o = count_q != '0;
+  assign push    = accept;
+  assign valid_o = (count_q != '0) && !stall_i;
   assign pop     = valid_o && ready_i;
   assign {last_o, flit_o} = mem_q[rptr_q];
 
   always_ff @(posedge clk_i) begin
     if (push) begin
-      mem_q[wptr_q] <= fwd_data[Latency];
+      mem_q[wptr_q] <= in_data;
     end
   end
 

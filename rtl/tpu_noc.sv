@@ -22,7 +22,8 @@ module tpu_noc #(
   parameter int Cols     = 4,
   parameter int MaxFlits = 32,
   parameter int Depth    = 70,
-  parameter int CntW     = $clog2(Depth + 1)
+  parameter int CntW     = $clog2(Depth + 1),
+  parameter int NL       = 32  // links: C * (NPorts - 1)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -33,7 +34,14 @@ module tpu_noc #(
   output logic [C-1:0]         ej_valid_o,
   output logic [C-1:0]         ej_last_o,
   output logic [C-1:0][W-1:0]  ej_flit_o,
-  input  logic [C-1:0]         ej_ready_i
+  input  logic [C-1:0]         ej_ready_i,
+  // link l = i*(NPorts-1) + p-1 is core i's output port p (1 east, 2 west, 3 south,
+  // 4 north): test inputs (tied to 0 in tpu_board) and protection status per link
+  input  logic [NL-1:0]        link_stall_i,
+  input  logic [NL-1:0][1:0]   link_fault_i,
+  output logic [NL-1:0]        link_retry_o,
+  output logic [NL-1:0]        link_fault_o,
+  output logic [NL-1:0]        link_dead_o
 );
 
   logic [NPorts-1:0]           r0_in_valid, r0_in_last, r0_in_ready;
@@ -104,7 +112,9 @@ module tpu_noc #(
     .valid_i(r0_out_valid[1]), .last_i(r0_out_last[1]), .flit_i(r0_out_flit[1]),
     .ready_o(r0_out_ready[1]), .credits_o(r0_out_credits[1]),
     .valid_o(r1_in_valid[2]), .last_o(r1_in_last[2]), .flit_o(r1_in_flit[2]),
-    .ready_i(r1_in_ready[2])
+    .ready_i(r1_in_ready[2]),
+    .stall_i(link_stall_i[0]), .fault_i(link_fault_i[0]), .retry_o(link_retry_o[0]),
+    .fault_o(link_fault_o[0]), .dead_o(link_dead_o[0])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_0_2 (
@@ -112,7 +122,9 @@ module tpu_noc #(
     .valid_i(r0_out_valid[2]), .last_i(r0_out_last[2]), .flit_i(r0_out_flit[2]),
     .ready_o(r0_out_ready[2]), .credits_o(r0_out_credits[2]),
     .valid_o(r3_in_valid[1]), .last_o(r3_in_last[1]), .flit_o(r3_in_flit[1]),
-    .ready_i(r3_in_ready[1])
+    .ready_i(r3_in_ready[1]),
+    .stall_i(link_stall_i[1]), .fault_i(link_fault_i[1]), .retry_o(link_retry_o[1]),
+    .fault_o(link_fault_o[1]), .dead_o(link_dead_o[1])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_0_3 (
@@ -120,7 +132,9 @@ module tpu_noc #(
     .valid_i(r0_out_valid[3]), .last_i(r0_out_last[3]), .flit_i(r0_out_flit[3]),
     .ready_o(r0_out_ready[3]), .credits_o(r0_out_credits[3]),
     .valid_o(r4_in_valid[4]), .last_o(r4_in_last[4]), .flit_o(r4_in_flit[4]),
-    .ready_i(r4_in_ready[4])
+    .ready_i(r4_in_ready[4]),
+    .stall_i(link_stall_i[2]), .fault_i(link_fault_i[2]), .retry_o(link_retry_o[2]),
+    .fault_o(link_fault_o[2]), .dead_o(link_dead_o[2])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_0_4 (
@@ -128,7 +142,9 @@ module tpu_noc #(
     .valid_i(r0_out_valid[4]), .last_i(r0_out_last[4]), .flit_i(r0_out_flit[4]),
     .ready_o(r0_out_ready[4]), .credits_o(r0_out_credits[4]),
     .valid_o(r4_in_valid[3]), .last_o(r4_in_last[3]), .flit_o(r4_in_flit[3]),
-    .ready_i(r4_in_ready[3])
+    .ready_i(r4_in_ready[3]),
+    .stall_i(link_stall_i[3]), .fault_i(link_fault_i[3]), .retry_o(link_retry_o[3]),
+    .fault_o(link_fault_o[3]), .dead_o(link_dead_o[3])
   );
 
   // ---- core 1 ----
@@ -158,7 +174,9 @@ module tpu_noc #(
     .valid_i(r1_out_valid[1]), .last_i(r1_out_last[1]), .flit_i(r1_out_flit[1]),
     .ready_o(r1_out_ready[1]), .credits_o(r1_out_credits[1]),
     .valid_o(r2_in_valid[2]), .last_o(r2_in_last[2]), .flit_o(r2_in_flit[2]),
-    .ready_i(r2_in_ready[2])
+    .ready_i(r2_in_ready[2]),
+    .stall_i(link_stall_i[4]), .fault_i(link_fault_i[4]), .retry_o(link_retry_o[4]),
+    .fault_o(link_fault_o[4]), .dead_o(link_dead_o[4])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_1_2 (
@@ -166,7 +184,9 @@ module tpu_noc #(
     .valid_i(r1_out_valid[2]), .last_i(r1_out_last[2]), .flit_i(r1_out_flit[2]),
     .ready_o(r1_out_ready[2]), .credits_o(r1_out_credits[2]),
     .valid_o(r0_in_valid[1]), .last_o(r0_in_last[1]), .flit_o(r0_in_flit[1]),
-    .ready_i(r0_in_ready[1])
+    .ready_i(r0_in_ready[1]),
+    .stall_i(link_stall_i[5]), .fault_i(link_fault_i[5]), .retry_o(link_retry_o[5]),
+    .fault_o(link_fault_o[5]), .dead_o(link_dead_o[5])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_1_3 (
@@ -174,7 +194,9 @@ module tpu_noc #(
     .valid_i(r1_out_valid[3]), .last_i(r1_out_last[3]), .flit_i(r1_out_flit[3]),
     .ready_o(r1_out_ready[3]), .credits_o(r1_out_credits[3]),
     .valid_o(r5_in_valid[4]), .last_o(r5_in_last[4]), .flit_o(r5_in_flit[4]),
-    .ready_i(r5_in_ready[4])
+    .ready_i(r5_in_ready[4]),
+    .stall_i(link_stall_i[6]), .fault_i(link_fault_i[6]), .retry_o(link_retry_o[6]),
+    .fault_o(link_fault_o[6]), .dead_o(link_dead_o[6])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_1_4 (
@@ -182,7 +204,9 @@ module tpu_noc #(
     .valid_i(r1_out_valid[4]), .last_i(r1_out_last[4]), .flit_i(r1_out_flit[4]),
     .ready_o(r1_out_ready[4]), .credits_o(r1_out_credits[4]),
     .valid_o(r5_in_valid[3]), .last_o(r5_in_last[3]), .flit_o(r5_in_flit[3]),
-    .ready_i(r5_in_ready[3])
+    .ready_i(r5_in_ready[3]),
+    .stall_i(link_stall_i[7]), .fault_i(link_fault_i[7]), .retry_o(link_retry_o[7]),
+    .fault_o(link_fault_o[7]), .dead_o(link_dead_o[7])
   );
 
   // ---- core 2 ----
@@ -212,7 +236,9 @@ module tpu_noc #(
     .valid_i(r2_out_valid[1]), .last_i(r2_out_last[1]), .flit_i(r2_out_flit[1]),
     .ready_o(r2_out_ready[1]), .credits_o(r2_out_credits[1]),
     .valid_o(r3_in_valid[2]), .last_o(r3_in_last[2]), .flit_o(r3_in_flit[2]),
-    .ready_i(r3_in_ready[2])
+    .ready_i(r3_in_ready[2]),
+    .stall_i(link_stall_i[8]), .fault_i(link_fault_i[8]), .retry_o(link_retry_o[8]),
+    .fault_o(link_fault_o[8]), .dead_o(link_dead_o[8])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_2_2 (
@@ -220,7 +246,9 @@ module tpu_noc #(
     .valid_i(r2_out_valid[2]), .last_i(r2_out_last[2]), .flit_i(r2_out_flit[2]),
     .ready_o(r2_out_ready[2]), .credits_o(r2_out_credits[2]),
     .valid_o(r1_in_valid[1]), .last_o(r1_in_last[1]), .flit_o(r1_in_flit[1]),
-    .ready_i(r1_in_ready[1])
+    .ready_i(r1_in_ready[1]),
+    .stall_i(link_stall_i[9]), .fault_i(link_fault_i[9]), .retry_o(link_retry_o[9]),
+    .fault_o(link_fault_o[9]), .dead_o(link_dead_o[9])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_2_3 (
@@ -228,7 +256,9 @@ module tpu_noc #(
     .valid_i(r2_out_valid[3]), .last_i(r2_out_last[3]), .flit_i(r2_out_flit[3]),
     .ready_o(r2_out_ready[3]), .credits_o(r2_out_credits[3]),
     .valid_o(r6_in_valid[4]), .last_o(r6_in_last[4]), .flit_o(r6_in_flit[4]),
-    .ready_i(r6_in_ready[4])
+    .ready_i(r6_in_ready[4]),
+    .stall_i(link_stall_i[10]), .fault_i(link_fault_i[10]), .retry_o(link_retry_o[10]),
+    .fault_o(link_fault_o[10]), .dead_o(link_dead_o[10])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_2_4 (
@@ -236,7 +266,9 @@ module tpu_noc #(
     .valid_i(r2_out_valid[4]), .last_i(r2_out_last[4]), .flit_i(r2_out_flit[4]),
     .ready_o(r2_out_ready[4]), .credits_o(r2_out_credits[4]),
     .valid_o(r6_in_valid[3]), .last_o(r6_in_last[3]), .flit_o(r6_in_flit[3]),
-    .ready_i(r6_in_ready[3])
+    .ready_i(r6_in_ready[3]),
+    .stall_i(link_stall_i[11]), .fault_i(link_fault_i[11]), .retry_o(link_retry_o[11]),
+    .fault_o(link_fault_o[11]), .dead_o(link_dead_o[11])
   );
 
   // ---- core 3 ----
@@ -266,7 +298,9 @@ module tpu_noc #(
     .valid_i(r3_out_valid[1]), .last_i(r3_out_last[1]), .flit_i(r3_out_flit[1]),
     .ready_o(r3_out_ready[1]), .credits_o(r3_out_credits[1]),
     .valid_o(r0_in_valid[2]), .last_o(r0_in_last[2]), .flit_o(r0_in_flit[2]),
-    .ready_i(r0_in_ready[2])
+    .ready_i(r0_in_ready[2]),
+    .stall_i(link_stall_i[12]), .fault_i(link_fault_i[12]), .retry_o(link_retry_o[12]),
+    .fault_o(link_fault_o[12]), .dead_o(link_dead_o[12])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_3_2 (
@@ -274,7 +308,9 @@ module tpu_noc #(
     .valid_i(r3_out_valid[2]), .last_i(r3_out_last[2]), .flit_i(r3_out_flit[2]),
     .ready_o(r3_out_ready[2]), .credits_o(r3_out_credits[2]),
     .valid_o(r2_in_valid[1]), .last_o(r2_in_last[1]), .flit_o(r2_in_flit[1]),
-    .ready_i(r2_in_ready[1])
+    .ready_i(r2_in_ready[1]),
+    .stall_i(link_stall_i[13]), .fault_i(link_fault_i[13]), .retry_o(link_retry_o[13]),
+    .fault_o(link_fault_o[13]), .dead_o(link_dead_o[13])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_3_3 (
@@ -282,7 +318,9 @@ module tpu_noc #(
     .valid_i(r3_out_valid[3]), .last_i(r3_out_last[3]), .flit_i(r3_out_flit[3]),
     .ready_o(r3_out_ready[3]), .credits_o(r3_out_credits[3]),
     .valid_o(r7_in_valid[4]), .last_o(r7_in_last[4]), .flit_o(r7_in_flit[4]),
-    .ready_i(r7_in_ready[4])
+    .ready_i(r7_in_ready[4]),
+    .stall_i(link_stall_i[14]), .fault_i(link_fault_i[14]), .retry_o(link_retry_o[14]),
+    .fault_o(link_fault_o[14]), .dead_o(link_dead_o[14])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_3_4 (
@@ -290,7 +328,9 @@ module tpu_noc #(
     .valid_i(r3_out_valid[4]), .last_i(r3_out_last[4]), .flit_i(r3_out_flit[4]),
     .ready_o(r3_out_ready[4]), .credits_o(r3_out_credits[4]),
     .valid_o(r7_in_valid[3]), .last_o(r7_in_last[3]), .flit_o(r7_in_flit[3]),
-    .ready_i(r7_in_ready[3])
+    .ready_i(r7_in_ready[3]),
+    .stall_i(link_stall_i[15]), .fault_i(link_fault_i[15]), .retry_o(link_retry_o[15]),
+    .fault_o(link_fault_o[15]), .dead_o(link_dead_o[15])
   );
 
   // ---- core 4 ----
@@ -320,7 +360,9 @@ module tpu_noc #(
     .valid_i(r4_out_valid[1]), .last_i(r4_out_last[1]), .flit_i(r4_out_flit[1]),
     .ready_o(r4_out_ready[1]), .credits_o(r4_out_credits[1]),
     .valid_o(r5_in_valid[2]), .last_o(r5_in_last[2]), .flit_o(r5_in_flit[2]),
-    .ready_i(r5_in_ready[2])
+    .ready_i(r5_in_ready[2]),
+    .stall_i(link_stall_i[16]), .fault_i(link_fault_i[16]), .retry_o(link_retry_o[16]),
+    .fault_o(link_fault_o[16]), .dead_o(link_dead_o[16])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_4_2 (
@@ -328,7 +370,9 @@ module tpu_noc #(
     .valid_i(r4_out_valid[2]), .last_i(r4_out_last[2]), .flit_i(r4_out_flit[2]),
     .ready_o(r4_out_ready[2]), .credits_o(r4_out_credits[2]),
     .valid_o(r7_in_valid[1]), .last_o(r7_in_last[1]), .flit_o(r7_in_flit[1]),
-    .ready_i(r7_in_ready[1])
+    .ready_i(r7_in_ready[1]),
+    .stall_i(link_stall_i[17]), .fault_i(link_fault_i[17]), .retry_o(link_retry_o[17]),
+    .fault_o(link_fault_o[17]), .dead_o(link_dead_o[17])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_4_3 (
@@ -336,7 +380,9 @@ module tpu_noc #(
     .valid_i(r4_out_valid[3]), .last_i(r4_out_last[3]), .flit_i(r4_out_flit[3]),
     .ready_o(r4_out_ready[3]), .credits_o(r4_out_credits[3]),
     .valid_o(r0_in_valid[4]), .last_o(r0_in_last[4]), .flit_o(r0_in_flit[4]),
-    .ready_i(r0_in_ready[4])
+    .ready_i(r0_in_ready[4]),
+    .stall_i(link_stall_i[18]), .fault_i(link_fault_i[18]), .retry_o(link_retry_o[18]),
+    .fault_o(link_fault_o[18]), .dead_o(link_dead_o[18])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_4_4 (
@@ -344,7 +390,9 @@ module tpu_noc #(
     .valid_i(r4_out_valid[4]), .last_i(r4_out_last[4]), .flit_i(r4_out_flit[4]),
     .ready_o(r4_out_ready[4]), .credits_o(r4_out_credits[4]),
     .valid_o(r0_in_valid[3]), .last_o(r0_in_last[3]), .flit_o(r0_in_flit[3]),
-    .ready_i(r0_in_ready[3])
+    .ready_i(r0_in_ready[3]),
+    .stall_i(link_stall_i[19]), .fault_i(link_fault_i[19]), .retry_o(link_retry_o[19]),
+    .fault_o(link_fault_o[19]), .dead_o(link_dead_o[19])
   );
 
   // ---- core 5 ----
@@ -374,7 +422,9 @@ module tpu_noc #(
     .valid_i(r5_out_valid[1]), .last_i(r5_out_last[1]), .flit_i(r5_out_flit[1]),
     .ready_o(r5_out_ready[1]), .credits_o(r5_out_credits[1]),
     .valid_o(r6_in_valid[2]), .last_o(r6_in_last[2]), .flit_o(r6_in_flit[2]),
-    .ready_i(r6_in_ready[2])
+    .ready_i(r6_in_ready[2]),
+    .stall_i(link_stall_i[20]), .fault_i(link_fault_i[20]), .retry_o(link_retry_o[20]),
+    .fault_o(link_fault_o[20]), .dead_o(link_dead_o[20])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_5_2 (
@@ -382,7 +432,9 @@ module tpu_noc #(
     .valid_i(r5_out_valid[2]), .last_i(r5_out_last[2]), .flit_i(r5_out_flit[2]),
     .ready_o(r5_out_ready[2]), .credits_o(r5_out_credits[2]),
     .valid_o(r4_in_valid[1]), .last_o(r4_in_last[1]), .flit_o(r4_in_flit[1]),
-    .ready_i(r4_in_ready[1])
+    .ready_i(r4_in_ready[1]),
+    .stall_i(link_stall_i[21]), .fault_i(link_fault_i[21]), .retry_o(link_retry_o[21]),
+    .fault_o(link_fault_o[21]), .dead_o(link_dead_o[21])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_5_3 (
@@ -390,7 +442,9 @@ module tpu_noc #(
     .valid_i(r5_out_valid[3]), .last_i(r5_out_last[3]), .flit_i(r5_out_flit[3]),
     .ready_o(r5_out_ready[3]), .credits_o(r5_out_credits[3]),
     .valid_o(r1_in_valid[4]), .last_o(r1_in_last[4]), .flit_o(r1_in_flit[4]),
-    .ready_i(r1_in_ready[4])
+    .ready_i(r1_in_ready[4]),
+    .stall_i(link_stall_i[22]), .fault_i(link_fault_i[22]), .retry_o(link_retry_o[22]),
+    .fault_o(link_fault_o[22]), .dead_o(link_dead_o[22])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_5_4 (
@@ -398,7 +452,9 @@ module tpu_noc #(
     .valid_i(r5_out_valid[4]), .last_i(r5_out_last[4]), .flit_i(r5_out_flit[4]),
     .ready_o(r5_out_ready[4]), .credits_o(r5_out_credits[4]),
     .valid_o(r1_in_valid[3]), .last_o(r1_in_last[3]), .flit_o(r1_in_flit[3]),
-    .ready_i(r1_in_ready[3])
+    .ready_i(r1_in_ready[3]),
+    .stall_i(link_stall_i[23]), .fault_i(link_fault_i[23]), .retry_o(link_retry_o[23]),
+    .fault_o(link_fault_o[23]), .dead_o(link_dead_o[23])
   );
 
   // ---- core 6 ----
@@ -428,7 +484,9 @@ module tpu_noc #(
     .valid_i(r6_out_valid[1]), .last_i(r6_out_last[1]), .flit_i(r6_out_flit[1]),
     .ready_o(r6_out_ready[1]), .credits_o(r6_out_credits[1]),
     .valid_o(r7_in_valid[2]), .last_o(r7_in_last[2]), .flit_o(r7_in_flit[2]),
-    .ready_i(r7_in_ready[2])
+    .ready_i(r7_in_ready[2]),
+    .stall_i(link_stall_i[24]), .fault_i(link_fault_i[24]), .retry_o(link_retry_o[24]),
+    .fault_o(link_fault_o[24]), .dead_o(link_dead_o[24])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_6_2 (
@@ -436,7 +494,9 @@ module tpu_noc #(
     .valid_i(r6_out_valid[2]), .last_i(r6_out_last[2]), .flit_i(r6_out_flit[2]),
     .ready_o(r6_out_ready[2]), .credits_o(r6_out_credits[2]),
     .valid_o(r5_in_valid[1]), .last_o(r5_in_last[1]), .flit_o(r5_in_flit[1]),
-    .ready_i(r5_in_ready[1])
+    .ready_i(r5_in_ready[1]),
+    .stall_i(link_stall_i[25]), .fault_i(link_fault_i[25]), .retry_o(link_retry_o[25]),
+    .fault_o(link_fault_o[25]), .dead_o(link_dead_o[25])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_6_3 (
@@ -444,7 +504,9 @@ module tpu_noc #(
     .valid_i(r6_out_valid[3]), .last_i(r6_out_last[3]), .flit_i(r6_out_flit[3]),
     .ready_o(r6_out_ready[3]), .credits_o(r6_out_credits[3]),
     .valid_o(r2_in_valid[4]), .last_o(r2_in_last[4]), .flit_o(r2_in_flit[4]),
-    .ready_i(r2_in_ready[4])
+    .ready_i(r2_in_ready[4]),
+    .stall_i(link_stall_i[26]), .fault_i(link_fault_i[26]), .retry_o(link_retry_o[26]),
+    .fault_o(link_fault_o[26]), .dead_o(link_dead_o[26])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_6_4 (
@@ -452,7 +514,9 @@ module tpu_noc #(
     .valid_i(r6_out_valid[4]), .last_i(r6_out_last[4]), .flit_i(r6_out_flit[4]),
     .ready_o(r6_out_ready[4]), .credits_o(r6_out_credits[4]),
     .valid_o(r2_in_valid[3]), .last_o(r2_in_last[3]), .flit_o(r2_in_flit[3]),
-    .ready_i(r2_in_ready[3])
+    .ready_i(r2_in_ready[3]),
+    .stall_i(link_stall_i[27]), .fault_i(link_fault_i[27]), .retry_o(link_retry_o[27]),
+    .fault_o(link_fault_o[27]), .dead_o(link_dead_o[27])
   );
 
   // ---- core 7 ----
@@ -482,7 +546,9 @@ module tpu_noc #(
     .valid_i(r7_out_valid[1]), .last_i(r7_out_last[1]), .flit_i(r7_out_flit[1]),
     .ready_o(r7_out_ready[1]), .credits_o(r7_out_credits[1]),
     .valid_o(r4_in_valid[2]), .last_o(r4_in_last[2]), .flit_o(r4_in_flit[2]),
-    .ready_i(r4_in_ready[2])
+    .ready_i(r4_in_ready[2]),
+    .stall_i(link_stall_i[28]), .fault_i(link_fault_i[28]), .retry_o(link_retry_o[28]),
+    .fault_o(link_fault_o[28]), .dead_o(link_dead_o[28])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_7_2 (
@@ -490,7 +556,9 @@ module tpu_noc #(
     .valid_i(r7_out_valid[2]), .last_i(r7_out_last[2]), .flit_i(r7_out_flit[2]),
     .ready_o(r7_out_ready[2]), .credits_o(r7_out_credits[2]),
     .valid_o(r6_in_valid[1]), .last_o(r6_in_last[1]), .flit_o(r6_in_flit[1]),
-    .ready_i(r6_in_ready[1])
+    .ready_i(r6_in_ready[1]),
+    .stall_i(link_stall_i[29]), .fault_i(link_fault_i[29]), .retry_o(link_retry_o[29]),
+    .fault_o(link_fault_o[29]), .dead_o(link_dead_o[29])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_7_3 (
@@ -498,7 +566,9 @@ module tpu_noc #(
     .valid_i(r7_out_valid[3]), .last_i(r7_out_last[3]), .flit_i(r7_out_flit[3]),
     .ready_o(r7_out_ready[3]), .credits_o(r7_out_credits[3]),
     .valid_o(r3_in_valid[4]), .last_o(r3_in_last[4]), .flit_o(r3_in_flit[4]),
-    .ready_i(r3_in_ready[4])
+    .ready_i(r3_in_ready[4]),
+    .stall_i(link_stall_i[30]), .fault_i(link_fault_i[30]), .retry_o(link_retry_o[30]),
+    .fault_o(link_fault_o[30]), .dead_o(link_dead_o[30])
   );
 
   tpu_link #(.W(W), .Latency(Latency), .Depth(Depth), .CntW(CntW)) u_link_7_4 (
@@ -506,7 +576,9 @@ module tpu_noc #(
     .valid_i(r7_out_valid[4]), .last_i(r7_out_last[4]), .flit_i(r7_out_flit[4]),
     .ready_o(r7_out_ready[4]), .credits_o(r7_out_credits[4]),
     .valid_o(r3_in_valid[3]), .last_o(r3_in_last[3]), .flit_o(r3_in_flit[3]),
-    .ready_i(r3_in_ready[3])
+    .ready_i(r3_in_ready[3]),
+    .stall_i(link_stall_i[31]), .fault_i(link_fault_i[31]), .retry_o(link_retry_o[31]),
+    .fault_o(link_fault_o[31]), .dead_o(link_dead_o[31])
   );
 
 endmodule

@@ -33,3 +33,21 @@ board-run: deps
 	@echo "co-simulating the dptrain job (tpu-mkprog dptrain) on the board N=$(MXU), C=8, torus 2x4 (SystemC, verilated cores and NoC) against the model"
 	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) BOARD_TB_ARGS="$(RUN_ARGS)" \
 		sh sim/board_case.sh $(MXU) 8 torus:2x4 $(SIM_DIR)/board_run 0 dptrain
+
+# Link back-pressure and link faults (docs/board.md "Link faults"; sim/board_linkfault.sh):
+# a random-board job under --link-stall 10 and 50, each fault kind (flip, flip2, drop, a long
+# stall) on every link, and faults with back-pressure: traces and dumps identical to the
+# model's, the faults reported and replayed by the links; a permanent fault makes link 0
+# dead, and board_tb says so and exits 1. Registered in tests/regress/suite.mk.
+#   test-board-linkfault       (make test)      N = 4, ring of 2 (~5 s after the build)
+#   test-board-linkfault-full  (make test-full) also a 2x2 torus and two more seeds
+.PHONY: test-board-linkfault test-board-linkfault-full
+test-board-linkfault: $(BOARD_DEPS)
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) BOARD_JOBS=2 \
+	    nice -n 10 sh sim/board_linkfault.sh 4 2 ring $(BUILD)/tests/linkfault/ring2
+
+test-board-linkfault-full: test-board-linkfault
+	@set -e; for s in 5 11; do BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) BOARD_JOBS=2 \
+	    nice -n 10 sh sim/board_linkfault.sh 4 2 ring $(BUILD)/tests/linkfault/ring2_s$$s 20,80 random-board $$s; done
+	@BUILD=$(BUILD) GEN=$(GEN) VERILATOR=$(VERILATOR) BOARD_JOBS=2 \
+	    nice -n 10 sh sim/board_linkfault.sh 4 4 torus:2x2 $(BUILD)/tests/linkfault/torus2x2 10,50,80

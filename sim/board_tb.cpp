@@ -118,6 +118,7 @@ const char *const kMode = "assembled";
 #define TOPO_IN(X) X(core_id_i) X(topo_cores_i) X(topo_rows_i) X(topo_cols_i)
 #define NOC_OUT(X) X(noc_inj_valid_o) X(noc_inj_last_o) X(noc_inj_flit_o) X(noc_ej_ready_o)
 #define NOC_IN(X) X(noc_inj_ready_i) X(noc_ej_valid_i) X(noc_ej_last_i) X(noc_ej_flit_i)
+#define LINK_PORTS(X) X(link_stall_i) X(link_fault_i) X(link_retry_o) X(link_fault_o) X(link_dead_o)
 
 struct LiteIn {
     uint32_t awaddr = 0, wdata = 0, araddr = 0;
@@ -142,7 +143,7 @@ SC_MODULE(BoardIO)
     sc_in<bool> clk;
     sc_signal<bool> rst_n;
 #define DECL(p) sc_signal<BOARD_PORT_T(Vtpu_board, p)> p;
-    LITE_IN(DECL) LITE_OUT(DECL) AXI_IN(DECL) AXI_OUT(DECL) TR_OUT(DECL)
+    LITE_IN(DECL) LITE_OUT(DECL) AXI_IN(DECL) AXI_OUT(DECL) TR_OUT(DECL) DECL(link_err_o)
 #undef DECL
     Vtpu_board *dut;
     Bits axi_in[9]; // the packed AXI inputs, written by flush()
@@ -153,7 +154,7 @@ SC_MODULE(BoardIO)
         dut->clk_i(clk);
         dut->rst_ni(rst_n);
 #define BIND(p) dut->p(p);
-        LITE_IN(BIND) LITE_OUT(BIND) AXI_IN(BIND) AXI_OUT(BIND) TR_OUT(BIND)
+        LITE_IN(BIND) LITE_OUT(BIND) AXI_IN(BIND) AXI_OUT(BIND) TR_OUT(BIND) BIND(link_err_o)
 #undef BIND
         unsigned k = 0;
 #define CLR(p) axi_in[k++].clear(Width<BOARD_PORT_T(Vtpu_board, p)>::value);
@@ -169,6 +170,17 @@ SC_MODULE(BoardIO)
         return b.get(i * w, w);
     }
     void set_gaps(const std::vector<bool> &, const std::vector<bool> &) {}
+    // the links are inside tpu_board: no stalls or faults here; a dead link is link_err_o
+    static constexpr unsigned kLinks = 0;
+    void set_links(const std::vector<bool> &, const std::vector<unsigned> &) {}
+    void sample_links(std::vector<bool> *, std::vector<bool> *, std::vector<bool> *dead)
+    {
+        Bits b;
+        to_bits(link_err_o.read(), &b);
+        dead->assign(kC, false);
+        for (unsigned i = 0; i < kC; i++)
+            (*dead)[i] = b.get(i, 1) != 0;
+    }
     void drive_lite(unsigned core, const LiteIn &in)
     {
         auto put = [](auto &sig, uint64_t v) {
@@ -319,8 +331,11 @@ SC_MODULE(BoardIO)
     Vtpu_noc *noc;
 #define DECL(p) sc_signal<BOARD_PORT_T(Vtpu_noc, p)> p;
     DECL(inj_valid_i) DECL(inj_last_i) DECL(inj_flit_i) DECL(inj_ready_o) DECL(ej_valid_o)
-    DECL(ej_last_o) DECL(ej_flit_o) DECL(ej_ready_i)
+    DECL(ej_last_o) DECL(ej_flit_o) DECL(ej_ready_i) LINK_PORTS(DECL)
 #undef DECL
+    // links: l = i*(NPorts-1) + p-1, core i's output port p (docs/board.md "Link faults")
+    // (the port's C++ type may be wider: count them from the shape, as gen does)
+    static constexpr unsigned kLinks = kC * (BOARD_TOPO[0] == 'r' ? 2u : 4u);
 
     SC_CTOR(BoardIO)
     {
@@ -347,7 +362,7 @@ SC_MODULE(BoardIO)
         noc->rst_ni(rst_n);
 #define BIND(p) noc->p(p);
         BIND(inj_valid_i) BIND(inj_last_i) BIND(inj_flit_i) BIND(inj_ready_o) BIND(ej_valid_o)
-        BIND(ej_last_o) BIND(ej_flit_o) BIND(ej_ready_i)
+        BIND(ej_last_o) BIND(ej_flit_o) BIND(ej_ready_i) LINK_PORTS(BIND)
 #undef BIND
         SC_METHOD(glue);
         for (unsigned i = 0; i < kC; i++) {
@@ -403,6 +418,38 @@ SC_MODULE(BoardIO)
 #undef WR
     }
 
+    // --link-stall / --link-fault: stall_i per link, fault_i (0 none, 1 flip, 2 drop, 3 flip 2)
+    void set_links(const std::vector<bool> &stall, const std::vector<unsigned> &fault)
+    {
+        Bits st, fa;
+        st.clear(kLinks);
+        fa.clear(2 * kLinks);
+        for (unsigned l = 0; l < kLinks; l++) {
+            st.set(l, 1, stall[l]);
+            fa.set(2 * l, 2, fault[l]);
+        }
+        BOARD_PORT_T(Vtpu_noc, link_stall_i) xs;
+        from_bits(st, &xs);
+        link_stall_i.write(xs);
+        BOARD_PORT_T(Vtpu_noc, link_fault_i) xf;
+        from_bits(fa, &xf);
+        link_fault_i.write(xf);
+    }
+    void sample_links(std::vector<bool> *retry, std::vector<bool> *fault, std::vector<bool> *dead)
+    {
+        Bits r, f, d;
+        to_bits(link_retry_o.read(), &r);
+        to_bits(link_fault_o.read(), &f);
+        to_bits(link_dead_o.read(), &d);
+        retry->assign(kLinks, false);
+        fault->assign(kLinks, false);
+        dead->assign(kLinks, false);
+        for (unsigned l = 0; l < kLinks; l++) {
+            (*retry)[l] = r.get(l, 1) != 0;
+            (*fault)[l] = f.get(l, 1) != 0;
+            (*dead)[l] = d.get(l, 1) != 0;
+        }
+    }
     void set_gaps(const std::vector<bool> &inj, const std::vector<bool> &ej)
     {
         for (unsigned i = 0; i < kC; i++) {
@@ -509,11 +556,74 @@ SC_MODULE(BoardIO)
 #endif
 
 // ---- options ------------------------------------------------------------------------------
+// --link-fault KIND@CYCLE[+LEN][:LINK]: from harness cycle CYCLE, link LINK (all when
+// omitted) gets the fault on the flits it puts on the wire until it reports it (fault_o or
+// retry_o): flip (bit 0), flip2 (bits 0 and 1), drop; stall holds it for LEN cycles; stuck
+// flips bit 0 of every flit for ever (a permanent fault: the link must declare itself dead).
+struct LinkFault {
+    unsigned kind; // 1 flip, 2 drop, 3 flip2, 4 stall, 5 stuck (flip on every flit, for ever)
+    uint64_t cycle, len;
+    int link; // -1: every link
+};
+
 struct Options {
     std::string job, out, fst = "board_tb.fst";
-    unsigned axi_latency = 4, stall = 0;
+    unsigned axi_latency = 4, stall = 0, link_stall = 0;
     uint64_t seed = 1, max_cycles = 5000000;
+    std::vector<LinkFault> faults;
 };
+
+// KIND@CYCLE[+LEN][:LINK][,...]; false on a syntax error
+bool parse_link_faults(const std::string &v, std::vector<LinkFault> *out)
+{
+    size_t pos = 0;
+    while (pos <= v.size()) {
+        size_t end = v.find(',', pos);
+        if (end == std::string::npos)
+            end = v.size();
+        const std::string spec = v.substr(pos, end - pos);
+        const size_t at = spec.find('@');
+        if (at == std::string::npos)
+            return false;
+        const std::string kind = spec.substr(0, at);
+        LinkFault f{0, 0, 0, -1};
+        if (kind == "flip") f.kind = 1;
+        else if (kind == "drop") f.kind = 2;
+        else if (kind == "flip2") f.kind = 3;
+        else if (kind == "stall") f.kind = 4;
+        else if (kind == "stuck") f.kind = 5;
+        else return false;
+        std::string rest = spec.substr(at + 1), link;
+        const size_t colon = rest.find(':');
+        if (colon != std::string::npos) {
+            link = rest.substr(colon + 1);
+            rest = rest.substr(0, colon);
+        }
+        std::string len;
+        const size_t plus = rest.find('+');
+        if (plus != std::string::npos) {
+            len = rest.substr(plus + 1);
+            rest = rest.substr(0, plus);
+        }
+        uint64_t x = 0;
+        if (!tb::parse_u64(rest.c_str(), &f.cycle))
+            return false;
+        if (f.kind == 4) {
+            if (len.empty() || !tb::parse_u64(len.c_str(), &f.len) || f.len == 0)
+                return false;
+        } else if (!len.empty()) {
+            return false;
+        }
+        if (!link.empty()) {
+            if (!tb::parse_u64(link.c_str(), &x) || x >= BoardIO::kLinks)
+                return false;
+            f.link = static_cast<int>(x);
+        }
+        out->push_back(f);
+        pos = end + 1;
+    }
+    return !out->empty();
+}
 
 int usage_error(const char *what, const char *arg)
 {
@@ -537,6 +647,13 @@ void help()
         "  --axi-latency C    host memory latency in cycles (default 4, as the model)\n"
         "  --max-cycles C     give up after C cycles from the first START (default 5000000)\n"
         "  --fst F            waveform file written with +trace (default board_tb.fst)\n"
+        "  --link-stall P     each link stalled (nothing sent or popped) in P percent of the\n"
+        "                     cycles (0 .. 90; assembled build; seeded by --seed)\n"
+        "  --link-fault KIND@CYCLE[+LEN][:LINK][,...]  inject from harness cycle CYCLE on link\n"
+        "                     LINK (default every link; %u links: l = i*(ports-1) + p-1): flip,\n"
+        "                     flip2 (bits 0, 1), drop (the flits put on the wire until the link\n"
+        "                     reports the fault), stall+LEN (held LEN cycles), stuck (bit 0\n"
+        "                     of every flit, for ever); docs/board.md \"Link faults\"\n"
         "  +verilator+seed+N  seed of the X-initialisation (printed on every run)\n"
         "  +trace             write an FST waveform\n"
         "Exit status: 0 every core done, 1 error halt / protocol violation / timeout,\n"
@@ -547,7 +664,7 @@ void help()
 #else
         " and as gaps on each core's network inject and eject ports"
 #endif
-    );
+        , BoardIO::kLinks);
 }
 
 int parse_options(int argc, char **argv, Options *o)
@@ -579,7 +696,22 @@ int parse_options(int argc, char **argv, Options *o)
             return hm;
         if (hm == 0)
             continue;
-        if (name == "--job") {
+        if (name == "--link-stall" || name == "--link-fault") {
+            if (BoardIO::kLinks == 0)
+                return usage_error("the flat build has no access to the links (use the "
+                                   "assembled build)", name.c_str());
+            uint64_t x = 0;
+            if (name == "--link-stall") {
+                if (!parse_u64(value.c_str(), &x) || x > 90)
+                    return usage_error("--link-stall takes a percentage in 0 .. 90", value.c_str());
+                o->link_stall = static_cast<unsigned>(x);
+            } else if (!parse_link_faults(value, &o->faults)) {
+                return usage_error("--link-fault takes KIND@CYCLE[+LEN][:LINK][,...] (KIND flip, "
+                                   "flip2, drop, stuck; stall with +LEN; LINK below the link "
+                                   "count)",
+                                   value.c_str());
+            }
+        } else if (name == "--job") {
             o->job = value;
         } else if (name == "--out") {
             o->out = value;
@@ -711,7 +843,14 @@ SC_MODULE(Host)
     Options opt;
     std::vector<std::unique_ptr<CoreJob>> jobs;
     Rng *rng = nullptr;
+    Rng *lrng = nullptr; // --link-stall (its own stream: --stall's runs do not change)
     Errors perr{"board_tb"};
+    // links: stall and fault inputs this cycle, the faults armed, what the links reported
+    std::vector<bool> lstall, lretry, lfault, ldead;
+    std::vector<unsigned> lkind, armed;
+    std::vector<uint64_t> stall_until, n_retry, n_fault;
+    std::vector<int64_t> dead_at;
+    uint64_t armed_total = 0, hit_total = 0, stall_total = 0;
     uint64_t cycle = 0;
     int result = 2; // exit status
     bool timeout = false, sampled = false;
@@ -776,6 +915,23 @@ SC_MODULE(Host)
             ej_gap[i] = rng->pct(opt.stall);
         }
         io->set_gaps(inj_gap, ej_gap);
+        for (const LinkFault &f : opt.faults)
+            if (f.cycle == cycle)
+                for (unsigned l = 0; l < BoardIO::kLinks; l++)
+                    if (f.link < 0 || static_cast<unsigned>(f.link) == l) {
+                        if (f.kind == 4) {
+                            stall_until[l] = cycle + f.len;
+                            stall_total++;
+                        } else {
+                            armed[l] = f.kind;
+                            armed_total++;
+                        }
+                    }
+        for (unsigned l = 0; l < BoardIO::kLinks; l++) {
+            lstall[l] = cycle < stall_until[l] || lrng->pct(opt.link_stall);
+            lkind[l] = armed[l] == 5 ? 1 : armed[l];
+        }
+        io->set_links(lstall, lkind);
         io->flush();
         wait(4, SC_NS); // the inputs settle; the rising edge is 1 ns away
         // sample
@@ -817,6 +973,21 @@ SC_MODULE(Host)
                 j.rows_written++;
             }
         }
+        io->sample_links(&lretry, &lfault, &ldead);
+        for (unsigned l = 0; l < BoardIO::kLinks; l++) {
+            n_retry[l] += lretry[l];
+            n_fault[l] += lfault[l];
+            if ((lretry[l] || lfault[l]) && armed[l] && armed[l] != 5) {
+                armed[l] = 0; // the link reported it: the fault was hit and detected
+                hit_total++;
+            }
+            if (ldead[l] && dead_at[l] < 0)
+                dead_at[l] = static_cast<int64_t>(cycle);
+        }
+        if (BoardIO::kLinks == 0)
+            for (unsigned i = 0; i < ldead.size(); i++)
+                if (ldead[i] && dead_at.size() == ldead.size() && dead_at[i] < 0)
+                    dead_at[i] = static_cast<int64_t>(cycle);
         sampled = true;
     }
 
@@ -866,6 +1037,14 @@ SC_MODULE(Host)
     {
         inj_gap.assign(kC, false);
         ej_gap.assign(kC, false);
+        lstall.assign(BoardIO::kLinks, false);
+        lkind.assign(BoardIO::kLinks, 0);
+        armed.assign(BoardIO::kLinks, 0);
+        stall_until.assign(BoardIO::kLinks, 0);
+        n_retry.assign(BoardIO::kLinks, 0);
+        n_fault.assign(BoardIO::kLinks, 0);
+        // FLAT: link_err_o per core
+        dead_at.assign(BoardIO::kLinks ? BoardIO::kLinks : kC, -1);
         // reset: asserted for 4 cycles
         io->rst_n.write(false);
         for (int i = 0; i < 4; i++)
@@ -922,6 +1101,12 @@ SC_MODULE(Host)
                 timeout = true;
                 break;
             }
+            // a dead link: the hardware reported the error; the cores waiting on it never finish
+            bool dead = false;
+            for (int64_t d : dead_at)
+                dead = dead || d >= 0;
+            if (dead)
+                break;
         }
         end_cycle = cycle;
         secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -932,7 +1117,8 @@ SC_MODULE(Host)
                 j.status = lite_read(c, 0x000C);
                 std::printf("board_tb: core %u still busy (STATUS 0x%x) at PC %u%s\n", c,
                             j.status, j.pc,
-                            timeout ? "" : " when another core stopped with an error");
+                            timeout ? "" : error ? " when another core stopped with an error"
+                                             : " when a link was declared dead");
             }
             j.err_code = lite_read(c, 0x0018);
             j.err_pc = lite_read(c, 0x001C);
@@ -1064,6 +1250,8 @@ int sc_main(int argc, char **argv)
     host.io = &io;
     host.opt = opt;
     host.rng = &rng;
+    Rng lrng(opt.seed ^ 0x6c696e6b5f73746cull);
+    host.lrng = &lrng;
     for (unsigned c = 0; c < kC; c++) {
         host.jobs.emplace_back(new CoreJob);
         CoreJob &j = *host.jobs.back();
@@ -1145,6 +1333,30 @@ int sc_main(int argc, char **argv)
         std::printf("board_tb: %" PRIu64 " AXI protocol violation(s)\n", host.perr.count);
         status = 1;
     }
+    // the links (docs/board.md "Link faults"): what was injected, detected and replayed
+    uint64_t retries = 0, faults = 0;
+    for (unsigned l = 0; l < BoardIO::kLinks; l++) {
+        retries += host.n_retry[l];
+        faults += host.n_fault[l];
+    }
+    if (BoardIO::kLinks != 0)
+        std::printf("board_tb: links: %u, stall %u%%, %" PRIu64 " long stall(s), %" PRIu64
+                    " fault(s) armed, %" PRIu64 " hit and reported by the link; %" PRIu64
+                    " flit(s) found corrupted or out of sequence, %" PRIu64 " replay(s)\n",
+                    BoardIO::kLinks, opt.link_stall, host.stall_total, host.armed_total,
+                    host.hit_total, faults, retries);
+    for (unsigned l = 0; l < host.dead_at.size(); l++)
+        if (host.dead_at[l] >= 0) {
+            if (BoardIO::kLinks != 0)
+                std::printf("board_tb: ERROR: link %u (core %u's output port %u) is dead since "
+                            "cycle %" PRId64 ": a fault its replays did not recover from\n", l,
+                            l / (BoardIO::kLinks / kC), l % (BoardIO::kLinks / kC) + 1,
+                            host.dead_at[l]);
+            else
+                std::printf("board_tb: ERROR: link_err_o[%u]: an output link of core %u is "
+                            "dead since cycle %" PRId64 "\n", l, l, host.dead_at[l]);
+            status = 1;
+        }
     if (status == 0)
         std::printf("board_tb: done\n");
     return status;

@@ -9,10 +9,11 @@
 #       +verilator+rand+reset+2 +verilator+seed+XSEED: every register and memory starts from
 #       random bits); the model must end as job.txt predicts, the core with the model's exit
 #       status, the traces identical (tpu-core-cmp) and every dump identical byte for byte.
-#   sh tests/regress/job.sh board N C TOPOLOGY SEED STALL SSEED
+#   sh tests/regress/job.sh board N C TOPOLOGY SEED STALL SSEED [board_tb options...]
 #       tpu-mkprog random-board on the assembled SystemC board (board_tb --stall STALL --seed
-#       SSEED, links W = 64, D = 2) against tpu-board-run: every core's trace and dumps
-#       identical (tpu-board-cmp), as sim/board_case.sh checks.
+#       SSEED, links W = 64, D = 2; e.g. --link-stall P, --link-fault KIND@CYCLE: docs/board.md
+#       "Link faults") against tpu-board-run: every core's trace and dumps identical
+#       (tpu-board-cmp), as sim/board_case.sh checks; no link may be declared dead.
 # Output in $REGRESS_OUT (default build/regress/replay/<the arguments joined by '-'>).
 # Environment: TPU_MKPROG, TPU_RUN, CORE_CMP, CORE_TB (default build/sim/core_N<N>/core_tb),
 #   TPU_BOARD_RUN, BOARD_CMP, BOARD_TB (default the sim/board_build.sh asm harness for N, C, TOPOLOGY, W = 64, D = 2).
@@ -78,8 +79,10 @@ core)
     done
     echo "PASS: core N=$n seed=$seed ($exp) stall=$stall/$sseed${xargs_:+ $xargs_} (trace header: verilator-seed $xs): $(sed -n 's/.*PASS: //p' "$out/cmp.log")" ;;
 board)
-    [ $# -eq 7 ] || { echo "usage: $0 board N C TOPOLOGY SEED STALL SSEED" >&2; exit 2; }
-    n=$2; c=$3; topo=$4; seed=$5; stall=$6; sseed=$7
+    [ $# -ge 7 ] || { echo "usage: $0 board N C TOPOLOGY SEED STALL SSEED [board_tb options...]" >&2; exit 2; }
+    n=$2; c=$3; topo=$4; seed=$5; stall=$6; sseed=$7; shift 7
+    lstall=0; prev=""
+    for a in "$@"; do [ "$prev" = "--link-stall" ] && lstall=$a; prev=$a; done
     tb=${BOARD_TB:-build/sim/board_asm_N${n}_C${c}_$(echo "$topo" | tr -d ':')_W64_D2/board_tb}
     [ -x "$tb" ] || { echo "$0: $tb missing (sh sim/board_build.sh asm $n $c $topo 64 2)" >&2; exit 2; }
     brun=${TPU_BOARD_RUN:-build/tools/tpu-board-run}
@@ -93,16 +96,17 @@ board)
     [ $mst -eq 0 ] && grep -q '^tpu-board-run: done$' "$out/model.log" ||
         { tail -n 5 "$out/model.log"; fail "the board model: exit $mst, random-board expects done"; }
     cover "$out/cover.cov" board --mxu "$n" --cores "$c" --topology "$topo" --job "$out/job" \
-        --model "$out/model" --tag "board C=$c $topo" --tag "board stall $stall%"
-    "$tb" --job "$out/job" --out "$out/rtl" --stall "$stall" --seed "$sseed" >"$out/rtl.log" 2>&1
+        --model "$out/model" --tag "board C=$c $topo" --tag "board stall $stall%" \
+        --tag "link stall $lstall%" --tag "link fault $(case "$*" in *--link-fault*) echo injected;; *) echo none;; esac)"
+    "$tb" --job "$out/job" --out "$out/rtl" --stall "$stall" --seed "$sseed" "$@" >"$out/rtl.log" 2>&1
     rst=$?
     [ $rst -le 1 ] || { tail -n 20 "$out/rtl.log"; fail "board_tb exit $rst"; }
-    if grep -q 'AXI protocol violation\|timeout\|still busy' "$out/rtl.log"; then
-        grep 'ERROR\|still busy' "$out/rtl.log" | head -n 12; fail "board_tb reports an AXI violation, a timeout or a busy core"; fi
+    if grep -q 'AXI protocol violation\|timeout\|still busy\|ERROR: link' "$out/rtl.log"; then
+        grep 'ERROR\|still busy' "$out/rtl.log" | head -n 12; fail "board_tb reports an AXI violation, a timeout, a busy core or a dead link"; fi
     [ $rst -eq $mst ] || { tail -n 5 "$out/rtl.log"; fail "board_tb exit $rst, tpu-board-run exit $mst"; }
     "$bcmp" --job "$out/job" --mxu "$n" "$out/model" "$out/rtl" >"$out/cmp.log" 2>&1 ||
         { grep -v ': PASS: ' "$out/cmp.log" | head -n 30; fail "the outputs differ ($out/model vs $out/rtl)"; }
-    echo "PASS: board N=$n C=$c $topo random-board seed=$seed stall=$stall/$sseed: every core's trace and dumps identical" ;;
+    echo "PASS: board N=$n C=$c $topo random-board seed=$seed stall=$stall/$sseed${*:+ $*}: every core's trace and dumps identical; $(sed -n 's/^board_tb: links: //p' "$out/rtl.log")" ;;
 *)
     echo "usage: $0 core N SEED STALL SSEED XSEED [core_tb options...] | board N C TOPOLOGY SEED STALL SSEED" >&2
     exit 2 ;;

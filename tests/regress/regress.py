@@ -22,6 +22,8 @@ import xml.etree.ElementTree as ET
 
 STALLS = (10, 30, 50, 80, 90)
 LATENCIES = (1, 2, 3, 8, 16, 33, 100, 257, 1000)
+LINK_STALLS = (5, 20, 50, 80)       # board_tb --link-stall P (docs/board.md "Link faults")
+LINK_FAULTS = ("flip", "flip2", "drop", "stall")
 
 
 def job_list(a):
@@ -60,6 +62,20 @@ def job_list(a):
             q = rng.randrange(1, 2**31 - 1)
             jobs.append(("board-N%s-C%s%s-s%d-p%d-q%d" % (n, c, topo.replace(":", ""), s, p, q),
                          "board %s %s %s %d %d %d" % (n, c, topo, s, p, q)))
+            # link back-pressure (every link stalled in P % of the cycles) and an injected
+            # link fault (replayed by the link): traces identical; their own seeds
+            krng = random.Random("%d-link-%s-%d" % (a.base_seed, spec, s))
+            for _ in range(a.link_seeds):
+                ls = krng.choice(LINK_STALLS)
+                q = krng.randrange(1, 2**31 - 1)
+                jobs.append(("link-N%s-C%s%s-s%d-l%d-q%d" % (n, c, topo.replace(":", ""), s, ls, q),
+                             "board %s %s %s %d 20 %d --link-stall %d" % (n, c, topo, s, q, ls)))
+                kind = krng.choice(LINK_FAULTS)
+                cyc = krng.randrange(500, 6000)
+                spec_f = "%s@%d%s" % (kind, cyc, "+%d" % krng.randrange(100, 3000) if kind == "stall" else "")
+                q = krng.randrange(1, 2**31 - 1)
+                jobs.append(("lfault-N%s-C%s%s-s%d-%s%d-q%d" % (n, c, topo.replace(":", ""), s, kind, cyc, q),
+                             "board %s %s %s %d 10 %d --link-stall 10 --link-fault %s" % (n, c, topo, s, q, spec_f)))
     if a.with_failing:
         # a deliberately failing job (a bit flipped in the first row the core writes): the
         # report must name it with its replay command
@@ -206,6 +222,8 @@ def main():
     l.add_argument("--latency-seeds", type=int, default=1, help="AXI latency runs per program")
     l.add_argument("--boards", default="4:2:ring", help="N:C:TOPOLOGY,... boards for random-board")
     l.add_argument("--board-seeds", type=int, default=4, help="random-board programs per board")
+    l.add_argument("--link-seeds", type=int, default=1,
+                   help="per board program: link back-pressure jobs and link fault jobs (each)")
     l.add_argument("--base-seed", type=int, default=1, help="seeds the stall and X-init seeds")
     l.add_argument("--with-failing", action="store_true", help="add a deliberately failing job")
     l.add_argument("-o", "--output", required=True)

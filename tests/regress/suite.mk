@@ -44,6 +44,9 @@ REGRESS_LIST_ARGS = --seeds $(SEEDS) --ns "$(REGRESS_NS)" --xseeds $(REGRESS_XSE
                     --board-seeds $(REGRESS_BOARD_SEEDS) --base-seed $(REGRESS_BASE_SEED)
 
 TEST_SUITES += test-regress test-regress-slurm
+# the links' back-pressure and fault tests (the target is in sim/board.mk)
+TEST_SUITES += test-board-linkfault
+FULL_SUITES += test-board-linkfault-full
 
 # tpu-cover: functional coverage of the jobs (tests/regress/tpu_cover.c, on the model's API)
 TPU_COVER := $(BUILD)/tools/tpu-cover
