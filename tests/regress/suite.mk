@@ -4,8 +4,9 @@
 # programs with X-initialisation (+verilator+rand+reset+2, random +verilator+seed+S: traces
 # identical to the model's); AXI back-pressure (--stall P, random --seed) and AXI latency
 # (--axi-latency L, 1 .. 1000 cycles, with back-pressure); random-board jobs on
-# a small board. One job per run, listed by tests/regress/regress.py, run by GNU parallel or
-# as a Slurm job array; resumable (a job that passed is not rerun); a summary with the replay
+# small boards, also under link back-pressure (--link-stall) and with injected link faults.
+# One job per run, listed by tests/regress/regress.py, run by GNU parallel or as a Slurm job
+# array; resumable (a job that passed is not rerun); a summary with the replay
 # command of each failure and JUnit XML. Every job also records its functional coverage
 # (build/tools/tpu-cover, tests/regress/tpu_cover.c: coverpoints over the program and the
 # model's trace, docs/verification.md); make regress prints the table of bins hit and the
@@ -26,7 +27,9 @@
 # Variables: SEEDS (programs per N), REGRESS_NS (MXU sizes, <= 8), REGRESS_XSEEDS (X-init runs
 # per program), REGRESS_STALL_SEEDS (back-pressure runs per program), REGRESS_LAT_SEEDS
 # (AXI latency runs per program), REGRESS_BOARDS
-# (N:C:TOPOLOGY,...), REGRESS_BOARD_SEEDS, REGRESS_BASE_SEED, REGRESS_JOBS (parallel jobs, 2),
+# (N:C:TOPOLOGY,...), REGRESS_BOARD_SEEDS, REGRESS_LINK_SEEDS (per board program: jobs under
+# link back-pressure and jobs with an injected link fault, each; docs/board.md "Link faults"),
+# REGRESS_BASE_SEED, REGRESS_JOBS (parallel jobs, 2),
 # REGRESS_DIR.
 
 SEEDS               ?= 20
@@ -36,12 +39,14 @@ REGRESS_STALL_SEEDS ?= 1
 REGRESS_LAT_SEEDS   ?= 1
 REGRESS_BOARDS      ?= 4:2:ring,4:4:torus:2x2
 REGRESS_BOARD_SEEDS ?= 4
+REGRESS_LINK_SEEDS  ?= 1
 REGRESS_BASE_SEED   ?= 1
 REGRESS_JOBS        ?= 2
 REGRESS_DIR         ?= $(BUILD)/regress
 REGRESS_LIST_ARGS = --seeds $(SEEDS) --ns "$(REGRESS_NS)" --xseeds $(REGRESS_XSEEDS) \
                     --stall-seeds $(REGRESS_STALL_SEEDS) --latency-seeds $(REGRESS_LAT_SEEDS) --boards "$(REGRESS_BOARDS)" \
-                    --board-seeds $(REGRESS_BOARD_SEEDS) --base-seed $(REGRESS_BASE_SEED)
+                    --board-seeds $(REGRESS_BOARD_SEEDS) --link-seeds $(REGRESS_LINK_SEEDS) \
+                    --base-seed $(REGRESS_BASE_SEED)
 
 TEST_SUITES += test-regress test-regress-slurm
 # the links' back-pressure and fault tests (the target is in sim/board.mk)
