@@ -349,7 +349,7 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
     opt = (torch.optim.Adam(net.params, lr=lr) if optimizer == "adam"
            else torch.optim.SGD(net.params, lr=lr, momentum=momentum))
     n = len(x)
-    xf = torch.tensor(x.reshape(n, -1))
+    xf = torch.tensor(x if net.conv else x.reshape(n, -1))
     yt = torch.tensor(y.astype(np.int64))
     rows = []
     import time
@@ -369,7 +369,7 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
         vl, va = float("nan"), float("nan")
         if xv is not None:
             with torch.no_grad():
-                zv = net.logits(torch.tensor(xv.reshape(len(xv), -1)))
+                zv = net.logits(torch.tensor(xv if net.conv else xv.reshape(len(xv), -1)))
                 vl = float(torch.nn.functional.cross_entropy(zv, torch.tensor(yv.astype(np.int64))))
                 va = float((zv.argmax(1).numpy() == yv).mean())
         rows.append((ep, lsum / steps, correct / (steps * batch), vl, va, secs))

@@ -5,3 +5,9 @@ TEST_SUITES += test-train
 
 test-train: $(BUILD)/tools/tpu-train $(BUILD)/tools/tpu-compile
 	sh tests/train/run.sh $(BUILD)/test-train
+
+# make test-full: the tutorial's models on real Fashion-MNIST against PyTorch (~3 min)
+.PHONY: test-train-full
+FULL_SUITES += test-train-full
+test-train-full: $(BUILD)/tools/tpu-train
+	sh tests/train/full.sh $(BUILD)/test-train-full
