@@ -68,7 +68,7 @@ static const struct {
               "its disassembly (memories, op, bcast, accumulate, ring, ...), retired" },
     { "error", "each error code, ending a program (the trace's e line)" },
     { "hazard", "RAW/WAR/WAW row overlap between an instruction and the latest one of each other "
-                "unit before it (no sync between), per memory" },
+                "unit before it (no sync or collective between), per memory" },
     { "port", "the same pairs sharing a memory port without a row overlap" },
     { "rows", "row-range edges per instruction, memory, read/write: first row, last row, one row" },
     { "dma", "DMA corners: cols 1 and N, stride 0, rows overlapping in host memory, the last host byte" },
@@ -319,8 +319,10 @@ static void universe(unsigned n)
             exists(G_ROWS, "%s %s %s one", mn, mm, rw_name(fp.r[r].write));
         }
     }
+    /* a collective dispatches like sync, with every unit idle (docs/board.md): no pair ends
+       in NET (b = 4); a collective in flight can meet later instructions (a = 4) */
     for (unsigned a = 0; a < 5; a++)
-        for (unsigned b = 0; b < 5; b++) {
+        for (unsigned b = 0; b < 4; b++) {
             if (a == b)
                 continue;
             for (unsigned m = 0; m < TPU_MEM_COUNT; m++) {
@@ -468,6 +470,9 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
                 last[u] = -1;
             continue;
         }
+        if (tpu_opcode_is_collective(d.opcode))
+            for (int u = 0; u < 4; u++)
+                last[u] = -1; /* it dispatches with every unit idle, like sync */
         const char *un = unit_name(d.opcode);
         if (!un)
             continue;
