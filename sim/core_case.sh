@@ -77,6 +77,12 @@ for s in $(echo "$stalls" | tr ',' ' '); do
     mc_=$(echo "$mctr" | sed -n 's/.*CYCLES=\([0-9]*\).*/\1/p')
     if [ -n "$rc_" ] && [ -n "$mc_" ] && [ "$mc_" -gt 0 ]; then
         echo "    CYCLES: RTL $rc_, model $mc_ ($(awk -v r="$rc_" -v m="$mc_" 'BEGIN { printf "%+.1f", 100 * (r - m) / m }') % vs the model's prediction$([ "$s" = 0 ] || echo ', which assumes no back-pressure'))"
+        # the model's dispatch is gen's sequencer's (docs/isa.md "Timing"): without
+        # back-pressure its CYCLES must be the RTL's within CORE_CYCLES_TOL percent (default 2)
+        if [ "$s" = 0 ] && ! awk -v r="$rc_" -v m="$mc_" -v t="${CORE_CYCLES_TOL:-2}" \
+            'BEGIN { d = r - m; if (d < 0) d = -d; exit !(100 * d <= t * r) }'; then
+            echo "FAIL: $what: CYCLES: RTL $rc_, model $mc_: more than ${CORE_CYCLES_TOL:-2} % apart"; st=1
+        fi
     fi
 done
 exit $st

@@ -72,6 +72,7 @@ const char *const kCounterNames[kCounters] = { "CYCLES",   "MXU_BUSY", "WL_STALL
 struct Options {
     std::string trace = "core_rtl.trace";
     std::string fst = "core_tb.fst";
+    std::string disp;   // --disp-cycles: "PC CYCLE" per dispatch (cycle 0 = the one after START)
     unsigned axi_latency = 4;
     unsigned stall = 0; // percent
     uint64_t seed = 1;  // of the stalls
@@ -116,6 +117,8 @@ void help()
         "                           len of 17 beats, or an AR payload changed while waiting\n"
         "                           (the DUT sees nothing: proves that the checks fire)\n"
         "  --fst F                  waveform file written with +trace (default core_tb.fst)\n"
+        "  --disp-cycles F          write \"PC CYCLE\" per dispatched instruction, cycle 1 =\n"
+        "                           the first dispatch (as tpu-run --disp-cycles)\n"
         "  +verilator+seed+N        seed of the X-initialisation (printed on every run)\n"
         "  +trace                   write an FST waveform\n"
         "Exit status: 0 done, 1 error halt / protocol violation / timeout, 2 bad arguments.\n",
@@ -174,6 +177,8 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
             o->trace = value;
         } else if (name == "--fst") {
             o->fst = value;
+        } else if (name == "--disp-cycles") {
+            o->disp = value;
         } else if (name == "--mxu") {
             // accepted so that the model runner's command line works unchanged
             if (!parse_u64(v, &x) || x != kN)
@@ -288,6 +293,7 @@ int main(int argc, char **argv)
     // ---- trace capture ----
     std::map<unsigned, std::vector<std::string>> writes; // per pc, in the order made
     std::map<unsigned, bool> dispatched;
+    std::vector<std::pair<unsigned, uint64_t>> disp_cycles; // (pc, cycle) in order
     uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
 
     ChanSample l_b, l_r;
@@ -385,8 +391,10 @@ int main(int argc, char **argv)
         mem.sample(cycle, ao);
 
         // trace ports
-        if (top->tr_disp_valid_o)
+        if (top->tr_disp_valid_o) {
             dispatched[top->tr_disp_pc_o] = true;
+            disp_cycles.emplace_back(top->tr_disp_pc_o, cycle);
+        }
         if (top->tr_ub_we_o) {
             writes[top->tr_ub_pc_o].push_back(
                 row_hex("ub", top->tr_ub_row_o, top->tr_ub_pc_o, 4, top->tr_ub_data_o));
@@ -607,6 +615,22 @@ int main(int argc, char **argv)
     if (std::fclose(tf) != 0) {
         std::fprintf(stderr, "core_tb: error: cannot write %s\n", opt.trace.c_str());
         return 2;
+    }
+    if (!opt.disp.empty()) {
+        // cycles relative to START: the first instruction dispatches in cycle 1 (an empty
+        // run has none)
+        FILE *df = std::fopen(opt.disp.c_str(), "w");
+        bool ok = df != nullptr;
+        const uint64_t base = disp_cycles.empty() ? 0 : disp_cycles.front().second - 1;
+        for (auto const &pc_cyc : disp_cycles)
+            if (ok)
+                std::fprintf(df, "%u %" PRIu64 "\n", pc_cyc.first, pc_cyc.second - base);
+        if (df != nullptr && std::fclose(df) != 0)
+            ok = false;
+        if (!ok) {
+            std::fprintf(stderr, "core_tb: error: cannot write %s\n", opt.disp.c_str());
+            return 2;
+        }
     }
     if (host.dump_dir != nullptr && mkdir(host.dump_dir, 0777) != 0 && errno != EEXIST) {
         std::fprintf(stderr, "core_tb: error: cannot create %s: %s\n", host.dump_dir,

@@ -40,7 +40,8 @@ static void usage(FILE *f)
             "  --axi-data-bits B     every core's AXI4 data master width: 64, 128, 256 or 512\n"
             "                        (default gen's for N: the smallest power of two >= 4N,\n"
             "                        clamped)\n"
-            "  --dispatch overlap|serial\n"
+            "  --dispatch rtl|serial|overlap  every core's dispatch policy (default rtl: gen's\n"
+            "                        sequencer; tpu-run --help)\n"
             "  --job DIR             the board job: DIR/core<i>.args, i = 0 .. C-1\n"
             "  --out DIR             writes core<i>.trace, core<i>.counters, core<i>/ dumps\n"
             "  --max-cycles C        stop a core when an instruction would dispatch after\n"
@@ -184,7 +185,7 @@ static int run_main(int argc, char **argv)
                   stages = 1, lat = 4, axi_bits = 0; /* axi_bits 0: the default for N */
     const char *topo = NULL, *jobdir = NULL, *outdir = NULL, *ubs = NULL, *accs = NULL,
                *wms = NULL;
-    unsigned serial = 0;
+    unsigned dispatch = TPU_DISPATCH_RTL;
     uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     int status = 2;
     core_job_t *jobs = NULL;
@@ -256,13 +257,15 @@ static int run_main(int argc, char **argv)
             axi_bits = x;
             break;
         case 'd':
-            if (strcmp(val, "overlap") == 0)
-                serial = 0;
+            if (strcmp(val, "rtl") == 0)
+                dispatch = TPU_DISPATCH_RTL;
             else if (strcmp(val, "serial") == 0)
-                serial = 1;
+                dispatch = TPU_DISPATCH_SERIAL;
+            else if (strcmp(val, "overlap") == 0)
+                dispatch = TPU_DISPATCH_OVERLAP;
             else {
-                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: overlap, "
-                         "serial)", name, val);
+                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: rtl, "
+                         "serial, overlap)", name, val);
                 rc = -1;
             }
             break;
@@ -302,7 +305,7 @@ static int run_main(int argc, char **argv)
     bc.core.pe_stages = (unsigned)stages;
     bc.core.axi_latency = (unsigned)lat;
     bc.core.axi_data_bits = (unsigned)axi_bits;
-    bc.core.serial = serial;
+    bc.core.dispatch = dispatch;
     bc.core.max_cycles = max_cycles;
 
     jobs = calloc(C, sizeof *jobs);

@@ -29,9 +29,11 @@ static void usage(FILE *f)
             "  --axi-data-bits B     AXI4 data master width: 64, 128, 256 or 512 (default\n"
             "                        gen's for N: the smallest power of two >= 4N, clamped)\n"
             "  --pc-start PC         first instruction (0 .. IMEM size - 1, default 0)\n"
-            "  --dispatch overlap|serial\n"
-            "                        timing: units overlap as docs/isa.md \"Timing\" allows\n"
-            "                        (default), or one instruction in flight at a time\n"
+            "  --dispatch rtl|serial|overlap\n"
+            "                        timing: dispatch as gen's sequencer does (default: the\n"
+            "                        RTL's cycles), one instruction in flight at a time, or\n"
+            "                        the units overlapping as docs/isa.md \"Timing\" allows\n"
+            "  --disp-cycles FILE    write \"PC CYCLE\" per dispatched instruction (as core_tb)\n"
             "  --trace FILE          write the core trace (docs/isa.md \"Trace (core)\")\n"
             "  --max-cycles C        stop when an instruction would dispatch after cycle C\n"
             "                        (default 100000000; 0: no limit)\n"
@@ -48,7 +50,7 @@ static int bad(const char *opt, const char *val, const char *what)
 }
 
 enum { O_MAXC = 100, O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_STAGES, O_LAT, O_AXI, O_PCS, O_DISPATCH,
-       O_TRACE, O_HOST };
+       O_TRACE, O_DISP, O_HOST };
 
 static const tpu_cli_opt_t opts[] = {
     { "help", 'h', 0, O_HELP },
@@ -63,6 +65,7 @@ static const tpu_cli_opt_t opts[] = {
     { "pc-start", 0, TPU_CLI_VALUE, O_PCS },
     { "dispatch", 0, TPU_CLI_VALUE, O_DISPATCH },
     { "trace", 0, TPU_CLI_VALUE, O_TRACE },
+    { "disp-cycles", 0, TPU_CLI_VALUE, O_DISP },
     { "max-cycles", 0, TPU_CLI_VALUE, O_MAXC },
     { "prog", 0, TPU_CLI_VALUE, O_HOST },
     { "load", 0, TPU_CLI_VALUE | TPU_CLI_MULTI, O_HOST },
@@ -87,7 +90,9 @@ int main(int argc, char **argv)
     uint64_t axi_bits = 0; /* 0: the default for N */
     uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     const char *trace_path = NULL;
-    unsigned serial = 0;
+    const char *disp_path = NULL;
+    uint64_t *disp = NULL;
+    unsigned dispatch = TPU_DISPATCH_RTL;
     int status = 2;
     tpu_insn_t *prog = NULL;
     tpu_core_t *core = NULL;
@@ -138,17 +143,20 @@ int main(int argc, char **argv)
             rc = tpu_cli_count(name, val, 0, TPU_LIM_IMEM_INSNS_MAX - 1u, &pcs, err, sizeof err);
             break;
         case O_DISPATCH:
-            if (strcmp(val, "overlap") == 0)
-                serial = 0;
+            if (strcmp(val, "rtl") == 0)
+                dispatch = TPU_DISPATCH_RTL;
             else if (strcmp(val, "serial") == 0)
-                serial = 1;
+                dispatch = TPU_DISPATCH_SERIAL;
+            else if (strcmp(val, "overlap") == 0)
+                dispatch = TPU_DISPATCH_OVERLAP;
             else {
-                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: overlap, "
-                         "serial)", name, val);
+                snprintf(err, sizeof err, "%s '%s' is not a dispatch mode (allowed: rtl, "
+                         "serial, overlap)", name, val);
                 rc = -1;
             }
             break;
         case O_TRACE: trace_path = val; break;
+        case O_DISP: disp_path = val; break;
         case O_MAXC:
             rc = tpu_cli_count(name, val, 0, UINT64_MAX - 1, &max_cycles, err, sizeof err);
             break;
@@ -179,7 +187,7 @@ int main(int argc, char **argv)
     cfg.pe_stages = (unsigned)stages;
     cfg.axi_latency = (unsigned)lat;
     cfg.axi_data_bits = (unsigned)axi_bits;
-    cfg.serial = serial;
+    cfg.dispatch = dispatch;
     cfg.max_cycles = max_cycles;
     size_t count;
     if (tpu_load_program(host.prog_path, (unsigned)n, &prog, &count, err, sizeof err) != 0) {
@@ -200,6 +208,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "tpu-run: error: %s\n", err);
         goto out;
     }
+    if (disp_path) {
+        disp = malloc(sizeof *disp * (count ? count : 1u));
+        if (disp == NULL) {
+            fprintf(stderr, "tpu-run: error: out of memory\n");
+            goto out;
+        }
+        for (size_t i = 0; i < count; i++)
+            disp[i] = UINT64_MAX;
+        cfg.insn_disp = disp;
+    }
     core = tpu_core_new(&cfg);
     if (core == NULL) {
         fprintf(stderr, "tpu-run: error: cannot create the model (sizes or memory)\n");
@@ -219,6 +237,19 @@ int main(int argc, char **argv)
     if (trace_path && tpu_out_commit(&tout, err, sizeof err) != 0) {
         fprintf(stderr, "tpu-run: error: --trace %s\n", err);
         goto out;
+    }
+    if (disp_path) {
+        FILE *df = fopen(disp_path, "w");
+        int bad_w = df == NULL;
+        for (size_t i = 0; df && i < count; i++)
+            if (disp[i] != UINT64_MAX)
+                fprintf(df, "%zu %" PRIu64 "\n", i, disp[i]);
+        if (df && fclose(df) != 0)
+            bad_w = 1;
+        if (bad_w) {
+            fprintf(stderr, "tpu-run: error: --disp-cycles '%s': cannot write\n", disp_path);
+            goto out;
+        }
     }
     if (host.dump_dir && host.ndumps && mkdir(host.dump_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "tpu-run: error: --dump-dir '%s': cannot create the folder: %s\n",
@@ -275,6 +306,7 @@ int main(int argc, char **argv)
 out:
     tpu_out_abort(&tout);
     tpu_core_free(core);
+    free(disp);
     free(prog);
     tpu_host_free(&host);
     tpu_args_free(xargc, xargv);

@@ -67,6 +67,12 @@ struct tpu_core {
     uint64_t bank_last_vec[2];     /* last vector presented with bank b */
     uint64_t bank_lw_done[2];      /* completion of the most recent lw into bank b */
     uint64_t unit_done[5];         /* per tpu_unit_t: completion of its last instruction */
+    /* what the RTL's sequencer sees of the units (TPU_DISPATCH_RTL, core_model.c) */
+    uint64_t *ub_last_vec;         /* per UB row: cycle of the last vector reading it */
+    uint64_t acc_mm_last;          /* last vector of the latest accumulating matmul */
+    unsigned dma_out, dma_mem;     /* the latest DMA: dma_out?, its memory and rows */
+    uint32_t dma_lo, dma_hi;
+    uint32_t lw_lo;                /* the latest lw's first WMEM row */
     unsigned cores;                /* C = topo_rows * topo_cols */
     struct core_run run;
 };

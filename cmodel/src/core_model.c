@@ -72,7 +72,8 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
         ok = ok && c->bank[b] && c->lrow[b];
     }
     c->acc_last_vec = calloc(c->rows[TPU_MEM_ACC], sizeof(uint64_t));
-    if (!ok || c->acc_last_vec == NULL) {
+    c->ub_last_vec = calloc(c->rows[TPU_MEM_UB], sizeof(uint64_t));
+    if (!ok || c->acc_last_vec == NULL || c->ub_last_vec == NULL) {
         tpu_core_free(c);
         return NULL;
     }
@@ -101,6 +102,7 @@ void tpu_core_free(tpu_core_t *c)
         free(c->lrow[b]);
     }
     free(c->acc_last_vec);
+    free(c->ub_last_vec);
     free(c->run.fl);
     free(c);
 }
@@ -163,6 +165,10 @@ static void run_finish(tpu_core_t *c)
         r->err = TPU_ERR_AXI;
         r->err_pc = r->axi_pc;
         r->end = core_max(r->prev + 1u, r->all_done + 1u);
+        /* gen's sequencer sees the error response in the cycle after the DMA completed
+           (axi_err_q), then waits one cycle in SErr before it halts */
+        if (c->cfg.dispatch == TPU_DISPATCH_RTL)
+            r->end = core_max(r->end, r->axi_stop + 2u);
     }
     if (r->err) {
         core_trace_error(c, r->err_pc, r->err);
@@ -203,6 +209,12 @@ int core_run_begin(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t p
     }
     for (unsigned r = 0; r < c->rows[TPU_MEM_ACC]; r++)
         c->acc_last_vec[r] = CORE_NEVER;
+    memset(c->ub_last_vec, 0, sizeof(uint64_t) * c->rows[TPU_MEM_UB]);
+    c->acc_mm_last = 0;
+    c->dma_out = 0;
+    c->dma_mem = 0;
+    c->dma_lo = c->dma_hi = 0;
+    c->lw_lo = 0;
     memset(c->unit_done, 0, sizeof c->unit_done);
     free(c->run.fl);
     memset(&c->run, 0, sizeof c->run);
@@ -237,17 +249,97 @@ void core_run_stuck(tpu_core_t *c)
     run_finish(c);
 }
 
+/* [alo, ahi] and [blo, bhi] meet */
+static int meets(uint32_t alo, uint32_t ahi, uint32_t blo, uint32_t bhi)
+{
+    return alo <= bhi && blo <= ahi;
+}
+
+/* TPU_DISPATCH_RTL: the first cycle >= t in which gen's sequencer (tpu_core_seq's can_go)
+   takes instruction d, from what the units it watches will do (docs/isa.md "What the RTL
+   overlaps"). Every condition of can_go is one that, once true, stays true while nothing new
+   dispatches (a unit's busy falls, a queue's rows left only shrink), so each gives a cycle
+   from which it holds and the dispatch is the latest of them:
+   - dma_busy, wl_busy, vpu_busy, mx_busy (an lw, a vector or a result in flight): from the
+     cycle after the unit's last completion;
+   - mm_full (two MATMULs with vectors left, or one presenting the older one's last vector):
+     from the cycle after the older one's last vector;
+   - a queued MATMUL's UB rows left (q_ub .. q_ub + q_left - 1): vector m's row is read in
+     t_m - 1, so it is left until t_m;
+   - acc_rd (a queued MATMUL accumulates): until its last vector t_last;
+   - acc_hit (a vector in flight writes an ACC row): until its write in t_m + L + 1. */
+static uint64_t rtl_dispatch(const tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
+{
+    const uint64_t *u = c->unit_done;
+    const uint32_t n = c->n;
+    switch (d->opcode) {
+    case TPU_OP_NOP: return t;
+    case TPU_OP_LW: {
+        /* lw_dma_ok && !wl_busy: overlaps the VPU, the MX and a dma_in that does not write
+           its WMEM rows */
+        t = core_max(t, u[TPU_UNIT_WL] + 1u);
+        uint32_t lo = d->w_row, hi = d->w_row + n - 1u;
+        if (c->dma_out || (c->dma_mem == TPU_MEM_WMEM && meets(lo, hi, c->dma_lo, c->dma_hi)))
+            t = core_max(t, u[TPU_UNIT_DMA] + 1u);
+        return t;
+    }
+    case TPU_OP_MATMUL: {
+        /* mm_dma_ok && !vpu_busy && !mm_full */
+        t = core_max(t, c->mm_present_end[0] + 1u);
+        t = core_max(t, u[TPU_UNIT_VPU] + 1u);
+        uint32_t ulo = d->ub_row, uhi = d->ub_row + d->n - 1u;
+        uint32_t alo = d->acc_row, ahi = d->acc_row + d->n - 1u;
+        int ok = (!c->dma_out && c->dma_mem == TPU_MEM_WMEM) ||
+                 (!c->dma_out && c->dma_mem == TPU_MEM_UB &&
+                  !meets(ulo, uhi, c->dma_lo, c->dma_hi)) ||
+                 (c->dma_out && c->dma_mem == TPU_MEM_ACC && !d->accumulate &&
+                  !meets(alo, ahi, c->dma_lo, c->dma_hi));
+        if (!ok)
+            t = core_max(t, u[TPU_UNIT_DMA] + 1u);
+        return t;
+    }
+    case TPU_OP_DMA_IN:
+    case TPU_OP_DMA_OUT: {
+        /* !dma_busy && !vpu_busy && (!mx_busy || dma_mx_ok) */
+        t = core_max(t, u[TPU_UNIT_DMA] + 1u);
+        t = core_max(t, u[TPU_UNIT_VPU] + 1u);
+        uint64_t mx_free = core_max(u[TPU_UNIT_WL], u[TPU_UNIT_MX]) + 1u;
+        uint64_t ok_from = CORE_NEVER;
+        uint32_t lo = d->row, hi = d->row + d->n - 1u;
+        if (d->opcode == TPU_OP_DMA_IN && d->mem == TPU_MEM_WMEM) {
+            ok_from = meets(lo, hi, c->lw_lo, c->lw_lo + n - 1u) ? u[TPU_UNIT_WL] + 1u : 0;
+        } else if (d->opcode == TPU_OP_DMA_IN && d->mem == TPU_MEM_UB) {
+            ok_from = 0;
+            for (uint32_t r = lo; r <= hi; r++)
+                ok_from = core_max(ok_from, c->ub_last_vec[r]);
+        } else if (d->opcode == TPU_OP_DMA_OUT && d->mem == TPU_MEM_ACC) {
+            ok_from = c->acc_mm_last;
+            for (uint32_t r = lo; r <= hi; r++)
+                if (c->acc_last_vec[r] != CORE_NEVER)
+                    ok_from = core_max(ok_from, c->acc_last_vec[r] + c->mxu_lat + 2u);
+        }
+        return core_max(t, mx_free < ok_from ? mx_free : ok_from);
+    }
+    default: /* idle: every other instruction, sync, halt and the collectives */
+        return core_max(t, c->run.all_done + 1u);
+    }
+}
+
 int core_run_step(tpu_core_t *c)
 {
     struct core_run *r = &c->run;
     uint32_t imem = c->cfg.geom.imem_insns;
     uint64_t *cnt = c->res->counters;
+    const int rtl = c->cfg.dispatch == TPU_DISPATCH_RTL;
+    /* an error halt found in cycle t completes in max(t, last completion + 1); gen's
+       sequencer takes one more cycle (SRun finds it in t, SErr halts from t + 1 on) */
+    const uint64_t eh = rtl ? 1u : 0u;
     for (;;) {
         uint64_t t = r->prev + 1u;
         if (r->pc >= imem) {
             r->err = TPU_ERR_PC_END;
             r->err_pc = imem;
-            r->end = core_max(t, r->all_done + 1u);
+            r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }
         tpu_insn_t raw = { { 0, 0, 0, 0 } };
@@ -263,7 +355,7 @@ int core_run_step(tpu_core_t *c)
                 break; /* the AXI error halted the core first */
             r->err = code;
             r->err_pc = r->pc;
-            r->end = core_max(t, r->all_done + 1u);
+            r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }
         tpu_unit_t unit = tpu_opcode_unit(d.opcode);
@@ -272,18 +364,23 @@ int core_run_step(tpu_core_t *c)
         memset(&fp, 0, sizeof fp);
         tpu_insn_footprint(&d, c->n, &fp);
         /* when can it dispatch? (a collective, like sync, when every unit is idle) */
-        if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT || coll || c->cfg.serial)
-            t = core_max(t, r->all_done + 1u);
-        else if (unit == TPU_UNIT_MX)
-            t = core_max(t, c->mm_present_end[0] + 1u);
-        else if (unit != TPU_UNIT_NONE)
-            t = core_max(t, c->unit_done[unit] + 1u);
-        if (unit != TPU_UNIT_NONE)
+        if (c->cfg.dispatch == TPU_DISPATCH_RTL) {
+            t = rtl_dispatch(c, &d, t);
+        } else {
+            if (d.opcode == TPU_OP_SYNC || d.opcode == TPU_OP_HALT || coll ||
+                c->cfg.dispatch == TPU_DISPATCH_SERIAL)
+                t = core_max(t, r->all_done + 1u);
+            else if (unit == TPU_UNIT_MX)
+                t = core_max(t, c->mm_present_end[0] + 1u);
+            else if (unit != TPU_UNIT_NONE)
+                t = core_max(t, c->unit_done[unit] + 1u);
+        }
+        if (unit != TPU_UNIT_NONE && c->cfg.dispatch != TPU_DISPATCH_RTL)
             for (size_t j = 0; j < r->nfl; j++)
                 if (r->fl[j].unit != unit && r->fl[j].done >= t &&
                     tpu_footprint_conflict(&r->fl[j].fp, &fp))
                     t = core_max(t, r->fl[j].done + 1u);
-        if (r->axi_stop != CORE_NEVER && r->axi_stop < t)
+        if (r->axi_stop != CORE_NEVER && (r->axi_stop < t || (rtl && r->axi_stop == t)))
             break;
         if (c->cfg.max_cycles != 0 && t > c->cfg.max_cycles) {
             /* the run-time bound: this instruction does not dispatch */
@@ -294,6 +391,14 @@ int core_run_step(tpu_core_t *c)
         }
         /* dispatch in cycle t */
         c->pc = r->pc;
+        if (c->cfg.insn_disp && r->pc < r->count)
+            c->cfg.insn_disp[r->pc] = t;
+        if (unit == TPU_UNIT_DMA) {
+            c->dma_out = d.opcode == TPU_OP_DMA_OUT;
+            c->dma_mem = d.mem;
+            c->dma_lo = d.row;
+            c->dma_hi = d.row + d.n - 1u;
+        }
         if (coll) {
             r->net = d;
             r->net_t = t;

@@ -92,6 +92,7 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         s = core_max(s, c->bank_last_vec[b] + c->mxu_busy + 1u);
     uint64_t done = s + n;
     c->bank_lw_done[b] = done;
+    c->lw_lo = d->w_row;
     return done;
 }
 
@@ -145,9 +146,12 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         c->res->counters[TPU_CNT_MXU_BUSY]++;
         c->mx_last_vec = vt;
         c->acc_last_vec[arow] = vt;
+        c->ub_last_vec[d->ub_row + m] = vt;
     }
     }
     c->bank_last_vec[b] = vt;
+    if (d->accumulate)
+        c->acc_mm_last = vt;
     c->mm_present_end[0] = c->mm_present_end[1];
     c->mm_present_end[1] = vt;
     return vt + c->mxu_lat + 1u;

@@ -24,7 +24,7 @@ expect 2 "no --prog" "--prog ''" "$run" --mxu 3
 expect 2 "unknown option" "unknown option '--frobnicate'" "$run" --mxu 3 --frobnicate 1
 expect 2 "bad --axi-latency" "--axi-latency '0' is out of range (allowed: 1..1000)" "$run" --mxu 3 --axi-latency 0
 expect 2 "bad --pe-stages" "--pe-stages '4' is out of range (allowed: 1..3)" "$run" --mxu 3 --pe-stages 4
-expect 2 "bad --dispatch" "--dispatch 'fast' is not a dispatch mode (allowed: overlap, serial)" "$run" --mxu 3 --dispatch fast
+expect 2 "bad --dispatch" "--dispatch 'fast' is not a dispatch mode (allowed: rtl, serial, overlap)" "$run" --mxu 3 --dispatch fast
 expect 2 "missing program file" "tpu-run: error:" "$run" --mxu 3 --prog "$out/none.s"
 
 # a job through @FILE with a dump folder and a trace

@@ -886,10 +886,11 @@ static void test_axi_data_bits(void **state)
 /* VPU timing (docs/isa.md "Timing" details): rows read from d+1 (d = 1 here), results written
    27 cycles after their read (reductions: RL + 1, RL = 27 + ceil(log2 N)), halt the cycle after
    the last write, CYCLES = halt + 1. And hazards: by rows, and by memory port. */
-static uint64_t cycles_of(unsigned n, const prog_t *p, unsigned lat)
+static uint64_t cycles_of_d(unsigned n, const prog_t *p, unsigned lat, unsigned dispatch)
 {
     tpu_core_cfg_t cfg = cfg_for(n);
     cfg.axi_latency = lat;
+    cfg.dispatch = dispatch;
     tpu_core_t *core = tpu_core_new(&cfg);
     uint32_t row[16] = { 0 };
     for (unsigned r = 0; r < 400; r++) {
@@ -905,6 +906,10 @@ static uint64_t cycles_of(unsigned n, const prog_t *p, unsigned lat)
     free(host);
     tpu_core_free(core);
     return res.counters[TPU_CNT_CYCLES];
+}
+static uint64_t cycles_of(unsigned n, const prog_t *p, unsigned lat)
+{
+    return cycles_of_d(n, p, lat, TPU_DISPATCH_RTL);
 }
 
 static void test_timing_vpu_hazards(void **state)
@@ -965,19 +970,24 @@ static void test_timing_vpu_hazards(void **state)
             vop(p, TPU_VOP_RELU, TPU_MEM_UB, 0, 0, 0, 0, TPU_MEM_ACC, 200, 4);
             op0(p, TPU_OP_HALT);
             assert_int_equal(cycles_of(n, p, lat), 6u + lat + 4u + 27u + 2u);
-            /* other rows, other ports (UB read, ACC write): dispatch in 2, overlapping */
+            /* other rows, other ports (UB read, ACC write): dispatch in 2, overlapping (the
+               general rules); gen's sequencer overlaps the VPU with nothing: it waits */
             p->count = 0;
             dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 4, cols, 0, stride);
             vop(p, TPU_VOP_RELU, TPU_MEM_UB, 50, 0, 0, 0, TPU_MEM_ACC, 200, 4);
             op0(p, TPU_OP_HALT);
             uint64_t vdone = 2u + 4u + 27u, ddone = 5u + lat;
-            assert_int_equal(cycles_of(n, p, lat), (vdone > ddone ? vdone : ddone) + 2u);
+            assert_int_equal(cycles_of_d(n, p, lat, TPU_DISPATCH_OVERLAP),
+                             (vdone > ddone ? vdone : ddone) + 2u);
+            assert_int_equal(cycles_of(n, p, lat), 6u + lat + 4u + 27u + 2u);
             /* other rows, same port (UB write): waits for the DMA */
             p->count = 0;
             dma(p, TPU_OP_DMA_IN, TPU_MEM_UB, 0, 4, cols, 0, stride);
             vop(p, TPU_VOP_RELU, TPU_MEM_ACC, 50, 0, 0, 0, TPU_MEM_UB, 200, 4);
             op0(p, TPU_OP_HALT);
             assert_int_equal(cycles_of(n, p, lat), 6u + lat + 4u + 27u + 2u);
+            assert_int_equal(cycles_of_d(n, p, lat, TPU_DISPATCH_OVERLAP),
+                             6u + lat + 4u + 27u + 2u);
         }
     }
     free(p);
@@ -999,7 +1009,7 @@ static void test_serial_dispatch(void **state)
             rng_state = 9;
             fill_matmul_inputs(r.host, m, k, np, a, w, bias);
             tpu_core_cfg_t cfg = cfg_for(n);
-            cfg.serial = (unsigned)v;
+            cfg.dispatch = v ? TPU_DISPATCH_SERIAL : TPU_DISPATCH_OVERLAP;
             prog_t *p = malloc(sizeof *p);
             build_matmul(p, n, m, k, np, 8, 1);
             FILE *tf = open_memstream(&buf[v], &len[v]);

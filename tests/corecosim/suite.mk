@@ -7,7 +7,11 @@
 #                                     dumps identical byte for byte, counters side by side
 #                                     (DMA_BUSY equal to the model's without back-pressure);
 #                                     N = 4 with --axi-data-bits 512: the DMA-heavy kinds
-#                                     (tests/corecosim/axi.sh)
+#                                     (tests/corecosim/axi.sh); at stall 0 the model's
+#                                     CYCLES within 2 % of the RTL's (sim/core_case.sh), and
+#                                     so on the compiler's MLP: inference on core_N4, a
+#                                     training step on core_N4 and on the N = 8 2-core ring
+#                                     board (tests/corecosim/cycles.sh)
 #   test-core-cosim-fault (make test) an injected fault is reported at the right instruction;
 #                                     bad programs halt with the model's `e <pc> <code>`; the
 #                                     AXI checker also on the 512-bit master of core_N4_A512
@@ -47,8 +51,9 @@ core_cosim = \
 	for nb in $(2); do sh tests/corecosim/axi.sh $${nb%:*} $${nb\#*:} || st=1; done; \
 	exit $$st
 
-test-core-cosim: core-cosim-tools
+test-core-cosim: core-cosim-tools $(BUILD)/tools/tpu-train $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	$(call core_cosim,$(CORE_COSIM_N),$(CORE_COSIM_AXI))
+	@BUILD=$(BUILD) sh tests/corecosim/cycles.sh $(BUILD)/tests/corecosim/cycles
 
 test-core-cosim-full: core-cosim-tools
 	$(call core_cosim,,$(CORE_COSIM_AXI_FULL))

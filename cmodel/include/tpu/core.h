@@ -22,9 +22,12 @@ typedef struct {
     unsigned pe_stages;
     unsigned axi_latency;
     unsigned axi_data_bits;
-    unsigned serial; /* 1: an instruction dispatches only when every unit is idle (the RTL
-                        as built so far, docs/isa.md "Timing"); 0: the units overlap as the
-                        rules of "Timing" allow */
+    unsigned dispatch; /* the dispatch policy (docs/isa.md "Timing", "Dispatch policy"):
+                          TPU_DISPATCH_RTL (0, the default): exactly the conditions of gen's
+                          sequencer (tpu_core_seq), so the counters are the RTL's;
+                          TPU_DISPATCH_SERIAL: every instruction waits until every unit is
+                          idle; TPU_DISPATCH_OVERLAP: the units overlap as the general rules
+                          of "Timing" allow (a machine the RTL does not build) */
     /* The board (docs/board.md): this core's id and the board's shape R x S (C = R*S cores;
        a ring is 1 x C). topo_rows/topo_cols 0 mean 1: the defaults (all 0) are a core on its
        own, id 0, 1 x 1, C = 1, where every collective completes at once without a network
@@ -41,7 +44,13 @@ typedef struct {
        counter so far (tpu-compile's per-layer report from one run). */
     uint64_t *insn_done;
     uint64_t *insn_mxu;
+    /* When set (count entries): insn_disp[pc] is the cycle instruction pc dispatched in
+       (the cycle tpu_core_seq's disp_valid_o is high for it; core_tb --disp-cycles). */
+    uint64_t *insn_disp;
 } tpu_core_cfg_t;
+
+/* tpu_core_cfg_t.dispatch */
+enum { TPU_DISPATCH_RTL = 0, TPU_DISPATCH_SERIAL = 1, TPU_DISPATCH_OVERLAP = 2 };
 
 #define TPU_CORE_AXI_LATENCY_DEFAULT 4u
 #define TPU_AXI_DATA_BITS_MIN 64u  /* the AXI4 data master: a power of two in 64..512 */
