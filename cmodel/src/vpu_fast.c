@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The VPU's add, sub, max and min over a row, faster than vpu_vec_binary's per-element
+/* The VPU's add, sub, mul, max and min over a row, faster than vpu_vec_binary's per-element
    integer path and the same bits (tests/model/test_vpu_fast.c compares them on every special
    and millions of random patterns):
    - add/sub on host floats with MXCSR DAZ | FTZ and RNE (docs/numerics.md, fp32_add: both
      inputs are normal or zero after DAZ, so a sum below 2^-126 is exact and the host's FTZ
      gives the contract's signed zero), NaN canonicalised after;
+   - mul likewise: fp32_mul is defined as SSE's product under FTZ | DAZ (tininess after
+     rounding; docs/numerics.md "fp32 x fp32"), NaN canonicalised after;
    - max/min on the bits: any NaN gives the canonical NaN, DAZ keeps the sign, and -0 < +0 is
      the order of the sign-magnitude bits mapped to two's complement keys.
    Loads and stores are vpu_load / vpu_store's (bf16 widened with DAZ and NaN
@@ -36,14 +38,14 @@ static inline int32_t key(uint32_t v)
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <immintrin.h>
 static __attribute__((noinline)) void add_rows(size_t n, const uint32_t *a, const uint32_t *b,
-                                               int sub, uint32_t *y)
+                                               int op, uint32_t *y)
 {
     for (size_t i = 0; i < n; i++) {
         float x, z;
-        uint32_t bb = sub ? b[i] ^ 0x80000000u : b[i];
+        uint32_t bb = op == VPU_OP_SUB ? b[i] ^ 0x80000000u : b[i];
         memcpy(&x, &a[i], 4);
         memcpy(&z, &bb, 4);
-        float s = x + z;
+        float s = op == VPU_OP_MUL ? x * z : x + z;
         uint32_t u;
         memcpy(&u, &s, 4);
         y[i] = is_nan(u) ? TPU_FP32_QNAN : u;
@@ -58,7 +60,7 @@ int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, 
     if (n > 256) return 0;
     if (op != VPU_OP_MAX && op != VPU_OP_MIN
 #if defined(__x86_64__) && defined(__SSE2__)
-        && op != VPU_OP_ADD && op != VPU_OP_SUB
+        && op != VPU_OP_ADD && op != VPU_OP_SUB && op != VPU_OP_MUL
 #endif
     )
         return 0;
@@ -78,7 +80,7 @@ int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, 
     else {
         unsigned old = _mm_getcsr();
         _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
-        add_rows(n, la, lb, op == VPU_OP_SUB, r);
+        add_rows(n, la, lb, (int)op, r);
         _mm_setcsr(old);
     }
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The VPU's fast add/sub/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
+/* The VPU's fast add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
    vpu_vec_binary, bit for bit: every pair of 64 special fp32 patterns (zeros, subnormals, the
    smallest and largest normals, Inf, NaNs with payloads, values whose sum or difference is
-   tiny, exactly half-way or overflows) and 4 M random pairs (half of them with close
-   exponents, where cancellation happens), in every load/store format (fp32 and bf16). */
+   tiny, exactly half-way or overflows) and 4 M random pairs per op (half of them with close
+   exponents, where cancellation happens; for mul, a quarter with products at the FTZ edge and
+   at overflow), in every load/store format (fp32 and bf16). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,12 +50,12 @@ static int check(vpu_op_t op, vpu_fmt_t fa, vpu_fmt_t fb, vpu_fmt_t fy, size_t n
 
 int main(void)
 {
-    const vpu_op_t ops[] = {VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MAX, VPU_OP_MIN};
+    const vpu_op_t ops[] = {VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MUL, VPU_OP_MAX, VPU_OP_MIN};
     const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0];
     uint32_t a[256], b[256];
     long pairs = 0;
     int fails = 0;
-    for (int oi = 0; oi < 4; oi++)
+    for (int oi = 0; oi < 5; oi++)
         for (int f = 0; f < 8; f++) {
             vpu_fmt_t fa = (f & 1) ? VPU_FMT_BF16 : VPU_FMT_FP32;
             vpu_fmt_t fb = (f & 2) ? VPU_FMT_BF16 : VPU_FMT_FP32;
@@ -72,6 +73,16 @@ int main(void)
                 for (size_t j = 0; j < 256; j++) {
                     uint32_t x = rnd() ^ (rnd() << 16), z = rnd() ^ (rnd() << 16);
                     if (j & 1) z = (x & 0xFF800000u) ^ (z & 0x807FFFFFu) ^ ((rnd() & 3u) << 23);
+                    if (ops[oi] == VPU_OP_MUL && (j & 2)) {
+                        /* products at the FTZ edge (2^-126, tininess after rounding) and at
+                           overflow: exponent fields adding up to 1 or 254 (+- 1) */
+                        uint32_t ex = 1u + rnd() % 253u, edge = (j & 4) ? 254u + 127u : 1u + 127u;
+                        int32_t ez = (int32_t)edge - (int32_t)ex + (int32_t)(rnd() % 3u) - 1;
+                        if (ez < 1) ez = 1;
+                        if (ez > 254) ez = 254;
+                        x = (x & 0x807FFFFFu) | (ex << 23);
+                        z = (z & 0x807FFFFFu) | ((uint32_t)ez << 23);
+                    }
                     a[j] = fa == VPU_FMT_BF16 ? x >> 16 : x;
                     b[j] = fb == VPU_FMT_BF16 ? z >> 16 : z;
                 }
