@@ -69,11 +69,14 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--logits", action="store_true")
+    ap.add_argument("--val-examples", type=int, help="validate on the first K examples only (tpu-train's --val-steps)")
     ap.add_argument("--csv", required=True)
     ap.add_argument("--ours")
     ap.add_argument("--png")
     a = ap.parse_args()
     x, y, xv, yv = load(a)
+    if xv is not None and a.val_examples is not None:
+        xv, yv = xv[:a.val_examples], yv[:a.val_examples]
     steps = a.steps_per_epoch or len(x) // a.batch
     lr = a.lr if a.lr is not None else (1e-3 if a.optimizer == "adam" else 0.01)
     rows = trainref.train_curves(a.onnx, x, y, xv, yv, a.batch, a.epochs, steps, a.optimizer, lr,

@@ -800,7 +800,7 @@ int main(int argc, char **argv)
     }
     if (plot) {
         /* build/tools/tpu-train -> models/train_ref.py of the same tree */
-        char self[4096] = "", script[4300], refcsv[4300], ep[32], st[32], bs[32], lrs[64], ms[64], sd[32];
+        char self[4096] = "", script[4300], refcsv[4300], ep[32], st[32], bs[32], lrs[64], ms[64], sd[32], ve[32];
         ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
         if (sl > 0) self[sl] = 0;
         char *slash = strrchr(self, '/');
@@ -825,6 +825,8 @@ int main(int argc, char **argv)
         av[k++] = "--steps-per-epoch"; av[k++] = st; av[k++] = "--optimizer"; av[k++] = optname;
         av[k++] = "--lr"; av[k++] = lrs; av[k++] = "--momentum"; av[k++] = ms; av[k++] = "--seed"; av[k++] = sd;
         if (logits) av[k++] = "--logits";
+        snprintf(ve, sizeof ve, "%" PRIu64, vsteps * B < va.n ? vsteps * B : va.n);
+        av[k++] = "--val-examples"; av[k++] = ve;
         av[k++] = "--csv"; av[k++] = refcsv; av[k++] = "--ours"; av[k++] = csv; av[k++] = "--png"; av[k++] = plot;
         av[k] = NULL;
         fflush(stdout);
