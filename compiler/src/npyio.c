@@ -10,6 +10,15 @@
 #include "tpu/cli.h"
 #include "tpuc/npyio.h"
 
+/* The header's dtype value for a message: printable characters only, at most 10. */
+static const char *shown(const char *d, char *buf, size_t len)
+{
+    size_t k = 0;
+    for (; d[k] && k < 10 && k + 1 < len; k++) buf[k] = d[k] >= 0x20 && d[k] < 0x7f ? d[k] : '?';
+    buf[k] = 0;
+    return buf;
+}
+
 static const char *skip(const char *s)
 {
     while (*s == ' ') s++;
@@ -19,10 +28,21 @@ static const char *skip(const char *s)
 int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    char *buf = NULL, *h = NULL;
+    char *buf = NULL;
     size_t len = 0;
     if (tpu_file_read(path, (size_t)8 << 30, "a .npy of at most 8 GiB", &buf, &len, err, errlen))
         return -1;
+    int rc = tpuc_npy_parse(buf, len, path, want_int, a, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
+                   char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    const char *buf = data;
+    char *h = NULL;
     int rc = -1;
     size_t hl, ho;
     unsigned major;
@@ -56,18 +76,19 @@ int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size
     }
     d = skip(d + 8);
     size_t es;
+    char dt[16];
     int kind; /* 0 f4, 1 i8, 2 i4, 3 u1 */
     if (!strncmp(d, "'<f4'", 5)) kind = 0, es = 4;
     else if (!strncmp(d, "'<i8'", 5)) kind = 1, es = 8;
     else if (!strncmp(d, "'<i4'", 5)) kind = 2, es = 4;
     else if (!strncmp(d, "'|u1'", 5)) kind = 3, es = 1;
     else {
-        snprintf(err, errlen, "%s: dtype %.8s, expected %s", path, d,
+        snprintf(err, errlen, "%s: dtype %s, expected %s", path, shown(d, dt, sizeof dt),
                  want_int ? "'<i8', '<i4' or '|u1' (integer labels)" : "'<f4' (float32)");
         goto out;
     }
     if ((kind == 0) == (want_int != 0)) {
-        snprintf(err, errlen, "%s: dtype %.5s, expected %s", path, d,
+        snprintf(err, errlen, "%s: dtype %s, expected %s", path, shown(d, dt, sizeof dt),
                  want_int ? "'<i8', '<i4' or '|u1' (integer labels)" : "'<f4' (float32)");
         goto out;
     }
@@ -126,7 +147,6 @@ int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size
     rc = 0;
 out:
     free(h);
-    free(buf);
     if (rc) tpuc_npy_free(a);
     return rc;
 }

@@ -25,6 +25,9 @@ typedef struct {
 
 /* want_int 0: a float32 file; 1: an integer file. 0, or -1 with "PATH: reason" in err. */
 int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size_t errlen);
+/* The same from len bytes in memory; path names them in messages. */
+int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
+                   char *err, size_t errlen);
 void tpuc_npy_free(tpuc_npy_t *a);
 
 #ifdef __cplusplus
