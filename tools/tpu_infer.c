@@ -24,6 +24,7 @@
 #include "tpu/core.h"
 #include "tpu/host.h"
 #include "tpu/npy.h"
+#include "tpuc/npyio.h"
 #include "tpuc/tpuc.h"
 
 static void usage(FILE *f)
@@ -61,92 +62,28 @@ static int fail(int code, const char *fmt, const char *a)
     return code;
 }
 
-/* ---- float32 .npy of any rank (the format's v1/v2/v3 header, '<f4', C order); with ids
-   set, also '<i8' and '<i4' (token ids, converted to float: exact below 2^24, larger ones
-   become 2^30, out of any vocabulary's range); *is_int says which it was ---- */
+/* ---- the input: a float32 .npy of any rank, or '<i8' / '<i4' / '|u1' token ids (tpuc/npyio.h),
+   ids converted to float: exact below 2^24, larger ones become 2^30, out of any vocabulary's
+   range; *is_int says which it was ---- */
 static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data, int *is_int,
                         char *err, size_t errlen)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    if (tpu_file_read(path, (size_t)8 << 30, "a float32 .npy of at most 8 GiB", &buf, &len, err,
-                      errlen))
-        return -1;
-    int rc = -1;
-    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
-        snprintf(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic)", path);
-        goto out;
-    }
-    unsigned major = (unsigned char)buf[6];
-    size_t hl, ho;
-    if (major == 1) { hl = (unsigned char)buf[8] | ((size_t)(unsigned char)buf[9] << 8); ho = 10; }
-    else if (major == 2 || major == 3) {
-        if (len < 12) { snprintf(err, errlen, "%s: truncated header", path); goto out; }
-        hl = (unsigned char)buf[8] | ((size_t)(unsigned char)buf[9] << 8) |
-             ((size_t)(unsigned char)buf[10] << 16) | ((size_t)(unsigned char)buf[11] << 24);
-        ho = 12;
-    } else { snprintf(err, errlen, "%s: .npy format version %u, expected 1, 2 or 3", path, major); goto out; }
-    if (hl > len - ho) { snprintf(err, errlen, "%s: truncated header", path); goto out; }
-    char *h = malloc(hl + 1);
-    if (!h) { snprintf(err, errlen, "out of memory"); goto out; }
-    memcpy(h, buf + ho, hl);
-    h[hl] = 0;
-    if (strlen(h) != hl) { free(h); snprintf(err, errlen, "%s: NUL byte in the header", path); goto out; }
-    const char *d = strstr(h, "'descr':"), *fo = strstr(h, "'fortran_order':"), *sh = strstr(h, "'shape':");
-    if (!d || !fo || !sh) { free(h); snprintf(err, errlen, "%s: header lacks descr, fortran_order or shape", path); goto out; }
-    d += 8; while (*d == ' ') d++;
-    unsigned esz = 4;
-    *is_int = 0;
-    if (strncmp(d, "'<i8'", 5) == 0) { esz = 8; *is_int = 1; }
-    else if (strncmp(d, "'<i4'", 5) == 0) { esz = 4; *is_int = 1; }
-    else if (strncmp(d, "'<f4'", 5) != 0) { free(h); snprintf(err, errlen, "%s: dtype is not '<f4' (float32 little-endian), '<i8' or '<i4' (token ids)", path); goto out; }
-    fo += 16; while (*fo == ' ') fo++;
-    if (strncmp(fo, "False", 5) != 0) { free(h); snprintf(err, errlen, "%s: fortran_order is not False (C order required)", path); goto out; }
-    sh += 8; while (*sh == ' ') sh++;
-    if (*sh != '(') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
-    sh++;
-    *ndim = 0;
-    uint64_t total = 1;
-    for (;;) {
-        while (*sh == ' ') sh++;
-        if (*sh == ')') break;
-        if (*sh < '0' || *sh > '9') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
-        uint64_t v = 0;
-        while (*sh >= '0' && *sh <= '9') {
-            v = v * 10 + (uint64_t)(*sh - '0');
-            if (v > (1ull << 40)) { free(h); snprintf(err, errlen, "%s: absurd dimension", path); goto out; }
-            sh++;
-        }
-        if (*ndim == TPUC_MAX_DIMS) { free(h); snprintf(err, errlen, "%s: more than %d dimensions", path, TPUC_MAX_DIMS); goto out; }
-        dims[(*ndim)++] = (int64_t)v;
-        if (v && total > (1ull << 40) / v) { free(h); snprintf(err, errlen, "%s: absurd shape", path); goto out; }
-        total *= v;
-        while (*sh == ' ') sh++;
-        if (*sh == ',') sh++;
-        else if (*sh != ')') { free(h); snprintf(err, errlen, "%s: bad shape", path); goto out; }
-    }
-    free(h);
-    if (*ndim == 0) { snprintf(err, errlen, "%s: a 0-D array, expected the batch first", path); goto out; }
-    if (total * esz != len - ho - hl) {
-        snprintf(err, errlen, "%s: %zu data bytes, the shape needs %" PRIu64, path, len - ho - hl, total * esz);
-        goto out;
-    }
-    *data = malloc(total * 4 + 4);
-    if (!*data) { snprintf(err, errlen, "out of memory"); goto out; }
-    if (!*is_int) {
-        memcpy(*data, buf + ho + hl, total * 4);
+    tpuc_npy_t a;
+    if (tpuc_npy_load(path, -1, &a, err, errlen)) return -1;
+    *ndim = a.ndim;
+    memcpy(dims, a.dims, sizeof a.dims);
+    *is_int = a.i != NULL;
+    if (a.f) {
+        *data = a.f;
+        a.f = NULL;
     } else {
-        for (uint64_t i = 0; i < total; i++) {
-            int64_t v;
-            if (esz == 8) memcpy(&v, buf + ho + hl + i * 8, 8);
-            else { int32_t v4; memcpy(&v4, buf + ho + hl + i * 4, 4); v = v4; }
-            (*data)[i] = v > (1 << 24) || v < -(1 << 24) ? 1073741824.0f : (float)v;
-        }
+        *data = malloc(a.elems * 4 + 4);
+        if (!*data) { tpuc_npy_free(&a); snprintf(err, errlen, "out of memory"); return -1; }
+        for (uint64_t i = 0; i < a.elems; i++)
+            (*data)[i] = a.i[i] > (1 << 24) || a.i[i] < -(1 << 24) ? 1073741824.0f : (float)a.i[i];
     }
-    rc = 0;
-out:
-    free(buf);
-    return rc;
+    tpuc_npy_free(&a);
+    return 0;
 }
 
 static int npy_write_f32(const char *path, int ndim, const int64_t *dims, const float *data,

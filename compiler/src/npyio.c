@@ -87,7 +87,7 @@ int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int,
                  want_int ? "'<i8', '<i4' or '|u1' (integer labels)" : "'<f4' (float32)");
         goto out;
     }
-    if ((kind == 0) == (want_int != 0)) {
+    if (want_int >= 0 && (kind == 0) == (want_int != 0)) {
         snprintf(err, errlen, "%s: dtype %s, expected %s", path, shown(d, dt, sizeof dt),
                  want_int ? "'<i8', '<i4' or '|u1' (integer labels)" : "'<f4' (float32)");
         goto out;

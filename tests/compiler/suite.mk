@@ -3,7 +3,7 @@
 .PHONY: test-compiler
 TEST_SUITES += test-compiler
 
-test-compiler: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(BUILD)/tools/tpu-explore $(GEN) $(CMODEL_LIB)
+test-compiler: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(BUILD)/tools/tpu-explore $(BUILD)/tools/tpu-as $(GEN) $(CMODEL_LIB)
 	sh tests/compiler/run.sh $(BUILD)/test-compiler 1
 
 # ---- fuzzing the ONNX reader and the passes (libFuzzer, ASan + UBSan; issue 14 item 4) ----

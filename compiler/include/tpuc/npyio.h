@@ -23,7 +23,8 @@ typedef struct {
     int64_t *i; /* integer files */
 } tpuc_npy_t;
 
-/* want_int 0: a float32 file; 1: an integer file. 0, or -1 with "PATH: reason" in err. */
+/* want_int 0: a float32 file; 1: an integer file; -1: either (a->f or a->i is set). 0, or -1
+   with "PATH: reason" in err. */
 int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size_t errlen);
 /* The same from len bytes in memory; path names them in messages. */
 int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
