@@ -42,6 +42,9 @@ static void usage(FILE *f)
             "                        clamped)\n"
             "  --dispatch rtl|serial|overlap  every core's dispatch policy (default rtl: gen's\n"
             "                        sequencer; tpu-run --help)\n"
+            "  --start-skew K        core i STARTs i*K cycles after core 0, 0 .. 1000 (default\n"
+            "                        4: board_tb's host writes one CTRL.start after the other;\n"
+            "                        each core's counters count from its own START)\n"
             "  --job DIR             the board job: DIR/core<i>.args, i = 0 .. C-1\n"
             "  --out DIR             writes core<i>.trace, core<i>.counters, core<i>/ dumps\n"
             "  --max-cycles C        stop a core when an instruction would dispatch after\n"
@@ -187,6 +190,7 @@ static int run_main(int argc, char **argv)
                *wms = NULL;
     unsigned dispatch = TPU_DISPATCH_RTL;
     uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
+    uint64_t skew = TPU_BOARD_START_SKEW_DEFAULT;
     int status = 2;
     core_job_t *jobs = NULL;
     tpu_board_t *board = NULL;
@@ -201,7 +205,7 @@ static int run_main(int argc, char **argv)
         { "pe-stages", 0, TPU_CLI_VALUE, 'S' }, { "axi-latency", 0, TPU_CLI_VALUE, 'L' },
         { "axi-data-bits", 0, TPU_CLI_VALUE, 'B' }, { "dispatch", 0, TPU_CLI_VALUE, 'd' },
         { "job", 0, TPU_CLI_VALUE, 'j' },   { "out", 0, TPU_CLI_VALUE, 'o' },
-        { "max-cycles", 0, TPU_CLI_VALUE, 'X' },
+        { "max-cycles", 0, TPU_CLI_VALUE, 'X' }, { "start-skew", 0, TPU_CLI_VALUE, 'K' },
         { NULL, 0, 0, 0 },
     };
     char err[1024];
@@ -271,6 +275,9 @@ static int run_main(int argc, char **argv)
             break;
         case 'j': jobdir = val; break;
         case 'X': rc = tpu_cli_count(name, val, 0, UINT64_MAX - 1, &max_cycles, err, sizeof err); break;
+        case 'K':
+            rc = tpu_cli_count(name, val, 0, TPU_BOARD_START_SKEW_MAX, &skew, err, sizeof err);
+            break;
         default: outdir = val; break;
         }
         if (rc) {
@@ -306,6 +313,7 @@ static int run_main(int argc, char **argv)
     bc.core.axi_latency = (unsigned)lat;
     bc.core.axi_data_bits = (unsigned)axi_bits;
     bc.core.dispatch = dispatch;
+    bc.start_skew = skew ? (unsigned)skew : TPU_BOARD_START_TOGETHER;
     bc.core.max_cycles = max_cycles;
 
     jobs = calloc(C, sizeof *jobs);

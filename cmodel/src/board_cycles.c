@@ -49,36 +49,79 @@ static uint64_t path(unsigned hops, unsigned link_latency)
     return (uint64_t)hops * (link_latency + 1u);
 }
 
+void tpu_board_sendrecv_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned hops,
+                             unsigned link_bits, unsigned link_latency, uint64_t s, uint64_t r,
+                             uint64_t *sdone, uint64_t *rdone)
+{
+    uint64_t p = path(hops, link_latency);
+    uint64_t f = link_bits && elem_bits ? transfer_flits(rows, n, elem_bits, link_bits) : 0;
+    /* the ready token (injected 2 cycles after the receiver's dispatch, taken 3 cycles after
+       its head arrives), then the flits one per cycle; the last one's write P + 1 later
+       (measured on board_tb: send/recv of 1 .. 100 UB and ACC rows, 1 .. 3 hops, either
+       side first) */
+    uint64_t start = s + 3u > r + p + 5u ? s + 3u : r + p + 5u;
+    *sdone = start + f;
+    *rdone = start + f + p + 1u;
+}
+
 uint64_t tpu_board_sendrecv_cycles(unsigned rows, unsigned n, unsigned elem_bits,
                                    unsigned hops, unsigned link_bits, unsigned link_latency)
 {
     if (link_bits == 0 || elem_bits == 0)
         return 0;
-    /* the ready token to the sender, then the data back, then the last row's write */
-    return 2u * path(hops, link_latency) + transfer_flits(rows, n, elem_bits, link_bits) +
-           TPU_BOARD_STEP_OVERHEAD;
+    uint64_t sd, rd;
+    tpu_board_sendrecv_done(rows, n, elem_bits, hops, link_bits, link_latency, 0, 0, &sd, &rd);
+    return rd;
+}
+
+void tpu_board_bcast_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
+                          unsigned root, const uint64_t *disp, const unsigned *hops,
+                          unsigned link_bits, unsigned link_latency, uint64_t *done)
+{
+    uint64_t f = link_bits && elem_bits ? transfer_flits(rows, n, elem_bits, link_bits) : 0;
+    uint64_t next = disp[root] + 4u; /* the earliest start of the root's next send */
+    done[root] = disp[root] + 1u;    /* C = 1: nothing to send */
+    for (unsigned j = 1; j < cores; j++) {
+        unsigned k = (root + j) % cores;
+        uint64_t p = path(hops[k], link_latency);
+        uint64_t start = next > disp[k] + p + 5u ? next : disp[k] + p + 5u;
+        done[k] = start + f + p + 1u;
+        done[root] = start + f;
+        next = start + f + 3u;
+    }
+}
+
+/* internal: tpu_board_bcast_done with every core dispatching in 0 and every receiver `hops`
+   from the root (root 0) */
+static void bcast_uniform(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
+                          unsigned hops, unsigned link_bits, unsigned link_latency,
+                          uint64_t *done)
+{
+    uint64_t disp[TPU_BOARD_CORES_MAX] = { 0 };
+    unsigned h[TPU_BOARD_CORES_MAX];
+    for (unsigned c = 0; c < cores; c++)
+        h[c] = hops;
+    tpu_board_bcast_done(rows, n, elem_bits, cores, 0, disp, h, link_bits, link_latency, done);
 }
 
 uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
                                 unsigned max_hops, unsigned link_bits, unsigned link_latency)
 {
-    if (cores <= 1 || link_bits == 0 || elem_bits == 0)
+    if (cores <= 1 || cores > TPU_BOARD_CORES_MAX || link_bits == 0 || elem_bits == 0)
         return 0;
-    /* the ready tokens, then C-1 transfers back to back from the root, the last one's path */
-    return 2u * path(max_hops, link_latency) +
-           (uint64_t)(cores - 1u) * transfer_flits(rows, n, elem_bits, link_bits) +
-           TPU_BOARD_STEP_OVERHEAD;
+    uint64_t done[TPU_BOARD_CORES_MAX];
+    bcast_uniform(rows, n, elem_bits, cores, max_hops, link_bits, link_latency, done);
+    return done[0];
 }
 
 uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned j,
                                      unsigned hops, unsigned link_bits, unsigned link_latency)
 {
-    if (link_bits == 0 || elem_bits == 0)
+    if (link_bits == 0 || elem_bits == 0 || j == 0 || j >= TPU_BOARD_CORES_MAX)
         return 0;
-    /* its ready token, the root's j transfers back to back (this core's is the j-th), the
-       path */
-    return 2u * path(hops, link_latency) +
-           (uint64_t)j * transfer_flits(rows, n, elem_bits, link_bits) + TPU_BOARD_STEP_OVERHEAD;
+    uint64_t done[TPU_BOARD_CORES_MAX];
+    bcast_uniform(rows, n, elem_bits, j + 1u, hops, link_bits, link_latency, done);
+    return done[j];
 }
 
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency)

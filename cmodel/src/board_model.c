@@ -32,7 +32,8 @@ tpu_board_t *tpu_board_new(const tpu_board_cfg_t *cfg)
         cfg->cols > TPU_BOARD_CORES_MAX || cfg->rows * cfg->cols > TPU_BOARD_CORES_MAX ||
         (cfg->link_bits != 0 && (cfg->link_bits < TPU_BOARD_LINK_BITS_MIN ||
                                  cfg->link_bits > TPU_BOARD_LINK_BITS_MAX)) ||
-        cfg->link_latency > TPU_BOARD_LINK_LATENCY_MAX)
+        cfg->link_latency > TPU_BOARD_LINK_LATENCY_MAX ||
+        (cfg->start_skew > TPU_BOARD_START_SKEW_MAX && cfg->start_skew != TPU_BOARD_START_TOGETHER))
         return NULL;
     tpu_board_t *b = calloc(1, sizeof *b);
     if (b == NULL)
@@ -40,6 +41,10 @@ tpu_board_t *tpu_board_new(const tpu_board_cfg_t *cfg)
     b->cfg = *cfg;
     if (b->cfg.link_bits == 0)
         b->cfg.link_bits = TPU_BOARD_LINK_BITS_DEFAULT;
+    if (b->cfg.start_skew == 0)
+        b->cfg.start_skew = TPU_BOARD_START_SKEW_DEFAULT;
+    else if (b->cfg.start_skew == TPU_BOARD_START_TOGETHER)
+        b->cfg.start_skew = 0;
     b->cores = cfg->rows * cfg->cols;
     for (unsigned i = 0; i < b->cores; i++) {
         tpu_core_cfg_t cc = cfg->core;
@@ -204,6 +209,12 @@ static unsigned max_hops_from(const tpu_board_t *b, unsigned root)
 }
 
 /* internal: the cost of a collective once its last participant has dispatched it */
+/* core k's START in board cycles (core k's cycle x is board cycle x + off) */
+static uint64_t off(const tpu_board_t *b, unsigned k)
+{
+    return (uint64_t)k * b->cfg.start_skew;
+}
+
 static uint64_t coll_cycles(const tpu_board_t *b, const tpu_dinsn_t *d, unsigned self)
 {
     unsigned W = b->cfg.link_bits, D = b->cfg.link_latency, n = b->core[0]->n;
@@ -315,10 +326,15 @@ int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t
                 r->run.net.n != s->run.net.n || r->run.net.mem != s->run.net.mem)
                 continue;
             copy_rows(s, r, s->run.net.mem, s->run.net.n);
-            uint64_t t0 = core_max(s->run.net_t, r->run.net_t);
-            uint64_t done = t0 + coll_cycles(b, &s->run.net, i);
-            core_net_complete(s, done);
-            core_net_complete(r, done);
+            /* board time: core k's cycle x is board cycle x + off(k) */
+            uint64_t sd, rd;
+            tpu_board_sendrecv_done(s->run.net.n, s->n, s->run.net.mem == TPU_MEM_ACC ? 32u : 16u,
+                                    tpu_board_hops(b->cfg.rows, b->cfg.cols, i, dst),
+                                    b->cfg.link_bits, b->cfg.link_latency,
+                                    s->run.net_t + off(b, i), r->run.net_t + off(b, dst), &sd,
+                                    &rd);
+            core_net_complete(s, sd - off(b, i));
+            core_net_complete(r, rd - off(b, dst));
             st[i] = st[dst] = ST_RUN;
             progress = 1;
         }
@@ -342,26 +358,29 @@ int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t
                 return rc;
             uint64_t t0 = 0;
             for (unsigned k = 0; k < C; k++)
-                t0 = core_max(t0, b->core[k]->run.net_t);
+                t0 = core_max(t0, b->core[k]->run.net_t + off(b, k));
             uint64_t done = t0 + coll_cycles(b, d, 0);
             uint64_t arr[TPU_BOARD_CORES_MAX], bdone[TPU_BOARD_CORES_MAX];
             unsigned hops[TPU_BOARD_CORES_MAX];
             if (d->opcode == TPU_OP_BARRIER) { /* per core: arrivals, then the releases */
                 for (unsigned k = 0; k < C; k++) {
-                    arr[k] = b->core[k]->run.net_t;
+                    arr[k] = b->core[k]->run.net_t + off(b, k);
                     hops[k] = tpu_board_hops(b->cfg.rows, b->cfg.cols, k, 0);
                 }
                 tpu_board_barrier_done(C, arr, hops, b->cfg.link_latency, bdone);
+            } else if (d->opcode == TPU_OP_BCAST) { /* the root's sends one after the other */
+                for (unsigned k = 0; k < C; k++) {
+                    arr[k] = b->core[k]->run.net_t + off(b, k);
+                    hops[k] = tpu_board_hops(b->cfg.rows, b->cfg.cols, d->peer, k);
+                }
+                tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u, C,
+                                     d->peer, arr, hops, b->cfg.link_bits,
+                                     b->cfg.link_latency, bdone);
             }
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = d->opcode == TPU_OP_BARRIER ? bdone[k] : done;
-                if (d->opcode == TPU_OP_BCAST && k != d->peer) /* a receiver: its transfer */
-                    dk = t0 + tpu_board_bcast_recv_cycles(
-                                  d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u,
-                                  (k + C - d->peer) % C,
-                                  tpu_board_hops(b->cfg.rows, b->cfg.cols, d->peer, k),
-                                  b->cfg.link_bits, b->cfg.link_latency);
-                core_net_complete(b->core[k], dk);
+                uint64_t dk = d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k]
+                                                                                   : done;
+                core_net_complete(b->core[k], dk - off(b, k));
                 st[k] = ST_RUN;
             }
             continue;

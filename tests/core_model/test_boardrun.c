@@ -61,6 +61,9 @@ static tpu_board_t *new_board(unsigned rows, unsigned cols, unsigned n)
     cfg.core.geom = tpu_core_geom_default(n);
     cfg.core.geom.ub_rows = 256;
     cfg.core.geom.acc_rows = 256;
+    /* the cycle model's closed forms below assume every core STARTs in cycle 0 (board_tb's
+       host starts them 4 cycles apart: tpu_board_cfg_t.start_skew, test_start_skew) */
+    cfg.start_skew = TPU_BOARD_START_TOGETHER;
     tpu_board_t *b = tpu_board_new(&cfg);
     assert_non_null(b);
     return b;
@@ -390,20 +393,31 @@ static void test_cycles_wait(void **state)
     set_prog(&x, 2, "halt\n");
     run(&x);
     assert_int_equal(tpu_board_hops(2, 2, 0, 3), 2);
-    assert_int_equal(x.res[0].counters[TPU_CNT_NET_BUSY],
+    assert_int_equal(x.res[3].counters[TPU_CNT_NET_BUSY],
                      tpu_board_sendrecv_cycles(2, 4, 16, 2, 64, 2));
-    assert_int_equal(x.res[3].counters[TPU_CNT_CYCLES], x.res[0].counters[TPU_CNT_CYCLES]);
+    /* the sender completes when its last flit has left, P(2 hops) + 1 = 7 before the
+       receiver has written it; both dispatch in 1: the token reaches the sender in 1 + 6 + 5,
+       then 2 rows of 4 bf16 are 2 flits + a header */
+    assert_int_equal(x.res[0].counters[TPU_CNT_CYCLES] + 7, x.res[3].counters[TPU_CNT_CYCLES]);
+    assert_int_equal(x.res[0].counters[TPU_CNT_NET_BUSY], 6 + 5 + 3);
     /* bcast from root 1: the root sends to 2, 3, 0 in turn; each receiver completes when its
-       own transfer has arrived, the root after its last send */
+       own transfer has arrived, the root when its last send has left */
     for (unsigned i = 0; i < 4; i++)
         set_prog(&x, i, "bcast acc row=0 rows=16 root=1\nhalt\n");
     run(&x);
     uint64_t c0 = x.res[0].counters[TPU_CNT_CYCLES], c1 = x.res[1].counters[TPU_CNT_CYCLES];
     uint64_t c2 = x.res[2].counters[TPU_CNT_CYCLES], c3 = x.res[3].counters[TPU_CNT_CYCLES];
-    assert_true(c2 < c3 && c3 < c0 && c0 <= c1);
+    assert_true(c2 < c3 && c3 < c0 && c1 < c0); /* the root: when its last flit has left */
+    /* on the 2x2 torus core 3 is one hop from root 1, core 2 two, core 0 one: every core
+       dispatches in 1, send j starts when the previous one has completed + 3 (the first: when
+       core 2's token has come, 1 + 6 + 5) and takes 16 rows x 2 flits + 2 headers */
+    uint64_t disp[4] = { 1, 1, 1, 1 }, bd[4];
+    unsigned hops[4] = { 1, 0, 2, 1 };
+    tpu_board_bcast_done(16, 4, 32, 4, 1, disp, hops, 64, 2, bd);
+    assert_int_equal(bd[1], 12 + 34 + 3 + 34 + 3 + 34);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(x.res[i].counters[TPU_CNT_CYCLES], bd[i] + 2);
     assert_int_equal(c1, 3 + tpu_board_bcast_cycles(16, 4, 32, 4, 2, 64, 2));
-    /* on the 2x2 torus core 3 is one hop from root 1, core 2 two */
-    assert_int_equal(c3, 3 + tpu_board_bcast_recv_cycles(16, 4, 32, 2, 1, 64, 2));
     done(&x);
 }
 
@@ -507,6 +521,39 @@ static void test_topology(void **state)
     cfg.link_bits = 64;
     cfg.link_latency = 17;
     assert_null(tpu_board_new(&cfg));
+    cfg.link_latency = 2;
+    cfg.start_skew = TPU_BOARD_START_SKEW_MAX + 1;
+    assert_null(tpu_board_new(&cfg));
+}
+
+/* the cores START one after the other (start_skew, default 4 cycles: board_tb's host):
+   each core's counters count from its own START, so a barrier costs the early cores the
+   skew (docs/board.md "Cycle model"); measured on board_tb N = 4: barrier then halt, CYCLES
+   15, 16 (C = 2 ring); 25, 24, 24, 18 (C = 4 ring); 48, 43, 43, 37, 34, 34, 34, 28 (2x4) */
+static void test_start_skew(void **state)
+{
+    (void)state;
+    static const unsigned shapes[3][2] = { { 1, 2 }, { 1, 4 }, { 2, 4 } };
+    static const uint64_t want[3][8] = { { 15, 16 }, { 25, 24, 24, 18 },
+                                         { 48, 43, 43, 37, 34, 34, 34, 28 } };
+    for (unsigned k = 0; k < 3; k++) {
+        tpu_board_cfg_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.rows = shapes[k][0];
+        cfg.cols = shapes[k][1];
+        cfg.link_latency = 2;
+        cfg.core.geom = tpu_core_geom_default(4);
+        brd_t x = { 0 };
+        x.b = tpu_board_new(&cfg);
+        assert_non_null(x.b);
+        x.C = cfg.rows * cfg.cols;
+        for (unsigned i = 0; i < x.C; i++)
+            set_prog(&x, i, "barrier\nhalt\n");
+        run(&x);
+        for (unsigned i = 0; i < x.C; i++)
+            assert_int_equal(x.res[i].counters[TPU_CNT_CYCLES], want[k][i]);
+        done(&x);
+    }
 }
 
 int main(void)
@@ -518,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_cycles_wait),
         cmocka_unit_test(test_deadlocks),
         cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_start_skew),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,7 +73,15 @@ typedef struct {
     tpu_core_cfg_t core;      /* every core's configuration (axi_data_bits included: every
                                  core has the same AXI data width); core_id and topo_* are set
                                  by the board */
+    unsigned start_skew;      /* core i STARTs i * start_skew cycles after core 0 (the host
+                                 writes CTRL.start of one core after the other: board_tb's
+                                 AXI4-Lite write takes TPU_BOARD_START_SKEW_DEFAULT cycles);
+                                 0: the default, TPU_BOARD_START_TOGETHER: every core in cycle
+                                 0. Each core's counters count from its own START. */
 } tpu_board_cfg_t;
+#define TPU_BOARD_START_SKEW_DEFAULT 4u
+#define TPU_BOARD_START_TOGETHER 0xFFFFFFFFu
+#define TPU_BOARD_START_SKEW_MAX 1000u
 
 typedef struct tpu_board tpu_board_t;
 
@@ -94,7 +102,7 @@ unsigned tpu_board_cores(const tpu_board_t *b);
 /* Core i's model (memories: tpu_core_row / tpu_core_set_row), NULL out of range. */
 tpu_core_t *tpu_board_core(tpu_board_t *b, unsigned i);
 
-/* Runs job[i] on core i for every i (all cores START together, cycle 0) until every core has
+/* Runs job[i] on core i for every i (core i STARTs in cycle i * start_skew) until every core has
    halted, stopped with an error, or can never go on. Deterministic: a collective is executed
    when all its participants have reached it (docs/board.md "Collectives", the ring phases and
    the row-write order of "Transfers, flits and the order of row writes", so each core's trace
@@ -112,10 +120,29 @@ int tpu_board_run(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_result_t
    give the transfer; hops from the topology. */
 uint64_t tpu_board_sendrecv_cycles(unsigned rows, unsigned n, unsigned elem_bits,
                                    unsigned hops, unsigned link_bits, unsigned link_latency);
+/* A send/recv pair as tpu_core_coll runs it, from the sender's and the receiver's dispatch
+   cycles s and r (board time): the receiver's ready token reaches the sender, which starts in
+   max(s + 3, r + P + 5) (P = hops (D + 1)) and completes when its F flits (headers
+   included) have left, in start + F; the receiver completes when the last one is written,
+   P + 1 later. (tpu_board_sendrecv_cycles: the receiver's cost when both dispatch in the
+   same cycle.) */
+void tpu_board_sendrecv_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned hops,
+                             unsigned link_bits, unsigned link_latency, uint64_t s, uint64_t r,
+                             uint64_t *sdone, uint64_t *rdone);
+/* A bcast from root k as tpu_core_coll runs it: the root sends to k+1, k+2, ... (mod C) one
+   after the other, each as a send/recv pair: send j starts in max(the root's dispatch + 4 (j =
+   1) or send j-1's completion + 3, receiver's dispatch + P + 5) and completes F cycles later;
+   its receiver completes P + 1 after that; the root with its last send. disp[c] and done[c]
+   are board times, hops[c] the hops from the root (hops[root] unused). */
+void tpu_board_bcast_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
+                          unsigned root, const uint64_t *disp, const unsigned *hops,
+                          unsigned link_bits, unsigned link_latency, uint64_t *done);
 uint64_t tpu_board_bcast_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned cores,
                                 unsigned max_hops, unsigned link_bits, unsigned link_latency);
-/* A bcast's receiver, the j-th the root sends to (j = 1 .. C-1: core root + j), hops from
-   the root: it completes when its transfer has arrived (the root: tpu_board_bcast_cycles). */
+/* tpu_board_bcast_cycles: the root's cost when every core dispatches together and every
+   receiver is max_hops away (tpu_board_bcast_done). A bcast's receiver, the j-th the root
+   sends to (j = 1 .. C-1: core root + j), it and the earlier ones `hops` from the root: it
+   completes when its transfer has arrived (tpu_board_bcast_done). */
 uint64_t tpu_board_bcast_recv_cycles(unsigned rows, unsigned n, unsigned elem_bits, unsigned j,
                                      unsigned hops, unsigned link_bits, unsigned link_latency);
 uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned link_latency);
