@@ -20,6 +20,7 @@
 #include "tpu/config.h"
 #include "tpu/core.h"
 #include "tpu/npy.h"
+#include "tpuc/hwopts.h"
 #include "tpuc/tpuc.h"
 
 static void usage(FILE *f)
@@ -27,16 +28,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tpu-compile MODEL.onnx [hardware options] [--batch B] -o DIR\n"
             "       tpu-compile MODEL.onnx [hardware options] --report-only [--json FILE]\n"
-            "Hardware (the same options and defaults as gen):\n"
-            "  --mxu N             MXU size, 1 .. 256 (default 128)\n"
-            "  --ub-kib K          unified buffer KiB (default 8N: 4096 rows)\n"
-            "  --acc-kib K         accumulators KiB (default 8N: 2048 rows)\n"
-            "  --wmem-kib K        weight memory KiB (default N*N/64: 8 tiles)\n"
-            "  --imem-insns I      instruction memory, 1 .. 32768 (default 1024)\n"
-            "  --axi-data-bits B   64, 128, 256 or 512 (default: smallest power of two >= 4N)\n"
-            "  --cores C           cores on the board, 1 .. 64 (default 8, as gen; C = 1: one\n"
-            "                      core, C > 1: the batch split over C cores)\n"
-            "  --topology T        ring, torus, torus:RxS (as gen; default gen's for C)\n"
+            "Hardware (the same options and defaults as gen; C > 1: the batch split over C cores):\n"
+            TPUC_HW_HELP
             "  --freq-mhz F        clock for images/s in the report (default 100)\n"
             "Model:\n"
             "  --batch B           the batch of one run, split over the cores (binds a symbolic\n"
@@ -49,19 +42,12 @@ static void usage(FILE *f)
             "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
 }
 
-enum { O_HELP, O_MXU, O_UB, O_ACC, O_WM, O_IMEM, O_AXI, O_CORES, O_TOPO, O_FREQ, O_BATCH,
+enum { O_HELP, O_FREQ, O_BATCH,
        O_OUT, O_REPORT, O_JSON, O_NOFUSE };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
-    {"mxu", 0, TPU_CLI_VALUE, O_MXU},
-    {"ub-kib", 0, TPU_CLI_VALUE, O_UB},
-    {"acc-kib", 0, TPU_CLI_VALUE, O_ACC},
-    {"wmem-kib", 0, TPU_CLI_VALUE, O_WM},
-    {"imem-insns", 0, TPU_CLI_VALUE, O_IMEM},
-    {"axi-data-bits", 0, TPU_CLI_VALUE, O_AXI},
-    {"cores", 0, TPU_CLI_VALUE, O_CORES},
-    {"topology", 0, TPU_CLI_VALUE, O_TOPO},
+    TPUC_HW_CLI_OPTS,
     {"freq-mhz", 0, TPU_CLI_VALUE, O_FREQ},
     {"batch", 0, TPU_CLI_VALUE, O_BATCH},
     {"out", 'o', TPU_CLI_VALUE, O_OUT},
@@ -75,19 +61,6 @@ static int fail(int code, const char *msg)
 {
     fprintf(stderr, "tpu-compile: error: %s\n", msg);
     return code;
-}
-
-/* KiB -> rows with tpu/config.h's rule (gen's): whole rows, 1 .. 65536. */
-static int kib_rows(const char *opt, uint64_t kib, unsigned rows, unsigned row_bytes,
-                    unsigned *out, char *err, size_t errlen)
-{
-    if (rows < 1 || rows > TPU_LIM_MEM_ROWS_MAX) {
-        snprintf(err, errlen, "%s %" PRIu64 ": must give 1 .. 65536 whole rows of %u bytes", opt,
-                 kib, row_bytes);
-        return -1;
-    }
-    *out = rows;
-    return 0;
 }
 
 static int write_file(const char *dir, const char *name, const void *data, size_t len)
@@ -128,9 +101,10 @@ int main(int argc, char **argv)
     char err[1024];
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
-    const char *model = NULL, *out = NULL, *topo = NULL, *json = NULL;
-    uint64_t n = TPU_CFG_MXU_DEFAULT, cores = TPU_CFG_CORES_DEFAULT, imem = TPU_CFG_IMEM_INSNS_DEFAULT, axi = 0, freq = 100, batch = 0;
-    uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
+    const char *model = NULL, *out = NULL, *json = NULL;
+    uint64_t freq = 100, batch = 0;
+    tpuc_hwopts_t ho;
+    tpuc_hwopts_init(&ho);
     int report_only = 0, no_fuse = 0;
     for (;;) {
         const char *name, *val;
@@ -148,26 +122,13 @@ int main(int argc, char **argv)
         int bad = 0;
         switch (id) {
         case O_HELP: usage(stdout); return 0;
-        case O_MXU: bad = tpu_cli_count(name, val, 1, 256, &n, err, sizeof err); break;
-        case O_UB: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &ub_kib, err, sizeof err); break;
-        case O_ACC: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &acc_kib, err, sizeof err); break;
-        case O_WM: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &wm_kib, err, sizeof err); break;
-        case O_IMEM: bad = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &imem, err, sizeof err); break;
-        case O_AXI:
-            bad = tpu_cli_count(name, val, 64, 512, &axi, err, sizeof err);
-            if (!bad && !tpu_axi_data_bits_ok((unsigned)axi)) {
-                snprintf(err, sizeof err, "%s '%s': expected 64, 128, 256 or 512", name, val);
-                bad = 1;
-            }
-            break;
-        case O_CORES: bad = tpu_cli_count(name, val, 1, TPU_LIM_CORES_MAX, &cores, err, sizeof err); break;
-        case O_TOPO: topo = val; break;
         case O_FREQ: bad = tpu_cli_count(name, val, 1, 1000, &freq, err, sizeof err); break;
         case O_BATCH: bad = tpu_cli_count(name, val, 1, 1u << 20, &batch, err, sizeof err); break;
         case O_OUT: out = val; break;
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
         case O_NOFUSE: no_fuse = 1; break;
+        default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
         if (bad) return fail(2, err);
     }
@@ -178,17 +139,7 @@ int main(int argc, char **argv)
 
     tpuc_hw_t hw;
     memset(&hw, 0, sizeof hw);
-    hw.geom = tpu_core_geom_default((unsigned)n);
-    hw.geom.imem_insns = (unsigned)imem;
-    unsigned nn = (unsigned)n;
-    if (kib_rows("--ub-kib", ub_kib, tpu_cfg_ub_rows(nn, ub_kib), 2u * nn, &hw.geom.ub_rows, err, sizeof err) ||
-        kib_rows("--acc-kib", acc_kib, tpu_cfg_acc_rows(nn, acc_kib), 4u * nn, &hw.geom.acc_rows, err, sizeof err) ||
-        kib_rows("--wmem-kib", wm_kib, tpu_cfg_wmem_rows(nn, wm_kib), 2u * nn, &hw.geom.wmem_rows, err, sizeof err))
-        return fail(2, err);
-    hw.axi_data_bits = axi ? (unsigned)axi : tpu_cfg_axi_data_bits((unsigned)n);
-    hw.cores = (unsigned)cores;
-    if (tpu_board_topology_parse(topo, hw.cores, &hw.topo_rows, &hw.topo_cols, err, sizeof err))
-        return fail(2, err);
+    if (tpuc_hwopts_resolve(&ho, &hw, err, sizeof err)) return fail(2, err);
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
     hw.no_fuse_pool = no_fuse;

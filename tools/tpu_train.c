@@ -26,6 +26,7 @@
 #include "tpu/config.h"
 #include "tpu/core.h"
 #include "tpu/npy.h"
+#include "tpuc/hwopts.h"
 #include "tpuc/npyio.h"
 #include "tpuc/train.h"
 #include "tpuc/tpuc.h"
@@ -59,14 +60,12 @@ static void usage(FILE *f)
             "  --work W              keep the co-simulation's job files in W (default: a\n"
             "                        temporary folder, removed)\n"
             "Hardware (the same options and defaults as gen):\n"
-            "  --mxu N --ub-kib K --acc-kib K --wmem-kib K --imem-insns I --axi-data-bits B\n"
-            "  --cores C (default 8) --topology ring|torus|torus:RxS\n"
+            TPUC_HW_HELP
             "Exit status: 0 done, 1 a run error, 2 bad arguments or input.\n");
 }
 
 enum { O_HELP, O_DATASET, O_XT, O_YT, O_XV, O_YV, O_EPOCHS, O_SPE, O_BATCH, O_OPT, O_LR, O_MOM,
-       O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK, O_MXU, O_UB, O_ACC, O_WM,
-       O_IMEM, O_AXI, O_CORES, O_TOPO };
+       O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"dataset", 0, TPU_CLI_VALUE, O_DATASET},
@@ -90,14 +89,7 @@ static const tpu_cli_opt_t opts[] = {
     {"freq-mhz", 0, TPU_CLI_VALUE, O_FREQ},
     {"rtl", 0, TPU_CLI_VALUE, O_RTL},
     {"work", 0, TPU_CLI_VALUE, O_WORK},
-    {"mxu", 0, TPU_CLI_VALUE, O_MXU},
-    {"ub-kib", 0, TPU_CLI_VALUE, O_UB},
-    {"acc-kib", 0, TPU_CLI_VALUE, O_ACC},
-    {"wmem-kib", 0, TPU_CLI_VALUE, O_WM},
-    {"imem-insns", 0, TPU_CLI_VALUE, O_IMEM},
-    {"axi-data-bits", 0, TPU_CLI_VALUE, O_AXI},
-    {"cores", 0, TPU_CLI_VALUE, O_CORES},
-    {"topology", 0, TPU_CLI_VALUE, O_TOPO},
+    TPUC_HW_CLI_OPTS,
     {NULL, 0, 0, 0},
 };
 
@@ -440,12 +432,12 @@ int main(int argc, char **argv)
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
     const char *model = NULL, *dataset = NULL, *xt = NULL, *yt = NULL, *xv = NULL, *yv = NULL;
-    const char *csv = NULL, *plot = NULL, *save = NULL, *grads = NULL, *topo = NULL, *optname = "adam";
+    const char *csv = NULL, *plot = NULL, *save = NULL, *grads = NULL, *optname = "adam";
     const char *work = NULL;
     uint64_t rtl_steps = 0;
     uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700;
-    uint64_t n = TPU_CFG_MXU_DEFAULT, cores = TPU_CFG_CORES_DEFAULT, imem = TPU_CFG_IMEM_INSNS_DEFAULT, axi = 0;
-    uint64_t ub_kib = 0, acc_kib = 0, wm_kib = 0;
+    tpuc_hwopts_t ho;
+    tpuc_hwopts_init(&ho);
     double lr = -1, mom = 0;
     int logits = 0, have_spe = 0, have_vs = 0;
     for (;;) {
@@ -485,20 +477,7 @@ int main(int argc, char **argv)
         case O_RTL: bad = tpu_cli_count(name, val, 1, 1000000, &rtl_steps, err, sizeof err); break;
         case O_WORK: work = val; break;
         case O_FREQ: bad = tpu_cli_count(name, val, 1, 10000, &freq, err, sizeof err); break;
-        case O_MXU: bad = tpu_cli_count(name, val, 1, 256, &n, err, sizeof err); break;
-        case O_UB: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &ub_kib, err, sizeof err); break;
-        case O_ACC: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &acc_kib, err, sizeof err); break;
-        case O_WM: bad = tpu_cli_count(name, val, 1, TPU_LIM_KIB_MAX, &wm_kib, err, sizeof err); break;
-        case O_IMEM: bad = tpu_cli_count(name, val, 1, TPU_LIM_IMEM_INSNS_MAX, &imem, err, sizeof err); break;
-        case O_AXI:
-            bad = tpu_cli_count(name, val, 64, 512, &axi, err, sizeof err);
-            if (!bad && !tpu_axi_data_bits_ok((unsigned)axi)) {
-                snprintf(err, sizeof err, "%s '%s': expected 64, 128, 256 or 512", name, val);
-                bad = 1;
-            }
-            break;
-        case O_CORES: bad = tpu_cli_count(name, val, 1, TPU_LIM_CORES_MAX, &cores, err, sizeof err); break;
-        case O_TOPO: topo = val; break;
+        default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
         if (bad) return fail(2, err);
     }
@@ -525,26 +504,15 @@ int main(int argc, char **argv)
     if (!dataset && (!xt || !yt)) return fail(2, "no data: expected --dataset fashion-mnist or --x-train X.npy --y-train Y.npy");
     if ((xv != NULL) != (yv != NULL)) return fail(2, "--x-val and --y-val go together");
     if (plot && !csv) return fail(2, "--plot needs --csv (the curves it plots)");
-    if (batch % cores) {
-        snprintf(err, sizeof err, "--batch %" PRIu64 ": must be a multiple of --cores %" PRIu64 " (every core takes the same share)", batch, cores);
+    if (batch % ho.cores) {
+        snprintf(err, sizeof err, "--batch %" PRIu64 ": must be a multiple of --cores %" PRIu64 " (every core takes the same share)", batch, ho.cores);
         return fail(2, err);
     }
 
     tpuc_hw_t hw;
     memset(&hw, 0, sizeof hw);
-    hw.geom = tpu_core_geom_default((unsigned)n);
-    hw.geom.imem_insns = (unsigned)imem;
-    unsigned nn = (unsigned)n;
-    hw.geom.ub_rows = tpu_cfg_ub_rows(nn, ub_kib);
-    hw.geom.acc_rows = tpu_cfg_acc_rows(nn, acc_kib);
-    hw.geom.wmem_rows = tpu_cfg_wmem_rows(nn, wm_kib);
-    if (!hw.geom.ub_rows || !hw.geom.acc_rows || !hw.geom.wmem_rows || hw.geom.ub_rows > 65536 ||
-        hw.geom.acc_rows > 65536 || hw.geom.wmem_rows > 65536)
-        return fail(2, "--ub-kib/--acc-kib/--wmem-kib: each must give 1 .. 65536 whole rows");
-    hw.axi_data_bits = axi ? (unsigned)axi : tpu_cfg_axi_data_bits(nn);
-    hw.cores = (unsigned)cores;
-    if (tpu_board_topology_parse(topo, hw.cores, &hw.topo_rows, &hw.topo_cols, err, sizeof err))
-        return fail(2, err);
+    if (tpuc_hwopts_resolve(&ho, &hw, err, sizeof err)) return fail(2, err);
+    const unsigned nn = hw.geom.n;
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
 
