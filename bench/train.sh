@@ -9,7 +9,8 @@
 #   step), validation on 640 images. Per-epoch points so the plot shows curves.
 # Figures only; copy them into bench/RESULTS.md. TRAIN_RTL=1 also co-simulates one CNN step
 # (batch 8: one image per core, 2,933 instructions) on the gen --mxu 128 --cores 8 board with
-# --imem-insns 4096 (a ~10 GB, several-minute Verilator build: run nothing else meanwhile).
+# --imem-insns 4096 (a ~10 GB, several-minute Verilator build: run nothing else meanwhile; the
+# step is ~1.8 M cycles and that board simulates ~100 cycles/s: about 5 hours).
 set -u
 B=${BUILD:-build}
 W=$B/bench/train
