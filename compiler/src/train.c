@@ -406,37 +406,41 @@ typedef struct {
 } cvr_t;
 
 /* The conv for image i, q rows [q0, q0+qc), every window into CW, then M = their maximum
-   (before a ReLU after the pool). */
+   (before a ReLU after the pool). Kernel row kh reads KW*Cin contiguous input values per q
+   row, in lane tiles of N (KT of them): UB rows A + (kh*KT + t)*qc. */
 static void conv_fwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i, uint64_t q0,
-             uint64_t qc)
+                     uint64_t qc)
 {
     const tpuc_tconv_t *c = &t->conv;
     const tpuc_tlayer_t *ly = &t->layer[0];
     const unsigned N = e->n;
-    const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin);
+    const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin), KT = cdiv(kc, N);
     const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
     const uint64_t O = (uint64_t)c->cout;
     for (int u = 0; u < c->pk; u++)
         for (int v = 0; v < c->pk; v++) {
-    const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * NT * qc;
-    for (int64_t kh = 0; kh < c->kh; kh++)
-        E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->A + (uint64_t)kh * qc),
-          U(qc), U(kc), U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + (uint64_t)c->pk * q0) * (uint64_t)c->cin * 2),
-          U((uint64_t)c->pk * (uint64_t)c->cin * 2));
-    for (uint64_t nt = 0; nt < NT; nt++) {
-        for (int64_t kh = 0; kh < c->kh; kh++) {
-            uint64_t w = wtile(e, t, ly->w_bf16 + ((uint64_t)kh * kc * O + nt * N) * 2, kc,
-                               umin(N, O - nt * N), O * 2);
-            E(e, "lw w=%llu", U(w));
-            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->A + (uint64_t)kh * qc),
-              U(CWw + nt * qc), U(qc), kh ? " accumulate" : "");
-        }
-        if (ly->has_bias)
-            E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(CWw + nt * qc),
-              U(r->BIASR + nt), U(CWw + nt * qc), U(qc));
-    }
-    if (c->relu_before)
-        E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
+            const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * NT * qc;
+            for (int64_t kh = 0; kh < c->kh; kh++)
+                for (uint64_t kt = 0; kt < KT; kt++)
+                    E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(r->A + ((uint64_t)kh * KT + kt) * qc), U(qc), U(umin(N, kc - kt * N)),
+                      U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + (uint64_t)c->pk * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
+                      U((uint64_t)c->pk * (uint64_t)c->cin * 2));
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                for (int64_t kh = 0; kh < c->kh; kh++)
+                    for (uint64_t kt = 0; kt < KT; kt++) {
+                        uint64_t w = wtile(e, t, ly->w_bf16 + (((uint64_t)kh * kc + kt * N) * O + nt * N) * 2,
+                                           umin(N, kc - kt * N), umin(N, O - nt * N), O * 2);
+                        E(e, "lw w=%llu", U(w));
+                        E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->A + ((uint64_t)kh * KT + kt) * qc),
+                          U(CWw + nt * qc), U(qc), kh || kt ? " accumulate" : "");
+                    }
+                if (ly->has_bias)
+                    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(CWw + nt * qc),
+                      U(r->BIASR + nt), U(CWw + nt * qc), U(qc));
+            }
+            if (c->relu_before)
+                E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
         }
     const uint64_t n = NT * qc;
     if (c->pk == 1) {
@@ -529,14 +533,17 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i,
                   U(qc), U(umin(N, C - nt * N)), U(c->dcw + nt * N * 2), U(C * 2));
             for (uint64_t j = 0; j < qc; j += N) {
                 const uint64_t rows = umin(N, qc - j);
-                for (int64_t kh = 0; kh < c->kh; kh++) {
-                    uint64_t w = wtile(e, t, X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v +
-                                                  (uint64_t)c->pk * (q0 + j)) * (uint64_t)c->cin * 2,
-                                       rows, kc, (uint64_t)c->pk * (uint64_t)c->cin * 2);
-                    E(e, "lw w=%llu transpose", U(w));
-                    E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kc));
-                    E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC), U(r->XT + (uint64_t)kh * kc), U(kc));
-                }
+                for (int64_t kh = 0; kh < c->kh; kh++)
+                    for (uint64_t k0 = 0; k0 < kc; k0 += N) {
+                        const uint64_t kn = umin(N, kc - k0);
+                        uint64_t w = wtile(e, t, X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v +
+                                                      (uint64_t)c->pk * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
+                                           rows, kn, (uint64_t)c->pk * (uint64_t)c->cin * 2);
+                        E(e, "lw w=%llu transpose", U(w));
+                        E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
+                        E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC),
+                          U(r->XT + (uint64_t)kh * kc + k0), U(kn));
+                    }
                 for (uint64_t nt = 0; nt < NT; nt++) {
                     uint64_t w = wtile(e, t, c->dcw + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
                     E(e, "lw w=%llu", U(w));
@@ -646,14 +653,10 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         tpuc_tconv_t *c = &t->conv;
         const tpuc_tlayer_t *l0 = &t->layer[0];
         const uint64_t NT0 = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin);
-        if (kc > N) {
-            tpuc_err(err, errlen, "node '%s': training mode needs kernel width x input channels "
-                     "(%llu) <= N (%u)", l0->name, U(kc), N);
-            return -1;
-        }
         const uint64_t upd = (3u + nstate) * l0->kp * NT0;
         const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + l0->kp;
-        const uint64_t per_acc = ((uint64_t)c->pk * (uint64_t)c->pk + 2u) * NT0, per_ub = (uint64_t)c->kh + 4u * NT0;
+        const uint64_t KT = cdiv(kc, N);
+        const uint64_t per_acc = ((uint64_t)c->pk * (uint64_t)c->pk + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
         uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
         uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
         uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
@@ -666,7 +669,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         c->qc = qc;
         cv.IDENT = IDENT; cv.BIASR = BIASR; cv.XTACC = XTACC; cv.DWC = ACC_CHUNK;
         cv.XT = UB_CHUNK;
-        cv.A = ub0; cv.PB = cv.A + (uint64_t)c->kh * qc; cv.T = cv.PB + NT0 * qc;
+        cv.A = ub0; cv.PB = cv.A + (uint64_t)c->kh * KT * qc; cv.T = cv.PB + NT0 * qc;
         cv.S = cv.T + NT0 * qc; cv.AV = cv.S + NT0 * qc;
         cv.CW = acc0; cv.M = cv.CW + (uint64_t)c->pk * (uint64_t)c->pk * NT0 * qc; cv.DQ = cv.M + NT0 * qc;
         t->layer[0].chunk_rows = (unsigned)l0->kp;

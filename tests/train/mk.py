@@ -8,6 +8,8 @@
                Flatten -> Linear(36, 10) -> Softmax, on x.npy as [96, 1, 6, 6]... (xc.npy)
   cnn2.onnx    Conv(2, 3, 3x3) -> ReLU -> MaxPool(2) (floor: 5x5 -> 2x2) -> Flatten ->
                Linear(12, 16) -> ReLU -> Linear(16, 10) -> Softmax, on xc2.npy [96, 2, 7, 7]
+  cnn3.onnx    Conv(3, 4, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(16, 10) ->
+               Softmax on xc3.npy [96, 3, 5, 5]: kernel width x channels = 9 > N (lane tiles)
   conv2.onnx   two Convs (refused: only the first layer may be a Conv)
   x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
   bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
@@ -41,11 +43,14 @@ def main(out):
     export(nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
                          nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 10), nn.Softmax(dim=1)),
            (2, 2, 7, 7), os.path.join(out, "cnn2.onnx"))
+    export(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                         nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 3, 5, 5), os.path.join(out, "cnn3.onnx"))
     export(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Conv2d(2, 2, 3), nn.Flatten(),
                          nn.Linear(8, 10), nn.Softmax(dim=1)), (2, 1, 6, 6), os.path.join(out, "conv2.onnx"))
     rng = np.random.default_rng(1)
     np.save(os.path.join(out, "xc.npy"), rng.standard_normal((96, 1, 6, 6)).astype(np.float32))
     np.save(os.path.join(out, "xc2.npy"), rng.standard_normal((96, 2, 7, 7)).astype(np.float32))
+    np.save(os.path.join(out, "xc3.npy"), rng.standard_normal((96, 3, 5, 5)).astype(np.float32))
     np.save(os.path.join(out, "x.npy"), rng.standard_normal((96, 1, 4, 5)).astype(np.float32))
     np.save(os.path.join(out, "y.npy"), rng.integers(0, 10, 96).astype(np.int64))
     centers = rng.standard_normal((5, 20)) * 1.5

@@ -84,6 +84,7 @@ cnn() { # name model x opts...
 }
 BATCH=8 OPT=sgd LR=0.1 cnn cnn_n8_c2 cnn.onnx xc.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 4096
 BATCH=12 OPT=adam LR=0.001 cnn cnn2_n8_torus cnn2.onnx xc2.npy --mxu 8 --cores 4 --topology torus --batch 12 --optimizer adam --imem-insns 8192
+BATCH=8 OPT=sgd LR=0.1 cnn cnn3_n4_c2 cnn3.onnx xc3.npy --mxu 4 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 8192
 BATCH=6 OPT=sgd LR=0.05 cnn cnn2_n8_c1 cnn2.onnx xc2.npy --mxu 8 --cores 1 --batch 6 --optimizer sgd --lr 0.05 --imem-insns 8192
 
 for m in batch sign; do
