@@ -612,6 +612,14 @@ int main(int argc, char **argv)
         if (!run.host[i]) { fail(2, "out of memory (host images)"); goto done; }
         tpuc_train_host_init(&t, &g, run.host[i]);
     }
+    /* the outputs written at the end must be writable now, not after the training */
+    for (int k = 0; k < 2; k++) {
+        const char *path = k ? plot : save;
+        tpu_out_t probe;
+        if (!path) continue;
+        if (tpu_out_open(&probe, path, err, sizeof err)) { fail(2, err); goto done; }
+        tpu_out_abort(&probe);
+    }
     if (csv) {
         if (tpu_out_open(&csvo, csv, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
         csvf = csvo.f;

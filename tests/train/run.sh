@@ -170,5 +170,13 @@ badrun "logits model without --logits" "needs a final Softmax" "$W/deep.onnx" --
 badrun "labels and examples differ" "labels of shape \\[96\\], expected \\[640\\]" "$W/deep.onnx" --logits --x-train "$W/bx.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 badrun "float labels" "expected '<i8', '<i4' or '|u1'" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/x.npy" --mxu 8 --cores 2 --batch 16
 badrun "no data" "no data" "$W/mlp.onnx"
+# an output that cannot be written is refused before any training
+"$T" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --cores 1 --batch 16 --steps-per-epoch 1 \
+    --save-onnx /proc/none/x.onnx >"$W/bad.out" 2>"$W/bad.err"
+if [ $? -eq 2 ] && [ "$(wc -l <"$W/bad.err")" -eq 1 ] && ! grep -q Epoch "$W/bad.out"; then
+    ok "refused before training: an unwritable --save-onnx"
+else
+    bad "unwritable --save-onnx: $(cat "$W/bad.err")"
+fi
 if [ $fails -ne 0 ]; then echo "test-train: $fails FAILED"; exit 1; fi
 echo "test-train: PASS"
