@@ -95,11 +95,12 @@ board)
     mst=$?
     [ $mst -eq 0 ] && grep -q '^tpu-board-run: done$' "$out/model.log" ||
         { tail -n 5 "$out/model.log"; fail "the board model: exit $mst, random-board expects done"; }
-    cover "$out/cover.cov" board --mxu "$n" --cores "$c" --topology "$topo" --job "$out/job" \
-        --model "$out/model" --tag "board C=$c $topo" --tag "board stall $stall%" \
-        --tag "link stall $lstall%" --tag "link fault $(case "$*" in *--link-fault*) echo injected;; *) echo none;; esac)"
     "$tb" --job "$out/job" --out "$out/rtl" --stall "$stall" --seed "$sseed" "$@" >"$out/rtl.log" 2>&1
     rst=$?
+    # coverage: the programs and the model's traces, the links' events in the RTL run
+    cover "$out/cover.cov" board --mxu "$n" --cores "$c" --topology "$topo" --job "$out/job" \
+        --model "$out/model" --rtl-log "$out/rtl.log" --tag "board C=$c $topo" --tag "board stall $stall%" \
+        --tag "link stall $lstall%" --tag "link fault $(case "$*" in *--link-fault*) echo injected;; *) echo none;; esac)"
     [ $rst -le 1 ] || { tail -n 20 "$out/rtl.log"; fail "board_tb exit $rst"; }
     if grep -q 'AXI protocol violation\|timeout\|still busy\|ERROR: link' "$out/rtl.log"; then
         grep 'ERROR\|still busy' "$out/rtl.log" | head -n 12; fail "board_tb reports an AXI violation, a timeout, a busy core or a dead link"; fi

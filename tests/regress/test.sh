@@ -72,10 +72,12 @@ x=$(grep -h 'trace header: verilator-seed' "$dir/results"/xinit-N4-s1-*.log | gr
 cov=${TPU_COVER:-build/tools/tpu-cover}
 grep -q "^coverage: $k coverage files (one per job)" "$dir/coverage.txt" && ok ||
     bad "coverage.txt: $(head -n 1 "$dir/coverage.txt" 2>/dev/null)"
-for g in insn error hazard port rows dma coll state sweep total; do
+for g in insn error hazard port rows dma coll state link sweep total; do
     grep -q "^$g  *[0-9]" "$dir/coverage.txt" || bad "coverage.txt has no '$g' row"
 done
 grep -q '^hole: ' "$dir/coverage.txt" && ok || bad "coverage.txt lists no hole"
+# the link and lfault jobs' RTL runs: back-pressure and a reported fault (docs/board.md)
+grep -q '^link  *6  *[2-6] ' "$dir/coverage.txt" && ok || bad "coverage.txt: $(grep '^link' "$dir/coverage.txt")"
 grep -q '^regress: coverage in ' "$dir.log" && ok || bad "regress.sh did not print the coverage"
 mkdir -p "$dir/cover"
 cat >"$dir/cover/t.s" <<'EOF'

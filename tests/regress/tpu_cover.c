@@ -8,7 +8,8 @@
 
      tpu-cover core  --mxu N --prog P.s --trace T [--log MODEL.LOG] [--args JOB.ARGS]
                      [--tag WORD]... -o OUT.cov
-     tpu-cover board --mxu N --cores C --topology T --job DIR --model DIR [--tag WORD]... -o OUT.cov
+     tpu-cover board --mxu N --cores C --topology T --job DIR --model DIR [--rtl-log BOARD_TB.LOG]
+                     [--tag WORD]... -o OUT.cov
      tpu-cover report [--holes K] [-o FILE] PATH...   (files, or folders: every *.cov in them;
                      at most K holes listed per group, default 50)
      tpu-cover bins [--mxu N]                          (the bins, one a line)
@@ -59,7 +60,7 @@ static char *xstrdup(const char *s)
 }
 
 /* ---- The coverpoints ---- */
-enum { G_INSN, G_ERROR, G_HAZARD, G_PORT, G_ROWS, G_DMA, G_COLL, G_STATE, G_SWEEP, G_COUNT };
+enum { G_INSN, G_ERROR, G_HAZARD, G_PORT, G_ROWS, G_DMA, G_COLL, G_STATE, G_LINK, G_SWEEP, G_COUNT };
 
 static const struct {
     const char *name, *what;
@@ -74,6 +75,8 @@ static const struct {
     { "dma", "DMA corners: cols 1 and N, stride 0, rows overlapping in host memory, the last host byte" },
     { "coll", "each collective (with its flags) on each topology: single core, ring, torus" },
     { "state", "model outcomes and stall reasons: done, error halt, weight-load stall, network busy" },
+    { "link", "the board's links in the RTL run (board_tb's links line, --rtl-log): back-pressure, "
+              "long stalls, faults hit, flits rejected, replays; NoC congestion (NET_BUSY > CYCLES/2)" },
     { "sweep", "the regression's sweeps the jobs ran under (tags: AXI stall, AXI latency, X-init, "
                "link stall); no holes: the job list decides" },
 };
@@ -353,6 +356,12 @@ static void universe(unsigned n)
                                 "network busy (NET_BUSY > 0)" };
     for (size_t j = 0; j < sizeof st / sizeof st[0]; j++)
         exists(G_STATE, "%s", st[j]);
+    static const char *lk[] = { "back-pressure (link stall > 0 %)", "long stall of every link",
+                                "fault hit and reported by the link",
+                                "flit rejected (corrupted or out of sequence)", "replay",
+                                "congestion (a core's NET_BUSY > CYCLES / 2)" };
+    for (size_t j = 0; j < sizeof lk / sizeof lk[0]; j++)
+        exists(G_LINK, "%s", lk[j]);
 }
 
 /* ---- Collecting from a job ---- */
@@ -409,7 +418,8 @@ static void load_trace(const char *path, run_t *r)
 
 /* "NAME=VALUE" counters from a line holding "counters:" (tpu-run's log, tpu-board-run's
    core<i>.counters). */
-static void load_counters(const char *path, uint64_t *wl_stall, uint64_t *net_busy, int *found)
+static void load_counters(const char *path, uint64_t *wl_stall, uint64_t *net_busy, int *found,
+                          int *congested)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -423,8 +433,13 @@ static void load_counters(const char *path, uint64_t *wl_stall, uint64_t *net_bu
         const char *p;
         if ((p = strstr(c, "WL_STALL=")))
             *wl_stall += strtoull(p + 9, NULL, 10);
+        uint64_t nb = 0, cy = 0;
         if ((p = strstr(c, "NET_BUSY=")))
-            *net_busy += strtoull(p + 9, NULL, 10);
+            *net_busy += nb = strtoull(p + 9, NULL, 10);
+        if ((p = strstr(c, "CYCLES=")))
+            cy = strtoull(p + 7, NULL, 10);
+        if (congested && cy && 2 * nb > cy)
+            *congested = 1;
         *found = 1;
     }
     free(line);
@@ -560,6 +575,38 @@ static void write_cov(const char *path)
             fprintf(o.f, "%s\t%s\t%" PRIu64 "\n", groups[bins[i].group].name, bins[i].name, bins[i].hits);
     if (tpu_out_commit(&o, err, sizeof err))
         die("%s", err);
+}
+
+/* board_tb's "links: L, stall P%, S long stall(s), A fault(s) armed, H hit and reported by the
+   link; F flit(s) found corrupted or out of sequence, R replay(s)" line (docs/board.md) */
+static void link_bins(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("%s: cannot read: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    while (tpu_file_getline(&line, &cap, f, TPU_LIM_LINE_BYTES_MAX) >= 0) {
+        unsigned l, p;
+        unsigned long long st, a, h, fl, r;
+        const char *c = strstr(line, "links: ");
+        if (!c || sscanf(c, "links: %u, stall %u%%, %llu long stall(s), %llu fault(s) armed, %llu "
+                            "hit and reported by the link; %llu flit(s) found corrupted or out of "
+                            "sequence, %llu replay(s)", &l, &p, &st, &a, &h, &fl, &r) != 7)
+            continue;
+        if (p)
+            hit(G_LINK, 1, "back-pressure (link stall > 0 %%)");
+        if (st)
+            hit(G_LINK, 1, "long stall of every link");
+        if (h)
+            hit(G_LINK, 1, "fault hit and reported by the link");
+        if (fl)
+            hit(G_LINK, 1, "flit rejected (corrupted or out of sequence)");
+        if (r)
+            hit(G_LINK, 1, "replay");
+    }
+    free(line);
+    fclose(f);
 }
 
 /* ---- Report ---- */
@@ -723,7 +770,7 @@ static int report(FILE *o, unsigned holes_max)
 
 /* ---- main ---- */
 enum { O_MXU, O_PROG, O_TRACE, O_LOG, O_ARGS, O_TAG, O_OUT, O_CORES, O_TOPO, O_JOB, O_MODEL,
-       O_HOLES, O_HELP };
+       O_HOLES, O_RTL_LOG, O_HELP };
 static const tpu_cli_opt_t opts[] = {
     { "mxu", 0, TPU_CLI_VALUE, O_MXU },       { "prog", 0, TPU_CLI_VALUE, O_PROG },
     { "trace", 0, TPU_CLI_VALUE, O_TRACE },   { "log", 0, TPU_CLI_VALUE, O_LOG },
@@ -731,14 +778,15 @@ static const tpu_cli_opt_t opts[] = {
     { "output", 'o', TPU_CLI_VALUE, O_OUT },  { "cores", 0, TPU_CLI_VALUE, O_CORES },
     { "topology", 0, TPU_CLI_VALUE, O_TOPO }, { "job", 0, TPU_CLI_VALUE, O_JOB },
     { "model", 0, TPU_CLI_VALUE, O_MODEL },   { "holes", 0, TPU_CLI_VALUE, O_HOLES },
-    { "help", 'h', 0, O_HELP },               { NULL, 0, 0, 0 },
+    { "rtl-log", 0, TPU_CLI_VALUE, O_RTL_LOG }, { "help", 'h', 0, O_HELP },
+    { NULL, 0, 0, 0 },
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " core  --mxu N --prog P.s --trace T [--log MODEL.LOG] [--args JOB.ARGS] [--tag W]... -o OUT.cov\n"
-            "       " PROG " board --mxu N --cores C --topology T --job DIR --model DIR [--tag W]... -o OUT.cov\n"
+            "       " PROG " board --mxu N --cores C --topology T --job DIR --model DIR [--rtl-log F] [--tag W]... -o OUT.cov\n"
             "       " PROG " report [--holes K] [-o FILE] PATH...   (.cov files or folders of them; K holes per group)\n"
             "       " PROG " bins [--mxu N]\n"
             "Functional coverage of constrained-random programs (docs/isa.md \"Functional coverage\").\n");
@@ -762,7 +810,7 @@ int main(int argc, char **argv)
     tpu_cli_t p;
     tpu_cli_init(&p, argc - 1, argv + 1, opts);
     const char *name, *val, *prog = NULL, *trace = NULL, *log = NULL, *args = NULL, *out = NULL;
-    const char *topo = NULL, *job = NULL, *model = NULL;
+    const char *topo = NULL, *job = NULL, *model = NULL, *rtl_log = NULL;
     const char *tags[64], *paths[4096];
     size_t ntags = 0, npaths = 0;
     uint64_t n = 4, cores = 1, holes_max = 50;
@@ -788,6 +836,7 @@ int main(int argc, char **argv)
         case O_TOPO: topo = val; break;
         case O_JOB: job = val; break;
         case O_MODEL: model = val; break;
+        case O_RTL_LOG: rtl_log = val; break;
         case O_TAG:
             if (ntags == sizeof tags / sizeof tags[0])
                 die("more than %zu --tag", ntags);
@@ -837,7 +886,7 @@ int main(int argc, char **argv)
         uint64_t wl = 0, net = 0;
         int found = 0;
         if (log)
-            load_counters(log, &wl, &net, &found);
+            load_counters(log, &wl, &net, &found, NULL);
         if (wl)
             hit(G_STATE, 1, "weight-load stall (WL_STALL > 0)");
         if (net)
@@ -850,6 +899,7 @@ int main(int argc, char **argv)
             die("%s", err);
         const char *tk = cores == 1 ? "single" : (rows == 1 || cols == 1) ? "ring" : "torus";
         uint64_t wl = 0, net = 0;
+        int congested = 0;
         for (unsigned i = 0; i < cores; i++) {
             char pp[4096], tp[4096], cp[4096], ap[4096];
             snprintf(pp, sizeof pp, "%s/core%u.s", job, i);
@@ -861,7 +911,7 @@ int main(int argc, char **argv)
             load_trace(tp, &r);
             collect(&r, (unsigned)n, tk, hostmem_of_args(ap));
             int found = 0;
-            load_counters(cp, &wl, &net, &found);
+            load_counters(cp, &wl, &net, &found, &congested);
             free(r.prog);
             free(r.retired);
         }
@@ -869,6 +919,10 @@ int main(int argc, char **argv)
             hit(G_STATE, 1, "weight-load stall (WL_STALL > 0)");
         if (net)
             hit(G_STATE, 1, "network busy (NET_BUSY > 0)");
+        if (congested)
+            hit(G_LINK, 1, "congestion (a core's NET_BUSY > CYCLES / 2)");
+        if (rtl_log)
+            link_bins(rtl_log);
     }
     write_cov(out);
     return 0;
