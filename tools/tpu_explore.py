@@ -8,9 +8,13 @@ the FPGA resources of that configuration come from the fits of docs/fpga.md (the
 RAM for the memories and IMEM, the board's routers); no timing closure is claimed: images/s
 are at the --freq-mhz given. Writes a CSV, prints a table, draws throughput against LUTs and
 DSPs with the Pareto front (python3-matplotlib) and names the fastest configuration that fits
-the part.
+the part. Memory sizes (--ub-kib, --acc-kib, --wmem-kib, comma-separated lists as gen takes
+them; default gen's: 8N, 8N, N*N/64 KiB) are swept too: every combination at every N x C; a
+size that gives no whole rows at some N is listed as refused there. The table gives the
+seconds of one run of the batch (cycles / clock) beside images/s.
 
 usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch B]
+                   [--ub-kib K,..] [--acc-kib K,..] [--wmem-kib K,..]
                    [--part xc7a100t|xcku5p|xcu250|xcvu13p] [--freq-mhz F] [--imem-insns I]
                    [-o OUT.csv] [--png OUT.png]
 Exit status: 0, 2 on bad arguments or a model the compiler refuses at every point."""
@@ -39,24 +43,44 @@ ROUTER_LUT = 1180.0 + 2 * 156.0 + 191.0  # router, two ring links, the AXI4-Lite
 LUT_HEADROOM = 0.8                        # routing headroom: 80 % of LUTs usable
 
 
-def resources(n, c, imem, fam):
-    """LUT, DSP and BRAM36 of a C-core board of N x N cores (docs/fpga.md's per-N fits)."""
+# RAMB36 shapes (depth, width): a memory takes the one that needs the fewest blocks.
+BRAM36_SHAPES = ((32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72))
+
+
+def bram36(depth, width):
+    """RAMB36 blocks of a depth x width memory (none below 4096 bits: LUT-RAM, docs/fpga.md)."""
+    if depth * width < 4096:
+        return 0
+    return min(math.ceil(depth / d) * math.ceil(width / w) for d, w in BRAM36_SHAPES)
+
+
+def resources(n, c, imem, fam, ub_kib=0, acc_kib=0, wm_kib=0):
+    """LUT, DSP and BRAM36 of a C-core board of N x N cores (docs/fpga.md's per-N fits).
+    Memory sizes in KiB, 0: gen's default (UB 4096 x 16N bits, ACC 2048 x 32N, WMEM 8 tiles
+    of N rows x 16N bits; with the defaults UB and ACC take ceil(16N/9) and ceil(32N/18)
+    RAMB36, docs/fpga.md; WMEM counted once it is 4096 bits or more)."""
     lut = MXU_LUT_N2[fam] * n * n + LANE_LUT[fam] * n + FIXED_LUT[fam]
     dsp = n * n + 65 * n + 2
-    # UB 4096 x 16N bits, ACC 2048 x 32N bits (4K x 9 and 2K x 18 shapes), IMEM 128-bit words
-    bram = math.ceil(16 * n / 9) + math.ceil(32 * n / 18) + math.ceil(imem * 128 / 36864)
+    ub_rows = (ub_kib or 8 * n) * 8192 // (16 * n)
+    acc_rows = (acc_kib or 8 * n) * 8192 // (32 * n)
+    wm_rows = (wm_kib * 8192 // (16 * n)) if wm_kib else 8 * n
+    bram = (bram36(ub_rows, 16 * n) + bram36(acc_rows, 32 * n) + bram36(wm_rows, 16 * n) +
+            math.ceil(imem * 128 / 36864))
     if c > 1:
         lut += ROUTER_LUT
         dsp += 3
     return c * lut, c * dsp, c * bram
 
 
-def predict(tools, model, n, c, batch, freq, imem, work):
+def predict(tools, model, n, c, batch, freq, imem, work, mem=(0, 0, 0)):
     """The compiler's report for one point: dict, or a string saying why not."""
-    js = os.path.join(work, "r_%d_%d.json" % (n, c))
+    js = os.path.join(work, "r_%d_%d_%d_%d_%d.json" % ((n, c) + tuple(mem)))
     cmd = [os.path.join(tools, "tpu-compile"), model, "--mxu", str(n), "--cores", str(c),
            "--batch", str(batch), "--imem-insns", str(imem), "--freq-mhz", str(freq),
            "--report-only", "--json", js]
+    for opt, v in zip(("--ub-kib", "--acc-kib", "--wmem-kib"), mem):
+        if v:
+            cmd += [opt, str(v)]
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         line = (p.stderr.strip().splitlines() or ["tpu-compile exit %d" % p.returncode])[-1]
@@ -93,6 +117,10 @@ def main():
     ap.add_argument("--cores", default="1,2,4,8")
     ap.add_argument("--batch", type=int, default=0,
                     help="the batch of one run over all cores (default: 16 per core)")
+    ap.add_argument("--ub-kib", default="", help="unified buffer sizes, KiB (default gen's 8N)")
+    ap.add_argument("--acc-kib", default="", help="accumulator sizes, KiB (default gen's 8N)")
+    ap.add_argument("--wmem-kib", default="",
+                    help="weight memory sizes, KiB (default gen's N*N/64: 8 tiles)")
     ap.add_argument("--part", default="xcu250", choices=sorted(PARTS))
     ap.add_argument("--freq-mhz", type=int, default=100)
     ap.add_argument("--imem-insns", type=int, default=32768)
@@ -102,6 +130,9 @@ def main():
                                                     "..", "build", "tools"))
     a = ap.parse_args()
     ns, cs = ints(a.mxu, "--mxu"), ints(a.cores, "--cores")
+    mems = [(u, ac, w) for u in (ints(a.ub_kib, "--ub-kib") if a.ub_kib else [0])
+            for ac in (ints(a.acc_kib, "--acc-kib") if a.acc_kib else [0])
+            for w in (ints(a.wmem_kib, "--wmem-kib") if a.wmem_kib else [0])]
     if any(n > 256 for n in ns):
         sys.exit("tpu-explore: error: --mxu %s: N must be 1 .. 256" % a.mxu)
     if any(c > 64 for c in cs):
@@ -116,21 +147,32 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for n in ns:
             for c in cs:
-                b = a.batch if a.batch else 16 * c
-                r = predict(a.tools, a.model, n, c, b, a.freq_mhz, a.imem_insns, work)
-                lut, dsp, bram = resources(n, c, a.imem_insns, fam)
-                fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
-                if isinstance(r, str):
-                    rows.append(dict(n=n, c=c, batch=b, ips=None, note=r, lut=lut, dsp=dsp,
-                                     bram=bram, fits=fits))
-                    continue
-                t = r["total"]
-                per = r["batch_per_core"]
-                rows.append(dict(n=n, c=c, batch=per * c, ips=t["images_per_s"],
-                                 cycles=t["cycles"], cpi=t["cycles"] / per,
-                                 util=t["mxu_util"], insns=r["instructions"], lut=lut,
-                                 dsp=dsp, bram=bram, fits=fits, note=""))
-                print("tpu-explore: N = %d, C = %d done" % (n, c), file=sys.stderr)
+                for mem in mems:
+                    b = a.batch if a.batch else 16 * c
+                    r = predict(a.tools, a.model, n, c, b, a.freq_mhz, a.imem_insns, work, mem)
+                    lut, dsp, bram = resources(n, c, a.imem_insns, fam, *mem)
+                    fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
+                    # the sizes as the report states them (rows), or the KiB asked for
+                    mk = dict(ub=mem[0], acc=mem[1], wm=mem[2])
+                    if isinstance(r, str):
+                        rows.append(dict(n=n, c=c, batch=b, ips=None, note=r, lut=lut, dsp=dsp,
+                                         bram=bram, fits=fits, **mk))
+                        continue
+                    t = r["total"]
+                    per = r["batch_per_core"]
+                    hwj = r.get("hw", r)
+                    mk = dict(ub=hwj.get("ub_rows", 0) * 2 * n // 1024 or mem[0],
+                              acc=hwj.get("acc_rows", 0) * 4 * n // 1024 or mem[1],
+                              wm=hwj.get("wmem_rows", 0) * 2 * n // 1024 or mem[2])
+                    rows.append(dict(n=n, c=c, batch=per * c, ips=t["images_per_s"],
+                                     cycles=t["cycles"], cpi=t["cycles"] / per,
+                                     spb=t["cycles"] / (a.freq_mhz * 1e6),
+                                     util=t["mxu_util"], insns=r["instructions"], lut=lut,
+                                     dsp=dsp, bram=bram, fits=fits, note="", **mk))
+                    print("tpu-explore: N = %d, C = %d%s done" % (
+                        n, c, "" if mems == [(0, 0, 0)] else
+                        ", UB/ACC/WMEM %s KiB" % "/".join(str(v or "-") for v in mem)),
+                        file=sys.stderr)
     secs = time.time() - t0
     ok = [r for r in rows if r["ips"] is not None]
     if not ok:
@@ -138,38 +180,48 @@ def main():
             print("N = %d, C = %d: %s" % (r["n"], r["c"], r["note"]), file=sys.stderr)
         sys.exit("tpu-explore: error: the model compiles at no point of the sweep")
     with open(a.out + ".tmp", "w") as f:
-        f.write("mxu,cores,batch,instructions,cycles_per_image,images_per_s_at_%dMHz,mxu_util,"
-                "lut_%s,dsp,bram36,fits_%s,note\n" % (a.freq_mhz, fam, a.part))
+        f.write("mxu,cores,ub_kib,acc_kib,wmem_kib,batch,instructions,cycles_per_batch,"
+                "cycles_per_image,s_per_batch_at_%dMHz,images_per_s_at_%dMHz,mxu_util,"
+                "lut_%s,dsp,bram36,fits_%s,note\n" % (a.freq_mhz, a.freq_mhz, fam, a.part))
         for r in rows:
+            mem = "%s,%s,%s" % tuple(str(r[k]) if r[k] else "" for k in ("ub", "acc", "wm"))
             if r["ips"] is None:
-                f.write("%d,%d,%d,,,,,%d,%d,%d,%s,\"%s\"\n" % (r["n"], r["c"], r["batch"],
-                        r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no",
+                f.write("%d,%d,%s,%d,,,,,,,%d,%d,%d,%s,\"%s\"\n" % (r["n"], r["c"], mem,
+                        r["batch"], r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no",
                         r["note"].replace('"', "'")))
             else:
-                f.write("%d,%d,%d,%d,%.1f,%.2f,%.5f,%d,%d,%d,%s,\n" % (
-                    r["n"], r["c"], r["batch"], r["insns"], r["cpi"], r["ips"], r["util"],
-                    r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no"))
+                f.write("%d,%d,%s,%d,%d,%d,%.1f,%.6f,%.2f,%.5f,%d,%d,%d,%s,\n" % (
+                    r["n"], r["c"], mem, r["batch"], r["insns"], r["cycles"], r["cpi"],
+                    r["spb"], r["ips"], r["util"], r["lut"], r["dsp"], r["bram"],
+                    "yes" if r["fits"] else "no"))
     os.replace(a.out + ".tmp", a.out)
     front = pareto([(r["lut"], r["ips"]) for r in ok])
     print("%s on %s (%s: %d LUT, %d DSP, %d BRAM36; 80 %% of LUTs usable), images/s at %d MHz "
           "(no timing closure claimed), %.1f s for %d points" % (
               os.path.basename(a.model), a.part, name, luts, dsps, brams, a.freq_mhz, secs,
               len(rows)))
-    print("%5s %3s %6s %12s %14s %8s %10s %8s %6s %5s %s" % (
-        "N", "C", "batch", "cycles/img", "images/s", "MXU%", "LUT", "DSP", "BRAM", "fits", ""))
+    print("%5s %3s %15s %6s %12s %10s %14s %8s %10s %8s %6s %5s %s" % (
+        "N", "C", "UB/ACC/WM KiB", "batch", "cycles/img", "s/batch", "images/s", "MXU%", "LUT",
+        "DSP", "BRAM", "fits", ""))
+
+    def memtxt(r):
+        return "/".join(str(r[k]) if r[k] else "-" for k in ("ub", "acc", "wm"))
     for i, r in enumerate(rows):
         if r["ips"] is None:
-            print("%5d %3d %6d %s" % (r["n"], r["c"], r["batch"], r["note"][:90]))
+            print("%5d %3d %15s %6d %s" % (r["n"], r["c"], memtxt(r), r["batch"], r["note"][:90]))
             continue
         j = ok.index(r)
-        print("%5d %3d %6d %12.0f %14.1f %8.2f %10d %8d %6d %5s %s" % (
-            r["n"], r["c"], r["batch"], r["cpi"], r["ips"], 100 * r["util"], r["lut"],
-            r["dsp"], r["bram"], "yes" if r["fits"] else "no", "pareto" if j in front else ""))
+        print("%5d %3d %15s %6d %12.0f %10.4f %14.1f %8.2f %10d %8d %6d %5s %s" % (
+            r["n"], r["c"], memtxt(r), r["batch"], r["cpi"], r["spb"], r["ips"],
+            100 * r["util"], r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no",
+            "pareto" if j in front else ""))
     fit = [r for r in ok if r["fits"]]
     if fit:
         best = max(fit, key=lambda r: r["ips"])
-        print("fastest that fits %s: N = %d, C = %d: %.1f images/s at %d MHz (%d LUT, %d DSP)" % (
-            a.part, best["n"], best["c"], best["ips"], a.freq_mhz, best["lut"], best["dsp"]))
+        print("fastest that fits %s: N = %d, C = %d, UB/ACC/WMEM %s KiB: %.1f images/s, "
+              "%.4f s per batch of %d at %d MHz (%d LUT, %d DSP, %d BRAM36)" % (
+                  a.part, best["n"], best["c"], memtxt(best), best["ips"], best["spb"],
+                  best["batch"], a.freq_mhz, best["lut"], best["dsp"], best["bram"]))
     else:
         print("no configuration of the sweep fits %s" % a.part)
     if a.png:
@@ -182,7 +234,8 @@ def main():
             ys = [r["ips"] for r in ok]
             ax.scatter(xs, ys, c=["tab:green" if r["fits"] else "tab:gray" for r in ok], s=30)
             for r in ok:
-                ax.annotate("%dx%d" % (r["n"], r["c"]), (r[key], r["ips"]), fontsize=7)
+                ax.annotate("%dx%d" % (r["n"], r["c"]) + ("" if mems == [(0, 0, 0)] else
+                            " %s" % memtxt(r)), (r[key], r["ips"]), fontsize=7)
             fr = pareto([(r[key], r["ips"]) for r in ok])
             ax.plot([ok[i][key] for i in fr], [ok[i]["ips"] for i in fr], "r-", lw=1,
                     label="Pareto front")

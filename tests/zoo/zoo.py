@@ -10,7 +10,9 @@ VGG at a small input: torchvision's VGG ends its features with AdaptiveAvgPool2d
 at 64x64 would have to upsample a 2x2 map to 7x7 (torch 1.13 cannot export that); here the pool
 is dropped and the classifier's first Linear takes the 512 x 2 x 2 features (2048 -> 4096, the
 rest of the network unchanged). At 224x224 the model is torchvision's as it is.
-usage: zoo.py OUT SIZE BATCH MODEL..."""
+--export-only (bench/article.sh, for the predictor): only NAME.onnx, no BatchNorm calibration
+and no reference outputs (the predicted cycles do not depend on the weights or the data).
+usage: zoo.py OUT SIZE BATCH [--export-only] MODEL..."""
 import os
 import sys
 
@@ -19,9 +21,12 @@ import torch
 import torchvision
 
 out, size, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+names = sys.argv[4:]
+export_only = "--export-only" in names
+names = [n for n in names if n != "--export-only"]
 os.makedirs(out, exist_ok=True)
 torch.set_num_threads(1)
-for name in sys.argv[4:]:
+for name in names:
     torch.manual_seed(0)
     m = getattr(torchvision.models, name)(weights=None)
     if name.startswith("vgg") and size < 224:
@@ -31,14 +36,18 @@ for name in sys.argv[4:]:
     for mod in m.modules():
         if isinstance(mod, torch.nn.BatchNorm2d):
             mod.momentum = None  # a plain average of the calibration batches
-    m.train()
-    with torch.no_grad():
-        for _ in range(4):
-            m(torch.rand(8, 3, size, size))
+    if not export_only:
+        m.train()
+        with torch.no_grad():
+            for _ in range(4):
+                m(torch.rand(8, 3, size, size))
     m.eval()
     x = torch.rand(batch, 3, size, size)
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), input_names=["x"],
                       output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    if export_only:
+        print(name, "exported")
+        continue
     np.save(os.path.join(out, name + "_x.npy"), x.numpy())
     np.save(os.path.join(out, name + "_x1.npy"), x[:1].numpy())
     with torch.no_grad():

@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# bench-article (issue 18, "The article's comparison"): the TPU article times VGG19 (and
+# Xception, ResNet152V2) on a TPU v2-8. Here torchvision's VGG-19, ResNet-50 and ResNet-152 at
+# 224x224 (random weights, exported with torch.onnx.export at a dynamic batch by tests/zoo/zoo.py
+# --export-only: the predicted cycles depend on neither the weights nor the data) are
+# predicted by tpu-compile --report-only (the C model's cycle count of the compiled per-core
+# program; a program longer than the model's IMEM runs in segments cut before an lw) at the
+# article's batch sizes 32 and 128:
+#   1. on --mxu 128 --cores 8 (TPU v2-8's shape) at 700 MHz (TPU v2's clock);
+#   2. on the fastest configuration tpu-explore finds for an Alveo U250 (swept at batch 32,
+#      then predicted at batch 128 on that configuration) at $U250_MHZ (default 100 MHz: the
+#      clock gen's constraints ask for; no place-and-route timing exists for UltraScale+ here,
+#      bench/RESULTS.md "Article comparison" says why this figure).
+# Ours is INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
+# backward, update): training of these models is not compiled yet (tpu-train lowers the
+# tutorials' small models only). The host time of every prediction is printed.
+# usage: bench/article.sh [WORKDIR]   (ARTICLE_MODELS, ARTICLE_BATCHES, U250_MHZ, U250_MXU,
+#                                       U250_CORES, ARTICLE_PARTS="1 2": which parts to run;
+#                                       the table shows whatever WORKDIR holds;
+#                                       ARTICLE_REUSE=1 keeps predictions already made)
+set -u
+W=${1:-${BUILD:-build}/bench/article}
+T=${BUILD:-build}/tools
+PY=/usr/bin/python3
+MODELS=${ARTICLE_MODELS:-"vgg19 resnet50 resnet152"}
+BATCHES=${ARTICLE_BATCHES:-"32 128"}
+U250_MHZ=${U250_MHZ:-100}
+U250_MXU=${U250_MXU:-8,16,32,64,128}
+U250_CORES=${U250_CORES:-1,2,4,8}
+mkdir -p "$W"
+now() { date +%s.%N; }
+need=""
+for m in $MODELS; do [ -f "$W/$m.onnx" ] || need="$need $m"; done
+if [ -n "$need" ]; then
+    t0=$(now)
+    $PY tests/zoo/zoo.py "$W" 224 1 --export-only $need >"$W/export.log" 2>&1 ||
+        { tail -n 20 "$W/export.log"; exit 1; }
+    echo "exported$need at 224x224 in $(echo "$(now) - $t0" | bc) s"
+fi
+# predict MODEL N C BATCH MHZ TAG: writes $W/MODEL_TAG_bBATCH.json, .txt and .sec (host s)
+predict() {
+    o="$W/$1_$6_b$4"
+    [ "${ARTICLE_REUSE:-0}" = 1 ] && [ -s "$o.json" ] && [ -s "$o.sec" ] && return 0
+    t0=$(now)
+    if ! "$T/tpu-compile" "$W/$1.onnx" --mxu "$2" --cores "$3" --batch "$4" --freq-mhz "$5" \
+            --report-only --json "$o.json" >"$o.txt" 2>"$o.err"; then
+        echo "FAIL: $1 N = $2 C = $3 batch $4: $(tail -n 1 "$o.err")"; rm -f "$o.json"; return 1
+    fi
+    echo "$(now) - $t0" | bc >"$o.sec"
+}
+PARTS=${ARTICLE_PARTS:-"1 2"}
+case " $PARTS " in *" 1 "*)
+echo "== 1. N = 128, C = 8 at 700 MHz (TPU v2-8's shape and clock)"
+for m in $MODELS; do for b in $BATCHES; do
+    predict "$m" 128 8 "$b" 700 v2 && echo "  $m batch $b: $(cat "$W/${m}_v2_b$b.sec") s on the host"
+done; done ;;
+esac
+case " $PARTS " in *" 2 "*)
+    echo "== 2. the fastest configuration tpu-explore finds for an Alveo U250 at $U250_MHZ MHz"
+    for m in $MODELS; do
+        t0=$(now)
+        "$T/tpu-explore" "$W/$m.onnx" --mxu "$U250_MXU" --cores "$U250_CORES" --batch 32 \
+            --part xcu250 --freq-mhz "$U250_MHZ" -o "$W/${m}_u250.csv" --png "$W/${m}_u250.png" \
+            >"$W/${m}_u250.txt" 2>"$W/${m}_u250.err"
+        echo "$(now) - $t0" | bc >"$W/${m}_u250.sec"
+        best=$(grep '^fastest that fits' "$W/${m}_u250.txt")
+        echo "  $m: $best (sweep: $(cat "$W/${m}_u250.sec") s)"
+        n=$(echo "$best" | sed -n 's/.*N = \([0-9]*\), C = \([0-9]*\).*/\1/p')
+        c=$(echo "$best" | sed -n 's/.*N = \([0-9]*\), C = \([0-9]*\).*/\2/p')
+        [ -n "$n" ] || continue
+        echo "$n $c" >"$W/${m}_u250.best"
+        for b in $BATCHES; do
+            predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250 &&
+                echo "  $m N = $n, C = $c batch $b: $(cat "$W/${m}_u250_b$b.sec") s on the host"
+        done
+    done ;;
+esac
+W="$W" MODELS="$MODELS" BATCHES="$BATCHES" $PY - <<'PY'
+import json, os
+W, models, batches = os.environ["W"], os.environ["MODELS"].split(), os.environ["BATCHES"].split()
+# The article (docs: /work/shared/BACKGROUND.md, issue 18): TPU v2-8 TRAINING, VGG19 batch 128:
+# ~4 s per epoch of 23 steps, ~171 ms/step (748 images/s); a K80 at batch 32: 25 epochs in
+# 1,867 s (the same 23 x 128 = 2,944 images per epoch: ~39 images/s).
+article = {("vgg19", "128"): "TPU v2-8 training: ~171 ms/step = ~749 images/s",
+           ("vgg19", "32"): "K80 training: 25 epochs in 1,867 s = ~39 images/s"}
+NAMES = {"vgg19": "VGG-19", "resnet50": "ResNet-50", "resnet152": "ResNet-152"}
+def row(tag, m, b):
+    p = os.path.join(W, "%s_%s_b%s" % (m, tag, b))
+    if not os.path.exists(p + ".json"):
+        return None
+    r = json.load(open(p + ".json"))
+    t = r["total"]
+    ms = 1e3 * t["cycles"] / (r["freq_mhz"] * 1e6)
+    return ("%-10s %5s %6d %3d %5d %9d %13.0f %9.1f %10.1f %6.2f %5d %8.1f  %s" % (
+        NAMES.get(m, m), b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"],
+        t["cycles_per_image"], ms, t["images_per_s"], 100 * t["mxu_util"], t["model_runs"],
+        float(open(p + ".sec").read()), article.get((m, b), "")))
+hdr = "%-10s %5s %6s %3s %5s %9s %13s %9s %10s %6s %5s %8s  %s" % (
+    "model", "batch", "N", "C", "MHz", "insns", "cycles/image", "ms/batch", "images/s",
+    "MXU%", "runs", "host s", "the article (training)")
+for tag, title in (("v2", "N = 128, C = 8 at 700 MHz: predicted INFERENCE"),
+                   ("u250", "Alveo U250, the fastest that fits: predicted INFERENCE")):
+    rows = [x for m in models for b in batches for x in [row(tag, m, b)] if x]
+    if rows:
+        print("\n" + title)
+        print(hdr)
+        print("\n".join(rows))
+print("\nms/batch: one run of the batch over the C cores (each core its batch / C images, "
+      "all cores in parallel);\nhost s: the prediction's wall time on this machine "
+      "(compile + the C model's run).")
+PY
