@@ -82,10 +82,16 @@ struct gen_axi_port {
     unsigned bits; /* 1 for one bit */
 };
 #define GEN_AXIL_PORTS 17
+/* The AXI4-Lite slave's byte address width, the same for every configuration (docs/isa.md
+   "AXI4-Lite slave"): 1 MiB, the smallest power-of-two window that holds the registers and
+   the largest IMEM gen allows (0x4000 + 16 * GEN_IMEM_INSNS_MAX = 0x84000 > 2^19). */
+#define GEN_AXIL_ADDR_BITS 20u
+_Static_assert(0x4000u + 16u * GEN_IMEM_INSNS_MAX <= (1u << GEN_AXIL_ADDR_BITS),
+               "the AXI4-Lite window must reach the last instruction of the largest IMEM");
 #define GEN_AXI_PORTS 25
 extern const struct gen_axi_port gen_axil_ports[GEN_AXIL_PORTS];
 extern const struct gen_axi_port gen_axi_ports[GEN_AXI_PORTS];
-/* Appends the AXI4-Lite slave's port declarations, "  input  logic [15:0]       name,", the
+/* Appends the AXI4-Lite slave's port declarations, "  input  logic [19:0]       name,", the
    width column `col` characters wide; addr_w replaces the address width ("[AddrW-1:0]") unless
    NULL. */
 void emit_axil_ports(struct strbuf *sb, const char *addr_w, int col);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The board top (docs/board.md "The board top"): tpu_board (C tpu_core instances on one
    tpu_noc, the shape tied to constants), tpu_board_axil (the AXI4-Lite window decoder: core
-   i's register map at i * 0x10000), tpu_board.f and tpu_board.vlt. Written with the core. */
+   i's register map at i * 0x100000), tpu_board.f and tpu_board.vlt. Written with the core. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +16,9 @@ static unsigned sel_bits(unsigned c)
     return b;
 }
 
+/* the text below writes the per-core address as [19:0] and the window as bits 19 and up */
+_Static_assert(GEN_AXIL_ADDR_BITS == 20u, "tpu_board_axil's text assumes 20-bit core windows");
+
 static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
 {
     struct strbuf *sb = gen_output_add(out, cfg, "tpu_board_axil.sv",
@@ -25,10 +28,10 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
     unsigned c = cfg->cores, sb_w = sel_bits(c);
     sb_printf(sb,
         "//\n"
-        "// One AXI4-Lite slave (s_axil_*, AddrW = 16 + ceil(log2 C) byte address bits) in front\n"
-        "// of C AXI4-Lite masters (m_*, 16-bit addresses), one per core: core i's register map\n"
-        "// (docs/isa.md) is the window [i * 0x10000, i * 0x10000 + 0xFFFF], chosen by the\n"
-        "// address bits above 15. One transaction at a time per direction, every handshake\n"
+        "// One AXI4-Lite slave (s_axil_*, AddrW = 20 + ceil(log2 C) byte address bits) in front\n"
+        "// of C AXI4-Lite masters (m_*, 20-bit addresses), one per core: core i's register map\n"
+        "// (docs/isa.md) is the window [i * 0x100000, i * 0x100000 + 0xFFFFF], chosen by the\n"
+        "// address bits above 19. One transaction at a time per direction, every handshake\n"
         "// registered: a write collects AW and W (in any order), issues both to the chosen\n"
         "// core, takes its B and returns it; a read issues AR, takes R and returns it.\n"
         "// A window past the last core (C not a power of two) is answered here as an unmapped\n"
@@ -41,11 +44,11 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic                clk_i,\n"
         "  input  logic                rst_ni,\n"
         "  // the board's slave port\n",
-        c, 16u + sb_w);
+        c, GEN_AXIL_ADDR_BITS + sb_w);
     emit_axil_ports(sb, "[AddrW-1:0]", 15);
     sb_printf(sb,
         "  // one master port per core\n"
-        "  output logic [C-1:0][15:0]  m_awaddr,\n"
+        "  output logic [C-1:0][19:0]  m_awaddr,\n"
         "  output logic [C-1:0]        m_awvalid,\n"
         "  input  logic [C-1:0]        m_awready,\n"
         "  output logic [C-1:0][31:0]  m_wdata,\n"
@@ -55,7 +58,7 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic [C-1:0][1:0]   m_bresp,\n"
         "  input  logic [C-1:0]        m_bvalid,\n"
         "  output logic [C-1:0]        m_bready,\n"
-        "  output logic [C-1:0][15:0]  m_araddr,\n"
+        "  output logic [C-1:0][19:0]  m_araddr,\n"
         "  output logic [C-1:0]        m_arvalid,\n"
         "  input  logic [C-1:0]        m_arready,\n"
         "  input  logic [C-1:0][31:0]  m_rdata,\n"
@@ -81,8 +84,8 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         sb_printf(sb,
             "  logic [SelW-1:0] aw_sel, ar_sel;\n"
             "  logic            aw_hit, ar_hit;\n"
-            "  assign aw_sel = aw_addr_q[AddrW-1:16];\n"
-            "  assign ar_sel = ar_addr_q[AddrW-1:16];\n"
+            "  assign aw_sel = aw_addr_q[AddrW-1:20];\n"
+            "  assign ar_sel = ar_addr_q[AddrW-1:20];\n"
             "  assign aw_hit = %s;\n"
             "  assign ar_hit = %s;\n",
             (1u << sb_w) == c ? "1'b1" : "32'(aw_sel) < C",
@@ -112,10 +115,10 @@ static int emit_board_axil(struct gen_output *out, const struct gen_config *cfg)
         "  assign m_wvalid  = (wst_q == WIssue && w_p_q) ? aw_oh : '0;\n"
         "  assign m_bready  = (wst_q == WResp) ? aw_oh : '0;\n"
         "  for (genvar i = 0; i < C; i++) begin : g_fan\n"
-        "    assign m_awaddr[i] = aw_addr_q[15:0];\n"
+        "    assign m_awaddr[i] = aw_addr_q[19:0];\n"
         "    assign m_wdata[i]  = w_data_q;\n"
         "    assign m_wstrb[i]  = w_strb_q;\n"
-        "    assign m_araddr[i] = ar_addr_q[15:0];\n"
+        "    assign m_araddr[i] = ar_addr_q[19:0];\n"
         "  end\n"
         "\n"
         "  always_comb begin\n"
@@ -296,14 +299,14 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         return -1;
     unsigned c = cfg->cores, rows = cfg->torus ? cfg->torus_rows : 1u;
     unsigned cols = cfg->torus ? cfg->torus_cols : c;
-    unsigned addr_w = 16u + sel_bits(c);
+    unsigned addr_w = GEN_AXIL_ADDR_BITS + sel_bits(c);
     sb_printf(sb,
         "//\n"
         "// docs/board.md \"The board top\": C = %u tpu_core instances (g_core[i].u_core, core_id_i = i)\n"
         "// on one tpu_noc (%s, %u x %u, %u-bit links, %u register(s) each way); core i's\n"
         "// noc_inj_*/noc_ej_* are the NoC's local port i. The shape is tied to constants here\n"
         "// (the core takes it as inputs, so one core design serves every board).\n"
-        "// Host side: one AXI4-Lite slave (core i's registers at i * 0x10000, decoded by\n"
+        "// Host side: one AXI4-Lite slave (core i's registers at i * 0x100000, decoded by\n"
         "// tpu_board_axil), one AXI4 master per core (m_axi_*[i]: each core its own host memory)\n"
         "// and the cores' trace outputs tr_*[i] (simulation only).\n"
         "\n"
@@ -318,7 +321,7 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         ") (\n"
         "  input  logic                clk_i,\n"
         "  input  logic                rst_ni,\n"
-        "  // AXI4-Lite slave (control): core i's register map at i * 0x10000\n",
+        "  // AXI4-Lite slave (control): core i's register map at i * 0x100000\n",
         c, cfg->torus ? "torus" : "ring", rows, cols, cfg->link_bits, cfg->link_latency,
         cfg->n, c, cfg->link_bits, rows, cols, addr_w, cfg->axi_data_bits);
     emit_axil_ports(sb, "[AddrW-1:0]", 15);
@@ -345,7 +348,7 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "  localparam logic [6:0] TopoCols  = 7'(Cols);\n"
         "\n"
         "  // ---- the window decoder: one AXI4-Lite port per core ----\n"
-        "  logic [C-1:0][15:0] l_awaddr, l_araddr;\n"
+        "  logic [C-1:0][19:0] l_awaddr, l_araddr;\n"
         "  logic [C-1:0][31:0] l_wdata, l_rdata;\n"
         "  logic [C-1:0][3:0]  l_wstrb;\n"
         "  logic [C-1:0][1:0]  l_bresp, l_rresp;\n"

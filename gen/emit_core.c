@@ -39,10 +39,11 @@ static const char *const emit_core_part0[] = {
 
 /* The host ports, shared with tpu_top (emit_fpga.c) and tpu_board (emit_board.c). */
 const struct gen_axi_port gen_axil_ports[GEN_AXIL_PORTS] = {
-    { "s_axil_awaddr", 0, 16 }, { "s_axil_awvalid", 0, 1 }, { "s_axil_awready", 1, 1 },
-    { "s_axil_wdata", 0, 32 }, { "s_axil_wstrb", 0, 4 }, { "s_axil_wvalid", 0, 1 },
-    { "s_axil_wready", 1, 1 }, { "s_axil_bresp", 1, 2 }, { "s_axil_bvalid", 1, 1 },
-    { "s_axil_bready", 0, 1 }, { "s_axil_araddr", 0, 16 }, { "s_axil_arvalid", 0, 1 },
+    { "s_axil_awaddr", 0, GEN_AXIL_ADDR_BITS }, { "s_axil_awvalid", 0, 1 },
+    { "s_axil_awready", 1, 1 }, { "s_axil_wdata", 0, 32 }, { "s_axil_wstrb", 0, 4 },
+    { "s_axil_wvalid", 0, 1 }, { "s_axil_wready", 1, 1 }, { "s_axil_bresp", 1, 2 },
+    { "s_axil_bvalid", 1, 1 }, { "s_axil_bready", 0, 1 },
+    { "s_axil_araddr", 0, GEN_AXIL_ADDR_BITS }, { "s_axil_arvalid", 0, 1 },
     { "s_axil_arready", 1, 1 }, { "s_axil_rdata", 1, 32 }, { "s_axil_rresp", 1, 2 },
     { "s_axil_rvalid", 1, 1 }, { "s_axil_rready", 0, 1 },
 };
@@ -752,4 +753,6 @@ void emit_core_params(struct strbuf *sb, const struct gen_config *cfg)
               "core: instruction memory size (128-bit instructions)");
     sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_AXI_DATA_BITS", cfg->axi_data_bits,
               "core: AXI4 master data width");
+    sb_printf(sb, "#define %-19s %-7u  // %s\n", "TPU_CORE_AXIL_ADDR_BITS", GEN_AXIL_ADDR_BITS,
+              "core: AXI4-Lite byte address width (IMEM at 0x4000 + 16i)");
 }

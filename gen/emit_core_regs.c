@@ -17,6 +17,8 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "// Register writes need the full strobe (4'hF), partial ones are ignored; so are IMEM\n"
         "// writes with a partial strobe, IMEM writes while busy_i and IMEM writes past ImemInsns.\n"
         "// CTRL: writing bit 0 = 1 while not busy pulses start_o for one cycle.\n"
+        "// Byte addresses are AddrW = 20 bits for every configuration: the 1 MiB window reaches\n"
+        "// instruction 32767 of the largest IMEM (0x4000 + 16 * 32767 = 0x83FF0).\n"
         "\n"
         "module tpu_core_regs #(\n");
     sb_printf(sb,
@@ -33,7 +35,7 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic              rst_ni,\n"
         "  // AXI4-Lite slave\n");
     emit_axil_ports(sb, NULL, 13);
-    sb_puts(sb,
+    sb_printf(sb,
         "  // to the sequencer\n"
         "  output logic              start_o,\n"
         "  output logic [15:0]       pc_start_o,\n"
@@ -53,15 +55,16 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         ");\n"
         "\n"
         "  localparam logic [31:0] IdValue = 32'h5450_5531;  // \"TPU1\"\n"
+        "  localparam int          AddrW   = %u;  // s_axil_awaddr/araddr bits (docs/isa.md)\n"
         "\n"
         "  // ---- write channel ----\n"
         "  logic        aw_v_q, w_v_q, b_v_q;\n"
-        "  logic [15:0] aw_addr_q;\n"
+        "  logic [AddrW-1:0] aw_addr_q;\n"
         "  logic [31:0] w_data_q;\n"
         "  logic [3:0]  w_strb_q;\n"
         "  logic [15:0] pc_start_q;\n"
         "  logic        do_write, full_strb, is_imem, imem_in_range;\n"
-        "  logic [11:0] imem_idx;\n"
+        "  logic [AddrW-5:0] imem_idx;  // (address - 0x4000) / 16\n"
         "\n"
         "  assign s_axil_awready = !aw_v_q && !b_v_q;\n"
         "  assign s_axil_wready  = !w_v_q && !b_v_q;\n"
@@ -70,9 +73,9 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "\n"
         "  assign do_write      = aw_v_q && w_v_q;\n"
         "  assign full_strb     = (w_strb_q == 4'hF);\n"
-        "  assign is_imem       = (aw_addr_q[15:14] != 2'b00);  // 0x4000 and up\n"
-        "  assign imem_idx      = aw_addr_q[15:4] - 12'h400;\n"
-        "  assign imem_in_range = ({20'd0, imem_idx} < 32'(ImemInsns));\n"
+        "  assign is_imem       = (aw_addr_q[AddrW-1:14] != '0);  // 0x4000 and up\n"
+        "  assign imem_idx      = aw_addr_q[AddrW-1:4] - (AddrW-4)'(12'h400);\n"
+        "  assign imem_in_range = (32'(imem_idx) < 32'(ImemInsns));\n"
         "\n"
         "  always_ff @(posedge clk_i or negedge rst_ni) begin\n"
         "    if (!rst_ni) begin\n"
@@ -97,7 +100,7 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "        aw_v_q <= 1'b0;\n"
         "        w_v_q  <= 1'b0;\n"
         "        b_v_q  <= 1'b1;\n"
-        "        if (full_strb && aw_addr_q[15:2] == 14'h0004) begin  // 0x0010 PC_START\n"
+        "        if (full_strb && aw_addr_q[AddrW-1:2] == (AddrW-2)'(4'h4)) begin  // 0x0010 PC_START\n"
         "          pc_start_q <= w_data_q[15:0];\n"
         "        end\n"
         "      end else if (b_v_q && s_axil_bready) begin\n"
@@ -107,7 +110,7 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "  end\n"
         "\n"
         "  assign start_o      = do_write && full_strb && !busy_i && w_data_q[0] &&\n"
-        "                        aw_addr_q[15:2] == 14'h0002;  // 0x0008 CTRL\n"
+        "                        aw_addr_q[AddrW-1:2] == (AddrW-2)'(4'h2);  // 0x0008 CTRL\n"
         "  assign pc_start_o   = pc_start_q;\n"
         "  assign imem_we_o    = do_write && full_strb && !busy_i && is_imem && imem_in_range;\n"
         "  assign imem_addr_o  = ImemAw'(imem_idx);\n"
@@ -130,7 +133,7 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "\n"
         "  assign ctr_k    = s_axil_araddr[5:3];\n"
         "  assign ar_word  = s_axil_araddr[5:2];\n"
-        "  assign ar_low   = (s_axil_araddr[15:7] == 9'd0);\n"
+        "  assign ar_low   = (s_axil_araddr[AddrW-1:7] == '0);\n"
         "  assign ar_ctr   = s_axil_araddr[6];\n"
         "  assign ctr_sel = (ctr_k < 3'd7) ? counters_i[{ctr_k, 6'd0} +: 64] : 64'd0;\n"
         "  // 0x0040 + 8k: counter k (k < 7), low word then high word\n"
@@ -178,6 +181,6 @@ int emit_core_regs(struct gen_output *out, const struct gen_config *cfg)
         "  logic unused_bits;\n"
         "  assign unused_bits = ^{s_axil_araddr[1:0], aw_addr_q[1:0]};\n"
         "\n"
-        "endmodule\n");
+        "endmodule\n", GEN_AXIL_ADDR_BITS);
     return 0;
 }

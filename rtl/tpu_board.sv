@@ -12,7 +12,7 @@
 // on one tpu_noc (torus, 2 x 4, 64-bit links, 2 register(s) each way); core i's
 // noc_inj_*/noc_ej_* are the NoC's local port i. The shape is tied to constants here
 // (the core takes it as inputs, so one core design serves every board).
-// Host side: one AXI4-Lite slave (core i's registers at i * 0x10000, decoded by
+// Host side: one AXI4-Lite slave (core i's registers at i * 0x100000, decoded by
 // tpu_board_axil), one AXI4 master per core (m_axi_*[i]: each core its own host memory)
 // and the cores' trace outputs tr_*[i] (simulation only).
 
@@ -22,12 +22,12 @@ module tpu_board #(
   parameter int W     = 64,
   parameter int Rows  = 2,
   parameter int Cols  = 4,
-  parameter int AddrW = 19,
+  parameter int AddrW = 23,
   parameter int AxiDataW = 64  // --axi-data-bits (docs/isa.md)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // AXI4-Lite slave (control): core i's register map at i * 0x10000
+  // AXI4-Lite slave (control): core i's register map at i * 0x100000
   input  logic [AddrW-1:0]    s_axil_awaddr,
   input  logic                s_axil_awvalid,
   output logic                s_axil_awready,
@@ -96,7 +96,7 @@ module tpu_board #(
   localparam logic [6:0] TopoCols  = 7'(Cols);
 
   // ---- the window decoder: one AXI4-Lite port per core ----
-  logic [C-1:0][15:0] l_awaddr, l_araddr;
+  logic [C-1:0][19:0] l_awaddr, l_araddr;
   logic [C-1:0][31:0] l_wdata, l_rdata;
   logic [C-1:0][3:0]  l_wstrb;
   logic [C-1:0][1:0]  l_bresp, l_rresp;

@@ -8,10 +8,10 @@
 //
 // tpu_board_axil: the board's AXI4-Lite window decoder
 //
-// One AXI4-Lite slave (s_axil_*, AddrW = 16 + ceil(log2 C) byte address bits) in front
-// of C AXI4-Lite masters (m_*, 16-bit addresses), one per core: core i's register map
-// (docs/isa.md) is the window [i * 0x10000, i * 0x10000 + 0xFFFF], chosen by the
-// address bits above 15. One transaction at a time per direction, every handshake
+// One AXI4-Lite slave (s_axil_*, AddrW = 20 + ceil(log2 C) byte address bits) in front
+// of C AXI4-Lite masters (m_*, 20-bit addresses), one per core: core i's register map
+// (docs/isa.md) is the window [i * 0x100000, i * 0x100000 + 0xFFFFF], chosen by the
+// address bits above 19. One transaction at a time per direction, every handshake
 // registered: a write collects AW and W (in any order), issues both to the chosen
 // core, takes its B and returns it; a read issues AR, takes R and returns it.
 // A window past the last core (C not a power of two) is answered here as an unmapped
@@ -19,7 +19,7 @@
 
 module tpu_board_axil #(
   parameter int C     = 8,
-  parameter int AddrW = 19
+  parameter int AddrW = 23
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -42,7 +42,7 @@ module tpu_board_axil #(
   output logic                s_axil_rvalid,
   input  logic                s_axil_rready,
   // one master port per core
-  output logic [C-1:0][15:0]  m_awaddr,
+  output logic [C-1:0][19:0]  m_awaddr,
   output logic [C-1:0]        m_awvalid,
   input  logic [C-1:0]        m_awready,
   output logic [C-1:0][31:0]  m_wdata,
@@ -52,7 +52,7 @@ module tpu_board_axil #(
   input  logic [C-1:0][1:0]   m_bresp,
   input  logic [C-1:0]        m_bvalid,
   output logic [C-1:0]        m_bready,
-  output logic [C-1:0][15:0]  m_araddr,
+  output logic [C-1:0][19:0]  m_araddr,
   output logic [C-1:0]        m_arvalid,
   input  logic [C-1:0]        m_arready,
   input  logic [C-1:0][31:0]  m_rdata,
@@ -65,8 +65,8 @@ module tpu_board_axil #(
 
   logic [SelW-1:0] aw_sel, ar_sel;
   logic            aw_hit, ar_hit;
-  assign aw_sel = aw_addr_q[AddrW-1:16];
-  assign ar_sel = ar_addr_q[AddrW-1:16];
+  assign aw_sel = aw_addr_q[AddrW-1:20];
+  assign ar_sel = ar_addr_q[AddrW-1:20];
   assign aw_hit = 1'b1;
   assign ar_hit = 1'b1;
 
@@ -93,10 +93,10 @@ module tpu_board_axil #(
   assign m_wvalid  = (wst_q == WIssue && w_p_q) ? aw_oh : '0;
   assign m_bready  = (wst_q == WResp) ? aw_oh : '0;
   for (genvar i = 0; i < C; i++) begin : g_fan
-    assign m_awaddr[i] = aw_addr_q[15:0];
+    assign m_awaddr[i] = aw_addr_q[19:0];
     assign m_wdata[i]  = w_data_q;
     assign m_wstrb[i]  = w_strb_q;
-    assign m_araddr[i] = ar_addr_q[15:0];
+    assign m_araddr[i] = ar_addr_q[19:0];
   end
 
   always_comb begin

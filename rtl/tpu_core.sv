@@ -30,7 +30,7 @@ module tpu_core #(
   input  logic              clk_i,
   input  logic              rst_ni,
   // AXI4-Lite slave (control)
-  input  logic [15:0]       s_axil_awaddr,
+  input  logic [19:0]       s_axil_awaddr,
   input  logic              s_axil_awvalid,
   output logic              s_axil_awready,
   input  logic [31:0]       s_axil_wdata,
@@ -40,7 +40,7 @@ module tpu_core #(
   output logic [1:0]        s_axil_bresp,
   output logic              s_axil_bvalid,
   input  logic              s_axil_bready,
-  input  logic [15:0]       s_axil_araddr,
+  input  logic [19:0]       s_axil_araddr,
   input  logic              s_axil_arvalid,
   output logic              s_axil_arready,
   output logic [31:0]       s_axil_rdata,

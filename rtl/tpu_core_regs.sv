@@ -15,6 +15,8 @@
 // Register writes need the full strobe (4'hF), partial ones are ignored; so are IMEM
 // writes with a partial strobe, IMEM writes while busy_i and IMEM writes past ImemInsns.
 // CTRL: writing bit 0 = 1 while not busy pulses start_o for one cycle.
+// Byte addresses are AddrW = 20 bits for every configuration: the 1 MiB window reaches
+// instruction 32767 of the largest IMEM (0x4000 + 16 * 32767 = 0x83FF0).
 
 module tpu_core_regs #(
   parameter int N         = 16,
@@ -27,7 +29,7 @@ module tpu_core_regs #(
   input  logic              clk_i,
   input  logic              rst_ni,
   // AXI4-Lite slave
-  input  logic [15:0]       s_axil_awaddr,
+  input  logic [19:0]       s_axil_awaddr,
   input  logic              s_axil_awvalid,
   output logic              s_axil_awready,
   input  logic [31:0]       s_axil_wdata,
@@ -37,7 +39,7 @@ module tpu_core_regs #(
   output logic [1:0]        s_axil_bresp,
   output logic              s_axil_bvalid,
   input  logic              s_axil_bready,
-  input  logic [15:0]       s_axil_araddr,
+  input  logic [19:0]       s_axil_araddr,
   input  logic              s_axil_arvalid,
   output logic              s_axil_arready,
   output logic [31:0]       s_axil_rdata,
@@ -63,15 +65,16 @@ module tpu_core_regs #(
 );
 
   localparam logic [31:0] IdValue = 32'h5450_5531;  // "TPU1"
+  localparam int          AddrW   = 20;  // s_axil_awaddr/araddr bits (docs/isa.md)
 
   // ---- write channel ----
   logic        aw_v_q, w_v_q, b_v_q;
-  logic [15:0] aw_addr_q;
+  logic [AddrW-1:0] aw_addr_q;
   logic [31:0] w_data_q;
   logic [3:0]  w_strb_q;
   logic [15:0] pc_start_q;
   logic        do_write, full_strb, is_imem, imem_in_range;
-  logic [11:0] imem_idx;
+  logic [AddrW-5:0] imem_idx;  // (address - 0x4000) / 16
 
   assign s_axil_awready = !aw_v_q && !b_v_q;
   assign s_axil_wready  = !w_v_q && !b_v_q;
@@ -80,9 +83,9 @@ module tpu_core_regs #(
 
   assign do_write      = aw_v_q && w_v_q;
   assign full_strb     = (w_strb_q == 4'hF);
-  assign is_imem       = (aw_addr_q[15:14] != 2'b00);  // 0x4000 and up
-  assign imem_idx      = aw_addr_q[15:4] - 12'h400;
-  assign imem_in_range = ({20'd0, imem_idx} < 32'(ImemInsns));
+  assign is_imem       = (aw_addr_q[AddrW-1:14] != '0);  // 0x4000 and up
+  assign imem_idx      = aw_addr_q[AddrW-1:4] - (AddrW-4)'(12'h400);
+  assign imem_in_range = (32'(imem_idx) < 32'(ImemInsns));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -107,7 +110,7 @@ module tpu_core_regs #(
         aw_v_q <= 1'b0;
         w_v_q  <= 1'b0;
         b_v_q  <= 1'b1;
-        if (full_strb && aw_addr_q[15:2] == 14'h0004) begin  // 0x0010 PC_START
+        if (full_strb && aw_addr_q[AddrW-1:2] == (AddrW-2)'(4'h4)) begin  // 0x0010 PC_START
           pc_start_q <= w_data_q[15:0];
         end
       end else if (b_v_q && s_axil_bready) begin
@@ -117,7 +120,7 @@ module tpu_core_regs #(
   end
 
   assign start_o      = do_write && full_strb && !busy_i && w_data_q[0] &&
-                        aw_addr_q[15:2] == 14'h0002;  // 0x0008 CTRL
+                        aw_addr_q[AddrW-1:2] == (AddrW-2)'(4'h2);  // 0x0008 CTRL
   assign pc_start_o   = pc_start_q;
   assign imem_we_o    = do_write && full_strb && !busy_i && is_imem && imem_in_range;
   assign imem_addr_o  = ImemAw'(imem_idx);
@@ -140,7 +143,7 @@ module tpu_core_regs #(
 
   assign ctr_k    = s_axil_araddr[5:3];
   assign ar_word  = s_axil_araddr[5:2];
-  assign ar_low   = (s_axil_araddr[15:7] == 9'd0);
+  assign ar_low   = (s_axil_araddr[AddrW-1:7] == '0);
   assign ar_ctr   = s_axil_araddr[6];
   assign ctr_sel = (ctr_k < 3'd7) ? counters_i[{ctr_k, 6'd0} +: 64] : 64'd0;
   // 0x0040 + 8k: counter k (k < 7), low word then high word

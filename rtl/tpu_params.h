@@ -25,5 +25,6 @@
 #define TPU_CORE_WMEM_ROWS  128      // core: weight memory rows (N bf16 each)
 #define TPU_CORE_IMEM_INSNS 1024     // core: instruction memory size (128-bit instructions)
 #define TPU_CORE_AXI_DATA_BITS 64       // core: AXI4 master data width
+#define TPU_CORE_AXIL_ADDR_BITS 20       // core: AXI4-Lite byte address width (IMEM at 0x4000 + 16i)
 
 #endif

@@ -12,7 +12,7 @@
 //   in a gap cycle the flit is hidden from the receiver and ready from the sender, so
 //   valid/ready are kept and only the timing changes.
 // - FLAT (-DBOARD_FLAT): one verilated tpu_board (small boards only); the host reaches core i
-//   through the board's AXI4-Lite window at i * 0x10000. The network ports are inside the
+//   through the board's AXI4-Lite window at i * 0x100000. The network ports are inside the
 //   model, so --stall acts on the AXI channels only.
 //
 // A host SC_THREAD (the AXI4-Lite master) loads each core's program into its IMEM, starts
@@ -80,9 +80,15 @@ namespace {
 constexpr unsigned kN = TPU_MXU_N;
 constexpr unsigned kC = BOARD_C;
 constexpr unsigned kW = BOARD_W;
-#ifndef TPU_CORE_AXI_DATA_BITS
-#error "tpu_params.h must define TPU_CORE_AXI_DATA_BITS"
+#if !defined(TPU_CORE_AXI_DATA_BITS) || !defined(TPU_CORE_AXIL_ADDR_BITS)
+#error "tpu_params.h must define TPU_CORE_AXI_DATA_BITS and TPU_CORE_AXIL_ADDR_BITS"
 #endif
+// each core's AXI4-Lite byte addresses (docs/isa.md "AXI4-Lite slave"); FLAT: core i's window
+// starts at i << kLiteAddrBits (tpu_board_axil)
+constexpr unsigned kLiteAddrBits = TPU_CORE_AXIL_ADDR_BITS;
+static_assert(kLiteAddrBits >= 16 && kLiteAddrBits <= 26, "TPU_CORE_AXIL_ADDR_BITS: 16 .. 26");
+static_assert(0x4000ull + 16ull * TPU_LIM_IMEM_INSNS_MAX <= (1ull << kLiteAddrBits),
+              "the AXI4-Lite window must reach the last instruction of the largest IMEM");
 // each core's AXI4 data master: B bits (gen --axi-data-bits), beats of B/8 bytes
 constexpr unsigned kAxiBits = TPU_CORE_AXI_DATA_BITS;
 static_assert(kAxiBits >= 64 && kAxiBits <= 512 && (kAxiBits & (kAxiBits - 1)) == 0,
@@ -188,8 +194,8 @@ SC_MODULE(BoardIO)
             from_u64(v, &x);
             sig.write(x);
         };
-        put(s_axil_awaddr, static_cast<uint64_t>(core) << 16 | in.awaddr);
-        put(s_axil_araddr, static_cast<uint64_t>(core) << 16 | in.araddr);
+        put(s_axil_awaddr, static_cast<uint64_t>(core) << kLiteAddrBits | in.awaddr);
+        put(s_axil_araddr, static_cast<uint64_t>(core) << kLiteAddrBits | in.araddr);
         put(s_axil_awvalid, in.awvalid);
         put(s_axil_wdata, in.wdata);
         put(s_axil_wstrb, 0xF);
@@ -992,8 +998,18 @@ SC_MODULE(Host)
     }
 
     // AXI4-Lite transactions on core c's registers, with random delays when stalling.
+    // An address the core's port would truncate is a harness error (it would alias a register).
+    void lite_addr_ok(unsigned c, uint32_t addr)
+    {
+        if ((addr >> kLiteAddrBits) != 0) {
+            std::printf("board_tb: ERROR: core %u: AXI4-Lite address 0x%x does not fit the "
+                        "core's %u-bit address\n", c, addr, kLiteAddrBits);
+            finish(1);
+        }
+    }
     void lite_write(unsigned c, uint32_t addr, uint32_t data)
     {
+        lite_addr_ok(c, addr);
         while (rng->pct(opt.stall))
             step();
         lite_core = c;
@@ -1011,6 +1027,7 @@ SC_MODULE(Host)
     }
     uint32_t lite_read(unsigned c, uint32_t addr)
     {
+        lite_addr_ok(c, addr);
         while (rng->pct(opt.stall))
             step();
         lite_core = c;

@@ -48,8 +48,8 @@
 #include "tpu/host.h"
 #include "tpu/isa.h"
 
-#if !defined(TPU_MXU_N) || !defined(TPU_CORE_AXI_DATA_BITS)
-#error "tpu_params.h must define TPU_MXU_N and TPU_CORE_AXI_DATA_BITS"
+#if !defined(TPU_MXU_N) || !defined(TPU_CORE_AXI_DATA_BITS) || !defined(TPU_CORE_AXIL_ADDR_BITS)
+#error "tpu_params.h must define TPU_MXU_N, TPU_CORE_AXI_DATA_BITS and TPU_CORE_AXIL_ADDR_BITS"
 #endif
 
 // Legacy function required only so linking works on Cygwin and MSVC++
@@ -58,6 +58,12 @@ double sc_time_stamp() { return 0; }
 namespace {
 
 constexpr unsigned kN = TPU_MXU_N;
+// the AXI4-Lite slave's byte addresses (docs/isa.md "AXI4-Lite slave"): IMEM instruction i at
+// 0x4000 + 16i, so every IMEM size gen allows must fit below 2^kLiteAddrBits
+constexpr unsigned kLiteAddrBits = TPU_CORE_AXIL_ADDR_BITS;
+static_assert(kLiteAddrBits >= 16 && kLiteAddrBits <= 32, "TPU_CORE_AXIL_ADDR_BITS: 16 .. 32");
+static_assert(0x4000ull + 16ull * TPU_LIM_IMEM_INSNS_MAX <= (1ull << kLiteAddrBits),
+              "the AXI4-Lite window must reach the last instruction of the largest IMEM");
 // The AXI4 data master (docs/isa.md "AXI4 master (data)"): B bits, beats of B/8 bytes.
 constexpr unsigned kAxiBits = TPU_CORE_AXI_DATA_BITS;
 constexpr unsigned kBeat = kAxiBits / 8;
@@ -431,7 +437,16 @@ int main(int argc, char **argv)
     };
 
     // AXI4-Lite transactions, with random delays before each valid when stalling.
+    // An address the port would truncate is a harness error (it would alias a register).
+    auto lite_addr_ok = [&](uint32_t addr) {
+        if (kLiteAddrBits < 32 && (addr >> kLiteAddrBits) != 0) {
+            std::printf("core_tb: ERROR: AXI4-Lite address 0x%x does not fit the core's %u-bit "
+                        "address\n", addr, kLiteAddrBits);
+            std::exit(1);
+        }
+    };
     auto lite_write = [&](uint32_t addr, uint32_t data) {
+        lite_addr_ok(addr);
         while (rng.pct(opt.stall))
             step();
         lm.awaddr = addr;
@@ -448,6 +463,7 @@ int main(int argc, char **argv)
         }
     };
     auto lite_read = [&](uint32_t addr) -> uint32_t {
+        lite_addr_ok(addr);
         while (rng.pct(opt.stall))
             step();
         lm.araddr = addr;

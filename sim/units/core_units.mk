@@ -12,8 +12,9 @@ CORE_UNITS_CFLAGS := -O1 -I$(abspath sim/units) -I$(abspath sim)
 # DMA sizes: N = 1 (a row is at most one beat), 3 (rows of 1..2 beats), 36 (ACC rows of up
 # to 19 beats: split at 16)
 CORE_DMA_NS := 1 3 36
-# register blocks: N:UbRows:AccRows:WmemRows:ImemInsns (a small IMEM: writes past it)
-CORE_REGS_CFGS := 3:100:50:24:20
+# register blocks: N:UbRows:AccRows:WmemRows:ImemInsns (a small IMEM: writes past it; an IMEM
+# past what a 16-bit address reaches; the largest IMEM gen allows)
+CORE_REGS_CFGS := 3:100:50:24:20 4:64:32:16:5000 2:16:16:16:32768
 
 $(CORE_UNITS_RTL)/.stamp: $(GEN)
 	rm -rf $(CORE_UNITS_RTL) && mkdir -p $(CORE_UNITS_DIR)

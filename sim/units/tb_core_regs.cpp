@@ -93,8 +93,10 @@ int main(int argc, char **argv) {
         }
         if (k < 7) return 4 * rng.below(16);  // 0x00 .. 0x3C
         if (k < 9) return 0x40 + 4 * rng.below(16);  // the 7 counters and past them
-        static const uint32_t odd[] = {0x0080, 0x0100, 0x1000, 0x3FFC, 0x0008, 0x0010};
-        return odd[rng.below(6)];
+        // unmapped, the registers, and the top of the 20-bit window (past every IMEM)
+        static const uint32_t odd[] = {0x0080, 0x0100, 0x1000, 0x3FFC, 0x0008,
+                                       0x0010, 0x84000, 0xFFFFC, 0x10008, 0x40010};
+        return odd[rng.below(10)];
     };
     // the PC_START values a read may see while writes are in flight
     auto pcs_values = [&]() {

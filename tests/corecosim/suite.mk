@@ -11,7 +11,9 @@
 #                                     CYCLES within 2 % of the RTL's (sim/core_case.sh), and
 #                                     so on the compiler's MLP: inference on core_N4, a
 #                                     training step on core_N4 and on the N = 8 2-core ring
-#                                     board (tests/corecosim/cycles.sh)
+#                                     board (tests/corecosim/cycles.sh); a program of 5480
+#                                     instructions (more than a 16-bit AXI4-Lite address
+#                                     reaches) on core_N4_I8192 (tests/corecosim/longprog.sh)
 #   test-core-cosim-fault (make test) an injected fault is reported at the right instruction;
 #                                     bad programs halt with the model's `e <pc> <code>`; the
 #                                     AXI checker also on the 512-bit master of core_N4_A512
@@ -54,6 +56,8 @@ core_cosim = \
 test-core-cosim: core-cosim-tools $(BUILD)/tools/tpu-train $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	$(call core_cosim,$(CORE_COSIM_N),$(CORE_COSIM_AXI))
 	@BUILD=$(BUILD) sh tests/corecosim/cycles.sh $(BUILD)/tests/corecosim/cycles
+	@$(MAKE) -j$(CORE_COSIM_JOBS) --no-print-directory $(SIM_DIR)/core_N4_I8192/core_tb
+	@BUILD=$(BUILD) sh tests/corecosim/longprog.sh 4 8192
 
 test-core-cosim-full: core-cosim-tools
 	$(call core_cosim,,$(CORE_COSIM_AXI_FULL))
