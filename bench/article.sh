@@ -8,10 +8,16 @@
 # program; a program longer than the model's IMEM runs in segments cut before an lw) at the
 # article's batch sizes 32 and 128:
 #   1. on --mxu 128 --cores 8 (TPU v2-8's shape) at 700 MHz (TPU v2's clock);
-#   2. on the fastest configuration tpu-explore finds for an Alveo U250 (swept at batch 32,
-#      then predicted at batch 128 on that configuration) at $U250_MHZ (default 100 MHz: the
-#      clock gen's constraints ask for; no place-and-route timing exists for UltraScale+ here,
-#      bench/RESULTS.md "Article comparison" says why this figure).
+#   2. on the fastest configuration tpu-explore finds for an Alveo U250 at $U250_MHZ (default
+#      100 MHz: the clock gen's constraints ask for; no place-and-route timing exists for
+#      UltraScale+ here, bench/RESULTS.md "Article comparison" says why this figure), swept
+#      with $U250_PER_CORE image(s) per core per run (default 1: at N <= 32, the sizes that
+#      fit a U250, a 224x224 VGG-19 needs 0.75 M instructions per image and more per core
+#      exceed the predictor's 4 M); the configuration it names is then predicted with
+#      $U250_RUN_PER_CORE images per core (default 4; the sweep's K when that needs more than
+#      4 M instructions), and a batch of 32 or 128 runs as batch / (C x K) such runs one
+#      after another (tpu-infer's chunks): the same program, the same cycles each (the timing
+#      does not depend on the data), the host's time between chunks not counted.
 # Ours is INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
 # backward, update): training of these models is not compiled yet (tpu-train lowers the
 # tutorials' small models only). The host time of every prediction is printed.
@@ -28,6 +34,8 @@ BATCHES=${ARTICLE_BATCHES:-"32 128"}
 U250_MHZ=${U250_MHZ:-100}
 U250_MXU=${U250_MXU:-8,16,32,64,128}
 U250_CORES=${U250_CORES:-1,2,4,8}
+U250_PER_CORE=${U250_PER_CORE:-1}
+U250_RUN_PER_CORE=${U250_RUN_PER_CORE:-4}
 mkdir -p "$W"
 now() { date +%s.%N; }
 need=""
@@ -60,7 +68,7 @@ case " $PARTS " in *" 2 "*)
     echo "== 2. the fastest configuration tpu-explore finds for an Alveo U250 at $U250_MHZ MHz"
     for m in $MODELS; do
         t0=$(now)
-        "$T/tpu-explore" "$W/$m.onnx" --mxu "$U250_MXU" --cores "$U250_CORES" --batch 32 \
+        "$T/tpu-explore" "$W/$m.onnx" --mxu "$U250_MXU" --cores "$U250_CORES" --per-core "$U250_PER_CORE" \
             --part xcu250 --freq-mhz "$U250_MHZ" -o "$W/${m}_u250.csv" --png "$W/${m}_u250.png" \
             >"$W/${m}_u250.txt" 2>"$W/${m}_u250.err"
         echo "$(now) - $t0" | bc >"$W/${m}_u250.sec"
@@ -69,10 +77,13 @@ case " $PARTS " in *" 2 "*)
         n=$(echo "$best" | sed -n 's/.*N = \([0-9]*\), C = \([0-9]*\).*/\1/p')
         c=$(echo "$best" | sed -n 's/.*N = \([0-9]*\), C = \([0-9]*\).*/\2/p')
         [ -n "$n" ] || continue
-        echo "$n $c" >"$W/${m}_u250.best"
-        for b in $BATCHES; do
-            predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250 &&
+        for k in $U250_RUN_PER_CORE $U250_PER_CORE; do
+            b=$((c * k))
+            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250; then
+                echo "$n $c $k" >"$W/${m}_u250.best"
                 echo "  $m N = $n, C = $c batch $b: $(cat "$W/${m}_u250_b$b.sec") s on the host"
+                break
+            fi
         done
     done ;;
 esac
@@ -87,15 +98,25 @@ article = {("vgg19", "128"): "TPU v2-8 training: ~171 ms/step = ~749 images/s",
 NAMES = {"vgg19": "VGG-19", "resnet50": "ResNet-50", "resnet152": "ResNet-152"}
 def row(tag, m, b):
     p = os.path.join(W, "%s_%s_b%s" % (m, tag, b))
+    chunks = 1
+    if tag == "u250" and os.path.exists(os.path.join(W, m + "_u250.best")):
+        n, c, k = open(os.path.join(W, m + "_u250.best")).read().split()
+        k = int(k) * int(c)
+        p = os.path.join(W, "%s_%s_b%d" % (m, tag, k))
+        chunks = -(-int(b) // k)      # runs of C x K images, one after another
     if not os.path.exists(p + ".json"):
         return None
     r = json.load(open(p + ".json"))
     t = r["total"]
-    ms = 1e3 * t["cycles"] / (r["freq_mhz"] * 1e6)
+    ms = 1e3 * chunks * t["cycles"] / (r["freq_mhz"] * 1e6)
+    ips = int(b) / (ms / 1e3)
+    note = article.get((m, b), "")
+    if chunks > 1:
+        note = ("%d runs of %d; " % (chunks, r["batch_per_core"] * r["cores"])) + note
     return ("%-10s %5s %6d %3d %5d %9d %13.0f %9.1f %10.1f %6.2f %5d %8.1f  %s" % (
         NAMES.get(m, m), b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"],
-        t["cycles_per_image"], ms, t["images_per_s"], 100 * t["mxu_util"], t["model_runs"],
-        float(open(p + ".sec").read()), article.get((m, b), "")))
+        t["cycles_per_image"], ms, ips, 100 * t["mxu_util"], t["model_runs"],
+        float(open(p + ".sec").read()), note))
 hdr = "%-10s %5s %6s %3s %5s %9s %13s %9s %10s %6s %5s %8s  %s" % (
     "model", "batch", "N", "C", "MHz", "insns", "cycles/image", "ms/batch", "images/s",
     "MXU%", "runs", "host s", "the article (training)")

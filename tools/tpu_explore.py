@@ -13,7 +13,7 @@ them; default gen's: 8N, 8N, N*N/64 KiB) are swept too: every combination at eve
 size that gives no whole rows at some N is listed as refused there. The table gives the
 seconds of one run of the batch (cycles / clock) beside images/s.
 
-usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch B]
+usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch B | --per-core K]
                    [--ub-kib K,..] [--acc-kib K,..] [--wmem-kib K,..]
                    [--part xc7a100t|xcku5p|xcu250|xcvu13p] [--freq-mhz F] [--imem-insns I]
                    [-o OUT.csv] [--png OUT.png]
@@ -117,6 +117,9 @@ def main():
     ap.add_argument("--cores", default="1,2,4,8")
     ap.add_argument("--batch", type=int, default=0,
                     help="the batch of one run over all cores (default: 16 per core)")
+    ap.add_argument("--per-core", type=int, default=16,
+                    help="without --batch: images per core in one run (default 16); a larger "
+                    "batch runs in chunks of C x K (tpu-infer), the same cycles per chunk")
     ap.add_argument("--ub-kib", default="", help="unified buffer sizes, KiB (default gen's 8N)")
     ap.add_argument("--acc-kib", default="", help="accumulator sizes, KiB (default gen's 8N)")
     ap.add_argument("--wmem-kib", default="",
@@ -137,6 +140,8 @@ def main():
         sys.exit("tpu-explore: error: --mxu %s: N must be 1 .. 256" % a.mxu)
     if any(c > 64 for c in cs):
         sys.exit("tpu-explore: error: --cores %s: C must be 1 .. 64" % a.cores)
+    if a.per_core < 1:
+        sys.exit("tpu-explore: error: --per-core %d: expected >= 1" % a.per_core)
     if not 1 <= a.freq_mhz <= 1000:
         sys.exit("tpu-explore: error: --freq-mhz %d: expected 1 .. 1000" % a.freq_mhz)
     if not os.path.isfile(a.model):
@@ -148,7 +153,7 @@ def main():
         for n in ns:
             for c in cs:
                 for mem in mems:
-                    b = a.batch if a.batch else 16 * c
+                    b = a.batch if a.batch else a.per_core * c
                     r = predict(a.tools, a.model, n, c, b, a.freq_mhz, a.imem_insns, work, mem)
                     lut, dsp, bram = resources(n, c, a.imem_insns, fam, *mem)
                     fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
