@@ -17,12 +17,16 @@
 #      $U250_RUN_PER_CORE images per core (default 4; the sweep's K when that needs more than
 #      4 M instructions), and a batch of 32 or 128 runs as batch / (C x K) such runs one
 #      after another (tpu-infer's chunks): the same program, the same cycles each (the timing
-#      does not depend on the data), the host's time between chunks not counted.
+#      does not depend on the data), the host's time between chunks not counted;
+#   3. that N x C again with the unified buffer's size swept ($U250_UB_KIB KiB: block RAM is
+#      what the U250 has to spare; fewer round trips through host memory), the fastest that
+#      still fits predicted as in 2.
 # Ours is INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
 # backward, update): training of these models is not compiled yet (tpu-train lowers the
 # tutorials' small models only). The host time of every prediction is printed.
 # usage: bench/article.sh [WORKDIR]   (ARTICLE_MODELS, ARTICLE_BATCHES, U250_MHZ, U250_MXU,
-#                                       U250_CORES, ARTICLE_PARTS="1 2": which parts to run;
+#                                       U250_CORES, U250_PER_CORE, U250_RUN_PER_CORE, U250_UB_KIB,
+#                                       ARTICLE_PARTS="1 2 3": which parts to run;
 #                                       the table shows whatever WORKDIR holds;
 #                                       ARTICLE_REUSE=1 keeps predictions already made)
 set -u
@@ -36,6 +40,7 @@ U250_MXU=${U250_MXU:-8,16,32,64,128}
 U250_CORES=${U250_CORES:-1,2,4,8}
 U250_PER_CORE=${U250_PER_CORE:-1}
 U250_RUN_PER_CORE=${U250_RUN_PER_CORE:-4}
+U250_UB_KIB=${U250_UB_KIB:-128,256,512,1024,2048}
 mkdir -p "$W"
 now() { date +%s.%N; }
 need=""
@@ -47,17 +52,20 @@ if [ -n "$need" ]; then
     echo "exported$need at 224x224 in $(echo "$(now) - $t0" | bc) s"
 fi
 # predict MODEL N C BATCH MHZ TAG: writes $W/MODEL_TAG_bBATCH.json, .txt and .sec (host s)
+# (more tpu-compile options after TAG)
 predict() {
     o="$W/$1_$6_b$4"
+    p_m=$1 p_n=$2 p_c=$3 p_b=$4 p_f=$5
+    shift 6
     [ "${ARTICLE_REUSE:-0}" = 1 ] && [ -s "$o.json" ] && [ -s "$o.sec" ] && return 0
     t0=$(now)
-    if ! "$T/tpu-compile" "$W/$1.onnx" --mxu "$2" --cores "$3" --batch "$4" --freq-mhz "$5" \
-            --report-only --json "$o.json" >"$o.txt" 2>"$o.err"; then
-        echo "FAIL: $1 N = $2 C = $3 batch $4: $(tail -n 1 "$o.err")"; rm -f "$o.json"; return 1
+    if ! "$T/tpu-compile" "$W/$p_m.onnx" --mxu "$p_n" --cores "$p_c" --batch "$p_b" --freq-mhz "$p_f" \
+            --report-only --json "$o.json" "$@" >"$o.txt" 2>"$o.err"; then
+        echo "FAIL: $p_m N = $p_n C = $p_c batch $p_b: $(tail -n 1 "$o.err")"; rm -f "$o.json"; return 1
     fi
     echo "$(now) - $t0" | bc >"$o.sec"
 }
-PARTS=${ARTICLE_PARTS:-"1 2"}
+PARTS=${ARTICLE_PARTS:-"1 2 3"}
 case " $PARTS " in *" 1 "*)
 echo "== 1. N = 128, C = 8 at 700 MHz (TPU v2-8's shape and clock)"
 for m in $MODELS; do for b in $BATCHES; do
@@ -87,6 +95,30 @@ case " $PARTS " in *" 2 "*)
         done
     done ;;
 esac
+case " $PARTS " in *" 3 "*)
+    echo "== 3. that N x C with the unified buffer swept (--ub-kib $U250_UB_KIB), at $U250_MHZ MHz"
+    for m in $MODELS; do
+        [ -s "$W/${m}_u250.best" ] || continue
+        read n c k0 <"$W/${m}_u250.best"
+        t0=$(now)
+        "$T/tpu-explore" "$W/$m.onnx" --mxu "$n" --cores "$c" --per-core "$U250_PER_CORE" \
+            --ub-kib "$U250_UB_KIB" --part xcu250 --freq-mhz "$U250_MHZ" -o "$W/${m}_u250ub.csv" \
+            >"$W/${m}_u250ub.txt" 2>"$W/${m}_u250ub.err"
+        echo "$(now) - $t0" | bc >"$W/${m}_u250ub.sec"
+        best=$(grep '^fastest that fits' "$W/${m}_u250ub.txt")
+        echo "  $m: $best (sweep: $(cat "$W/${m}_u250ub.sec") s)"
+        ub=$(echo "$best" | sed -n 's|.*UB/ACC/WMEM \([0-9]*\)/.*|\1|p')
+        [ -n "$ub" ] || continue
+        for k in $U250_RUN_PER_CORE $U250_PER_CORE; do
+            b=$((c * k))
+            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250ub --ub-kib "$ub"; then
+                echo "$n $c $k $ub" >"$W/${m}_u250ub.best"
+                echo "  $m N = $n, C = $c, UB $ub KiB, batch $b: $(cat "$W/${m}_u250ub_b$b.sec") s on the host"
+                break
+            fi
+        done
+    done ;;
+esac
 W="$W" MODELS="$MODELS" BATCHES="$BATCHES" $PY - <<'PY'
 import json, os
 W, models, batches = os.environ["W"], os.environ["MODELS"].split(), os.environ["BATCHES"].split()
@@ -99,8 +131,9 @@ NAMES = {"vgg19": "VGG-19", "resnet50": "ResNet-50", "resnet152": "ResNet-152"}
 def row(tag, m, b):
     p = os.path.join(W, "%s_%s_b%s" % (m, tag, b))
     chunks = 1
-    if tag == "u250" and os.path.exists(os.path.join(W, m + "_u250.best")):
-        n, c, k = open(os.path.join(W, m + "_u250.best")).read().split()
+    best = os.path.join(W, "%s_%s.best" % (m, tag))
+    if tag != "v2" and os.path.exists(best):
+        n, c, k = open(best).read().split()[:3]
         k = int(k) * int(c)
         p = os.path.join(W, "%s_%s_b%d" % (m, tag, k))
         chunks = -(-int(b) // k)      # runs of C x K images, one after another
@@ -113,6 +146,8 @@ def row(tag, m, b):
     note = article.get((m, b), "")
     if chunks > 1:
         note = ("%d runs of %d; " % (chunks, r["batch_per_core"] * r["cores"])) + note
+    if tag == "u250ub":
+        note = ("UB %d KiB; " % (r["ub_rows"] * 2 * r["mxu"] // 1024)) + note
     return ("%-10s %5s %6d %3d %5d %9d %13.0f %9.1f %10.1f %6.2f %5d %8.1f  %s" % (
         NAMES.get(m, m), b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"],
         t["cycles_per_image"], ms, ips, 100 * t["mxu_util"], t["model_runs"],
@@ -121,7 +156,8 @@ hdr = "%-10s %5s %6s %3s %5s %9s %13s %9s %10s %6s %5s %8s  %s" % (
     "model", "batch", "N", "C", "MHz", "insns", "cycles/image", "ms/batch", "images/s",
     "MXU%", "runs", "host s", "the article (training)")
 for tag, title in (("v2", "N = 128, C = 8 at 700 MHz: predicted INFERENCE"),
-                   ("u250", "Alveo U250, the fastest that fits: predicted INFERENCE")):
+                   ("u250", "Alveo U250, the fastest that fits: predicted INFERENCE"),
+                   ("u250ub", "Alveo U250, that N x C with the unified buffer swept: predicted INFERENCE")):
     rows = [x for m in models for b in batches for x in [row(tag, m, b)] if x]
     if rows:
         print("\n" + title)
