@@ -166,9 +166,9 @@ def main():
                     t = r["total"]
                     per = r["batch_per_core"]
                     hwj = r.get("hw", r)
-                    mk = dict(ub=hwj.get("ub_rows", 0) * 2 * n // 1024 or mem[0],
-                              acc=hwj.get("acc_rows", 0) * 4 * n // 1024 or mem[1],
-                              wm=hwj.get("wmem_rows", 0) * 2 * n // 1024 or mem[2])
+                    mk = dict(ub=hwj.get("ub_rows", 0) * 2 * n / 1024 or mem[0],
+                              acc=hwj.get("acc_rows", 0) * 4 * n / 1024 or mem[1],
+                              wm=hwj.get("wmem_rows", 0) * 2 * n / 1024 or mem[2])
                     rows.append(dict(n=n, c=c, batch=per * c, ips=t["images_per_s"],
                                      cycles=t["cycles"], cpi=t["cycles"] / per,
                                      spb=t["cycles"] / (a.freq_mhz * 1e6),
@@ -189,7 +189,7 @@ def main():
                 "cycles_per_image,s_per_batch_at_%dMHz,images_per_s_at_%dMHz,mxu_util,"
                 "lut_%s,dsp,bram36,fits_%s,note\n" % (a.freq_mhz, a.freq_mhz, fam, a.part))
         for r in rows:
-            mem = "%s,%s,%s" % tuple(str(r[k]) if r[k] else "" for k in ("ub", "acc", "wm"))
+            mem = "%s,%s,%s" % tuple("%g" % r[k] if r[k] else "" for k in ("ub", "acc", "wm"))
             if r["ips"] is None:
                 f.write("%d,%d,%s,%d,,,,,,,%d,%d,%d,%s,\"%s\"\n" % (r["n"], r["c"], mem,
                         r["batch"], r["lut"], r["dsp"], r["bram"], "yes" if r["fits"] else "no",
@@ -210,7 +210,7 @@ def main():
         "DSP", "BRAM", "fits", ""))
 
     def memtxt(r):
-        return "/".join(str(r[k]) if r[k] else "-" for k in ("ub", "acc", "wm"))
+        return "/".join("%g" % r[k] if r[k] else "-" for k in ("ub", "acc", "wm"))
     for i, r in enumerate(rows):
         if r["ips"] is None:
             print("%5d %3d %15s %6d %s" % (r["n"], r["c"], memtxt(r), r["batch"], r["note"][:90]))
