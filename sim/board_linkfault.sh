@@ -26,9 +26,11 @@ pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $name: $*"; fail=$((fail + 1)); }
 tb=${BOARD_TB:-}
+mkdir -p "$(dirname "$dir")"
 if [ -z "$tb" ]; then
     tb=$(sh sim/board_build.sh asm "$n" "$c" "$topo" 64 2 2>"$dir.build.log" | tail -n 1) ||
         { echo "FAIL: building board_tb failed"; tail -n 30 "$dir.build.log"; exit 1; }
+    [ -x "$tb" ] || { echo "FAIL: building board_tb gave no harness: $(tail -n 5 "$dir.build.log")"; exit 1; }
 fi
 rm -rf "$dir"; mkdir -p "$dir"
 "$mkprog" "$kind" --mxu "$n" --cores "$c" --topology "$topo" --seed "$seed" -o "$dir/job" \
