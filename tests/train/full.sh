@@ -9,6 +9,9 @@
 # The epoch's mean training loss must agree within 0.01 and its accuracy within 1 % (measured:
 # 1e-4 and 0; the trajectories stay together because every step's gradient is within the
 # bound test-train checks).
+# Then the tutorial's CNN step on real images on the RTL: one step (17,808 instructions, one
+# image per core) on the verilated 2-core board of N = 16 with a 32,768-instruction IMEM:
+# every core's trace and host memory identical to the board model's (~4 min with the build).
 # usage: tests/train/full.sh WORKDIR
 set -u
 W=$1
@@ -38,4 +41,11 @@ PY
 }
 run mlp_n32_c4 mlp_init.onnx --mxu 32 --cores 4 --topology torus --batch 64 --steps-per-epoch 150 --imem-insns 32768
 run cnn_n64_c8 cnn_init.onnx --mxu 64 --cores 8 --batch 32 --steps-per-epoch 30 --imem-insns 32768
+if "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --mxu 16 --cores 2 --batch 2 --steps-per-epoch 1 \
+    --val-steps 0 --imem-insns 32768 --rtl 1 --work "$W/rtl_cnn16" >"$W/rtl_cnn16.log" 2>&1 &&
+    grep -q 'on the RTL: every core' "$W/rtl_cnn16.log"; then
+    echo "ok: the tutorial's CNN step on the N = 16 2-core RTL board: $(grep -o 'model: [0-9]* cycles' "$W/rtl_cnn16.log"), RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles' "$W/rtl_cnn16.log")"
+else
+    echo "FAIL: the CNN step on the RTL board: $(grep -E 'error|FAIL|differ' "$W/rtl_cnn16.log" | head -3)"; fails=$((fails + 1))
+fi
 [ $fails -eq 0 ] && echo "test-train-full: PASS" || { echo "test-train-full: $fails FAILED"; exit 1; }
