@@ -168,13 +168,13 @@ static int hp_word(struct hp *p, const char *w)
     return 0;
 }
 
-static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
-                        const char *path, char *err, size_t errlen)
+static int parse_dict(const char *h, size_t hlen, int filter_l, tpu_npy_header_t *hd,
+                      const char *path, char *err, size_t errlen)
 {
     struct hp p = { h, h + hlen, 0, filter_l };
     char descr[16] = "";
     int have[3] = { 0, 0, 0 }, fortran = 0;
-    size_t dims[2] = { 0, 0 };
+    uint64_t dims[TPU_NPY_MAX_DIMS] = { 0 };
     unsigned nd = 0;
     for (size_t i = 0; i < hlen; i++)
         if (h[i] == 0 || (unsigned char)h[i] >= 0x80) {
@@ -274,8 +274,8 @@ static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
                     BAD("expected ',' or ')' in 'shape'");
                 if (hp_int(&p, &d))
                     BAD("'shape' holds something other than whole numbers");
-                if (nd < 2)
-                    dims[nd] = d > ((uint64_t)1 << 40) ? (size_t)1 << 41 : (size_t)d;
+                if (nd < TPU_NPY_MAX_DIMS)
+                    dims[nd] = d > ((uint64_t)1 << 40) ? (uint64_t)1 << 41 : d;
                 nd++;
                 hp_ws(&p);
                 comma = p.s < p.end && *p.s == ',';
@@ -315,24 +315,43 @@ static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
                 !have[0] ? "descr" : !have[1] ? "fortran_order" : "shape");
         return -1;
     }
-    if ((strcmp(descr, "<u2") && strcmp(descr, "<f4") && strcmp(descr, "<u4")) ||
-        tpu_npy_parse_dtype(descr, &a->dtype)) {
-        set_err(err, errlen, "%s: dtype '%s' not supported, expected '<u2', '<f4' or '<u4'", path,
-                descr);
+    if (nd > TPU_NPY_MAX_DIMS) {
+        set_err(err, errlen, "%s: array has %u dimensions, at most %u are read", path, nd,
+                TPU_NPY_MAX_DIMS);
         return -1;
     }
-    if (fortran) {
+    memcpy(hd->descr, descr, sizeof hd->descr);
+    hd->fortran = fortran;
+    hd->ndim = nd;
+    memcpy(hd->dims, dims, sizeof hd->dims);
+    return 0;
+}
+
+/* internal: this reader's arrays: '<u2', '<f4' or '<u4', C order, 1 or 2 dimensions. */
+static int parse_header(const char *h, size_t hlen, int filter_l, tpu_npy_t *a,
+                        const char *path, char *err, size_t errlen)
+{
+    tpu_npy_header_t hd;
+    if (parse_dict(h, hlen, filter_l, &hd, path, err, errlen))
+        return -1;
+    if ((strcmp(hd.descr, "<u2") && strcmp(hd.descr, "<f4") && strcmp(hd.descr, "<u4")) ||
+        tpu_npy_parse_dtype(hd.descr, &a->dtype)) {
+        set_err(err, errlen, "%s: dtype '%s' not supported, expected '<u2', '<f4' or '<u4'", path,
+                hd.descr);
+        return -1;
+    }
+    if (hd.fortran) {
         set_err(err, errlen, "%s: fortran_order True not supported, expected a C-order array "
                 "(numpy.ascontiguousarray)", path);
         return -1;
     }
-    if (nd == 0 || nd > 2) {
-        set_err(err, errlen, "%s: array has %u dimensions, expected 1 or 2", path, nd);
+    if (hd.ndim == 0 || hd.ndim > 2) {
+        set_err(err, errlen, "%s: array has %u dimensions, expected 1 or 2", path, hd.ndim);
         return -1;
     }
-    a->ndim = nd;
-    a->rows = nd == 1 ? 1 : dims[0];
-    a->cols = nd == 1 ? dims[0] : dims[1];
+    a->ndim = hd.ndim;
+    a->rows = hd.ndim == 1 ? 1 : (size_t)hd.dims[0];
+    a->cols = hd.ndim == 1 ? (size_t)hd.dims[0] : (size_t)hd.dims[1];
     return 0;
 }
 
@@ -419,6 +438,25 @@ int tpu_npy_read_mem(const void *data, size_t len, const char *name, tpu_npy_t *
         return -1;
     }
     decode(a, b + hoff + hlen);
+    return 0;
+}
+
+int tpu_npy_parse_header(const void *data, size_t len, const char *name, tpu_npy_header_t *h,
+                         char *err, size_t errlen)
+{
+    const unsigned char *b = data;
+    size_t hoff, hlen;
+    int filter_l;
+    memset(h, 0, sizeof *h);
+    if (parse_preamble(b, len, name, &hoff, &hlen, &filter_l, err, errlen))
+        return -1;
+    if (len - hoff < hlen) {
+        set_err(err, errlen, "%s: truncated npy header", name);
+        return -1;
+    }
+    if (parse_dict((const char *)b + hoff, hlen, filter_l, h, name, err, errlen))
+        return -1;
+    h->data_off = hoff + hlen;
     return 0;
 }
 

@@ -36,6 +36,21 @@ int tpu_npy_read(const char *path, tpu_npy_t *a, char *err, size_t errlen);
    0x or 1_0 numbers, native-order 'u2') is rejected too, with its offset. */
 int tpu_npy_read_mem(const void *data, size_t len, const char *name, tpu_npy_t *a, char *err,
                      size_t errlen);
+/* The preamble and header dict of a .npy file's first len bytes (the whole file, or at least
+   the header), checked as numpy reads it (the same rules as tpu_npy_read_mem) for any 'descr'
+   string and up to TPU_NPY_MAX_DIMS dimensions (each clamped to 2^41 above 2^40); the data
+   starts at data_off. For readers of other dtypes and ranks (the compiler's tpuc/npyio.h).
+   0, or -1 with a one-line message. */
+#define TPU_NPY_MAX_DIMS 8u
+typedef struct {
+    char descr[16];
+    int fortran;
+    unsigned ndim;
+    uint64_t dims[TPU_NPY_MAX_DIMS];
+    size_t data_off;
+} tpu_npy_header_t;
+int tpu_npy_parse_header(const void *data, size_t len, const char *name, tpu_npy_header_t *h,
+                         char *err, size_t errlen);
 /* Write (version 1.0 header, the output rules of tpu/cli.h: temp file then rename, a device
    or FIFO written in place): 0 or -1 with a message. */
 int tpu_npy_write(const char *path, const tpu_npy_t *a, char *err, size_t errlen);
