@@ -87,11 +87,12 @@ case " $PARTS " in *" 2 "*)
         [ -n "$n" ] || continue
         for k in $U250_RUN_PER_CORE $U250_PER_CORE; do
             b=$((c * k))
-            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250; then
+            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250 >/dev/null; then
                 echo "$n $c $k" >"$W/${m}_u250.best"
                 echo "  $m N = $n, C = $c batch $b: $(cat "$W/${m}_u250_b$b.sec") s on the host"
                 break
             fi
+            echo "  $m N = $n, C = $c: $k per core refused ($(tail -n 1 "$W/${m}_u250_b$b.err" | cut -c1-70)...)"
         done
     done ;;
 esac
@@ -111,11 +112,12 @@ case " $PARTS " in *" 3 "*)
         [ -n "$ub" ] || continue
         for k in $U250_RUN_PER_CORE $U250_PER_CORE; do
             b=$((c * k))
-            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250ub --ub-kib "$ub"; then
+            if predict "$m" "$n" "$c" "$b" "$U250_MHZ" u250ub --ub-kib "$ub" >/dev/null; then
                 echo "$n $c $k $ub" >"$W/${m}_u250ub.best"
                 echo "  $m N = $n, C = $c, UB $ub KiB, batch $b: $(cat "$W/${m}_u250ub_b$b.sec") s on the host"
                 break
             fi
+            echo "  $m N = $n, C = $c: $k per core refused ($(tail -n 1 "$W/${m}_u250ub_b$b.err" | cut -c1-70)...)"
         done
     done ;;
 esac

@@ -35,7 +35,7 @@ bench-train: $(TOOLS_DIR)/tpu-train
 # The article's comparison (issue 18; bench/article.sh): torchvision VGG-19, ResNet-50 and
 # ResNet-152 at 224x224, predicted inference images/s at batch 32 and 128 on N = 128, C = 8 at
 # 700 MHz and on the fastest configuration tpu-explore finds for an Alveo U250, beside the
-# article's TPU v2-8 training figures; then that N x C with the unified buffer swept (~25 min on
+# article's TPU v2-8 training figures; then that N x C with the unified buffer swept (11 min on
 # 2 cores, bench/RESULTS.md "Article comparison").
 .PHONY: bench-article
 bench-article: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-explore
