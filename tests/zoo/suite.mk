@@ -6,3 +6,9 @@ FULL_SUITES += test-zoo
 
 test-zoo: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(ORT_NODE_STAMP)
 	sh tests/zoo/run.sh $(BUILD)/test-zoo
+
+# ResNet-18 and MobileNetV2 (64x64, one image) on the verilated N = 32 core (~4 min with the build)
+.PHONY: test-zoo-rtl
+FULL_SUITES += test-zoo-rtl
+test-zoo-rtl: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB)
+	sh tests/zoo/rtl.sh $(BUILD)/test-zoo-rtl
