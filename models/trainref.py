@@ -35,29 +35,46 @@ def epoch_orders(n, seed, epochs):
     return out
 
 
+def _pads(n, dim):
+    att = {a.name: a for a in n.attribute}
+    p = list(att["pads"].ints) if "pads" in att else [0] * (2 * dim)
+    return p if dim == 2 else [0, p[0], 0, p[1]]  # t, l, b, r
+
+
 class Net:
-    """The model tpu-train trains, as fp32 parameters: an optional first Conv (stride 1, pads)
-    with ReLU and a k x k / stride k MaxPool, then a chain of Gemm/MatMul(+Add) [+ Relu]."""
+    """The model tpu-train trains, as fp32 parameters: an optional embedding (a Gather of a
+    [V, D] table by token ids, transposed to channels-first), Conv stages (a 1-D or 2-D Conv,
+    stride 1, pads, ReLU before or after a k x k / stride k MaxPool; 1-D is run as 2-D with
+    height 1), then a chain of Gemm/MatMul(+Add) [+ Relu].
+
+    self.embed: the table (a parameter) or None; self.stages: dicts (w, b, pads, pool (kh, kw),
+    relu_before, relu_after, dim); self.layers: [W k x o, b or None, relu]; self.plist: every
+    layer's (weight, bias) in tpu-train's layer order."""
 
     def __init__(self, path, logits=False):
         m = onnx.load(path)
         init = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in m.graph.initializer}
-        self.layers = []  # [W k x o, b or None, relu]
-        self.conv = None  # dict(w, b, pads, pk, relu_before, relu_after)
+        self.layers = []
+        self.stages = []
+        self.embed = None
         nodes = list(m.graph.node)
-        for i, n in enumerate(nodes):
-            if n.op_type == "Conv":
-                att = {a.name: a for a in n.attribute}
-                pads = list(att["pads"].ints) if "pads" in att else [0, 0, 0, 0]
+        for n in nodes:
+            if n.op_type == "Gather" and n.input[0] in init:
+                self.embed = torch.tensor(init[n.input[0]], requires_grad=True)
+            elif n.op_type == "Conv":
+                w = init[n.input[1]]
+                dim = w.ndim - 2
                 b = init.get(n.input[2]) if len(n.input) > 2 else None
-                self.conv = dict(w=torch.tensor(init[n.input[1]], requires_grad=True),
-                                 b=None if b is None else torch.tensor(b, requires_grad=True),
-                                 pads=pads, pk=1, relu_before=False, relu_after=False)
+                self.stages.append(dict(w=torch.tensor(w, requires_grad=True),
+                                        b=None if b is None else torch.tensor(b, requires_grad=True),
+                                        pads=_pads(n, dim), pool=(1, 1), relu_before=False,
+                                        relu_after=False, dim=dim))
             elif n.op_type == "MaxPool":
-                att = {a.name: a for a in n.attribute}
-                self.conv["pk"] = int(att["kernel_shape"].ints[0])
+                k = list({a.name: a for a in n.attribute}["kernel_shape"].ints)
+                self.stages[-1]["pool"] = (k[0], k[1]) if len(k) == 2 else (1, k[0])
             elif n.op_type == "Relu" and not self.layers:
-                self.conv["relu_after" if self.conv["pk"] > 1 else "relu_before"] = True
+                c = self.stages[-1]
+                c["relu_after" if c["pool"] != (1, 1) else "relu_before"] = True
             elif n.op_type in ("Gemm", "MatMul"):
                 w = init[n.input[1]]
                 tb = any(a.name == "transB" and a.i for a in n.attribute)
@@ -73,23 +90,45 @@ class Net:
                                     False])
             elif n.op_type == "Relu":
                 self.layers[-1][2] = True
-        self.params = [p for w, b, _ in self.layers for p in (w, b) if p is not None]
-        if self.conv:
-            self.params = [p for p in (self.conv["w"], self.conv["b"]) if p is not None] + self.params
+        self.plist = ([(self.embed, None)] if self.embed is not None else []) + \
+            [(c["w"], c["b"]) for c in self.stages] + [(w, b) for w, b, _ in self.layers]
+        self.params = [p for w, b in self.plist for p in (w, b) if p is not None]
+        self.flat_input = self.embed is None and not self.stages
+
+    @staticmethod
+    def _w4(c, w=None):
+        """The stage's weights as 4-D [co, ci, kh, kw]."""
+        w = c["w"] if w is None else w
+        return w if c["dim"] == 2 else w.unsqueeze(2)
+
+    def _input4(self, x):
+        """The first stage's input, [B, C, H, W] (token ids through the embedding)."""
+        if self.embed is not None:
+            e = self.embed[torch.as_tensor(np.asarray(x), dtype=torch.long)]  # B, L, D
+            return e.transpose(1, 2).unsqueeze(2)
+        x = torch.as_tensor(x)
+        return x.unsqueeze(2) if x.dim() == 3 else x
+
+    def _stage(self, c, h):
+        F = torch.nn.functional
+        t, l, bo, r = c["pads"]
+        z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"])
+        if c["relu_before"]:
+            z = torch.relu(z)
+        if c["pool"] != (1, 1):
+            z = F.max_pool2d(z, c["pool"])
+        if c["relu_after"]:
+            z = torch.relu(z)
+        return z
 
     def features(self, x):
-        """The input of the first Gemm: the conv, pool and ReLU, flattened (NCHW order)."""
-        c = self.conv
-        if not c:
+        """The input of the first Gemm: the embedding and conv stages, flattened (NCHW)."""
+        if self.flat_input:
+            x = torch.as_tensor(x)
             return x.reshape(x.shape[0], -1)
-        t, l, bo, r = c["pads"]
-        h = torch.nn.functional.conv2d(torch.nn.functional.pad(x, (l, r, t, bo)), c["w"], c["b"])
-        if c["relu_before"]:
-            h = torch.relu(h)
-        if c["pk"] > 1:
-            h = torch.nn.functional.max_pool2d(h, c["pk"])
-        if c["relu_after"]:
-            h = torch.relu(h)
+        h = self._input4(x)
+        for c in self.stages:
+            h = self._stage(c, h)
         return h.flatten(1)
 
     def logits(self, x):
@@ -109,23 +148,42 @@ class Net:
         derived from the numerics contract, propagated through the step in float64 with
         u = 2^-8 (one bf16 rounding is at most 2^-9 relative; the factor 2 covers the fp32
         accumulations and the second-order terms) and g = n 2^-24 for an fp32 chain of n:
-          inputs         e_h0 = u|x|
-          z = h W + b    e_z = e_h |W| + (u + g_k) |h||W|          (W and h rounded to bf16)
+          inputs         e_h0 = u|x|  (an embedding: u|E|, the table's bf16 copy)
+          z = h W + b    e_z = e_h |W| + (u + g_k) |h||W|          (W and h rounded to bf16;
+                         a conv: the same with the conv of |h| and |W|)
+          pool           e = the largest e_z of the window (a maximum moves by at most that)
           h' = relu(z)   e_h' = e_z + u|h'|                       (stored as bf16)
           p = softmax(z) e_p = 2 p max(e_z)
           dz = (p - y)/B e_dz = e_p / B + u|dz|                   (bf16 for the MXU)
-          dx = dz W^T    e_dx = e_dz |W|^T + (u + g_o) |dz||W|^T
+          dx = dz W^T    e_dx = e_dz |W|^T + (u + g_o) |dz||W|^T  (a conv: the transposed conv)
           dy = dx [z>0]  e_dy = (e_dx + u|dx|) [z>0] + |dx| [|z| <= e_z]  (the mask may flip)
+          route          the pooled gradient D to the window's maximum: e = (E + u|D|) there,
+                         and |D| on every element within 2 e_z of the maximum (it may route
+                         there instead)
           dW = h^T dy    e_dW = e_h^T |dy| + |h|^T e_dy + g_b |h|^T |dy|
         and the bound is 2 e_dW (db: the same with h = 1)."""
-        x = torch.tensor(xb)
+        F = torch.nn.functional
+        u = 2.0 ** -8
+        B = len(xb)
         for p in self.params:
             p.grad = None
+        # ---- the PyTorch fp32 step, keeping every stage's tensors ----
+        hs_in, zs, pooled = [], [], []
+        h = None if self.flat_input else self._input4(xb)
+        hin0 = h
+        for c in self.stages:
+            t, l, bo, r = c["pads"]
+            hs_in.append(h)
+            z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"])
+            zs.append(z)
+            a = torch.relu(z) if c["relu_before"] else z
+            m = F.max_pool2d(a, c["pool"]) if c["pool"] != (1, 1) else a
+            m.retain_grad()
+            pooled.append(m)
+            h = torch.relu(m) if c["relu_after"] else m
+        feat = h.flatten(1) if h is not None else torch.as_tensor(xb).reshape(B, -1)
         acts, douts = [], []
-        h = self.features(x)
-        if self.conv:
-            h.retain_grad()
-            feat = h
+        h = feat
         for w, b, relu in self.layers:
             acts.append(h)
             z = h @ w
@@ -134,125 +192,127 @@ class Net:
             z.retain_grad()
             douts.append(z)
             h = torch.relu(z) if relu else z
-        loss = torch.nn.functional.cross_entropy(h, torch.tensor(yb))
+        loss = F.cross_entropy(h, torch.tensor(yb))
         loss.backward()
-        u = 2.0 ** -8
-        B = xb.shape[0]
-        Ws = [np.abs(w.detach().numpy().astype(np.float64)) for w, _, _ in self.layers]
-        H = [np.abs(a.detach().numpy().astype(np.float64)) for a in acts]
-        Z = [z.detach().numpy().astype(np.float64) for z in douts]
-        eh = [u * H[0]]
+        npd = lambda t: t.detach().numpy().astype(np.float64)  # noqa: E731
+        # ---- forward errors ----
+        if self.stages:
+            x4 = npd(hin0)
+            eh = u * np.abs(x4)
+            cst = []  # per stage: (|h| padded, e_h padded, z, e_z, pool parts)
+            for si, c in enumerate(self.stages):
+                t, l, bo, r = c["pads"]
+                W4 = np.abs(npd(self._w4(c)))
+                K = W4[0].size
+                hp = np.pad(np.abs(x4), ((0, 0), (0, 0), (t, bo), (l, r)))
+                ehp = np.pad(eh, ((0, 0), (0, 0), (t, bo), (l, r)))
+                cw = lambda a: F.conv2d(torch.tensor(a), torch.tensor(W4)).numpy()  # noqa: E731
+                ez = cw(ehp) + (u + K * 2.0 ** -24) * cw(hp)
+                z = npd(zs[si])
+                kh, kw = c["pool"]
+                Bz, C, Ho, Wo = z.shape
+                Hq, Wq = Ho // kh, Wo // kw
+                ezp = ez[:, :, :Hq * kh, :Wq * kw].reshape(Bz, C, Hq, kh, Wq, kw).max(axis=(3, 5))
+                cst.append(dict(hp=hp, ehp=ehp, z=z, ez=ez, ezp=ezp, W4=W4, K=K))
+                x4 = npd(pooled[si])
+                x4 = np.maximum(x4, 0) if c["relu_after"] else x4
+                eh = ezp + u * np.abs(x4)
+            eh_feat = eh.reshape(B, -1)
+        Ws = [np.abs(npd(w)) for w, _, _ in self.layers]
+        H = [np.abs(npd(a)) for a in acts]
+        Z = [npd(z) for z in douts]
+        ehl = [eh_feat if self.stages else u * H[0]]
         ez = []
         for l, (w, b, relu) in enumerate(self.layers):
             k = Ws[l].shape[0]
-            ez.append(eh[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l]))
+            ez.append(ehl[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l]))
             if l + 1 < len(self.layers):
-                eh.append(ez[l] + u * H[l + 1])
-        if self.conv:
-            eh[0] = self._conv_feature_error(x, u)
-            for l in range(len(self.layers)):
-                k = Ws[l].shape[0]
-                ez[l] = eh[l] @ Ws[l] + (u + k * 2.0 ** -24) * (H[l] @ Ws[l])
-                if l + 1 < len(self.layers):
-                    eh[l + 1] = ez[l] + u * H[l + 1]
+                ehl.append(ez[l] + u * H[l + 1])
         zl = Z[-1]
         pr = np.exp(zl - zl.max(axis=1, keepdims=True))
         pr /= pr.sum(axis=1, keepdims=True)
-        dz = np.abs(douts[-1].grad.numpy().astype(np.float64))
+        dz = np.abs(npd(douts[-1].grad))
         edy = 2 * pr * ez[-1].max(axis=1, keepdims=True) / B + u * dz
-        grads, bounds = [None] * len(self.layers), [None] * len(self.layers)
+        grads, bounds = [], []
         for l in range(len(self.layers) - 1, -1, -1):
             w, b, _ = self.layers[l]
-            D = np.abs(douts[l].grad.numpy().astype(np.float64))
-            ew = eh[l].T @ D + H[l].T @ edy + B * 2.0 ** -24 * (H[l].T @ D)
+            D = np.abs(npd(douts[l].grad))
+            ew = ehl[l].T @ D + H[l].T @ edy + B * 2.0 ** -24 * (H[l].T @ D)
             eb = edy.sum(axis=0) + B * 2.0 ** -24 * D.sum(axis=0)
-            grads[l] = (w.grad.numpy().astype(np.float64),
-                        None if b is None else b.grad.numpy().astype(np.float64))
-            bounds[l] = (2 * ew + 1e-12, 2 * eb + 1e-12)
-            if l == 0 and self.conv:
-                o = Ws[0].shape[1]
-                dx = D @ Ws[0].T
-                edx = edy @ Ws[0].T + (u + o * 2.0 ** -24) * dx
-                cw, cb = self._conv_bounds(x, feat, edx, eh[0], u)
-                grads.insert(0, (self.conv["w"].grad.numpy().astype(np.float64),
-                                 None if self.conv["b"] is None else self.conv["b"].grad.numpy().astype(np.float64)))
-                bounds.insert(0, (cw, cb))
+            grads.insert(0, (npd(w.grad), None if b is None else npd(b.grad)))
+            bounds.insert(0, (2 * ew + 1e-12, 2 * eb + 1e-12))
+            o = Ws[l].shape[1]
+            dx = D @ Ws[l].T
+            edx = edy @ Ws[l].T + (u + o * 2.0 ** -24) * dx
             if l:
-                o = Ws[l].shape[1]
-                dx = D @ Ws[l].T
-                edx = edy @ Ws[l].T + (u + o * 2.0 ** -24) * dx
                 zp = Z[l - 1]
                 mask = (zp > 0) if self.layers[l - 1][2] else np.ones_like(zp, dtype=bool)
                 flip = (np.abs(zp) <= ez[l - 1]) if self.layers[l - 1][2] else np.zeros_like(mask)
                 edy = (edx + u * dx) * mask + dx * flip
+        # ---- the conv stages, last first: E is the error of the pooled gradient ----
+        E = edx if self.stages else None
+        for si in range(len(self.stages) - 1, -1, -1):
+            c, s = self.stages[si], cst[si]
+            z, ezc = s["z"], s["ez"]
+            Bz, C, Ho, Wo = z.shape
+            kh, kw = c["pool"]
+            Hq, Wq = Ho // kh, Wo // kw
+            Dp = np.abs(npd(pooled[si].grad))  # the gradient at the pool's output
+            E = E.reshape(Dp.shape)
+            m = npd(pooled[si])
+            if c["relu_after"]:
+                E = E + Dp * (np.abs(m) <= s["ezp"])
+            zz = np.maximum(z, 0) if c["relu_before"] else z
+            zc = zz[:, :, :Hq * kh, :Wq * kw].reshape(Bz, C, Hq, kh, Wq, kw)
+            ecc = ezc[:, :, :Hq * kh, :Wq * kw].reshape(Bz, C, Hq, kh, Wq, kw)
+            ismax = zc == m[:, :, :, None, :, None]
+            near = (m[:, :, :, None, :, None] - zc) <= 2 * np.maximum(ecc, s["ezp"][:, :, :, None, :, None])
+            g_up = Dp[:, :, :, None, :, None] * ismax
+            e_up = (E + u * Dp)[:, :, :, None, :, None] * ismax + Dp[:, :, :, None, :, None] * near * ~ismax
+            G = np.zeros_like(z)
+            EG = np.zeros_like(z)
+            G[:, :, :Hq * kh, :Wq * kw] = g_up.reshape(Bz, C, Hq * kh, Wq * kw)
+            EG[:, :, :Hq * kh, :Wq * kw] = e_up.reshape(Bz, C, Hq * kh, Wq * kw)
+            if c["relu_before"]:
+                EG = EG + G * (np.abs(z) <= np.maximum(ezc, 2 * u * np.abs(z).max()))
+            G = np.abs(G)
+            kk = s["W4"].shape[2:]
+            wg = lambda a, g: torch.nn.grad.conv2d_weight(torch.tensor(a), s["W4"].shape,  # noqa: E731
+                                                          torch.tensor(g)).numpy()
+            n = Bz * Ho * Wo
+            ew = wg(s["ehp"], G) + wg(s["hp"], EG) + n * 2.0 ** -24 * wg(s["hp"], G)
+            eb = EG.sum(axis=(0, 2, 3)) + n * 2.0 ** -24 * G.sum(axis=(0, 2, 3))
+            gw = npd(c["w"].grad)
+            grads.insert(0, (gw, None if c["b"] is None else npd(c["b"].grad)))
+            bounds.insert(0, (2 * ew.reshape(gw.shape) + 1e-12, 2 * eb + 1e-12))
+            if si == 0 and self.embed is None:
+                break
+            # dX = the transposed conv of G; only the interior (not the padding) is used
+            t, l, bo, r = c["pads"]
+            W4 = torch.tensor(s["W4"])
+            ct = lambda g: F.conv_transpose2d(torch.tensor(g), W4).numpy()  # noqa: E731
+            Kt = C * kk[0] * kk[1]
+            dxa = ct(G)
+            edx = ct(EG) + (u + Kt * 2.0 ** -24) * dxa
+            Hp, Wp = dxa.shape[2], dxa.shape[3]
+            edx = edx[:, :, t:Hp - bo, l:Wp - r]
+            dxa = dxa[:, :, t:Hp - bo, l:Wp - r]
+            if si > 0:
+                E = edx
+                continue
+            # the embedding: dE rounded to bf16, the table's gradient a scatter-add of its rows
+            ids = torch.as_tensor(np.asarray(xb), dtype=torch.long).reshape(-1)
+            eE = (edx + u * dxa)[:, :, 0, :].transpose(0, 2, 1).reshape(-1, dxa.shape[1])
+            aE = dxa[:, :, 0, :].transpose(0, 2, 1).reshape(-1, dxa.shape[1])
+            V = self.embed.shape[0]
+            et = np.zeros((V, aE.shape[1]))
+            at = np.zeros((V, aE.shape[1]))
+            np.add.at(et, ids.numpy(), eE)
+            np.add.at(at, ids.numpy(), aE)
+            ew = et + len(ids) * 2.0 ** -24 * at
+            grads.insert(0, (npd(self.embed.grad), None))
+            bounds.insert(0, (2 * ew + 1e-12, None))
         return grads, bounds, float(loss)
-
-    def _conv_parts(self, x):
-        """float64 numpy: the padded input's patches [B, P, K] (K in the weight's (ci, kh, kw)
-        order), the conv output z [B, C, Ho, Wo] and the window maxima positions."""
-        c = self.conv
-        t, l, bo, r = c["pads"]
-        xp = torch.nn.functional.pad(x, (l, r, t, bo)).double()
-        kh, kw = c["w"].shape[2], c["w"].shape[3]
-        pat = torch.nn.functional.unfold(xp, (kh, kw)).transpose(1, 2).numpy()  # B, P, K
-        z = torch.nn.functional.conv2d(xp, c["w"].detach().double(),
-                                       None if c["b"] is None else c["b"].detach().double()).numpy()
-        return pat, z
-
-    def _conv_feature_error(self, x, u):
-        """e_h of the first Gemm's input: the conv's error (patches and weights rounded to
-        bf16, the fp32 chain), through ReLU and the pool (a maximum moves by at most the
-        largest error of its window), then the bf16 rounding of the stored activation."""
-        c = self.conv
-        pat, z = self._conv_parts(x)
-        W = np.abs(c["w"].detach().numpy().astype(np.float64)).reshape(z.shape[1], -1)  # C, K
-        K = W.shape[1]
-        ez = (2 * u + K * 2.0 ** -24) * (np.abs(pat) @ W.T)  # B, P, C
-        B, C, Ho, Wo = z.shape
-        ez = ez.transpose(0, 2, 1).reshape(B, C, Ho, Wo)
-        k = c["pk"]
-        if k > 1:
-            ez = ez[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k).max(axis=(3, 5))
-        f = np.abs(self.features(x).detach().numpy().astype(np.float64)).reshape(B, C, -1)
-        self._ez_conv = ez
-        return (ez + u * f.reshape(ez.shape)).reshape(B, -1)
-
-    def _conv_bounds(self, x, feat, edx, eh_feat, u):
-        """Bounds of the conv's dW and db: the gradient at the pooled output carries e_dx (and
-        flips of the ReLU after the pool where |pooled| <= its error); routed to the window's
-        maximum, a window whose other elements come within twice the error of the maximum may
-        route it elsewhere (|dP| counted on every such element); the routed gradient is
-        rounded to bf16 (u), the patches too; fp32 chains over B*P terms."""
-        c = self.conv
-        pat, z = self._conv_parts(x)
-        B, C, Ho, Wo = z.shape
-        k = c["pk"]
-        D = np.abs(feat.grad.numpy().astype(np.float64)).reshape(B, C, Ho // k, Wo // k)
-        E = edx.reshape(B, C, Ho // k, Wo // k)
-        zz = np.maximum(z, 0) if c["relu_before"] else z
-        zc = zz[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k)
-        m = zc.max(axis=(3, 5))
-        ezp = self._ez_conv
-        if c["relu_after"]:
-            E = E + D * (np.abs(m) <= ezp)
-        near = (m[:, :, :, None, :, None] - zc) <= 2 * ezp[:, :, :, None, :, None]
-        G = np.zeros_like(z)
-        EG = np.zeros_like(z)
-        ismax = zc == m[:, :, :, None, :, None]
-        g_up = (D[:, :, :, None, :, None] * ismax).reshape(B, C, Ho // k * k, Wo // k * k)
-        e_up = ((E + u * D)[:, :, :, None, :, None] * ismax + D[:, :, :, None, :, None] * near * ~ismax)
-        G[:, :, :Ho // k * k, :Wo // k * k] = g_up
-        EG[:, :, :Ho // k * k, :Wo // k * k] = e_up.reshape(B, C, Ho // k * k, Wo // k * k)
-        if c["relu_before"]:
-            EG = EG + np.abs(G) * (np.abs(z) <= 2 * u * np.abs(z).max())
-        Gf = G.reshape(B, C, -1).transpose(0, 2, 1)  # B, P, C
-        EGf = EG.reshape(B, C, -1).transpose(0, 2, 1)
-        Pa = np.abs(pat)
-        n = Pa.shape[0] * Pa.shape[1]
-        ew = np.einsum("bpk,bpc->ck", Pa, EGf) + np.einsum("bpk,bpc->ck", u * Pa, np.abs(Gf)) \
-            + n * 2.0 ** -24 * np.einsum("bpk,bpc->ck", Pa, np.abs(Gf))
-        eb = EGf.sum(axis=(0, 1)) + n * 2.0 ** -24 * np.abs(Gf).sum(axis=(0, 1))
-        return 2 * ew.reshape(c["w"].shape) + 1e-12, 2 * eb + 1e-12
 
 
 def bf16(a):
@@ -267,75 +327,113 @@ def bf16(a):
     return out
 
 
+def _b64(a):
+    return bf16(a).astype(np.float64)
+
+
 def emulate_grads(net, xb, yb):
     """The step's gradients as the machine computes them (docs/training.md): the contract's
-    bf16 roundings at the same points (the input, the MXU weights, the hidden activations,
-    dZ and each dY), with the sums in float64 instead of the MXU's fp32 chain."""
-    B = xb.shape[0]
+    bf16 roundings at the same points (the input or the embedding's table, the MXU weights,
+    the stored activations, dZ, each dense dY, each routed conv gradient G and the
+    embedding's dY), with the sums in float64 instead of the MXU's fp32 chain (the gradient
+    at a pool's output is fp32 on the machine, not rounded here either). Per layer: (dW, db,
+    h, dy) with h^T dy = dW as matrices (a conv: its patches and G; the embedding: the
+    one-hot rows and dE)."""
+    F = torch.nn.functional
+    B = len(xb)
     Ws = [w.detach().numpy() for w, _, _ in net.layers]
     Bs = [None if b is None else b.detach().numpy().astype(np.float64) for _, b, _ in net.layers]
-    c = net.conv
-    if c:
+    ids = None
+    if net.embed is not None:
+        ids = np.asarray(xb).astype(np.int64).reshape(-1)
+        Eb = _b64(net.embed.detach().numpy())
+        h = Eb[ids].reshape(B, -1, Eb.shape[1]).transpose(0, 2, 1)[:, :, None, :]
+    elif net.stages:
+        x = np.asarray(xb)
+        h = _b64(x if x.ndim == 4 else x[:, :, None, :])
+    st = []
+    for c in net.stages:
         t, l, bo, r = c["pads"]
-        xp = torch.nn.functional.pad(torch.tensor(bf16(xb).astype(np.float64)), (l, r, t, bo))
-        kh, kw = c["w"].shape[2], c["w"].shape[3]
-        pat = torch.nn.functional.unfold(xp, (kh, kw)).transpose(1, 2).numpy()  # B, P, K
-        Wc = bf16(c["w"].detach().numpy()).astype(np.float64).reshape(c["w"].shape[0], -1)
-        z = pat @ Wc.T  # B, P, C
+        hp = np.pad(h, ((0, 0), (0, 0), (t, bo), (l, r)))
+        W4 = _b64(net._w4(c).detach().numpy())
+        kh, kw = W4.shape[2], W4.shape[3]
+        pat = F.unfold(torch.tensor(hp), (kh, kw)).transpose(1, 2).numpy()  # B, P, K
+        Wc = W4.reshape(W4.shape[0], -1)
+        z = pat @ Wc.T
         if c["b"] is not None:
             z = z + c["b"].detach().numpy().astype(np.float64)
-        Ho, Wo = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+        Ho, Wo = hp.shape[2] - kh + 1, hp.shape[3] - kw + 1
         C = Wc.shape[0]
         z = z.transpose(0, 2, 1).reshape(B, C, Ho, Wo)
         if c["relu_before"]:
             z = np.maximum(z, 0)
-        k = c["pk"]
-        zc = z[:, :, :Ho // k * k, :Wo // k * k].reshape(B, C, Ho // k, k, Wo // k, k)
+        ph, pw = c["pool"]
+        zc = z[:, :, :Ho // ph * ph, :Wo // pw * pw].reshape(B, C, Ho // ph, ph, Wo // pw, pw)
         m = zc.max(axis=(3, 5))
         pooled = np.maximum(m, 0) if c["relu_after"] else m
-        hs, zs = [bf16(pooled.reshape(B, -1)).astype(np.float64)], []
-    else:
-        hs, zs = [bf16(xb).astype(np.float64)], []
+        st.append(dict(pat=pat, W4=W4, z=z, zc=zc, Ho=Ho, Wo=Wo, C=C, hp_shape=hp.shape))
+        h = _b64(pooled)
+    hs = [h.reshape(B, -1) if net.stages else _b64(np.asarray(xb).reshape(B, -1))]
+    zs = []
     for l, (w, b, relu) in enumerate(net.layers):
-        z = hs[l] @ bf16(Ws[l]).astype(np.float64)
+        z = hs[l] @ _b64(Ws[l])
         if Bs[l] is not None:
             z = z + Bs[l]
         zs.append(z)
         if l + 1 < len(net.layers):
-            hs.append(bf16(np.maximum(z, 0) if relu else z).astype(np.float64))
+            hs.append(_b64(np.maximum(z, 0) if relu else z))
     z = zs[-1]
     p = np.exp(z - z.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
-    dy = bf16((p - np.eye(p.shape[1])[yb]) / B).astype(np.float64)
+    dy = _b64((p - np.eye(p.shape[1])[yb]) / B)
     out = [None] * len(net.layers)
+    dp = None
     for l in range(len(net.layers) - 1, -1, -1):
         out[l] = (hs[l].T @ dy, dy.sum(axis=0) if Bs[l] is not None else None, hs[l], dy)
-        if l == 0 and c:
-            dp = dy @ bf16(Ws[0]).astype(np.float64).T  # fp32 on the machine: kept exact here
-            if c["relu_after"]:
-                dp = dp * (hs[0] > 0)
-            dp = dp.reshape(B, C, Ho // k, Wo // k)
-            # the first maximum of each window (scanned row by row) takes the gradient
-            flat = zc.transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // k, Wo // k, k * k)
-            first = flat.argmax(axis=4)
-            sel = np.zeros_like(flat)
-            np.put_along_axis(sel, first[..., None], 1.0, axis=4)
-            g = bf16(dp[..., None] * sel).astype(np.float64)
-            if c["relu_before"]:
-                g = g * (flat > 0)
-            G = np.zeros((B, C, Ho, Wo))
-            G[:, :, :Ho // k * k, :Wo // k * k] = g.reshape(B, C, Ho // k, Wo // k, k, k) \
-                .transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // k * k, Wo // k * k)
-            Gf = G.reshape(B, C, -1).transpose(0, 2, 1).reshape(-1, C)
-            Pf = pat.reshape(-1, pat.shape[2])
-            dwc = (Pf.T @ Gf).T.reshape(c["w"].shape)
-            out.insert(0, (dwc, Gf.sum(axis=0) if c["b"] is not None else None, Pf, Gf))
+        dx = dy @ _b64(Ws[l]).T
         if l:
-            dx = dy @ bf16(Ws[l]).astype(np.float64).T
             if net.layers[l - 1][2]:
                 dx = dx * (hs[l] > 0)
-            dy = bf16(dx).astype(np.float64)
-    return out
+            dy = _b64(dx)
+        else:
+            dp = dx  # fp32 on the machine: kept exact here
+    conv_out = []
+    for si in range(len(net.stages) - 1, -1, -1):
+        c, s = net.stages[si], st[si]
+        C, Ho, Wo, zc = s["C"], s["Ho"], s["Wo"], s["zc"]
+        ph, pw = c["pool"]
+        if c["relu_after"]:  # the mask of the pooled value (> 0 exactly where its bf16 is)
+            dp = dp.reshape(B, C, Ho // ph, Wo // pw) * (zc.max(axis=(3, 5)) > 0)
+        dp = dp.reshape(B, C, Ho // ph, Wo // pw)
+        # the first maximum of each window (scanned row by row) takes the gradient
+        flat = zc.transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // ph, Wo // pw, ph * pw)
+        first = flat.argmax(axis=4)
+        sel = np.zeros_like(flat)
+        np.put_along_axis(sel, first[..., None], 1.0, axis=4)
+        g = _b64(dp[..., None] * sel)
+        if c["relu_before"]:
+            g = g * (flat > 0)
+        G = np.zeros((B, C, Ho, Wo))
+        G[:, :, :Ho // ph * ph, :Wo // pw * pw] = g.reshape(B, C, Ho // ph, Wo // pw, ph, pw) \
+            .transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // ph * ph, Wo // pw * pw)
+        pat = s["pat"]
+        Gf = G.reshape(B, C, -1).transpose(0, 2, 1).reshape(-1, C)
+        Pf = pat.reshape(-1, pat.shape[2])
+        dwc = (Pf.T @ Gf).T.reshape(c["w"].shape)
+        conv_out.insert(0, (dwc, Gf.sum(axis=0) if c["b"] is not None else None, Pf, Gf))
+        if si == 0 and net.embed is None:
+            break
+        t, l_, bo, r = c["pads"]
+        dxa = F.conv_transpose2d(torch.tensor(G), torch.tensor(s["W4"])).numpy()
+        Hp, Wp = dxa.shape[2], dxa.shape[3]
+        dp = dxa[:, :, t:Hp - bo, l_:Wp - r]
+        if si > 0:
+            continue
+        dE = _b64(dp[:, :, 0, :].transpose(0, 2, 1).reshape(-1, dp.shape[1]))
+        oh = np.zeros((len(ids), net.embed.shape[0]))
+        oh[np.arange(len(ids)), ids] = 1.0
+        conv_out.insert(0, (oh.T @ dE, None, oh, dE))
+    return conv_out + out
 
 
 def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, momentum, seed,
@@ -349,7 +447,7 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
     opt = (torch.optim.Adam(net.params, lr=lr) if optimizer == "adam"
            else torch.optim.SGD(net.params, lr=lr, momentum=momentum))
     n = len(x)
-    xf = torch.tensor(x if net.conv else x.reshape(n, -1))
+    xf = torch.tensor(x.reshape(n, -1) if net.flat_input else x)
     yt = torch.tensor(y.astype(np.int64))
     rows = []
     import time
@@ -369,7 +467,7 @@ def train_curves(onnx_path, x, y, xv, yv, batch, epochs, steps, optimizer, lr, m
         vl, va = float("nan"), float("nan")
         if xv is not None:
             with torch.no_grad():
-                zv = net.logits(torch.tensor(xv if net.conv else xv.reshape(len(xv), -1)))
+                zv = net.logits(torch.tensor(xv.reshape(len(xv), -1) if net.flat_input else xv))
                 vl = float(torch.nn.functional.cross_entropy(zv, torch.tensor(yv.astype(np.int64))))
                 va = float((zv.argmax(1).numpy() == yv).mean())
         rows.append((ep, lsum / steps, correct / (steps * batch), vl, va, secs))

@@ -192,7 +192,15 @@ static int load_fmnist(const char *which, data_t *d, char *err, size_t errlen)
 static int load_npy(const char *xp, const char *yp, data_t *d, char *err, size_t errlen)
 {
     tpuc_npy_t x, y;
-    if (tpuc_npy_load(xp, 0, &x, err, errlen)) return -1;
+    if (tpuc_npy_load(xp, -1, &x, err, errlen)) return -1;
+    if (x.i) { /* integer examples: token ids (checked against the model's vocabulary later) */
+        x.f = malloc(x.elems * sizeof *x.f + 4);
+        if (!x.f) { tpuc_npy_free(&x); snprintf(err, errlen, "out of memory"); return -1; }
+        for (uint64_t k = 0; k < x.elems; k++)
+            x.f[k] = x.i[k] < 0 || x.i[k] > (1 << 24) ? -1.0f : (float)x.i[k];
+        free(x.i);
+        x.i = NULL;
+    }
     if (tpuc_npy_load(yp, 1, &y, err, errlen)) { tpuc_npy_free(&x); return -1; }
     if (y.ndim != 1 || (uint64_t)y.dims[0] != (uint64_t)x.dims[0] || x.dims[0] == 0) {
         snprintf(err, errlen, "%s: labels of shape [%lld%s], expected [%lld] (one per example of %s)",
@@ -556,6 +564,19 @@ int main(int argc, char **argv)
                  (long long)t.in_elems, (long long)(t.in_elems != tr.feat ? tr.feat : va.feat));
         fail(2, err);
         goto done;
+    }
+    for (int d = 0; d < 2 && t.vocab; d++) {
+        const data_t *dd = d ? &va : &tr;
+        for (uint64_t i = 0; i < dd->n * (uint64_t)dd->feat; i++) {
+            const float v = dd->x[i];
+            if (!(v >= 0.0f && v < (float)t.vocab) || v != (float)(int64_t)v) {
+                snprintf(err, sizeof err, "%s example %" PRIu64 ": token id %g, the embedding has "
+                         "ids 0 .. %lld", d ? "validation" : "training", i / (uint64_t)dd->feat,
+                         (double)v, (long long)t.vocab - 1);
+                fail(2, err);
+                goto done;
+            }
+        }
     }
     for (uint64_t i = 0; i < tr.n; i++)
         if (tr.y[i] >= t.classes) {

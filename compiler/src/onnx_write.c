@@ -93,9 +93,11 @@ int tpuc_onnx_write_weights(const char *in_path, const tpuc_weights_t *w, int nw
             tpuc_err(err, errlen, "%s: no node '%s' with weights", in_path, w[k].node);
             goto out;
         }
-        Onnx__TensorProto *tb = init_named(gr, nd->input[1]);
+        /* a Gather (embedding) reads its table as input 0 */
+        const char *wname = nd->input[nd->op_type && strcmp(nd->op_type, "Gather") == 0 ? 0 : 1];
+        Onnx__TensorProto *tb = init_named(gr, wname);
         if (!tb) {
-            tpuc_err(err, errlen, "node '%s': its weights '%s' are not an initializer", w[k].node, nd->input[1]);
+            tpuc_err(err, errlen, "node '%s': its weights '%s' are not an initializer", w[k].node, wname);
             goto out;
         }
         const int gemm = nd->op_type && strcmp(nd->op_type, "Gemm") == 0;

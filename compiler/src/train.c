@@ -114,27 +114,34 @@ static int consumer(const tpuc_graph_t *g, int ti)
     return found;
 }
 
-/* The Conv [-> Relu] [-> MaxPool [-> Relu]] -> Flatten at the input: layer 0 and t->conv;
-   *cur becomes the Flatten's output. */
-static int conv_prefix(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *err, size_t errlen)
+/* One Conv stage from the Conv that reads *cur: Conv [-> Relu] [-> MaxPool [-> Relu]], up to
+   the Flatten (*cur becomes its output, *more = 0) or the next Conv (*cur its input, *more =
+   1). */
+static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *more, char *err,
+                      size_t errlen)
 {
-    tpuc_tconv_t *c = &t->conv;
     int ni = consumer(g, *cur);
     const tpuc_node_t *n = &g->n[ni];
     const tpuc_tensor_t *x = &g->t[*cur], *w = &g->t[n->in[1]];
-    if (x->ndim != 4 || w->ndim != 4 || !w->is_const || !w->f)
-        return refuse(n, err, errlen, "training mode: a 2-D Conv of the input with float32 weights is supported");
+    if (t->nconv >= TPUC_TRAIN_MAX_CONV || t->nlayers >= TPUC_TRAIN_MAX_LAYERS)
+        return refuse(n, err, errlen, "training mode: at most 4 Conv stages and 16 layers");
+    if ((x->ndim != 4 && x->ndim != 3) || w->ndim != x->ndim || !w->is_const || !w->f)
+        return refuse(n, err, errlen, "training mode: a 1-D or 2-D Conv with float32 weights is supported");
     if (tpuc_attr_int(n, "group", 1) != 1 || n->depthwise)
         return refuse(n, err, errlen, "training mode: group 1 only");
     if (n->conv_s[0] != 1 || n->conv_s[1] != 1)
         return refuse(n, err, errlen, "training mode: strides 1 only");
     if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
         return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
+    tpuc_tconv_t *c = &t->conv[t->nconv++];
+    c->layer = t->nlayers;
     tpuc_tlayer_t *L = &t->layer[t->nlayers++];
-    L->conv = 1;
+    L->conv = t->nconv;
     L->node = ni;
     snprintf(L->name, sizeof L->name, "%s", n->name);
-    c->cin = x->dims[1]; c->h = x->dims[2]; c->w = x->dims[3];
+    c->cin = x->dims[1];
+    c->h = x->ndim == 4 ? x->dims[2] : 1;
+    c->w = x->dims[x->ndim - 1];
     c->cout = w->dims[0]; c->kh = n->conv_k[0]; c->kw = n->conv_k[1];
     c->pt = n->conv_p[0]; c->pl = n->conv_p[1]; c->pb = n->conv_p[2]; c->pr = n->conv_p[3];
     c->hp = c->h + c->pt + c->pb; c->wp = c->w + c->pl + c->pr;
@@ -147,44 +154,85 @@ static int conv_prefix(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *e
     L->has_bias = n->nin > 2 && n->in[2] >= 0;
     L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
     *cur = n->out[0];
-    c->pk = 1;
+    c->pkh = c->pkw = 1;
+    *more = 0;
     for (;;) {
         ni = consumer(g, *cur);
         if (ni < 0) {
             tpuc_err(err, errlen, "tensor '%s': training mode needs the Conv's output to go on to a "
-                     "Flatten", g->t[*cur].name);
+                     "Flatten or another Conv", g->t[*cur].name);
             return -1;
         }
         n = &g->n[ni];
+        const int pooled = c->pkh * c->pkw > 1;
         if (n->op == TPUC_OP_RELU) {
-            if (c->pk > 1 ? c->relu_after : c->relu_before)
+            if (pooled ? c->relu_after : c->relu_before)
                 return refuse(n, err, errlen, "training mode: a second Relu");
-            if (c->pk > 1) c->relu_after = 1; else c->relu_before = 1;
-        } else if (n->op == TPUC_OP_MAXPOOL && c->pk == 1) {
-            int k = n->conv_k[0];
-            if (k < 1 || n->conv_k[1] != k || n->conv_s[0] != k || n->conv_s[1] != k ||
+            if (pooled) c->relu_after = 1; else c->relu_before = 1;
+        } else if (n->op == TPUC_OP_MAXPOOL && !pooled) {
+            int kh = n->conv_k[0], kw = n->conv_k[1];
+            if (kh < 1 || kw < 1 || n->conv_s[0] != kh || n->conv_s[1] != kw ||
+                (kh != kw && c->h != 1) ||
                 n->conv_p[0] || n->conv_p[1] || n->conv_p[2] || n->conv_p[3] ||
                 tpuc_attr_int(n, "ceil_mode", 0))
-                return refuse(n, err, errlen, "training mode: a k x k MaxPool of stride k without "
-                              "padding or ceil_mode is supported");
+                return refuse(n, err, errlen, "training mode: a k x k (1-D: k) MaxPool of stride k "
+                              "without padding or ceil_mode is supported");
             if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
                 return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
-            c->pk = k;
+            c->pkh = kh; c->pkw = kw;
             c->relu_after = n->fuse_act == TPUC_OP_RELU;
         } else if (n->op == TPUC_OP_FLATTEN) {
             if (tpuc_attr_int(n, "axis", 1) != 1)
                 return refuse(n, err, errlen, "training mode: Flatten axis 1 only");
             *cur = n->out[0];
             break;
+        } else if (n->op == TPUC_OP_CONV) {
+            c->next_conv = 1;
+            *more = 1;
+            break;
         } else {
-            return refuse(n, err, errlen, "training mode: after the Conv only Relu, one MaxPool and "
-                          "a Flatten are supported (a second Conv is not yet)");
+            return refuse(n, err, errlen, "training mode: after a Conv only Relu, one MaxPool, "
+                          "another Conv or a Flatten are supported");
         }
         *cur = n->out[0];
     }
-    c->ph = c->ho / c->pk; c->pw = c->wo / c->pk;
+    c->ph = c->ho / c->pkh; c->pw = c->wo / c->pkw;
     if (c->ph < 1 || c->pw < 1) return refuse(n, err, errlen, "training mode: the pool is larger than its input");
     c->q = (c->ph - 1) * c->wp + c->pw;
+    c->z = (c->kh - 1) * c->wp + c->kw - 1;
+    if (*more) {
+        const tpuc_tensor_t *nx = &g->t[*cur];
+        int64_t nh = nx->ndim == 4 ? nx->dims[2] : 1;
+        if (nx->dims[1] != c->cout || nh != c->ph || nx->dims[nx->ndim - 1] != c->pw)
+            return refuse(n, err, errlen, "training mode: the Conv's input is not the stage before it");
+    }
+    return 0;
+}
+
+/* The embedding lookup at the input: a Gather of a [V, D] float table by the token ids,
+   transposed to channels-first for the Conv1d that reads it (fold folds that Transpose). */
+static int embed_layer(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *err, size_t errlen)
+{
+    int ni = consumer(g, *cur);
+    const tpuc_node_t *n = &g->n[ni];
+    const tpuc_tensor_t *tab = &g->t[n->in[0]], *x = &g->t[*cur];
+    if (!n->embed || tab->ndim != 2 || !tab->f || x->ndim != 2)
+        return refuse(n, err, errlen, "training mode: an embedding lookup of a float32 [V, D] "
+                      "table by [batch, length] token ids is supported");
+    int nc = consumer(g, n->out[0]);
+    if (n->embed != 2 || nc < 0 || g->n[nc].op != TPUC_OP_CONV)
+        return refuse(n, err, errlen, "training mode: the embedding must feed a Conv1d (through "
+                      "a Transpose to channels-first)");
+    tpuc_tlayer_t *L = &t->layer[t->nlayers++];
+    L->embed = 1;
+    L->node = ni;
+    snprintf(L->name, sizeof L->name, "%s", n->name);
+    L->k = tab->dims[0];
+    L->o = tab->dims[1];
+    L->kp = (uint64_t)L->k;
+    L->rows = x->dims[0] * x->dims[1];
+    t->vocab = L->k;
+    *cur = n->out[0];
     return 0;
 }
 
@@ -199,16 +247,21 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     }
     int cur = g->inputs[0];
     const tpuc_tensor_t *x = &g->t[cur];
-    if (x->dtype != TPUC_F32) {
-        tpuc_err(err, errlen, "input '%s': training mode needs a float32 input", x->name);
-        return -1;
-    }
     int64_t b = x->dims[0];
     t->in_elems = tpuc_tensor_elems(x) / (b ? b : 1);
     int softmax = 0;
     int ci0 = consumer(g, cur);
-    if (ci0 >= 0 && g->n[ci0].op == TPUC_OP_CONV) {
-        if (conv_prefix(g, t, &cur, err, errlen)) return -1;
+    if (x->dtype != TPUC_F32 && !(ci0 >= 0 && g->n[ci0].op == TPUC_OP_GATHER)) {
+        tpuc_err(err, errlen, "input '%s': training mode needs a float32 input (or token ids "
+                 "read by an embedding)", x->name);
+        return -1;
+    }
+    if (ci0 >= 0 && g->n[ci0].op == TPUC_OP_GATHER && embed_layer(g, t, &cur, err, errlen))
+        return -1;
+    for (int more = 1; more;) {
+        int ci = consumer(g, cur);
+        if (ci < 0 || g->n[ci].op != TPUC_OP_CONV) break;
+        if (conv_stage(g, t, &cur, &more, err, errlen)) return -1;
     }
     while (!g->t[cur].is_output) {
         int ni = consumer(g, cur);
@@ -245,14 +298,16 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
             snprintf(L->name, sizeof L->name, "%s", n->name);
             L->k = w->dims[0];
             L->o = w->dims[1];
+            L->rows = b;
             L->has_bias = n->op == TPUC_OP_GEMM && n->nin > 2 && n->in[2] >= 0;
             if (L->has_bias && tpuc_tensor_elems(&g->t[n->in[2]]) != L->o)
                 return refuse(n, err, errlen, "training mode: the bias must have one value per output");
             L->relu = n->fuse_act == TPUC_OP_RELU;
             L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
-            if (t->nlayers == 2 && t->layer[0].conv) {
-                L->perm_c = t->conv.cout;
-                L->perm_p = t->conv.ph * t->conv.pw;
+            if (t->nlayers >= 2 && t->layer[t->nlayers - 2].conv) {
+                const tpuc_tconv_t *c = &t->conv[t->layer[t->nlayers - 2].conv - 1];
+                L->perm_c = c->cout;
+                L->perm_p = c->ph * c->pw;
             }
             break;
         }
@@ -273,8 +328,8 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
             break;
         }
         default:
-            return refuse(n, err, errlen, "not supported in training mode (Gemm, MatMul, Relu, "
-                          "Flatten, Reshape and a final Softmax are; Conv and MaxPool are not yet)");
+            return refuse(n, err, errlen, "not supported in training mode (an embedding, Conv "
+                          "stages, then Gemm, MatMul, Relu, Flatten, Reshape and a final Softmax are)");
         }
         cur = n->out[0];
     }
@@ -292,7 +347,7 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
         return -1;
     }
     tpuc_tlayer_t *last = &t->layer[t->nlayers - 1];
-    if (last->conv) {
+    if (last->conv || last->embed) {
         tpuc_err(err, errlen, "training mode: a Gemm/MatMul must follow the Conv");
         return -1;
     }
@@ -303,8 +358,11 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     }
     for (int l = 0; l < t->nlayers; l++) {
         int64_t want = l ? t->layer[l - 1].o : t->in_elems;
-        if (t->layer[l].conv) continue;
-        if (l == 1 && t->layer[0].conv) want = t->conv.ph * t->conv.pw * t->conv.cout;
+        if (t->layer[l].conv || t->layer[l].embed) continue;
+        if (l && t->layer[l - 1].conv) {
+            const tpuc_tconv_t *c = &t->conv[t->layer[l - 1].conv - 1];
+            want = c->ph * c->pw * c->cout;
+        }
         if (t->layer[l].k != want) {
             tpuc_err(err, errlen, "node '%s': %lld inputs, but the layer before gives %lld",
                      t->layer[l].name, (long long)t->layer[l].k, (long long)want);
@@ -393,39 +451,41 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
     }
         }
 
-/* ---- the Conv layer (tpuc_tconv_t): its regions for one q chunk ---- */
+/* ---- a Conv stage (tpuc_tconv_t): its regions for one q chunk ---- */
 typedef struct {
     uint64_t A;          /* UB: KH input regions of qc rows */
     uint64_t PB;         /* UB: NT*qc bf16 (the pooled activation; in backward a window's G) */
     uint64_t T, S, AV;   /* UB: NT*qc each, the routing masks (0/1, exact in bf16) */
     uint64_t XT;         /* UB: KK + 1 rows, X^T of a q tile and the ones row */
-    uint64_t CW;         /* ACC: pk*pk windows x NT*qc */
+    uint64_t CW;         /* ACC: pkh*pkw windows x NT*qc */
     uint64_t M;          /* ACC: NT*qc, the window maximum */
     uint64_t DQ;         /* ACC: NT*qc, the gradient at the pool's output, q-space */
+    uint64_t RS;         /* UB: NT*(pc + z), a chunk of r-space (dx) */
+    uint64_t DXB;        /* UB: NTi*pc, the chunk of dx as bf16 (for an embedding) */
+    uint64_t DXC;        /* ACC: NTi*pc, a chunk of dx */
     uint64_t BIASR, XTACC, DWC, IDENT;
 } cvr_t;
 
-/* The conv for image i, q rows [q0, q0+qc), every window into CW, then M = their maximum
-   (before a ReLU after the pool). Kernel row kh reads KW*Cin contiguous input values per q
-   row, in lane tiles of N (KT of them): UB rows A + (kh*KT + t)*qc. */
-static void conv_fwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i, uint64_t q0,
-                     uint64_t qc)
+/* The conv of stage c for image i, q rows [q0, q0+qc), every window into CW, then M = their
+   maximum (before a ReLU after the pool). Kernel row kh reads KW*Cin contiguous input values
+   per q row, in lane tiles of N (KT of them): UB rows A + (kh*KT + t)*qc. */
+static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const cvr_t *r,
+                     uint64_t i, uint64_t q0, uint64_t qc)
 {
-    const tpuc_tconv_t *c = &t->conv;
-    const tpuc_tlayer_t *ly = &t->layer[0];
+    const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin), KT = cdiv(kc, N);
     const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
-    const uint64_t O = (uint64_t)c->cout;
-    for (int u = 0; u < c->pk; u++)
-        for (int v = 0; v < c->pk; v++) {
-            const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * NT * qc;
+    const uint64_t O = (uint64_t)c->cout, pkw = (uint64_t)c->pkw;
+    for (int u = 0; u < c->pkh; u++)
+        for (int v = 0; v < c->pkw; v++) {
+            const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * NT * qc;
             for (int64_t kh = 0; kh < c->kh; kh++)
                 for (uint64_t kt = 0; kt < KT; kt++)
                     E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
                       U(r->A + ((uint64_t)kh * KT + kt) * qc), U(qc), U(umin(N, kc - kt * N)),
-                      U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + (uint64_t)c->pk * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
-                      U((uint64_t)c->pk * (uint64_t)c->cin * 2));
+                      U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + pkw * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
+                      U(pkw * (uint64_t)c->cin * 2));
             for (uint64_t nt = 0; nt < NT; nt++) {
                 for (int64_t kh = 0; kh < c->kh; kh++)
                     for (uint64_t kt = 0; kt < KT; kt++) {
@@ -443,13 +503,14 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i,
                 E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
         }
     const uint64_t n = NT * qc;
-    if (c->pk == 1) {
+    const int nw = c->pkh * c->pkw;
+    if (nw == 1) {
         E(e, "vop add a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(r->CW), K_ZERO, U(r->M), U(n));
     } else {
         E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->CW), U(r->CW + n), U(r->M), U(n));
-        for (int w = 2; w < c->pk * c->pk; w++)
-    E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->CW + (uint64_t)w * n),
-      U(r->M), U(n));
+        for (int w = 2; w < nw; w++)
+            E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->CW + (uint64_t)w * n),
+              U(r->M), U(n));
     }
 }
 
@@ -464,27 +525,43 @@ static void q_runs(em_t *e, const tpuc_tconv_t *c, uint64_t q0, uint64_t qc, qru
     }
 }
 
-typedef struct { const tpuc_train_t *t; const cvr_t *r; uint64_t i, q0, qc; } qctx_t;
+typedef struct {
+    const tpuc_train_t *t;
+    const tpuc_tconv_t *c;
+    const cvr_t *r;
+    uint64_t i, q0, qc;
+    int u, v;
+} qctx_t;
 
-/* forward: the pooled activation (UB, bf16) to the dense layer's saved input, (p, c) order */
+/* forward: the pooled activation (UB, bf16) to the next stage's padded input, or to the
+   dense layer's saved input in (p, c) order */
 static void run_out(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
 {
     const qctx_t *x = vp;
-    const tpuc_tconv_t *c = &x->t->conv;
-    const tpuc_tlayer_t *d = &x->t->layer[1];
+    const tpuc_tconv_t *c = x->c;
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout;
+    const tpuc_tlayer_t *d = &x->t->layer[c->layer + 1];
+    uint64_t base;
+    if (c->next_conv) {
+        const tpuc_tconv_t *nc = c + 1;
+        const uint64_t pix = ((p / (uint64_t)c->pw) + (uint64_t)nc->pt) * (uint64_t)nc->wp +
+                             p % (uint64_t)c->pw + (uint64_t)nc->pl;
+        base = d->xsave + (x->i * (uint64_t)(nc->hp * nc->wp) + pix) * C * 2;
+    } else {
+        base = d->xsave + (x->i * d->kp + p * C) * 2;
+    }
     for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
         E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
           U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-          U(d->xsave + (x->i * d->kp + p * C + nt * N) * 2), U(C * 2));
+          U(base + nt * N * 2), U(C * 2));
 }
 
 /* backward: the gradient at the pooled output (fp32, host, (p, c) order) into q-space DQ */
 static void run_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
 {
     const qctx_t *x = vp;
-    const tpuc_tconv_t *c = &x->t->conv;
+    const tpuc_tconv_t *c = x->c;
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, K1 = (uint64_t)(c->ph * c->pw) * C;
     for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
@@ -493,28 +570,51 @@ static void run_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
           U(c->dps + (x->i * K1 + p * C + nt * N) * 4), U(C * 4));
 }
 
+/* backward (dx): window (u, v)'s gradient G (UB, bf16) scattered into r-space, row
+   z + pkw*q + u*wp + v, through host memory (a strided DMA per pooled image row) */
+static void run_rs(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const tpuc_tconv_t *c = x->c;
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout, pkw = (uint64_t)c->pkw;
+    (void)p;
+    const uint64_t row = (uint64_t)c->z + pkw * q + (uint64_t)x->u * (uint64_t)c->wp + (uint64_t)x->v;
+    for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
+        E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+          U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
+          U(c->rsp + (row * C + nt * N) * 2), U(pkw * C * 2));
+}
+
 /* backward of image i, q rows [q0, q0+qc): route the pooled gradient to the first maximum
    of each window (PyTorch's rule: windows scanned row by row, the first of equal values
-   wins), through the ReLU before the pool, and accumulate dW = X^T G (and db) into DWC. */
-static void conv_bwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i, uint64_t q0,
-                     uint64_t qc, int *first)
+   wins), through the ReLU before the pool, accumulate dW = X^T G (and db) into DWC, and
+   (dx) scatter G into r-space. */
+static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const cvr_t *r,
+                     uint64_t i, uint64_t q0, uint64_t qc, int *first)
 {
-    const tpuc_tconv_t *c = &t->conv;
-    const tpuc_tlayer_t *ly = &t->layer[0];
+    const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N), n = NT * qc;
-    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k;
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, pkw = (uint64_t)c->pkw;
     const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
-    conv_fwd(e, t, r, i, q0, qc);
+    conv_fwd(e, t, c, r, i, q0, qc);
     E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
     E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
-    qctx_t x = {t, r, i, q0, qc};
+    qctx_t x = {t, c, r, i, q0, qc, 0, 0};
     q_runs(e, c, q0, qc, run_in, &x);
+    if (c->relu_after && c->next_conv) {
+        E(e, "# the ReLU after the pool: its mask max(min(m * 2^127, 1), 0), 0/1 in UB");
+        E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->M), K_BIG, U(r->T), U(n));
+        E(e, "vop max a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ZERO, U(r->T), U(n));
+        E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
+        E(e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(r->DQ), U(r->T), U(r->DQ), U(n));
+    }
     E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->DQ), K_ZERO, U(r->AV), U(n));
     E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ONE, U(r->AV), U(n));
-    for (int u = 0; u < c->pk; u++)
-        for (int v = 0; v < c->pk; v++) {
-            const uint64_t CWw = r->CW + (uint64_t)(u * c->pk + v) * n;
+    for (int u = 0; u < c->pkh; u++)
+        for (int v = 0; v < c->pkw; v++) {
+            const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * n;
             E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
             E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
             E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
@@ -531,14 +631,19 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i,
             for (uint64_t nt = 0; nt < NT; nt++)
                 E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->PB + nt * qc),
                   U(qc), U(umin(N, C - nt * N)), U(c->dcw + nt * N * 2), U(C * 2));
+            if (c->dx) {
+                x.u = u;
+                x.v = v;
+                q_runs(e, c, q0, qc, run_rs, &x);
+            }
             for (uint64_t j = 0; j < qc; j += N) {
                 const uint64_t rows = umin(N, qc - j);
                 for (int64_t kh = 0; kh < c->kh; kh++)
                     for (uint64_t k0 = 0; k0 < kc; k0 += N) {
                         const uint64_t kn = umin(N, kc - k0);
                         uint64_t w = wtile(e, t, X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v +
-                                                      (uint64_t)c->pk * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
-                                           rows, kn, (uint64_t)c->pk * (uint64_t)c->cin * 2);
+                                                      pkw * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
+                                           rows, kn, pkw * (uint64_t)c->cin * 2);
                         E(e, "lw w=%llu transpose", U(w));
                         E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
                         E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC),
@@ -555,6 +660,101 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const cvr_t *r, uint64_t i,
         }
 }
 
+/* dx of image i (its r-space gradient complete in host memory): for padded input rows
+   [p0, p0+pc) of the image's interior rows, dX[p] = sum over kernel offsets (kh, kw), in
+   that order, of the r-space rows p - (kh*wp + kw) times the transposed kernel tile
+   W[kh, kw]^T (Cout x Cin), accumulated in ACC; the interior pixels go to the stage before
+   (fp32, its pooled gradient) or to the embedding (bf16, its dY). */
+static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const cvr_t *r,
+                    uint64_t i)
+{
+    const tpuc_tlayer_t *ly = &t->layer[c->layer];
+    const tpuc_tlayer_t *pv = &t->layer[c->layer - 1];
+    const unsigned N = e->n;
+    const uint64_t CO = (uint64_t)c->cout, CI = (uint64_t)c->cin, NT = cdiv(CO, N), NTi = cdiv(CI, N);
+    const uint64_t wp = (uint64_t)c->wp, Z = (uint64_t)c->z, pc = c->pc;
+    const uint64_t lo = (uint64_t)c->pt * wp, hi = (uint64_t)(c->pt + c->h) * wp;
+    E(e, "# dX of image %llu: the full correlation of its r-space gradient with the kernel", U(i));
+    for (uint64_t p0 = lo; p0 < hi; p0 += pc) {
+        const uint64_t n = umin(pc, hi - p0);
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->RS + nt * (pc + Z)),
+              U(n + Z), U(umin(N, CO - nt * N)), U(c->rsp + (p0 * CO + nt * N) * 2), U(CO * 2));
+        for (uint64_t ct = 0; ct < NTi; ct++) {
+            int firstacc = 1;
+            for (int64_t kh = 0; kh < c->kh; kh++)
+                for (int64_t kw = 0; kw < c->kw; kw++) {
+                    const uint64_t off = (uint64_t)kh * wp + (uint64_t)kw;
+                    for (uint64_t kt = 0; kt < NT; kt++) {
+                        uint64_t w = wtile(e, t, ly->w_bf16 + ((((uint64_t)kh * (uint64_t)c->kw + (uint64_t)kw) * CI + ct * N) * CO + kt * N) * 2,
+                                           umin(N, CI - ct * N), umin(N, CO - kt * N), CO * 2);
+                        E(e, "lw w=%llu transpose", U(w));
+                        E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->RS + kt * (pc + Z) + Z - off),
+                          U(r->DXC + ct * pc), U(n), firstacc ? "" : " accumulate");
+                        firstacc = 0;
+                    }
+                }
+        }
+        if (pv->embed)
+            E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->DXC), U(r->DXB), U(NTi * pc));
+        for (int64_t y = 0; y < c->h; y++) {
+            const uint64_t a0 = ((uint64_t)(y + c->pt)) * wp + (uint64_t)c->pl;
+            const uint64_t s0 = umax(a0, p0), s1 = umin(a0 + (uint64_t)c->w, p0 + n);
+            if (s0 >= s1) continue;
+            const uint64_t px = (uint64_t)y * (uint64_t)c->w + (s0 - a0); /* compact pixel */
+            for (uint64_t ct = 0; ct < NTi; ct++) {
+                const uint64_t cols = umin(N, CI - ct * N);
+                if (pv->embed)
+                    E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(r->DXB + ct * pc + (s0 - p0)), U(s1 - s0), U(cols),
+                      U(pv->dysave + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 2), U(CI * 2));
+                else
+                    E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                      U(r->DXC + ct * pc + (s0 - p0)), U(s1 - s0), U(cols),
+                      U(c[-1].dps + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 4), U(CI * 4));
+            }
+        }
+    }
+}
+
+/* The embedding's forward pass: rows [0, b*L) of one-hot ids times the table, in row chunks
+   of rc, into stage 0's padded input (its interior pixels, channels D). */
+static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t UB0,
+                      uint64_t ACC0, uint64_t rc)
+{
+    const tpuc_tconv_t *c = &t->conv[0];
+    const unsigned N = e->n;
+    const uint64_t V = (uint64_t)ly->k, D = (uint64_t)ly->o, KT = cdiv(V, N), NT = cdiv(D, N);
+    const uint64_t R = (uint64_t)ly->rows, L = (uint64_t)c->w, img = (uint64_t)(c->hp * c->wp) * D;
+    const uint64_t EA = UB0, EB = UB0 + KT * rc, EY = ACC0;
+    E(e, "# forward: layer 0 '%s' (embedding %llu x %llu): one-hot ids x the table, %llu rows "
+      "per chunk", ly->name, U(V), U(D), U(rc));
+    for (uint64_t r0 = 0; r0 < R; r0 += rc) {
+        const uint64_t n = umin(rc, R - r0);
+        for (uint64_t kt = 0; kt < KT; kt++)
+            E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(EA + kt * rc),
+              U(n), U(umin(N, V - kt * N)), U(ly->xsave + (r0 * V + kt * N) * 2), U(V * 2));
+        for (uint64_t nt = 0; nt < NT; nt++)
+            for (uint64_t kt = 0; kt < KT; kt++) {
+                uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * D + nt * N) * 2, umin(N, V - kt * N),
+                                   umin(N, D - nt * N), D * 2);
+                E(e, "lw w=%llu", U(w));
+                E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(EA + kt * rc), U(EY + nt * rc), U(n),
+                  kt ? " accumulate" : "");
+            }
+        E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(EY), U(EB), U(NT * rc));
+        for (uint64_t j = r0; j < r0 + n;) {
+            const uint64_t i = j / L, x = j % L, run = umin(L - x, r0 + n - j);
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                  U(EB + nt * rc + (j - r0)), U(run), U(umin(N, D - nt * N)),
+                  U(t->layer[c->layer].xsave + (i * img + ((uint64_t)c->pt * (uint64_t)c->wp + (uint64_t)c->pl + x) * D + nt * N) * 2),
+                  U(D * 2));
+            j += run;
+        }
+    }
+}
+
 int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
                        tpuc_train_t *t, char *err, size_t errlen)
 {
@@ -568,7 +768,10 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     t->n = N;
     const int L = t->nlayers;
     const int adam = o->optimizer == TPUC_OPT_ADAM;
-    const uint64_t nbt = cdiv(b, N); /* batch tiles of X^T */
+    for (int s = 0; s < t->nconv; s++) t->conv[s].dx = s > 0 || t->layer[0].embed;
+    /* the first dense layer */
+    int fd = 0;
+    while (t->layer[fd].conv || t->layer[fd].embed) fd++;
 
     /* ---- host memory ---- */
     uint64_t a = 0x1000;
@@ -590,15 +793,17 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         ly->s2 = a; a = ALIGN64(a + (adam ? mo * 4 : 0));
         ly->grad = a; a = ALIGN64(a + (o->save_grads ? mo * 4 : 0));
         if (ly->conv) {
-            tpuc_tconv_t *c = &t->conv;
+            tpuc_tconv_t *c = &t->conv[ly->conv - 1];
             ly->xsave = a; a = ALIGN64(a + b * (uint64_t)(c->hp * c->wp * c->cin) * 2);
             c->dps = a; a = ALIGN64(a + b * (uint64_t)(c->ph * c->pw * c->cout) * 4);
             c->dcw = a; a = ALIGN64(a + (uint64_t)c->q * (uint64_t)c->cout * 2);
+            c->rsp = a; a = ALIGN64(a + (c->dx ? (uint64_t)(c->z + c->hp * c->wp) * (uint64_t)c->cout * 2 : 0));
             ly->dysave = a;
         } else {
-            ly->xsave = a; a = ALIGN64(a + b * ly->kp * 2);
-            ly->dysave = a; a = ALIGN64(a + b * (uint64_t)ly->o * 2);
+            ly->xsave = a; a = ALIGN64(a + (uint64_t)ly->rows * ly->kp * 2);
+            ly->dysave = a; a = ALIGN64(a + (uint64_t)ly->rows * (uint64_t)ly->o * 2);
         }
+        if (a > (8ull << 30)) break;
     }
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
@@ -609,7 +814,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
 
     /* ---- on-chip layout ---- */
     uint64_t maxT = 0, maxNT = 0;
-    for (int l = 0; l < L; l++) {
+    for (int l = fd; l < L; l++) {
         maxT = umax(maxT, cdiv((uint64_t)t->layer[l].k, N));
         maxNT = umax(maxNT, cdiv((uint64_t)t->layer[l].o, N));
     }
@@ -621,7 +826,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     uint64_t ACT[TPUC_TRAIN_MAX_LAYERS];
     for (int l = 0; l < L; l++) {
         ACT[l] = ub;
-        if (!t->layer[l].conv) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
+        if (l >= fd) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
     }
     const uint64_t OH = ub; ub += NTc * b;
     const uint64_t DYB[2] = {ub, ub + umax(maxNT, maxT) * b};
@@ -637,6 +842,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     const uint64_t DX = acc; acc += maxT * b;
     const uint64_t XTACC = acc; acc += N;
     const uint64_t BIASR = acc; acc += maxNT;
+    for (int s = 0; s < t->nconv; s++) acc = umax(acc, BIASR + cdiv((uint64_t)t->conv[s].cout, N));
     const uint64_t ACC_CHUNK = acc;
     if (ub > hw->geom.ub_rows || acc > hw->geom.acc_rows) {
         tpuc_err(err, errlen, "training at %llu rows per core needs %llu UB rows and %llu ACC "
@@ -645,50 +851,80 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                  hw->geom.ub_rows, hw->geom.acc_rows);
         return -1;
     }
+    const uint64_t freeu = hw->geom.ub_rows - UB_CHUNK, freea = hw->geom.acc_rows - ACC_CHUNK;
     const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
-    cvr_t cv;
-    memset(&cv, 0, sizeof cv);
-    if (t->layer[0].conv) {
-        /* the whole dW of the conv stays in ACC over the batch; q chunks of the conv after it */
-        tpuc_tconv_t *c = &t->conv;
-        const tpuc_tlayer_t *l0 = &t->layer[0];
-        const uint64_t NT0 = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin);
+    cvr_t cv[TPUC_TRAIN_MAX_CONV];
+    memset(cv, 0, sizeof cv);
+    for (int s = 0; s < t->nconv; s++) {
+        /* the whole dW of the conv stays in ACC over the batch; q chunks of the conv after it,
+           or (at another time) pc rows of dx */
+        tpuc_tconv_t *c = &t->conv[s];
+        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
+        const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
+        const uint64_t kc = (uint64_t)(c->kw * c->cin);
         const uint64_t upd = (3u + nstate) * l0->kp * NT0;
         const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + l0->kp;
         const uint64_t KT = cdiv(kc, N);
-        const uint64_t per_acc = ((uint64_t)c->pk * (uint64_t)c->pk + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
+        const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
+        const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
         uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
         uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
         uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
         if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
-        if (qc == 0) {
+        if (qc == 0 || upd > freea || l0->kp > freeu) {
             tpuc_err(err, errlen, "node '%s': the conv's gradient (%llu ACC rows) and one row of "
                      "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(upd));
             return -1;
         }
         c->qc = qc;
-        cv.IDENT = IDENT; cv.BIASR = BIASR; cv.XTACC = XTACC; cv.DWC = ACC_CHUNK;
-        cv.XT = UB_CHUNK;
-        cv.A = ub0; cv.PB = cv.A + (uint64_t)c->kh * KT * qc; cv.T = cv.PB + NT0 * qc;
-        cv.S = cv.T + NT0 * qc; cv.AV = cv.S + NT0 * qc;
-        cv.CW = acc0; cv.M = cv.CW + (uint64_t)c->pk * (uint64_t)c->pk * NT0 * qc; cv.DQ = cv.M + NT0 * qc;
-        t->layer[0].chunk_rows = (unsigned)l0->kp;
+        cvr_t *r = &cv[s];
+        r->IDENT = IDENT; r->BIASR = BIASR; r->XTACC = XTACC; r->DWC = ACC_CHUNK;
+        r->XT = UB_CHUNK;
+        r->A = ub0; r->PB = r->A + (uint64_t)c->kh * KT * qc; r->T = r->PB + NT0 * qc;
+        r->S = r->T + NT0 * qc; r->AV = r->S + NT0 * qc;
+        r->CW = acc0; r->M = r->CW + nw * NT0 * qc; r->DQ = r->M + NT0 * qc;
+        if (c->dx) {
+            /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
+            const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
+            const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
+            uint64_t pc = umin(rows, fa / NTi);
+            pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
+            pc = umin(pc, 65535u / (NTi + NT0));
+            if (pc == 0) {
+                tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
+                         "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
+                return -1;
+            }
+            c->pc = pc;
+            r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0;
+        }
+        t->layer[c->layer].chunk_rows = (unsigned)l0->kp;
+    }
+    uint64_t erc = 0; /* the embedding's row chunk */
+    if (t->layer[0].embed) {
+        const tpuc_tlayer_t *el = &t->layer[0];
+        const uint64_t KT = cdiv((uint64_t)el->k, N), NT = cdiv((uint64_t)el->o, N);
+        erc = umin(umin((uint64_t)el->rows, freea / NT), umin(freeu / (KT + NT), 65535u / (KT + NT)));
+        if (erc == 0) {
+            tpuc_err(err, errlen, "node '%s': one row of the embedding's one-hot input (%llu UB "
+                     "rows) does not fit: larger --ub-kib", el->name, U(KT + NT));
+            return -1;
+        }
     }
     for (int l = 0; l < L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
         if (ly->conv) continue;
-        uint64_t NT = cdiv((uint64_t)ly->o, N);
+        uint64_t NT = cdiv((uint64_t)ly->o, N), nbt = cdiv((uint64_t)ly->rows, N);
         /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
         uint64_t per_acc = NT * (3u + nstate), per_ub = nbt + NT;
-        uint64_t r_acc = (hw->geom.acc_rows - ACC_CHUNK) / per_acc;
-        uint64_t r_ub = (hw->geom.ub_rows - UB_CHUNK) / per_ub;
+        uint64_t r_acc = freea / per_acc;
+        uint64_t r_ub = freeu / per_ub;
         uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
         r = r / N * N;
         if (r == 0) {
             tpuc_err(err, errlen, "node '%s': one chunk of %u weight rows (%llu N-tiles) does "
                      "not fit the free ACC/UB rows (%llu, %llu): larger --acc-kib/--ub-kib or a "
-                     "smaller --batch", ly->name, N, U(NT), U(hw->geom.acc_rows - ACC_CHUNK),
-                     U(hw->geom.ub_rows - UB_CHUNK));
+                     "smaller --batch", ly->name, N, U(NT), U(freea), U(freeu));
             return -1;
         }
         ly->chunk_rows = (unsigned)umin(r, cdiv(ly->kp, N) * N);
@@ -722,14 +958,15 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
     /* forward */
     e.phase = TPUC_PH_FORWARD;
-    if (t->layer[0].conv) {
-        const tpuc_tconv_t *c = &t->conv;
-        const tpuc_tlayer_t *l0 = &t->layer[0];
+    if (t->layer[0].embed) embed_fwd(&e, t, &t->layer[0], UB_CHUNK, ACC_CHUNK, erc);
+    for (int s = 0; s < t->nconv; s++) {
+        const tpuc_tconv_t *c = &t->conv[s];
+        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
         const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
-        E(&e, "# forward: layer 0 '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %d), per "
-          "image and q chunk of %llu rows", l0->name, (long long)c->kh, (long long)c->kw,
+        E(&e, "# forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %dx%d), "
+          "per image and q chunk of %llu rows", c->layer, l0->name, (long long)c->kh, (long long)c->kw,
           (long long)c->cin, (long long)c->cout, c->relu_before ? "relu, " : "",
-          c->relu_after ? "relu after the" : "", c->pk, U(c->qc));
+          c->relu_after ? "relu after the" : "", c->pkh, c->pkw, U(c->qc));
         if (l0->has_bias)
             for (uint64_t nt = 0; nt < NT0; nt++)
                 E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
@@ -737,24 +974,22 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         for (uint64_t i = 0; i < b; i++)
             for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
                 const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
-                conv_fwd(&e, t, &cv, i, q0, qc);
-                E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv.M),
-                  U(cv.PB), U(NT0 * qc));
-                qctx_t x = {t, &cv, i, q0, qc};
+                conv_fwd(&e, t, c, &cv[s], i, q0, qc);
+                E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv[s].M),
+                  U(cv[s].PB), U(NT0 * qc));
+                qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0};
                 q_runs(&e, c, q0, qc, run_out, &x);
             }
     }
     {
-        const int f = t->layer[0].conv ? 1 : 0;
-        const tpuc_tlayer_t *l0 = &t->layer[f];
-        E(&e, "# forward: the batch%s", f ? " (the pooled activation)" : "");
+        const tpuc_tlayer_t *l0 = &t->layer[fd];
+        E(&e, "# forward: the batch%s", fd ? " (the pooled activation)" : "");
         for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[f] + kt * b),
+            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[fd] + kt * b),
               U(b), U(umin(N, (uint64_t)l0->k - kt * N)), U(l0->xsave + kt * N * 2), U(l0->kp * 2));
     }
-    for (int l = 0; l < L; l++) {
+    for (int l = fd; l < L; l++) {
         const tpuc_tlayer_t *ly = &t->layer[l];
-        if (ly->conv) continue;
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o;
         E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
@@ -820,31 +1055,36 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         const tpuc_tlayer_t *ly = &t->layer[l];
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
+        const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
         E(&e, "# backward: layer %d '%s'", l, ly->name);
         if (ly->conv) {
-            const tpuc_tconv_t *c = &t->conv;
+            const int s = ly->conv - 1;
+            const tpuc_tconv_t *c = &t->conv[s];
             E(&e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
             if (ly->has_bias) {
                 for (uint64_t nt = 0; nt < NT; nt++)
                     E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
                       U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
                 E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
-                  U(cv.XT + (uint64_t)ly->k));
+                  U(cv[s].XT + (uint64_t)ly->k));
             }
             int first[256];
             for (int k = 0; k < 256; k++) first[k] = 1;
-            for (uint64_t i = 0; i < b; i++)
+            for (uint64_t i = 0; i < b; i++) {
                 for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc)
-                    conv_bwd(&e, t, &cv, i, q0, umin(c->qc, (uint64_t)c->q - q0), first);
+                    conv_bwd(&e, t, c, &cv[s], i, q0, umin(c->qc, (uint64_t)c->q - q0), first);
+                if (c->dx) conv_dx(&e, t, c, &cv[s], i);
+            }
             e.phase = TPUC_PH_UPDATE;
             emit_update(&e, t, ly, 0, ly->kp, ACC_CHUNK, UB_CHUNK + ly->kp, nstate, adam);
             e.phase = TPUC_PH_BACKWARD;
             continue;
         }
-        for (uint64_t nt = 0; nt < NT; nt++)
-            E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
-              U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
-        if (l > 0) {
+        if (!ly->embed)
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
+                  U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
+        if (l > 0 && !ly->embed) {
             E(&e, "# dX = dY W^T (the step's old weights, loaded transposed)");
             for (uint64_t kt = 0; kt < T; kt++) {
                 uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
@@ -858,7 +1098,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             }
             const uint64_t DN = DYB[1 - cur];
             if (t->layer[l - 1].conv) {
-                const tpuc_tconv_t *c = &t->conv;
+                const tpuc_tconv_t *c = &t->conv[t->layer[l - 1].conv - 1];
                 if (c->relu_after) {
                     E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
                     E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
@@ -891,7 +1131,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             const uint64_t XT = UB_CHUNK, DW = ACC_CHUNK;
             E(&e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
             for (uint64_t bt = 0; bt < nbt; bt++) {
-                uint64_t bc = umin(N, b - bt * N);
+                uint64_t bc = umin(N, rows - bt * N);
                 for (uint64_t j = 0; j < r; j += N) {
                     uint64_t kc = umin(N, r - j);
                     uint64_t w = wtile(&e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
@@ -904,7 +1144,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             for (uint64_t nt = 0; nt < NT; nt++)
                 for (uint64_t bt = 0; bt < nbt; bt++) {
                     uint64_t w = wtile(&e, t, ly->dysave + (bt * N * O + nt * N) * 2,
-                                       umin(N, b - bt * N), umin(N, O - nt * N), O * 2);
+                                       umin(N, rows - bt * N), umin(N, O - nt * N), O * 2);
                     E(&e, "lw w=%llu", U(w));
                     E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
                       U(r), bt ? " accumulate" : "");
@@ -912,7 +1152,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             e.phase = TPUC_PH_UPDATE;
             emit_update(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
             e.phase = TPUC_PH_BACKWARD;
-}
+        }
         cur = 1 - cur;
     }
 end:

@@ -24,11 +24,12 @@ static void put16(uint8_t *h, uint64_t a, uint16_t v) { h[a] = (uint8_t)v; h[a +
 
 /* Where master element (k, j) of layer ly sits in the ONNX initializer: a Conv's master row k
    is (kh, kw, ci), its ONNX order [co][ci][kh][kw]; after a Conv the dense layer's row
-   k = p*C + c is the ONNX row c*P + p (the NCHW flatten). */
+   k = p*C + c is the ONNX row c*P + p (the NCHW flatten); the embedding's table is [V, D]
+   as the master. */
 static int64_t onnx_index(const tpuc_train_t *t, const tpuc_tlayer_t *ly, int64_t k, int64_t j)
 {
     if (ly->conv) {
-        const tpuc_tconv_t *c = &t->conv;
+        const tpuc_tconv_t *c = &t->conv[ly->conv - 1];
         int64_t ci = k % c->cin, kw = (k / c->cin) % c->kw, kh = k / (c->cin * c->kw);
         return ((j * c->cin + ci) * c->kh + kh) * c->kw + kw;
     }
@@ -57,7 +58,7 @@ void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t 
     for (int l = 0; l < t->nlayers; l++) {
         const tpuc_tlayer_t *ly = &t->layer[l];
         const tpuc_node_t *nd = &g->n[ly->node];
-        const float *w = g->t[nd->in[1]].f;
+        const float *w = g->t[nd->in[ly->embed ? 0 : 1]].f;
         const float *bias = ly->has_bias ? g->t[nd->in[2]].f : NULL;
         for (int64_t k = 0; k < ly->k; k++)
             for (int64_t j = 0; j < ly->o; j++) {
@@ -68,7 +69,7 @@ void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t 
         if (bias)
             for (int64_t j = 0; j < ly->o; j++)
                 put32(host, ly->w_master + (uint64_t)(ly->k * ly->o + j) * 4, bias[j]);
-        if (ly->has_bias && !ly->conv)
+        if (ly->has_bias && !ly->conv && !ly->embed)
             for (long r = 0; r < t->batch; r++)
                 put16(host, ly->xsave + ((uint64_t)r * ly->kp + (uint64_t)ly->k) * 2, 0x3F80);
     }
@@ -79,9 +80,18 @@ void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
 {
     const tpuc_tlayer_t *l0 = &t->layer[0];
     for (long r = 0; r < t->batch; r++) {
-        if (l0->conv) {
+        if (l0->embed) {
+            /* token ids -> one-hot bf16 rows, one per position */
+            const uint64_t V = (uint64_t)l0->k;
+            for (int64_t p = 0; p < t->in_elems; p++) {
+                const uint64_t row = (uint64_t)r * (uint64_t)t->in_elems + (uint64_t)p;
+                const int64_t id = (int64_t)x[row];
+                for (uint64_t v = 0; v < V; v++)
+                    put16(host, l0->xsave + (row * V + v) * 2, (int64_t)v == id ? 0x3F80 : 0);
+            }
+        } else if (l0->conv) {
             /* NCHW in, the padded image NHWC (the padding stays +0 from tpuc_train_host_init) */
-            const tpuc_tconv_t *c = &t->conv;
+            const tpuc_tconv_t *c = &t->conv[0];
             const uint64_t img = (uint64_t)(c->hp * c->wp * c->cin);
             for (int64_t ch = 0; ch < c->cin; ch++)
                 for (int64_t y = 0; y < c->h; y++)

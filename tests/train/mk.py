@@ -10,7 +10,14 @@
                Linear(12, 16) -> ReLU -> Linear(16, 10) -> Softmax, on xc2.npy [96, 2, 7, 7]
   cnn3.onnx    Conv(3, 4, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(16, 10) ->
                Softmax on xc3.npy [96, 3, 5, 5]: kernel width x channels = 9 > N (lane tiles)
-  conv2.onnx   two Convs (refused: only the first layer may be a Conv)
+  conv2.onnx   two Conv stages: Conv(1, 2, 3x3) -> ReLU -> Conv(2, 2, 3x3) -> Flatten ->
+               Linear(8, 10) -> Softmax on xc.npy (the second conv's input gradient)
+  cc.onnx      Conv(2, 3, 3x3, pad 1) -> MaxPool(2) -> ReLU -> Conv(3, 4, 3x3, pad 1) -> ReLU ->
+               MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy [96, 2, 8, 8]
+  text.onnx    the text model's shape, small: Embedding(30, 5) -> Conv1d(5, 6, 3, pad 1) ->
+               ReLU -> MaxPool1d(2) -> Conv1d(6, 4, 3) -> ReLU -> MaxPool1d(2) -> Flatten ->
+               Linear(8, 10) -> Softmax on xt.npy: int64 token ids [96, 12]
+  convs2.onnx  Conv(1, 2, 3x3, stride 2) -> Flatten -> Linear -> Softmax (refused: strides 1)
   x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
   bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
                (640 training, 160 validation examples), labels 0..4
@@ -47,7 +54,33 @@ def main(out):
                          nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 3, 5, 5), os.path.join(out, "cnn3.onnx"))
     export(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Conv2d(2, 2, 3), nn.Flatten(),
                          nn.Linear(8, 10), nn.Softmax(dim=1)), (2, 1, 6, 6), os.path.join(out, "conv2.onnx"))
+    export(nn.Sequential(nn.Conv2d(1, 2, 3, stride=2), nn.Flatten(), nn.Linear(8, 10), nn.Softmax(dim=1)),
+           (2, 1, 6, 6), os.path.join(out, "convs2.onnx"))
+    export(nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2, 2), nn.ReLU(),
+                         nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                         nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 2, 8, 8), os.path.join(out, "cc.onnx"))
+
+    class Text(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(30, 5)
+            self.c1 = nn.Conv1d(5, 6, 3, padding=1)
+            self.c2 = nn.Conv1d(6, 4, 3)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, ids):
+            x = self.emb(ids).transpose(1, 2)
+            x = nn.functional.max_pool1d(torch.relu(self.c1(x)), 2)
+            x = nn.functional.max_pool1d(torch.relu(self.c2(x)), 2)
+            return torch.softmax(self.fc(torch.flatten(x, 1)), dim=1)
+
+    m = Text().eval()
+    torch.onnx.export(m, torch.zeros((2, 12), dtype=torch.long), os.path.join(out, "text.onnx"),
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
     rng = np.random.default_rng(1)
+    np.save(os.path.join(out, "xcc.npy"), rng.standard_normal((96, 2, 8, 8)).astype(np.float32))
+    np.save(os.path.join(out, "xt.npy"), rng.integers(0, 30, (96, 12)).astype(np.int64))
     np.save(os.path.join(out, "xc.npy"), rng.standard_normal((96, 1, 6, 6)).astype(np.float32))
     np.save(os.path.join(out, "xc2.npy"), rng.standard_normal((96, 2, 7, 7)).astype(np.float32))
     np.save(os.path.join(out, "xc3.npy"), rng.standard_normal((96, 3, 5, 5)).astype(np.float32))

@@ -40,7 +40,7 @@ def main():
     idx = perm[: a.batch]
     if a.mutate == "batch":  # the gradient of another batch: must not pass
         idx = perm[a.batch: 2 * a.batch] if len(perm) >= 2 * a.batch else perm[::-1][: a.batch]
-    xb = x[idx] if net.conv else x[idx].reshape(a.batch, -1)
+    xb = x[idx].reshape(a.batch, -1) if net.flat_input else x[idx]
     grads, bounds, loss = net.step_grads(xb, y[idx])
     worst = (0.0, None)
     fails = 0
@@ -101,8 +101,7 @@ def main():
                else torch.optim.SGD(net.params, lr=a.lr, momentum=a.momentum))
         opt.step()
         wf = 0
-        plist = ([(net.conv["w"], net.conv["b"])] if net.conv else []) + [(w, b) for w, b, _ in net.layers]
-        for l, (w, b) in enumerate(plist):
+        for l, (w, b) in enumerate(net.plist):
             for kind, t, g, bnd in (("w", w, grads[l][0], bounds[l][0]), ("b", b, grads[l][1], bounds[l][1])):
                 if t is None:
                     continue

@@ -86,12 +86,22 @@ BATCH=8 OPT=sgd LR=0.1 cnn cnn_n8_c2 cnn.onnx xc.npy --mxu 8 --cores 2 --batch 8
 BATCH=12 OPT=adam LR=0.001 cnn cnn2_n8_torus cnn2.onnx xc2.npy --mxu 8 --cores 4 --topology torus --batch 12 --optimizer adam --imem-insns 8192
 BATCH=8 OPT=sgd LR=0.1 cnn cnn3_n4_c2 cnn3.onnx xc3.npy --mxu 4 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 8192
 BATCH=6 OPT=sgd LR=0.05 cnn cnn2_n8_c1 cnn2.onnx xc2.npy --mxu 8 --cores 1 --batch 6 --optimizer sgd --lr 0.05 --imem-insns 8192
+# Conv stages after the first (their input gradient) and the embedding (its scatter-add)
+BATCH=8 OPT=sgd LR=0.1 cnn conv2_n8_c2 conv2.onnx xc.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 8192
+BATCH=8 OPT=adam LR=0.001 cnn cc_n8_torus cc.onnx xcc.npy --mxu 8 --cores 4 --topology torus --batch 8 --optimizer adam --imem-insns 32768
+BATCH=8 OPT=sgd LR=0.1 cnn text_n8_c2 text.onnx xt.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
+BATCH=6 OPT=adam LR=0.001 cnn text_n4_c1 text.onnx xt.npy --mxu 4 --cores 1 --batch 6 --optimizer adam --imem-insns 32768
 
 for m in batch sign; do
     if $PY tests/train/ref.py "$W/mlp.onnx" "$W/x.npy" "$W/y.npy" --batch 16 --grads "$W/g_sgd_n8_c2" --mutate $m >/dev/null 2>&1; then
         bad "the gradient check passes a mutated gradient ($m)"
     else
         ok "the gradient check fails a mutated gradient ($m)"
+    fi
+    if $PY tests/train/ref.py "$W/text.onnx" "$W/xt.npy" "$W/y.npy" --batch 8 --grads "$W/g_text_n8_c2" --mutate $m >/dev/null 2>&1; then
+        bad "the gradient check passes a mutated gradient of the text model ($m)"
+    else
+        ok "the gradient check fails a mutated gradient of the text model ($m)"
     fi
 done
 
@@ -139,9 +149,10 @@ fi
 # ---- 2b. the RTL: two steps co-simulated on the 2-core ring board (N = 8) and one on the
 # N = 4 core (C = 1): every core's trace and host memory identical to the model's ----
 if [ "${RTL:-1}" = 1 ]; then
-    for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4"; do
+    for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4" \
+               "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048"; do
         set -- $cfg
-        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 \
+        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} \
             --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
             ok "RTL $4 N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_${4%.onnx}_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1))"
         else
@@ -162,7 +173,9 @@ badrun() { # label expected-substring args...
         bad "$label: exit $rc, stderr: $(cat "$W/bad.err")"
     fi
 }
-badrun "a second Conv" "node '/2/Conv' (Conv): training mode: after the Conv only Relu, one MaxPool and a Flatten" "$W/conv2.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "a Conv of stride 2" "node '/0/Conv' (Conv): training mode: strides 1 only" "$W/convs2.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+$PY -c "import numpy as np; x = np.load('$W/xt.npy'); x[5, 3] = 30; np.save('$W/xt_bad.npy', x)"
+badrun "a token id outside the vocabulary" "training example 5: token id 30, the embedding has ids 0 .. 29" "$W/text.onnx" --x-train "$W/xt_bad.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 4
 badrun "label out of range" "label .* the model has 5 classes" "$W/deep.onnx" --logits --x-train "$W/x2.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 badrun "batch not a multiple of the cores" "must be a multiple of --cores 4" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 4 --batch 10
 badrun "unknown optimizer" "expected sgd or adam" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --optimizer rmsprop

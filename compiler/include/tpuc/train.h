@@ -37,16 +37,21 @@ typedef struct {
                            the same host layout as the training program */
 } tpuc_train_opts_t;
 
-/* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU; or
-   the model's first layer, a Conv (then k = kh*kw*cin, the master's rows in (kh, kw, ci)
-   order, and its pooling in tpuc_tconv_t). */
+/* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU; a
+   Conv stage (then k = kh*kw*cin, the master's rows in (kh, kw, ci) order, the rest in
+   tpuc_tconv_t); or the model's first layer, an embedding lookup (a Gather of rows of a
+   [V, D] table by the input's token ids: k = V, o = D, one row per token: the input is the
+   one-hot matrix of the ids, placed by the host, so the forward pass is a matmul and the
+   table's gradient X^T dY is the scatter-add of the rows' gradients). */
 typedef struct {
-    int conv;               /* a Conv: tpuc_train_t.conv describes it */
+    int conv;               /* a Conv: stage conv - 1 of tpuc_train_t.conv; 0 otherwise */
+    int embed;              /* the embedding lookup */
     int64_t perm_c, perm_p; /* after a Conv: master row p*C + c is the ONNX row c*P + p (the
                                NCHW flatten); 0 otherwise */
     int node;               /* the folded graph's node */
     char name[128];         /* its ONNX name */
     int64_t k, o;           /* inputs, outputs */
+    int64_t rows;           /* rows of its input per core: the batch (b x L for the embedding) */
     int has_bias, relu;
     uint64_t kp;            /* k + has_bias: the rows of the master (the bias is row k) */
     /* host byte addresses (every core has the same layout) */
@@ -54,38 +59,54 @@ typedef struct {
     uint64_t w_bf16;        /* bf16 k x o: the MXU's copy */
     uint64_t s1, s2;        /* fp32 kp x o: momentum, or Adam's m and v */
     uint64_t grad;          /* fp32 kp x o: the all-reduced gradient (save_grads) */
-    uint64_t xsave;         /* bf16 b x kp: the layer's input (then a 1.0 column) */
-    uint64_t dysave;        /* bf16 b x o: the gradient at its output */
+    uint64_t xsave;         /* bf16 rows x kp: the layer's input (then a 1.0 column); a
+                               Conv's: the padded images, (pixel, channel) order */
+    uint64_t dysave;        /* bf16 rows x o: the gradient at its output */
     unsigned chunk_rows;    /* rows of the weight gradient per all-reduce and update */
 } tpuc_tlayer_t;
 
-/* The first layer's Conv (stride 1, any padding) with its pooling (a k x k MaxPool of
-   stride k, or none: k = 1) and ReLU before or after the pool. The conv is computed directly
-   per pool window (u, v) in the "q-space" of the pooled output, row q = ph*wp + pw (pw < pw
-   valid, the rest garbage rows never read back): its input rows are the padded image's
-   pixels k*q + (u + kh)*wp + v, a single strided DMA (docs/training.md "Conv"). */
+/* A Conv stage: a Conv (stride 1, any padding; 1-D as 2-D with h = 1), ReLU before or after
+   an optional pkh x pkw MaxPool of stride equal to its size (square, or 1 x k in 1-D). The
+   conv is computed per pool window (u, v) directly in the "q-space" of the pooled output, row
+   q = ph*wp + pw (pw < PW valid, the rest garbage rows never read back): its input rows are
+   the padded image's pixels pkw*q + (u + kh)*wp + v, a single strided DMA (docs/training.md
+   "Conv"). Its output goes to the next stage's padded input, or to the dense layer after the
+   Flatten. When a layer before it needs its input gradient (dx), that is the full
+   correlation of the conv-output gradient with the kernel: per kernel offset a matmul of the
+   "r-space" gradient (row r = oh*wp + ow, zero rows around it) by the transposed kernel
+   tile, accumulated in ACC (docs/training.md "Conv"). */
 typedef struct {
+    int layer;              /* its index in tpuc_train_t.layer */
     int64_t cin, cout, kh, kw, h, w;
     int pt, pl, pb, pr;
     int64_t hp, wp, ho, wo;
-    int pk;
+    int pkh, pkw;           /* the pool (1 x 1: none) */
     int64_t ph, pw, q;
     int relu_before, relu_after;
+    int next_conv;          /* its output is the next stage's input */
+    int dx;                 /* its input gradient is needed (a layer before it) */
     uint64_t dps;           /* fp32 b x (ph*pw*cout): the gradient at the pooled output */
     uint64_t dcw;           /* bf16 qc x cout: one window's gradient of one q chunk */
+    uint64_t rsp;           /* bf16 (z + hp*wp) x cout: one image's r-space gradient (dx) */
+    int64_t z;              /* zero rows before r-space: (kh - 1)*wp + kw - 1 */
     uint64_t qc;            /* q rows per chunk (ACC/UB capacity) */
+    uint64_t pc;            /* padded input rows per chunk of dx */
 } tpuc_tconv_t;
+
+#define TPUC_TRAIN_MAX_CONV 4
 
 typedef struct {
     tpuc_prog_t prog;       /* the step program (text, instructions) */
-    tpuc_tconv_t conv;      /* layer[0].conv */
+    tpuc_tconv_t conv[TPUC_TRAIN_MAX_CONV]; /* the Conv stages, in order */
+    int nconv;
     tpuc_train_opts_t opts;
     tpuc_tlayer_t layer[TPUC_TRAIN_MAX_LAYERS];
     int nlayers;
     unsigned n;             /* the MXU size it was compiled for */
     long batch;             /* rows per core */
     unsigned cores;
-    int64_t in_elems;       /* features of one example (the input flattened) */
+    int64_t in_elems;       /* features of one example (the input flattened; token ids) */
+    int64_t vocab;          /* the embedding's V (its input's ids are 0 .. V-1); 0: none */
     int64_t classes;
     uint64_t const_addr, ident_addr, negzero_addr, ones_addr, zero_addr;
     uint64_t onehot_addr;   /* bf16 b x classes, placed by the host every step */
@@ -112,15 +133,15 @@ void tpuc_train_free(tpuc_train_t *t);
 /* A core's host image (t->host_bytes, zeroed by the caller): constants, the graph's initial
    weights (fp32 master, bf16 copy), zero optimizer state. */
 void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t *host);
-/* The core's rows of the batch: x (rows x in_elems float32), labels 0 .. classes-1; rows past
-   `rows` (a short last batch is not allowed: the caller drops it) are not touched. */
+/* The core's rows of the batch: x (rows x in_elems float32; token ids 0 .. vocab-1 for a
+   model with an embedding, checked by the caller), labels 0 .. classes-1. */
 void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
                            const int32_t *labels);
 float tpuc_train_host_loss(const tpuc_train_t *t, const uint8_t *host);
 void tpuc_train_host_probs(const tpuc_train_t *t, const uint8_t *host, float *p);
 /* Layer l's master weights and bias (o; when has_bias), or its saved gradient, in the ONNX
    initializer's order: k x o for a Gemm/MatMul (rows in the ONNX order also after a Conv),
-   [cout, cin, kh, kw] for the Conv. */
+   [cout, cin, kh, kw] (or [cout, cin, kw]) for a Conv, [V, D] for the embedding. */
 void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, float *w,
                              float *bias);
 void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
@@ -129,7 +150,7 @@ void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, fl
 /* The ONNX file at in_path with each layer's weights and bias replaced (in the layout and
    orientation of the original initializers), written to out_path (never half-written). */
 typedef struct {
-    const char *node;   /* the Gemm/MatMul node's name */
+    const char *node;   /* the Gemm/MatMul/Conv/Gather node's name */
     const float *w;     /* k x o */
     const float *bias;  /* o, or NULL */
     int64_t k, o;
