@@ -65,10 +65,13 @@ class Net:
                 w = init[n.input[1]]
                 dim = w.ndim - 2
                 b = init.get(n.input[2]) if len(n.input) > 2 else None
+                att = {a.name: a for a in n.attribute}
+                st = list(att["strides"].ints) if "strides" in att else [1] * dim
                 self.stages.append(dict(w=torch.tensor(w, requires_grad=True),
                                         b=None if b is None else torch.tensor(b, requires_grad=True),
                                         pads=_pads(n, dim), pool=(1, 1), relu_before=False,
-                                        relu_after=False, dim=dim))
+                                        relu_after=False, dim=dim,
+                                        stride=(st[0], st[1]) if dim == 2 else (1, st[0])))
             elif n.op_type == "MaxPool":
                 k = list({a.name: a for a in n.attribute}["kernel_shape"].ints)
                 self.stages[-1]["pool"] = (k[0], k[1]) if len(k) == 2 else (1, k[0])
@@ -112,7 +115,7 @@ class Net:
     def _stage(self, c, h):
         F = torch.nn.functional
         t, l, bo, r = c["pads"]
-        z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"])
+        z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"], stride=c["stride"])
         if c["relu_before"]:
             z = torch.relu(z)
         if c["pool"] != (1, 1):
@@ -174,7 +177,7 @@ class Net:
         for c in self.stages:
             t, l, bo, r = c["pads"]
             hs_in.append(h)
-            z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"])
+            z = F.conv2d(F.pad(h, (l, r, t, bo)), self._w4(c), c["b"], stride=c["stride"])
             zs.append(z)
             a = torch.relu(z) if c["relu_before"] else z
             m = F.max_pool2d(a, c["pool"]) if c["pool"] != (1, 1) else a
@@ -206,7 +209,7 @@ class Net:
                 K = W4[0].size
                 hp = np.pad(np.abs(x4), ((0, 0), (0, 0), (t, bo), (l, r)))
                 ehp = np.pad(eh, ((0, 0), (0, 0), (t, bo), (l, r)))
-                cw = lambda a: F.conv2d(torch.tensor(a), torch.tensor(W4)).numpy()  # noqa: E731
+                cw = lambda a: F.conv2d(torch.tensor(a), torch.tensor(W4), stride=c["stride"]).numpy()  # noqa: E731
                 ez = cw(ehp) + (u + K * 2.0 ** -24) * cw(hp)
                 z = npd(zs[si])
                 kh, kw = c["pool"]
@@ -278,7 +281,7 @@ class Net:
             G = np.abs(G)
             kk = s["W4"].shape[2:]
             wg = lambda a, g: torch.nn.grad.conv2d_weight(torch.tensor(a), s["W4"].shape,  # noqa: E731
-                                                          torch.tensor(g)).numpy()
+                                                          torch.tensor(g), stride=c["stride"]).numpy()
             n = Bz * Ho * Wo
             ew = wg(s["ehp"], G) + wg(s["hp"], EG) + n * 2.0 ** -24 * wg(s["hp"], G)
             eb = EG.sum(axis=(0, 2, 3)) + n * 2.0 ** -24 * G.sum(axis=(0, 2, 3))
@@ -290,11 +293,11 @@ class Net:
             # dX = the transposed conv of G; only the interior (not the padding) is used
             t, l, bo, r = c["pads"]
             W4 = torch.tensor(s["W4"])
-            ct = lambda g: F.conv_transpose2d(torch.tensor(g), W4).numpy()  # noqa: E731
+            Hp, Wp = s["hp"].shape[2], s["hp"].shape[3]
+            ct = lambda g: _convT(g, W4, c["stride"], Hp, Wp)  # noqa: E731
             Kt = C * kk[0] * kk[1]
             dxa = ct(G)
             edx = ct(EG) + (u + Kt * 2.0 ** -24) * dxa
-            Hp, Wp = dxa.shape[2], dxa.shape[3]
             edx = edx[:, :, t:Hp - bo, l:Wp - r]
             dxa = dxa[:, :, t:Hp - bo, l:Wp - r]
             if si > 0:
@@ -313,6 +316,15 @@ class Net:
             grads.insert(0, (npd(self.embed.grad), None))
             bounds.insert(0, (2 * ew + 1e-12, None))
         return grads, bounds, float(loss)
+
+
+def _convT(g, w, stride, hp, wp):
+    """The input gradient of a conv: the transposed conv of g, zero-extended to the padded
+    input's hp x wp (the rows and columns a strided conv never reads)."""
+    d = torch.nn.functional.conv_transpose2d(torch.as_tensor(g), torch.as_tensor(w), stride=stride).numpy()
+    out = np.zeros(d.shape[:2] + (hp, wp))
+    out[:, :, :d.shape[2], :d.shape[3]] = d
+    return out
 
 
 def bf16(a):
@@ -357,12 +369,13 @@ def emulate_grads(net, xb, yb):
         hp = np.pad(h, ((0, 0), (0, 0), (t, bo), (l, r)))
         W4 = _b64(net._w4(c).detach().numpy())
         kh, kw = W4.shape[2], W4.shape[3]
-        pat = F.unfold(torch.tensor(hp), (kh, kw)).transpose(1, 2).numpy()  # B, P, K
+        sh, sw = c["stride"]
+        pat = F.unfold(torch.tensor(hp), (kh, kw), stride=(sh, sw)).transpose(1, 2).numpy()  # B, P, K
         Wc = W4.reshape(W4.shape[0], -1)
         z = pat @ Wc.T
         if c["b"] is not None:
             z = z + c["b"].detach().numpy().astype(np.float64)
-        Ho, Wo = hp.shape[2] - kh + 1, hp.shape[3] - kw + 1
+        Ho, Wo = (hp.shape[2] - kh) // sh + 1, (hp.shape[3] - kw) // sw + 1
         C = Wc.shape[0]
         z = z.transpose(0, 2, 1).reshape(B, C, Ho, Wo)
         if c["relu_before"]:
@@ -424,8 +437,8 @@ def emulate_grads(net, xb, yb):
         if si == 0 and net.embed is None:
             break
         t, l_, bo, r = c["pads"]
-        dxa = F.conv_transpose2d(torch.tensor(G), torch.tensor(s["W4"])).numpy()
-        Hp, Wp = dxa.shape[2], dxa.shape[3]
+        Hp, Wp = s["hp_shape"][2], s["hp_shape"][3]
+        dxa = _convT(G, s["W4"], c["stride"], Hp, Wp)
         dp = dxa[:, :, t:Hp - bo, l_:Wp - r]
         if si > 0:
             continue

@@ -113,8 +113,9 @@ int tpuc_onnx_write_weights(const char *in_path, const tpuc_weights_t *w, int nw
         if (set_data(tb, src, w[k].k * w[k].o, owned, &nowned, err, errlen)) goto out;
         if (!w[k].bias) continue;
         Onnx__TensorProto *tc = NULL;
-        if (gemm && nd->n_input > 2) tc = init_named(gr, nd->input[2]);
-        if (!gemm && nd->n_output > 0) { /* MatMul: the Add that reads its output */
+        const int conv = nd->op_type && strcmp(nd->op_type, "Conv") == 0;
+        if ((gemm || conv) && nd->n_input > 2) tc = init_named(gr, nd->input[2]);
+        if (!gemm && !conv && nd->n_output > 0) { /* MatMul: the Add that reads its output */
             for (size_t i = 0; i < gr->n_node && !tc; i++) {
                 Onnx__NodeProto *a = gr->node[i];
                 if (!a->op_type || strcmp(a->op_type, "Add") || a->n_input != 2) continue;

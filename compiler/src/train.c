@@ -129,8 +129,6 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
         return refuse(n, err, errlen, "training mode: a 1-D or 2-D Conv with float32 weights is supported");
     if (tpuc_attr_int(n, "group", 1) != 1 || n->depthwise)
         return refuse(n, err, errlen, "training mode: group 1 only");
-    if (n->conv_s[0] != 1 || n->conv_s[1] != 1)
-        return refuse(n, err, errlen, "training mode: strides 1 only");
     if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
         return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
     tpuc_tconv_t *c = &t->conv[t->nconv++];
@@ -144,8 +142,10 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
     c->w = x->dims[x->ndim - 1];
     c->cout = w->dims[0]; c->kh = n->conv_k[0]; c->kw = n->conv_k[1];
     c->pt = n->conv_p[0]; c->pl = n->conv_p[1]; c->pb = n->conv_p[2]; c->pr = n->conv_p[3];
+    c->sh = n->conv_s[0]; c->sw = n->conv_s[1];
     c->hp = c->h + c->pt + c->pb; c->wp = c->w + c->pl + c->pr;
-    c->ho = c->hp - c->kh + 1; c->wo = c->wp - c->kw + 1;
+    c->ho = c->hp < c->kh ? 0 : (c->hp - c->kh) / c->sh + 1;
+    c->wo = c->wp < c->kw ? 0 : (c->wp - c->kw) / c->sw + 1;
     if (w->dims[1] != c->cin || c->ho < 1 || c->wo < 1)
         return refuse(n, err, errlen, "training mode: the weights do not match the input");
     c->relu_before = n->fuse_act == TPUC_OP_RELU;
@@ -172,7 +172,6 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
         } else if (n->op == TPUC_OP_MAXPOOL && !pooled) {
             int kh = n->conv_k[0], kw = n->conv_k[1];
             if (kh < 1 || kw < 1 || n->conv_s[0] != kh || n->conv_s[1] != kw ||
-                (kh != kw && c->h != 1) ||
                 n->conv_p[0] || n->conv_p[1] || n->conv_p[2] || n->conv_p[3] ||
                 tpuc_attr_int(n, "ceil_mode", 0))
                 return refuse(n, err, errlen, "training mode: a k x k (1-D: k) MaxPool of stride k "
@@ -198,6 +197,9 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
     }
     c->ph = c->ho / c->pkh; c->pw = c->wo / c->pkw;
     if (c->ph < 1 || c->pw < 1) return refuse(n, err, errlen, "training mode: the pool is larger than its input");
+    if (c->sh * c->pkh != c->sw * c->pkw && c->ph > 1)
+        return refuse(&g->n[L->node], err, errlen, "training mode: the conv's strides times the pool "
+                      "must be the same in both directions (or one pooled row)");
     c->q = (c->ph - 1) * c->wp + c->pw;
     c->z = (c->kh - 1) * c->wp + c->kw - 1;
     if (*more) {
@@ -476,7 +478,7 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     const unsigned N = e->n;
     const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin), KT = cdiv(kc, N);
     const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
-    const uint64_t O = (uint64_t)c->cout, pkw = (uint64_t)c->pkw;
+    const uint64_t O = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->pkw);
     for (int u = 0; u < c->pkh; u++)
         for (int v = 0; v < c->pkw; v++) {
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * NT * qc;
@@ -484,8 +486,8 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
                 for (uint64_t kt = 0; kt < KT; kt++)
                     E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
                       U(r->A + ((uint64_t)kh * KT + kt) * qc), U(qc), U(umin(N, kc - kt * N)),
-                      U(X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v + pkw * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
-                      U(pkw * (uint64_t)c->cin * 2));
+                      U(X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) + qs * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
+                      U(qs * (uint64_t)c->cin * 2));
             for (uint64_t nt = 0; nt < NT; nt++) {
                 for (int64_t kh = 0; kh < c->kh; kh++)
                     for (uint64_t kt = 0; kt < KT; kt++) {
@@ -577,13 +579,14 @@ static void run_rs(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
     const qctx_t *x = vp;
     const tpuc_tconv_t *c = x->c;
     const unsigned N = e->n;
-    const uint64_t C = (uint64_t)c->cout, pkw = (uint64_t)c->pkw;
+    const uint64_t C = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->pkw);
     (void)p;
-    const uint64_t row = (uint64_t)c->z + pkw * q + (uint64_t)x->u * (uint64_t)c->wp + (uint64_t)x->v;
+    const uint64_t row = (uint64_t)c->z + qs * q + (uint64_t)(c->sh * x->u) * (uint64_t)c->wp +
+                         (uint64_t)(c->sw * x->v);
     for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
         E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
           U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-          U(c->rsp + (row * C + nt * N) * 2), U(pkw * C * 2));
+          U(c->rsp + (row * C + nt * N) * 2), U(qs * C * 2));
 }
 
 /* backward of image i, q rows [q0, q0+qc): route the pooled gradient to the first maximum
@@ -596,7 +599,7 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N), n = NT * qc;
-    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, pkw = (uint64_t)c->pkw;
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, qs = (uint64_t)(c->sw * c->pkw);
     const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
     conv_fwd(e, t, c, r, i, q0, qc);
     E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
@@ -641,9 +644,9 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
                 for (int64_t kh = 0; kh < c->kh; kh++)
                     for (uint64_t k0 = 0; k0 < kc; k0 += N) {
                         const uint64_t kn = umin(N, kc - k0);
-                        uint64_t w = wtile(e, t, X + ((uint64_t)(u + kh) * (uint64_t)c->wp + (uint64_t)v +
-                                                      pkw * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
-                                           rows, kn, pkw * (uint64_t)c->cin * 2);
+                        uint64_t w = wtile(e, t, X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) +
+                                                      qs * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
+                                           rows, kn, qs * (uint64_t)c->cin * 2);
                         E(e, "lw w=%llu transpose", U(w));
                         E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
                         E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC),

@@ -5,7 +5,9 @@
 # the same data, initial weights, batch order and optimizer (models/train_ref.py):
 #   the MLP, 150 steps of batch 64 on 4 cores of N = 32 (a 2 x 2 torus), Adam;
 #   the CNN (Conv 1->64, MaxPool, ReLU, Dense 10816->10), 30 steps of batch 32 on 8 cores of
-#   N = 64, Adam.
+#   N = 64, Adam;
+#   the text model (models/text.py: Embedding(1000, 7), two Conv1d stages, Dense 46) on its
+#   generated token sequences, 40 steps of batch 32 on 4 cores of N = 32, Adam.
 # The epoch's mean training loss must agree within 0.01 and its accuracy within 1 % (measured:
 # 1e-4 and 0; the trajectories stay together because every step's gradient is within the
 # bound test-train checks).
@@ -22,7 +24,7 @@ rm -rf "$W"; mkdir -p "$W"
 for m in mlp cnn; do $PY models/nets.py $m "$W/${m}_init.onnx" >/dev/null 2>&1 || { echo "FAIL: export $m"; exit 1; }; done
 run() { # name model args...
     name=$1; model=$2; shift 2
-    if ! "$T" "$W/$model" --dataset fashion-mnist --csv "$W/$name.csv" --plot "$W/$name.png" --val-steps 2 "$@" \
+    if ! "$T" "$W/$model" --csv "$W/$name.csv" --plot "$W/$name.png" --val-steps 2 "$@" \
         >"$W/$name.log" 2>&1; then
         echo "FAIL: $name: $(tail -1 "$W/$name.log")"; fails=$((fails + 1)); return
     fi
@@ -39,8 +41,12 @@ sys.exit(0 if dl <= 0.01 and da <= 0.01 else 1)
 PY
     then echo "ok: $name"; else echo "FAIL: $name outside 0.01 loss / 1 % accuracy"; fails=$((fails + 1)); fi
 }
-run mlp_n32_c4 mlp_init.onnx --mxu 32 --cores 4 --topology torus --batch 64 --steps-per-epoch 150 --imem-insns 32768
-run cnn_n64_c8 cnn_init.onnx --mxu 64 --cores 8 --batch 32 --steps-per-epoch 30 --imem-insns 32768
+run mlp_n32_c4 mlp_init.onnx --dataset fashion-mnist --mxu 32 --cores 4 --topology torus --batch 64 --steps-per-epoch 150 --imem-insns 32768
+run cnn_n64_c8 cnn_init.onnx --dataset fashion-mnist --mxu 64 --cores 8 --batch 32 --steps-per-epoch 30 --imem-insns 32768
+$PY models/text.py "$W" --train 1280 --val 64 >/dev/null 2>&1 || { echo "FAIL: export text"; exit 1; }
+run text_n32_c4 text.onnx --x-train "$W/text_train_x.npy" --y-train "$W/text_train_y.npy" \
+    --x-val "$W/text_val_x.npy" --y-val "$W/text_val_y.npy" --mxu 32 --cores 4 --batch 32 \
+    --steps-per-epoch 40 --imem-insns 32768
 if "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --mxu 16 --cores 2 --batch 2 --steps-per-epoch 1 \
     --val-steps 0 --imem-insns 32768 --rtl 1 --work "$W/rtl_cnn16" >"$W/rtl_cnn16.log" 2>&1 &&
     grep -q 'on the RTL: every core' "$W/rtl_cnn16.log"; then

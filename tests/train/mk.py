@@ -17,7 +17,12 @@
   text.onnx    the text model's shape, small: Embedding(30, 5) -> Conv1d(5, 6, 3, pad 1) ->
                ReLU -> MaxPool1d(2) -> Conv1d(6, 4, 3) -> ReLU -> MaxPool1d(2) -> Flatten ->
                Linear(8, 10) -> Softmax on xt.npy: int64 token ids [96, 12]
-  convs2.onnx  Conv(1, 2, 3x3, stride 2) -> Flatten -> Linear -> Softmax (refused: strides 1)
+  convs2.onnx  Conv(1, 2, 3x3, stride (1, 2)) -> Flatten -> Linear -> Softmax (refused: the
+               strides differ and there is no pool to even them)
+  cs.onnx      Conv(2, 3, 3x3, pad 1) -> ReLU -> Conv(3, 4, 3x3, stride 2, pad 1) -> ReLU ->
+               MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy (a strided conv's
+               input gradient; its last padded row and column are never read)
+  cs2.onnx     Conv(2, 4, 3x3, stride 2) -> Flatten -> Linear(36, 10) -> Softmax on xcc.npy
   x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
   bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
                (640 training, 160 validation examples), labels 0..4
@@ -54,8 +59,13 @@ def main(out):
                          nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 3, 5, 5), os.path.join(out, "cnn3.onnx"))
     export(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Conv2d(2, 2, 3), nn.Flatten(),
                          nn.Linear(8, 10), nn.Softmax(dim=1)), (2, 1, 6, 6), os.path.join(out, "conv2.onnx"))
-    export(nn.Sequential(nn.Conv2d(1, 2, 3, stride=2), nn.Flatten(), nn.Linear(8, 10), nn.Softmax(dim=1)),
+    export(nn.Sequential(nn.Conv2d(1, 2, 3, stride=(1, 2)), nn.Flatten(), nn.Linear(16, 10), nn.Softmax(dim=1)),
            (2, 1, 6, 6), os.path.join(out, "convs2.onnx"))
+    export(nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.Conv2d(3, 4, 3, stride=2, padding=1),
+                         nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(), nn.Linear(16, 10), nn.Softmax(dim=1)),
+           (2, 2, 8, 8), os.path.join(out, "cs.onnx"))
+    export(nn.Sequential(nn.Conv2d(2, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 10), nn.Softmax(dim=1)),
+           (2, 2, 8, 8), os.path.join(out, "cs2.onnx"))
     export(nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2, 2), nn.ReLU(),
                          nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
                          nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 2, 8, 8), os.path.join(out, "cc.onnx"))

@@ -65,12 +65,12 @@ typedef struct {
     unsigned chunk_rows;    /* rows of the weight gradient per all-reduce and update */
 } tpuc_tlayer_t;
 
-/* A Conv stage: a Conv (stride 1, any padding; 1-D as 2-D with h = 1), ReLU before or after
-   an optional pkh x pkw MaxPool of stride equal to its size (square, or 1 x k in 1-D). The
-   conv is computed per pool window (u, v) directly in the "q-space" of the pooled output, row
-   q = ph*wp + pw (pw < PW valid, the rest garbage rows never read back): its input rows are
-   the padded image's pixels pkw*q + (u + kh)*wp + v, a single strided DMA (docs/training.md
-   "Conv"). Its output goes to the next stage's padded input, or to the dense layer after the
+/* A Conv stage: a Conv (strides sh x sw, any padding; 1-D as 2-D with h = 1), ReLU before or
+   after an optional pkh x pkw MaxPool of stride equal to its size (sh*pkh = sw*pkw, or one
+   pooled row). The conv is computed per pool window (u, v) directly in the "q-space" of the
+   pooled output, row q = ph*wp + pw (pw < PW valid, the rest garbage rows never read back):
+   its input rows are the padded image's pixels sw*pkw*q + (sh*u + kh)*wp + sw*v + kw, a
+   single strided DMA (docs/training.md "Conv"). Its output goes to the next stage's padded input, or to the dense layer after the
    Flatten. When a layer before it needs its input gradient (dx), that is the full
    correlation of the conv-output gradient with the kernel: per kernel offset a matmul of the
    "r-space" gradient (row r = oh*wp + ow, zero rows around it) by the transposed kernel
@@ -80,6 +80,7 @@ typedef struct {
     int64_t cin, cout, kh, kw, h, w;
     int pt, pl, pb, pr;
     int64_t hp, wp, ho, wo;
+    int sh, sw;             /* the conv's strides */
     int pkh, pkw;           /* the pool (1 x 1: none) */
     int64_t ph, pw, q;
     int relu_before, relu_after;
@@ -87,7 +88,8 @@ typedef struct {
     int dx;                 /* its input gradient is needed (a layer before it) */
     uint64_t dps;           /* fp32 b x (ph*pw*cout): the gradient at the pooled output */
     uint64_t dcw;           /* bf16 qc x cout: one window's gradient of one q chunk */
-    uint64_t rsp;           /* bf16 (z + hp*wp) x cout: one image's r-space gradient (dx) */
+    uint64_t rsp;           /* bf16 (z + hp*wp) x cout: one image's r-space gradient (dx):
+                               output pixel (oh, ow) at row z + sh*oh*wp + sw*ow */
     int64_t z;              /* zero rows before r-space: (kh - 1)*wp + kw - 1 */
     uint64_t qc;            /* q rows per chunk (ACC/UB capacity) */
     uint64_t pc;            /* padded input rows per chunk of dx */
