@@ -37,6 +37,11 @@ bench-train: $(TOOLS_DIR)/tpu-train
 # 700 MHz and on the fastest configuration tpu-explore finds for an Alveo U250, beside the
 # article's TPU v2-8 training figures; then that N x C with the unified buffer swept (11 min on
 # 2 cores, bench/RESULTS.md "Article comparison").
+# One 224x224 ResNet-50 image on the verilated N = 128 core (bench/resnet50_rtl.sh; issue 18).
+.PHONY: bench-resnet50-rtl
+bench-resnet50-rtl: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $(GEN) $(CMODEL_LIB)
+	@sh bench/resnet50_rtl.sh $(BUILD)/bench/resnet50_rtl
+
 .PHONY: bench-article
 bench-article: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-explore
 	@sh bench/article.sh $(BUILD)/bench/article

@@ -66,6 +66,6 @@ $MAKE -s bench-vpu-accuracy 2>&1 | tail -n 12
 
 # the board: one allreduce vs the ring bound (N = 16, 8 cores), then the headline 128 x 8
 # board from nothing (build time, peak memory, a 128^3 matmul on 8 cores; ~10 GB, run alone)
-for t in bench-vpu-speed bench-core bench-compiler bench-models bench-train bench-article bench-noc-allreduce bench-board-allreduce bench-board-128 synth-est; do
+for t in bench-vpu-speed bench-core bench-compiler bench-models bench-train bench-article bench-noc-allreduce bench-board-allreduce bench-board-128 bench-resnet50-rtl synth-est; do
     if $MAKE -n $t >/dev/null 2>&1; then say "$t"; $MAKE -s $t; fi
 done

@@ -124,7 +124,7 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
     const tpuc_node_t *n = &g->n[ni];
     const tpuc_tensor_t *x = &g->t[*cur], *w = &g->t[n->in[1]];
     if (t->nconv >= TPUC_TRAIN_MAX_CONV || t->nlayers >= TPUC_TRAIN_MAX_LAYERS)
-        return refuse(n, err, errlen, "training mode: at most 4 Conv stages and 16 layers");
+        return refuse(n, err, errlen, "training mode: at most 16 Conv stages and 24 layers");
     if ((x->ndim != 4 && x->ndim != 3) || w->ndim != x->ndim || !w->is_const || !w->f)
         return refuse(n, err, errlen, "training mode: a 1-D or 2-D Conv with float32 weights is supported");
     if (tpuc_attr_int(n, "group", 1) != 1 || n->depthwise)
@@ -292,7 +292,7 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
                 return refuse(n, err, errlen, "training mode: the activation after it must be Relu "
                               "(Sigmoid, Tanh, GELU, Clip are not supported in training)");
             if (t->nlayers >= TPUC_TRAIN_MAX_LAYERS)
-                return refuse(n, err, errlen, "training mode: more than 16 layers");
+                return refuse(n, err, errlen, "training mode: more than 24 layers");
             if (strstr(g->t[n->in[1]].name, "_scaled"))
                 return refuse(n, err, errlen, "training mode: alpha/beta other than 1 are not supported");
             tpuc_tlayer_t *L = &t->layer[t->nlayers++];
@@ -874,6 +874,11 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
         uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
         if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
+        if (NT0 > 256) {
+            tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
+                     "%u: a larger --mxu", l0->name, (long long)c->cout, N);
+            return -1;
+        }
         if (qc == 0 || upd > freea || l0->kp > freeu) {
             tpuc_err(err, errlen, "node '%s': the conv's gradient (%llu ACC rows) and one row of "
                      "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(upd));

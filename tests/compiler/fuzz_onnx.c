@@ -62,7 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.lr = 0.01; o.momentum = (size & 2) ? 0.9 : 0; o.beta1 = 0.9; o.beta2 = 0.999; o.eps = 1e-8;
         o.logits = (size & 4) != 0;
         tpuc_train_t t;
-        if (tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) one_line(err);
+        tpuc_hw_t hwt = hw; /* memories that hold the small test models' steps (test-train) */
+        hwt.geom.ub_rows = hwt.geom.acc_rows = 8192;
+        hwt.geom.wmem_rows = 64;
+        if (tpuc_train_compile(&g, &hwt, &o, &t, err, sizeof err)) one_line(err);
         tpuc_train_free(&t);
     }
     if (tpuc_lower(&g, &hw, err, sizeof err)) {

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define TPUC_TRAIN_MAX_LAYERS 16
+#define TPUC_TRAIN_MAX_LAYERS 24
 
 typedef enum { TPUC_OPT_SGD = 1, TPUC_OPT_ADAM = 2 } tpuc_optim_t;
 
@@ -95,7 +95,7 @@ typedef struct {
     uint64_t pc;            /* padded input rows per chunk of dx */
 } tpuc_tconv_t;
 
-#define TPUC_TRAIN_MAX_CONV 4
+#define TPUC_TRAIN_MAX_CONV 16
 
 typedef struct {
     tpuc_prog_t prog;       /* the step program (text, instructions) */
