@@ -22,12 +22,15 @@
 #include "tpu/npy.h"
 #include "tpuc/hwopts.h"
 #include "tpuc/tpuc.h"
+#include "tpuc/train.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: tpu-compile MODEL.onnx [hardware options] [--batch B] -o DIR\n"
             "       tpu-compile MODEL.onnx [hardware options] --report-only [--json FILE]\n"
+            "       tpu-compile MODEL.onnx --train [--optimizer sgd|adam] [--lr R] [--momentum M]\n"
+            "                   [--logits] [hardware options] --report-only [--json FILE]\n"
             "Hardware (the same options and defaults as gen; C > 1: the batch split over C cores):\n"
             TPUC_HW_HELP
             "  --freq-mhz F        clock for images/s in the report (default 100)\n"
@@ -39,11 +42,17 @@ static void usage(FILE *f)
             "  --report-only       print the per-layer report, write no program\n"
             "  --no-fuse-pool      run a MaxPool after a Conv as its own node (same results)\n"
             "  --json FILE         also write the report as JSON (with --report-only)\n"
+            "Training (docs/training.md; tpu-train runs it):\n"
+            "  --train             report one training step instead (forward, loss, backward,\n"
+            "                      all-reduce, update) per layer and phase; --batch is the global\n"
+            "                      batch (default: C)\n"
+            "  --optimizer O       sgd or adam (default adam), --lr R, --momentum M (sgd)\n"
+            "  --logits            the model ends in logits (softmax + cross-entropy added)\n"
             "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -54,6 +63,11 @@ static const tpu_cli_opt_t opts[] = {
     {"report-only", 0, 0, O_REPORT},
     {"json", 0, TPU_CLI_VALUE, O_JSON},
     {"no-fuse-pool", 0, 0, O_NOFUSE},
+    {"train", 0, 0, O_TRAIN},
+    {"optimizer", 0, TPU_CLI_VALUE, O_OPT},
+    {"lr", 0, TPU_CLI_VALUE, O_LR},
+    {"momentum", 0, TPU_CLI_VALUE, O_MOM},
+    {"logits", 0, 0, O_LOGITS},
     {NULL, 0, 0, 0},
 };
 
@@ -105,7 +119,9 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0;
+    int report_only = 0, no_fuse = 0, train = 0, logits = 0;
+    const char *optname = "adam";
+    double lr = -1.0, mom = 0.0;
     for (;;) {
         const char *name, *val;
         int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
@@ -128,6 +144,11 @@ int main(int argc, char **argv)
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
         case O_NOFUSE: no_fuse = 1; break;
+        case O_TRAIN: train = 1; break;
+        case O_OPT: optname = val; break;
+        case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
+        case O_MOM: bad = tpuc_opt_real("momentum", val, 0, 1, &mom, err, sizeof err); break;
+        case O_LOGITS: logits = 1; break;
         default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
         if (bad) return fail(2, err);
@@ -136,6 +157,11 @@ int main(int argc, char **argv)
     if (!out && !report_only) return fail(2, "no output directory (expected -o DIR, or --report-only)");
     if (out && report_only) return fail(2, "-o and --report-only together: choose one");
     if (json && !report_only) return fail(2, "--json goes with --report-only (with -o, DIR/report.json is written)");
+    if (train && !report_only) return fail(2, "--train goes with --report-only (tpu-train compiles and runs training)");
+    if (strcmp(optname, "adam") && strcmp(optname, "sgd")) {
+        snprintf(err, sizeof err, "--optimizer '%s': expected sgd or adam", optname);
+        return fail(2, err);
+    }
 
     tpuc_hw_t hw;
     memset(&hw, 0, sizeof hw);
@@ -153,6 +179,50 @@ int main(int argc, char **argv)
         return fail(errno == ENOENT && strstr(err, "No such file") ? 2 : 2, err);
     }
     int rc = 2;
+    if (train) {
+        /* the global batch over the cores, as tpu-train splits it */
+        const uint64_t C = hw.cores ? hw.cores : 1, B = batch ? batch : C;
+        if (B % C) {
+            snprintf(err, sizeof err, "--batch %llu must be a multiple of --cores %llu",
+                     (unsigned long long)B, (unsigned long long)C);
+            fail(2, err);
+            goto done;
+        }
+        hw.batch = (long)B;
+        tpuc_train_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.optimizer = strcmp(optname, "adam") ? TPUC_OPT_SGD : TPUC_OPT_ADAM;
+        o.lr = lr >= 0 ? lr : (o.optimizer == TPUC_OPT_ADAM ? 1e-3 : 0.01);
+        o.momentum = mom;
+        o.beta1 = 0.9; o.beta2 = 0.999; o.eps = 1e-8;
+        o.logits = logits;
+        tpuc_train_t t;
+        tpuc_train_report_t r;
+        if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
+            tpuc_train_free(&t);
+            fail(2, err);
+            goto done;
+        }
+        fprintf(stderr, "tpu-compile: training step of %zu instructions; predicting cycles on the board model...\n",
+                t.prog.ninsns);
+        if (tpuc_train_report(&t, &g, &hw, &r, err, sizeof err)) {
+            tpuc_train_free(&t);
+            fail(2, err);
+            goto done;
+        }
+        tpuc_train_report_text(&t, &hw, &r, stdout);
+        rc = 0;
+        if (json) {
+            tpu_out_t jo;
+            if (tpu_out_open(&jo, json, err, sizeof err)) { rc = 1; fail(1, err); }
+            else {
+                tpuc_train_report_json(&t, &hw, &r, jo.f);
+                if (tpu_out_commit(&jo, err, sizeof err)) { rc = 1; fail(1, err); }
+            }
+        }
+        tpuc_train_free(&t);
+        goto done;
+    }
     if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_lower(&g, &hw, err, sizeof err) ||
         tpuc_tile(&g, &hw, &p, err, sizeof err)) {
         fail(2, err);

@@ -99,21 +99,6 @@ static int fail(int code, const char *msg)
     return code;
 }
 
-/* A real number option: finite, in [lo, hi]. */
-static int real_opt(const char *name, const char *val, double lo, double hi, double *out,
-                    char *err, size_t errlen)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (!*val || *end || errno || !isfinite(v) || v < lo || v > hi) {
-        snprintf(err, errlen, "--%s '%s': expected a number in [%g, %g]", name, val, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* ---- data ---- */
 typedef struct {
     uint64_t n;      /* examples */
@@ -473,8 +458,8 @@ int main(int argc, char **argv)
         case O_SPE: bad = tpu_cli_count(name, val, 1, 1u << 30, &spe, err, sizeof err); have_spe = 1; break;
         case O_BATCH: bad = tpu_cli_count(name, val, 1, 1u << 20, &batch, err, sizeof err); break;
         case O_OPT: optname = val; break;
-        case O_LR: bad = real_opt("lr", val, 0, 1e6, &lr, err, sizeof err); break;
-        case O_MOM: bad = real_opt("momentum", val, 0, 1, &mom, err, sizeof err); break;
+        case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
+        case O_MOM: bad = tpuc_opt_real("momentum", val, 0, 1, &mom, err, sizeof err); break;
         case O_SEED: bad = tpu_cli_count(name, val, 0, UINT64_MAX, &seed, err, sizeof err); break;
         case O_LOGITS: logits = 1; break;
         case O_VALSTEPS: bad = tpu_cli_count(name, val, 0, 1u << 30, &valsteps, err, sizeof err); have_vs = 1; break;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gen's hardware options for the compiler's tools (tpuc/hwopts.h). */
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tpu/board.h"
@@ -66,4 +69,18 @@ int tpuc_hwopts_resolve(const tpuc_hwopts_t *o, tpuc_hw_t *hw, char *err, size_t
     hw->axi_data_bits = o->axi ? (unsigned)o->axi : tpu_cfg_axi_data_bits(nn);
     hw->cores = (unsigned)o->cores;
     return tpu_board_topology_parse(o->topo, hw->cores, &hw->topo_rows, &hw->topo_cols, err, errlen);
+}
+
+int tpuc_opt_real(const char *name, const char *val, double lo, double hi, double *out,
+                  char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (!*val || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        snprintf(err, errlen, "--%s '%s': expected a number in [%g, %g]", name, val, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }

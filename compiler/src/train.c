@@ -42,8 +42,9 @@ typedef struct {
     int oom;
     unsigned n;
     unsigned slots, slot; /* WMEM tiles, the next one to use */
-    tpuc_train_t *t;      /* the phase of each instruction is recorded here */
+    tpuc_train_t *t;      /* the phase and layer of each instruction are recorded here */
     int phase;
+    int layer;            /* the layer being emitted, TPUC_TRAIN_NO_LAYER outside them */
     size_t capphase;
 } em_t;
 
@@ -67,10 +68,13 @@ static void E(em_t *e, const char *fmt, ...)
         if (t->nphase == e->capphase) {
             size_t cap = e->capphase ? e->capphase * 2 : 256;
             uint8_t *np = realloc(t->phase, cap);
-            if (!np) { e->oom = 1; return; }
-            t->phase = np;
+            if (np) t->phase = np;
+            uint8_t *nl = np ? realloc(t->layer_of, cap) : NULL;
+            if (!nl) { e->oom = 1; return; }
+            t->layer_of = nl;
             e->capphase = cap;
         }
+        t->layer_of[t->nphase] = (uint8_t)e->layer;
         t->phase[t->nphase++] = (uint8_t)e->phase;
     }
 }
@@ -940,7 +944,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
 
     /* ---- the program ---- */
     em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0, .t = t,
-              .phase = TPUC_PH_FORWARD};
+              .phase = TPUC_PH_FORWARD, .layer = TPUC_TRAIN_NO_LAYER};
     if (e.slots == 0) {
         tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, N);
         return -1;
@@ -966,9 +970,13 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
     /* forward */
     e.phase = TPUC_PH_FORWARD;
-    if (t->layer[0].embed) embed_fwd(&e, t, &t->layer[0], UB_CHUNK, ACC_CHUNK, erc);
+    if (t->layer[0].embed) {
+        e.layer = 0;
+        embed_fwd(&e, t, &t->layer[0], UB_CHUNK, ACC_CHUNK, erc);
+    }
     for (int s = 0; s < t->nconv; s++) {
         const tpuc_tconv_t *c = &t->conv[s];
+        e.layer = c->layer;
         const tpuc_tlayer_t *l0 = &t->layer[c->layer];
         const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
         E(&e, "# forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %dx%d), "
@@ -991,6 +999,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
     {
         const tpuc_tlayer_t *l0 = &t->layer[fd];
+        e.layer = fd;
         E(&e, "# forward: the batch%s", fd ? " (the pooled activation)" : "");
         for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
             E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[fd] + kt * b),
@@ -1000,6 +1009,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         const tpuc_tlayer_t *ly = &t->layer[l];
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o;
+        e.layer = l;
         E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
           (long long)ly->o, ly->has_bias ? ", bias" : "", ly->relu ? ", relu" : "");
         for (uint64_t nt = 0; nt < NT; nt++) {
@@ -1037,6 +1047,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     if (o->eval_only) goto end;
     /* loss and dZ */
     e.phase = TPUC_PH_LOSS;
+    e.layer = TPUC_TRAIN_NO_LAYER;
     {
         const uint64_t C = (uint64_t)t->classes;
         E(&e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
@@ -1064,6 +1075,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
         const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
         const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
+        e.layer = l;
         E(&e, "# backward: layer %d '%s'", l, ly->name);
         if (ly->conv) {
             const int s = ly->conv - 1;
@@ -1164,6 +1176,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         cur = 1 - cur;
     }
 end:
+    e.layer = TPUC_TRAIN_NO_LAYER;
     E(&e, "halt");
     if (e.oom) {
         tpuc_err(err, errlen, "out of memory");
@@ -1176,5 +1189,7 @@ void tpuc_train_free(tpuc_train_t *t)
 {
     tpuc_prog_free(&t->prog);
     free(t->phase);
+    free(t->layer_of);
     t->phase = NULL;
+    t->layer_of = NULL;
 }

@@ -115,6 +115,24 @@ PYEOF
 then ok "the text model's exported ONNX holds the trained table and weights of all $(cat "$W/text_exp.chk") layers"
 else bad "the text model's export: $(tail -2 "$W/text_exp.chk" "$W/text_exp.log" 2>/dev/null | tr '\n' ' ')"; fi
 
+# tpu-compile --train --report-only predicts the step: the same cycles as tpu-train's step
+for cfg in "text.onnx xt.npy 8 2 ring 4" "cc.onnx xcc.npy 8 4 torus 8" "mlp.onnx x.npy 4 2 ring 8"; do
+    set -- $cfg
+    pred=$(${BUILD:-build}/tools/tpu-compile "$W/$1" --train --mxu $3 --cores $4 --topology $5 --batch $6 \
+        --imem-insns 32768 --report-only --json "$W/pred_$1.json" 2>"$W/pred_$1.err" | grep -o '^total: [0-9]*' | cut -d' ' -f2)
+    ran=$("$T" "$W/$1" --x-train "$W/$2" --y-train "$W/y.npy" --mxu $3 --cores $4 --topology $5 --batch $6 \
+        --steps-per-epoch 1 --imem-insns 32768 2>&1 | grep -o '[0-9]* cycles/step' | cut -d' ' -f1)
+    if [ -n "$pred" ] && [ "$pred" = "$ran" ] && $PY -c "
+import json, sys
+r = json.load(open('$W/pred_$1.json'))
+s = sum(l['forward_cycles'] + l['backward_cycles'] + l['allreduce_update_cycles'] for l in r['layers']) + r['other_cycles']
+assert r['cycles_per_step'] == $pred and s == sum(r['phases'].values()) and s <= $pred, (s, r['phases'])"; then
+        ok "tpu-compile --train predicts $1 (N = $3, C = $4 $5): $pred cycles per step = tpu-train's"
+    else
+        bad "tpu-compile --train on $1: predicted '$pred', tpu-train ran '$ran' cycles per step $(cat "$W/pred_$1.err")"
+    fi
+done
+
 for m in batch sign; do
     if $PY tests/train/ref.py "$W/mlp.onnx" "$W/x.npy" "$W/y.npy" --batch 16 --grads "$W/g_sgd_n8_c2" --mutate $m >/dev/null 2>&1; then
         bad "the gradient check passes a mutated gradient ($m)"
@@ -206,6 +224,12 @@ badrun "logits model without --logits" "needs a final Softmax" "$W/deep.onnx" --
 badrun "labels and examples differ" "labels of shape \\[96\\], expected \\[640\\]" "$W/deep.onnx" --logits --x-train "$W/bx.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 badrun "float labels" "expected '<i8', '<i4' or '|u1'" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/x.npy" --mxu 8 --cores 2 --batch 16
 badrun "no data" "no data" "$W/mlp.onnx"
+${BUILD:-build}/tools/tpu-compile "$W/mlp.onnx" --train -o "$W/nope" >"$W/bad.out" 2>"$W/bad.err"
+if [ $? -eq 2 ] && grep -q "train goes with --report-only" "$W/bad.err" && [ ! -e "$W/nope" ]; then
+    ok "refused: tpu-compile --train without --report-only"
+else
+    bad "tpu-compile --train -o: $(cat "$W/bad.err")"
+fi
 # an output that cannot be written is refused before any training
 "$T" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --cores 1 --batch 16 --steps-per-epoch 1 \
     --save-onnx /proc/none/x.onnx >"$W/bad.out" 2>"$W/bad.err"

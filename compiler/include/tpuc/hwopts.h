@@ -55,6 +55,11 @@ int tpuc_hwopts_parse(tpuc_hwopts_t *o, int id, const char *name, const char *va
    does not fit the cores). */
 int tpuc_hwopts_resolve(const tpuc_hwopts_t *o, tpuc_hw_t *hw, char *err, size_t errlen);
 
+/* A real-number option (--lr, --momentum): finite, in [lo, hi], nothing after it. 0, or -1
+   with "--NAME 'VAL': expected a number in [lo, hi]" in err. */
+int tpuc_opt_real(const char *name, const char *val, double lo, double hi, double *out,
+                  char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 #define TPUC_TRAIN_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "tpuc/tpuc.h"
@@ -116,10 +117,14 @@ typedef struct {
     uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
     uint64_t adam_addr;     /* fp32 2 rows x N: beta1^t, beta2^t */
     uint64_t host_bytes;
-    /* the phase of every instruction (TPUC_PH_*), for the per-phase report */
+    /* the phase (TPUC_PH_*) and layer (TPUC_TRAIN_NO_LAYER outside the layers: the
+       constants, the loss, the halt) of every instruction, for the reports */
     uint8_t *phase;
+    uint8_t *layer_of;
     size_t nphase;
 } tpuc_train_t;
+
+#define TPUC_TRAIN_NO_LAYER 255
 
 enum { TPUC_PH_FORWARD, TPUC_PH_LOSS, TPUC_PH_BACKWARD, TPUC_PH_UPDATE, TPUC_PH_COUNT };
 /* "forward", "loss", "backward", "all-reduce + update" */
@@ -148,6 +153,26 @@ void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, 
                              float *bias);
 void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
                            float *db);
+
+/* The prediction of one step (tpu-compile --train --report-only; train_report.c): the step run
+   once on the board model from the model's initial weights and an all-zero batch (label 0),
+   its cycles attributed to each layer and phase by the instruction that completed them. */
+typedef struct {
+    uint64_t cycles;                 /* the step: the slowest core */
+    uint64_t mxu_busy;               /* all cores */
+    uint64_t ph_cycles[TPUC_PH_COUNT], ph_busy[TPUC_PH_COUNT];
+    uint64_t ly_cycles[TPUC_TRAIN_MAX_LAYERS][TPUC_PH_COUNT];
+    uint64_t ly_busy[TPUC_TRAIN_MAX_LAYERS];
+    uint64_t ly_macs[TPUC_TRAIN_MAX_LAYERS]; /* useful MACs per core: forward, dX, dW */
+    uint64_t other_cycles;           /* constants, loss, halt */
+    double wall_s;                   /* host time of the model's run */
+} tpuc_train_report_t;
+int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_hw_t *hw,
+                      tpuc_train_report_t *r, char *err, size_t errlen);
+void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
+                            const tpuc_train_report_t *r, FILE *f);
+void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
+                            const tpuc_train_report_t *r, FILE *f);
 
 /* The ONNX file at in_path with each layer's weights and bias replaced (in the layout and
    orientation of the original initializers), written to out_path (never half-written). */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The prediction of one training step (train.h, tpu-compile --train --report-only): the step
+   program runs once on the board model -- every core from the model's initial weights, an
+   all-zero batch with label 0 (token id 0 for an embedding) -- and the model's per-instruction
+   completion cycles are attributed to the layer and phase each instruction was emitted for.
+   The timing does not depend on the data (no instruction's time does), so this is the step's
+   exact cycle count on the model, and the RTL's (test-train compares them). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tpu/board.h"
+#include "tpuc/train.h"
+#include "tpuc_internal.h"
+
+/* Useful multiply-accumulates per core of layer l in one step: the forward pass, dX (when a
+   layer before needs it) and dW; the recomputed forward of a Conv stage's backward is not
+   useful work, and an embedding's one-hot products are a lookup (0). */
+static uint64_t layer_macs(const tpuc_train_t *t, int l)
+{
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t b = (uint64_t)t->batch;
+    if (ly->embed) return 0;
+    if (ly->conv) {
+        const tpuc_tconv_t *c = &t->conv[ly->conv - 1];
+        const uint64_t m = (uint64_t)(c->ho * c->wo) * (uint64_t)ly->k * (uint64_t)ly->o * b;
+        return m * (c->dx ? 3u : 2u);
+    }
+    const uint64_t m = b * (uint64_t)ly->k * (uint64_t)ly->o;
+    return m * (l > 0 && !t->layer[l - 1].embed ? 3u : 2u);
+}
+
+int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_hw_t *hw,
+                      tpuc_train_report_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    const unsigned C = t->cores;
+    tpu_board_cfg_t bc;
+    memset(&bc, 0, sizeof bc);
+    bc.rows = hw->topo_rows ? hw->topo_rows : 1;
+    bc.cols = hw->topo_cols ? hw->topo_cols : C;
+    bc.link_latency = TPU_BOARD_LINK_LATENCY_DEFAULT;
+    bc.core.geom = hw->geom;
+    bc.core.axi_data_bits = hw->axi_data_bits;
+    uint64_t *done = calloc(t->prog.ninsns + 1, sizeof *done);
+    uint64_t *mxu = calloc(t->prog.ninsns + 1, sizeof *mxu);
+    float *x = calloc((size_t)t->batch * (size_t)t->in_elems + 1, sizeof *x);
+    int32_t *lab = calloc((size_t)t->batch + 1, sizeof *lab);
+    uint8_t *host[TPU_BOARD_CORES_MAX] = {0};
+    tpu_board_t *board = NULL;
+    int rc = -1;
+    if (!done || !mxu || !x || !lab || C > TPU_BOARD_CORES_MAX) {
+        tpuc_err(err, errlen, "out of memory");
+        goto out;
+    }
+    bc.core.insn_done = done;
+    bc.core.insn_mxu = mxu;
+    board = tpu_board_new(&bc);
+    if (!board) {
+        tpuc_err(err, errlen, "the board model refused the configuration (%u cores)", C);
+        goto out;
+    }
+    tpu_board_job_t job[TPU_BOARD_CORES_MAX];
+    tpu_core_result_t res[TPU_BOARD_CORES_MAX];
+    for (unsigned i = 0; i < C; i++) {
+        host[i] = calloc(1, (size_t)t->host_bytes);
+        if (!host[i]) {
+            tpuc_err(err, errlen, "out of memory (%u host images of %llu MiB)", C,
+                     (unsigned long long)(t->host_bytes >> 20));
+            goto out;
+        }
+        tpuc_train_host_init(t, g, host[i]);
+        tpuc_train_host_batch(t, host[i], x, lab);
+        job[i].prog = t->prog.insns;
+        job[i].count = t->prog.ninsns;
+        job[i].pc_start = 0;
+        job[i].host = host[i];
+        job[i].host_bytes = t->host_bytes;
+        job[i].trace = NULL;
+    }
+    char msg[1024] = "";
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int brc = tpu_board_run(board, job, res, msg, sizeof msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (brc != TPU_OK) {
+        tpuc_err(err, errlen, "the board model failed (status %d) %s", brc, msg);
+        goto out;
+    }
+    for (unsigned i = 0; i < C; i++) {
+        if (res[i].status != TPU_CORE_DONE) {
+            tpuc_err(err, errlen, "core %u stopped: status %d, error %d at pc %u", i,
+                     (int)res[i].status, res[i].err_code, res[i].err_pc);
+            goto out;
+        }
+        if (res[i].counters[TPU_CNT_CYCLES] > r->cycles) r->cycles = res[i].counters[TPU_CNT_CYCLES];
+        r->mxu_busy += res[i].counters[TPU_CNT_MXU_BUSY];
+    }
+    /* a collective has no completion record of its own: its cycles land on the next
+       instruction, which is in the same layer and phase */
+    uint64_t prev = 0, pm = 0;
+    for (size_t pc = 0; pc < t->prog.ninsns && pc < t->nphase; pc++) {
+        if (!done[pc]) continue;
+        const int ph = t->phase[pc], l = t->layer_of[pc];
+        const uint64_t dc = done[pc] > prev ? done[pc] - prev : 0;
+        const uint64_t dm = mxu[pc] > pm ? mxu[pc] - pm : 0;
+        if (done[pc] > prev) prev = done[pc];
+        if (mxu[pc] > pm) pm = mxu[pc];
+        r->ph_cycles[ph] += dc;
+        r->ph_busy[ph] += dm;
+        if (l < t->nlayers) {
+            r->ly_cycles[l][ph] += dc;
+            r->ly_busy[l] += dm;
+        } else {
+            r->other_cycles += dc;
+        }
+    }
+    for (int l = 0; l < t->nlayers; l++) r->ly_macs[l] = layer_macs(t, l);
+    rc = 0;
+out:
+    for (unsigned i = 0; i < C && i < TPU_BOARD_CORES_MAX; i++) free(host[i]);
+    if (board) tpu_board_free(board);
+    free(done); free(mxu); free(x); free(lab);
+    return rc;
+}
+
+static const char *layer_kind(const tpuc_train_t *t, int l)
+{
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    return ly->embed ? "Embedding" : ly->conv ? "Conv" : "Gemm";
+}
+
+static const char *opt_name(const tpuc_train_t *t)
+{
+    return t->opts.optimizer == TPUC_OPT_ADAM ? "adam" : t->opts.momentum != 0.0 ? "sgd-momentum" : "sgd";
+}
+
+void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
+                            const tpuc_train_report_t *r, FILE *f)
+{
+    const double n2 = (double)t->n * (double)t->n;
+    const double f_hz = (double)(hw->freq_mhz ? hw->freq_mhz : 100) * 1e6;
+    const uint64_t B = (uint64_t)t->batch * t->cores;
+    fprintf(f, "training step report: N = %u, %u core(s), batch %llu = %u x %ld per core, %s, "
+            "%zu instructions; predicted on the board model (exact for the model and the RTL)\n",
+            t->n, t->cores, (unsigned long long)B, t->cores, t->batch, opt_name(t), t->prog.ninsns);
+    fprintf(f, "%-28s %-9s %12s %12s %14s %14s %7s\n", "layer", "kind", "forward", "backward",
+            "allred+update", "MACs/core", "MXU%");
+    for (int l = 0; l < t->nlayers; l++) {
+        const uint64_t *c = r->ly_cycles[l];
+        const uint64_t cyc = c[0] + c[1] + c[2] + c[3];
+        fprintf(f, "%-28.28s %-9s %12llu %12llu %14llu %14llu %7.2f\n", t->layer[l].name,
+                layer_kind(t, l), (unsigned long long)c[TPUC_PH_FORWARD],
+                (unsigned long long)c[TPUC_PH_BACKWARD], (unsigned long long)c[TPUC_PH_UPDATE],
+                (unsigned long long)r->ly_macs[l],
+                cyc ? 100.0 * (double)r->ly_macs[l] / (n2 * (double)cyc) : 0.0);
+    }
+    fprintf(f, "%-28s %-9s %12llu cycles: the constants, the loss, the halt\n",
+            "(outside the layers)", "", (unsigned long long)r->other_cycles);
+    uint64_t macs = 0;
+    for (int l = 0; l < t->nlayers; l++) macs += r->ly_macs[l];
+    const double ms = (double)r->cycles / f_hz * 1e3;
+    fprintf(f, "by phase:");
+    for (int ph = 0; ph < TPUC_PH_COUNT; ph++)
+        fprintf(f, "%s %s %llu cycles (MXU busy %.1f%%)", ph ? "," : "", tpuc_train_phase_name(ph),
+                (unsigned long long)r->ph_cycles[ph],
+                r->ph_cycles[ph] ? 100.0 * (double)r->ph_busy[ph] / (double)r->ph_cycles[ph] : 0.0);
+    fprintf(f, "\ntotal: %llu cycles per step (the slowest core) = %.3f ms at %u MHz: %.1f steps/s, "
+            "%.0f examples/s; MXU utilisation %.2f %% (useful MACs / (N^2 x cycles)), busy %.1f %%; "
+            "the model ran it in %.2f s on the host\n",
+            (unsigned long long)r->cycles, ms, hw->freq_mhz ? hw->freq_mhz : 100, 1e3 / ms,
+            1e3 / ms * (double)B, r->cycles ? 100.0 * (double)macs / (n2 * (double)r->cycles) : 0.0,
+            r->cycles ? 100.0 * (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0,
+            r->wall_s);
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
+                            const tpuc_train_report_t *r, FILE *f)
+{
+    const double n2 = (double)t->n * (double)t->n;
+    const unsigned mhz = hw->freq_mhz ? hw->freq_mhz : 100;
+    uint64_t macs = 0;
+    for (int l = 0; l < t->nlayers; l++) macs += r->ly_macs[l];
+    fprintf(f, "{\n  \"mode\": \"training step\",\n  \"mxu\": %u,\n  \"cores\": %u,\n  \"batch_per_core\": %ld,\n"
+            "  \"optimizer\": \"%s\",\n  \"instructions\": %zu,\n  \"freq_mhz\": %u,\n  \"layers\": [\n",
+            t->n, t->cores, t->batch, opt_name(t), t->prog.ninsns, mhz);
+    for (int l = 0; l < t->nlayers; l++) {
+        const uint64_t *c = r->ly_cycles[l];
+        const uint64_t cyc = c[0] + c[1] + c[2] + c[3];
+        fprintf(f, "    {\"name\": ");
+        jstr(f, t->layer[l].name);
+        fprintf(f, ", \"kind\": \"%s\", \"forward_cycles\": %llu, \"backward_cycles\": %llu, "
+                "\"allreduce_update_cycles\": %llu, \"macs_per_core\": %llu, \"mxu_util\": %.6f}%s\n",
+                layer_kind(t, l), (unsigned long long)c[TPUC_PH_FORWARD],
+                (unsigned long long)c[TPUC_PH_BACKWARD], (unsigned long long)c[TPUC_PH_UPDATE],
+                (unsigned long long)r->ly_macs[l],
+                cyc ? (double)r->ly_macs[l] / (n2 * (double)cyc) : 0.0, l + 1 < t->nlayers ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"phases\": {");
+    for (int ph = 0; ph < TPUC_PH_COUNT; ph++)
+        fprintf(f, "%s\"%s\": %llu", ph ? ", " : "", tpuc_train_phase_name(ph), (unsigned long long)r->ph_cycles[ph]);
+    const double ms = (double)r->cycles / ((double)mhz * 1e3);
+    fprintf(f, "},\n  \"other_cycles\": %llu,\n  \"cycles_per_step\": %llu,\n  \"ms_per_step\": %.6f,\n"
+            "  \"examples_per_s\": %.3f,\n  \"mxu_util\": %.6f,\n  \"mxu_busy\": %.6f\n}\n",
+            (unsigned long long)r->other_cycles, (unsigned long long)r->cycles, ms,
+            1e3 / ms * (double)t->batch * (double)t->cores,
+            r->cycles ? (double)macs / (n2 * (double)r->cycles) : 0.0,
+            r->cycles ? (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0);
+}
