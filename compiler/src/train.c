@@ -184,6 +184,11 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
                 return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
             c->pkh = kh; c->pkw = kw;
             c->relu_after = n->fuse_act == TPUC_OP_RELU;
+        } else if (n->op == TPUC_OP_AVGPOOL && n->conv_k[0] == 1 && n->conv_k[1] == 1 &&
+                   n->conv_s[0] == 1 && n->conv_s[1] == 1 && !n->conv_p[0] && !n->conv_p[1] &&
+                   !n->conv_p[2] && !n->conv_p[3]) {
+            /* a 1 x 1 average of stride 1 is the identity (torch's adaptive_avg_pool2d to
+               the size it already has, as VGG's classifier head at 224 x 224 exports it) */
         } else if (n->op == TPUC_OP_FLATTEN) {
             if (tpuc_attr_int(n, "axis", 1) != 1)
                 return refuse(n, err, errlen, "training mode: Flatten axis 1 only");

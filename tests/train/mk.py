@@ -13,7 +13,8 @@
   conv2.onnx   two Conv stages: Conv(1, 2, 3x3) -> ReLU -> Conv(2, 2, 3x3) -> Flatten ->
                Linear(8, 10) -> Softmax on xc.npy (the second conv's input gradient)
   cc.onnx      Conv(2, 3, 3x3, pad 1) -> MaxPool(2) -> ReLU -> Conv(3, 4, 3x3, pad 1) -> ReLU ->
-               MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy [96, 2, 8, 8]
+               MaxPool(2) -> AdaptiveAvgPool2d(2) (the identity, as VGG's head at 224) ->
+               Flatten -> Linear(16, 10) -> Softmax on xcc.npy [96, 2, 8, 8]
   text.onnx    the text model's shape, small: Embedding(30, 5) -> Conv1d(5, 6, 3, pad 1) ->
                ReLU -> MaxPool1d(2) -> Conv1d(6, 4, 3) -> ReLU -> MaxPool1d(2) -> Flatten ->
                Linear(8, 10) -> Softmax on xt.npy: int64 token ids [96, 12]
@@ -67,7 +68,8 @@ def main(out):
     export(nn.Sequential(nn.Conv2d(2, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 10), nn.Softmax(dim=1)),
            (2, 2, 8, 8), os.path.join(out, "cs2.onnx"))
     export(nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2, 2), nn.ReLU(),
-                         nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                         nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2),
+                         nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(),
                          nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 2, 8, 8), os.path.join(out, "cc.onnx"))
 
     class Text(nn.Module):
