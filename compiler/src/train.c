@@ -598,18 +598,65 @@ static void run_rs(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
           U(c->rsp + (row * C + nt * N) * 2), U(qs * C * 2));
 }
 
+/* Where window (u, v)'s routed gradient G of image i, q row q0 is kept: one q chunk at a time
+   (dcw) when the conv's whole dW fits ACC, else all of them (gsave), read again by every
+   later chunk of dW rows. */
+static uint64_t gaddr(const tpuc_tconv_t *c, uint64_t i, int u, int v, uint64_t q0)
+{
+    if (!c->gsave) return c->dcw;
+    const uint64_t w = (uint64_t)(u * c->pkw + v), nw = (uint64_t)(c->pkh * c->pkw);
+    return c->gsave + ((i * nw + w) * (uint64_t)c->q + q0) * (uint64_t)c->cout * 2;
+}
+
+/* The rows [c0, c1) of a conv's master (whole X^T tiles: kernel row kh, lanes k0 .. k0+N of
+   its KW*Cin) and, in the last chunk, the bias row. */
+typedef struct { uint64_t c0, c1; int bias; } dwck_t;
+
+/* dW rows of chunk ck += X^T G for image i, q rows [q0, q0+qc), window (u, v): X^T of the
+   strided input rows by the transposed load (those of the chunk), then per N-tile of the
+   outputs a matmul with G's tile as the weights. Every element's chain runs over images,
+   windows and q tiles in the same order whatever the chunking. */
+static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const cvr_t *r,
+                    uint64_t i, uint64_t q0, uint64_t qc, int u, int v, const dwck_t *ck, int *first)
+{
+    const tpuc_tlayer_t *ly = &t->layer[c->layer];
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N);
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), qs = (uint64_t)(c->sw * c->pkw);
+    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
+    const uint64_t G = gaddr(c, i, u, v, q0), nr = ck->c1 - ck->c0 + (uint64_t)ck->bias;
+    for (uint64_t j = 0; j < qc; j += N) {
+        const uint64_t rows = umin(N, qc - j);
+        for (int64_t kh = 0; kh < c->kh; kh++)
+            for (uint64_t k0 = 0; k0 < kc; k0 += N) {
+                const uint64_t kn = umin(N, kc - k0), row = (uint64_t)kh * kc + k0;
+                if (row < ck->c0 || row >= ck->c1) continue;
+                uint64_t w = wtile(e, t, X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) +
+                                              qs * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
+                                   rows, kn, qs * (uint64_t)c->cin * 2);
+                E(e, "lw w=%llu transpose", U(w));
+                E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
+                E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC), U(r->XT + row - ck->c0), U(kn));
+            }
+        for (uint64_t nt = 0; nt < NT; nt++) {
+            uint64_t w = wtile(e, t, G + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
+            E(e, "lw w=%llu", U(w));
+            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + nt * nr), U(nr),
+              first[nt] ? "" : " accumulate");
+            first[nt] = 0;
+        }
+    }
+}
+
 /* backward of image i, q rows [q0, q0+qc): route the pooled gradient to the first maximum
    of each window (PyTorch's rule: windows scanned row by row, the first of equal values
    wins), through the ReLU before the pool, accumulate dW = X^T G (and db) into DWC, and
    (dx) scatter G into r-space. */
 static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const cvr_t *r,
-                     uint64_t i, uint64_t q0, uint64_t qc, int *first)
+                     uint64_t i, uint64_t q0, uint64_t qc, const dwck_t *ck, int *first)
 {
-    const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N), n = NT * qc;
-    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, qs = (uint64_t)(c->sw * c->pkw);
-    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
     conv_fwd(e, t, c, r, i, q0, qc);
     E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
     E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
@@ -640,35 +687,16 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
                 E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->S), U(r->T), U(r->S), U(n));
             }
             E(e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->DQ), U(r->S), U(r->PB), U(n));
+            const uint64_t G = gaddr(c, i, u, v, q0);
             for (uint64_t nt = 0; nt < NT; nt++)
                 E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->PB + nt * qc),
-                  U(qc), U(umin(N, C - nt * N)), U(c->dcw + nt * N * 2), U(C * 2));
+                  U(qc), U(umin(N, C - nt * N)), U(G + nt * N * 2), U(C * 2));
             if (c->dx) {
                 x.u = u;
                 x.v = v;
                 q_runs(e, c, q0, qc, run_rs, &x);
             }
-            for (uint64_t j = 0; j < qc; j += N) {
-                const uint64_t rows = umin(N, qc - j);
-                for (int64_t kh = 0; kh < c->kh; kh++)
-                    for (uint64_t k0 = 0; k0 < kc; k0 += N) {
-                        const uint64_t kn = umin(N, kc - k0);
-                        uint64_t w = wtile(e, t, X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) +
-                                                      qs * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
-                                           rows, kn, qs * (uint64_t)c->cin * 2);
-                        E(e, "lw w=%llu transpose", U(w));
-                        E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
-                        E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC),
-                          U(r->XT + (uint64_t)kh * kc + k0), U(kn));
-                    }
-                for (uint64_t nt = 0; nt < NT; nt++) {
-                    uint64_t w = wtile(e, t, c->dcw + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
-                    E(e, "lw w=%llu", U(w));
-                    E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + nt * ly->kp),
-                      U(KK + (uint64_t)ly->has_bias), first[nt] ? "" : " accumulate");
-                    first[nt] = 0;
-                }
-            }
+            conv_dw(e, t, c, r, i, q0, qc, u, v, ck, first);
         }
 }
 
@@ -817,12 +845,6 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         if (a > (8ull << 30)) break;
     }
-    t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
-    if (t->host_bytes > (4ull << 30)) {
-        tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",
-                 U(t->host_bytes >> 20));
-        return -1;
-    }
 
     /* ---- on-chip layout ---- */
     uint64_t maxT = 0, maxNT = 0;
@@ -868,32 +890,49 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     cvr_t cv[TPUC_TRAIN_MAX_CONV];
     memset(cv, 0, sizeof cv);
     for (int s = 0; s < t->nconv; s++) {
-        /* the whole dW of the conv stays in ACC over the batch; q chunks of the conv after it,
-           or (at another time) pc rows of dx */
+        /* the conv's dW (or a chunk of its rows) stays in ACC over the batch; q chunks of the
+           conv after it, or (at another time) pc rows of dx */
         tpuc_tconv_t *c = &t->conv[s];
         const tpuc_tlayer_t *l0 = &t->layer[c->layer];
         const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
         const uint64_t kc = (uint64_t)(c->kw * c->cin);
-        const uint64_t upd = (3u + nstate) * l0->kp * NT0;
-        const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + l0->kp;
         const uint64_t KT = cdiv(kc, N);
         const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
         const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
-        uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
-        uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
-        uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
-        if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
         if (NT0 > 256) {
             tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
                      "%u: a larger --mxu", l0->name, (long long)c->cout, N);
             return -1;
         }
-        if (qc == 0 || upd > freea || l0->kp > freeu) {
-            tpuc_err(err, errlen, "node '%s': the conv's gradient (%llu ACC rows) and one row of "
-                     "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(upd));
-            return -1;
+        /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
+           master that take half of the free ACC and UB, the routed gradients kept in host
+           memory for the later chunks */
+        uint64_t R = l0->kp;
+        for (int pass = 0; pass < 2; pass++) {
+            const uint64_t upd = (3u + nstate) * R * NT0;
+            const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
+            uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
+            uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
+            uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
+            if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
+            if (R > 0 && qc > 0 && upd <= freea && R * (1u + NT0) <= freeu) { c->qc = qc; break; }
+            if (pass) {
+                tpuc_err(err, errlen, "node '%s': %llu rows of the conv's gradient and one row of "
+                         "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(R));
+                return -1;
+            }
+            R = umin(freea / 2 / ((3u + nstate) * NT0), freeu / 2 / (1u + NT0));
+            R = umin(R, 65535u / NT0);
+            if (R < N + 1u) R = 0;
         }
-        c->qc = qc;
+        c->dwrows = R;
+        const uint64_t upd = (3u + nstate) * R * NT0;
+        const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
+        const uint64_t qc = c->qc;
+        if (R < l0->kp) {
+            c->gsave = a;
+            a = ALIGN64(a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
+        }
         cvr_t *r = &cv[s];
         r->IDENT = IDENT; r->BIASR = BIASR; r->XTACC = XTACC; r->DWC = ACC_CHUNK;
         r->XT = UB_CHUNK;
@@ -915,7 +954,13 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             c->pc = pc;
             r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0;
         }
-        t->layer[c->layer].chunk_rows = (unsigned)l0->kp;
+        t->layer[c->layer].chunk_rows = (unsigned)R;
+    }
+    t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
+    if (t->host_bytes > (4ull << 30)) {
+        tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",
+                 U(t->host_bytes >> 20));
+        return -1;
     }
     uint64_t erc = 0; /* the embedding's row chunk */
     if (t->layer[0].embed) {
@@ -1086,23 +1131,49 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             const int s = ly->conv - 1;
             const tpuc_tconv_t *c = &t->conv[s];
             E(&e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
-            if (ly->has_bias) {
+            if (ly->has_bias)
                 for (uint64_t nt = 0; nt < NT; nt++)
                     E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
                       U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
-                E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
-                  U(cv[s].XT + (uint64_t)ly->k));
+            /* chunks of whole X^T tiles (kernel row kh, lanes k0 .. k0+N) of at most dwrows
+               rows with the bias row; the first pass routes the gradients (and computes dX),
+               the later ones read them back from host memory */
+            const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, R = c->dwrows;
+            for (uint64_t c0 = 0; c0 < KK;) {
+                uint64_t c1 = c0;
+                while (c1 < KK) {
+                    const uint64_t kn = umin(N, kc - c1 % kc), end = c1 + kn;
+                    const uint64_t need = end - c0 + (ly->has_bias && end == KK ? 1u : 0u);
+                    if (need > R && c1 > c0) break;
+                    c1 = end;
+                }
+                const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK};
+                const int firstpass = c0 == 0;
+                if (R < ly->kp)
+                    E(&e, "# dW rows %llu..%llu%s", U(c0), U(c1 - 1), ck.bias ? " and the bias" : "");
+                if (ck.bias)
+                    E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
+                      U(cv[s].XT + (c1 - c0)));
+                int first[256];
+                for (int k = 0; k < 256; k++) first[k] = 1;
+                for (uint64_t i = 0; i < b; i++) {
+                    for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+                        const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+                        if (firstpass)
+                            conv_bwd(&e, t, c, &cv[s], i, q0, qc, &ck, first);
+                        else
+                            for (int u = 0; u < c->pkh; u++)
+                                for (int v = 0; v < c->pkw; v++)
+                                    conv_dw(&e, t, c, &cv[s], i, q0, qc, u, v, &ck, first);
+                    }
+                    if (firstpass && c->dx) conv_dx(&e, t, c, &cv[s], i);
+                }
+                e.phase = TPUC_PH_UPDATE;
+                emit_update(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
+                            nstate, adam);
+                e.phase = TPUC_PH_BACKWARD;
+                c0 = c1;
             }
-            int first[256];
-            for (int k = 0; k < 256; k++) first[k] = 1;
-            for (uint64_t i = 0; i < b; i++) {
-                for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc)
-                    conv_bwd(&e, t, c, &cv[s], i, q0, umin(c->qc, (uint64_t)c->q - q0), first);
-                if (c->dx) conv_dx(&e, t, c, &cv[s], i);
-            }
-            e.phase = TPUC_PH_UPDATE;
-            emit_update(&e, t, ly, 0, ly->kp, ACC_CHUNK, UB_CHUNK + ly->kp, nstate, adam);
-            e.phase = TPUC_PH_BACKWARD;
             continue;
         }
         if (!ly->embed)

@@ -24,6 +24,9 @@
                MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy (a strided conv's
                input gradient; its last padded row and column are never read)
   cs2.onnx     Conv(2, 4, 3x3, stride 2) -> Flatten -> Linear(36, 10) -> Softmax on xcc.npy
+  wide.onnx    Conv(16, 8, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(32, 10) ->
+               Softmax on xw.npy [96, 16, 4, 4]: 145 rows of dW x 2 N-tiles at N = 4 (with
+               Adam's state 1,450 ACC rows: chunked in a small ACC)
   x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
   bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
                (640 training, 160 validation examples), labels 0..4
@@ -67,6 +70,8 @@ def main(out):
            (2, 2, 8, 8), os.path.join(out, "cs.onnx"))
     export(nn.Sequential(nn.Conv2d(2, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 10), nn.Softmax(dim=1)),
            (2, 2, 8, 8), os.path.join(out, "cs2.onnx"))
+    export(nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                         nn.Linear(32, 10), nn.Softmax(dim=1)), (2, 16, 4, 4), os.path.join(out, "wide.onnx"))
     export(nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2, 2), nn.ReLU(),
                          nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2),
                          nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(),
@@ -91,6 +96,7 @@ def main(out):
                       input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
     rng = np.random.default_rng(1)
+    np.save(os.path.join(out, "xw.npy"), rng.standard_normal((96, 16, 4, 4)).astype(np.float32))
     np.save(os.path.join(out, "xcc.npy"), rng.standard_normal((96, 2, 8, 8)).astype(np.float32))
     np.save(os.path.join(out, "xt.npy"), rng.integers(0, 30, (96, 12)).astype(np.int64))
     np.save(os.path.join(out, "xc.npy"), rng.standard_normal((96, 1, 6, 6)).astype(np.float32))

@@ -115,6 +115,26 @@ PYEOF
 then ok "the text model's exported ONNX holds the trained table and weights of all $(cat "$W/text_exp.chk") layers"
 else bad "the text model's export: $(tail -2 "$W/text_exp.chk" "$W/text_exp.log" 2>/dev/null | tr '\n' ' ')"; fi
 
+# a conv's dW in chunks of rows (the ACC too small for it whole): the same bytes as whole
+rm -rf "$W/gw_64" "$W/gw_8"
+for acc in 64 8; do
+    "$T" "$W/wide.onnx" --x-train "$W/xw.npy" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 1 --batch 4 --mxu 4 \
+        --cores 2 --optimizer adam --grads-dir "$W/gw_$acc" --imem-insns 32768 --acc-kib $acc >"$W/wide_$acc.log" 2>&1
+done
+d=""
+for f in "$W"/gw_64/*.npy; do cmp -s "$f" "$W/gw_8/$(basename "$f")" || d="$d $(basename "$f")"; done
+n64=$(grep -o '[0-9]* instructions' "$W/wide_64.log"); n8=$(grep -o '[0-9]* instructions' "$W/wide_8.log")
+if [ -z "$d" ] && [ -n "$n8" ] && [ "$n8" != "$n64" ] && [ -e "$W/gw_8/grad0_w.npy" ]; then
+    ok "a conv's dW in row chunks (--acc-kib 8: $n8, whole: $n64): every gradient and weight the same bytes"
+else
+    bad "chunked conv dW: differ:$d ($n64 / $n8) $(tail -1 "$W/wide_8.log")"
+fi
+if $PY tests/train/ref.py "$W/wide.onnx" "$W/xw.npy" "$W/y.npy" --batch 4 --grads "$W/gw_8" --opt adam --lr 0.001 >"$W/ref_wide.log" 2>&1; then
+    ok "wide (chunked dW): $(grep -c bound "$W/ref_wide.log") checks within their bounds"
+else
+    bad "wide: $(grep -E 'FAIL|worst' "$W/ref_wide.log" | tr '\n' ' ')"
+fi
+
 # tpu-compile --train --report-only predicts the step: the same cycles as tpu-train's step
 for cfg in "text.onnx xt.npy 8 2 ring 4" "cc.onnx xcc.npy 8 4 torus 8" "mlp.onnx x.npy 4 2 ring 8"; do
     set -- $cfg
@@ -191,9 +211,10 @@ fi
 # N = 4 core (C = 1): every core's trace and host memory identical to the model's ----
 if [ "${RTL:-1}" = 1 ]; then
     for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4" \
-               "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048" "8 2 sgd cs.onnx xcc.npy 2 2048"; do
+               "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048" "8 2 sgd cs.onnx xcc.npy 2 2048" \
+               "4 1 adam wide.onnx xw.npy 1 8192 8"; do
         set -- $cfg
-        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} \
+        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} ${8:+--acc-kib $8} \
             --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
             ok "RTL $4 N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_${4%.onnx}_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1))"
         else

@@ -89,6 +89,9 @@ typedef struct {
     int dx;                 /* its input gradient is needed (a layer before it) */
     uint64_t dps;           /* fp32 b x (ph*pw*cout): the gradient at the pooled output */
     uint64_t dcw;           /* bf16 qc x cout: one window's gradient of one q chunk */
+    uint64_t gsave;         /* bf16 b x windows x q x cout: every routed gradient, when dW is
+                               computed in chunks of rows (0: it fits ACC whole) */
+    uint64_t dwrows;        /* rows of the master per dW chunk (kp: one chunk) */
     uint64_t rsp;           /* bf16 (z + hp*wp) x cout: one image's r-space gradient (dx):
                                output pixel (oh, ow) at row z + sh*oh*wp + sw*ow */
     int64_t z;              /* zero rows before r-space: (kh - 1)*wp + kw - 1 */
