@@ -905,8 +905,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             return -1;
         }
         /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
-           master that take half of the free ACC and UB, the routed gradients kept in host
-           memory for the later chunks */
+           master (half the free ACC and UB, or what leaves one q tile), the routed gradients
+           kept in host memory for the later chunks */
         uint64_t R = l0->kp;
         for (int pass = 0; pass < 2; pass++) {
             const uint64_t upd = (3u + nstate) * R * NT0;
@@ -921,7 +921,15 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                          "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(R));
                 return -1;
             }
+            /* half the free ACC and UB; if that is not one X^T tile and the bias row, the
+               most rows that leave one q tile of the windows (N rows, or q) */
             R = umin(freea / 2 / ((3u + nstate) * NT0), freeu / 2 / (1u + NT0));
+            if (R < N + 1u) {
+                const uint64_t qmin = umin((uint64_t)c->q, N);
+                const uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / ((3u + nstate) * NT0) : 0;
+                const uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + NT0) : 0;
+                R = umin(ra, ru);
+            }
             R = umin(R, 65535u / NT0);
             if (R < N + 1u) R = 0;
         }
