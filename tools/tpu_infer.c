@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tpu/board.h"
@@ -40,10 +41,11 @@ static void usage(FILE *f)
             "  --work W       keep the job files of the last chunk in W (input<i>.npy,\n"
             "                 core<i>.args, traces); default: a temporary folder, removed\n"
             "  --max-cycles C stop a run after C cycles (default 10^9)\n"
+            "  --time         print the host time: in all, in the model's runs, per image\n"
             "Exit status: 0 done, 1 an RTL difference or a run error, 2 bad arguments or input.\n");
 }
 
-enum { O_HELP, O_IN, O_OUT, O_RTL, O_WORK, O_MAXC };
+enum { O_HELP, O_IN, O_OUT, O_RTL, O_WORK, O_MAXC, O_TIME };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"input", 0, TPU_CLI_VALUE, O_IN},
@@ -51,6 +53,7 @@ static const tpu_cli_opt_t opts[] = {
     {"rtl", 0, 0, O_RTL},
     {"work", 0, TPU_CLI_VALUE, O_WORK},
     {"max-cycles", 0, TPU_CLI_VALUE, O_MAXC},
+    {"time", 0, 0, O_TIME},
     {NULL, 0, 0, 0},
 };
 
@@ -131,6 +134,13 @@ static int write_u16_npy(const char *path, const uint8_t *src, size_t bytes, cha
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int run_cmd(const char *cmd)
 {
     int st = system(cmd);
@@ -140,11 +150,12 @@ static int run_cmd(const char *cmd)
 
 int main(int argc, char **argv)
 {
+    double t_start = now_s(), t_runs = 0;
     char err[1024];
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
     const char *dir = NULL, *in = NULL, *out = NULL, *work = NULL;
-    int rtl = 0;
+    int rtl = 0, timing = 0;
     uint64_t maxc = 1000000000ull;
     for (;;) {
         const char *name, *val;
@@ -162,6 +173,7 @@ int main(int argc, char **argv)
         case O_OUT: out = val; break;
         case O_RTL: rtl = 1; break;
         case O_WORK: work = val; break;
+        case O_TIME: timing = 1; break;
         case O_MAXC:
             if (tpu_cli_count(name, val, 1, UINT64_MAX, &maxc, err, sizeof err)) return fail(2, "%s", err);
             break;
@@ -310,6 +322,7 @@ int main(int argc, char **argv)
         }
         int rc;
         char msg[2048] = "";
+        double t_run = now_s();
         if (m.cores == 1) {
             tpu_core_t *core = tpu_core_new(&ccfg);
             if (!core) return fail(2, "%s", "bad core configuration in model.txt");
@@ -321,6 +334,7 @@ int main(int argc, char **argv)
             rc = tpu_board_run(bd, jobs, res, msg, sizeof msg);
             tpu_board_free(bd);
         }
+        t_runs += now_s() - t_run;
         for (unsigned i = 0; i < m.cores; i++) if (tr[i]) fclose(tr[i]);
         if (rc) return fail(1, "%s", "the model run failed");
         for (unsigned i = 0; i < m.cores; i++) {
@@ -379,6 +393,10 @@ int main(int argc, char **argv)
     if (npy_write_f32(out, m.out.ndim, yd, y, err, sizeof err)) return fail(2, "%s", err);
     fprintf(stderr, "tpu-infer: %" PRIu64 " image(s) in %" PRIu64 " run(s) of %" PRIu64 " on %u core(s); %" PRIu64 " cycles per run (model)\n",
             total, nchunks, chunk, m.cores, cycles);
+    if (timing)
+        fprintf(stderr, "tpu-infer: host time %.1f ms in all, %.1f ms in the model's runs: %.2f ms per image (%.2f in all)\n",
+                1e3 * (now_s() - t_start), 1e3 * t_runs, 1e3 * t_runs / (double)total,
+                1e3 * (now_s() - t_start) / (double)total);
     if (own_work && !rtl) { /* nothing kept */ }
     for (unsigned i = 0; i < m.cores; i++) free(host[i]);
     free(host); free(x); free(y); free(xin); free(yout); free(prog);

@@ -98,9 +98,46 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
     tm.done = t;
     *axi_err = 0;
     uint32_t pad = d->mem == TPU_MEM_UB ? 0u : d->mem == TPU_MEM_WMEM ? 0x8000u : 0x80000000u;
+    /* every element of every row inside host memory, no 32-bit address wrap: the rows are
+       copied without per-byte checks (the same bytes; little-endian hosts) */
+    int inside = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (d->n > 0 && c->host_bytes <= UINT32_MAX && d->cols <= n && (e == 2u || e == 4u)) {
+        uint64_t last = (uint64_t)d->addr + (uint64_t)(d->n - 1u) * d->stride +
+                        (uint64_t)d->cols * e;
+        inside = last <= c->host_bytes;
+    }
+#endif
     for (unsigned r = 0; r < d->n; r++) {
         unsigned mrow = d->row + r;
-        if (!out) {
+        if (inside) {
+            uint8_t *h = c->host + (uint32_t)(d->addr + (uint32_t)r * d->stride);
+            unsigned cols = d->cols;
+            if (!out) {
+                if (e == 2u) {
+                    for (unsigned i = 0; i < cols; i++) {
+                        uint16_t v;
+                        memcpy(&v, h + 2u * i, 2);
+                        row[i] = v;
+                    }
+                } else {
+                    memcpy(row, h, 4u * cols);
+                }
+                for (unsigned i = cols; i < n; i++)
+                    row[i] = pad;
+                core_write_row(c, d->mem, mrow, row);
+            } else {
+                const uint32_t *src = core_read_row(c, d->mem, mrow);
+                if (e == 2u) {
+                    for (unsigned i = 0; i < cols; i++) {
+                        uint16_t v = (uint16_t)src[i];
+                        memcpy(h + 2u * i, &v, 2);
+                    }
+                } else {
+                    memcpy(h, src, 4u * cols);
+                }
+            }
+        } else if (!out) {
             for (unsigned i = 0; i < n; i++) {
                 uint32_t v = pad;
                 if (i < d->cols) {

@@ -44,6 +44,17 @@ struct tpu_core {
     uint8_t *written[TPU_MEM_COUNT]; /* per row: ever written */
     uint32_t *bank[2];               /* weights: bank[b][k * n + j] = tile row k, column j */
     uint32_t *lrow[2];               /* vred/softmax: a logical row's chunks (65536 + N words) */
+    /* bank b for the host-float matmul (core_mx.c), filled by lw: wf[b][k * wf_stride + j]
+       = weight (k, j) widened to a float (0 for j >= N); wrow_zero[b][k], wrow_fin[b][k]:
+       all ones when row k is all zeros or subnormals, has no Inf or NaN (else 0) */
+    float *wf[2];
+    uint32_t *wrow_zero[2], *wrow_fin[2];
+    uint8_t *wblk_zero[2];           /* [j / 16]: columns j .. j + 15 all zeros and subnormals */
+    uint32_t *wsgn[2];               /* [k * ceil(wf_stride / 32) + q]: bit l = the sign of
+                                        weight (k, 32q + l) */
+    uint32_t *wneg[2];               /* [q]: bit l = column 32q + l has only negative weights */
+    unsigned wf_stride;              /* N rounded up to a multiple of 16 */
+    int mx_simd;                     /* the host-float matmul's kernel: 0 SSE2, 1 AVX2 */
     unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on
                                         the integer path only (TPU_MODEL_INTEGER_MX=1
                                         in the environment); 0: the host-float path where the
@@ -107,6 +118,9 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
+/* the host's kernel for the host-float matmul: 1 AVX2 (TPU_MODEL_MX_SIMD=sse2 in the
+   environment forces 0), 0 SSE2 */
+int core_mx_simd(void);
 /* core_vpu.c: vop, vred, softmax */
 uint64_t core_vpu_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 

@@ -36,7 +36,9 @@ static uint64_t vop_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
                 vpu_vec_binary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->b_mem), b,
                                vpu_fmt(d->d_mem), y);
         } else {
-            vpu_vec_unary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->d_mem), y);
+            if (c->integer_mx ||
+                !vpu_vec_unary_fast((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->d_mem), y))
+                vpu_vec_unary((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), a, vpu_fmt(d->d_mem), y);
         }
         core_write_row(c, d->d_mem, d->d_row + r, y);
     }

@@ -17,18 +17,30 @@
 #include "tpu/vpu.h"
 #include "vpu_fast.h"
 
+static inline int is_nan(uint32_t v) { return (v & 0x7FFFFFFFu) > 0x7F800000u; }
+static inline uint32_t daz(uint32_t v) { return (v & 0x7F800000u) ? v : (v & 0x80000000u); }
+
+/* bf16_to_fp32 and fp32_to_bf16 inline (the same bits: tests/model/test_vpu_fast.c) */
+static inline uint32_t ld_bf16(uint32_t w)
+{
+    uint32_t u = (w & 0xFFFFu) << 16;
+    return is_nan(u) ? TPU_FP32_QNAN : daz(u);
+}
+static inline uint32_t st_bf16(uint32_t v)
+{
+    uint32_t d = daz(v), e = d & 0x7F800000u;
+    uint32_t r = (e == 0x7F800000u || e == 0) ? d >> 16 : (d + 0x7FFFu + ((d >> 16) & 1u)) >> 16;
+    return is_nan(v) ? TPU_BF16_QNAN : r;
+}
 static inline uint32_t ld(vpu_fmt_t f, uint32_t w)
 {
-    return f == VPU_FMT_BF16 ? bf16_to_fp32(bf16_from_bits((uint16_t)w)).v : w;
+    return f == VPU_FMT_BF16 ? ld_bf16(w) : w;
 }
 
 static inline uint32_t st(vpu_fmt_t f, uint32_t v)
 {
-    return f == VPU_FMT_BF16 ? fp32_to_bf16(fp32_from_bits(v)).v : v;
+    return f == VPU_FMT_BF16 ? st_bf16(v) : v;
 }
-
-static inline int is_nan(uint32_t v) { return (v & 0x7FFFFFFFu) > 0x7F800000u; }
-static inline uint32_t daz(uint32_t v) { return (v & 0x7F800000u) ? v : (v & 0x80000000u); }
 /* sign-magnitude order as signed integers: -0 < +0, larger magnitudes outward */
 static inline int32_t key(uint32_t v)
 {
@@ -85,5 +97,36 @@ int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, 
     }
 #endif
     for (size_t i = 0; i < n; i++) y[i] = st(fy, r[i]);
+    return 1;
+}
+
+/* relu and cvt (fp32_max(x, +0) and vpu_canon, docs/vpu.md) with inline loads and stores */
+static inline uint32_t relu_bits(uint32_t v)
+{
+    return is_nan(v) ? TPU_FP32_QNAN : (v & 0x80000000u) ? 0u : daz(v);
+}
+static inline uint32_t cvt_bits(uint32_t v) { return is_nan(v) ? TPU_FP32_QNAN : daz(v); }
+
+#define UNARY_LOOP(F, LD, ST)                                                                  \
+    for (size_t i = 0; i < n; i++)                                                             \
+        y[i] = ST(F(LD(x[i])));
+static inline uint32_t id32(uint32_t v) { return v; }
+
+int vpu_vec_unary_fast(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy,
+                       uint32_t *y)
+{
+    if (op != VPU_OP_RELU && op != VPU_OP_CVT) return 0;
+    int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    if (op == VPU_OP_RELU) {
+        if (bx && by) { UNARY_LOOP(relu_bits, ld_bf16, st_bf16) }
+        else if (bx) { UNARY_LOOP(relu_bits, ld_bf16, id32) }
+        else if (by) { UNARY_LOOP(relu_bits, id32, st_bf16) }
+        else { UNARY_LOOP(relu_bits, id32, id32) }
+    } else {
+        if (bx && by) { UNARY_LOOP(cvt_bits, ld_bf16, st_bf16) }
+        else if (bx) { UNARY_LOOP(cvt_bits, ld_bf16, id32) }
+        else if (by) { UNARY_LOOP(cvt_bits, id32, st_bf16) }
+        else { UNARY_LOOP(cvt_bits, id32, id32) }
+    }
     return 1;
 }
