@@ -141,6 +141,33 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The model's constants (DIR/image.npy, a 16-bit array as tpu-compile writes it) read
+   straight into host memory at dst: 0, or -1 with a message in err */
+static int read_image(const char *path, uint8_t *dst, uint64_t bytes, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "%.900s: cannot open: %s", path, strerror(errno)); return -1; }
+    static unsigned char head[65536 + 16];
+    size_t got = fread(head, 1, sizeof head, f);
+    tpu_npy_header_t h;
+    if (tpu_npy_parse_header(head, got, path, &h, err, errlen)) { fclose(f); return -1; }
+    uint64_t elems = 1;
+    for (unsigned i = 0; i < h.ndim; i++) elems *= h.dims[i];
+    if ((strcmp(h.descr, "<u2") != 0 && strcmp(h.descr, "|u2") != 0) || h.fortran) {
+        snprintf(err, errlen, "%.900s: dtype '%s', expected '<u2' in C order", path, h.descr);
+        fclose(f);
+        return -1;
+    }
+    if (elems * 2 < bytes || fseek(f, (long)h.data_off, SEEK_SET) != 0 ||
+        fread(dst, 1, bytes, f) != bytes) {
+        snprintf(err, errlen, "%.900s: shorter than the model's constants", path);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
 static int run_cmd(const char *cmd)
 {
     int st = system(cmd);
@@ -238,11 +265,10 @@ int main(int argc, char **argv)
     float *y = calloc(total * out_per + 1, sizeof *y);
     float *xin = malloc(tpuc_io_elems(&m.in) * sizeof *xin + 4);
     float *yout = malloc(tpuc_io_elems(&m.out) * sizeof *yout + 4);
-    tpu_npy_t img;
     snprintf(path, sizeof path, "%s/image.npy", dir);
     if (!y || !xin || !yout) { free(x); return fail(2, "%s", "out of memory"); }
-    if (tpu_npy_read(path, &img, err, sizeof err)) { free(x); return fail(2, "%s", err); }
-    if (img.rows * img.cols * 2 < m.image_bytes) { free(x); return fail(2, "%s: shorter than the model's constants", path); }
+    char img_path[4200];
+    snprintf(img_path, sizeof img_path, "%s", path);
     tpu_insn_t *prog = NULL;
     size_t count = 0;
     snprintf(path, sizeof path, "%s/model.bin", dir);
@@ -250,9 +276,11 @@ int main(int argc, char **argv)
     uint8_t **host = calloc(m.cores, sizeof *host);
     if (!host) return fail(2, "%s", "out of memory");
     for (unsigned i = 0; i < m.cores; i++) {
-        host[i] = malloc(m.host_bytes);
+        host[i] = calloc(1, m.host_bytes); /* zeroed: the padding around valid pixels */
         if (!host[i]) return fail(2, "%s", "out of memory (host images)");
     }
+    if (m.image_base + m.image_bytes > m.host_bytes) return fail(2, "%s", "model.txt: the constants do not fit the host memory");
+    if (read_image(img_path, host[0] + m.image_base, m.image_bytes, err, sizeof err)) { free(x); return fail(2, "%s", err); }
     tpu_core_cfg_t ccfg;
     memset(&ccfg, 0, sizeof ccfg);
     ccfg.geom = m.geom;
@@ -287,8 +315,7 @@ int main(int argc, char **argv)
                padding around valid pixels, or the -Inf fills (docs/compiler.md "Layouts"), so
                later chunks only put their input (test-compiler checks chunked = whole) */
             if (ch == 0) {
-                memset(host[i], 0, m.host_bytes);
-                memcpy(host[i] + m.image_base, img.data, m.image_bytes);
+                if (i > 0) memcpy(host[i] + m.image_base, host[0] + m.image_base, m.image_bytes);
                 for (int k = 0; k < m.nfills; k++)
                     for (uint64_t b = 0; b + 1 < m.fill_bytes[k]; b += 2) { host[i][m.fill_addr[k] + b] = 0x80; host[i][m.fill_addr[k] + b + 1] = 0xFF; }
             }
@@ -400,6 +427,5 @@ int main(int argc, char **argv)
     if (own_work && !rtl) { /* nothing kept */ }
     for (unsigned i = 0; i < m.cores; i++) free(host[i]);
     free(host); free(x); free(y); free(xin); free(yout); free(prog);
-    tpu_npy_free(&img);
     return status;
 }

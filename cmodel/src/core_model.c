@@ -160,6 +160,21 @@ const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
 
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)
 {
+    uint32_t *dst = c->mem[mem] + (size_t)row * c->n;
+    if (words == dst || words + c->n <= dst || words >= dst + c->n) {
+        /* the same row or none of it: in place (element i reads only words[i]) */
+        if (mem == TPU_MEM_ACC) {
+            if (words != dst)
+                memcpy(dst, words, sizeof(uint32_t) * c->n);
+        } else {
+            for (unsigned i = 0; i < c->n; i++)
+                dst[i] = words[i] & 0xFFFFu;
+        }
+        c->written[mem][row] = 1;
+        c->res->rows_written[mem]++;
+        core_trace_write(c, mem, row, dst);
+        return;
+    }
     uint32_t keep[256];
     memcpy(keep, words, sizeof(uint32_t) * c->n); /* words may alias the row */
     if (mem != TPU_MEM_ACC)

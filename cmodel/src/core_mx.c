@@ -388,9 +388,11 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
 }
 #endif
 
-/* wf, wrow_zero, wrow_fin, wblk_zero and wsgn of bank b from bank[b] (core_internal.h) */
+/* wf, wrow_zero, wrow_fin, wblk_zero and wsgn of bank b from the tile src (N x N words, row
+   k = the bank's row k: bank[b], or the WMEM rows of a plain lw) (core_internal.h) */
 #if defined(__x86_64__) && defined(__SSE2__)
-__attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned b)
+__attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned b,
+                                                         const uint32_t *src)
 {
     unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u;
     size_t ws = c->wf_stride;
@@ -400,7 +402,7 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
         neg[q] = 0xFFFFFFFFu;
     const __m256i lo = _mm256_set1_epi32(0xFFFF), em = _mm256_set1_epi32(0x7F80);
     for (unsigned k = 0; k < n; k++) {
-        const uint32_t *br = c->bank[b] + (size_t)k * n;
+        const uint32_t *br = src + (size_t)k * n;
         float *wr = c->wf[b] + (size_t)k * ws;
         uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
         uint32_t eor = 0, inf = 0;
@@ -437,11 +439,11 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
 }
 #endif
 
-static void mx_prep(tpu_core_t *c, unsigned b)
+static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
     if (c->mx_simd) {
-        mx_prep_avx2(c, b);
+        mx_prep_avx2(c, b, src);
         return;
     }
 #endif
@@ -449,7 +451,7 @@ static void mx_prep(tpu_core_t *c, unsigned b)
     unsigned n = c->n;
     for (unsigned k = 0; k < n; k++)
         for (unsigned j = 0; j < n; j++) {
-            uint32_t u = (c->bank[b][(size_t)k * n + j] & 0xFFFFu) << 16;
+            uint32_t u = (src[(size_t)k * n + j] & 0xFFFFu) << 16;
             memcpy(&c->wf[b][(size_t)k * c->wf_stride + j], &u, 4);
         }
 }
@@ -460,8 +462,11 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     /* bank[b][k*n + j] is the weight that multiplies activation element k in output column
        j: WMEM[w+k][j], or WMEM[w+j][k] for a transposed load (the same rows are read, in the
        same order; the array shifts them along its rows instead of its columns). */
+    int direct = !c->integer_mx && !d->transpose && c->mx_simd;
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *row = core_read_row(c, TPU_MEM_WMEM, d->w_row + k);
+        if (direct) /* bank[b] is not read: mx_prep takes the WMEM rows */
+            continue;
         if (d->transpose)
             for (unsigned j = 0; j < n; j++)
                 c->bank[b][j * n + k] = row[j];
@@ -470,7 +475,7 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
                 c->bank[b][k * n + j] = row[j];
     }
     if (!c->integer_mx) /* the bank as host floats for the host-float matmul */
-        mx_prep(c, b);
+        mx_prep(c, b, direct ? c->mem[TPU_MEM_WMEM] + (size_t)d->w_row * n : c->bank[b]);
     c->cur_bank = b;
     c->next_bank = b ^ 1u;
     c->have_lw = 1;
