@@ -113,19 +113,20 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
         if (inside) {
             uint8_t *h = c->host + (uint32_t)(d->addr + (uint32_t)r * d->stride);
             unsigned cols = d->cols;
-            if (!out) {
+            if (!out) { /* straight into the row (16-bit values, as core_write_row keeps) */
+                uint32_t *dst = core_write_dst(c, d->mem, mrow);
                 if (e == 2u) {
                     for (unsigned i = 0; i < cols; i++) {
                         uint16_t v;
                         memcpy(&v, h + 2u * i, 2);
-                        row[i] = v;
+                        dst[i] = v;
                     }
                 } else {
-                    memcpy(row, h, 4u * cols);
+                    memcpy(dst, h, 4u * cols);
                 }
                 for (unsigned i = cols; i < n; i++)
-                    row[i] = pad;
-                core_write_row(c, d->mem, mrow, row);
+                    dst[i] = pad;
+                core_write_done(c, d->mem, mrow);
             } else {
                 const uint32_t *src = core_read_row(c, d->mem, mrow);
                 if (e == 2u) {

@@ -110,6 +110,13 @@ void core_trace_error(tpu_core_t *c, uint32_t pc, int code);
 /* core_model.c: row access with trace and uninitialised-read bookkeeping */
 const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row);
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
+/* a row written in place: fill core_write_dst's N words (16-bit values in UB and WMEM), then
+   core_write_done (what core_write_row does after its copy: the flags and the trace) */
+static inline uint32_t *core_write_dst(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    return c->mem[mem] + (size_t)row * c->n;
+}
+void core_write_done(tpu_core_t *c, unsigned mem, unsigned row);
 
 /* The units: each executes one instruction (functional part, writes traced) and returns its
    completion cycle given its dispatch cycle d. */

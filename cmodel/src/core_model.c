@@ -158,6 +158,13 @@ const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
     return c->mem[mem] + (size_t)row * c->n;
 }
 
+void core_write_done(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    c->written[mem][row] = 1;
+    c->res->rows_written[mem]++;
+    core_trace_write(c, mem, row, c->mem[mem] + (size_t)row * c->n);
+}
+
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)
 {
     uint32_t *dst = c->mem[mem] + (size_t)row * c->n;

@@ -234,12 +234,14 @@ MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const ui
 
 /* lut[m]: the positions of m's set bits, one per byte, lowest first */
 static uint64_t mx_lut[256];
+/* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
+static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
 
 __attribute__((target("avx2"), noinline)) static void
 mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
-             const uint32_t *const *seed, uint32_t *out, int exact)
+             const uint32_t *const *seed, int exact)
 {
-    static float ps[MX_GROUP][256] __attribute__((aligned(32)));
+    float (*ps)[256] = mx_ps;
     static float xs[MX_GROUP][256];
     static uint8_t ks[MX_GROUP][256 + 8];
     unsigned cnt[MX_GROUP];
@@ -328,9 +330,14 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
             prev = rows;
         }
     }
+}
+
+/* the rows of mx_ps to out[m] (NaN canonicalised) */
+static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
+{
     for (unsigned m = 0; m < rows; m++) {
-        const uint32_t *pu = (const uint32_t *)(const void *)ps[m];
-        uint32_t *o = out + (size_t)m * n;
+        const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
+        uint32_t *o = out[m];
         for (unsigned j = 0; j < n; j++) {
             uint32_t u = pu[j];
             o[j] = (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : u;
@@ -349,7 +356,7 @@ int core_mx_simd(void)
 
 /* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
 static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_t *const *a,
-                   const uint32_t *const *seed, uint32_t *out)
+                   const uint32_t *const *seed, uint32_t *const *out)
 {
     unsigned n = c->n;
     unsigned old = _mm_getcsr();
@@ -358,20 +365,27 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
     if (c->mx_simd) {
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
                          c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u };
-        mx_rows_avx2(&bk, n, rows, a, seed, out, 0);
+        mx_rows_avx2(&bk, n, rows, a, seed, 0);
         unsigned csr;
         __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
         if (csr & 0x10u) /* an underflow: again, every run through mx_run */
-            mx_rows_avx2(&bk, n, rows, a, seed, out, 1);
-    } else if (c->wf_stride == n) {
-        mx_rows_host(n, rows, a, seed, c->wf[b], out);
+            mx_rows_avx2(&bk, n, rows, a, seed, 1);
+        _mm_setcsr(old);
+        mx_out(n, rows, out); /* after both: out may be the seeds' rows */
+        return 1;
+    }
+    static uint32_t o[MX_GROUP * 256];
+    if (c->wf_stride == n) {
+        mx_rows_host(n, rows, a, seed, c->wf[b], o);
     } else {
         static float w[256 * 256];
         for (unsigned k = 0; k < n; k++)
             memcpy(w + (size_t)k * n, c->wf[b] + (size_t)k * c->wf_stride, sizeof(float) * n);
-        mx_rows_host(n, rows, a, seed, w, out);
+        mx_rows_host(n, rows, a, seed, w, o);
     }
     _mm_setcsr(old);
+    for (unsigned m = 0; m < rows; m++)
+        memcpy(out[m], o + (size_t)m * n, sizeof(uint32_t) * n);
     return 1;
 }
 #else
@@ -381,7 +395,7 @@ int core_mx_simd(void)
 }
 
 static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_t *const *a,
-                   const uint32_t *const *seed, uint32_t *out)
+                   const uint32_t *const *seed, uint32_t *const *out)
 {
     (void)c; (void)b; (void)rows; (void)a; (void)seed; (void)out;
     return 0;
@@ -502,8 +516,8 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
        read before any of the group is written -- true when the ACC rows are distinct, which
        they are: acc_row + m for m in the group). */
     enum { GROUP = 64 };
-    static uint32_t gout[GROUP * 256];
     const uint32_t *ga[GROUP], *gs[GROUP];
+    uint32_t *go[GROUP];
     for (unsigned m0 = 0; m0 < d->n; m0 += GROUP) {
         unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
         int host = 0;
@@ -511,13 +525,15 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
             for (unsigned i = 0; i < gn; i++) {
                 ga[i] = core_read_row(c, TPU_MEM_UB, d->ub_row + m0 + i);
                 gs[i] = d->accumulate ? core_read_row(c, TPU_MEM_ACC, d->acc_row + m0 + i) : NULL;
+                go[i] = core_write_dst(c, TPU_MEM_ACC, d->acc_row + m0 + i);
             }
-            host = mx_host(c, b, gn, ga, gs, gout);
+            /* the results straight into their ACC rows (every seed read first) */
+            host = mx_host(c, b, gn, ga, gs, go);
         }
     for (unsigned m = m0; m < m0 + gn; m++) {
         unsigned arow = d->acc_row + m;
         if (host) {
-            core_write_row(c, TPU_MEM_ACC, arow, gout + (size_t)(m - m0) * n);
+            core_write_done(c, TPU_MEM_ACC, arow);
         } else {
         const uint32_t *a = core_read_row(c, TPU_MEM_UB, d->ub_row + m);
         const uint32_t *seed = d->accumulate ? core_read_row(c, TPU_MEM_ACC, arow) : NULL;
