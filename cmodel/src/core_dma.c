@@ -82,6 +82,45 @@ static void dma_row_bursts(dma_timing_t *tm, uint64_t a, uint64_t len)
     }
 }
 
+/* 16-bit host elements to and from 32-bit row words (the low 16 bits) */
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+static void widen16(uint32_t *dst, const uint8_t *h, unsigned cols)
+{
+    unsigned i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (; i + 8u <= cols; i += 8u) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(h + 2u * i));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_unpacklo_epi16(v, z));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i + 4u), _mm_unpackhi_epi16(v, z));
+    }
+#endif
+    for (; i < cols; i++) {
+        uint16_t v;
+        memcpy(&v, h + 2u * i, 2);
+        dst[i] = v;
+    }
+}
+
+static void narrow16(uint8_t *h, const uint32_t *src, unsigned cols)
+{
+    unsigned i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    for (; i + 8u <= cols; i += 8u) {
+        /* the low halves sign-extended, then packed with signed saturation: exact */
+        __m128i a = _mm_srai_epi32(_mm_slli_epi32(_mm_loadu_si128((const __m128i *)(const void *)(src + i)), 16), 16);
+        __m128i b = _mm_srai_epi32(_mm_slli_epi32(_mm_loadu_si128((const __m128i *)(const void *)(src + i + 4u)), 16), 16);
+        _mm_storeu_si128((__m128i *)(void *)(h + 2u * i), _mm_packs_epi32(a, b));
+    }
+#endif
+    for (; i < cols; i++) {
+        uint16_t v = (uint16_t)src[i];
+        memcpy(h + 2u * i, &v, 2);
+    }
+}
+
 uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi_err)
 {
     unsigned n = c->n, e = tpu_mem_elem_bytes(d->mem);
@@ -116,11 +155,7 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
             if (!out) { /* straight into the row (16-bit values, as core_write_row keeps) */
                 uint32_t *dst = core_write_dst(c, d->mem, mrow);
                 if (e == 2u) {
-                    for (unsigned i = 0; i < cols; i++) {
-                        uint16_t v;
-                        memcpy(&v, h + 2u * i, 2);
-                        dst[i] = v;
-                    }
+                    widen16(dst, h, cols);
                 } else {
                     memcpy(dst, h, 4u * cols);
                 }
@@ -130,10 +165,7 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
             } else {
                 const uint32_t *src = core_read_row(c, d->mem, mrow);
                 if (e == 2u) {
-                    for (unsigned i = 0; i < cols; i++) {
-                        uint16_t v = (uint16_t)src[i];
-                        memcpy(h + 2u * i, &v, 2);
-                    }
+                    narrow16(h, src, cols);
                 } else {
                     memcpy(h, src, 4u * cols);
                 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The VPU's fast relu and cvt (vpu_vec_unary_fast) against vpu_vec_unary on every bf16 pattern
+/* Both copies of the loops (AVX2 where the host has it, and the baseline: vpu_fast_set_simd).
+   The VPU's fast relu and cvt (vpu_vec_unary_fast) against vpu_vec_unary on every bf16 pattern
    and the specials and 1 M random fp32 patterns, in every load/store format; its fast
    add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
    vpu_vec_binary, bit for bit: every pair of 64 special fp32 patterns (zeros, subnormals, the
@@ -97,7 +98,7 @@ static int unary_tests(long *count)
     return fails;
 }
 
-int main(void)
+static int run_all(void)
 {
     long ucount = 0;
     int ufails = unary_tests(&ucount);
@@ -145,4 +146,15 @@ int main(void)
         }
     printf("vpu fast path: %ld pairs compared with vpu_vec_binary, %d failure(s)\n", pairs, fails);
     return fails != 0 || ufails != 0;
+}
+
+int main(void)
+{
+    int rc = 0;
+    for (int simd = 1; simd >= 0; simd--) { /* the AVX2 copies (where the host has AVX2), then the baseline */
+        vpu_fast_set_simd(simd);
+        printf("%s loops:\n", simd ? "AVX2 (if the host has it)" : "baseline");
+        rc |= run_all();
+    }
+    return rc;
 }
