@@ -72,8 +72,8 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    every run through mx_run (exact).
 
    Speed. The lanes go in blocks of 32 (V = 4 vectors; the block's 16 KiB of weights at
-   N = 128 stay in L1) held in registers over a row's steps, two rows at a time (independent
-   add chains to cover the adder's latency); a row's steps that cannot be skipped are
+   N = 128 stay in L1) held in registers over a row's steps, three rows at a time, then two
+   (independent add chains to cover the adder's latency); a row's steps that cannot be skipped are
    listed once (ks, with their x in xs) for all blocks; a block whose weights are all zeros
    (the padding of a narrow layer) is a single run. */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
@@ -219,6 +219,78 @@ MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, cons
         _mm256_store_ps(psa + j0 + 8u * v, pa[v]);
 }
 
+/* three rows (0, 1, 2) on lanes j0 .. j0 + 31: twelve independent add chains while all three
+   have steps left, then two, then one */
+typedef struct {
+    const uint32_t *am;
+    const uint8_t *ks;
+    const float *xs;
+    unsigned cnt;
+    int xpos;
+    float *ps;
+} mx_row_t;
+
+MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+{
+    const unsigned V = 4;
+    const uint32_t cneg = bk->wneg[j0 / 32u];
+    __m256 p0[4], p1[4], p2[4];
+    const size_t ws = bk->ws;
+    const float *wj = bk->w + j0;
+    const uint32_t *sg = bk->wsgn + j0 / 32u;
+    unsigned nx[3], i[3];
+    int cl[3];
+    for (unsigned v = 0; v < V; v++) {
+        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
+        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
+        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    }
+    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[0].xpos, exact, &nx[0], &cl[0]);
+    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[1].xpos, exact, &nx[1], &cl[1]);
+    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[2].xpos, exact, &nx[2], &cl[2]);
+#define MX_S(P, R) mx_step(P, V, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+    for (;;) {
+        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned m3 = left0 < left1 ? left0 : left1;
+        m3 = m3 < left2 ? m3 : left2;
+        if (m3 > 0) {
+            for (unsigned t = 0; t < m3; t++) {
+                MX_S(p0, 0);
+                MX_S(p1, 1);
+                MX_S(p2, 2);
+            }
+            continue;
+        }
+        /* one row is done: the other two together, then alone */
+        if (left0 == 0) {
+            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(p1, 1); MX_S(p2, 2); }
+        } else if (left1 == 0) {
+            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(p0, 0); MX_S(p2, 2); }
+        } else {
+            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(p0, 0); MX_S(p1, 1); }
+        }
+        while (i[0] < r[0].cnt) MX_S(p0, 0);
+        while (i[1] < r[1].cnt) MX_S(p1, 1);
+        while (i[2] < r[2].cnt) MX_S(p2, 2);
+        break;
+    }
+#undef MX_S
+    if (!cl[0] && n > nx[0])
+        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
+    if (!cl[1] && n > nx[1])
+        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
+    if (!cl[2] && n > nx[2])
+        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
+    for (unsigned v = 0; v < V; v++) {
+        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
+        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
+        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    }
+}
+
 /* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
    steps are one skippable run */
 MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
@@ -308,7 +380,16 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
         int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
         unsigned prev = rows; /* a row waiting for a partner */
-        for (unsigned m = 0; m <= rows; m++) {
+        unsigned m = 0;
+        if (V == 4u && !zero) /* three rows at a time while there are three */
+            for (; m + 3u <= rows; m += 3u) {
+                mx_row_t r3[3];
+                for (unsigned q = 0; q < 3u; q++)
+                    r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
+                                        ps[m + q] };
+                mx_block3(bk, n, r3, j0, exact);
+            }
+        for (; m <= rows; m++) {
             if (m < rows && zero && xfin[m]) {
                 if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
                 else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
