@@ -37,6 +37,7 @@ help:
 	@echo "make cosim-128  co-simulate the 128x128 MXU (~11 GB, ~15 min build)"
 	@echo "make synth-est  Yosys resource estimates, JSON and a table"
 	@echo "make bench      benchmarks; figures go to bench/RESULTS.md by hand"
+	@echo "make bench-host one 224x224 ResNet-50 image on the C model (one thread) against PyTorch fp32 and ONNX Runtime (one thread): ms and ratios"
 	@echo "make bench-noc-allreduce  ring all-reduce on the board interconnect RTL (C = 8) vs the model and the ring bound (docs/board.md)"
 	@echo "make bench-core MXU utilisation of the core on matmul phases (M >= 8N, K, N' >= 4N): RTL N = 16 vs model, model N = 128"
 	@echo "make bench-board-allreduce  one allreduce (1 KiB .. 1 MiB) on the RTL board (C = 8, torus 2x4 and ring) vs the board model and the ring bound"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tpu/board.h"
@@ -40,10 +41,11 @@ static void usage(FILE *f)
             "  --work W       keep the job files of the last chunk in W (input<i>.npy,\n"
             "                 core<i>.args, traces); default: a temporary folder, removed\n"
             "  --max-cycles C stop a run after C cycles (default 10^9)\n"
+            "  --time         print the host time: in all, in the model's runs, per image\n"
             "Exit status: 0 done, 1 an RTL difference or a run error, 2 bad arguments or input.\n");
 }
 
-enum { O_HELP, O_IN, O_OUT, O_RTL, O_WORK, O_MAXC };
+enum { O_HELP, O_IN, O_OUT, O_RTL, O_WORK, O_MAXC, O_TIME };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"input", 0, TPU_CLI_VALUE, O_IN},
@@ -51,6 +53,7 @@ static const tpu_cli_opt_t opts[] = {
     {"rtl", 0, 0, O_RTL},
     {"work", 0, TPU_CLI_VALUE, O_WORK},
     {"max-cycles", 0, TPU_CLI_VALUE, O_MAXC},
+    {"time", 0, 0, O_TIME},
     {NULL, 0, 0, 0},
 };
 
@@ -131,6 +134,40 @@ static int write_u16_npy(const char *path, const uint8_t *src, size_t bytes, cha
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The model's constants (DIR/image.npy, a 16-bit array as tpu-compile writes it) read
+   straight into host memory at dst: 0, or -1 with a message in err */
+static int read_image(const char *path, uint8_t *dst, uint64_t bytes, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "%.900s: cannot open: %s", path, strerror(errno)); return -1; }
+    static unsigned char head[65536 + 16];
+    size_t got = fread(head, 1, sizeof head, f);
+    tpu_npy_header_t h;
+    if (tpu_npy_parse_header(head, got, path, &h, err, errlen)) { fclose(f); return -1; }
+    uint64_t elems = 1;
+    for (unsigned i = 0; i < h.ndim; i++) elems *= h.dims[i];
+    if ((strcmp(h.descr, "<u2") != 0 && strcmp(h.descr, "|u2") != 0) || h.fortran) {
+        snprintf(err, errlen, "%.900s: dtype '%s', expected '<u2' in C order", path, h.descr);
+        fclose(f);
+        return -1;
+    }
+    if (elems * 2 < bytes || fseek(f, (long)h.data_off, SEEK_SET) != 0 ||
+        fread(dst, 1, bytes, f) != bytes) {
+        snprintf(err, errlen, "%.900s: shorter than the model's constants", path);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
 static int run_cmd(const char *cmd)
 {
     int st = system(cmd);
@@ -140,11 +177,12 @@ static int run_cmd(const char *cmd)
 
 int main(int argc, char **argv)
 {
+    double t_start = now_s(), t_runs = 0;
     char err[1024];
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
     const char *dir = NULL, *in = NULL, *out = NULL, *work = NULL;
-    int rtl = 0;
+    int rtl = 0, timing = 0;
     uint64_t maxc = 1000000000ull;
     for (;;) {
         const char *name, *val;
@@ -162,6 +200,7 @@ int main(int argc, char **argv)
         case O_OUT: out = val; break;
         case O_RTL: rtl = 1; break;
         case O_WORK: work = val; break;
+        case O_TIME: timing = 1; break;
         case O_MAXC:
             if (tpu_cli_count(name, val, 1, UINT64_MAX, &maxc, err, sizeof err)) return fail(2, "%s", err);
             break;
@@ -226,11 +265,10 @@ int main(int argc, char **argv)
     float *y = calloc(total * out_per + 1, sizeof *y);
     float *xin = malloc(tpuc_io_elems(&m.in) * sizeof *xin + 4);
     float *yout = malloc(tpuc_io_elems(&m.out) * sizeof *yout + 4);
-    tpu_npy_t img;
     snprintf(path, sizeof path, "%s/image.npy", dir);
     if (!y || !xin || !yout) { free(x); return fail(2, "%s", "out of memory"); }
-    if (tpu_npy_read(path, &img, err, sizeof err)) { free(x); return fail(2, "%s", err); }
-    if (img.rows * img.cols * 2 < m.image_bytes) { free(x); return fail(2, "%s: shorter than the model's constants", path); }
+    char img_path[4200];
+    snprintf(img_path, sizeof img_path, "%s", path);
     tpu_insn_t *prog = NULL;
     size_t count = 0;
     snprintf(path, sizeof path, "%s/model.bin", dir);
@@ -238,9 +276,11 @@ int main(int argc, char **argv)
     uint8_t **host = calloc(m.cores, sizeof *host);
     if (!host) return fail(2, "%s", "out of memory");
     for (unsigned i = 0; i < m.cores; i++) {
-        host[i] = malloc(m.host_bytes);
+        host[i] = calloc(1, m.host_bytes); /* zeroed: the padding around valid pixels */
         if (!host[i]) return fail(2, "%s", "out of memory (host images)");
     }
+    if (m.image_base + m.image_bytes > m.host_bytes) return fail(2, "%s", "model.txt: the constants do not fit the host memory");
+    if (read_image(img_path, host[0] + m.image_base, m.image_bytes, err, sizeof err)) { free(x); return fail(2, "%s", err); }
     tpu_core_cfg_t ccfg;
     memset(&ccfg, 0, sizeof ccfg);
     ccfg.geom = m.geom;
@@ -275,8 +315,7 @@ int main(int argc, char **argv)
                padding around valid pixels, or the -Inf fills (docs/compiler.md "Layouts"), so
                later chunks only put their input (test-compiler checks chunked = whole) */
             if (ch == 0) {
-                memset(host[i], 0, m.host_bytes);
-                memcpy(host[i] + m.image_base, img.data, m.image_bytes);
+                if (i > 0) memcpy(host[i] + m.image_base, host[0] + m.image_base, m.image_bytes);
                 for (int k = 0; k < m.nfills; k++)
                     for (uint64_t b = 0; b + 1 < m.fill_bytes[k]; b += 2) { host[i][m.fill_addr[k] + b] = 0x80; host[i][m.fill_addr[k] + b + 1] = 0xFF; }
             }
@@ -310,6 +349,7 @@ int main(int argc, char **argv)
         }
         int rc;
         char msg[2048] = "";
+        double t_run = now_s();
         if (m.cores == 1) {
             tpu_core_t *core = tpu_core_new(&ccfg);
             if (!core) return fail(2, "%s", "bad core configuration in model.txt");
@@ -321,6 +361,7 @@ int main(int argc, char **argv)
             rc = tpu_board_run(bd, jobs, res, msg, sizeof msg);
             tpu_board_free(bd);
         }
+        t_runs += now_s() - t_run;
         for (unsigned i = 0; i < m.cores; i++) if (tr[i]) fclose(tr[i]);
         if (rc) return fail(1, "%s", "the model run failed");
         for (unsigned i = 0; i < m.cores; i++) {
@@ -379,9 +420,12 @@ int main(int argc, char **argv)
     if (npy_write_f32(out, m.out.ndim, yd, y, err, sizeof err)) return fail(2, "%s", err);
     fprintf(stderr, "tpu-infer: %" PRIu64 " image(s) in %" PRIu64 " run(s) of %" PRIu64 " on %u core(s); %" PRIu64 " cycles per run (model)\n",
             total, nchunks, chunk, m.cores, cycles);
+    if (timing)
+        fprintf(stderr, "tpu-infer: host time %.1f ms in all, %.1f ms in the model's runs: %.2f ms per image (%.2f in all)\n",
+                1e3 * (now_s() - t_start), 1e3 * t_runs, 1e3 * t_runs / (double)total,
+                1e3 * (now_s() - t_start) / (double)total);
     if (own_work && !rtl) { /* nothing kept */ }
     for (unsigned i = 0; i < m.cores; i++) free(host[i]);
     free(host); free(x); free(y); free(xin); free(yout); free(prog);
-    tpu_npy_free(&img);
     return status;
 }

@@ -82,6 +82,45 @@ static void dma_row_bursts(dma_timing_t *tm, uint64_t a, uint64_t len)
     }
 }
 
+/* 16-bit host elements to and from 32-bit row words (the low 16 bits) */
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+static void widen16(uint32_t *dst, const uint8_t *h, unsigned cols)
+{
+    unsigned i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (; i + 8u <= cols; i += 8u) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(h + 2u * i));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_unpacklo_epi16(v, z));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i + 4u), _mm_unpackhi_epi16(v, z));
+    }
+#endif
+    for (; i < cols; i++) {
+        uint16_t v;
+        memcpy(&v, h + 2u * i, 2);
+        dst[i] = v;
+    }
+}
+
+static void narrow16(uint8_t *h, const uint32_t *src, unsigned cols)
+{
+    unsigned i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    for (; i + 8u <= cols; i += 8u) {
+        /* the low halves sign-extended, then packed with signed saturation: exact */
+        __m128i a = _mm_srai_epi32(_mm_slli_epi32(_mm_loadu_si128((const __m128i *)(const void *)(src + i)), 16), 16);
+        __m128i b = _mm_srai_epi32(_mm_slli_epi32(_mm_loadu_si128((const __m128i *)(const void *)(src + i + 4u)), 16), 16);
+        _mm_storeu_si128((__m128i *)(void *)(h + 2u * i), _mm_packs_epi32(a, b));
+    }
+#endif
+    for (; i < cols; i++) {
+        uint16_t v = (uint16_t)src[i];
+        memcpy(h + 2u * i, &v, 2);
+    }
+}
+
 uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi_err)
 {
     unsigned n = c->n, e = tpu_mem_elem_bytes(d->mem);
@@ -98,9 +137,40 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
     tm.done = t;
     *axi_err = 0;
     uint32_t pad = d->mem == TPU_MEM_UB ? 0u : d->mem == TPU_MEM_WMEM ? 0x8000u : 0x80000000u;
+    /* every element of every row inside host memory, no 32-bit address wrap: the rows are
+       copied without per-byte checks (the same bytes; little-endian hosts) */
+    int inside = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (d->n > 0 && c->host_bytes <= UINT32_MAX && d->cols <= n && (e == 2u || e == 4u)) {
+        uint64_t last = (uint64_t)d->addr + (uint64_t)(d->n - 1u) * d->stride +
+                        (uint64_t)d->cols * e;
+        inside = last <= c->host_bytes;
+    }
+#endif
     for (unsigned r = 0; r < d->n; r++) {
         unsigned mrow = d->row + r;
-        if (!out) {
+        if (inside) {
+            uint8_t *h = c->host + (uint32_t)(d->addr + (uint32_t)r * d->stride);
+            unsigned cols = d->cols;
+            if (!out) { /* straight into the row (16-bit values, as core_write_row keeps) */
+                uint32_t *dst = core_write_dst(c, d->mem, mrow);
+                if (e == 2u) {
+                    widen16(dst, h, cols);
+                } else {
+                    memcpy(dst, h, 4u * cols);
+                }
+                for (unsigned i = cols; i < n; i++)
+                    dst[i] = pad;
+                core_write_done(c, d->mem, mrow);
+            } else {
+                const uint32_t *src = core_read_row(c, d->mem, mrow);
+                if (e == 2u) {
+                    narrow16(h, src, cols);
+                } else {
+                    memcpy(h, src, 4u * cols);
+                }
+            }
+        } else if (!out) {
             for (unsigned i = 0; i < n; i++) {
                 uint32_t v = pad;
                 if (i < d->cols) {

@@ -44,6 +44,17 @@ struct tpu_core {
     uint8_t *written[TPU_MEM_COUNT]; /* per row: ever written */
     uint32_t *bank[2];               /* weights: bank[b][k * n + j] = tile row k, column j */
     uint32_t *lrow[2];               /* vred/softmax: a logical row's chunks (65536 + N words) */
+    /* bank b for the host-float matmul (core_mx.c), filled by lw: wf[b][k * wf_stride + j]
+       = weight (k, j) widened to a float (0 for j >= N); wrow_zero[b][k], wrow_fin[b][k]:
+       all ones when row k is all zeros or subnormals, has no Inf or NaN (else 0) */
+    float *wf[2];
+    uint32_t *wrow_zero[2], *wrow_fin[2];
+    uint8_t *wblk_zero[2];           /* [j / 16]: columns j .. j + 15 all zeros and subnormals */
+    uint32_t *wsgn[2];               /* [k * ceil(wf_stride / 32) + q]: bit l = the sign of
+                                        weight (k, 32q + l) */
+    uint32_t *wneg[2];               /* [q]: bit l = column 32q + l has only negative weights */
+    unsigned wf_stride;              /* N rounded up to a multiple of 16 */
+    int mx_simd;                     /* the host-float matmul's kernel: 0 SSE2, 1 AVX2 */
     unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on
                                         the integer path only (TPU_MODEL_INTEGER_MX=1
                                         in the environment); 0: the host-float path where the
@@ -99,6 +110,13 @@ void core_trace_error(tpu_core_t *c, uint32_t pc, int code);
 /* core_model.c: row access with trace and uninitialised-read bookkeeping */
 const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row);
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
+/* a row written in place: fill core_write_dst's N words (16-bit values in UB and WMEM), then
+   core_write_done (what core_write_row does after its copy: the flags and the trace) */
+static inline uint32_t *core_write_dst(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    return c->mem[mem] + (size_t)row * c->n;
+}
+void core_write_done(tpu_core_t *c, unsigned mem, unsigned row);
 
 /* The units: each executes one instruction (functional part, writes traced) and returns its
    completion cycle given its dispatch cycle d. */
@@ -107,6 +125,9 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
+/* the host's kernel for the host-float matmul: 1 AVX2 (TPU_MODEL_MX_SIMD=sse2 in the
+   environment forces 0), 0 SSE2 */
+int core_mx_simd(void);
 /* core_vpu.c: vop, vred, softmax */
 uint64_t core_vpu_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 

@@ -66,10 +66,20 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
         c->written[m] = calloc(c->rows[m], 1);
         ok = ok && c->mem[m] && c->written[m];
     }
+    c->wf_stride = (c->n + 15u) & ~15u;
     for (unsigned b = 0; b < 2; b++) {
         c->bank[b] = calloc((size_t)c->n * c->n, sizeof(uint32_t));
         c->lrow[b] = calloc(65536u + c->n, sizeof(uint32_t));
-        ok = ok && c->bank[b] && c->lrow[b];
+        c->wf[b] = aligned_alloc(64, sizeof(float) * c->n * c->wf_stride);
+        c->wrow_zero[b] = calloc(c->n, sizeof(uint32_t));
+        c->wrow_fin[b] = calloc(c->n, sizeof(uint32_t));
+        c->wblk_zero[b] = calloc(c->wf_stride / 16u, 1);
+        c->wsgn[b] = calloc((size_t)c->n * ((c->wf_stride + 31u) / 32u), sizeof(uint32_t));
+        c->wneg[b] = calloc((c->wf_stride + 31u) / 32u, sizeof(uint32_t));
+        ok = ok && c->bank[b] && c->lrow[b] && c->wf[b] && c->wrow_zero[b] && c->wrow_fin[b] &&
+             c->wblk_zero[b] && c->wsgn[b] && c->wneg[b];
+        if (c->wf[b])
+            memset(c->wf[b], 0, sizeof(float) * c->n * c->wf_stride);
     }
     c->acc_last_vec = calloc(c->rows[TPU_MEM_ACC], sizeof(uint64_t));
     c->ub_last_vec = calloc(c->rows[TPU_MEM_UB], sizeof(uint64_t));
@@ -85,6 +95,7 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     {
         const char *e = getenv("TPU_MODEL_INTEGER_MX");
         c->integer_mx = e != NULL && e[0] == '1';
+        c->mx_simd = core_mx_simd();
     }
     return c;
 }
@@ -100,6 +111,12 @@ void tpu_core_free(tpu_core_t *c)
     for (unsigned b = 0; b < 2; b++) {
         free(c->bank[b]);
         free(c->lrow[b]);
+        free(c->wf[b]);
+        free(c->wrow_zero[b]);
+        free(c->wrow_fin[b]);
+        free(c->wblk_zero[b]);
+        free(c->wsgn[b]);
+        free(c->wneg[b]);
     }
     free(c->acc_last_vec);
     free(c->ub_last_vec);
@@ -141,8 +158,30 @@ const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
     return c->mem[mem] + (size_t)row * c->n;
 }
 
+void core_write_done(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    c->written[mem][row] = 1;
+    c->res->rows_written[mem]++;
+    core_trace_write(c, mem, row, c->mem[mem] + (size_t)row * c->n);
+}
+
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)
 {
+    uint32_t *dst = c->mem[mem] + (size_t)row * c->n;
+    if (words == dst || words + c->n <= dst || words >= dst + c->n) {
+        /* the same row or none of it: in place (element i reads only words[i]) */
+        if (mem == TPU_MEM_ACC) {
+            if (words != dst)
+                memcpy(dst, words, sizeof(uint32_t) * c->n);
+        } else {
+            for (unsigned i = 0; i < c->n; i++)
+                dst[i] = words[i] & 0xFFFFu;
+        }
+        c->written[mem][row] = 1;
+        c->res->rows_written[mem]++;
+        core_trace_write(c, mem, row, dst);
+        return;
+    }
     uint32_t keep[256];
     memcpy(keep, words, sizeof(uint32_t) * c->n); /* words may alias the row */
     if (mem != TPU_MEM_ACC)

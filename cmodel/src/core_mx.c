@@ -3,10 +3,11 @@
    (one MXU pass per UB row, seeded with the ACC row or -0), with the timing of docs/isa.md
    "Timing": bank alternation, bank-busy B and latency L of tpu_mxu_timing, the accumulate RAW
    window of L + 2 cycles, the ACC write in t + L + 1. */
-#include <string.h>
-
 #include "core_internal.h"
 #include "tpu/numerics.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <immintrin.h>
@@ -14,7 +15,16 @@
    matmul_fast.c: with MXCSR DAZ | FTZ, RNE, exceptions masked, a bf16 x bf16 product is exact
    or overflows/flushes exactly as bf16_mul does, -ffp-contract=off keeps the add separate, and
    each output's k order stays sequential; a NaN result is canonicalised on the way out).
-   Kept out of line so no floating-point operation moves across the MXCSR writes. */
+   Kept out of line so no floating-point operation moves across the MXCSR writes.
+
+   Skipped products. Step k adds x[k] * w[k][j] to p[j]. When that product is a signed zero
+   for every j -- x[k] is zero or subnormal (DAZ: a zero) and row k of the tile has no Inf or
+   NaN, or row k is all zeros and subnormals and x[k] is finite -- the step leaves p[j]
+   unchanged unless p[j] is zero or subnormal: a NaN, an Inf or a normal p plus a signed zero
+   is p itself under RNE. (A zero p may change sign, -0 + +0 = +0, and a subnormal p becomes
+   a zero under DAZ.) So a run of such steps is skipped when no lane of p holds a zero or
+   subnormal other than +0 (+0 plus a signed zero is +0); otherwise the run is done step by
+   step as before. Every step that is done is the same host operation in the same k order. */
 static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
                                                    const uint32_t *const *a,
                                                    const uint32_t *const *seed,
@@ -42,29 +52,504 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
     }
 }
 
-/* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
-static int mx_host(unsigned n, unsigned rows, const uint32_t *const *a,
-                   const uint32_t *const *seed, const uint32_t *bank, uint32_t *out)
+/* The AVX2 kernel.
+
+   Skippable runs. A run of skippable steps (every product a signed zero on every lane of
+   the block) changes only the lanes whose p is a zero or subnormal (DAZ: a signed zero): such
+   a lane ends -0 if it was negative and every product of the run is -0 (the sign of x[k]
+   XOR that of w[k][j]: -0 + -0 = -0, any +0 gives +0 under RNE), else +0; every other lane
+   (+0, normal, Inf, NaN) is unchanged. mx_run does exactly that with the tile's sign bits
+   (wsgn), no floating point. A lane is "special" when it is a zero or subnormal other than
+   +0, the lanes a run can change.
+
+   Clean blocks. Once no lane of a block is special it stays so through any step that does
+   not underflow: p + q with p not special and q = x * w (a zero, normal, Inf or NaN under
+   FTZ) is +0 when the exact sum is 0 (RNE; -0 needs both -0), a NaN, an Inf or a normal,
+   unless the exact sum is nonzero below 2^-126 and FTZ flushes it (or the product itself
+   underflowed). So a block is checked at each run until it is found not special ("clean"),
+   and its runs are skipped without a look after that; the rows of a call run with MXCSR's
+   flags cleared, and if the underflow flag is set at the end the call is done again with
+   every run through mx_run (exact).
+
+   Speed. The lanes go in blocks of 32 (V = 4 vectors; the block's 16 KiB of weights at
+   N = 128 stay in L1) held in registers over a row's steps, three rows at a time, then two
+   (independent add chains to cover the adder's latency); a row's steps that cannot be skipped are
+   listed once (ks, with their x in xs) for all blocks; a block whose weights are all zeros
+   (the padding of a narrow layer) is a single run. */
+#define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
+#define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
+
+typedef struct {
+    const float *w;        /* wf: w[k * ws + j] */
+    size_t ws;
+    const uint32_t *wzero; /* [k]: all ones when row k is all zeros and subnormals */
+    const uint32_t *wfin;  /* [k]: all ones when row k has no Inf or NaN */
+    const uint8_t *wzblk;  /* [j / 16]: lanes j .. j + 15 of every row zeros and subnormals */
+    const uint32_t *wsgn;  /* [k * nq + q]: the sign bits of lanes 32q .. 32q + 31 of row k */
+    const uint32_t *wneg;  /* [q]: lanes 32q .. 32q + 31 whose weights are all negative */
+    unsigned nq;
+} mx_bank_t;
+
+/* 1 when a lane of p (V vectors) is a zero or subnormal other than +0 */
+MX_AVX2 int mx_special(const __m256 *p, unsigned V)
 {
-    static float w[256 * 256];
-    for (size_t i = 0; i < (size_t)n * n; i++) {
-        uint32_t u = (bank[i] & 0xFFFFu) << 16;
-        memcpy(&w[i], &u, 4);
+    const __m256i em = _mm256_set1_epi32(0x7F800000);
+    __m256i any = _mm256_setzero_si256();
+    for (unsigned v = 0; v < V; v++) {
+        __m256i b = _mm256_castps_si256(p[v]);
+        __m256i z = _mm256_cmpeq_epi32(_mm256_and_si256(b, em), _mm256_setzero_si256());
+        any = _mm256_or_si256(any, _mm256_and_si256(z, b));
     }
+    return !_mm256_testz_si256(any, any);
+}
+
+MX_AVX2 void mx_step(__m256 *p, unsigned V, float x, const float *wr)
+{
+    const __m256 xv = _mm256_set1_ps(x);
+    for (unsigned v = 0; v < V; v++)
+        p[v] = _mm256_add_ps(p[v], _mm256_mul_ps(xv, _mm256_load_ps(wr + 8u * v)));
+}
+
+/* The skippable run k0 .. k1 - 1 on the block of lanes whose sign words are sg[k * nq], whose
+   columns with only negative weights are the bits of cneg, for a row whose x are all of
+   sign + when xpos: returns 1 when no lane is special after it */
+MX_AVX2 int mx_run(__m256 *p, unsigned V, const uint32_t *am, const uint32_t *sg, unsigned nq,
+                   uint32_t cneg, int xpos, unsigned k0, unsigned k1)
+{
+    const __m256i em = _mm256_set1_epi32(0x7F800000), zero = _mm256_setzero_si256();
+    uint32_t zl = 0, neg = 0, plus0 = 0;
+    for (unsigned v = 0; v < V; v++) {
+        __m256i b = _mm256_castps_si256(p[v]);
+        __m256i z = _mm256_cmpeq_epi32(_mm256_and_si256(b, em), zero);
+        zl |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(z)) << (8u * v);
+        neg |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(z, b))) << (8u * v);
+        plus0 |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, zero)))
+                 << (8u * v);
+    }
+    if ((zl & ~plus0) == 0 || k1 <= k0)
+        return (zl & ~plus0) == 0;
+    uint32_t acc = neg, sure = 0; /* the lanes still -0; those that stay -0 anyway */
+    if (xpos) { /* every product of a negative-only column is -0 */
+        sure = acc & cneg;
+        acc &= ~cneg;
+    }
+    for (unsigned k = k0; k < k1 && acc; k++)
+        acc &= sg[(size_t)k * nq] ^ (0u - ((am[k] >> 15) & 1u));
+    acc |= sure;
+    const __m256i sel = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i sb = _mm256_set1_epi32((int)0x80000000u);
+    for (unsigned v = 0; v < V; v++) {
+        __m256i b = _mm256_castps_si256(p[v]);
+        __m256i z = _mm256_cmpeq_epi32(_mm256_and_si256(b, em), zero);
+        __m256i a = _mm256_set1_epi32((int)((acc >> (8u * v)) & 0xFFu));
+        __m256i am8 = _mm256_cmpeq_epi32(_mm256_and_si256(a, sel), sel);
+        p[v] = _mm256_castsi256_ps(_mm256_blendv_epi8(b, _mm256_and_si256(am8, sb), z));
+    }
+    return acc == 0;
+}
+
+/* One row on one block until it is clean (or to its end): returns the index of the first
+   listed step not yet done; *next = the first step (k) not done or skipped; *clean. */
+MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const uint8_t *ks,
+                             const float *xs, unsigned cnt, const float *w, size_t ws,
+                             const uint32_t *sg, unsigned nq, uint32_t cneg, int xpos,
+                             int exact, unsigned *next, int *clean)
+{
+    unsigned nx = 0, i = 0;
+    *clean = 0;
+    if (!exact && !mx_special(p, V)) {
+        *clean = 1;
+        *next = 0;
+        return 0;
+    }
+    for (; i < cnt; i++) {
+        unsigned k = ks[i];
+        if (k > nx && mx_run(p, V, am, sg, nq, cneg, xpos, nx, k) && !exact) {
+            *clean = 1;
+            break;
+        }
+        mx_step(p, V, xs[i], w + (size_t)k * ws);
+        nx = k + 1u;
+    }
+    *next = nx;
+    return i;
+}
+
+/* rows a (and b when two) on lanes j0 .. j0 + 8V - 1 */
+MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, const uint32_t *ama,
+                      const uint32_t *amb, const uint8_t *ksa, const uint8_t *ksb,
+                      const float *xsa, const float *xsb, unsigned cnta, unsigned cntb,
+                      int xposa, int xposb, float *psa, float *psb, unsigned j0, int exact)
+{
+    const uint32_t cneg = bk->wneg[j0 / 32u];
+    __m256 pa[4], pb[4];
+    const size_t ws = bk->ws;
+    const float *wj = bk->w + j0;
+    const uint32_t *sg = bk->wsgn + j0 / 32u;
+    for (unsigned v = 0; v < V; v++)
+        pa[v] = _mm256_load_ps(psa + j0 + 8u * v);
+    unsigned nexta, nextb = 0;
+    int cla, clb = 1;
+    unsigned ia = mx_prologue(pa, V, ama, ksa, xsa, cnta, wj, ws, sg, bk->nq, cneg, xposa, exact,
+                              &nexta, &cla);
+    if (two) {
+        for (unsigned v = 0; v < V; v++)
+            pb[v] = _mm256_load_ps(psb + j0 + 8u * v);
+        unsigned ib = mx_prologue(pb, V, amb, ksb, xsb, cntb, wj, ws, sg, bk->nq, cneg, xposb,
+                                  exact, &nextb, &clb);
+        unsigned both = cnta - ia < cntb - ib ? cnta - ia : cntb - ib;
+        for (unsigned t = 0; t < both; t++) {
+            mx_step(pa, V, xsa[ia + t], wj + (size_t)ksa[ia + t] * ws);
+            mx_step(pb, V, xsb[ib + t], wj + (size_t)ksb[ib + t] * ws);
+        }
+        ia += both;
+        ib += both;
+        for (; ib < cntb; ib++)
+            mx_step(pb, V, xsb[ib], wj + (size_t)ksb[ib] * ws);
+        if (!clb && n > nextb)
+            mx_run(pb, V, amb, sg, bk->nq, cneg, xposb, nextb, n);
+        for (unsigned v = 0; v < V; v++)
+            _mm256_store_ps(psb + j0 + 8u * v, pb[v]);
+    }
+    for (; ia < cnta; ia++)
+        mx_step(pa, V, xsa[ia], wj + (size_t)ksa[ia] * ws);
+    if (!cla && n > nexta)
+        mx_run(pa, V, ama, sg, bk->nq, cneg, xposa, nexta, n);
+    for (unsigned v = 0; v < V; v++)
+        _mm256_store_ps(psa + j0 + 8u * v, pa[v]);
+}
+
+/* three rows (0, 1, 2) on lanes j0 .. j0 + 31: twelve independent add chains while all three
+   have steps left, then two, then one */
+typedef struct {
+    const uint32_t *am;
+    const uint8_t *ks;
+    const float *xs;
+    unsigned cnt;
+    int xpos;
+    float *ps;
+} mx_row_t;
+
+MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+{
+    const unsigned V = 4;
+    const uint32_t cneg = bk->wneg[j0 / 32u];
+    __m256 p0[4], p1[4], p2[4];
+    const size_t ws = bk->ws;
+    const float *wj = bk->w + j0;
+    const uint32_t *sg = bk->wsgn + j0 / 32u;
+    unsigned nx[3], i[3];
+    int cl[3];
+    for (unsigned v = 0; v < V; v++) {
+        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
+        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
+        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    }
+    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[0].xpos, exact, &nx[0], &cl[0]);
+    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[1].xpos, exact, &nx[1], &cl[1]);
+    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[2].xpos, exact, &nx[2], &cl[2]);
+#define MX_S(P, R) mx_step(P, V, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+    for (;;) {
+        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned m3 = left0 < left1 ? left0 : left1;
+        m3 = m3 < left2 ? m3 : left2;
+        if (m3 > 0) {
+            for (unsigned t = 0; t < m3; t++) {
+                MX_S(p0, 0);
+                MX_S(p1, 1);
+                MX_S(p2, 2);
+            }
+            continue;
+        }
+        /* one row is done: the other two together, then alone */
+        if (left0 == 0) {
+            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(p1, 1); MX_S(p2, 2); }
+        } else if (left1 == 0) {
+            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(p0, 0); MX_S(p2, 2); }
+        } else {
+            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(p0, 0); MX_S(p1, 1); }
+        }
+        while (i[0] < r[0].cnt) MX_S(p0, 0);
+        while (i[1] < r[1].cnt) MX_S(p1, 1);
+        while (i[2] < r[2].cnt) MX_S(p2, 2);
+        break;
+    }
+#undef MX_S
+    if (!cl[0] && n > nx[0])
+        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
+    if (!cl[1] && n > nx[1])
+        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
+    if (!cl[2] && n > nx[2])
+        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
+    for (unsigned v = 0; v < V; v++) {
+        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
+        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
+        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    }
+}
+
+/* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
+   steps are one skippable run */
+MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
+                           int xpos, float *ps, unsigned j0)
+{
+    __m256 p[4];
+    for (unsigned v = 0; v < V; v++)
+        p[v] = _mm256_load_ps(ps + j0 + 8u * v);
+    mx_run(p, V, am, bk->wsgn + j0 / 32u, bk->nq, bk->wneg[j0 / 32u], xpos, 0, n);
+    for (unsigned v = 0; v < V; v++)
+        _mm256_store_ps(ps + j0 + 8u * v, p[v]);
+}
+
+/* lut[m]: the positions of m's set bits, one per byte, lowest first */
+static uint64_t mx_lut[256];
+/* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
+static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
+
+__attribute__((target("avx2"), noinline)) static void
+mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
+             const uint32_t *const *seed, int exact)
+{
+    float (*ps)[256] = mx_ps;
+    static float xs[MX_GROUP][256];
+    static uint8_t ks[MX_GROUP][256 + 8];
+    unsigned cnt[MX_GROUP];
+    int xfin[MX_GROUP]; /* no Inf or NaN in the row */
+    int xpos[MX_GROUP]; /* no x of sign - in the row */
+    const size_t ws = bk->ws;
+    const __m256i em = _mm256_set1_epi32(0x7F80);
+    if (mx_lut[255] == 0)
+        for (unsigned m = 1; m < 256; m++) {
+            uint64_t v = 0;
+            unsigned c = 0;
+            for (unsigned b = 0; b < 8; b++)
+                if (m >> b & 1u)
+                    v |= (uint64_t)b << (8u * c++);
+            mx_lut[m] = v;
+        }
+    for (unsigned m = 0; m < rows; m++) {
+        /* the steps that cannot be skipped, their x, and the seed */
+        const uint32_t *am = a[m];
+        uint8_t *km = ks[m];
+        unsigned c = 0, k = 0;
+        __m256i infs = _mm256_setzero_si256(), sgns = _mm256_setzero_si256();
+        for (; k + 8u <= n; k += 8u) {
+            __m256i av = _mm256_loadu_si256((const __m256i *)(am + k));
+            __m256i e = _mm256_and_si256(av, em);
+            __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+            __m256i inf = _mm256_cmpeq_epi32(e, em);
+            infs = _mm256_or_si256(infs, inf);
+            sgns = _mm256_or_si256(sgns, av);
+            __m256i skip = _mm256_or_si256(
+                _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
+                _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
+            unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
+            uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
+            memcpy(km + c, &pos, 8);
+            c += (unsigned)__builtin_popcount(keep);
+        }
+        int fin = _mm256_testz_si256(infs, infs);
+        int pos = _mm256_testz_si256(sgns, _mm256_set1_epi32(0x8000));
+        for (; k < n; k++) {
+            uint32_t e = am[k] & 0x7F80u;
+            int skip = (e == 0 && bk->wfin[k]) || (bk->wzero[k] && e != 0x7F80u);
+            fin &= e != 0x7F80u;
+            pos &= (am[k] & 0x8000u) == 0;
+            if (!skip)
+                km[c++] = (uint8_t)k;
+        }
+        cnt[m] = c;
+        xfin[m] = fin;
+        xpos[m] = pos;
+        for (unsigned i = 0; i < c; i++) {
+            uint32_t xb = (am[km[i]] & 0xFFFFu) << 16;
+            memcpy(&xs[m][i], &xb, 4);
+        }
+        if (seed[m])
+            memcpy(ps[m], seed[m], sizeof(float) * n);
+        else
+            for (unsigned j = 0; j < n; j++)
+                ps[m][j] = -0.0f;
+        for (unsigned j = n; j < ws; j++)
+            ps[m][j] = 0.0f;
+    }
+    for (unsigned j0 = 0; j0 < ws; j0 += 32u) {
+        unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
+        int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
+        unsigned prev = rows; /* a row waiting for a partner */
+        unsigned m = 0;
+        if (V == 4u && !zero) /* three rows at a time while there are three */
+            for (; m + 3u <= rows; m += 3u) {
+                mx_row_t r3[3];
+                for (unsigned q = 0; q < 3u; q++)
+                    r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
+                                        ps[m + q] };
+                mx_block3(bk, n, r3, j0, exact);
+            }
+        for (; m <= rows; m++) {
+            if (m < rows && zero && xfin[m]) {
+                if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
+                else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
+                continue;
+            }
+            if (m < rows && prev == rows) {
+                prev = m;
+                continue;
+            }
+            if (prev == rows)
+                break;
+            unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
+            if (V == 4u)
+                mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+            else
+                mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+            prev = rows;
+        }
+    }
+}
+
+/* the rows of mx_ps to out[m] (NaN canonicalised) */
+static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
+{
+    for (unsigned m = 0; m < rows; m++) {
+        const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
+        uint32_t *o = out[m];
+        for (unsigned j = 0; j < n; j++) {
+            uint32_t u = pu[j];
+            o[j] = (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : u;
+        }
+    }
+}
+
+int core_mx_simd(void)
+{
+    const char *e = getenv("TPU_MODEL_MX_SIMD");
+    if (e != NULL && strcmp(e, "sse2") == 0)
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+
+/* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
+static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_t *const *a,
+                   const uint32_t *const *seed, uint32_t *const *out)
+{
+    unsigned n = c->n;
     unsigned old = _mm_getcsr();
-    _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
-    mx_rows_host(n, rows, a, seed, w, out);
+    /* RNE, FTZ | DAZ, all masked, the flags cleared */
+    _mm_setcsr((old & ~0x603Fu) | 0x8040u | 0x1F80u);
+    if (c->mx_simd) {
+        mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
+                         c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u };
+        mx_rows_avx2(&bk, n, rows, a, seed, 0);
+        unsigned csr;
+        __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
+        if (csr & 0x10u) /* an underflow: again, every run through mx_run */
+            mx_rows_avx2(&bk, n, rows, a, seed, 1);
+        _mm_setcsr(old);
+        mx_out(n, rows, out); /* after both: out may be the seeds' rows */
+        return 1;
+    }
+    static uint32_t o[MX_GROUP * 256];
+    if (c->wf_stride == n) {
+        mx_rows_host(n, rows, a, seed, c->wf[b], o);
+    } else {
+        static float w[256 * 256];
+        for (unsigned k = 0; k < n; k++)
+            memcpy(w + (size_t)k * n, c->wf[b] + (size_t)k * c->wf_stride, sizeof(float) * n);
+        mx_rows_host(n, rows, a, seed, w, o);
+    }
     _mm_setcsr(old);
+    for (unsigned m = 0; m < rows; m++)
+        memcpy(out[m], o + (size_t)m * n, sizeof(uint32_t) * n);
     return 1;
 }
 #else
-static int mx_host(unsigned n, unsigned rows, const uint32_t *const *a,
-                   const uint32_t *const *seed, const uint32_t *bank, uint32_t *out)
+int core_mx_simd(void)
 {
-    (void)n; (void)rows; (void)a; (void)seed; (void)bank; (void)out;
+    return 0;
+}
+
+static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_t *const *a,
+                   const uint32_t *const *seed, uint32_t *const *out)
+{
+    (void)c; (void)b; (void)rows; (void)a; (void)seed; (void)out;
     return 0;
 }
 #endif
+
+/* wf, wrow_zero, wrow_fin, wblk_zero and wsgn of bank b from the tile src (N x N words, row
+   k = the bank's row k: bank[b], or the WMEM rows of a plain lw) (core_internal.h) */
+#if defined(__x86_64__) && defined(__SSE2__)
+__attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned b,
+                                                         const uint32_t *src)
+{
+    unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u;
+    size_t ws = c->wf_stride;
+    uint32_t blkor[16] = { 0 }; /* per 16 lanes: the exponent bits of every row ORed */
+    uint32_t neg[8]; /* per 32 lanes: the sign bits of every row ANDed */
+    for (unsigned q = 0; q < nq; q++)
+        neg[q] = 0xFFFFFFFFu;
+    const __m256i lo = _mm256_set1_epi32(0xFFFF), em = _mm256_set1_epi32(0x7F80);
+    for (unsigned k = 0; k < n; k++) {
+        const uint32_t *br = src + (size_t)k * n;
+        float *wr = c->wf[b] + (size_t)k * ws;
+        uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
+        uint32_t eor = 0, inf = 0;
+        memset(sg, 0, sizeof(uint32_t) * nq);
+        unsigned j = 0;
+        for (; j + 8u <= n; j += 8u) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(br + j));
+            __m256i u = _mm256_slli_epi32(_mm256_and_si256(v, lo), 16);
+            _mm256_storeu_si256((__m256i *)(wr + j), u);
+            __m256i e = _mm256_and_si256(v, em);
+            uint32_t nz = !_mm256_testz_si256(e, e);
+            eor |= nz;
+            blkor[j / 16u] |= nz;
+            inf |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(e, em)));
+            sg[j / 32u] |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
+        }
+        for (; j < n; j++) {
+            uint32_t e = br[j] & 0x7F80u, u = (br[j] & 0xFFFFu) << 16;
+            memcpy(&wr[j], &u, 4);
+            eor |= e != 0;
+            blkor[j / 16u] |= e != 0;
+            inf |= e == 0x7F80u;
+            sg[j / 32u] |= (u >> 31) << (j % 32u);
+        }
+        for (unsigned q = 0; q < nq; q++)
+            neg[q] &= sg[q];
+        c->wrow_zero[b][k] = eor ? 0u : 0xFFFFFFFFu;
+        c->wrow_fin[b][k] = inf ? 0u : 0xFFFFFFFFu;
+    }
+    for (unsigned q = 0; q < ws / 16u; q++)
+        c->wblk_zero[b][q] = blkor[q] == 0;
+    for (unsigned q = 0; q < nq; q++)
+        c->wneg[b][q] = neg[q];
+}
+#endif
+
+static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+    if (c->mx_simd) {
+        mx_prep_avx2(c, b, src);
+        return;
+    }
+#endif
+    /* the SSE2 path reads wf only */
+    unsigned n = c->n;
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned j = 0; j < n; j++) {
+            uint32_t u = (src[(size_t)k * n + j] & 0xFFFFu) << 16;
+            memcpy(&c->wf[b][(size_t)k * c->wf_stride + j], &u, 4);
+        }
+}
 
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
 {
@@ -72,8 +557,11 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     /* bank[b][k*n + j] is the weight that multiplies activation element k in output column
        j: WMEM[w+k][j], or WMEM[w+j][k] for a transposed load (the same rows are read, in the
        same order; the array shifts them along its rows instead of its columns). */
+    int direct = !c->integer_mx && !d->transpose && c->mx_simd;
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *row = core_read_row(c, TPU_MEM_WMEM, d->w_row + k);
+        if (direct) /* bank[b] is not read: mx_prep takes the WMEM rows */
+            continue;
         if (d->transpose)
             for (unsigned j = 0; j < n; j++)
                 c->bank[b][j * n + k] = row[j];
@@ -81,6 +569,8 @@ uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
             for (unsigned j = 0; j < n; j++)
                 c->bank[b][k * n + j] = row[j];
     }
+    if (!c->integer_mx) /* the bank as host floats for the host-float matmul */
+        mx_prep(c, b, direct ? c->mem[TPU_MEM_WMEM] + (size_t)d->w_row * n : c->bank[b]);
     c->cur_bank = b;
     c->next_bank = b ^ 1u;
     c->have_lw = 1;
@@ -107,8 +597,8 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
        read before any of the group is written -- true when the ACC rows are distinct, which
        they are: acc_row + m for m in the group). */
     enum { GROUP = 64 };
-    static uint32_t gout[GROUP * 256];
     const uint32_t *ga[GROUP], *gs[GROUP];
+    uint32_t *go[GROUP];
     for (unsigned m0 = 0; m0 < d->n; m0 += GROUP) {
         unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
         int host = 0;
@@ -116,13 +606,15 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
             for (unsigned i = 0; i < gn; i++) {
                 ga[i] = core_read_row(c, TPU_MEM_UB, d->ub_row + m0 + i);
                 gs[i] = d->accumulate ? core_read_row(c, TPU_MEM_ACC, d->acc_row + m0 + i) : NULL;
+                go[i] = core_write_dst(c, TPU_MEM_ACC, d->acc_row + m0 + i);
             }
-            host = mx_host(n, gn, ga, gs, w, gout);
+            /* the results straight into their ACC rows (every seed read first) */
+            host = mx_host(c, b, gn, ga, gs, go);
         }
     for (unsigned m = m0; m < m0 + gn; m++) {
         unsigned arow = d->acc_row + m;
         if (host) {
-            core_write_row(c, TPU_MEM_ACC, arow, gout + (size_t)(m - m0) * n);
+            core_write_done(c, TPU_MEM_ACC, arow);
         } else {
         const uint32_t *a = core_read_row(c, TPU_MEM_UB, d->ub_row + m);
         const uint32_t *seed = d->accumulate ? core_read_row(c, TPU_MEM_ACC, arow) : NULL;

@@ -26,7 +26,25 @@ static uint64_t vop_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     int bin = tpu_vop_is_binary(d->vop);
     uint32_t a[256], b[256], y[256];
     for (unsigned r = 0; r < d->n; r++) {
-        memcpy(a, core_read_row(c, d->a_mem, d->a_row + r), sizeof a[0] * n);
+        const uint32_t *ar = core_read_row(c, d->a_mem, d->a_row + r);
+        if (!c->integer_mx && (d->d_mem == TPU_MEM_ACC || d->d_mem == TPU_MEM_UB)) {
+            /* the fast paths read their operands whole before they write, element i of the
+               result depends on element i of the operands only, and their results are the
+               stored values (bf16 in 16 bits): the destination row is written in place, even
+               when it is an operand's row */
+            uint32_t *dst = core_write_dst(c, d->d_mem, d->d_row + r);
+            int done = bin ? vpu_vec_binary_fast((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), ar,
+                                                 vpu_fmt(d->b_mem),
+                                                 core_read_row(c, d->b_mem, d->b_row + (d->bcast ? 0u : r)),
+                                                 vpu_fmt(d->d_mem), dst)
+                           : vpu_vec_unary_fast((vpu_op_t)d->vop, n, vpu_fmt(d->a_mem), ar,
+                                                vpu_fmt(d->d_mem), dst);
+            if (done) {
+                core_write_done(c, d->d_mem, d->d_row + r);
+                continue;
+            }
+        }
+        memcpy(a, ar, sizeof a[0] * n);
         if (bin) {
             memcpy(b, core_read_row(c, d->b_mem, d->b_row + (d->bcast ? 0u : r)),
                    sizeof b[0] * n);

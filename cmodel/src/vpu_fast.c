@@ -11,34 +11,37 @@
      the order of the sign-magnitude bits mapped to two's complement keys.
    Loads and stores are vpu_load / vpu_store's (bf16 widened with DAZ and NaN
    canonicalisation; bf16 stores rounded by fp32_to_bf16). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tpu/numerics.h"
 #include "tpu/vpu.h"
 #include "vpu_fast.h"
 
-static inline uint32_t ld(vpu_fmt_t f, uint32_t w)
-{
-    return f == VPU_FMT_BF16 ? bf16_to_fp32(bf16_from_bits((uint16_t)w)).v : w;
-}
-
-static inline uint32_t st(vpu_fmt_t f, uint32_t v)
-{
-    return f == VPU_FMT_BF16 ? fp32_to_bf16(fp32_from_bits(v)).v : v;
-}
-
 static inline int is_nan(uint32_t v) { return (v & 0x7FFFFFFFu) > 0x7F800000u; }
 static inline uint32_t daz(uint32_t v) { return (v & 0x7F800000u) ? v : (v & 0x80000000u); }
+
+/* bf16_to_fp32 and fp32_to_bf16 inline (the same bits: tests/model/test_vpu_fast.c) */
+static inline uint32_t ld_bf16(uint32_t w)
+{
+    uint32_t u = (w & 0xFFFFu) << 16;
+    return is_nan(u) ? TPU_FP32_QNAN : daz(u);
+}
+static inline uint32_t st_bf16(uint32_t v)
+{
+    uint32_t d = daz(v), e = d & 0x7F800000u;
+    uint32_t r = (e == 0x7F800000u || e == 0) ? d >> 16 : (d + 0x7FFFu + ((d >> 16) & 1u)) >> 16;
+    return is_nan(v) ? TPU_BF16_QNAN : r;
+}
 /* sign-magnitude order as signed integers: -0 < +0, larger magnitudes outward */
 static inline int32_t key(uint32_t v)
 {
     return (v & 0x80000000u) ? (int32_t)~(v & 0x7FFFFFFFu) : (int32_t)v;
 }
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <immintrin.h>
-static __attribute__((noinline)) void add_rows(size_t n, const uint32_t *a, const uint32_t *b,
-                                               int op, uint32_t *y)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void add_body(size_t n, const uint32_t *a, const uint32_t *b, int op, uint32_t *y)
 {
     for (size_t i = 0; i < n; i++) {
         float x, z;
@@ -51,10 +54,35 @@ static __attribute__((noinline)) void add_rows(size_t n, const uint32_t *a, cons
         y[i] = is_nan(u) ? TPU_FP32_QNAN : u;
     }
 }
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+/* kept out of line so no floating-point operation moves across the MXCSR writes; an AVX2
+   copy of each loop where the host has AVX2 (the same operations, wider) */
+static __attribute__((noinline)) void add_rows(size_t n, const uint32_t *a, const uint32_t *b,
+                                               int op, uint32_t *y)
+{
+    add_body(n, a, b, op, y);
+}
+static __attribute__((noinline, target("avx2"))) void add_rows_avx2(size_t n, const uint32_t *a,
+                                                                    const uint32_t *b, int op,
+                                                                    uint32_t *y)
+{
+    add_body(n, a, b, op, y);
+}
 #endif
 
-int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, vpu_fmt_t fb,
-                        const uint32_t *b, vpu_fmt_t fy, uint32_t *y)
+ALWAYS_INLINE void load_row(vpu_fmt_t f, size_t n, const uint32_t *x, uint32_t *l)
+{
+    if (f == VPU_FMT_BF16)
+        for (size_t i = 0; i < n; i++) l[i] = ld_bf16(x[i]);
+    else
+        for (size_t i = 0; i < n; i++) l[i] = x[i];
+}
+
+ALWAYS_INLINE int binary_body(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a,
+                              vpu_fmt_t fb, const uint32_t *b, vpu_fmt_t fy, uint32_t *y,
+                              int avx2)
 {
     uint32_t la[256], lb[256], r[256];
     if (n > 256) return 0;
@@ -64,26 +92,125 @@ int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, 
 #endif
     )
         return 0;
-    for (size_t i = 0; i < n; i++) {
-        la[i] = ld(fa, a[i]);
-        lb[i] = ld(fb, b[i]);
-    }
+    load_row(fa, n, a, la);
+    load_row(fb, n, b, lb);
     if (op == VPU_OP_MAX || op == VPU_OP_MIN) {
+        int mx = op == VPU_OP_MAX;
         for (size_t i = 0; i < n; i++) {
-            if (is_nan(la[i]) || is_nan(lb[i])) { r[i] = TPU_FP32_QNAN; continue; }
             uint32_t p = daz(la[i]), q = daz(lb[i]);
             int pq = key(p) >= key(q);
-            r[i] = (op == VPU_OP_MAX) == pq ? p : q;
+            uint32_t v = mx == pq ? p : q;
+            r[i] = (is_nan(la[i]) || is_nan(lb[i])) ? TPU_FP32_QNAN : v;
         }
     }
 #if defined(__x86_64__) && defined(__SSE2__)
     else {
         unsigned old = _mm_getcsr();
         _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
-        add_rows(n, la, lb, (int)op, r);
+        if (avx2)
+            add_rows_avx2(n, la, lb, (int)op, r);
+        else
+            add_rows(n, la, lb, (int)op, r);
         _mm_setcsr(old);
     }
 #endif
-    for (size_t i = 0; i < n; i++) y[i] = st(fy, r[i]);
+    (void)avx2;
+    if (fy == VPU_FMT_BF16)
+        for (size_t i = 0; i < n; i++) y[i] = st_bf16(r[i]);
+    else
+        for (size_t i = 0; i < n; i++) y[i] = r[i];
     return 1;
+}
+
+/* 1 when the AVX2 copies run: the host has AVX2 (asked once) and TPU_MODEL_MX_SIMD is not
+   "sse2", or as vpu_fast_set_simd last said */
+static int simd_state = -1;
+static int have_avx2(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (simd_state < 0) {
+        const char *e = getenv("TPU_MODEL_MX_SIMD");
+        __builtin_cpu_init();
+        simd_state = __builtin_cpu_supports("avx2") && !(e && strcmp(e, "sse2") == 0) ? 1 : 0;
+    }
+    return simd_state;
+#else
+    return 0;
+#endif
+}
+
+void vpu_fast_set_simd(int avx2)
+{
+    simd_state = -1;
+    if (!avx2 || have_avx2())
+        simd_state = avx2 ? 1 : 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static __attribute__((target("avx2"))) int binary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fa,
+                                                       const uint32_t *a, vpu_fmt_t fb,
+                                                       const uint32_t *b, vpu_fmt_t fy,
+                                                       uint32_t *y)
+{
+    return binary_body(op, n, fa, a, fb, b, fy, y, 1);
+}
+#endif
+
+int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, vpu_fmt_t fb,
+                        const uint32_t *b, vpu_fmt_t fy, uint32_t *y)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx2())
+        return binary_avx2(op, n, fa, a, fb, b, fy, y);
+#endif
+    return binary_body(op, n, fa, a, fb, b, fy, y, 0);
+}
+
+/* relu and cvt (fp32_max(x, +0) and vpu_canon, docs/vpu.md) with inline loads and stores */
+static inline uint32_t relu_bits(uint32_t v)
+{
+    return is_nan(v) ? TPU_FP32_QNAN : (v & 0x80000000u) ? 0u : daz(v);
+}
+static inline uint32_t cvt_bits(uint32_t v) { return is_nan(v) ? TPU_FP32_QNAN : daz(v); }
+
+#define UNARY_LOOP(F, LD, ST)                                                                  \
+    for (size_t i = 0; i < n; i++)                                                             \
+        y[i] = ST(F(LD(x[i])));
+static inline uint32_t id32(uint32_t v) { return v; }
+
+ALWAYS_INLINE int unary_body(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x,
+                             vpu_fmt_t fy, uint32_t *y)
+{
+    if (op != VPU_OP_RELU && op != VPU_OP_CVT) return 0;
+    int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    if (op == VPU_OP_RELU) {
+        if (bx && by) { UNARY_LOOP(relu_bits, ld_bf16, st_bf16) }
+        else if (bx) { UNARY_LOOP(relu_bits, ld_bf16, id32) }
+        else if (by) { UNARY_LOOP(relu_bits, id32, st_bf16) }
+        else { UNARY_LOOP(relu_bits, id32, id32) }
+    } else {
+        if (bx && by) { UNARY_LOOP(cvt_bits, ld_bf16, st_bf16) }
+        else if (bx) { UNARY_LOOP(cvt_bits, ld_bf16, id32) }
+        else if (by) { UNARY_LOOP(cvt_bits, id32, st_bf16) }
+        else { UNARY_LOOP(cvt_bits, id32, id32) }
+    }
+    return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static __attribute__((target("avx2"))) int unary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fx,
+                                                      const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
+{
+    return unary_body(op, n, fx, x, fy, y);
+}
+#endif
+
+int vpu_vec_unary_fast(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy,
+                       uint32_t *y)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx2())
+        return unary_avx2(op, n, fx, x, fy, y);
+#endif
+    return unary_body(op, n, fx, x, fy, y);
 }

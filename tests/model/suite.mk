@@ -5,6 +5,7 @@
 
 MODEL_TEST_DIR  := $(BUILD)/tests/model
 MODEL_TEST_BINS := $(MODEL_TEST_DIR)/test_matmul $(MODEL_TEST_DIR)/test_schedule \
+                   $(MODEL_TEST_DIR)/test_mx_fast \
                    $(MODEL_TEST_DIR)/test_trace $(MODEL_TEST_DIR)/test_vpu_fast
 MODEL_TEST_DEPS := tests/model/oracle.c tests/model/oracle.h $(SIM_HDRS) $(CMODEL_LIB) $(SIM_LIB)
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The VPU's fast add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
+/* Both copies of the loops (AVX2 where the host has it, and the baseline: vpu_fast_set_simd).
+   The VPU's fast relu and cvt (vpu_vec_unary_fast) against vpu_vec_unary on every bf16 pattern
+   and the specials and 1 M random fp32 patterns, in every load/store format; its fast
+   add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
    vpu_vec_binary, bit for bit: every pair of 64 special fp32 patterns (zeros, subnormals, the
    smallest and largest normals, Inf, NaNs with payloads, values whose sum or difference is
    tiny, exactly half-way or overflows) and 4 M random pairs per op (half of them with close
@@ -48,8 +51,59 @@ static int check(vpu_op_t op, vpu_fmt_t fa, vpu_fmt_t fb, vpu_fmt_t fy, size_t n
     return 0;
 }
 
-int main(void)
+static int check_unary(vpu_op_t op, vpu_fmt_t fx, vpu_fmt_t fy, size_t n, const uint32_t *x)
 {
+    uint32_t y1[256], y2[256];
+    if (!vpu_vec_unary_fast(op, n, fx, x, fy, y1)) {
+        printf("FAIL: no fast path for %s\n", vpu_op_name(op));
+        return 1;
+    }
+    vpu_vec_unary(op, n, fx, x, fy, y2);
+    for (size_t i = 0; i < n; i++)
+        if (y1[i] != y2[i]) {
+            printf("FAIL: %s fx=%d fy=%d x=%08x: fast %08x, reference %08x\n", vpu_op_name(op),
+                   fx, fy, (unsigned)x[i], (unsigned)y1[i], (unsigned)y2[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static int unary_tests(long *count)
+{
+    const vpu_op_t ops[] = {VPU_OP_RELU, VPU_OP_CVT};
+    const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0];
+    uint32_t x[256];
+    int fails = 0;
+    for (int oi = 0; oi < 2; oi++)
+        for (int f = 0; f < 4; f++) {
+            vpu_fmt_t fx = (f & 1) ? VPU_FMT_BF16 : VPU_FMT_FP32;
+            vpu_fmt_t fy = (f & 2) ? VPU_FMT_BF16 : VPU_FMT_FP32;
+            if (fx == VPU_FMT_BF16) { /* every bf16 pattern (the upper half ignored) */
+                for (uint32_t v = 0; v < 65536u; v += 256u) {
+                    for (uint32_t j = 0; j < 256u; j++) x[j] = (v + j) | (rnd() << 16);
+                    fails += check_unary(ops[oi], fx, fy, 256, x);
+                    *count += 256;
+                }
+            } else {
+                for (size_t i = 0; i < ns; i++) x[i] = SPECIAL[i];
+                fails += check_unary(ops[oi], fx, fy, ns, x);
+                *count += (long)ns;
+                for (int r = 0; r < 2048; r++) {
+                    for (size_t j = 0; j < 256; j++) x[j] = rnd() ^ (rnd() << 16);
+                    fails += check_unary(ops[oi], fx, fy, 256, x);
+                    *count += 256;
+                }
+            }
+        }
+    return fails;
+}
+
+static int run_all(void)
+{
+    long ucount = 0;
+    int ufails = unary_tests(&ucount);
+    printf("vpu fast relu/cvt: %ld elements compared with vpu_vec_unary, %d failure(s)\n", ucount,
+           ufails);
     const vpu_op_t ops[] = {VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MUL, VPU_OP_MAX, VPU_OP_MIN};
     const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0];
     uint32_t a[256], b[256];
@@ -91,5 +145,16 @@ int main(void)
             }
         }
     printf("vpu fast path: %ld pairs compared with vpu_vec_binary, %d failure(s)\n", pairs, fails);
-    return fails != 0;
+    return fails != 0 || ufails != 0;
+}
+
+int main(void)
+{
+    int rc = 0;
+    for (int simd = 1; simd >= 0; simd--) { /* the AVX2 copies (where the host has AVX2), then the baseline */
+        vpu_fast_set_simd(simd);
+        printf("%s loops:\n", simd ? "AVX2 (if the host has it)" : "baseline");
+        rc |= run_all();
+    }
+    return rc;
 }
