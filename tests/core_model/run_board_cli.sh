@@ -105,6 +105,14 @@ printf 'send ub row=0 rows=1 core=1\n' >"$out/dl/c0.s"
 printf 'recv ub row=0 rows=1 core=0\n' >"$out/dl/c1.s"
 expect 1 "error 6 first" "tpu-board-run: core 1: error 6 (pc ran off the end of imem) at pc 1" \
     "$run" --mxu 2 --cores 2 --imem-insns 1 --job "$out/dl" --out "$out/ld" --link-dead 0@0
+# tpu-mkprog random-board --coll-rows (the rows of a round's collective): its own kind only
+expect 2 "--coll-rows on bcast" "--coll-rows is an option of random-board, not of bcast" \
+    "$mkprog" bcast --cores 2 --mxu 2 --coll-rows 4 -o "$out/cr"
+expect 2 "--coll-rows 0" "--coll-rows '0' is out of range (allowed: 1..65535)" \
+    "$mkprog" random-board --cores 2 --mxu 2 --coll-rows 0 -o "$out/cr"
+"$mkprog" random-board --cores 2 --mxu 2 --seed 5 --coll-rows 3 -o "$out/cr" >/dev/null &&
+    ! grep -h "rows=\([4-9]\|[1-9][0-9]\)" "$out/cr"/core*.s | grep -q "^\(send\|recv\|bcast\|allreduce\)" &&
+    ok || bad "--coll-rows 3: a collective of more rows"
 # a bad option in a core's file
 echo "--mxu 2" >>"$out/dl/core1.args"
 expect 2 "bad core option" "unknown option '--mxu' (allowed: --prog X, --load X, --dump X, --dump-dir X, --hostmem-mib X, --pc-start X); expected a host option of a core job" \
