@@ -474,7 +474,8 @@ static int emit_board(struct gen_output *out, const struct gen_config *cfg)
         "      .noc_ej_valid_i  (ej_valid[i]),\n"
         "      .noc_ej_last_i   (ej_last[i]),\n"
         "      .noc_ej_flit_i   (ej_flit[i]),\n"
-        "      .noc_ej_ready_o  (ej_ready[i]),\n");
+        "      .noc_ej_ready_o  (ej_ready[i]),\n"
+        "      .net_dead_i      (|link_dead),\n");
     for (size_t i = 0; i < sizeof tr_ports / sizeof tr_ports[0]; i++)
         sb_printf(sb, "      .%-16s(%s[i])%s\n", tr_ports[i].name, tr_ports[i].name,
                   i + 1 == sizeof tr_ports / sizeof tr_ports[0] ? "" : ",");

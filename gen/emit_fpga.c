@@ -121,7 +121,8 @@ static void emit_top_core(struct strbuf *sb, const struct gen_config *cfg)
         "    .noc_ej_last_i   (1'b0),\n");
     sb_printf(sb, "    .noc_ej_flit_i   (%u'd0),\n", cfg->link_bits);
     sb_puts(sb,
-        "    .noc_ej_ready_o  (),\n");
+        "    .noc_ej_ready_o  (),\n"
+        "    .net_dead_i      (1'b0),\n");
     size_t nt = sizeof core_trace_ports / sizeof core_trace_ports[0];
     for (size_t i = 0; i < nt; i++)
         sb_printf(sb, "    .%s ()%s\n", core_trace_ports[i], i + 1 < nt ? "," : "");

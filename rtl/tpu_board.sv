@@ -242,6 +242,7 @@ module tpu_board #(
       .noc_ej_last_i   (ej_last[i]),
       .noc_ej_flit_i   (ej_flit[i]),
       .noc_ej_ready_o  (ej_ready[i]),
+      .net_dead_i      (|link_dead),
       .tr_ub_we_o      (tr_ub_we_o[i]),
       .tr_ub_row_o     (tr_ub_row_o[i]),
       .tr_ub_data_o    (tr_ub_data_o[i]),

@@ -86,6 +86,9 @@ module tpu_core #(
   input  logic              noc_ej_last_i,
   input  logic [LinkW-1:0]  noc_ej_flit_i,
   output logic              noc_ej_ready_o,
+  // a link of the board is dead (tpu_noc's link_dead_o, ORed; sticky): a collective in
+  // progress stops and the core halts with error 9 (docs/board.md "Link faults")
+  input  logic              net_dead_i,
   // simulation trace
   output logic              tr_ub_we_o,
   output logic [15:0]       tr_ub_row_o,
@@ -194,7 +197,7 @@ module tpu_core #(
   logic [31:0]  mx_q_ub, mx_q_left;
   logic [16:0]  mx_chk_lo, mx_chk_hi;
   logic         mx_acc_hit, mx_acc_rd;
-  logic         coll_go, coll_busy;
+  logic         coll_go, coll_busy, coll_abort;
 
   tpu_core_seq u_seq (
     .clk_i,
@@ -234,6 +237,7 @@ module tpu_core #(
     .vpu_busy_i   (vpu_busy),
     .coll_go_o    (coll_go),
     .coll_busy_i  (coll_busy),
+    .coll_abort_i (coll_abort),
     .core_id_i,
     .topo_cores_i
   );
@@ -503,6 +507,8 @@ module tpu_core #(
     .insn_i       (insn),
     .pc_i         (insn_pc),
     .busy_o       (coll_busy),
+    .net_dead_i,
+    .abort_o      (coll_abort),
     .core_id_i,
     .topo_cores_i,
     .topo_rows_i,

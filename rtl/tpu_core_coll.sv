@@ -40,6 +40,9 @@ module tpu_core_coll #(
   input  logic [127:0]      insn_i,
   input  logic [15:0]       pc_i,
   output logic              busy_o,
+  // a link of the board is dead: the instruction in progress stops (abort_o, one cycle)
+  input  logic              net_dead_i,
+  output logic              abort_o,
   // this core's id and the board's shape
   input  logic [5:0]        core_id_i,
   input  logic [6:0]        topo_cores_i,
@@ -618,7 +621,15 @@ module tpu_core_coll #(
       end
       default: st_d = CIdle;
     endcase
+    // a dead link: whatever the instruction waits for may never come; stop it (what it
+    // wrote stays written; a packet half sent stays half sent: the board needs a reset)
+    if (abort_o) begin
+      st_d     = CIdle;
+      tx_start = 1'b0;
+      rx_start = 1'b0;
+    end
   end
+  assign abort_o = net_dead_i && st_q != CIdle;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -922,7 +933,9 @@ module tpu_core_coll #(
       rx_buf_q   <= '0;
     end else begin
       // sender
-      if (tx_start) begin
+      if (abort_o) begin
+        tx_busy_q <= 1'b0;
+      end else if (tx_start) begin
         tx_busy_q  <= txs_total != 32'd0;
         tx_have_q  <= 1'b0;
         tx_fresh_q <= 1'b0;
@@ -952,7 +965,9 @@ module tpu_core_coll #(
         end
       end
       // receiver
-      if (rx_start) begin
+      if (abort_o) begin
+        rx_busy_q <= 1'b0;
+      end else if (rx_start) begin
         rx_busy_q  <= !(rxs_lo_row == rxs_hi_row && rxs_lo_lane == rxs_hi_lane);
         rx_have_q  <= 1'b0;
         rx_fresh_q <= 1'b0;

@@ -12,7 +12,8 @@
 // from the four IMEM words, checks it (codes 1-6, 8) when it is next, and dispatches it to its
 // unit (DMA, WL, MX, VPU, NET) when every unit is idle; sync and halt also wait for idle. After a
 // dispatch in cycle d the next instruction is read in d and can dispatch from d+1. A DMA that
-// ends with an AXI error response (code 7) stops dispatching; the core then halts. A bad
+// ends with an AXI error response (code 7) stops dispatching; the core then halts; so does a
+// collective the network unit stopped because a link of the board is dead (code 9). A bad
 // instruction is never dispatched: the sequencer waits until every unit is idle and halts
 // with ERR_CODE and ERR_PC.
 //
@@ -66,6 +67,7 @@ module tpu_core_seq (
   // checks of code 8 use
   output logic          coll_go_o,
   input  logic          coll_busy_i,
+  input  logic          coll_abort_i,
   input  logic [5:0]    core_id_i,
   input  logic [6:0]    topo_cores_i
 );
@@ -90,7 +92,7 @@ module tpu_core_seq (
   logic [15:0]  epc_q, epc_d;
   logic         lw_seen_q, lw_seen_d;
   logic         axi_err_q, axi_err_d;
-  logic [15:0]  dma_pc_q;
+  logic [15:0]  dma_pc_q, coll_pc_q;
 
   // ---- decode ----
   logic [31:0] w0, w1, w2, w3;
@@ -367,6 +369,11 @@ module tpu_core_seq (
           state_d = SErr;
           code_d  = check;
           epc_d   = pc_lo;
+        end else if (coll_abort_i) begin
+          // the collective in progress stopped on a dead link (it was the only unit busy)
+          state_d = SErr;
+          code_d  = 8'd9;
+          epc_d   = coll_pc_q;
         end else if (can_go && !(dma_done_i && dma_err_i)) begin
           go = 1'b1;
           if (opc == OpLw) lw_seen_d = 1'b1;
@@ -402,6 +409,7 @@ module tpu_core_seq (
       lw_seen_q <= 1'b0;
       axi_err_q <= 1'b0;
       dma_pc_q  <= 16'd0;
+      coll_pc_q <= 16'd0;
       d_in_q    <= 1'b0;
       d_mem_q   <= 2'd0;
       d_lo_q    <= 17'd0;
@@ -422,6 +430,7 @@ module tpu_core_seq (
       lw_seen_q <= lw_seen_d;
       axi_err_q <= axi_err_d;
       if (dma_go_o) dma_pc_q <= pc_q[15:0];
+      if (coll_go_o) coll_pc_q <= pc_q[15:0];
     end
   end
 

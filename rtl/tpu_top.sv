@@ -128,6 +128,7 @@ module tpu_top (
     .noc_ej_last_i   (1'b0),
     .noc_ej_flit_i   (64'd0),
     .noc_ej_ready_o  (),
+    .net_dead_i      (1'b0),
     .tr_ub_we_o (),
     .tr_ub_row_o (),
     .tr_ub_data_o (),

@@ -123,7 +123,7 @@ const char *const kMode = "assembled";
     X(tr_wm_data_o) X(tr_wm_pc_o) X(tr_disp_valid_o) X(tr_disp_pc_o)
 #define TOPO_IN(X) X(core_id_i) X(topo_cores_i) X(topo_rows_i) X(topo_cols_i)
 #define NOC_OUT(X) X(noc_inj_valid_o) X(noc_inj_last_o) X(noc_inj_flit_o) X(noc_ej_ready_o)
-#define NOC_IN(X) X(noc_inj_ready_i) X(noc_ej_valid_i) X(noc_ej_last_i) X(noc_ej_flit_i)
+#define NOC_IN(X) X(noc_inj_ready_i) X(noc_ej_valid_i) X(noc_ej_last_i) X(noc_ej_flit_i) X(net_dead_i)
 #define LINK_PORTS(X) X(link_stall_i) X(link_fault_i) X(link_retry_o) X(link_fault_o) X(link_dead_o)
 
 struct LiteIn {
@@ -376,7 +376,7 @@ SC_MODULE(BoardIO)
             sensitive << s.noc_inj_valid_o << s.noc_inj_last_o << s.noc_inj_flit_o
                       << s.noc_ej_ready_o << s.inj_gap << s.ej_gap;
         }
-        sensitive << inj_ready_o << ej_valid_o << ej_last_o << ej_flit_o;
+        sensitive << inj_ready_o << ej_valid_o << ej_last_o << ej_flit_o << link_dead_o;
     }
 
     // core i's network port on the NoC's local port i, through the --stall gaps
@@ -391,6 +391,12 @@ SC_MODULE(BoardIO)
         to_bits(ej_valid_o.read(), &nev);
         to_bits(ej_last_o.read(), &nel);
         to_bits(ej_flit_o.read(), &nef);
+        // every core's net_dead_i = some link is dead, as tpu_board wires it
+        Bits ld;
+        to_bits(link_dead_o.read(), &ld);
+        bool dead = false;
+        for (unsigned l = 0; l < kLinks; l++)
+            dead = dead || ld.get(l, 1) != 0;
         for (unsigned i = 0; i < kC; i++) {
             CoreSigs &s = sig[i];
             const bool ig = s.inj_gap.read(), eg = s.ej_gap.read();
@@ -405,6 +411,7 @@ SC_MODULE(BoardIO)
             put(s.noc_inj_ready_i, nir.get(i, 1) && !ig);
             put(s.noc_ej_valid_i, nev.get(i, 1) && !eg);
             put(s.noc_ej_last_i, nel.get(i, 1));
+            put(s.net_dead_i, dead);
             f.clear(kW);
             for (unsigned k = 0; k < kW; k += 32) {
                 const unsigned n = kW - k < 32 ? kW - k : 32;
@@ -1100,10 +1107,13 @@ SC_MODULE(Host)
                 start_cycle = cycle;
         }
         const auto t0 = std::chrono::steady_clock::now();
-        bool error = false;
+        // An error halt stops the polling (its peers may wait for it for ever), except after a
+        // dead link: then every core ends by itself (a collective in progress or dispatched
+        // later halts it with error 9), and each core's status and trace are collected.
+        bool error = false, dead = false;
         unsigned left = kC;
-        while (left > 0 && !error) {
-            for (unsigned c = 0; c < kC && !error; c++) {
+        while (left > 0 && (!error || dead)) {
+            for (unsigned c = 0; c < kC && (!error || dead); c++) {
                 CoreJob &j = *jobs[c];
                 if (j.finished)
                     continue;
@@ -1111,19 +1121,15 @@ SC_MODULE(Host)
                 if ((j.status & 1u) == 0 && (j.status & 6u) != 0) {
                     j.finished = true;
                     left--;
-                    error = (j.status & 4u) != 0;
+                    error = error || (j.status & 4u) != 0;
                 }
+                for (int64_t d : dead_at)
+                    dead = dead || d >= 0;
             }
-            if (left > 0 && !error && cycle - start_cycle > opt.max_cycles) {
+            if (left > 0 && (!error || dead) && cycle - start_cycle > opt.max_cycles) {
                 timeout = true;
                 break;
             }
-            // a dead link: the hardware reported the error; the cores waiting on it never finish
-            bool dead = false;
-            for (int64_t d : dead_at)
-                dead = dead || d >= 0;
-            if (dead)
-                break;
         }
         end_cycle = cycle;
         secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1134,8 +1140,7 @@ SC_MODULE(Host)
                 j.status = lite_read(c, 0x000C);
                 std::printf("board_tb: core %u still busy (STATUS 0x%x) at PC %u%s\n", c,
                             j.status, j.pc,
-                            timeout ? "" : error ? " when another core stopped with an error"
-                                             : " when a link was declared dead");
+                            timeout ? "" : " when another core stopped with an error");
             }
             j.err_code = lite_read(c, 0x0018);
             j.err_pc = lite_read(c, 0x001C);

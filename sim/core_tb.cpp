@@ -491,6 +491,7 @@ int main(int argc, char **argv)
     top->noc_inj_ready_i = 0;
     top->noc_ej_valid_i = 0;
     top->noc_ej_last_i = 0;
+    top->net_dead_i = 0;
     std::memset(&top->noc_ej_flit_i, 0, sizeof top->noc_ej_flit_i);
     for (int i = 0; i < 4; i++) {
         edge(0);

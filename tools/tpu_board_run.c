@@ -45,6 +45,10 @@ static void usage(FILE *f)
             "  --start-skew K        core i STARTs i*K cycles after core 0, 0 .. 1000 (default\n"
             "                        4: board_tb's host writes one CTRL.start after the other;\n"
             "                        each core's counters count from its own START)\n"
+            "  --link-dead L@CYCLE   link L (core i's output port p: L = i*2 + p-1 on a ring,\n"
+            "                        i*4 + p-1 on a torus) carries nothing from board cycle\n"
+            "                        CYCLE on: collectives waiting on it stop with error 9\n"
+            "                        (docs/board.md \"Link faults\"; board_tb --link-fault stuck)\n"
             "  --job DIR             the board job: DIR/core<i>.args, i = 0 .. C-1\n"
             "  --out DIR             writes core<i>.trace, core<i>.counters, core<i>/ dumps\n"
             "  --max-cycles C        stop a core when an instruction would dispatch after\n"
@@ -191,6 +195,8 @@ static int run_main(int argc, char **argv)
     unsigned dispatch = TPU_DISPATCH_RTL;
     uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     uint64_t skew = TPU_BOARD_START_SKEW_DEFAULT;
+    uint64_t dead_l = 0, dead_t = 0;
+    const char *dead_s = NULL;
     int status = 2;
     core_job_t *jobs = NULL;
     tpu_board_t *board = NULL;
@@ -206,6 +212,7 @@ static int run_main(int argc, char **argv)
         { "axi-data-bits", 0, TPU_CLI_VALUE, 'B' }, { "dispatch", 0, TPU_CLI_VALUE, 'd' },
         { "job", 0, TPU_CLI_VALUE, 'j' },   { "out", 0, TPU_CLI_VALUE, 'o' },
         { "max-cycles", 0, TPU_CLI_VALUE, 'X' }, { "start-skew", 0, TPU_CLI_VALUE, 'K' },
+        { "link-dead", 0, TPU_CLI_VALUE, 'F' },
         { NULL, 0, 0, 0 },
     };
     char err[1024];
@@ -278,6 +285,18 @@ static int run_main(int argc, char **argv)
         case 'K':
             rc = tpu_cli_count(name, val, 0, TPU_BOARD_START_SKEW_MAX, &skew, err, sizeof err);
             break;
+        case 'F': { /* L@CYCLE; L is checked against the board below */
+            const char *at = strchr(val, '@');
+            if (at == NULL || tpu_cli_dec_n(val, (size_t)(at - val), &dead_l) != 0 ||
+                dead_l >= 256 || tpu_cli_dec_n(at + 1, strlen(at + 1), &dead_t) != 0 ||
+                dead_t == UINT64_MAX) {
+                snprintf(err, sizeof err, "%s '%s' is not LINK@CYCLE (decimal link index and "
+                         "board cycle)", name, val);
+                rc = -1;
+            }
+            dead_s = val;
+            break;
+        }
         default: outdir = val; break;
         }
         if (rc) {
@@ -297,6 +316,18 @@ static int run_main(int argc, char **argv)
     if (tpu_board_topology_parse(topo, C, &bc.rows, &bc.cols, err, sizeof err) != 0) {
         fprintf(stderr, ME ": error: %s\n", err);
         return 2;
+    }
+    /* gen numbers a torus's links with 4 ports per core even when R = 1 */
+    bc.link_ports = (topo != NULL && topo[0] ? strncmp(topo, "torus", 5) == 0 : C == 8) ? 4u : 2u;
+    if (dead_s != NULL) {
+        if (dead_l >= (uint64_t)C * bc.link_ports) {
+            fprintf(stderr, ME ": error: --link-dead '%s': link %llu does not exist (allowed: "
+                    "0 .. %u on this board)\n", dead_s, (unsigned long long)dead_l,
+                    C * bc.link_ports - 1u);
+            return 2;
+        }
+        bc.link_dead = (unsigned)dead_l + 1u;
+        bc.link_dead_cycle = dead_t;
     }
     bc.link_bits = (unsigned)W;
     bc.link_latency = (unsigned)D;

@@ -30,6 +30,7 @@ struct bcfg {
     unsigned b, k, nout;           /* dptrain: per-core batch, K, N' */
     uint64_t seed;
     unsigned ub_rows, acc_rows, wmem_rows, imem_insns;
+    unsigned coll_rows;            /* random-board: --coll-rows (0: the generator's) */
 };
 
 struct bjob {
@@ -496,6 +497,7 @@ static void part_random(struct bjob *j)
     rc.geom.imem_insns = c->imem_insns;
     rc.host_bytes = 1u << 20; /* the job's --hostmem-mib is 1 */
     rc.seed = c->seed;
+    rc.coll_rows = c->coll_rows;
     char *texts[MAXC];
     size_t insns[MAXC];
     if (tpu_randprog_board(&rc, c->cores, texts, insns) != 0)
@@ -669,6 +671,8 @@ static void usage(FILE *f)
         "  --dist D      bf16 data of sim/matgen.h: uniform (default), wide, normal, ints, edges\n"
         "  --ub-rows R --acc-rows R --wmem-rows R   memory sizes (default gen's: 4096, 2048, 8N)\n"
         "  --imem-insns I    instructions each program must fit in (default 1024)\n"
+        "  --coll-rows R random-board: rows a round's collective moves at most (1 .. 65535,\n"
+        "                default 2048: one round in four moves hundreds; 8 keeps them small)\n"
         "Run with tpu-board-run --mxu N --cores C --topology T --job DIR --out OUT.\n");
 }
 
@@ -683,6 +687,7 @@ int tpu_mkprog_board_main(int argc, char **argv)
         { "wmem-rows", 0, TPU_CLI_VALUE, 'w' },
         { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
         { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
+        { "coll-rows", 0, TPU_CLI_VALUE, 'R' },
         { NULL, 0, 0, 0 }
     };
     struct bcfg c;
@@ -717,6 +722,7 @@ int tpu_mkprog_board_main(int argc, char **argv)
             break;
         }
         case 'd': c.dist = optarg; break;
+        case 'R': c.coll_rows = parse_u("--coll-rows", optarg, 1, 65535); break;
         case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
         case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
         case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
@@ -761,6 +767,8 @@ int tpu_mkprog_board_main(int argc, char **argv)
         c.wmem_rows = 8 * c.n;
     if (!c.imem_insns)
         c.imem_insns = 1024;
+    if (c.coll_rows && strcmp(c.kind, "random-board") != 0)
+        die("--coll-rows is an option of random-board, not of %s", c.kind);
     if ((kind == 2 || kind == 5) && c.cores < 2)
         die("kind %s needs --cores >= 2 for send/recv (a core cannot send to itself), got 1",
             c.kind);

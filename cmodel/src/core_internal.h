@@ -34,6 +34,8 @@ struct core_run {
     int rc;             /* tpu_core_run's return value once finished */
     tpu_dinsn_t net;    /* the collective waiting for the board (pc: run.pc) */
     uint64_t net_t;     /* its dispatch cycle */
+    int link_err;       /* the collective at link_pc stopped on a dead link: error 9 next */
+    uint32_t link_pc;
 };
 
 struct tpu_core {
@@ -100,6 +102,11 @@ int core_run_begin(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t p
 int core_run_step(tpu_core_t *c); /* CORE_STEP_* or TPU_ENOMEM */
 void core_net_complete(tpu_core_t *c, uint64_t done);
 void core_run_stuck(tpu_core_t *c);
+/* The collective in progress stopped in cycle t because a link of the board is dead: it
+   retires (what it wrote stays written) and the core halts with error 9 at its pc, unless
+   the next instruction fails its checks (that error was found first: gen's sequencer checks
+   it while the collective runs). The board then calls core_run_step, which finishes. */
+void core_net_abort(tpu_core_t *c, uint64_t t);
 
 /* core_trace.c */
 void core_trace_header(tpu_core_t *c);

@@ -279,6 +279,15 @@ void core_net_complete(tpu_core_t *c, uint64_t done)
     r->pc++;
 }
 
+void core_net_abort(tpu_core_t *c, uint64_t t)
+{
+    struct core_run *r = &c->run;
+    uint32_t pc = r->pc;
+    core_net_complete(c, t);
+    r->link_err = 1;
+    r->link_pc = pc;
+}
+
 void core_run_stuck(tpu_core_t *c)
 {
     struct core_run *r = &c->run;
@@ -394,6 +403,12 @@ int core_run_step(tpu_core_t *c)
                 break; /* the AXI error halted the core first */
             r->err = code;
             r->err_pc = r->pc;
+            r->end = core_max(t + eh, r->all_done + 1u);
+            break;
+        }
+        if (r->link_err) { /* the collective before stopped on a dead link */
+            r->err = TPU_ERR_LINK;
+            r->err_pc = r->link_pc;
             r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }

@@ -341,6 +341,7 @@ const char *tpu_err_name(int code)
     case TPU_ERR_PC_END: return "pc ran off the end of imem";
     case TPU_ERR_AXI: return "axi error response";
     case TPU_ERR_CORE: return "bad core id";
+    case TPU_ERR_LINK: return "a link of the board is dead";
     default: return "unknown error";
     }
 }

@@ -27,6 +27,8 @@ struct gen {
     int have_lw;
     int oom;
     int board;        /* a core of a board: no collective among the local instructions */
+    unsigned last_row[3], last_n[3]; /* the latest row range drawn in each memory */
+    unsigned vform, rform;           /* the next vop / vred form (0: not drawn yet) */
 };
 
 static uint64_t rnd(struct gen *g) { return tpu_matgen_rand(&g->st); }
@@ -94,6 +96,27 @@ static unsigned row_for(struct gen *g, unsigned rows, unsigned n)
 
 static const char *const mem_names[3] = { "ub", "acc", "wmem" };
 
+/* internal: the first row of a run of `n` rows of memory `mem`: row_for's choice, or (one in
+   three) a run that meets the latest one drawn in that memory, so that an instruction often
+   touches the rows of the one before it (the hazard pairs of docs/isa.md "Timing") */
+static unsigned row_in(struct gen *g, unsigned mem, unsigned n)
+{
+    unsigned rows = g->rows[mem], r;
+    if (g->last_n[mem] != 0 && chance(g, 3)) {
+        /* a start in [last - n + 1, last + last_n - 1], clamped so that the run fits */
+        uint64_t lo = g->last_row[mem] + 1u > n ? g->last_row[mem] + 1u - n : 0;
+        uint64_t hi = (uint64_t)g->last_row[mem] + g->last_n[mem] - 1u;
+        if (hi > rows - n)
+            hi = rows - n;
+        r = lo <= hi ? (unsigned)range(g, lo, hi) : row_for(g, rows, n);
+    } else {
+        r = row_for(g, rows, n);
+    }
+    g->last_row[mem] = r;
+    g->last_n[mem] = n;
+    return r;
+}
+
 static unsigned cap_rows(const struct gen *g, unsigned mem, unsigned want)
 {
     return want < g->rows[mem] ? want : g->rows[mem];
@@ -121,7 +144,7 @@ static void gen_dma(struct gen *g, int out)
     uint64_t addr = e * (chance(g, 4) ? hi : range(g, 0, hi)); /* the image's last bytes too */
     if (!out && chance(g, 2) && g->cfg->host_bytes > 0x1000 + span + 4096) /* the input data */
         addr = 0x1000 + e * range(g, 0, 2048 / e);
-    unsigned row = row_for(g, g->rows[mem], n);
+    unsigned row = row_in(g, mem, n);
     put(g, "%s %s row=%u rows=%u cols=%u addr=0x%llx stride=%llu", out ? "dma_out" : "dma_in",
         mem_names[mem], row, n, cols, (unsigned long long)addr, (unsigned long long)stride);
 }
@@ -134,7 +157,7 @@ static const char *lw_flag(struct gen *g)
 
 static void gen_lw(struct gen *g)
 {
-    unsigned w = row_for(g, g->rows[2], g->n);
+    unsigned w = row_in(g, 2, g->n);
     put(g, "lw w=%u%s", w, lw_flag(g));
     g->have_lw = 1;
 }
@@ -142,36 +165,76 @@ static void gen_lw(struct gen *g)
 static void gen_matmul(struct gen *g)
 {
     unsigned m = count(g, cap_rows(g, 0, cap_rows(g, 1, 64)));
-    const char *flag = chance(g, 2) ? "" : chance(g, 2) ? " accumulate" : " acc_mode=overwrite";
-    put(g, "matmul ub=%u acc=%u rows=%u%s", row_for(g, g->rows[0], m), row_for(g, g->rows[1], m),
-        m, flag);
+    static const char *const flags[] = { "", " accumulate", " acc_mode=overwrite" };
+    const char *flag = flags[rnd(g) % 3];
+    unsigned ub = row_in(g, 0, m), acc = row_in(g, 1, m);
+    put(g, "matmul ub=%u acc=%u rows=%u%s", ub, acc, m, flag);
 }
 
-static const char *const vop_names[] = { "add", "sub", "mul", "max", "min", "cvt",
-                                         "relu", "exp", "tanh", "sigmoid", "gelu", "recip" };
+static const char *const vop_names[] = { "add", "sub", "mul", "max", "min", "cvt", "relu",
+                                         "exp", "tanh", "sigmoid", "gelu", "recip", "log",
+                                         "rsqrt" };
+
+/* internal: the next of `forms` forms of an instruction: a random one first, then the ones
+   after it in turn, so that a few hundred programs meet every form (op x memories x bcast) */
+static unsigned next_form(struct gen *g, unsigned *k, unsigned forms)
+{
+    if (*k == 0)
+        *k = 1u + (unsigned)range(g, 0, forms - 1u);
+    unsigned f = (*k - 1u) % forms;
+    *k = f + 2u;
+    return f;
+}
 
 static void gen_vop(struct gen *g)
 {
-    unsigned op = (unsigned)range(g, 0, 11);
+    /* forms: 5 binary ops x a, b, dst memory x bcast (80), 9 unary ops x a, dst memory (36) */
+    unsigned f = next_form(g, &g->vform, 116), op, am, bm = 0, dm;
+    int bcast = 0;
+    if (f < 80) {
+        op = f / 16;
+        am = f & 1u;
+        bm = (f >> 1) & 1u;
+        dm = (f >> 2) & 1u;
+        bcast = (f >> 3) & 1u;
+    } else {
+        op = 5u + (f - 80u) / 4u;
+        am = (f - 80u) & 1u;
+        dm = ((f - 80u) >> 1) & 1u;
+    }
     int binary = op <= 4;
-    unsigned am = (unsigned)range(g, 0, 1), bm = (unsigned)range(g, 0, 1),
-             dm = (unsigned)range(g, 0, 1);
     unsigned n = count(g, cap_rows(g, 0, cap_rows(g, 1, 32)));
-    int bcast = binary && chance(g, 3);
     char b[64] = "";
-    unsigned ar = row_for(g, g->rows[am], n), br = 0, dr;
+    unsigned ar = row_in(g, am, n), br = 0, dr;
     if (binary)
-        br = row_for(g, g->rows[bm], bcast ? 1 : n);
-    dr = row_for(g, g->rows[dm], n);
-    /* docs/isa.md: dst may equal a (or a b that is not broadcast) but not partly overlap them:
-       such a vop is undefined (the RTL and the model may differ); move dst onto a then */
-    int part_a = dm == am && dr != ar && dr < ar + n && ar < dr + n;
-    int part_b = binary && !bcast && dm == bm && dr != br && dr < br + n && br < dr + n;
-    if (part_a || part_b) {
-        dr = ar;
-        dm = am;
-        if (binary && !bcast && bm == dm && br != dr && br < dr + n && dr < br + n)
-            br = dr; /* then b, too, is the same rows or apart */
+        br = row_in(g, bm, bcast ? 1 : n);
+    dr = row_in(g, dm, n);
+    /* docs/isa.md: dst may equal a (or a b that is not broadcast) but not partly overlap them,
+       nor hold a broadcast b row it writes before its last row: such a vop is undefined (the
+       RTL and the model may differ). Then dst takes a's rows (same memory), or b's, or moves
+       away: its memory stays the one drawn, so that every a x b x dst memory combination
+       comes out */
+    for (int tries = 0;; tries++) {
+        int part_a = dm == am && dr != ar && dr < ar + n && ar < dr + n;
+        int part_b = binary && !bcast && dm == bm && dr != br && dr < br + n && br < dr + n;
+        int in_b = bcast && dm == bm && dr <= br && br + 1u < dr + n;
+        if (!part_a && !part_b && !in_b)
+            break;
+        if (tries == 0 && part_a)
+            dr = ar;
+        else if (tries == 1 && part_b)
+            dr = br;
+        else if (tries < 8)
+            dr = row_for(g, g->rows[dm], n);
+        else { /* the old rule: dst onto a, b the same rows or apart (a broadcast b: after) */
+            dr = ar;
+            dm = am;
+            if (binary && !bcast && bm == dm && br != dr && br < dr + n && dr < br + n)
+                br = dr;
+            if (bcast && bm == dm && dr <= br && br + 1u < dr + n)
+                br = dr + n - 1u; /* the last dst row: read before it is written */
+            break;
+        }
     }
     if (binary)
         snprintf(b, sizeof b, " b=%s:%u%s", mem_names[bm], br, bcast ? " bcast" : "");
@@ -184,8 +247,13 @@ static void gen_reduce(struct gen *g, unsigned red)
 {
     static const char *const reds[] = { "", "sum", "max", "min" };
     unsigned n = g->n;
-    unsigned sm = red ? (unsigned)range(g, 0, 1) : 1u; /* softmax reads ACC */
-    unsigned dm = (unsigned)range(g, 0, 1);
+    unsigned sm = 1u, dm = (unsigned)range(g, 0, 1); /* softmax reads ACC */
+    if (red) { /* forms: op x src x dst memory, in turn as gen_vop's */
+        unsigned f = next_form(g, &g->rform, 12);
+        red = 1u + f / 4u;
+        sm = f & 1u;
+        dm = (f >> 1) & 1u;
+    }
     for (int tries = 0; tries < 64; tries++) {
         unsigned G = count(g, 16), L = count(g, 3 * n), C = (L + n - 1) / n;
         unsigned cs = (unsigned)range(g, 0, 8), rs = (unsigned)range(g, 0, 8);
@@ -197,9 +265,15 @@ static void gen_reduce(struct gen *g, unsigned red)
         uint64_t dlast = red ? (G + n - 1) / n - 1u : last;
         if (last >= g->rows[sm] || dlast >= g->rows[dm])
             continue;
+        /* the first and the last rows that fit, often */
         unsigned src = (unsigned)(chance(g, 3) ? g->rows[sm] - 1u - last
-                                               : range(g, 0, g->rows[sm] - 1u - last));
-        unsigned dst = (unsigned)range(g, 0, g->rows[dm] - 1u - dlast);
+                                  : chance(g, 2) ? 0 : range(g, 0, g->rows[sm] - 1u - last));
+        unsigned dst = (unsigned)(chance(g, 3) ? g->rows[dm] - 1u - dlast
+                                  : chance(g, 2) ? 0 : range(g, 0, g->rows[dm] - 1u - dlast));
+        /* docs/isa.md: dst rows among the src rows are undefined (the RTL writes a dst row
+           while it still reads src rows), but a softmax in place (dst = src) */
+        if (dm == sm && dst <= src + last && src <= dst + dlast && !(red == 0 && dst == src))
+            continue;
         if (red)
             put(g, "vred %s src=%s:%u dst=%s:%u rows=%u length=%u chunk_stride=%u row_stride=%u",
                 reds[red], mem_names[sm], src, mem_names[dm], dst, G, L, cs, rs);
@@ -215,7 +289,8 @@ static void gen_reduce(struct gen *g, unsigned red)
 static void gen_valid(struct gen *g, int lw_ok)
 {
     for (;;) {
-        switch (rnd(g) % 16) {
+        /* vop has 116 op x memory x broadcast forms (tpu-cover's insn bins): 6 in 20 */
+        switch (rnd(g) % 20) {
         case 0: put(g, chance(g, 2) ? "nop" : "sync"); return;
         case 1: case 2: case 3: gen_dma(g, 0); return;
         case 4: case 5: gen_dma(g, 1); return;
@@ -232,19 +307,26 @@ static void gen_valid(struct gen *g, int lw_ok)
             }
             gen_matmul(g);
             return;
-        case 10: case 11: gen_vop(g); return;
-        case 12: gen_reduce(g, (unsigned)range(g, 1, 3)); return;
-        case 13: gen_reduce(g, 0); return;
-        case 14: /* collectives on a core alone: complete at once */
+        case 10: case 11: case 12: case 13: case 14: case 15: gen_vop(g); return;
+        case 16: gen_reduce(g, (unsigned)range(g, 1, 3)); return;
+        case 17: gen_reduce(g, 0); return;
+        case 18: /* collectives on a core alone: complete at once */
             if (g->board) { /* on a board they are the rounds' (tpu_randprog_board) */
                 put(g, "sync");
                 return;
             }
-            if (chance(g, 2))
-                put(g, "barrier");
-            else
+            switch (rnd(g) % 3) {
+            case 0: put(g, "barrier"); break;
+            case 1:
                 put(g, "allreduce acc row=%u rows=1%s", row_for(g, g->rows[1], 1),
                     chance(g, 2) ? " ring" : "");
+                break;
+            default: { /* from itself: valid, nothing to move */
+                unsigned m = (unsigned)range(g, 0, 1), nr = count(g, cap_rows(g, m, 8));
+                put(g, "bcast %s row=%u rows=%u root=0", mem_names[m], row_for(g, g->rows[m], nr),
+                    nr);
+            }
+            }
             return;
         default: put(g, "nop"); return;
         }
@@ -324,7 +406,10 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
         return -1;
     struct gen g;
     memset(&g, 0, sizeof g);
-    g.st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED;
+    /* the seed hashed: seed * G + c would make seed s+1's stream seed s's shifted by one draw
+       (splitmix64 adds G per draw), and neighbouring seeds near copies of each other */
+    uint64_t h = cfg->seed ^ 0x5EED5EED5EED5EEDull;
+    g.st = tpu_matgen_rand(&h);
     g.tst = g.st ^ 0x7A4E5B05E0000000ull;
     g.cfg = cfg;
     g.n = geo->n;
@@ -416,7 +501,8 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
         maxi = cfg->geom.imem_insns - 8u;
     for (unsigned i = 0; i < cores; i++) {
         memset(&g[i], 0, sizeof g[i]);
-        g[i].st = cfg->seed * 0x9E3779B97F4A7C15ull + 0x5EED + 0x1000193ull * (i + 1u);
+        uint64_t h = (cfg->seed ^ 0xB0A2DB0A2DB0A2DBull) + 0x1000193ull * (i + 1u);
+        g[i].st = tpu_matgen_rand(&h); /* hashed, as tpu_randprog's */
         g[i].tst = g[i].st ^ 0x7A4E5B05E0000000ull;
         g[i].cfg = cfg;
         g[i].n = cfg->geom.n;
@@ -441,7 +527,12 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
             for (unsigned k = 0; k < local; k++)
                 gen_valid(&g[i], 1);
         }
-        unsigned n = count(&shared, 8);
+        /* one round in four moves hundreds of rows: the network, not the prologue's DMA,
+           then takes most of a core's cycles (the congestion bin of tpu-cover) */
+        unsigned cap = cfg->coll_rows ? cfg->coll_rows : 2048u;
+        unsigned n = cap > 8u && chance(&shared, 4)
+                         ? (unsigned)range(&shared, cap < 256u ? 9u : 256u, cap)
+                         : count(&shared, cap < 8u ? cap : 8u);
         unsigned mem = (unsigned)range(&shared, 0, 1);
         switch (rnd(&shared) % 4) {
         case 0:

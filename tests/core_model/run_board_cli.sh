@@ -75,6 +75,44 @@ printf 'halt\n' >"$out/dl/c1.s"
 expect 1 "error 8" "tpu-board-run: core 0: error 8 (bad core id) at pc 0: send ub row=0 rows=1 core=2" \
     "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/dlo"
 [ "$(tail -n 1 "$out/dlo/core0.trace")" = "e 0 8" ] && ok || bad "error 8: trace ends with '$(tail -n 1 "$out/dlo/core0.trace")'"
+# a dead link (--link-dead L@CYCLE, docs/board.md "Link faults"): on a ring of 2 everything
+# from core 0 to core 1 goes east (link 0), from core 1 to core 0 east too (link 2); link 1,
+# core 0's west, carries nothing
+printf 'send ub row=0 rows=1 core=1\nhalt\n' >"$out/dl/c0.s"
+printf 'recv ub row=0 rows=1 core=0\nhalt\n' >"$out/dl/c1.s"
+expect 2 "--link-dead syntax" "--link-dead '0' is not LINK@CYCLE" "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 0
+expect 2 "--link-dead link" "--link-dead '4@0': link 4 does not exist (allowed: 0 .. 3 on this board)" \
+    "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 4@0
+expect 2 "--link-dead torus link" "--link-dead '16@0': link 16 does not exist (allowed: 0 .. 15 on this board)" \
+    "$run" --mxu 3 --cores 4 --topology torus --job "$out/job" --out "$out/ld" --link-dead 16@0
+# the data lost: the sender gets rid of its 2 flits (the link's replay window), the receiver
+# waits and stops with error 9
+expect 1 "data lost" "tpu-board-run: core 1: error 9 (a link of the board is dead) at pc 0: recv ub row=0 rows=1 core=0" \
+    "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 0@0
+grep -q "tpu-board-run: core 0: done" "$out/log" && ok || bad "data lost: the sender is not done"
+[ "$(tail -n 2 "$out/ld/core1.trace" | tr '\n' ' ')" = "r 0 recv e 0 9 " ] && ok ||
+    bad "data lost: core 1's trace ends with '$(tail -n 2 "$out/ld/core1.trace" | tr '\n' ' ')'"
+grep -q "^w " "$out/ld/core1.trace" && bad "data lost: core 1 wrote a row" || ok
+# the ready token lost: neither side moves
+expect 1 "token lost" "tpu-board-run: core 0: error 9 (a link of the board is dead) at pc 0: send ub row=0 rows=1 core=1" \
+    "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 2@0
+grep -q "tpu-board-run: core 1: error 9 " "$out/log" && ok || bad "token lost: core 1 not error 9"
+# a link the pair does not use, and a link that dies after the pair completed
+expect 0 "unused link" "tpu-board-run: done" "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 1@0
+expect 0 "dies later" "tpu-board-run: done" "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 0@1000
+# the instruction after the collective fails its checks first (pc 1 past a 1-word IMEM: 6)
+printf 'send ub row=0 rows=1 core=1\n' >"$out/dl/c0.s"
+printf 'recv ub row=0 rows=1 core=0\n' >"$out/dl/c1.s"
+expect 1 "error 6 first" "tpu-board-run: core 1: error 6 (pc ran off the end of imem) at pc 1" \
+    "$run" --mxu 2 --cores 2 --imem-insns 1 --job "$out/dl" --out "$out/ld" --link-dead 0@0
+# tpu-mkprog random-board --coll-rows (the rows of a round's collective): its own kind only
+expect 2 "--coll-rows on bcast" "--coll-rows is an option of random-board, not of bcast" \
+    "$mkprog" bcast --cores 2 --mxu 2 --coll-rows 4 -o "$out/cr"
+expect 2 "--coll-rows 0" "--coll-rows '0' is out of range (allowed: 1..65535)" \
+    "$mkprog" random-board --cores 2 --mxu 2 --coll-rows 0 -o "$out/cr"
+"$mkprog" random-board --cores 2 --mxu 2 --seed 5 --coll-rows 3 -o "$out/cr" >/dev/null &&
+    ! grep -h "rows=\([4-9]\|[1-9][0-9]\)" "$out/cr"/core*.s | grep -q "^\(send\|recv\|bcast\|allreduce\)" &&
+    ok || bad "--coll-rows 3: a collective of more rows"
 # a bad option in a core's file
 echo "--mxu 2" >>"$out/dl/core1.args"
 expect 2 "bad core option" "unknown option '--mxu' (allowed: --prog X, --load X, --dump X, --dump-dir X, --hostmem-mib X, --pc-start X); expected a host option of a core job" \

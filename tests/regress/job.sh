@@ -14,6 +14,11 @@
 #       SSEED, links W = 64, D = 2; e.g. --link-stall P, --link-fault KIND@CYCLE: docs/board.md
 #       "Link faults") against tpu-board-run: every core's trace and dumps identical
 #       (tpu-board-cmp), as sim/board_case.sh checks; no link may be declared dead.
+#   sh tests/regress/job.sh ldead N C TOPOLOGY SEED LINK
+#       the same random-board job with link LINK dead from cycle 0 (board_tb --link-fault
+#       stuck@0:LINK; tpu-board-run --link-dead LINK@0): the same exit status, the same cores
+#       halted with error 9, every core's trace and dumps identical; board_tb names the dead
+#       link exactly when the model stopped a core with error 9.
 # Output in $REGRESS_OUT (default build/regress/replay/<the arguments joined by '-'>).
 # Environment: TPU_MKPROG, TPU_RUN, CORE_CMP, CORE_TB (default build/sim/core_N<N>/core_tb),
 #   TPU_BOARD_RUN, BOARD_CMP, BOARD_TB (default the sim/board_build.sh asm harness for N, C, TOPOLOGY, W = 64, D = 2).
@@ -108,7 +113,40 @@ board)
     "$bcmp" --job "$out/job" --mxu "$n" "$out/model" "$out/rtl" >"$out/cmp.log" 2>&1 ||
         { grep -v ': PASS: ' "$out/cmp.log" | head -n 30; fail "the outputs differ ($out/model vs $out/rtl)"; }
     echo "PASS: board N=$n C=$c $topo random-board seed=$seed stall=$stall/$sseed${*:+ $*}: every core's trace and dumps identical; $(sed -n 's/^board_tb: links: //p' "$out/rtl.log")" ;;
+ldead)
+    [ $# -eq 6 ] || { echo "usage: $0 ldead N C TOPOLOGY SEED LINK" >&2; exit 2; }
+    n=$2; c=$3; topo=$4; seed=$5; link=$6
+    tb=${BOARD_TB:-build/sim/board_asm_N${n}_C${c}_$(echo "$topo" | tr -d ':')_W64_D2/board_tb}
+    [ -x "$tb" ] || { echo "$0: $tb missing (sh sim/board_build.sh asm $n $c $topo 64 2)" >&2; exit 2; }
+    brun=${TPU_BOARD_RUN:-build/tools/tpu-board-run}
+    bcmp=${BOARD_CMP:-build/sim/tpu-board-cmp}
+    rm -rf "$out"; mkdir -p "$out"
+    # small rounds: a transfer of hundreds of rows in flight when the link is declared dead
+    # stops part-way in the RTL, which the model does not time (docs/board.md "Link faults")
+    "$mkprog" random-board --mxu "$n" --cores "$c" --topology "$topo" --seed "$seed" --coll-rows 8 \
+        -o "$out/job" >"$out/mkprog.log" 2>&1 || { cat "$out/mkprog.log"; fail "tpu-mkprog random-board"; }
+    "$brun" --mxu "$n" --cores "$c" --topology "$topo" --link-bits 64 --link-latency 2 \
+        --job "$out/job" --out "$out/model" --link-dead "$link@0" >"$out/model.log" 2>&1
+    mst=$?
+    [ $mst -le 1 ] || { tail -n 5 "$out/model.log"; fail "the board model: exit $mst"; }
+    "$tb" --job "$out/job" --out "$out/rtl" --link-fault "stuck@0:$link" >"$out/rtl.log" 2>&1
+    rst=$?
+    cover "$out/cover.cov" board --mxu "$n" --cores "$c" --topology "$topo" --job "$out/job" \
+        --model "$out/model" --rtl-log "$out/rtl.log" --tag "board C=$c $topo" --tag "link dead"
+    [ $rst -le 1 ] || { tail -n 20 "$out/rtl.log"; fail "board_tb exit $rst"; }
+    if grep -q 'AXI protocol violation\|timeout\|still busy' "$out/rtl.log"; then
+        grep 'ERROR\|still busy' "$out/rtl.log" | head -n 12; fail "board_tb reports an AXI violation, a timeout or a busy core"; fi
+    [ $rst -eq $mst ] || { tail -n 5 "$out/rtl.log"; tail -n 5 "$out/model.log"; fail "board_tb exit $rst, tpu-board-run exit $mst"; }
+    m9=$(grep -c '^tpu-board-run: core [0-9]*: error 9 ' "$out/model.log")
+    r9=$(grep -c '^board_tb: core [0-9]*: error 9 ' "$out/rtl.log")
+    [ "$m9" -eq "$r9" ] || fail "$r9 core(s) halted with error 9 on board_tb, $m9 in the model"
+    if grep -q "^board_tb: ERROR: link $link " "$out/rtl.log"; then dead=1; else dead=0; fi
+    [ $dead -eq $([ "$m9" -gt 0 ] && echo 1 || echo 0) ] ||
+        fail "board_tb $([ $dead -eq 1 ] && echo reports || echo does not report) link $link dead, the model stopped $m9 core(s) with error 9"
+    "$bcmp" --job "$out/job" --mxu "$n" "$out/model" "$out/rtl" >"$out/cmp.log" 2>&1 ||
+        { grep -v ': PASS: ' "$out/cmp.log" | head -n 30; fail "the outputs differ ($out/model vs $out/rtl)"; }
+    echo "PASS: ldead N=$n C=$c $topo random-board seed=$seed link $link dead: $m9 core(s) halted with error 9, every core's trace and dumps identical" ;;
 *)
-    echo "usage: $0 core N SEED STALL SSEED XSEED [core_tb options...] | board N C TOPOLOGY SEED STALL SSEED" >&2
+    echo "usage: $0 core N SEED STALL SSEED XSEED [core_tb options...] | board N C TOPOLOGY SEED STALL SSEED | ldead N C TOPOLOGY SEED LINK" >&2
     exit 2 ;;
 esac

@@ -65,7 +65,11 @@ def job_list(a):
             # link back-pressure (every link stalled in P % of the cycles) and an injected
             # link fault (replayed by the link): traces identical; their own seeds
             krng = random.Random("%d-link-%s-%d" % (a.base_seed, spec, s))
-            for _ in range(a.link_seeds):
+            # the dead links: distinct ones drawn from the board's links (their own seeds)
+            links = int(c) * (4 if topo.startswith("torus") else 2)
+            dlinks = random.Random("%d-dead-%s-%d" % (a.base_seed, spec, s)).sample(
+                range(links), links)
+            for k in range(a.link_seeds):
                 ls = krng.choice(LINK_STALLS)
                 q = krng.randrange(1, 2**31 - 1)
                 jobs.append(("link-N%s-C%s%s-s%d-l%d-q%d" % (n, c, topo.replace(":", ""), s, ls, q),
@@ -76,6 +80,12 @@ def job_list(a):
                 q = krng.randrange(1, 2**31 - 1)
                 jobs.append(("lfault-N%s-C%s%s-s%d-%s%d-q%d" % (n, c, topo.replace(":", ""), s, kind, cyc, q),
                              "board %s %s %s %d 10 %d --link-stall 10 --link-fault %s" % (n, c, topo, s, q, spec_f)))
+                # a link dead from the start: the cores waiting on it halt with error 9, as
+                # the model predicts (tpu-board-run --link-dead); different links per program
+                dl = dlinks[k % links]
+                jobs.append(("ldead-N%s-C%s%s-s%d-l%d%s" % (n, c, topo.replace(":", ""), s, dl,
+                                                          "-r%d" % (k // links) if k >= links else ""),
+                             "ldead %s %s %s %d %d" % (n, c, topo, s, dl)))
     if a.with_failing:
         # a deliberately failing job (a bit flipped in the first row the core writes): the
         # report must name it with its replay command
@@ -223,7 +233,7 @@ def main():
     l.add_argument("--boards", default="4:2:ring", help="N:C:TOPOLOGY,... boards for random-board")
     l.add_argument("--board-seeds", type=int, default=4, help="random-board programs per board")
     l.add_argument("--link-seeds", type=int, default=1,
-                   help="per board program: link back-pressure jobs and link fault jobs (each)")
+                   help="per board program: link back-pressure, link fault and dead link jobs (each)")
     l.add_argument("--base-seed", type=int, default=1, help="seeds the stall and X-init seeds")
     l.add_argument("--with-failing", action="store_true", help="add a deliberately failing job")
     l.add_argument("-o", "--output", required=True)

@@ -3,7 +3,7 @@
 # test-regress: a small regression through the same scripts as make regress (N = 4: 10
 # random programs on the model and the RTL, each also with 3 X-initialisation seeds, one
 # back-pressure seed and one AXI latency seed; 2 random-board jobs on N = 4, C = 2 ring, each
-# also with link back-pressure and with an injected link fault)
+# also with link back-pressure, with an injected link fault and with a link dead from the start)
 # plus one deliberately failing job (--inject-fault 0). Checks: the counts in the summary; the failing job, and only it, is
 # reported with its replay command, and that command fails again while a passed job's replays
 # and passes; the JUnit XML parses (xml.etree) with one testcase per job and the failure's
@@ -17,8 +17,9 @@ pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 args="--seeds 10 --ns 4 --xseeds 3 --stall-seeds 1 --latency-seeds 1 --boards 4:2:ring --board-seeds 2 --with-failing"
-# 10 x (1 + 3 + 1 + 1) core jobs, 2 board jobs, 2 link back-pressure and 2 link fault jobs, 1 failing job
-k=67
+# 10 x (1 + 3 + 1 + 1) core jobs, 2 board jobs, 2 link back-pressure, 2 link fault and 2 dead
+# link jobs, 1 failing job
+k=69
 # shellcheck disable=SC2086
 REGRESS_JOBS=2 sh tests/regress/regress.sh "$dir" $args >"$dir.log" 2>&1
 st=$?
@@ -53,7 +54,7 @@ assert "first divergence" in f.find("failure").text
 groups = {s.get("name"): int(s.get("tests")) for s in root.findall("testsuite")}
 assert groups == {"regress.board.N4": 2, "regress.core.N4": 10, "regress.fault.N4": 1, "regress.lat.N4": 10,
                   "regress.stall.N4": 10, "regress.xinit.N4": 30, "regress.link.N4": 2,
-                  "regress.lfault.N4": 2}, groups
+                  "regress.lfault.N4": 2, "regress.ldead.N4": 2}, groups
 print("junit.xml: %d testcases in %d testsuites, 1 failure with its replay command" % (len(cases), len(groups)))
 PY
 # resumable: the second run runs the failing job only

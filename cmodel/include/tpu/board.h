@@ -78,6 +78,13 @@ typedef struct {
                                  AXI4-Lite write takes TPU_BOARD_START_SKEW_DEFAULT cycles);
                                  0: the default, TPU_BOARD_START_TOGETHER: every core in cycle
                                  0. Each core's counters count from its own START. */
+    unsigned link_dead;       /* 0: every link works; l + 1: link l (core i's output port p,
+                                 l = i * link_ports + p - 1, docs/board.md "Link faults")
+                                 carries nothing from board cycle link_dead_cycle on, and the
+                                 cores' collectives that wait on it stop with error 9 */
+    uint64_t link_dead_cycle;
+    unsigned link_ports;      /* output links per core as gen numbers them: 2 (--topology
+                                 ring), 4 (torus, also a 1 x S torus); 0: 4 if rows > 1 */
 } tpu_board_cfg_t;
 #define TPU_BOARD_START_SKEW_DEFAULT 4u
 #define TPU_BOARD_START_TOGETHER 0xFFFFFFFFu

@@ -70,7 +70,8 @@ enum {
     TPU_ERR_NO_LW = 5,     /* matmul before any lw since START */
     TPU_ERR_PC_END = 6,    /* PC ran off the end of IMEM */
     TPU_ERR_AXI = 7,       /* AXI error response during a DMA */
-    TPU_ERR_CORE = 8       /* a collective names a core id >= C, or send/recv to itself */
+    TPU_ERR_CORE = 8,      /* a collective names a core id >= C, or send/recv to itself */
+    TPU_ERR_LINK = 9       /* a collective in progress when a link of the board is dead */
 };
 
 /* The core's sizes: N and every memory's size in rows (IMEM in instructions). */

@@ -24,6 +24,9 @@ typedef struct {
     unsigned max_insns;    /* instructions before the halt (0: 48; at most IMEM - 2) */
     int want_error;        /* -1: chosen by the seed (one program in three ends in an error),
                               0: a valid program, 1 .. 8: one that ends in that error code */
+    unsigned coll_rows;    /* tpu_randprog_board: rows a round's collective moves at most
+                              (0: 2048); above 8, one round in four moves 256 .. coll_rows
+                              (9 .. when smaller) */
 } tpu_randprog_cfg_t;
 
 typedef struct {
@@ -43,7 +46,8 @@ void tpu_randprog_free(tpu_randprog_t *p);
 
 /* A board job of `cores` programs that cannot deadlock (tpu-mkprog random-board): each writes
    every row first, then rounds of 0..3 random local instructions on each core (no
-   collective among them) ending in the same collective everywhere -- barrier; allreduce of one
+   collective among them) ending in the same collective everywhere (1 .. 8 rows, or in one
+   round in four up to cfg->coll_rows) -- barrier; allreduce of one
    ACC region (the same rows, ring or not); bcast from a random root; or, for each pair
    (2k, 2k+1), a send and the matching recv in a random direction -- then halt; every core
    must end done. want_error is ignored. texts[i] (malloc'd) and insns[i] per core; 0 or -1. */
