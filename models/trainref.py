@@ -124,11 +124,18 @@ class Net:
             z = torch.relu(z)
         return z
 
+    def _embed_flat(self, x):
+        """An embedding read by the dense layers: [B, L x D], (position, dim) order."""
+        ids = torch.as_tensor(np.asarray(x), dtype=torch.long)
+        return self.embed[ids].reshape(ids.shape[0], -1)
+
     def features(self, x):
         """The input of the first Gemm: the embedding and conv stages, flattened (NCHW)."""
         if self.flat_input:
             x = torch.as_tensor(x)
             return x.reshape(x.shape[0], -1)
+        if not self.stages:
+            return self._embed_flat(x)
         h = self._input4(x)
         for c in self.stages:
             h = self._stage(c, h)
@@ -172,7 +179,7 @@ class Net:
             p.grad = None
         # ---- the PyTorch fp32 step, keeping every stage's tensors ----
         hs_in, zs, pooled = [], [], []
-        h = None if self.flat_input else self._input4(xb)
+        h = None if self.flat_input or not self.stages else self._input4(xb)
         hin0 = h
         for c in self.stages:
             t, l, bo, r = c["pads"]
@@ -184,7 +191,12 @@ class Net:
             m.retain_grad()
             pooled.append(m)
             h = torch.relu(m) if c["relu_after"] else m
-        feat = h.flatten(1) if h is not None else torch.as_tensor(xb).reshape(B, -1)
+        if h is not None:
+            feat = h.flatten(1)
+        elif self.embed is not None:
+            feat = self._embed_flat(xb)
+        else:
+            feat = torch.as_tensor(xb).reshape(B, -1)
         acts, douts = [], []
         h = feat
         for w, b, relu in self.layers:
@@ -252,6 +264,19 @@ class Net:
                 mask = (zp > 0) if self.layers[l - 1][2] else np.ones_like(zp, dtype=bool)
                 flip = (np.abs(zp) <= ez[l - 1]) if self.layers[l - 1][2] else np.zeros_like(mask)
                 edy = (edx + u * dx) * mask + dx * flip
+        if self.embed is not None and not self.stages:
+            # the embedding read by the first Gemm: dE = dx rounded to bf16, scatter-added
+            ids = np.asarray(xb).astype(np.int64).reshape(-1)
+            Dm = self.embed.shape[1]
+            eE = (edx + u * np.abs(dx)).reshape(-1, Dm)
+            aE = np.abs(dx).reshape(-1, Dm)
+            V = self.embed.shape[0]
+            et = np.zeros((V, Dm))
+            at = np.zeros((V, Dm))
+            np.add.at(et, ids, eE)
+            np.add.at(at, ids, aE)
+            grads.insert(0, (npd(self.embed.grad), None))
+            bounds.insert(0, (2 * (et + len(ids) * 2.0 ** -24 * at) + 1e-12, None))
         # ---- the conv stages, last first: E is the error of the pooled gradient ----
         E = edx if self.stages else None
         for si in range(len(self.stages) - 1, -1, -1):
@@ -343,14 +368,30 @@ def _b64(a):
     return bf16(a).astype(np.float64)
 
 
+# The machine computes the values it rounds to bf16 in fp32 (MXU and VPU chains, the VPU's
+# softmax) where the emulation uses float64; the two differ by far less than FLIP of the value
+# (an fp32 chain of n <= 256 terms: n 2^-24 of its terms' magnitude). A value that close to a
+# bf16 rounding midpoint may round the other way on the machine: one bf16 ulp (at most 2^-7 of
+# it). _rf marks those values so that the check can allow exactly them.
+FLIP = 2.0 ** -14
+
+
+def _rf(a):
+    """(bf16(a) as float64, the mask of elements within FLIP of a rounding midpoint)."""
+    a = np.asarray(a, dtype=np.float64)
+    lo, hi = bf16(a * (1 - FLIP)), bf16(a * (1 + FLIP))
+    return bf16(a).astype(np.float64), lo != hi
+
+
 def emulate_grads(net, xb, yb):
     """The step's gradients as the machine computes them (docs/training.md): the contract's
     bf16 roundings at the same points (the input or the embedding's table, the MXU weights,
     the stored activations, dZ, each dense dY, each routed conv gradient G and the
     embedding's dY), with the sums in float64 instead of the MXU's fp32 chain (the gradient
     at a pool's output is fp32 on the machine, not rounded here either). Per layer: (dW, db,
-    h, dy) with h^T dy = dW as matrices (a conv: its patches and G; the embedding: the
-    one-hot rows and dE)."""
+    h, dy, fh, fdy) with h^T dy = dW as matrices (a conv: its patches and G; the embedding:
+    the one-hot rows and dE) and the masks of the elements of h and dy that the machine may
+    round the other way (_rf)."""
     F = torch.nn.functional
     B = len(xb)
     Ws = [w.detach().numpy() for w, _, _ in net.layers]
@@ -360,17 +401,22 @@ def emulate_grads(net, xb, yb):
         ids = np.asarray(xb).astype(np.int64).reshape(-1)
         Eb = _b64(net.embed.detach().numpy())
         h = Eb[ids].reshape(B, -1, Eb.shape[1]).transpose(0, 2, 1)[:, :, None, :]
+        if not net.stages:
+            h = Eb[ids].reshape(B, -1)
     elif net.stages:
         x = np.asarray(xb)
         h = _b64(x if x.ndim == 4 else x[:, :, None, :])
+    fh = np.zeros(np.shape(h), dtype=bool) if (net.stages or ids is not None) else None
     st = []
     for c in net.stages:
         t, l, bo, r = c["pads"]
         hp = np.pad(h, ((0, 0), (0, 0), (t, bo), (l, r)))
+        fhp = np.pad(fh.astype(np.float64), ((0, 0), (0, 0), (t, bo), (l, r)))
         W4 = _b64(net._w4(c).detach().numpy())
         kh, kw = W4.shape[2], W4.shape[3]
         sh, sw = c["stride"]
         pat = F.unfold(torch.tensor(hp), (kh, kw), stride=(sh, sw)).transpose(1, 2).numpy()  # B, P, K
+        fpat = F.unfold(torch.tensor(fhp), (kh, kw), stride=(sh, sw)).transpose(1, 2).numpy() > 0
         Wc = W4.reshape(W4.shape[0], -1)
         z = pat @ Wc.T
         if c["b"] is not None:
@@ -384,9 +430,13 @@ def emulate_grads(net, xb, yb):
         zc = z[:, :, :Ho // ph * ph, :Wo // pw * pw].reshape(B, C, Ho // ph, ph, Wo // pw, pw)
         m = zc.max(axis=(3, 5))
         pooled = np.maximum(m, 0) if c["relu_after"] else m
-        st.append(dict(pat=pat, W4=W4, z=z, zc=zc, Ho=Ho, Wo=Wo, C=C, hp_shape=hp.shape))
-        h = _b64(pooled)
-    hs = [h.reshape(B, -1) if net.stages else _b64(np.asarray(xb).reshape(B, -1))]
+        st.append(dict(pat=pat, fpat=fpat, W4=W4, z=z, zc=zc, Ho=Ho, Wo=Wo, C=C, hp_shape=hp.shape))
+        h, fh = _rf(pooled)
+    if net.stages or ids is not None:
+        hs, fhs = [h.reshape(B, -1)], [fh.reshape(B, -1)]
+    else:
+        hs = [_b64(np.asarray(xb).reshape(B, -1))]
+        fhs = [np.zeros(hs[0].shape, dtype=bool)]
     zs = []
     for l, (w, b, relu) in enumerate(net.layers):
         z = hs[l] @ _b64(Ws[l])
@@ -394,23 +444,31 @@ def emulate_grads(net, xb, yb):
             z = z + Bs[l]
         zs.append(z)
         if l + 1 < len(net.layers):
-            hs.append(_b64(np.maximum(z, 0) if relu else z))
+            hh, ff = _rf(np.maximum(z, 0) if relu else z)
+            hs.append(hh)
+            fhs.append(ff)
     z = zs[-1]
     p = np.exp(z - z.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
-    dy = _b64((p - np.eye(p.shape[1])[yb]) / B)
+    dy, fdy = _rf((p - np.eye(p.shape[1])[yb]) / B)
     out = [None] * len(net.layers)
     dp = None
     for l in range(len(net.layers) - 1, -1, -1):
-        out[l] = (hs[l].T @ dy, dy.sum(axis=0) if Bs[l] is not None else None, hs[l], dy)
+        out[l] = (hs[l].T @ dy, dy.sum(axis=0) if Bs[l] is not None else None, hs[l], dy, fhs[l], fdy)
         dx = dy @ _b64(Ws[l]).T
         if l:
             if net.layers[l - 1][2]:
                 dx = dx * (hs[l] > 0)
-            dy = _b64(dx)
+            dy, fdy = _rf(dx)
         else:
             dp = dx  # fp32 on the machine: kept exact here
     conv_out = []
+    if ids is not None and not net.stages:
+        Dm = net.embed.shape[1]
+        dE, fdE = _rf(dp.reshape(-1, Dm))
+        oh = np.zeros((len(ids), net.embed.shape[0]))
+        oh[np.arange(len(ids)), ids] = 1.0
+        conv_out.insert(0, (oh.T @ dE, None, oh, dE, np.zeros(oh.shape, dtype=bool), fdE))
     for si in range(len(net.stages) - 1, -1, -1):
         c, s = net.stages[si], st[si]
         C, Ho, Wo, zc = s["C"], s["Ho"], s["Wo"], s["zc"]
@@ -423,17 +481,23 @@ def emulate_grads(net, xb, yb):
         first = flat.argmax(axis=4)
         sel = np.zeros_like(flat)
         np.put_along_axis(sel, first[..., None], 1.0, axis=4)
-        g = _b64(dp[..., None] * sel)
+        g, fg = _rf(dp[..., None] * sel)
         if c["relu_before"]:
             g = g * (flat > 0)
+            fg = fg & (flat > 0)
         G = np.zeros((B, C, Ho, Wo))
         G[:, :, :Ho // ph * ph, :Wo // pw * pw] = g.reshape(B, C, Ho // ph, Wo // pw, ph, pw) \
             .transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // ph * ph, Wo // pw * pw)
+        FG = np.zeros((B, C, Ho, Wo), dtype=bool)
+        FG[:, :, :Ho // ph * ph, :Wo // pw * pw] = fg.reshape(B, C, Ho // ph, Wo // pw, ph, pw) \
+            .transpose(0, 1, 2, 4, 3, 5).reshape(B, C, Ho // ph * ph, Wo // pw * pw)
         pat = s["pat"]
         Gf = G.reshape(B, C, -1).transpose(0, 2, 1).reshape(-1, C)
+        FGf = FG.reshape(B, C, -1).transpose(0, 2, 1).reshape(-1, C)
         Pf = pat.reshape(-1, pat.shape[2])
+        FPf = s["fpat"].reshape(-1, pat.shape[2])
         dwc = (Pf.T @ Gf).T.reshape(c["w"].shape)
-        conv_out.insert(0, (dwc, Gf.sum(axis=0) if c["b"] is not None else None, Pf, Gf))
+        conv_out.insert(0, (dwc, Gf.sum(axis=0) if c["b"] is not None else None, Pf, Gf, FPf, FGf))
         if si == 0 and net.embed is None:
             break
         t, l_, bo, r = c["pads"]
@@ -442,10 +506,10 @@ def emulate_grads(net, xb, yb):
         dp = dxa[:, :, t:Hp - bo, l_:Wp - r]
         if si > 0:
             continue
-        dE = _b64(dp[:, :, 0, :].transpose(0, 2, 1).reshape(-1, dp.shape[1]))
+        dE, fdE = _rf(dp[:, :, 0, :].transpose(0, 2, 1).reshape(-1, dp.shape[1]))
         oh = np.zeros((len(ids), net.embed.shape[0]))
         oh[np.arange(len(ids)), ids] = 1.0
-        conv_out.insert(0, (oh.T @ dE, None, oh, dE))
+        conv_out.insert(0, (oh.T @ dE, None, oh, dE, np.zeros(oh.shape, dtype=bool), fdE))
     return conv_out + out
 
 

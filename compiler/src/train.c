@@ -231,9 +231,10 @@ static int embed_layer(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *e
         return refuse(n, err, errlen, "training mode: an embedding lookup of a float32 [V, D] "
                       "table by [batch, length] token ids is supported");
     int nc = consumer(g, n->out[0]);
-    if (n->embed != 2 || nc < 0 || g->n[nc].op != TPUC_OP_CONV)
+    if (nc < 0 || (n->embed == 2 && g->n[nc].op != TPUC_OP_CONV) ||
+        (n->embed != 2 && g->n[nc].op != TPUC_OP_FLATTEN && g->n[nc].op != TPUC_OP_RESHAPE))
         return refuse(n, err, errlen, "training mode: the embedding must feed a Conv1d (through "
-                      "a Transpose to channels-first)");
+                      "a Transpose to channels-first) or a Flatten to [batch, length x dim]");
     tpuc_tlayer_t *L = &t->layer[t->nlayers++];
     L->embed = 1;
     L->node = ni;
@@ -370,6 +371,7 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     for (int l = 0; l < t->nlayers; l++) {
         int64_t want = l ? t->layer[l - 1].o : t->in_elems;
         if (t->layer[l].conv || t->layer[l].embed) continue;
+        if (l && t->layer[l - 1].embed) want = t->in_elems * t->layer[l - 1].o;
         if (l && t->layer[l - 1].conv) {
             const tpuc_tconv_t *c = &t->conv[t->layer[l - 1].conv - 1];
             want = c->ph * c->pw * c->cout;
@@ -762,10 +764,15 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
 static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t UB0,
                       uint64_t ACC0, uint64_t rc)
 {
-    const tpuc_tconv_t *c = &t->conv[0];
+    const tpuc_tconv_t *c = t->nconv ? &t->conv[0] : NULL;
     const unsigned N = e->n;
     const uint64_t V = (uint64_t)ly->k, D = (uint64_t)ly->o, KT = cdiv(V, N), NT = cdiv(D, N);
-    const uint64_t R = (uint64_t)ly->rows, L = (uint64_t)c->w, img = (uint64_t)(c->hp * c->wp) * D;
+    const uint64_t R = (uint64_t)ly->rows, L = (uint64_t)t->in_elems;
+    /* the next layer's input: stage 0's padded image (its interior pixels), or the dense
+       layer's saved input row of L x D values (the Flatten of [L, D]) */
+    const tpuc_tlayer_t *nx = &t->layer[1];
+    const uint64_t img = c ? (uint64_t)(c->hp * c->wp) * D : nx->kp;
+    const uint64_t pix0 = c ? (uint64_t)c->pt * (uint64_t)c->wp + (uint64_t)c->pl : 0;
     const uint64_t EA = UB0, EB = UB0 + KT * rc, EY = ACC0;
     E(e, "# forward: layer 0 '%s' (embedding %llu x %llu): one-hot ids x the table, %llu rows "
       "per chunk", ly->name, U(V), U(D), U(rc));
@@ -788,8 +795,7 @@ static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
             for (uint64_t nt = 0; nt < NT; nt++)
                 E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
                   U(EB + nt * rc + (j - r0)), U(run), U(umin(N, D - nt * N)),
-                  U(t->layer[c->layer].xsave + (i * img + ((uint64_t)c->pt * (uint64_t)c->wp + (uint64_t)c->pl + x) * D + nt * N) * 2),
-                  U(D * 2));
+                  U(nx->xsave + (i * img + (pix0 + x) * D + nt * N) * 2), U(D * 2));
             j += run;
         }
     }
@@ -1226,6 +1232,13 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                   U(T * b));
             } else {
                 E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
+            }
+            if (t->layer[l - 1].embed) {
+                E(&e, "# the embedding's dY: b rows of L x D, (position, dim) order");
+                for (uint64_t kt = 0; kt < T; kt++)
+                    E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DN + kt * b),
+                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(t->layer[l - 1].dysave + kt * N * 2),
+                      U((uint64_t)ly->k * 2));
             }
         }
         /* dW, db: chunks of R rows of the kp x O master */

@@ -24,6 +24,8 @@
                MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy (a strided conv's
                input gradient; its last padded row and column are never read)
   cs2.onnx     Conv(2, 4, 3x3, stride 2) -> Flatten -> Linear(36, 10) -> Softmax on xcc.npy
+  bag.onnx     Embedding(30, 4) -> Flatten -> Linear(48, 16) -> ReLU -> Linear(16, 10) ->
+               Softmax on xt.npy (the embedding read by a dense layer)
   wide.onnx    Conv(16, 8, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(32, 10) ->
                Softmax on xw.npy [96, 16, 4, 4]: 145 rows of dW x 2 N-tiles at N = 4 (with
                Adam's state 1,450 ACC rows: chunked in a small ACC)
@@ -91,6 +93,20 @@ def main(out):
             x = nn.functional.max_pool1d(torch.relu(self.c2(x)), 2)
             return torch.softmax(self.fc(torch.flatten(x, 1)), dim=1)
 
+    class Bag(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(30, 4)
+            self.fc1 = nn.Linear(48, 16)
+            self.fc2 = nn.Linear(16, 10)
+
+        def forward(self, ids):
+            h = torch.relu(self.fc1(torch.flatten(self.emb(ids), 1)))
+            return torch.softmax(self.fc2(h), dim=1)
+
+    torch.onnx.export(Bag().eval(), torch.zeros((2, 12), dtype=torch.long), os.path.join(out, "bag.onnx"),
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
     m = Text().eval()
     torch.onnx.export(m, torch.zeros((2, 12), dtype=torch.long), os.path.join(out, "text.onnx"),
                       input_names=["x"], output_names=["y"],

@@ -92,6 +92,7 @@ BATCH=8 OPT=adam LR=0.001 cnn cc_n8_torus cc.onnx xcc.npy --mxu 8 --cores 4 --to
 BATCH=8 OPT=sgd LR=0.1 cnn text_n8_c2 text.onnx xt.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=8 OPT=sgd LR=0.1 cnn cs_n8_c2 cs.onnx xcc.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --momentum 0.9 --imem-insns 32768
 BATCH=8 OPT=sgd LR=0.1 cnn cs2_n4_ring cs2.onnx xcc.npy --mxu 4 --cores 4 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
+BATCH=8 OPT=sgd LR=0.1 cnn bag_n8_c2 bag.onnx xt.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=6 OPT=adam LR=0.001 cnn text_n4_c1 text.onnx xt.npy --mxu 4 --cores 1 --batch 6 --optimizer adam --imem-insns 32768
 
 # the exported text model: the embedding table and both Conv1d's weights where ONNX keeps them
@@ -212,7 +213,7 @@ fi
 if [ "${RTL:-1}" = 1 ]; then
     for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4" \
                "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048" "8 2 sgd cs.onnx xcc.npy 2 2048" \
-               "4 1 adam wide.onnx xw.npy 1 8192 8"; do
+               "4 1 adam wide.onnx xw.npy 1 8192 8" "8 2 adam bag.onnx xt.npy 4"; do
         set -- $cfg
         if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} ${8:+--acc-kib $8} \
             --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
