@@ -140,7 +140,8 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             "padded width) allows\n");
 }
 
-static void json_str(FILE *f, const char *s)
+/* A JSON string literal of s (tpuc_internal.h). */
+void tpuc_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -163,9 +164,9 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
         fprintf(f, "    {\"node\": ");
-        json_str(f, l->node);
+        tpuc_json_str(f, l->node);
         fprintf(f, ", \"op\": ");
-        json_str(f, l->op);
+        tpuc_json_str(f, l->op);
         fprintf(f, ", \"macs\": %" PRIu64 ", \"cycles\": %" PRIu64 ", \"mxu_busy\": %" PRIu64
                 ", \"mxu_util\": %.6f, \"shape_bound\": %.6f, \"ub_high\": %" PRIu64
                 ", \"acc_high\": %" PRIu64 ", \"wmem_high\": %" PRIu64
@@ -173,7 +174,7 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
                 l->macs, l->cycles, l->mxu_busy, util(l->macs, n, l->cycles),
                 util(l->macs, n, l->mxu_rows), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
                 l->end_insn);
-        json_str(f, l->consts);
+        tpuc_json_str(f, l->consts);
         fprintf(f, "}%s\n", i + 1 < p->nlayers ? "," : "");
     }
     double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /

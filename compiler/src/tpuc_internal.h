@@ -15,6 +15,8 @@
 
 /* One-line message into err (newlines replaced). */
 void tpuc_err(char *err, size_t errlen, const char *fmt, ...) TPUC_PRINTF(3, 4);
+/* A JSON string literal of s, quotes and escapes included (report.c). */
+void tpuc_json_str(FILE *f, const char *s);
 char *tpuc_strdup(const char *s);
 /* Append a tensor / node; the index, or -1 when out of memory. */
 int tpuc_add_tensor(tpuc_graph_t *g, const char *name);

@@ -175,17 +175,6 @@ void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
             r->wall_s);
 }
 
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
                             const tpuc_train_report_t *r, FILE *f)
 {
@@ -200,7 +189,7 @@ void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
         const uint64_t *c = r->ly_cycles[l];
         const uint64_t cyc = c[0] + c[1] + c[2] + c[3];
         fprintf(f, "    {\"name\": ");
-        jstr(f, t->layer[l].name);
+        tpuc_json_str(f, t->layer[l].name);
         fprintf(f, ", \"kind\": \"%s\", \"forward_cycles\": %llu, \"backward_cycles\": %llu, "
                 "\"allreduce_update_cycles\": %llu, \"macs_per_core\": %llu, \"mxu_util\": %.6f}%s\n",
                 layer_kind(t, l), (unsigned long long)c[TPUC_PH_FORWARD],
