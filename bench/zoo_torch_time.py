@@ -9,9 +9,13 @@ usage: zoo_torch_time.py NAME SIZE IN.npy [REF.npy] [--time R]"""
 import sys
 import time
 
+import os
+
 import numpy as np
 import torch
-import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo"))
+import zoo  # noqa: E402  (tests/zoo/zoo.py: the models as the zoo exports them)
 
 args = [a for a in sys.argv[1:]]
 reps = 5
@@ -22,20 +26,7 @@ if "--time" in args:
 name, size, inp = args[0], int(args[1]), args[2]
 ref = args[3] if len(args) > 3 else None
 torch.set_num_threads(1)
-torch.manual_seed(0)
-m = getattr(torchvision.models, name)(weights=None)
-if name.startswith("vgg") and size < 224:
-    f = size // 32
-    m.avgpool = torch.nn.Identity()
-    m.classifier[0] = torch.nn.Linear(512 * f * f, 4096)
-for mod in m.modules():
-    if isinstance(mod, torch.nn.BatchNorm2d):
-        mod.momentum = None
-m.train()
-with torch.no_grad():
-    for _ in range(4):
-        m(torch.rand(8, 3, size, size))
-m.eval()
+m = zoo.build(name, size)
 x = torch.from_numpy(np.load(inp))
 best = None
 with torch.no_grad():

@@ -20,13 +20,10 @@ import numpy as np
 import torch
 import torchvision
 
-out, size, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-names = sys.argv[4:]
-export_only = "--export-only" in names
-names = [n for n in names if n != "--export-only"]
-os.makedirs(out, exist_ok=True)
-torch.set_num_threads(1)
-for name in names:
+
+def build(name, size, calibrate=True):
+    """torchvision's NAME for SIZE x SIZE images, seed 0, random weights, BatchNorm statistics
+    calibrated on 4 random batches of 8 (unless calibrate is False), in eval mode."""
     torch.manual_seed(0)
     m = getattr(torchvision.models, name)(weights=None)
     if name.startswith("vgg") and size < 224:
@@ -36,18 +33,34 @@ for name in names:
     for mod in m.modules():
         if isinstance(mod, torch.nn.BatchNorm2d):
             mod.momentum = None  # a plain average of the calibration batches
-    if not export_only:
+    if calibrate:
         m.train()
         with torch.no_grad():
             for _ in range(4):
                 m(torch.rand(8, 3, size, size))
     m.eval()
+    return m
+
+
+def main():
+    out, size, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    names = sys.argv[4:]
+    export_only = "--export-only" in names
+    names = [n for n in names if n != "--export-only"]
+    os.makedirs(out, exist_ok=True)
+    torch.set_num_threads(1)
+    for name in names:
+        export(name, size, batch, out, export_only)
+
+
+def export(name, size, batch, out, export_only):
+    m = build(name, size, not export_only)
     x = torch.rand(batch, 3, size, size)
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), input_names=["x"],
                       output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     if export_only:
         print(name, "exported")
-        continue
+        return
     np.save(os.path.join(out, name + "_x.npy"), x.numpy())
     np.save(os.path.join(out, name + "_x1.npy"), x[:1].numpy())
     with torch.no_grad():
@@ -57,3 +70,7 @@ for name in names:
         np.save(os.path.join(out, name + "_bf16.npy"), mb(x.to(torch.bfloat16)).float().numpy())
         np.save(os.path.join(out, name + "_bf16_1.npy"), mb(x[:1].to(torch.bfloat16)).float().numpy())
     print(name, "exported")
+
+
+if __name__ == "__main__":
+    main()
