@@ -12,9 +12,10 @@
 #   validation: a topic is recognisable from which keywords occur), TRAIN_TEXT_EPOCHS epochs
 #   (default 6) of 128 steps, validation on all 1,024.
 # Figures only; copy them into bench/RESULTS.md. TRAIN_RTL=1 also co-simulates one CNN step
-# (batch 8: one image per core, 2,933 instructions) on the gen --mxu 128 --cores 8 board with
-# --imem-insns 4096 (a ~10 GB, several-minute Verilator build: run nothing else meanwhile; the
-# step is ~1.8 M cycles and that board simulates ~100 cycles/s: about 5 hours).
+# (batch 8: one image per core, about 3,000 instructions) on the gen --mxu 128 --cores 8 board
+# with --imem-insns 4096, the core traced at its ports (BOARD_CORE_TRACE_DEPTH=1, as
+# bench-board-128) (a ~10 GB, several-minute Verilator build: run nothing else meanwhile; the
+# step is ~451 k cycles and that board simulates ~100 cycles/s: about 75 minutes).
 set -u
 B=${BUILD:-build}
 W=$B/bench/train
@@ -51,7 +52,7 @@ run text text.onnx --x-train "$W/text_train_x.npy" --y-train "$W/text_train_y.np
     --y-val "$W/text_val_y.npy" --epochs "${TRAIN_TEXT_EPOCHS:-6}" --imem-insns 4096
 if [ "${TRAIN_RTL:-0}" = 1 ]; then
     echo "### one CNN training step on the RTL board (N = 128, C = 8, batch 8, --imem-insns 4096)"
-    /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/rtl.time" \
+    BOARD_CORE_TRACE_DEPTH=1 /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/rtl.time" \
         "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --batch 8 --steps-per-epoch 1 --val-steps 0 \
         --imem-insns 4096 --rtl 1 --work "$W/rtl" >"$W/rtl.log" 2>&1 || echo "FAILED: see $W/rtl.log"
     grep -E "board: C=|on the RTL|cycles/step" "$W/rtl.log"

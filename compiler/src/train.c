@@ -387,31 +387,60 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
 }
 
 
+/* Move an r x O block of the master (RR of its rows; row-major from host ADDR, ES bytes an
+   element) to or from on-chip rows from ROW. Packed: element j of the block in row j / N,
+   lane j % N; a dma_in reads whole rows (up to N - 1 elements past the block, defined bytes
+   of the image, so every lane of every row is defined), a dma_out writes the block only.
+   Unpacked: N-tile nt in rows ROW + nt*r, r rows of min(N, O - nt*N) lanes. */
+static void blk(em_t *e, const char *op, const char *mem, uint64_t row, uint64_t addr,
+                uint64_t rr, uint64_t r, uint64_t O, unsigned es, int pack)
+{
+    const uint64_t N = e->n;
+    if (pack) {
+        const uint64_t el = rr * O, full = el / N, rem = el % N;
+        const int in = op[4] == 'i';
+        const uint64_t rows = full + (in && rem ? 1u : 0u);
+        if (rows)
+            E(e, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", op, mem, U(row),
+              U(rows), U(N), U(addr), U(N * es));
+        if (!in && rem)
+            E(e, "%s %s row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", op, mem, U(row + full),
+              U(rem), U(addr + full * N * es), U(N * es));
+        return;
+    }
+    for (uint64_t nt = 0; nt < cdiv(O, N); nt++)
+        E(e, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", op, mem, U(row + nt * r),
+          U(rr), U(umin(N, O - nt * N)), U(addr + nt * N * es), U(O * es));
+}
+
 /* After the chunk's gradient is in ACC rows DW (r rows of the master from row k0, N-tile
    major): all-reduce it over the board, then the optimizer on the fp32 master, its state and
-   the bf16 copy (staged in UB rows WB). */
+   the bf16 copy (staged in UB rows WB). When O is not a multiple of N the gradient is first
+   packed (to host memory and back, N elements a row: ceil(r O / N) rows instead of
+   r ceil(O / N)), so the all-reduce, the optimizer and the master's DMA move no padding
+   (the tutorial's Dense(10) at N = 128: 12.8x fewer rows). The master and its state are
+   row-major in host memory, so the packed rows are their bytes in order. */
 static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
                 uint64_t r, uint64_t DW, uint64_t WB, unsigned nstate, int adam)
 {
     const unsigned N = e->n;
     const tpuc_train_opts_t *o = &t->opts;
-    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N), n = r * NT;
+    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N);
+    const uint64_t P = cdiv(r * O, N);
+    const int pack = P < r * NT;
+    const uint64_t n = pack ? P : r * NT;
     const uint64_t WM = DW + n, S1 = WM + n, S2 = S1 + n, TM = S1 + (uint64_t)nstate * n;
-    if (t->cores > 1) E(e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
-    for (uint64_t nt = 0; nt < NT; nt++) {
-        uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
-        if (o->save_grads)
-            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(DW + nt * r), U(r), U(oc), U(ly->grad + off), U(O * 4));
-        E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
-          U(r), U(oc), U(ly->w_master + off), U(O * 4));
-        if (nstate >= 1)
-            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
-        if (nstate >= 2)
-            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
+    const uint64_t off = k0 * O * 4;
+    if (pack) {
+        E(e, "# the gradient packed: %llu rows of %u lanes, through host memory", U(P), N);
+        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, 4, 0);
+        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, 4, 1);
     }
+    if (t->cores > 1) E(e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
+    if (o->save_grads) blk(e, "dma_out", "acc", DW, ly->grad + off, r, r, O, 4, pack);
+    blk(e, "dma_in", "acc", WM, ly->w_master + off, r, r, O, 4, pack);
+    if (nstate >= 1) blk(e, "dma_in", "acc", S1, ly->s1 + off, r, r, O, 4, pack);
+    if (nstate >= 2) blk(e, "dma_in", "acc", S2, ly->s2 + off, r, r, O, 4, pack);
 #define V2(op, A, B, D) E(e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
 #define VB(op, A, K, D) E(e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
 #define V1(op, A, D) E(e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
@@ -448,21 +477,11 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
 #undef V1
     E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
     uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
-    for (uint64_t nt = 0; nt < NT; nt++) {
-        uint64_t oc = umin(N, O - nt * N), off = (k0 * O + nt * N) * 4;
-        E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(WM + nt * r),
-          U(r), U(oc), U(ly->w_master + off), U(O * 4));
-        if (nstate >= 1)
-            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(S1 + nt * r), U(r), U(oc), U(ly->s1 + off), U(O * 4));
-        if (nstate >= 2)
-            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(S2 + nt * r), U(r), U(oc), U(ly->s2 + off), U(O * 4));
-        if (kb)
-            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(WB + nt * r), U(kb), U(oc), U(ly->w_bf16 + (k0 * O + nt * N) * 2), U(O * 2));
-    }
-        }
+    blk(e, "dma_out", "acc", WM, ly->w_master + off, r, r, O, 4, pack);
+    if (nstate >= 1) blk(e, "dma_out", "acc", S1, ly->s1 + off, r, r, O, 4, pack);
+    if (nstate >= 2) blk(e, "dma_out", "acc", S2, ly->s2 + off, r, r, O, 4, pack);
+    if (kb) blk(e, "dma_out", "ub", WB, ly->w_bf16 + k0 * O * 2, kb, r, O, 2, pack);
+}
 
 /* ---- a Conv stage (tpuc_tconv_t): its regions for one q chunk ---- */
 typedef struct {
@@ -970,6 +989,13 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         t->layer[c->layer].chunk_rows = (unsigned)R;
     }
+    /* the packing scratch: a gradient chunk's r x O fp32 (r ceil(O/N) <= the ACC's rows),
+       read back in whole rows of N */
+    uint64_t pk = 0;
+    for (int l = 0; l < L; l++)
+        pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)hw->geom.acc_rows * N));
+    t->pack_addr = a; a = ALIGN64(a + (pk + N) * 4);
+    a += (uint64_t)N * 4; /* a packed dma_in of the last region reads up to N - 1 past it */
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
         tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",

@@ -119,6 +119,7 @@ typedef struct {
     uint64_t probs_addr;    /* fp32 b x classes, written by the step */
     uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
     uint64_t adam_addr;     /* fp32 2 rows x N: beta1^t, beta2^t */
+    uint64_t pack_addr;     /* fp32: a weight-gradient chunk on its way to packed rows */
     uint64_t host_bytes;
     /* the phase (TPUC_PH_*) and layer (TPUC_TRAIN_NO_LAYER outside the layers: the
        constants, the loss, the halt) of every instruction, for the reports */
