@@ -48,11 +48,12 @@ static void usage(FILE *f)
             "                      batch (default: C)\n"
             "  --optimizer O       sgd or adam (default adam), --lr R, --momentum M (sgd)\n"
             "  --logits            the model ends in logits (softmax + cross-entropy added)\n"
+            "  --micro-batch M     rows per core per micro-step (as tpu-train; default B / C)\n"
             "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -68,6 +69,7 @@ static const tpu_cli_opt_t opts[] = {
     {"lr", 0, TPU_CLI_VALUE, O_LR},
     {"momentum", 0, TPU_CLI_VALUE, O_MOM},
     {"logits", 0, 0, O_LOGITS},
+    {"micro-batch", 0, TPU_CLI_VALUE, O_MICRO},
     {NULL, 0, 0, 0},
 };
 
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
     const char *model = NULL, *out = NULL, *json = NULL;
-    uint64_t freq = 100, batch = 0;
+    uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
     int report_only = 0, no_fuse = 0, train = 0, logits = 0;
@@ -149,6 +151,7 @@ int main(int argc, char **argv)
         case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
         case O_MOM: bad = tpuc_opt_real("momentum", val, 0, 1, &mom, err, sizeof err); break;
         case O_LOGITS: logits = 1; break;
+        case O_MICRO: bad = tpu_cli_count(name, val, 1, 1u << 20, &mb, err, sizeof err); break;
         default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
         if (bad) return fail(2, err);
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
     if (out && report_only) return fail(2, "-o and --report-only together: choose one");
     if (json && !report_only) return fail(2, "--json goes with --report-only (with -o, DIR/report.json is written)");
     if (train && !report_only) return fail(2, "--train goes with --report-only (tpu-train compiles and runs training)");
+    if (mb && !train) return fail(2, "--micro-batch goes with --train");
     if (strcmp(optname, "adam") && strcmp(optname, "sgd")) {
         snprintf(err, sizeof err, "--optimizer '%s': expected sgd or adam", optname);
         return fail(2, err);
@@ -188,9 +192,16 @@ int main(int argc, char **argv)
             fail(2, err);
             goto done;
         }
-        hw.batch = (long)B;
+        if (mb && ((B / C) % mb || mb > B / C || (B / C) / mb > 65536)) {
+            snprintf(err, sizeof err, "--micro-batch %llu: must divide the %llu rows per core",
+                     (unsigned long long)mb, (unsigned long long)(B / C));
+            fail(2, err);
+            goto done;
+        }
         tpuc_train_opts_t o;
         memset(&o, 0, sizeof o);
+        o.micro = mb ? (unsigned)((B / C) / mb) : 1u;
+        hw.batch = (long)(B / o.micro);
         o.optimizer = strcmp(optname, "adam") ? TPUC_OPT_SGD : TPUC_OPT_ADAM;
         o.lr = lr >= 0 ? lr : (o.optimizer == TPUC_OPT_ADAM ? 1e-3 : 0.01);
         o.momentum = mom;

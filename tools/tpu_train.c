@@ -40,6 +40,9 @@ static void usage(FILE *f)
             "  --epochs E            epochs (default 1)\n"
             "  --steps-per-epoch S   steps per epoch (default: all full batches of the data)\n"
             "  --batch B             global batch, split over the cores (default 64; a multiple of C)\n"
+            "  --micro-batch M       rows per core per micro-step (default: B / C, no micro-steps):\n"
+            "                        the step's forward and backward run (B / C) / M times, their\n"
+            "                        gradients summed on the device, then one all-reduce and update\n"
             "  --optimizer O         sgd or adam (default adam)\n"
             "  --lr L                learning rate (default 1e-3 for adam, 0.01 for sgd)\n"
             "  --momentum M          sgd momentum (default 0)\n"
@@ -65,7 +68,8 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_DATASET, O_XT, O_YT, O_XV, O_YV, O_EPOCHS, O_SPE, O_BATCH, O_OPT, O_LR, O_MOM,
-       O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK };
+       O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK,
+       O_MICRO };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"dataset", 0, TPU_CLI_VALUE, O_DATASET},
@@ -89,6 +93,7 @@ static const tpu_cli_opt_t opts[] = {
     {"freq-mhz", 0, TPU_CLI_VALUE, O_FREQ},
     {"rtl", 0, TPU_CLI_VALUE, O_RTL},
     {"work", 0, TPU_CLI_VALUE, O_WORK},
+    {"micro-batch", 0, TPU_CLI_VALUE, O_MICRO},
     TPUC_HW_CLI_OPTS,
     {NULL, 0, 0, 0},
 };
@@ -260,14 +265,15 @@ typedef struct {
     uint64_t cycles, mxu_busy; /* the last run: the slowest core's cycles, all cores' MXU busy */
 } runner_t;
 
-static int run_step(runner_t *r, const tpuc_train_t *t, char *err, size_t errlen)
+/* One run of the step program from pc (0; a micro-step's update part: t->u_pc). */
+static int run_step(runner_t *r, const tpuc_train_t *t, size_t pc, char *err, size_t errlen)
 {
     tpu_board_job_t job[TPU_BOARD_CORES_MAX];
     tpu_core_result_t res[TPU_BOARD_CORES_MAX];
     for (unsigned i = 0; i < r->cores; i++) {
         job[i].prog = t->prog.insns;
         job[i].count = t->prog.ninsns;
-        job[i].pc_start = 0;
+        job[i].pc_start = (unsigned)pc;
         job[i].host = r->host[i];
         job[i].host_bytes = r->host_bytes;
         job[i].trace = r->trace[i];
@@ -325,7 +331,7 @@ static int write_u16(const char *path, const uint8_t *src, uint64_t bytes, char 
 /* Before the step: the job folder (model.txt and model.bin for infer_rtl.sh, each core's
    host image and argument file) and the model's trace files. */
 static int rtl_prepare(const char *w, const tpuc_hw_t *hw, const tpuc_train_t *t, runner_t *r,
-                       char *err, size_t errlen)
+                       size_t pc, char *err, size_t errlen)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/model", w);
@@ -345,9 +351,11 @@ static int rtl_prepare(const char *w, const tpuc_hw_t *hw, const tpuc_train_t *t
         snprintf(p, sizeof p, "%s/core%u.args", w, i);
         f = fopen(p, "w");
         if (!f) { snprintf(err, errlen, "%.1500s: %s", p, strerror(errno)); return -1; }
-        fprintf(f, "# tpu-train --rtl: core %u's training step\n--prog %s/model.bin\n--hostmem-mib %" PRIu64
+        fprintf(f, "# tpu-train --rtl: core %u's training step%s\n--prog %s/model.bin\n--hostmem-mib %" PRIu64
                 "\n--load 0=%s/core%u_in.npy\n--dump 0=host.npy:u2:%" PRIu64 "x128\n",
-                i, w, r->host_bytes >> 20, w, i, r->host_bytes / 256);
+                i, pc ? " (its update part)" : t->u_pc ? " (a micro-step)" : "", w, r->host_bytes >> 20, w, i,
+                r->host_bytes / 256);
+        if (pc) fprintf(f, "--pc-start %zu\n", pc);
         if (fclose(f)) { snprintf(err, errlen, "%.1500s: write error", p); return -1; }
         snprintf(p, sizeof p, "%s/model/core%u.trace", w, i);
         r->trace[i] = fopen(p, "w");
@@ -395,10 +403,12 @@ static void phases(const tpuc_train_t *t, const uint64_t *done, const uint64_t *
 {
     uint64_t cyc[TPUC_PH_COUNT] = {0}, busy[TPUC_PH_COUNT] = {0}, prev = 0, pm = 0;
     for (size_t pc = 0; pc < t->prog.ninsns && pc < t->nphase; pc++) {
+        if (t->u_pc && pc == t->u_pc) prev = pm = 0; /* the update part: its own run */
         if (!done[pc]) continue; /* a collective: no record of its own */
-        int ph = t->phase[pc];
-        if (done[pc] > prev) { cyc[ph] += done[pc] - prev; prev = done[pc]; }
-        if (mxu[pc] > pm) { busy[ph] += mxu[pc] - pm; pm = mxu[pc]; }
+        const int ph = t->phase[pc];
+        const uint64_t times = t->u_pc && pc < t->u_pc ? t->micro : 1u;
+        if (done[pc] > prev) { cyc[ph] += (done[pc] - prev) * times; prev = done[pc]; }
+        if (mxu[pc] > pm) { busy[ph] += (mxu[pc] - pm) * times; pm = mxu[pc]; }
     }
     fprintf(stderr, "tpu-train: step 1 by phase:");
     for (int ph = 0; ph < TPUC_PH_COUNT; ph++)
@@ -428,7 +438,7 @@ int main(int argc, char **argv)
     const char *csv = NULL, *plot = NULL, *save = NULL, *grads = NULL, *optname = "adam";
     const char *work = NULL;
     uint64_t rtl_steps = 0;
-    uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700;
+    uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
     double lr = -1, mom = 0;
@@ -469,6 +479,7 @@ int main(int argc, char **argv)
         case O_GRADS: grads = val; break;
         case O_RTL: bad = tpu_cli_count(name, val, 1, 1000000, &rtl_steps, err, sizeof err); break;
         case O_WORK: work = val; break;
+        case O_MICRO: bad = tpu_cli_count(name, val, 1, 1u << 20, &mb, err, sizeof err); break;
         case O_FREQ: bad = tpu_cli_count(name, val, 1, 10000, &freq, err, sizeof err); break;
         default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
@@ -502,12 +513,20 @@ int main(int argc, char **argv)
         return fail(2, err);
     }
 
+    if (mb && ((batch / ho.cores) % mb || mb > batch / ho.cores)) {
+        snprintf(err, sizeof err, "--micro-batch %" PRIu64 ": must divide the %" PRIu64 " rows per core "
+                 "(--batch %" PRIu64 " over %" PRIu64 " cores)", mb, batch / ho.cores, batch, ho.cores);
+        return fail(2, err);
+    }
+    if (mb && (batch / ho.cores) / mb > 65536) return fail(2, "--micro-batch: more than 65536 micro-steps");
+    o.micro = mb ? (unsigned)((batch / ho.cores) / mb) : 1u;
+
     tpuc_hw_t hw;
     memset(&hw, 0, sizeof hw);
     if (tpuc_hwopts_resolve(&ho, &hw, err, sizeof err)) return fail(2, err);
     const unsigned nn = hw.geom.n;
     hw.freq_mhz = (unsigned)freq;
-    hw.batch = (long)batch;
+    hw.batch = (long)(batch / o.micro); /* one micro-step's rows over the cores */
 
     /* data */
     data_t tr = {0}, va = {0};
@@ -576,7 +595,10 @@ int main(int argc, char **argv)
             fail(2, err);
             goto done;
         }
-    const uint64_t B = batch, b = (uint64_t)t.batch;
+    /* B the global batch; b a core's rows of one run (a micro-step: t.micro runs a step) */
+    const uint64_t B = batch, b = (uint64_t)t.batch, rpc = b * t.micro;
+    char mdesc[96] = "";
+    if (t.micro > 1) snprintf(mdesc, sizeof mdesc, " (%u micro-steps of %" PRIu64 ")", t.micro, b);
     const uint64_t full = tr.n / B;
     if (full == 0) {
         snprintf(err, sizeof err, "--batch %" PRIu64 " is larger than the %" PRIu64 " training examples", B, tr.n);
@@ -589,8 +611,10 @@ int main(int argc, char **argv)
         fail(2, err);
         goto done;
     }
-    uint64_t vsteps = va.n ? (va.n + B - 1) / B : 0;
-    if (have_vs && valsteps < vsteps) vsteps = valsteps;
+    /* validation: runs of the forward program, Bv examples each (a batch: t.micro runs) */
+    const uint64_t Bv = b * hw.cores;
+    uint64_t vsteps = va.n ? (va.n + Bv - 1) / Bv : 0;
+    if (have_vs && valsteps * t.micro < vsteps) vsteps = valsteps * t.micro;
 
     /* the board and the host images */
     tpu_board_cfg_t bc;
@@ -632,7 +656,7 @@ int main(int argc, char **argv)
         fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,wall_s\n");
     }
     fprintf(stderr, "tpu-train: %d layers, %zu instructions per step, batch %" PRIu64 " = %u cores x %" PRIu64
-            ", %s lr %g, N = %u\n", t.nlayers, t.prog.ninsns, B, hw.cores, b,
+            "%s, %s lr %g, N = %u\n", t.nlayers, t.prog.ninsns, B, hw.cores, b * t.micro, mdesc,
             o.optimizer == TPUC_OPT_ADAM ? "adam" : "sgd", o.lr, nn);
     if (rtl_steps) {
         if (rtl_steps > spe) rtl_steps = spe;
@@ -664,34 +688,47 @@ int main(int argc, char **argv)
         double t0 = now_s(), lsum = 0;
         uint64_t correct = 0, seen = 0, cyc = 0, busy = 0;
         for (uint64_t s = 0; s < spe; s++) {
-            for (unsigned c = 0; c < hw.cores; c++) {
-                for (uint64_t r = 0; r < b; r++) {
-                    uint32_t ix = perm[s * B + c * b + r];
-                    memcpy(xb + r * (uint64_t)t.in_elems, tr.x + (uint64_t)ix * (uint64_t)tr.feat, (size_t)t.in_elems * 4);
-                    yb[r] = tr.y[ix];
-                }
-                tpuc_train_host_batch(&t, run.host[c], xb, yb);
-            }
             const int cosim = ep == 1 && s < rtl_steps;
-            if (cosim && rtl_prepare(wdir, &hw, &t, &run, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
-            if (run_step(&run, &t, err, sizeof err) || check_cores(&run, &t, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
-            if (cosim) {
-                if (rtl_run(wdir, &run, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
-                fprintf(stderr, "tpu-train: step %" PRIu64 " on the RTL: every core's trace and host memory identical to the model's (model: %" PRIu64 " cycles)\n", s + 1, run.cycles);
+            /* the micro-steps (one run when t.micro is 1), then the update part; core c's rows
+               of the step are perm[s*B + c*rpc ..], micro-step j's the j-th b of them */
+            for (unsigned j = 0; j <= t.micro; j++) {
+                const size_t pc = j < t.micro ? 0 : t.u_pc;
+                if (j == t.micro && !t.u_pc) break;
+                if (j < t.micro)
+                    for (unsigned c = 0; c < hw.cores; c++) {
+                        for (uint64_t r = 0; r < b; r++) {
+                            uint32_t ix = perm[s * B + c * rpc + j * b + r];
+                            memcpy(xb + r * (uint64_t)t.in_elems, tr.x + (uint64_t)ix * (uint64_t)tr.feat, (size_t)t.in_elems * 4);
+                            yb[r] = tr.y[ix];
+                        }
+                        tpuc_train_host_batch(&t, run.host[c], xb, yb);
+                    }
+                if (cosim && rtl_prepare(wdir, &hw, &t, &run, pc, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+                if (run_step(&run, &t, pc, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+                if (cosim) {
+                    if (rtl_run(wdir, &run, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+                    if (t.micro > 1)
+                        fprintf(stderr, "tpu-train: step %" PRIu64 ", %s %u on the RTL: every core's trace and host memory identical to the model's (model: %" PRIu64 " cycles)\n",
+                                s + 1, j < t.micro ? "micro-step" : "update part", j < t.micro ? j + 1 : 0, run.cycles);
+                    else
+                        fprintf(stderr, "tpu-train: step %" PRIu64 " on the RTL: every core's trace and host memory identical to the model's (model: %" PRIu64 " cycles)\n", s + 1, run.cycles);
+                }
+                cyc += run.cycles;
+                busy += run.mxu_busy;
+                if (j == t.micro) break;
+                for (unsigned c = 0; c < hw.cores; c++) {
+                    tpuc_train_host_probs(&t, run.host[c], probs);
+                    for (uint64_t r = 0; r < b; r++) {
+                        int64_t best = 0;
+                        for (int64_t k = 1; k < t.classes; k++)
+                            if (probs[r * (uint64_t)t.classes + (uint64_t)k] > probs[r * (uint64_t)t.classes + (uint64_t)best]) best = k;
+                        correct += best == tr.y[perm[s * B + c * rpc + j * b + r]];
+                    }
+                }
             }
-            cyc += run.cycles;
-            busy += run.mxu_busy;
+            if (check_cores(&run, &t, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
             if (ep == 1 && s == 0) phases(&t, insn_done, insn_mxu);
             lsum += tpuc_train_host_loss(&t, run.host[0]);
-            for (unsigned c = 0; c < hw.cores; c++) {
-                tpuc_train_host_probs(&t, run.host[c], probs);
-                for (uint64_t r = 0; r < b; r++) {
-                    int64_t best = 0;
-                    for (int64_t k = 1; k < t.classes; k++)
-                        if (probs[r * (uint64_t)t.classes + (uint64_t)k] > probs[r * (uint64_t)t.classes + (uint64_t)best]) best = k;
-                    correct += best == tr.y[perm[s * B + c * b + r]];
-                }
-            }
             seen += B;
             if (grads && ep == 1 && s == 0) {
                 if (mkdir(grads, 0777) && errno != EEXIST) {
@@ -740,18 +777,18 @@ int main(int argc, char **argv)
             for (uint64_t s = 0; s < vsteps; s++) {
                 for (unsigned c = 0; c < hw.cores; c++) {
                     for (uint64_t r = 0; r < b; r++) {
-                        uint64_t ix = s * B + c * b + r;
+                        uint64_t ix = s * Bv + c * b + r;
                         if (ix >= va.n) ix = va.n - 1; /* padding rows: not counted */
                         memcpy(xb + r * (uint64_t)t.in_elems, va.x + ix * (uint64_t)va.feat, (size_t)t.in_elems * 4);
                         yb[r] = va.y[ix];
                     }
                     tpuc_train_host_batch(&ev, run.host[c], xb, yb);
                 }
-                if (run_step(&run, &ev, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+                if (run_step(&run, &ev, 0, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
                 for (unsigned c = 0; c < hw.cores; c++) {
                     tpuc_train_host_probs(&ev, run.host[c], probs);
                     for (uint64_t r = 0; r < b; r++) {
-                        uint64_t ix = s * B + c * b + r;
+                        uint64_t ix = s * Bv + c * b + r;
                         if (ix >= va.n) continue;
                         const float *pr = probs + r * (uint64_t)t.classes;
                         int64_t best = 0;
@@ -807,7 +844,7 @@ int main(int argc, char **argv)
         av[k++] = "--steps-per-epoch"; av[k++] = st; av[k++] = "--optimizer"; av[k++] = optname;
         av[k++] = "--lr"; av[k++] = lrs; av[k++] = "--momentum"; av[k++] = ms; av[k++] = "--seed"; av[k++] = sd;
         if (logits) av[k++] = "--logits";
-        snprintf(ve, sizeof ve, "%" PRIu64, vsteps * B < va.n ? vsteps * B : va.n);
+        snprintf(ve, sizeof ve, "%" PRIu64, vsteps * Bv < va.n ? vsteps * Bv : va.n);
         av[k++] = "--val-examples"; av[k++] = ve;
         av[k++] = "--csv"; av[k++] = refcsv; av[k++] = "--ours"; av[k++] = csv; av[k++] = "--png"; av[k++] = plot;
         av[k] = NULL;

@@ -419,9 +419,10 @@ static void blk(em_t *e, const char *op, const char *mem, uint64_t row, uint64_t
    packed (to host memory and back, N elements a row: ceil(r O / N) rows instead of
    r ceil(O / N)), so the all-reduce, the optimizer and the master's DMA move no padding
    (the tutorial's Dense(10) at N = 128: 12.8x fewer rows). The master and its state are
-   row-major in host memory, so the packed rows are their bytes in order. */
+   row-major in host memory, so the packed rows are their bytes in order. GSRC (micro-steps'
+   update part): the gradient is read from that host sum instead (then cleared), not from ACC. */
 static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
-                uint64_t r, uint64_t DW, uint64_t WB, unsigned nstate, int adam)
+                uint64_t r, uint64_t DW, uint64_t WB, unsigned nstate, int adam, uint64_t gsrc)
 {
     const unsigned N = e->n;
     const tpuc_train_opts_t *o = &t->opts;
@@ -431,7 +432,14 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
     const uint64_t n = pack ? P : r * NT;
     const uint64_t WM = DW + n, S1 = WM + n, S2 = S1 + n, TM = S1 + (uint64_t)nstate * n;
     const uint64_t off = k0 * O * 4;
-    if (pack) {
+    if (gsrc) {
+        E(e, "# the micro-steps' gradient sum of rows %llu..%llu, then that sum cleared", U(k0),
+          U(k0 + r - 1));
+        blk(e, "dma_in", "acc", DW, gsrc + off, r, r, O, 4, pack);
+        E(e, "dma_in acc row=%llu rows=%llu cols=%u addr=0x%llx stride=0", U(TM), U(n), N,
+          U(t->zrow_addr));
+        blk(e, "dma_out", "acc", TM, gsrc + off, r, r, O, 4, pack);
+    } else if (pack) {
         E(e, "# the gradient packed: %llu rows of %u lanes, through host memory", U(P), N);
         blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, 4, 0);
         blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, 4, 1);
@@ -481,6 +489,34 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
     if (nstate >= 1) blk(e, "dma_out", "acc", S1, ly->s1 + off, r, r, O, 4, pack);
     if (nstate >= 2) blk(e, "dma_out", "acc", S2, ly->s2 + off, r, r, O, 4, pack);
     if (kb) blk(e, "dma_out", "ub", WB, ly->w_bf16 + k0 * O * 2, kb, r, O, 2, pack);
+}
+
+/* Micro-steps: the chunk's gradient (as emit_update finds it in ACC) added to the layer's
+   running sum in host memory, sum + g in micro-step order (packed as emit_update packs). */
+static void emit_accum(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
+                       uint64_t r, uint64_t DW)
+{
+    const unsigned N = e->n;
+    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N), P = cdiv(r * O, N);
+    const int pack = P < r * NT;
+    const uint64_t n = pack ? P : r * NT, S = DW + n, off = ly->gacc + k0 * O * 4;
+    E(e, "# the micro-step's gradient of rows %llu..%llu added to the step's sum", U(k0), U(k0 + r - 1));
+    if (pack) {
+        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, 4, 0);
+        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, 4, 1);
+    }
+    blk(e, "dma_in", "acc", S, off, r, r, O, 4, pack);
+    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(S), U(DW), U(DW), U(n));
+    blk(e, "dma_out", "acc", DW, off, r, r, O, 4, pack);
+}
+
+static void emit_grad(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
+                      uint64_t r, uint64_t DW, uint64_t WB, unsigned nstate, int adam)
+{
+    if (t->micro > 1)
+        emit_accum(e, t, ly, k0, r, DW);
+    else
+        emit_update(e, t, ly, k0, r, DW, WB, nstate, adam, 0);
 }
 
 /* ---- a Conv stage (tpuc_tconv_t): its regions for one q chunk ---- */
@@ -820,12 +856,32 @@ static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
     }
 }
 
+/* Adam's per-step scalars: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t) */
+static void emit_adam_step(em_t *e, const tpuc_train_t *t)
+{
+    const unsigned N = e->n;
+    const int ph = e->phase;
+    e->phase = TPUC_PH_UPDATE;
+    E(e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
+    E(e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
+    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B1T, K_B1, A_B1T);
+    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B2T, K_B2, A_B2T);
+    E(e, "dma_out acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
+    E(e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B1T, A_SS);
+    E(e, "vop recip a=acc:%d dst=acc:%d rows=1", A_SS, A_SS);
+    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_SS, K_LR, A_SS);
+    E(e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B2T, A_RS);
+    E(e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
+    e->phase = ph;
+}
+
 int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
                        tpuc_train_t *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     t->opts = *o;
     t->cores = hw->cores ? hw->cores : 1;
+    t->micro = o->micro > 1 ? o->micro : 1;
     if (analyse(g, o, t, err, errlen)) return -1;
     const unsigned N = hw->geom.n;
     const uint64_t b = (uint64_t)g->t[g->inputs[0]].dims[0];
@@ -857,6 +913,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         ly->s1 = a; a = ALIGN64(a + mo * 4);
         ly->s2 = a; a = ALIGN64(a + (adam ? mo * 4 : 0));
         ly->grad = a; a = ALIGN64(a + (o->save_grads ? mo * 4 : 0));
+        ly->gacc = a; a = ALIGN64(a + (t->micro > 1 ? mo * 4 : 0));
         if (ly->conv) {
             tpuc_tconv_t *c = &t->conv[ly->conv - 1];
             ly->xsave = a; a = ALIGN64(a + b * (uint64_t)(c->hp * c->wp * c->cin) * 2);
@@ -995,6 +1052,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     for (int l = 0; l < L; l++)
         pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)hw->geom.acc_rows * N));
     t->pack_addr = a; a = ALIGN64(a + (pk + N) * 4);
+    t->lacc_addr = a; a = ALIGN64(a + 4);
+    t->zrow_addr = a; a = ALIGN64(a + (uint64_t)N * 4);
     a += (uint64_t)N * 4; /* a packed dma_in of the last region reads up to N - 1 past it */
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
@@ -1045,19 +1104,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
       U(t->ident_addr), N * 2);
     E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
-    if (adam) {
-        e.phase = TPUC_PH_UPDATE;
-        E(&e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
-        E(&e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
-        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B1T, K_B1, A_B1T);
-        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B2T, K_B2, A_B2T);
-        E(&e, "dma_out acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
-        E(&e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B1T, A_SS);
-        E(&e, "vop recip a=acc:%d dst=acc:%d rows=1", A_SS, A_SS);
-        E(&e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_SS, K_LR, A_SS);
-        E(&e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B2T, A_RS);
-        E(&e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
-    }
+    if (adam && t->micro == 1) emit_adam_step(&e, t);
     /* forward */
     e.phase = TPUC_PH_FORWARD;
     if (t->layer[0].embed) {
@@ -1150,9 +1197,16 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         E(&e, "vop log a=acc:%llu dst=acc:%llu rows=%llu", U(LOSSR), U(LOSSR), U(cdiv(b, N)));
         E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=1 length=%llu chunk_stride=1 row_stride=1",
           U(LOSSR), U(LS), U(b));
-        if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
-        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
-        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+        if (t->micro > 1) {
+            E(&e, "# the micro-step's loss sum added to the step's (the update part finishes it)");
+            E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
+            E(&e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=1", U(LOSSR), U(LS), U(LS));
+            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
+        } else {
+            if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
+            E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
+            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+        }
         E(&e, "vop sub a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
         E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(TMPA), K_INVB, U(DYB[0]),
           U(NTc * b));
@@ -1209,8 +1263,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     if (firstpass && c->dx) conv_dx(&e, t, c, &cv[s], i);
                 }
                 e.phase = TPUC_PH_UPDATE;
-                emit_update(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
-                            nstate, adam);
+                emit_grad(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
+                          nstate, adam);
                 e.phase = TPUC_PH_BACKWARD;
                 c0 = c1;
             }
@@ -1293,7 +1347,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                       U(r), bt ? " accumulate" : "");
                 }
             e.phase = TPUC_PH_UPDATE;
-            emit_update(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
+            emit_grad(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
             e.phase = TPUC_PH_BACKWARD;
         }
         cur = 1 - cur;
@@ -1301,11 +1355,45 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
 end:
     e.layer = TPUC_TRAIN_NO_LAYER;
     E(&e, "halt");
+    if (t->micro > 1 && !o->eval_only) {
+        /* the update part: once per step, after the micro-steps */
+        t->u_pc = t->nphase;
+        e.phase = TPUC_PH_UPDATE;
+        E(&e, "# ---- the update part (pc %zu): the micro-steps' sums all-reduced, the optimizer, "
+          "the loss ----", t->u_pc);
+        E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
+        if (adam) emit_adam_step(&e, t);
+        for (int l = L - 1; l >= 0; l--) {
+            const tpuc_tlayer_t *ly = &t->layer[l];
+            const uint64_t R = ly->conv ? t->conv[ly->conv - 1].dwrows : ly->chunk_rows;
+            e.layer = l;
+            for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
+                emit_update(&e, t, ly, k0, umin(R, ly->kp - k0), ACC_CHUNK, UB_CHUNK, nstate, adam,
+                            ly->gacc);
+        }
+        e.phase = TPUC_PH_LOSS;
+        e.layer = TPUC_TRAIN_NO_LAYER;
+        E(&e, "# the loss: the micro-steps' sum (then cleared), all-reduced, times -1/B");
+        E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
+        E(&e, "dma_in acc row=%llu rows=1 cols=%u addr=0x%llx stride=0", U(LOSSR), N, U(t->zrow_addr));
+        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
+        if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
+        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
+        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+        E(&e, "halt");
+    }
     if (e.oom) {
         tpuc_err(err, errlen, "out of memory");
         return -1;
     }
-    return tpuc_assemble(&t->prog, hw, err, errlen);
+    if (tpuc_assemble(&t->prog, hw, err, errlen)) return -1;
+    if (t->prog.ninsns > hw->geom.imem_insns) {
+        tpuc_err(err, errlen, "the step program has %zu instructions at %llu rows per core; IMEM "
+                 "holds %u: a larger --imem-insns (at most 32768) or a smaller --micro-batch",
+                 t->prog.ninsns, U(b), hw->geom.imem_insns);
+        return -1;
+    }
+    return 0;
 }
 
 void tpuc_train_free(tpuc_train_t *t)

@@ -43,7 +43,7 @@ static int64_t onnx_index(const tpuc_train_t *t, const tpuc_tlayer_t *ly, int64_
 void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t *host)
 {
     const unsigned n = t->n;
-    const double B = (double)t->batch * t->cores;
+    const double B = (double)t->batch * t->cores * t->micro; /* the global batch */
     const tpuc_train_opts_t *o = &t->opts;
     const double kv[] = {1.0, ldexp(1.0, 127), 1.0 / B, -1.0 / B, o->lr, o->momentum, o->beta1,
                          1.0 - o->beta1, o->beta2, 1.0 - o->beta2, o->eps, 0.0};

@@ -4,7 +4,8 @@
    all-zero batch with label 0 (token id 0 for an embedding) -- and the model's per-instruction
    completion cycles are attributed to the layer and phase each instruction was emitted for.
    The timing does not depend on the data (no instruction's time does), so this is the step's
-   exact cycle count on the model, and the RTL's (test-train compares them). */
+   exact cycle count on the model, and the RTL's (test-train compares them). With micro-steps
+   (t->micro > 1) the first part runs once and counts micro times, then the update part once. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,7 +20,7 @@
 static uint64_t layer_macs(const tpuc_train_t *t, int l)
 {
     const tpuc_tlayer_t *ly = &t->layer[l];
-    const uint64_t b = (uint64_t)t->batch;
+    const uint64_t b = (uint64_t)t->batch * t->micro;
     if (ly->embed) return 0;
     if (ly->conv) {
         const tpuc_tconv_t *c = &t->conv[ly->conv - 1];
@@ -81,30 +82,39 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     char msg[1024] = "";
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int brc = tpu_board_run(board, job, res, msg, sizeof msg);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (brc != TPU_OK) {
-        tpuc_err(err, errlen, "the board model failed (status %d) %s", brc, msg);
-        goto out;
-    }
-    for (unsigned i = 0; i < C; i++) {
-        if (res[i].status != TPU_CORE_DONE) {
-            tpuc_err(err, errlen, "core %u stopped: status %d, error %d at pc %u", i,
-                     (int)res[i].status, res[i].err_code, res[i].err_pc);
+    for (int part = 0; part < (t->u_pc ? 2 : 1); part++) {
+        const uint64_t times = part || !t->u_pc ? 1u : t->micro;
+        for (unsigned i = 0; i < C; i++) job[i].pc_start = part ? (unsigned)t->u_pc : 0u;
+        int brc = tpu_board_run(board, job, res, msg, sizeof msg);
+        if (brc != TPU_OK) {
+            tpuc_err(err, errlen, "the board model failed (status %d) %s", brc, msg);
             goto out;
         }
-        if (res[i].counters[TPU_CNT_CYCLES] > r->cycles) r->cycles = res[i].counters[TPU_CNT_CYCLES];
-        r->mxu_busy += res[i].counters[TPU_CNT_MXU_BUSY];
+        uint64_t cyc = 0;
+        for (unsigned i = 0; i < C; i++) {
+            if (res[i].status != TPU_CORE_DONE) {
+                tpuc_err(err, errlen, "core %u stopped: status %d, error %d at pc %u", i,
+                         (int)res[i].status, res[i].err_code, res[i].err_pc);
+                goto out;
+            }
+            if (res[i].counters[TPU_CNT_CYCLES] > cyc) cyc = res[i].counters[TPU_CNT_CYCLES];
+            r->mxu_busy += times * res[i].counters[TPU_CNT_MXU_BUSY];
+        }
+        r->cycles += times * cyc;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     /* a collective has no completion record of its own: its cycles land on the next
-       instruction, which is in the same layer and phase */
+       instruction, which is in the same layer and phase; the update part's cycles count from
+       its own start, the first part's micro times */
     uint64_t prev = 0, pm = 0;
     for (size_t pc = 0; pc < t->prog.ninsns && pc < t->nphase; pc++) {
+        if (t->u_pc && pc == t->u_pc) prev = pm = 0;
         if (!done[pc]) continue;
         const int ph = t->phase[pc], l = t->layer_of[pc];
-        const uint64_t dc = done[pc] > prev ? done[pc] - prev : 0;
-        const uint64_t dm = mxu[pc] > pm ? mxu[pc] - pm : 0;
+        const uint64_t times = t->u_pc && pc < t->u_pc ? t->micro : 1u;
+        const uint64_t dc = (done[pc] > prev ? done[pc] - prev : 0) * times;
+        const uint64_t dm = (mxu[pc] > pm ? mxu[pc] - pm : 0) * times;
         if (done[pc] > prev) prev = done[pc];
         if (mxu[pc] > pm) pm = mxu[pc];
         r->ph_cycles[ph] += dc;
@@ -141,10 +151,13 @@ void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
 {
     const double n2 = (double)t->n * (double)t->n;
     const double f_hz = (double)(hw->freq_mhz ? hw->freq_mhz : 100) * 1e6;
-    const uint64_t B = (uint64_t)t->batch * t->cores;
-    fprintf(f, "training step report: N = %u, %u core(s), batch %llu = %u x %ld per core, %s, "
+    const uint64_t B = (uint64_t)t->batch * t->cores * t->micro;
+    char per[64] = "";
+    if (t->micro > 1) snprintf(per, sizeof per, " (%u micro-steps of %ld)", t->micro, t->batch);
+    fprintf(f, "training step report: N = %u, %u core(s), batch %llu = %u x %ld per core%s, %s, "
             "%zu instructions; predicted on the board model (exact for the model and the RTL)\n",
-            t->n, t->cores, (unsigned long long)B, t->cores, t->batch, opt_name(t), t->prog.ninsns);
+            t->n, t->cores, (unsigned long long)B, t->cores, t->batch * (long)t->micro, per,
+            opt_name(t), t->prog.ninsns);
     fprintf(f, "%-28s %-9s %12s %12s %14s %14s %7s\n", "layer", "kind", "forward", "backward",
             "allred+update", "MACs/core", "MXU%");
     for (int l = 0; l < t->nlayers; l++) {
@@ -183,8 +196,8 @@ void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
     uint64_t macs = 0;
     for (int l = 0; l < t->nlayers; l++) macs += r->ly_macs[l];
     fprintf(f, "{\n  \"mode\": \"training step\",\n  \"mxu\": %u,\n  \"cores\": %u,\n  \"batch_per_core\": %ld,\n"
-            "  \"optimizer\": \"%s\",\n  \"instructions\": %zu,\n  \"freq_mhz\": %u,\n  \"layers\": [\n",
-            t->n, t->cores, t->batch, opt_name(t), t->prog.ninsns, mhz);
+            "  \"micro_steps\": %u,\n  \"optimizer\": \"%s\",\n  \"instructions\": %zu,\n  \"freq_mhz\": %u,\n  \"layers\": [\n",
+            t->n, t->cores, t->batch * (long)t->micro, t->micro, opt_name(t), t->prog.ninsns, mhz);
     for (int l = 0; l < t->nlayers; l++) {
         const uint64_t *c = r->ly_cycles[l];
         const uint64_t cyc = c[0] + c[1] + c[2] + c[3];
@@ -204,7 +217,7 @@ void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
     fprintf(f, "},\n  \"other_cycles\": %llu,\n  \"cycles_per_step\": %llu,\n  \"ms_per_step\": %.6f,\n"
             "  \"examples_per_s\": %.3f,\n  \"mxu_util\": %.6f,\n  \"mxu_busy\": %.6f\n}\n",
             (unsigned long long)r->other_cycles, (unsigned long long)r->cycles, ms,
-            1e3 / ms * (double)t->batch * (double)t->cores,
+            1e3 / ms * (double)t->batch * (double)t->cores * (double)t->micro,
             r->cycles ? (double)macs / (n2 * (double)r->cycles) : 0.0,
             r->cycles ? (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0);
 }

@@ -48,6 +48,11 @@ step mom_n8_c1 mlp.onnx --mxu 8 --cores 1 --batch 12 --optimizer sgd --lr 0.05 -
 check mom_n8_c1 mlp.onnx 12 --opt sgd --lr 0.05 --momentum 0.9
 step adam_n4_torus mlp.onnx --mxu 4 --cores 4 --topology torus --batch 24 --optimizer adam
 check adam_n4_torus mlp.onnx 24 --opt adam --lr 0.001
+# micro-steps (gradient accumulation): the step's gradient summed over 2 and 3 runs
+step sgd_n8_c2_micro mlp.onnx --mxu 8 --cores 2 --batch 16 --micro-batch 4 --optimizer sgd --lr 0.1
+check sgd_n8_c2_micro mlp.onnx 16 --opt sgd --lr 0.1
+step adam_n4_torus_micro mlp.onnx --mxu 4 --cores 4 --topology torus --batch 24 --micro-batch 2 --optimizer adam
+check adam_n4_torus_micro mlp.onnx 24 --opt adam --lr 0.001
 $PY - "$W" <<'PYEOF' || bad "deep.onnx: x.npy reshaped for a model without Flatten"
 import sys, numpy as np
 w = sys.argv[1]
@@ -94,6 +99,9 @@ BATCH=8 OPT=sgd LR=0.1 cnn cs_n8_c2 cs.onnx xcc.npy --mxu 8 --cores 2 --batch 8 
 BATCH=8 OPT=sgd LR=0.1 cnn cs2_n4_ring cs2.onnx xcc.npy --mxu 4 --cores 4 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=8 OPT=sgd LR=0.1 cnn bag_n8_c2 bag.onnx xt.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=6 OPT=adam LR=0.001 cnn text_n4_c1 text.onnx xt.npy --mxu 4 --cores 1 --batch 6 --optimizer adam --imem-insns 32768
+# micro-steps through Conv stages (dW and dX) and the embedding
+BATCH=12 OPT=adam LR=0.001 cnn cnn2_torus_micro cnn2.onnx xc2.npy --mxu 8 --cores 4 --topology torus --batch 12 --micro-batch 1 --optimizer adam --imem-insns 8192
+BATCH=8 OPT=sgd LR=0.1 cnn text_n8_c2_micro text.onnx xt.npy --mxu 8 --cores 2 --batch 8 --micro-batch 2 --optimizer sgd --lr 0.1 --momentum 0.9 --imem-insns 32768
 
 # the exported text model: the embedding table and both Conv1d's weights where ONNX keeps them
 if "$T" "$W/text.onnx" --x-train "$W/xt.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 8 --epochs 1 \
@@ -135,13 +143,15 @@ if $PY tests/train/ref.py "$W/wide.onnx" "$W/xw.npy" "$W/y.npy" --batch 4 --grad
 else
     bad "wide: $(grep -E 'FAIL|worst' "$W/ref_wide.log" | tr '\n' ' ')"
 fi
+BATCH=4 OPT=adam LR=0.001 cnn wide_micro wide.onnx xw.npy --mxu 4 --cores 2 --batch 4 --micro-batch 1 --optimizer adam --imem-insns 32768 --acc-kib 8
 
 # tpu-compile --train --report-only predicts the step: the same cycles as tpu-train's step
-for cfg in "text.onnx xt.npy 8 2 ring 4" "cc.onnx xcc.npy 8 4 torus 8" "mlp.onnx x.npy 4 2 ring 8"; do
+for cfg in "text.onnx xt.npy 8 2 ring 4" "cc.onnx xcc.npy 8 4 torus 8" "mlp.onnx x.npy 4 2 ring 8" \
+           "cnn2.onnx xc2.npy 8 2 ring 8 2"; do
     set -- $cfg
-    pred=$(${BUILD:-build}/tools/tpu-compile "$W/$1" --train --mxu $3 --cores $4 --topology $5 --batch $6 \
+    pred=$(${BUILD:-build}/tools/tpu-compile "$W/$1" --train --mxu $3 --cores $4 --topology $5 --batch $6 ${7:+--micro-batch $7} \
         --imem-insns 32768 --report-only --json "$W/pred_$1.json" 2>"$W/pred_$1.err" | grep -o '^total: [0-9]*' | cut -d' ' -f2)
-    ran=$("$T" "$W/$1" --x-train "$W/$2" --y-train "$W/y.npy" --mxu $3 --cores $4 --topology $5 --batch $6 \
+    ran=$("$T" "$W/$1" --x-train "$W/$2" --y-train "$W/y.npy" --mxu $3 --cores $4 --topology $5 --batch $6 ${7:+--micro-batch $7} \
         --steps-per-epoch 1 --imem-insns 32768 2>&1 | grep -o '[0-9]* cycles/step' | cut -d' ' -f1)
     if [ -n "$pred" ] && [ "$pred" = "$ran" ] && $PY -c "
 import json, sys
@@ -213,11 +223,11 @@ fi
 if [ "${RTL:-1}" = 1 ]; then
     for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4" \
                "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048" "8 2 sgd cs.onnx xcc.npy 2 2048" \
-               "4 1 adam wide.onnx xw.npy 1 8192 8" "8 2 adam bag.onnx xt.npy 4"; do
+               "4 1 adam wide.onnx xw.npy 1 8192 8" "8 2 adam bag.onnx xt.npy 4" "8 2 adam cnn2.onnx xc2.npy 4 8192 64 1"; do
         set -- $cfg
-        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} ${8:+--acc-kib $8} \
+        if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} ${8:+--acc-kib $8} ${9:+--micro-batch $9} \
             --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
-            ok "RTL $4 N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_${4%.onnx}_$1_$2.log") steps identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1))"
+            ok "RTL $4 N = $1, C = $2, $3: $(grep -c 'on the RTL: every core' "$W/rtl_${4%.onnx}_$1_$2.log") runs identical to the model ($(grep -o 'model: [0-9]* cycles' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1); RTL $(grep -o 'board: C=[^:]*: [0-9]* cycles\|CYCLES=[0-9]*' "$W/rtl_${4%.onnx}_$1_$2.log" | head -1))"
         else
             bad "RTL $4 N = $1, C = $2: $(grep -E 'error|FAIL|differ' "$W/rtl_${4%.onnx}_$1_$2.log" | head -3 | tr '\n' ' ')"
         fi

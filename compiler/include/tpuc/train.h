@@ -36,6 +36,11 @@ typedef struct {
     int save_grads;     /* also write each step's all-reduced gradients to host memory */
     int eval_only;      /* the forward pass alone (validation): probabilities, no update;
                            the same host layout as the training program */
+    unsigned micro;     /* micro-steps per step (gradient accumulation; 0 or 1: none): the
+                           program's first part (from pc 0) runs forward and backward on one
+                           micro-batch and adds its gradients and loss to host memory, the
+                           host runs it `micro` times with the next rows, then the second
+                           part (from u_pc) all-reduces and updates once */
 } tpuc_train_opts_t;
 
 /* One trainable layer: y = x W + b (Gemm or MatMul [+ Add]), optionally followed by ReLU; a
@@ -60,6 +65,7 @@ typedef struct {
     uint64_t w_bf16;        /* bf16 k x o: the MXU's copy */
     uint64_t s1, s2;        /* fp32 kp x o: momentum, or Adam's m and v */
     uint64_t grad;          /* fp32 kp x o: the all-reduced gradient (save_grads) */
+    uint64_t gacc;          /* fp32 kp x o: the micro-steps' running gradient sum (micro) */
     uint64_t xsave;         /* bf16 rows x kp: the layer's input (then a 1.0 column); a
                                Conv's: the padded images, (pixel, channel) order */
     uint64_t dysave;        /* bf16 rows x o: the gradient at its output */
@@ -109,7 +115,7 @@ typedef struct {
     tpuc_tlayer_t layer[TPUC_TRAIN_MAX_LAYERS];
     int nlayers;
     unsigned n;             /* the MXU size it was compiled for */
-    long batch;             /* rows per core */
+    long batch;             /* rows per core (per micro-step) */
     unsigned cores;
     int64_t in_elems;       /* features of one example (the input flattened; token ids) */
     int64_t vocab;          /* the embedding's V (its input's ids are 0 .. V-1); 0: none */
@@ -120,6 +126,10 @@ typedef struct {
     uint64_t loss_addr;     /* fp32: the global batch's mean loss, written by the step */
     uint64_t adam_addr;     /* fp32 2 rows x N: beta1^t, beta2^t */
     uint64_t pack_addr;     /* fp32: a weight-gradient chunk on its way to packed rows */
+    uint64_t lacc_addr;     /* fp32: the micro-steps' running loss sum (micro) */
+    uint64_t zrow_addr;     /* fp32 x N zeros: clears the running sums (micro) */
+    unsigned micro;         /* micro-steps per step (1: none) */
+    size_t u_pc;            /* micro > 1: the update part's first instruction (else 0) */
     uint64_t host_bytes;
     /* the phase (TPUC_PH_*) and layer (TPUC_TRAIN_NO_LAYER outside the layers: the
        constants, the loss, the halt) of every instruction, for the reports */
