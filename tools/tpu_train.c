@@ -62,6 +62,14 @@ static void usage(FILE *f)
             "                        memory after the step must equal the board model's\n"
             "  --work W              keep the co-simulation's job files in W (default: a\n"
             "                        temporary folder, removed)\n"
+            "Checkpoints:\n"
+            "  --checkpoint FILE     after every step and epoch, the weights, optimizer state and\n"
+            "                        position to FILE (written atomically: an interrupted run\n"
+            "                        loses at most the step in flight)\n"
+            "  --resume FILE         continue the run a checkpoint was written by (same model,\n"
+            "                        data, options); the CSV, plot and ONNX cover the whole run\n"
+            "  --max-steps S         stop after S steps of this invocation (with --checkpoint;\n"
+            "                        e.g. a job scheduler's time slice); no CSV or ONNX written\n"
             "Hardware (the same options and defaults as gen):\n"
             TPUC_HW_HELP
             "Exit status: 0 done, 1 a run error, 2 bad arguments or input.\n");
@@ -69,7 +77,7 @@ static void usage(FILE *f)
 
 enum { O_HELP, O_DATASET, O_XT, O_YT, O_XV, O_YV, O_EPOCHS, O_SPE, O_BATCH, O_OPT, O_LR, O_MOM,
        O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK,
-       O_MICRO };
+       O_MICRO, O_CKPT, O_RESUME, O_MAXSTEPS };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"dataset", 0, TPU_CLI_VALUE, O_DATASET},
@@ -94,6 +102,9 @@ static const tpu_cli_opt_t opts[] = {
     {"rtl", 0, TPU_CLI_VALUE, O_RTL},
     {"work", 0, TPU_CLI_VALUE, O_WORK},
     {"micro-batch", 0, TPU_CLI_VALUE, O_MICRO},
+    {"checkpoint", 0, TPU_CLI_VALUE, O_CKPT},
+    {"resume", 0, TPU_CLI_VALUE, O_RESUME},
+    {"max-steps", 0, TPU_CLI_VALUE, O_MAXSTEPS},
     TPUC_HW_CLI_OPTS,
     {NULL, 0, 0, 0},
 };
@@ -438,7 +449,8 @@ int main(int argc, char **argv)
     const char *csv = NULL, *plot = NULL, *save = NULL, *grads = NULL, *optname = "adam";
     const char *work = NULL;
     uint64_t rtl_steps = 0;
-    uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700, mb = 0;
+    uint64_t epochs = 1, spe = 0, batch = 64, seed = 1, valsteps = 0, freq = 700, mb = 0, maxsteps = 0;
+    const char *ckpt = NULL, *resume = NULL;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
     double lr = -1, mom = 0;
@@ -480,6 +492,9 @@ int main(int argc, char **argv)
         case O_RTL: bad = tpu_cli_count(name, val, 1, 1000000, &rtl_steps, err, sizeof err); break;
         case O_WORK: work = val; break;
         case O_MICRO: bad = tpu_cli_count(name, val, 1, 1u << 20, &mb, err, sizeof err); break;
+        case O_CKPT: ckpt = val; break;
+        case O_RESUME: resume = val; break;
+        case O_MAXSTEPS: bad = tpu_cli_count(name, val, 1, 1ull << 40, &maxsteps, err, sizeof err); break;
         case O_FREQ: bad = tpu_cli_count(name, val, 1, 10000, &freq, err, sizeof err); break;
         default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
@@ -508,6 +523,7 @@ int main(int argc, char **argv)
     if (!dataset && (!xt || !yt)) return fail(2, "no data: expected --dataset fashion-mnist or --x-train X.npy --y-train Y.npy");
     if ((xv != NULL) != (yv != NULL)) return fail(2, "--x-val and --y-val go together");
     if (plot && !csv) return fail(2, "--plot needs --csv (the curves it plots)");
+    if (maxsteps && !ckpt) return fail(2, "--max-steps needs --checkpoint (where the run continues from)");
     if (batch % ho.cores) {
         snprintf(err, sizeof err, "--batch %" PRIu64 ": must be a multiple of --cores %" PRIu64 " (every core takes the same share)", batch, ho.cores);
         return fail(2, err);
@@ -554,6 +570,8 @@ int main(int argc, char **argv)
     char wdir[4200] = "";
     int own_work = 0;
     uint64_t *insn_done = NULL, *insn_mxu = NULL;
+    char *rows = NULL; /* the CSV rows of the finished epochs (also in every checkpoint) */
+    size_t rows_len = 0;
     if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
         fail(2, err);
         goto done;
@@ -642,6 +660,25 @@ int main(int argc, char **argv)
         if (!run.host[i]) { fail(2, "out of memory (host images)"); goto done; }
         tpuc_train_host_init(&t, &g, run.host[i]);
     }
+    /* the run's identity for checkpoints: the compiled step and what orders the data */
+    const uint64_t fpx[] = {B, seed, spe, tr.n, (uint64_t)tr.feat, va.n, vsteps};
+    const uint64_t fp = tpuc_train_fingerprint(&t, fpx, sizeof fpx);
+    tpuc_ckpt_pos_t at = {0};
+    at.fingerprint = fp;
+    at.epoch = 1;
+    if (resume) {
+        if (tpuc_train_ckpt_read(&t, run.host, hw.cores, &at, resume, err, sizeof err)) { fail(2, err); goto done; }
+        if (at.epoch < 1 || at.epoch > epochs + 1 || at.step > spe || (at.epoch == epochs + 1 && at.step)) {
+            snprintf(err, sizeof err, "--resume %s: at epoch %" PRIu64 " step %" PRIu64 ", outside this run's %"
+                     PRIu64 " epochs of %" PRIu64 " steps", resume, at.epoch, at.step, epochs, spe);
+            fail(2, err);
+            goto done;
+        }
+        fprintf(stderr, "tpu-train: resuming %s at epoch %" PRIu64 ", step %" PRIu64 "\n", resume, at.epoch, at.step);
+    }
+    rows = at.csv;
+    rows_len = at.csv_len;
+    at.csv = NULL;
     /* the outputs written at the end must be writable now, not after the training */
     for (int k = 0; k < 2; k++) {
         const char *path = k ? plot : save;
@@ -654,6 +691,7 @@ int main(int argc, char **argv)
         if (tpu_out_open(&csvo, csv, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
         csvf = csvo.f;
         fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,wall_s\n");
+        if (rows_len) fwrite(rows, 1, rows_len, csvf);
     }
     fprintf(stderr, "tpu-train: %d layers, %zu instructions per step, batch %" PRIu64 " = %u cores x %" PRIu64
             "%s, %s lr %g, N = %u\n", t.nlayers, t.prog.ninsns, B, hw.cores, b * t.micro, mdesc,
@@ -681,13 +719,17 @@ int main(int argc, char **argv)
     uint64_t state = seed;
     const int tty = isatty(1);
     rc = 1;
+    uint64_t ran = 0; /* steps run by this invocation (--max-steps) */
     for (uint64_t ep = 1; ep <= epochs; ep++) {
         shuffle(perm, tr.n, &state);
+        if (ep < at.epoch) continue; /* done before the checkpoint: its order replayed */
         printf("Epoch %" PRIu64 "/%" PRIu64 "\n", ep, epochs);
         fflush(stdout);
-        double t0 = now_s(), lsum = 0;
-        uint64_t correct = 0, seen = 0, cyc = 0, busy = 0;
-        for (uint64_t s = 0; s < spe; s++) {
+        const int res = ep == at.epoch;
+        double t0 = now_s() - (res ? at.wall : 0), lsum = res ? at.lsum : 0;
+        uint64_t correct = res ? at.correct : 0, seen = res ? at.seen : 0;
+        uint64_t cyc = res ? at.cycles : 0, busy = res ? at.busy : 0;
+        for (uint64_t s = res ? at.step : 0; s < spe; s++) {
             const int cosim = ep == 1 && s < rtl_steps;
             /* the micro-steps (one run when t.micro is 1), then the update part; core c's rows
                of the step are perm[s*B + c*rpc ..], micro-step j's the j-th b of them */
@@ -764,6 +806,17 @@ int main(int argc, char **argv)
                 if (write_f32(grads, lp, &lv, 1, 0, err, sizeof err)) { fail(1, err); goto done; }
             }
             if (tty) progress(s + 1, spe, lsum / (double)(s + 1), (double)correct / (double)seen, 0, now_s() - t0);
+            if (ckpt) {
+                tpuc_ckpt_pos_t cp = {fp, ep, s + 1, lsum, now_s() - t0, correct, seen, cyc, busy, rows, rows_len};
+                if (tpuc_train_ckpt_write(&t, run.host[0], &cp, ckpt, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
+            }
+            if (maxsteps && ++ran == maxsteps && !(s + 1 == spe && ep == epochs)) {
+                printf("\n");
+                fprintf(stderr, "tpu-train: stopped after %" PRIu64 " steps (--max-steps) at epoch %" PRIu64
+                        ", step %" PRIu64 "; continue with --resume %s\n", ran, ep, s + 1, ckpt);
+                rc = 0;
+                goto done;
+            }
         }
         double loss = lsum / (double)spe, acc = (double)correct / (double)seen;
         double wall = now_s() - t0;
@@ -809,9 +862,19 @@ int main(int argc, char **argv)
         printf(" - %.0f cycles/step - %.3f ms/step at %" PRIu64 " MHz - MXU %.1f%%\n", cps,
                cps / ((double)freq * 1e3), freq, 100 * util);
         fflush(stdout);
-        if (csvf)
-            fprintf(csvf, "%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.4f,%.2f\n", ep, loss, acc, vloss,
-                    vacc, cps, cps / ((double)freq * 1e3), util, wall);
+        char row[512];
+        int rl = snprintf(row, sizeof row, "%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.4f,%.2f\n", ep, loss,
+                          acc, vloss, vacc, cps, cps / ((double)freq * 1e3), util, wall);
+        if (csvf) fputs(row, csvf);
+        char *nr = realloc(rows, rows_len + (size_t)rl + 1);
+        if (!nr) { fail(1, "out of memory"); goto done; }
+        rows = nr;
+        memcpy(rows + rows_len, row, (size_t)rl + 1);
+        rows_len += (size_t)rl;
+        if (ckpt) {
+            tpuc_ckpt_pos_t cp = {fp, ep + 1, 0, 0, 0, 0, 0, 0, 0, rows, rows_len};
+            if (tpuc_train_ckpt_write(&t, run.host[0], &cp, ckpt, err, sizeof err)) { fail(1, err); goto done; }
+        }
     }
     if (csvf) {
         csvf = NULL;
@@ -897,7 +960,7 @@ done:
     free(run.host);
     if (run.board) tpu_board_free(run.board);
     free(probs); free(xb); free(yb); free(perm); free(wbuf); free(bbuf);
-    free(insn_done); free(insn_mxu);
+    free(insn_done); free(insn_mxu); free(rows);
     free(tr.x); free(tr.y); free(va.x); free(va.y);
     tpuc_train_free(&t);
     tpuc_train_free(&ev);

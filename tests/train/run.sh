@@ -218,6 +218,50 @@ else
     echo "skip: ONNX Runtime not installed (make ort-node)"
 fi
 
+# ---- 2c. checkpoint and resume: a run stopped twice (--max-steps) and resumed ends with the
+# same ONNX bytes and CSV (but the wall times) as the run straight through; a checkpoint of
+# another configuration, a truncated and a corrupted one are refused, nothing written ----
+CK="$W/ck"; rm -rf "$CK"; mkdir -p "$CK"
+CKA="$W/deep.onnx --x-train $W/bx.npy --y-train $W/by.npy --x-val $W/vx.npy --y-val $W/vy.npy --logits --mxu 8 --cores 2 --batch 32 --micro-batch 8 --epochs 3 --steps-per-epoch 4 --optimizer adam --lr 0.01"
+# shellcheck disable=SC2086
+"$T" $CKA --csv "$CK/a.csv" --save-onnx "$CK/a.onnx" >"$CK/a.log" 2>&1
+# shellcheck disable=SC2086
+"$T" $CKA --csv "$CK/b.csv" --save-onnx "$CK/b.onnx" --checkpoint "$CK/ck" --max-steps 5 >"$CK/b1.log" 2>&1
+s1=$?; [ -e "$CK/b.csv" ] || [ -e "$CK/b.onnx" ] && s1="$s1 (wrote outputs)"
+cp "$CK/ck" "$CK/ck_e2s1"
+# shellcheck disable=SC2086
+"$T" $CKA --csv "$CK/b.csv" --save-onnx "$CK/b.onnx" --checkpoint "$CK/ck" --resume "$CK/ck" --max-steps 3 >"$CK/b2.log" 2>&1
+s2=$?
+# shellcheck disable=SC2086
+"$T" $CKA --csv "$CK/b.csv" --save-onnx "$CK/b.onnx" --checkpoint "$CK/ck" --resume "$CK/ck" >"$CK/b3.log" 2>&1
+s3=$?
+cut -d, -f1-8 "$CK/a.csv" >"$CK/a.c" 2>/dev/null; cut -d, -f1-8 "$CK/b.csv" >"$CK/b.c" 2>/dev/null
+if [ "$s1 $s2 $s3" = "0 0 0" ] && grep -q "stopped after 5 steps" "$CK/b1.log" && grep -q "resuming .* at epoch 2, step 1" "$CK/b2.log" &&
+   cmp -s "$CK/a.onnx" "$CK/b.onnx" && cmp -s "$CK/a.c" "$CK/b.c" && [ "$(wc -l <"$CK/b.c")" -eq 4 ]; then
+    ok "checkpoint and resume: stopped after 5 and 8 of 12 steps, resumed: the ONNX and the curves identical to the run straight through"
+else
+    bad "checkpoint and resume: exits $s1 / $s2 / $s3; $(tail -1 "$CK/b3.log")"
+fi
+ckbad() { # label expected ckpt extra-args
+    label=$1; want=$2; f=$3; shift 3
+    rm -f "$CK/x.csv"
+    # shellcheck disable=SC2086
+    "$T" $CKA --csv "$CK/x.csv" --resume "$f" "$@" >"$CK/x.out" 2>"$CK/x.err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$CK/x.err")" -eq 1 ] && grep -q "$want" "$CK/x.err" && [ ! -e "$CK/x.csv" ]; then
+        ok "refused: $label"
+    else
+        bad "$label: exit $rc: $(cat "$CK/x.err")"
+    fi
+}
+ckbad "a checkpoint of another batch order (--seed 2)" "written for another model" "$CK/ck_e2s1" --seed 2
+head -c 1000 "$CK/ck_e2s1" >"$CK/ck_trunc"
+ckbad "a truncated checkpoint" "truncated" "$CK/ck_trunc"
+$PY -c "
+b = bytearray(open('$CK/ck_e2s1', 'rb').read()); b[200] ^= 1; open('$CK/ck_flip', 'wb').write(b)"
+ckbad "a checkpoint with one bit flipped" "checksum mismatch" "$CK/ck_flip"
+ckbad "a file that is not a checkpoint" "not a tpu-train checkpoint" "$W/deep.onnx"
+
 # ---- 2b. the RTL: two steps co-simulated on the 2-core ring board (N = 8) and one on the
 # N = 4 core (C = 1): every core's trace and host memory identical to the model's ----
 if [ "${RTL:-1}" = 1 ]; then

@@ -7,6 +7,7 @@
      tpuc_train_compile  folded graph -> step program + host layout   (train.c)
      tpuc_train_host_*   the host image: initial weights, batches, results (train_host.c)
      tpuc_onnx_write_weights  the trained weights into a copy of the ONNX file (onnx_write.c)
+     tpuc_train_ckpt_*   checkpoints: the trained state and the run's position (train_ckpt.c)
 
    The step program stands on the ISA alone: the transposes the backward pass needs are
    `lw ... transpose` (docs/isa.md "Transposes for training"). */
@@ -167,6 +168,26 @@ void tpuc_train_host_weights(const tpuc_train_t *t, const uint8_t *host, int l, 
                              float *bias);
 void tpuc_train_host_grads(const tpuc_train_t *t, const uint8_t *host, int l, float *dw,
                            float *db);
+
+/* Checkpoint and resume (train_ckpt.c): core 0's weights, optimizer state and gradient sums
+   with the run's position, written atomically; read back only into the same compiled run
+   (the fingerprint: the program, the host layout, the options and EXTRA, the caller's own
+   settings such as the seed and the data size). */
+typedef struct {
+    uint64_t fingerprint;
+    uint64_t epoch;         /* the epoch in progress, from 1 */
+    uint64_t step;          /* its steps done */
+    double lsum, wall;      /* that epoch so far: the loss sum, host seconds */
+    uint64_t correct, seen, cycles, busy;
+    char *csv;              /* the CSV rows of the finished epochs (the reader allocates) */
+    size_t csv_len;
+} tpuc_ckpt_pos_t;
+uint64_t tpuc_train_fingerprint(const tpuc_train_t *t, const void *extra, size_t n);
+int tpuc_train_ckpt_write(const tpuc_train_t *t, const uint8_t *host, const tpuc_ckpt_pos_t *p,
+                          const char *path, char *err, size_t errlen);
+/* p->fingerprint: the expected one. Nothing is applied unless the whole file is valid. */
+int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned ncores,
+                         tpuc_ckpt_pos_t *p, const char *path, char *err, size_t errlen);
 
 /* The prediction of one step (tpu-compile --train --report-only; train_report.c): the step run
    once on the board model from the model's initial weights and an all-zero batch (label 0),
