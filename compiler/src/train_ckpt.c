@@ -126,18 +126,40 @@ static uint64_t get64(const uint8_t *q)
     return v;
 }
 
-int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned ncores,
-                         tpuc_ckpt_pos_t *p, const char *path, char *err, size_t errlen)
+static uint64_t ckpt_size(const tpuc_train_t *t)
 {
     uint64_t addr[TPUC_TRAIN_MAX_LAYERS + 1], len[TPUC_TRAIN_MAX_LAYERS + 1];
     const int nr = regions(t, addr, len);
     uint64_t want = 8 + 10 * 8 + 8 + 8; /* header, the region count, the checksum */
     for (int k = 0; k < nr; k++) want += 16 + len[k];
-    const uint64_t expect = p->fingerprint;
+    return want;
+}
+
+int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned ncores,
+                         tpuc_ckpt_pos_t *p, const char *path, char *err, size_t errlen)
+{
     char *raw = NULL;
     size_t n = 0;
-    if (tpu_file_read(path, (size_t)(want + CKPT_CSV_MAX), "checkpoint", &raw, &n, err, errlen)) return -1;
-    const uint8_t *q = (const uint8_t *)raw;
+    if (tpu_file_read(path, (size_t)(ckpt_size(t) + CKPT_CSV_MAX), "checkpoint", &raw, &n, err, errlen))
+        return -1;
+    int rc = tpuc_train_ckpt_parse(t, (const uint8_t *)raw, n, hosts, ncores, p, path, err, errlen);
+    free(raw);
+    return rc;
+}
+
+uint64_t tpuc_train_ckpt_checksum(const uint8_t *q, size_t n)
+{
+    return fnv(0xcbf29ce484222325ull, q, n);
+}
+
+int tpuc_train_ckpt_parse(const tpuc_train_t *t, const uint8_t *q, size_t n, uint8_t *const *hosts,
+                          unsigned ncores, tpuc_ckpt_pos_t *p, const char *path, char *err,
+                          size_t errlen)
+{
+    uint64_t addr[TPUC_TRAIN_MAX_LAYERS + 1], len[TPUC_TRAIN_MAX_LAYERS + 1];
+    const int nr = regions(t, addr, len);
+    const uint64_t want = ckpt_size(t);
+    const uint64_t expect = p->fingerprint;
     int rc = -1;
     if (n < 8 + 10 * 8 || memcmp(q, CKPT_MAGIC, 8)) {
         tpuc_err(err, errlen, "%s: not a tpu-train checkpoint (expected the %s header)", path, CKPT_MAGIC);
@@ -150,7 +172,7 @@ int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned 
                  (unsigned long long)(want + (csv_len > CKPT_CSV_MAX ? 0 : csv_len)));
         goto out;
     }
-    if (get64(q + n - 8) != fnv(0xcbf29ce484222325ull, q, n - 8)) {
+    if (get64(q + n - 8) != tpuc_train_ckpt_checksum(q, n - 8)) {
         tpuc_err(err, errlen, "%s: checksum mismatch (the file is corrupted)", path);
         goto out;
     }
@@ -204,6 +226,5 @@ int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned 
     *p = r;
     rc = 0;
 out:
-    free(raw);
     return rc;
 }

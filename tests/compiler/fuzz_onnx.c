@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness of the ONNX reader and the passes after it (docs/compiler.md): any bytes
-   go through the .npy reader of tpu-train and tpuc_onnx_read; a model that decodes goes
+   go through the .npy reader of tpu-train, its checkpoint reader and tpuc_onnx_read; a model that decodes goes
    through fold, training mode (docs/training.md) and lower, and through tile and the
    assembler when its tensors are small (the harness's own memory bound: a large
    but valid model is not a finding). Built with clang, AddressSanitizer and UBSan
@@ -29,6 +29,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tpuc_npy_t a;
         if (tpuc_npy_parse(data, size, "<fuzz>", want_int, &a, err, sizeof err)) one_line(err);
         tpuc_npy_free(&a);
+    }
+    /* the same bytes as a tpu-train checkpoint of a fixed run of 2 layers (train_ckpt.c): with
+       the first byte's bit 0 set the magic, fingerprint, CSV length and checksum are made
+       valid, with bit 1 too the region headers, so the fuzzer reaches every field */
+    {
+        static uint8_t h0[0x3000], h1[0x3000];
+        uint8_t *hosts[2] = {h0, h1};
+        static tpuc_train_t ft;
+        memset(&ft, 0, sizeof ft);
+        ft.n = 4;
+        ft.nlayers = 2;
+        ft.layer[0].w_master = 0x1000; ft.layer[0].xsave = 0x1040;
+        ft.layer[1].w_master = 0x1100; ft.layer[1].xsave = 0x1180;
+        ft.adam_addr = 0x2000;
+        const uint64_t ra[3] = {0x1000, 0x1100, 0x2000}, rl[3] = {0x40, 0x80, 32};
+        const size_t want = 8 + 80 + 8 + 8 + (16 + 0x40) + (16 + 0x80) + (16 + 32);
+        uint8_t *c = malloc(size + 1);
+        if (!c) return 0;
+        memcpy(c, data, size);
+        tpuc_ckpt_pos_t p;
+        memset(&p, 0, sizeof p);
+        p.fingerprint = 0x243f6a8885a308d3ull;
+#define PUT64(at, v) do { uint64_t v_ = (v); for (int i_ = 0; i_ < 8; i_++) c[(at) + i_] = (uint8_t)(v_ >> (8 * i_)); } while (0)
+        if (size >= want && (data[0] & 1)) {
+            memcpy(c, "TPUTRCK1", 8);
+            PUT64(8, p.fingerprint);
+            PUT64(80, size - want);
+            if (data[0] & 2) {
+                size_t o = 88 + (size - want);
+                PUT64(o, 3);
+                o += 8;
+                for (int k = 0; k < 3; k++) {
+                    PUT64(o, ra[k]);
+                    PUT64(o + 8, rl[k]);
+                    o += 16 + rl[k];
+                }
+            }
+            PUT64(size - 8, tpuc_train_ckpt_checksum(c, size - 8));
+        }
+#undef PUT64
+        if (tpuc_train_ckpt_parse(&ft, c, size, hosts, 2, &p, "<fuzz>", err, sizeof err)) one_line(err);
+        else free(p.csv);
+        free(c);
     }
     tpuc_graph_t g;
     if (tpuc_onnx_read(data, size, &g, err, sizeof err) != 0) {

@@ -188,6 +188,12 @@ int tpuc_train_ckpt_write(const tpuc_train_t *t, const uint8_t *host, const tpuc
 /* p->fingerprint: the expected one. Nothing is applied unless the whole file is valid. */
 int tpuc_train_ckpt_read(const tpuc_train_t *t, uint8_t *const *hosts, unsigned ncores,
                          tpuc_ckpt_pos_t *p, const char *path, char *err, size_t errlen);
+/* The same on n bytes in memory (path names them in messages); the checksum a file ends with
+   (FNV-1a 64 of the bytes before it). */
+int tpuc_train_ckpt_parse(const tpuc_train_t *t, const uint8_t *q, size_t n, uint8_t *const *hosts,
+                          unsigned ncores, tpuc_ckpt_pos_t *p, const char *path, char *err,
+                          size_t errlen);
+uint64_t tpuc_train_ckpt_checksum(const uint8_t *q, size_t n);
 
 /* The prediction of one step (tpu-compile --train --report-only; train_report.c): the step run
    once on the board model from the model's initial weights and an all-zero batch (label 0),
