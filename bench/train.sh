@@ -42,7 +42,7 @@ o, r = oo[-1], rr[-1]
 ot, rt = sum(float(x["wall_s"]) for x in oo), sum(float(x["wall_s"]) for x in rr)
 print(f"host time of the training steps: ours {ot:.1f} s, PyTorch fp32 (1 thread) {rt:.1f} s: "
       f"ours at {rt / ot:.3f}x PyTorch's speed; simulated {float(o['cycles_per_step']):.0f} cycles/step = "
-      f"{float(o['sim_ms_per_step']):.3f} ms/step at 700 MHz, MXU {100 * float(o['mxu_util']):.1f} %")
+      f"{float(o['sim_ms_per_step']):.3f} ms/step at 700 MHz, MXU utilisation {100 * float(o['mxu_util']):.2f} % (busy {100 * float(o['mxu_busy']):.1f} %)")
 PY
 }
 run mlp mlp_init.onnx --dataset fashion-mnist --epochs 10 --steps-per-epoch 93 --val-steps 20

@@ -690,7 +690,7 @@ int main(int argc, char **argv)
     if (csv) {
         if (tpu_out_open(&csvo, csv, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
         csvf = csvo.f;
-        fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,wall_s\n");
+        fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,mxu_busy,wall_s\n");
         if (rows_len) fwrite(rows, 1, rows_len, csvf);
     }
     fprintf(stderr, "tpu-train: %d layers, %zu instructions per step, batch %" PRIu64 " = %u cores x %" PRIu64
@@ -820,7 +820,12 @@ int main(int argc, char **argv)
         }
         double loss = lsum / (double)spe, acc = (double)correct / (double)seen;
         double wall = now_s() - t0;
-        double cps = (double)cyc / (double)spe, util = cyc ? (double)busy / ((double)cyc * hw.cores) : 0;
+        /* MXU utilisation: useful MACs / (N^2 x cycles) (docs/compiler.md); busy: the
+           fraction of cycles the MXU presents vectors (all cores' MXU_BUSY over C x cycles) */
+        double cps = (double)cyc / (double)spe, busyf = cyc ? (double)busy / ((double)cyc * hw.cores) : 0;
+        double macs = 0;
+        for (int l = 0; l < t.nlayers; l++) macs += (double)tpuc_train_layer_macs(&t, l);
+        const double util = cps > 0 ? macs / ((double)nn * nn * cps) : 0;
         /* validation: the forward program on the val set, metrics on the host from the
            device's probabilities */
         double vloss = NAN, vacc = NAN;
@@ -859,12 +864,12 @@ int main(int argc, char **argv)
         if (tty) progress(spe, spe, loss, acc, 1, wall);
         else printf("%6" PRIu64 "/%" PRIu64 " - %.0fs - loss: %.4f - accuracy: %.4f", spe, spe, wall, loss, acc);
         if (vsteps) printf(" - val_loss: %.4f - val_accuracy: %.4f", vloss, vacc);
-        printf(" - %.0f cycles/step - %.3f ms/step at %" PRIu64 " MHz - MXU %.1f%%\n", cps,
-               cps / ((double)freq * 1e3), freq, 100 * util);
+        printf(" - %.0f cycles/step - %.3f ms/step at %" PRIu64 " MHz - MXU util %.2f%% (busy %.1f%%)\n", cps,
+               cps / ((double)freq * 1e3), freq, 100 * util, 100 * busyf);
         fflush(stdout);
         char row[512];
-        int rl = snprintf(row, sizeof row, "%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.4f,%.2f\n", ep, loss,
-                          acc, vloss, vacc, cps, cps / ((double)freq * 1e3), util, wall);
+        int rl = snprintf(row, sizeof row, "%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.6f,%.4f,%.2f\n", ep, loss,
+                          acc, vloss, vacc, cps, cps / ((double)freq * 1e3), util, busyf, wall);
         if (csvf) fputs(row, csvf);
         char *nr = realloc(rows, rows_len + (size_t)rl + 1);
         if (!nr) { fail(1, "out of memory"); goto done; }

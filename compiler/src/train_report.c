@@ -17,7 +17,7 @@
 /* Useful multiply-accumulates per core of layer l in one step: the forward pass, dX (when a
    layer before needs it) and dW; the recomputed forward of a Conv stage's backward is not
    useful work, and an embedding's one-hot products are a lookup (0). */
-static uint64_t layer_macs(const tpuc_train_t *t, int l)
+uint64_t tpuc_train_layer_macs(const tpuc_train_t *t, int l)
 {
     const tpuc_tlayer_t *ly = &t->layer[l];
     const uint64_t b = (uint64_t)t->batch * t->micro;
@@ -126,7 +126,7 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
             r->other_cycles += dc;
         }
     }
-    for (int l = 0; l < t->nlayers; l++) r->ly_macs[l] = layer_macs(t, l);
+    for (int l = 0; l < t->nlayers; l++) r->ly_macs[l] = tpuc_train_layer_macs(t, l);
     rc = 0;
 out:
     for (unsigned i = 0; i < C && i < TPU_BOARD_CORES_MAX; i++) free(host[i]);

@@ -235,7 +235,7 @@ s2=$?
 # shellcheck disable=SC2086
 "$T" $CKA --csv "$CK/b.csv" --save-onnx "$CK/b.onnx" --checkpoint "$CK/ck" --resume "$CK/ck" >"$CK/b3.log" 2>&1
 s3=$?
-cut -d, -f1-8 "$CK/a.csv" >"$CK/a.c" 2>/dev/null; cut -d, -f1-8 "$CK/b.csv" >"$CK/b.c" 2>/dev/null
+cut -d, -f1-9 "$CK/a.csv" >"$CK/a.c" 2>/dev/null; cut -d, -f1-9 "$CK/b.csv" >"$CK/b.c" 2>/dev/null
 if [ "$s1 $s2 $s3" = "0 0 0" ] && grep -q "stopped after 5 steps" "$CK/b1.log" && grep -q "resuming .* at epoch 2, step 1" "$CK/b2.log" &&
    cmp -s "$CK/a.onnx" "$CK/b.onnx" && cmp -s "$CK/a.c" "$CK/b.c" && [ "$(wc -l <"$CK/b.c")" -eq 4 ]; then
     ok "checkpoint and resume: stopped after 5 and 8 of 12 steps, resumed: the ONNX and the curves identical to the run straight through"

@@ -208,6 +208,8 @@ typedef struct {
     uint64_t other_cycles;           /* constants, loss, halt */
     double wall_s;                   /* host time of the model's run */
 } tpuc_train_report_t;
+/* Layer l's useful multiply-accumulates per core in one step (forward, dX where needed, dW). */
+uint64_t tpuc_train_layer_macs(const tpuc_train_t *t, int l);
 int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_hw_t *hw,
                       tpuc_train_report_t *r, char *err, size_t errlen);
 void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
