@@ -99,6 +99,10 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
             }
             if (res[i].counters[TPU_CNT_CYCLES] > cyc) cyc = res[i].counters[TPU_CNT_CYCLES];
             r->mxu_busy += times * res[i].counters[TPU_CNT_MXU_BUSY];
+            r->unit_busy[0] += times * res[i].counters[TPU_CNT_MXU_BUSY];
+            r->unit_busy[1] += times * res[i].counters[TPU_CNT_DMA_BUSY];
+            r->unit_busy[2] += times * res[i].counters[TPU_CNT_VPU_BUSY];
+            r->unit_busy[3] += times * res[i].counters[TPU_CNT_NET_BUSY];
         }
         r->cycles += times * cyc;
     }
@@ -186,6 +190,15 @@ void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
             1e3 / ms * (double)B, r->cycles ? 100.0 * (double)macs / (n2 * (double)r->cycles) : 0.0,
             r->cycles ? 100.0 * (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0,
             r->wall_s);
+    static const char *const un[4] = {"MXU", "DMA", "VPU", "links (collectives)"};
+    fprintf(f, "units busy (mean over the cores, of the step's cycles):");
+    int top = 0;
+    for (int u = 0; u < 4; u++) {
+        if (r->unit_busy[u] > r->unit_busy[top]) top = u;
+        fprintf(f, "%s %s %.1f %%", u ? "," : "", un[u],
+                r->cycles ? 100.0 * (double)r->unit_busy[u] / ((double)t->cores * (double)r->cycles) : 0.0);
+    }
+    fprintf(f, "; the busiest: %s\n", un[top]);
 }
 
 void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
@@ -215,9 +228,13 @@ void tpuc_train_report_json(const tpuc_train_t *t, const tpuc_hw_t *hw,
         fprintf(f, "%s\"%s\": %llu", ph ? ", " : "", tpuc_train_phase_name(ph), (unsigned long long)r->ph_cycles[ph]);
     const double ms = (double)r->cycles / ((double)mhz * 1e3);
     fprintf(f, "},\n  \"other_cycles\": %llu,\n  \"cycles_per_step\": %llu,\n  \"ms_per_step\": %.6f,\n"
-            "  \"examples_per_s\": %.3f,\n  \"mxu_util\": %.6f,\n  \"mxu_busy\": %.6f\n}\n",
+            "  \"examples_per_s\": %.3f,\n  \"mxu_util\": %.6f,\n  \"mxu_busy\": %.6f,\n"
+            "  \"dma_busy\": %.6f,\n  \"vpu_busy\": %.6f,\n  \"net_busy\": %.6f\n}\n",
             (unsigned long long)r->other_cycles, (unsigned long long)r->cycles, ms,
             1e3 / ms * (double)t->batch * (double)t->cores * (double)t->micro,
             r->cycles ? (double)macs / (n2 * (double)r->cycles) : 0.0,
-            r->cycles ? (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0);
+            r->cycles ? (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0,
+            r->cycles ? (double)r->unit_busy[1] / ((double)t->cores * (double)r->cycles) : 0.0,
+            r->cycles ? (double)r->unit_busy[2] / ((double)t->cores * (double)r->cycles) : 0.0,
+            r->cycles ? (double)r->unit_busy[3] / ((double)t->cores * (double)r->cycles) : 0.0);
 }

@@ -206,6 +206,7 @@ typedef struct {
     uint64_t ly_busy[TPUC_TRAIN_MAX_LAYERS];
     uint64_t ly_macs[TPUC_TRAIN_MAX_LAYERS]; /* useful MACs per core: forward, dX, dW */
     uint64_t other_cycles;           /* constants, loss, halt */
+    uint64_t unit_busy[4];           /* all cores: MXU, DMA, VPU busy, a collective in progress */
     double wall_s;                   /* host time of the model's run */
 } tpuc_train_report_t;
 /* Layer l's useful multiply-accumulates per core in one step (forward, dX where needed, dW). */
