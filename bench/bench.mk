@@ -29,7 +29,7 @@ include bench/models.mk
 # Training (docs/training.md): the tutorial's runs on the board model beside PyTorch fp32
 # (bench/train.sh; TRAIN_RTL=1 adds one CNN step on the 128 x 8 RTL board).
 .PHONY: bench-train
-bench-train: $(TOOLS_DIR)/tpu-train
+bench-train: $(TOOLS_DIR)/tpu-train $(TOOLS_DIR)/tpu-compile
 	@sh bench/train.sh
 
 # The article's comparison (issue 18; bench/article.sh): torchvision VGG-19, ResNet-50 and
