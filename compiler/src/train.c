@@ -969,6 +969,10 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     }
     const uint64_t freeu = hw->geom.ub_rows - UB_CHUNK, freea = hw->geom.acc_rows - ACC_CHUNK;
     const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
+    /* ACC rows per gradient row and N-tile where a chunk's gradient is finished: the update
+       needs the gradient, the master, its state and a temporary; a micro-step only the
+       gradient and the running sum (the update part has ACC to itself) */
+    const unsigned upr = t->micro > 1 ? 2u : 3u + nstate;
     cvr_t cv[TPUC_TRAIN_MAX_CONV];
     memset(cv, 0, sizeof cv);
     for (int s = 0; s < t->nconv; s++) {
@@ -991,7 +995,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
            kept in host memory for the later chunks */
         uint64_t R = l0->kp;
         for (int pass = 0; pass < 2; pass++) {
-            const uint64_t upd = (3u + nstate) * R * NT0;
+            const uint64_t upd = upr * R * NT0;
             const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
             uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
             uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
@@ -1005,10 +1009,10 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             }
             /* half the free ACC and UB; if that is not one X^T tile and the bias row, the
                most rows that leave one q tile of the windows (N rows, or q) */
-            R = umin(freea / 2 / ((3u + nstate) * NT0), freeu / 2 / (1u + NT0));
+            R = umin(freea / 2 / (upr * NT0), freeu / 2 / (1u + NT0));
             if (R < N + 1u) {
                 const uint64_t qmin = umin((uint64_t)c->q, N);
-                const uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / ((3u + nstate) * NT0) : 0;
+                const uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / (upr * NT0) : 0;
                 const uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + NT0) : 0;
                 R = umin(ra, ru);
             }
@@ -1016,7 +1020,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             if (R < N + 1u) R = 0;
         }
         c->dwrows = R;
-        const uint64_t upd = (3u + nstate) * R * NT0;
+        const uint64_t upd = upr * R * NT0;
         const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
         const uint64_t qc = c->qc;
         if (R < l0->kp) {
@@ -1077,7 +1081,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         if (ly->conv) continue;
         uint64_t NT = cdiv((uint64_t)ly->o, N), nbt = cdiv((uint64_t)ly->rows, N);
         /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
-        uint64_t per_acc = NT * (3u + nstate), per_ub = nbt + NT;
+        uint64_t per_acc = NT * upr, per_ub = nbt + (t->micro > 1 ? 0u : NT);
         uint64_t r_acc = freea / per_acc;
         uint64_t r_ub = freeu / per_ub;
         uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
@@ -1363,13 +1367,21 @@ end:
           "the loss ----", t->u_pc);
         E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
         if (adam) emit_adam_step(&e, t);
+        /* its own chunks: ACC from the Adam rows on, UB whole */
+        const uint64_t ua = hw->geom.acc_rows - A_END;
         for (int l = L - 1; l >= 0; l--) {
             const tpuc_tlayer_t *ly = &t->layer[l];
-            const uint64_t R = ly->conv ? t->conv[ly->conv - 1].dwrows : ly->chunk_rows;
+            const uint64_t NTl = cdiv((uint64_t)ly->o, N);
+            const uint64_t R = umin(umin(ua / ((3u + nstate) * NTl), hw->geom.ub_rows / NTl),
+                                    65535u / NTl);
             e.layer = l;
+            if (R == 0) {
+                tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
+                         "ACC: larger --acc-kib", ly->name, U(NTl));
+                return -1;
+            }
             for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
-                emit_update(&e, t, ly, k0, umin(R, ly->kp - k0), ACC_CHUNK, UB_CHUNK, nstate, adam,
-                            ly->gacc);
+                emit_update(&e, t, ly, k0, umin(R, ly->kp - k0), A_END, 0, nstate, adam, ly->gacc);
         }
         e.phase = TPUC_PH_LOSS;
         e.layer = TPUC_TRAIN_NO_LAYER;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The prediction of one training step (train.h, tpu-compile --train --report-only): the step
-   program runs once on the board model -- every core from the model's initial weights, an
-   all-zero batch with label 0 (token id 0 for an embedding) -- and the model's per-instruction
+   program runs once on the board model -- every core from the model's initial weights (one
+   host image shared by all), an all-zero batch with label 0 (token id 0 for an embedding) -- and the model's per-instruction
    completion cycles are attributed to the layer and phase each instruction was emitted for.
    The timing does not depend on the data (no instruction's time does), so this is the step's
    exact cycle count on the model, and the RTL's (test-train compares them). With micro-steps
@@ -63,19 +63,23 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     }
     tpu_board_job_t job[TPU_BOARD_CORES_MAX];
     tpu_core_result_t res[TPU_BOARD_CORES_MAX];
+    /* one host image for every core: no instruction's time depends on the data, so the cores
+       may as well read and write the same bytes (the values after the update are not those
+       of a real step, the cycles are; test-train compares them with tpu-train's separate
+       images); a VGG-19 step needs ~2.6 GB of host image per core */
+    host[0] = calloc(1, (size_t)t->host_bytes);
+    if (!host[0]) {
+        tpuc_err(err, errlen, "out of memory (a host image of %llu MiB)",
+                 (unsigned long long)(t->host_bytes >> 20));
+        goto out;
+    }
+    tpuc_train_host_init(t, g, host[0]);
+    tpuc_train_host_batch(t, host[0], x, lab);
     for (unsigned i = 0; i < C; i++) {
-        host[i] = calloc(1, (size_t)t->host_bytes);
-        if (!host[i]) {
-            tpuc_err(err, errlen, "out of memory (%u host images of %llu MiB)", C,
-                     (unsigned long long)(t->host_bytes >> 20));
-            goto out;
-        }
-        tpuc_train_host_init(t, g, host[i]);
-        tpuc_train_host_batch(t, host[i], x, lab);
         job[i].prog = t->prog.insns;
         job[i].count = t->prog.ninsns;
         job[i].pc_start = 0;
-        job[i].host = host[i];
+        job[i].host = host[0];
         job[i].host_bytes = t->host_bytes;
         job[i].trace = NULL;
     }
@@ -133,7 +137,7 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     for (int l = 0; l < t->nlayers; l++) r->ly_macs[l] = tpuc_train_layer_macs(t, l);
     rc = 0;
 out:
-    for (unsigned i = 0; i < C && i < TPU_BOARD_CORES_MAX; i++) free(host[i]);
+    free(host[0]);
     if (board) tpu_board_free(board);
     free(done); free(mxu); free(x); free(lab);
     return rc;
