@@ -1011,10 +1011,16 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                most rows that leave one q tile of the windows (N rows, or q) */
             R = umin(freea / 2 / (upr * NT0), freeu / 2 / (1u + NT0));
             if (R < N + 1u) {
-                const uint64_t qmin = umin((uint64_t)c->q, N);
-                const uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / (upr * NT0) : 0;
-                const uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + NT0) : 0;
+                uint64_t qmin = umin((uint64_t)c->q, N);
+                uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / (upr * NT0) : 0;
+                uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + NT0) : 0;
                 R = umin(ra, ru);
+                if (R < N + 1u) {
+                    /* a q tile of fewer than N rows (the MXU half idle on dW) rather than none */
+                    const uint64_t na = upr * NT0 * (N + 1u), nu = (1u + NT0) * (N + 1u);
+                    qmin = freea > na && freeu > nu ? umin((freea - na) / per_acc, (freeu - nu) / per_ub) : 0;
+                    if (qmin) R = N + 1u;
+                }
             }
             R = umin(R, 65535u / NT0);
             if (R < N + 1u) R = 0;
@@ -1085,7 +1091,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         uint64_t r_acc = freea / per_acc;
         uint64_t r_ub = freeu / per_ub;
         uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
-        r = r / N * N;
+        if (r >= N) r = r / N * N; /* whole X^T tiles; fewer rows than N when that is all that fits */
         if (r == 0) {
             tpuc_err(err, errlen, "node '%s': one chunk of %u weight rows (%llu N-tiles) does "
                      "not fit the free ACC/UB rows (%llu, %llu): larger --acc-kib/--ub-kib or a "
@@ -1399,7 +1405,7 @@ end:
         return -1;
     }
     if (tpuc_assemble(&t->prog, hw, err, errlen)) return -1;
-    if (t->prog.ninsns > hw->geom.imem_insns) {
+    if (t->prog.ninsns > hw->geom.imem_insns && !hw->predict_only) {
         tpuc_err(err, errlen, "the step program has %zu instructions at %llu rows per core; IMEM "
                  "holds %u: a larger --imem-insns (at most 32768) or a smaller --micro-batch",
                  t->prog.ninsns, U(b), hw->geom.imem_insns);

@@ -45,17 +45,29 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     bc.core.axi_data_bits = hw->axi_data_bits;
     uint64_t *done = calloc(t->prog.ninsns + 1, sizeof *done);
     uint64_t *mxu = calloc(t->prog.ninsns + 1, sizeof *mxu);
+    /* a program longer than IMEM (tpu-compile --report-only of a large model) runs in segments
+       of at most SEG instructions cut right before an `lw`, each with the part's halt (the
+       on-chip memories persist between the board's runs; the weight banks restart): the
+       drain is counted once per segment and reloading IMEM is not counted: an estimate */
+    size_t SEG = 32767;
+    const char *sv = getenv("TPUC_REPORT_SEGMENT"); /* shorter segments, to check the estimate */
+    if (sv && atol(sv) >= 64 && (size_t)atol(sv) < SEG) SEG = (size_t)atol(sv);
+    const int segmented = t->prog.ninsns > hw->geom.imem_insns || SEG < 32767;
+    uint64_t *sd = segmented ? calloc(SEG + 2, sizeof *sd) : NULL;
+    uint64_t *sm = segmented ? calloc(SEG + 2, sizeof *sm) : NULL;
+    tpu_insn_t *seg = segmented ? malloc((SEG + 2) * sizeof *seg) : NULL;
     float *x = calloc((size_t)t->batch * (size_t)t->in_elems + 1, sizeof *x);
     int32_t *lab = calloc((size_t)t->batch + 1, sizeof *lab);
     uint8_t *host[TPU_BOARD_CORES_MAX] = {0};
     tpu_board_t *board = NULL;
     int rc = -1;
-    if (!done || !mxu || !x || !lab || C > TPU_BOARD_CORES_MAX) {
+    if (!done || !mxu || !x || !lab || C > TPU_BOARD_CORES_MAX || (segmented && (!sd || !sm || !seg))) {
         tpuc_err(err, errlen, "out of memory");
         goto out;
     }
-    bc.core.insn_done = done;
-    bc.core.insn_mxu = mxu;
+    bc.core.insn_done = segmented ? sd : done;
+    bc.core.insn_mxu = segmented ? sm : mxu;
+    if (segmented) bc.core.geom.imem_insns = (unsigned)SEG + 1;
     board = tpu_board_new(&bc);
     if (!board) {
         tpuc_err(err, errlen, "the board model refused the configuration (%u cores)", C);
@@ -88,27 +100,66 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int part = 0; part < (t->u_pc ? 2 : 1); part++) {
         const uint64_t times = part || !t->u_pc ? 1u : t->micro;
-        for (unsigned i = 0; i < C; i++) job[i].pc_start = part ? (unsigned)t->u_pc : 0u;
-        int brc = tpu_board_run(board, job, res, msg, sizeof msg);
-        if (brc != TPU_OK) {
-            tpuc_err(err, errlen, "the board model failed (status %d) %s", brc, msg);
-            goto out;
-        }
-        uint64_t cyc = 0;
-        for (unsigned i = 0; i < C; i++) {
-            if (res[i].status != TPU_CORE_DONE) {
-                tpuc_err(err, errlen, "core %u stopped: status %d, error %d at pc %u", i,
-                         (int)res[i].status, res[i].err_code, res[i].err_pc);
+        const size_t lo = part ? t->u_pc : 0, hi = !part && t->u_pc ? t->u_pc : t->prog.ninsns;
+        const size_t body = hi - 1; /* the part's halt */
+        uint64_t base_c = 0, base_m = 0;
+        size_t start = lo;
+        for (int first = 1; first || start < body; first = 0) {
+            size_t end = body;
+            if (segmented) {
+                if (body - start > SEG) {
+                    end = start + SEG;
+                    while (end > start + 1 && (t->prog.insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;
+                    if (end == start + 1) {
+                        tpuc_err(err, errlen, "the step program has %zu instructions without an lw "
+                                 "(where a prediction may cut it): more than the model's %zu",
+                                 SEG, SEG);
+                        goto out;
+                    }
+                }
+                memcpy(seg, t->prog.insns + start, (end - start) * sizeof *seg);
+                seg[end - start] = t->prog.insns[body];
+            }
+            for (unsigned i = 0; i < C; i++) {
+                job[i].prog = segmented ? seg : t->prog.insns;
+                job[i].count = segmented ? end - start + 1 : t->prog.ninsns;
+                job[i].pc_start = segmented ? 0u : (unsigned)lo;
+            }
+            int brc = tpu_board_run(board, job, res, msg, sizeof msg);
+            if (brc != TPU_OK) {
+                tpuc_err(err, errlen, "the board model failed (status %d) %s", brc, msg);
                 goto out;
             }
-            if (res[i].counters[TPU_CNT_CYCLES] > cyc) cyc = res[i].counters[TPU_CNT_CYCLES];
-            r->mxu_busy += times * res[i].counters[TPU_CNT_MXU_BUSY];
-            r->unit_busy[0] += times * res[i].counters[TPU_CNT_MXU_BUSY];
-            r->unit_busy[1] += times * res[i].counters[TPU_CNT_DMA_BUSY];
-            r->unit_busy[2] += times * res[i].counters[TPU_CNT_VPU_BUSY];
-            r->unit_busy[3] += times * res[i].counters[TPU_CNT_NET_BUSY];
+            uint64_t cyc = 0, mb = 0;
+            for (unsigned i = 0; i < C; i++) {
+                if (res[i].status != TPU_CORE_DONE) {
+                    tpuc_err(err, errlen, "core %u stopped: status %d, error %d at pc %u", i,
+                             (int)res[i].status, res[i].err_code, res[i].err_pc);
+                    goto out;
+                }
+                if (res[i].counters[TPU_CNT_CYCLES] > cyc) cyc = res[i].counters[TPU_CNT_CYCLES];
+                if (res[i].counters[TPU_CNT_MXU_BUSY] > mb) mb = res[i].counters[TPU_CNT_MXU_BUSY];
+                r->mxu_busy += times * res[i].counters[TPU_CNT_MXU_BUSY];
+                r->unit_busy[0] += times * res[i].counters[TPU_CNT_MXU_BUSY];
+                r->unit_busy[1] += times * res[i].counters[TPU_CNT_DMA_BUSY];
+                r->unit_busy[2] += times * res[i].counters[TPU_CNT_VPU_BUSY];
+                r->unit_busy[3] += times * res[i].counters[TPU_CNT_NET_BUSY];
+            }
+            if (segmented)
+                for (size_t k = 0; k < end - start; k++) {
+                    done[start + k] = sd[k] ? base_c + sd[k] : 0;
+                    mxu[start + k] = base_m + sm[k];
+                }
+            base_c += cyc;
+            base_m += mb;
+            r->cycles += times * cyc;
+            if (!part) r->segments++;
+            start = end;
         }
-        r->cycles += times * cyc;
+        if (segmented) { /* the part's halt: its drain ends the part */
+            done[body] = base_c;
+            mxu[body] = base_m;
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -139,7 +190,7 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
 out:
     free(host[0]);
     if (board) tpu_board_free(board);
-    free(done); free(mxu); free(x); free(lab);
+    free(done); free(mxu); free(x); free(lab); free(sd); free(sm); free(seg);
     return rc;
 }
 
@@ -194,6 +245,11 @@ void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
             1e3 / ms * (double)B, r->cycles ? 100.0 * (double)macs / (n2 * (double)r->cycles) : 0.0,
             r->cycles ? 100.0 * (double)r->mxu_busy / ((double)t->cores * (double)r->cycles) : 0.0,
             r->wall_s);
+    if (r->segments > 1)
+        fprintf(f, "estimate: the step (%zu instructions; IMEM holds %u) ran on the model in %zu "
+                "segments (of its first part) cut before an lw, each ending in halt (the drain "
+                "counted per segment, reloading IMEM not counted)\n", t->prog.ninsns,
+                hw->geom.imem_insns, r->segments);
     static const char *const un[4] = {"MXU", "DMA", "VPU", "links (collectives)"};
     fprintf(f, "units busy (mean over the cores, of the step's cycles):");
     int top = 0;

@@ -207,6 +207,9 @@ typedef struct {
     uint64_t ly_macs[TPUC_TRAIN_MAX_LAYERS]; /* useful MACs per core: forward, dX, dW */
     uint64_t other_cycles;           /* constants, loss, halt */
     uint64_t unit_busy[4];           /* all cores: MXU, DMA, VPU busy, a collective in progress */
+    size_t segments;                 /* board runs per part: 1, or more when the program is
+                                        longer than IMEM (predict_only: cut before an lw,
+                                        each ending in halt; an estimate) */
     double wall_s;                   /* host time of the model's run */
 } tpuc_train_report_t;
 /* Layer l's useful multiply-accumulates per core in one step (forward, dX where needed, dW). */
