@@ -46,7 +46,8 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     uint64_t *done = calloc(t->prog.ninsns + 1, sizeof *done);
     uint64_t *mxu = calloc(t->prog.ninsns + 1, sizeof *mxu);
     /* a program longer than IMEM (tpu-compile --report-only of a large model) runs in segments
-       of at most SEG instructions cut right before an `lw`, each with the part's halt (the
+       of at most SEG instructions cut right before an `lw` (or where no matmul waits for a
+       weight load across the cut), each with the part's halt (the
        on-chip memories persist between the board's runs; the weight banks restart): the
        drain is counted once per segment and reloading IMEM is not counted: an estimate */
     size_t SEG = 32767;
@@ -108,13 +109,18 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
             size_t end = body;
             if (segmented) {
                 if (body - start > SEG) {
+                    /* before an lw in the segment's second half; else (the update part's
+                       long runs of DMA and VPU passes have none) before a DMA or VPU
+                       instruction: no matmul waits for a weight bank across the cut */
                     end = start + SEG;
-                    while (end > start + 1 && (t->prog.insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;
-                    if (end == start + 1) {
-                        tpuc_err(err, errlen, "the step program has %zu instructions without an lw "
-                                 "(where a prediction may cut it): more than the model's %zu",
-                                 SEG, SEG);
-                        goto out;
+                    while (end > start + SEG / 2 && (t->prog.insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;
+                    if (end == start + SEG / 2) {
+                        end = start + SEG;
+                        while (end > start + 1) {
+                            const unsigned op = t->prog.insns[end].w[0] & 0xFFu, pop = t->prog.insns[end - 1].w[0] & 0xFFu;
+                            if (op != TPU_OP_MATMUL && op != TPU_OP_LW && pop != TPU_OP_LW) break;
+                            end--;
+                        }
                     }
                 }
                 memcpy(seg, t->prog.insns + start, (end - start) * sizeof *seg);
@@ -247,7 +253,7 @@ void tpuc_train_report_text(const tpuc_train_t *t, const tpuc_hw_t *hw,
             r->wall_s);
     if (r->segments > 1)
         fprintf(f, "estimate: the step (%zu instructions; IMEM holds %u) ran on the model in %zu "
-                "segments (of its first part) cut before an lw, each ending in halt (the drain "
+                "segments (of its first part) cut before an lw or between DMA/VPU work, each ending in halt (the drain "
                 "counted per segment, reloading IMEM not counted)\n", t->prog.ninsns,
                 hw->geom.imem_insns, r->segments);
     static const char *const un[4] = {"MXU", "DMA", "VPU", "links (collectives)"};
