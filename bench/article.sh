@@ -21,12 +21,17 @@
 #   3. that N x C again with the unified buffer's size swept ($U250_UB_KIB KiB: block RAM is
 #      what the U250 has to spare; fewer round trips through host memory), the fastest that
 #      still fits predicted as in 2.
-# Ours is INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
-# backward, update): training of these models is not compiled yet (tpu-train lowers the
-# tutorials' small models only). The host time of every prediction is printed.
+#   4. TRAINING: VGG-19's step (forward, loss, backward, all-reduce, Adam) on --mxu 128
+#      --cores 8 at 700 MHz, batch 32 and 128 as micro-steps of one image per core
+#      (tpu-compile --train --logits --micro-batch 1 --report-only: a micro-step is 1.6 M
+#      instructions, predicted in segments: an estimate, docs/training.md); ~10 min of host
+#      time each. ResNets do not train yet (BatchNormalization in training, residual Add).
+# Parts 1-3 are INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
+# backward, update), which part 4 predicts for VGG-19. The host time of every prediction is
+# printed.
 # usage: bench/article.sh [WORKDIR]   (ARTICLE_MODELS, ARTICLE_BATCHES, U250_MHZ, U250_MXU,
 #                                       U250_CORES, U250_PER_CORE, U250_RUN_PER_CORE, U250_UB_KIB,
-#                                       ARTICLE_PARTS="1 2 3": which parts to run;
+#                                       ARTICLE_PARTS="1 2 3 4": which parts to run;
 #                                       the table shows whatever WORKDIR holds;
 #                                       ARTICLE_REUSE=1 keeps predictions already made)
 set -u
@@ -65,7 +70,7 @@ predict() {
     fi
     echo "$(now) - $t0" | bc >"$o.sec"
 }
-PARTS=${ARTICLE_PARTS:-"1 2 3"}
+PARTS=${ARTICLE_PARTS:-"1 2 3 4"}
 case " $PARTS " in *" 1 "*)
 echo "== 1. N = 128, C = 8 at 700 MHz (TPU v2-8's shape and clock)"
 for m in $MODELS; do for b in $BATCHES; do
@@ -121,6 +126,15 @@ case " $PARTS " in *" 3 "*)
         done
     done ;;
 esac
+case " $PARTS " in *" 4 "*)
+echo "== 4. training: VGG-19's step on N = 128, C = 8 at 700 MHz (micro-steps of one image per core)"
+case " $MODELS " in *" vgg19 "*)
+for b in $BATCHES; do
+    predict vgg19 128 8 "$b" 700 train --train --logits --micro-batch 1 --imem-insns 32768 &&
+        echo "  vgg19 batch $b: $(grep -o '^total: [0-9]* cycles per step[^:]*' "$W/vgg19_train_b$b.txt"), $(cat "$W/vgg19_train_b$b.sec") s on the host"
+done ;;
+esac ;;
+esac
 W="$W" MODELS="$MODELS" BATCHES="$BATCHES" $PY - <<'PY'
 import json, os
 W, models, batches = os.environ["W"], os.environ["MODELS"].split(), os.environ["BATCHES"].split()
@@ -165,6 +179,21 @@ for tag, title in (("v2", "N = 128, C = 8 at 700 MHz: predicted INFERENCE"),
         print("\n" + title)
         print(hdr)
         print("\n".join(rows))
+trows = []
+for b in batches:
+    p = os.path.join(W, "vgg19_train_b%s.json" % b)
+    if os.path.exists(p):
+        r = json.load(open(p))
+        trows.append("%-10s %5s %6d %3d %5d %9d %14d %10.1f %10.1f  %5.1f %5.1f %5.1f %5.1f  %s" % (
+            "VGG-19", b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"], r["cycles_per_step"],
+            r["ms_per_step"], r["examples_per_s"], 100 * r["mxu_busy"], 100 * r["dma_busy"],
+            100 * r["vpu_busy"], 100 * r["net_busy"], article.get(("vgg19", b), "")))
+if trows:
+    print("\nN = 128, C = 8 at 700 MHz: predicted TRAINING step (an estimate: run in segments)")
+    print("%-10s %5s %6s %3s %5s %9s %14s %10s %10s  %5s %5s %5s %5s  %s" % (
+        "model", "batch", "N", "C", "MHz", "insns", "cycles/step", "ms/step", "images/s",
+        "MXU%", "DMA%", "VPU%", "net%", "the article (training)"))
+    print("\n".join(trows))
 print("\nms/batch: one run of the batch over the C cores (each core its batch / C images, "
       "all cores in parallel);\nhost s: the prediction's wall time on this machine "
       "(compile + the C model's run).")
