@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The cycle model of an all-reduce on the board and the ring bound (docs/board.md). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "tpu/board.h"
 
 static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -156,10 +159,11 @@ void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsign
 
 /* ---- the allreduce instruction on the board (tpu_core's network unit) ---- */
 
-/* Per ring step beyond the flits and the hops: the receiver's FIFO write, merge and row write
-   (H of the data-movement model) plus two cycles of the controller (the receive's completion
-   registered, then the next send's start), measured on tpu_core_coll. */
-#define COLL_STEP_OVERHEAD (TPU_BOARD_STEP_OVERHEAD + 2u)
+/* The allreduce is run cycle by cycle as tpu_core_coll runs it (docs/board.md "Cycle model",
+   "The allreduce, cycle by cycle"): per core its controller (the divisions and walks of
+   every ring phase, then the phase's steps), its sender and receiver sharing one memory read
+   port, its two-flit ejection buffer, and its router's local output (one packet at a time,
+   round robin over the inputs); a flit crosses the network in hops (D + 1) cycles. */
 
 /* internal: cycles of the core's sequential divider on dividend a: eight leading zero
    quotient bits per cycle while the remainder is 0 (at most three such cycles), then one bit
@@ -172,76 +176,378 @@ static unsigned div_cycles(uint64_t a)
     return k + 32u - 8u * k;
 }
 
-/* internal: the most flits any chunk of a ring phase over elements [a, a + len) of rows of n
-   lanes sends in one step (a chunk is cut at row boundaries, ceil(k/E) flits per segment),
-   headers included */
-static uint64_t chunk_flits_max(size_t a, size_t len, unsigned m, unsigned n, unsigned e)
+enum { AR_TOK, AR_HDR, AR_PL };              /* flit kinds */
+enum { AR_SEL, AR_SETUP, AR_RUN, AR_DONE };  /* controller: CPhSel, the set-up, CPhRun */
+
+struct ar_flit {
+    uint64_t at;                 /* cycle it reaches the destination router's input */
+    unsigned char kind, src, last;
+};
+
+struct ar_fifo { /* flits waiting at one input of a router, in arrival order */
+    struct ar_flit *v;
+    size_t head, n, cap;
+};
+
+struct ar_xfer { /* the sender or the receiver of one step: elements [e, e1) */
+    int busy, have, fresh;
+    size_t e, e1;
+    uint64_t rem;   /* sender: payload flits left */
+    unsigned pk;    /* sender: payload flits left in the packet (0: a header is next) */
+};
+
+struct ar_core {
+    int st;
+    uint64_t t_next; /* AR_SEL: the cycle of the next CPhSel; AR_SETUP: the token's cycle */
+    unsigned ph;     /* phases done (0..4) */
+    unsigned m, p, east, west, ph_tx, ph_rx; /* the phase: ring size, position, neighbours,
+                                                hops to east and to west */
+    size_t a, len;
+    int gather;
+    unsigned txstep, rxstep;
+    int txrun, rxrun, txtok, prio;
+    struct ar_xfer tx, rx;
+    struct ar_flit ef[2]; /* ejection buffer */
+    unsigned ef_n;
+    int inpkt;
+    int own;              /* router's local output: the input it carries a packet from */
+    unsigned rr;          /* ... and the last input it granted */
+    struct ar_fifo in[5]; /* router inputs: 0 local, 1 east, 2 west, 3 south, 4 north */
+    uint64_t rdy;         /* ready tokens by source */
+};
+
+/* internal: the input port of b's router that a packet from a arrives on (the last hop of the
+   dimension-ordered path: row first, then column) */
+static unsigned ar_inport(unsigned rows, unsigned cols, unsigned a, unsigned b)
 {
-    uint64_t best = 0;
-    for (unsigned j = 0; j < m; j++) {
-        size_t e0 = a + tpu_chunk_lo(len, m, j), e1 = a + tpu_chunk_lo(len, m, j + 1);
-        uint64_t f = 0;
-        for (size_t x = e0; x < e1;) {
-            size_t end = (x / n + 1) * n < e1 ? (x / n + 1) * n : e1;
-            f += div_up(end - x, e);
-            x = end;
-        }
-        f += div_up(f, TPU_BOARD_PKT_PAYLOAD);
-        best = f > best ? f : best;
-    }
-    return best;
+    unsigned dr = (b / cols + rows - a / cols) % rows, dc = (b % cols + cols - a % cols) % cols;
+    if (dr != 0)
+        return dr <= rows / 2 ? 4u : 3u; /* going south it arrives from the north */
+    return dc <= cols / 2 ? 2u : 1u;     /* going east it arrives from the west */
 }
 
-/* internal: one ring phase of m cores over [a, a + len): the controller's set-up (phase
-   select, len / m and q / N on the divider, the walk to the first chunk: at most m cycles,
-   the ready token to west), the token's hops, then m - 1 steps, each the chunk's flits, its
-   hops and the receive before the next send; step_hops: the hops of the m - 1 steps on the
-   slowest chain (a step waits for the receive of the step before, from west) */
-static uint64_t phase_cycles(size_t a, size_t len, unsigned m, unsigned n, unsigned link_bits,
-                             unsigned link_latency, unsigned tok_hops, unsigned step_hops)
+static int ar_push(struct ar_fifo *q, struct ar_flit f)
 {
-    if (m <= 1)
-        return 1; /* a phase of one core: skipped in one cycle */
-    uint64_t setup = 1u + div_cycles(len) + 1u + div_cycles(len / m) + 1u + m + 1u;
-    uint64_t step = chunk_flits_max(a, len, m, n, link_bits / 32u ? link_bits / 32u : 1u) +
-                    COLL_STEP_OVERHEAD;
-    return setup + (uint64_t)(tok_hops + step_hops) * (link_latency + 1u) +
-           (uint64_t)(m - 1u) * step;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2u * q->cap : 16u;
+        struct ar_flit *v = malloc(sizeof *v * cap);
+        if (v == NULL)
+            return -1;
+        for (size_t i = 0; i < q->n; i++)
+            v[i] = q->v[(q->head + i) % q->cap];
+        free(q->v);
+        q->v = v;
+        q->head = 0;
+        q->cap = cap;
+    }
+    /* in arrival order (paths of different lengths may meet at one input) */
+    size_t i = q->n;
+    while (i > 0 && q->v[(q->head + i - 1u) % q->cap].at > f.at) {
+        q->v[(q->head + i) % q->cap] = q->v[(q->head + i - 1u) % q->cap];
+        i--;
+    }
+    q->v[(q->head + i) % q->cap] = f;
+    q->n++;
+    return 0;
+}
+
+/* internal: phase i (0..3: row reduce-scatter, column reduce-scatter, column all-gather, row
+   all-gather; with the ring flag or R = 1 the column phases have one member) of core k;
+   returns the ring size m (1: skipped) */
+static unsigned ar_phase(struct ar_core *x, unsigned k, unsigned i, size_t len,
+                         unsigned rows, unsigned cols, int ring)
+{
+    unsigned c = rows * cols;
+    int col = i == 1 || i == 2;
+    x->gather = i >= 2;
+    if (ring || rows == 1) {
+        if (col)
+            return 1;
+        x->m = c;
+        x->p = k;
+        x->east = (k + 1u) % c;
+        x->west = (k + c - 1u) % c;
+        x->a = 0;
+        x->len = len;
+    } else if (!col) {
+        unsigned r = k / cols, q = k % cols;
+        x->m = cols;
+        x->p = q;
+        x->east = r * cols + (q + 1u) % cols;
+        x->west = r * cols + (q + cols - 1u) % cols;
+        x->a = 0;
+        x->len = len;
+    } else {
+        unsigned r = k / cols, q = k % cols, j1 = (q + 1u) % cols;
+        x->m = rows;
+        x->p = r;
+        x->east = ((r + 1u) % rows) * cols + q;
+        x->west = ((r + rows - 1u) % rows) * cols + q;
+        x->a = tpu_chunk_lo(len, cols, j1);
+        x->len = tpu_chunk_lo(len, cols, j1 + 1u) - x->a;
+    }
+    if (x->m > 1) {
+        x->ph_tx = tpu_board_hops(rows, cols, k, x->east);
+        x->ph_rx = tpu_board_hops(rows, cols, k, x->west);
+    }
+    return x->m;
+}
+
+/* internal: the flit of a transfer at element e of rows of n lanes, E elements per flit,
+   ending at e1: 1 if it ends its row segment (a row write, a new row read) */
+static int ar_rowend(size_t e, size_t e1, unsigned n, unsigned E)
+{
+    size_t end = (e / n + 1u) * n < e1 ? (e / n + 1u) * n : e1;
+    return e + E >= end;
+}
+
+static size_t ar_next(size_t e, size_t e1, unsigned n, unsigned E)
+{
+    size_t end = (e / n + 1u) * n < e1 ? (e / n + 1u) * n : e1;
+    return e + E >= end ? end : e + E;
+}
+
+/* internal: payload flits of elements [e0, e1) */
+static uint64_t ar_flits(size_t e0, size_t e1, unsigned n, unsigned E)
+{
+    uint64_t f = 0;
+    for (size_t e = e0; e < e1;) {
+        size_t end = (e / n + 1u) * n < e1 ? (e / n + 1u) * n : e1;
+        f += (end - e + E - 1u) / E;
+        e = end;
+    }
+    return f;
+}
+
+int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
+                             int ring, unsigned link_bits, unsigned link_latency,
+                             const uint64_t *disp, uint64_t *done, unsigned char *carry)
+{
+    unsigned C = grid_rows * grid_cols, E = link_bits / 32u ? link_bits / 32u : 1u;
+    unsigned nports = grid_rows == 1 ? 3u : 5u;
+    if (C == 0 || C > TPU_BOARD_CORES_MAX || disp == NULL || done == NULL)
+        return TPU_EINVAL;
+    if (C == 1 || n == 0 || link_bits == 0 || rows == 0) {
+        for (unsigned k = 0; k < C; k++)
+            done[k] = disp[k] + 1u; /* nothing to move: CStart, then idle */
+        return TPU_OK;
+    }
+    size_t len = (size_t)rows * n;
+    struct ar_core *cs = calloc(C, sizeof *cs);
+    if (cs == NULL)
+        return TPU_ENOMEM;
+    int rc = TPU_OK;
+    uint64_t cyc = UINT64_MAX;
+    for (unsigned k = 0; k < C; k++) {
+        struct ar_core *x = &cs[k];
+        x->st = AR_SEL;
+        x->own = -1;
+        if (carry != NULL) {
+            x->prio = carry[k] & 1u;
+            x->rr = (carry[k] >> 1) % nports;
+        }
+        /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
+           q / N, the walk to row-chunk (c + 1) mod S */
+        x->t_next = disp[k] + 3u + div_cycles(k);
+        if (!ring && grid_rows > 1)
+            x->t_next += 3u + div_cycles(len) + div_cycles(len / grid_cols) +
+                         (k % grid_cols + 1u) % grid_cols;
+        cyc = disp[k] < cyc ? disp[k] : cyc;
+    }
+    for (unsigned left = C; left > 0 && rc == TPU_OK; cyc++) {
+        for (unsigned k = 0; k < C && rc == TPU_OK; k++) {
+            struct ar_core *x = &cs[k];
+            if (x->st == AR_DONE)
+                continue;
+            int st = x->st;
+            if (st == AR_SEL && cyc == x->t_next) { /* CPhSel */
+                if (x->ph == 4) {
+                    x->st = AR_DONE;
+                    done[k] = cyc;
+                    left--;
+                    continue;
+                }
+                if (ar_phase(x, k, x->ph, len, grid_rows, grid_cols, ring) == 1) {
+                    x->ph++;
+                    x->t_next = cyc + 1u;
+                } else { /* len / m, q / N, the walk to the receiver's first chunk */
+                    unsigned wj = x->gather ? x->p : (x->p + x->m - 1u) % x->m;
+                    x->st = AR_SETUP;
+                    x->t_next = cyc + 4u + div_cycles(x->len) + div_cycles(x->len / x->m) + wj;
+                }
+            }
+            /* ---- this cycle's signals ---- */
+            const struct ar_flit *head = x->ef_n ? &x->ef[0] : NULL;
+            int ej_hdr = !x->inpkt;
+            int rxb = x->rx.busy, txb = x->tx.busy;
+            int ej_tok = head && ej_hdr && head->kind == AR_TOK;
+            int ej_dhdr = head && ej_hdr && head->kind == AR_HDR && rxb;
+            int ej_pl = head && !ej_hdr;
+            int rx_av = rxb && (x->rx.have || x->rx.fresh);
+            int rx_take = ej_pl && rxb && rx_av;
+            int rre = rxb && ar_rowend(x->rx.e, x->rx.e1, n, E);
+            int rend = rre && ar_next(x->rx.e, x->rx.e1, n, E) == x->rx.e1;
+            int rx_need = rxb && (!rx_av || (rx_take && rre && !rend));
+            int tok_valid = st == AR_SETUP && cyc == x->t_next;
+            int thdr = 0, tfire = 0, tpfire = 0, tre = 0, tx_need = 0;
+            if (txb) {
+                int tav = x->tx.have || x->tx.fresh;
+                thdr = x->tx.pk == 0;
+                tfire = (thdr || tav) && !tok_valid;
+                tpfire = tfire && !thdr;
+                tre = !thdr && ar_rowend(x->tx.e, x->tx.e1, n, E);
+                tx_need = !tav || (tpfire && tre && x->tx.rem > 1u);
+            }
+            int gnt_rx = rx_need && (!tx_need || x->prio);
+            int gnt_tx = tx_need && !gnt_rx;
+            int tx_start = 0, rx_start = 0, endph = 0;
+            uint64_t clr = 0;
+            if (st == AR_RUN) {
+                /* step 0 after the ready token from east, step t after the receive of t-1 */
+                if (!x->txrun && x->txstep + 1u < x->m &&
+                    (x->txtok || (x->rdy >> x->east & 1u)) && x->rxstep >= x->txstep) {
+                    tx_start = 1;
+                    if (!x->txtok)
+                        clr = (uint64_t)1 << x->east;
+                }
+                if (!x->rxrun && x->rxstep + 1u < x->m)
+                    rx_start = 1;
+                endph = x->txstep + 1u == x->m && x->rxstep + 1u == x->m;
+            }
+            int tx_done = st == AR_RUN && x->txrun && !txb;
+            int rx_done = st == AR_RUN && x->rxrun && !rxb;
+            /* ---- the clock edge ---- */
+            x->rdy &= ~clr;
+            if (ej_tok)
+                x->rdy |= (uint64_t)1 << head->src;
+            int room = x->ef_n != 2u;
+            if (ej_tok || ej_dhdr || rx_take) {
+                x->inpkt = !head->last;
+                x->ef[0] = x->ef[1];
+                x->ef_n--;
+            }
+            if (room) { /* the router's local output: one packet at a time, round robin */
+                int sel = -1;
+                if (x->own >= 0) {
+                    struct ar_fifo *q = &x->in[x->own];
+                    if (q->n && q->v[q->head].at <= cyc)
+                        sel = x->own;
+                } else {
+                    for (unsigned i = 1; i <= nports && sel < 0; i++) {
+                        unsigned c = (x->rr + i) % nports;
+                        struct ar_fifo *q = &x->in[c];
+                        if (q->n && q->v[q->head].at <= cyc)
+                            sel = (int)c;
+                    }
+                }
+                if (sel >= 0) {
+                    struct ar_fifo *q = &x->in[sel];
+                    x->ef[x->ef_n++] = q->v[q->head];
+                    x->own = q->v[q->head].last ? -1 : sel;
+                    x->rr = (unsigned)sel;
+                    q->head = (q->head + 1u) % q->cap;
+                    q->n--;
+                }
+            }
+            if (gnt_rx && tx_need)
+                x->prio = 0;
+            else if (gnt_tx && rx_need)
+                x->prio = 1;
+            uint64_t hop = link_latency + 1u;
+            if (tok_valid) { /* the ready token to west */
+                struct ar_flit f = { cyc + x->ph_rx * hop, AR_TOK, (unsigned char)k, 1 };
+                rc = ar_push(&cs[x->west].in[ar_inport(grid_rows, grid_cols, k, x->west)], f);
+            }
+            if (txb) {
+                if (tfire) {
+                    struct ar_flit f = { cyc + x->ph_tx * hop, AR_HDR, (unsigned char)k, 0 };
+                    if (thdr) {
+                        x->tx.pk = x->tx.rem > TPU_BOARD_PKT_PAYLOAD ? TPU_BOARD_PKT_PAYLOAD
+                                                                     : (unsigned)x->tx.rem;
+                    } else {
+                        x->tx.pk--;
+                        f.kind = AR_PL;
+                        f.last = x->tx.pk == 0;
+                        x->tx.rem--;
+                        x->tx.e = ar_next(x->tx.e, x->tx.e1, n, E);
+                        if (x->tx.rem == 0)
+                            x->tx.busy = 0;
+                    }
+                    if (rc == TPU_OK)
+                        rc = ar_push(
+                            &cs[x->east].in[ar_inport(grid_rows, grid_cols, k, x->east)], f);
+                }
+                x->tx.have = tpfire && tre ? 0 : x->tx.fresh ? 1 : x->tx.have;
+                x->tx.fresh = gnt_tx;
+            }
+            if (rxb) {
+                x->rx.have = rx_take && rre ? 0 : x->rx.fresh ? 1 : x->rx.have;
+                x->rx.fresh = gnt_rx;
+                if (rx_take) {
+                    if (rend)
+                        x->rx.busy = 0;
+                    x->rx.e = ar_next(x->rx.e, x->rx.e1, n, E);
+                }
+            }
+            if (st == AR_RUN) {
+                unsigned g = x->gather ? 1u : 0u;
+                if (tx_start) { /* chunk (p - t) mod m (all-gather: p + 1 - t) */
+                    unsigned j = (x->p + 2u * x->m - x->txstep + g) % x->m;
+                    x->txrun = x->txtok = 1;
+                    x->tx.e = x->a + tpu_chunk_lo(x->len, x->m, j);
+                    x->tx.e1 = x->a + tpu_chunk_lo(x->len, x->m, j + 1u);
+                    x->tx.rem = ar_flits(x->tx.e, x->tx.e1, n, E);
+                    x->tx.busy = x->tx.rem != 0;
+                    x->tx.have = x->tx.fresh = 0;
+                    x->tx.pk = 0;
+                } else if (tx_done) {
+                    x->txrun = 0;
+                    x->txstep++;
+                }
+                if (rx_start) { /* chunk (p - 1 - t) mod m (all-gather: p - t) */
+                    unsigned j = (x->p + 2u * x->m - 1u - x->rxstep + g) % x->m;
+                    x->rxrun = 1;
+                    x->rx.e = x->a + tpu_chunk_lo(x->len, x->m, j);
+                    x->rx.e1 = x->a + tpu_chunk_lo(x->len, x->m, j + 1u);
+                    x->rx.busy = x->rx.e1 > x->rx.e;
+                    x->rx.have = x->rx.fresh = 0;
+                } else if (rx_done) {
+                    x->rxrun = 0;
+                    x->rxstep++;
+                }
+                if (endph) {
+                    x->st = AR_SEL;
+                    x->ph++;
+                    x->t_next = cyc + 1u;
+                }
+            } else if (st == AR_SETUP && cyc == x->t_next) { /* the token sent: CPhRun */
+                x->st = AR_RUN;
+                x->txstep = x->rxstep = 0;
+                x->txrun = x->rxrun = x->txtok = 0;
+            }
+        }
+    }
+    for (unsigned k = 0; k < C; k++) {
+        if (carry != NULL)
+            carry[k] = (unsigned char)((unsigned)cs[k].prio | cs[k].rr << 1);
+        for (unsigned i = 0; i < 5; i++)
+            free(cs[k].in[i].v);
+    }
+    free(cs);
+    return rc;
 }
 
 uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
                                     unsigned grid_cols, int ring, unsigned link_bits,
                                     unsigned link_latency)
 {
+    uint64_t disp[TPU_BOARD_CORES_MAX] = { 0 }, done[TPU_BOARD_CORES_MAX], t = 1;
     unsigned c = grid_rows * grid_cols;
-    if (c <= 1 || n == 0 || link_bits == 0)
+    if (c <= 1 || c > TPU_BOARD_CORES_MAX ||
+        tpu_board_allreduce_done(rows, n, grid_rows, grid_cols, ring, link_bits, link_latency,
+                                 disp, done, NULL) != TPU_OK)
         return 1;
-    size_t len = (size_t)rows * n;
-    unsigned m1 = ring ? c : grid_cols, m2 = ring ? 1u : grid_rows;
-    /* start, id / S on the divider */
-    uint64_t t = 1u + div_cycles(c - 1u) + 1u;
-    size_t a2 = 0, len2 = len;
-    if (m2 > 1) { /* the column phases' region: row-chunk (c+1) mod S, the largest */
-        t += div_cycles(len) + 1u + div_cycles(len / grid_cols) + 1u + grid_cols;
-        a2 = 0;
-        len2 = tpu_chunk_lo(len, grid_cols, 1);
-    }
-    /* the ring flag on a torus: neighbours in id order may be several hops apart; the m - 1
-       steps of a phase chain m - 1 consecutive links (the worst such window) */
-    unsigned tok = 1, chain = m1 - 1u;
-    if (ring && grid_rows > 1) {
-        chain = 0;
-        for (unsigned i = 0; i < c; i++) {
-            unsigned h = tpu_board_hops(grid_rows, grid_cols, i, (i + 1u) % c), sum = 0;
-            tok = h > tok ? h : tok;
-            for (unsigned k = 0; k + 1u < c; k++)
-                sum += tpu_board_hops(grid_rows, grid_cols, (i + k) % c, (i + k + 1u) % c);
-            chain = sum > chain ? sum : chain;
-        }
-    }
-    t += phase_cycles(0, len, m1, n, link_bits, link_latency, tok, chain);
-    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency, 1, m2 - 1u);
-    t += phase_cycles(a2, len2, m2, n, link_bits, link_latency, 1, m2 - 1u);
-    t += phase_cycles(0, len, m1, n, link_bits, link_latency, tok, chain);
-    return t + 1u; /* the last phase select */
+    for (unsigned k = 0; k < c; k++)
+        t = done[k] > t ? done[k] : t;
+    return t;
 }

@@ -33,6 +33,8 @@ struct tpu_board {
     uint64_t now;        /* board cycle of the collective being run (its first flits) */
     uint64_t dead_assumed; /* dead_at known before the run (a pass before this one found it) */
     unsigned char clogged[4u * TPU_BOARD_CORES_MAX]; /* per link: lost flits at its FIFO's head */
+    unsigned char carry[TPU_BOARD_CORES_MAX]; /* per core: what tpu_core_coll and its router
+                                                 keep from one allreduce to the next */
 };
 
 enum { ST_RUN, ST_WAIT, ST_END, ST_LINK /* waits on a transfer the dead link lost */ };
@@ -625,6 +627,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
         msg[0] = 0;
     b->dead_flits = 0;
     memset(b->clogged, 0, sizeof b->clogged);
+    memset(b->carry, 0, sizeof b->carry);
     b->dead_at = b->dead_assumed;
     for (unsigned i = 0; i < C; i++) {
         int rc = core_run_begin(b->core[i], job[i].prog, job[i].count, job[i].pc_start,
@@ -720,7 +723,6 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
             uint64_t t0 = 0;
             for (unsigned k = 0; k < C; k++)
                 t0 = core_max(t0, b->core[k]->run.net_t + off(b, k));
-            uint64_t done = t0 + coll_cycles(b, d, 0);
             uint64_t arr[TPU_BOARD_CORES_MAX], bdone[TPU_BOARD_CORES_MAX];
             unsigned hops[TPU_BOARD_CORES_MAX];
             if (d->opcode == TPU_OP_BARRIER) { /* per core: arrivals, then the releases */
@@ -737,16 +739,22 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                 tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u, C,
                                      d->peer, arr, hops, b->cfg.link_bits,
                                      b->cfg.link_latency, bdone);
-            }
-            uint64_t last = done;
-            if (d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST)
+            } else { /* allreduce: each core from its own dispatch */
                 for (unsigned k = 0; k < C; k++)
-                    last = core_max(last, bdone[k]);
+                    arr[k] = b->core[k]->run.net_t + off(b, k);
+                rc = tpu_board_allreduce_done(d->n, b->core[0]->n, b->cfg.rows, b->cfg.cols,
+                                              d->ring, b->cfg.link_bits, b->cfg.link_latency,
+                                              arr, bdone, b->carry);
+                if (rc < 0)
+                    return rc;
+            }
+            uint64_t last = 0; /* the last core's completion */
+            for (unsigned k = 0; k < C; k++)
+                last = core_max(last, bdone[k]);
             int ok[TPU_BOARD_CORES_MAX], all[TPU_BOARD_CORES_MAX], degraded = 0;
             uint64_t dead0 = b->dead_at; /* declared before this collective */
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k]
-                                                                                   : done;
+                uint64_t dk = bdone[k];
                 ok[k] = 1;
                 /* a bcast receiver that would complete after the declaration stops first */
                 all[k] = dead0 == CORE_NEVER || d->opcode != TPU_OP_BCAST || dk <= dead0 ||
@@ -766,8 +774,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                 degraded = 1;
             }
             for (unsigned k = 0; k < C && dead0 != CORE_NEVER; k++)
-                if ((d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k] : done) >
-                    dead0)
+                if (bdone[k] > dead0)
                     ok[k] = 0;
             if (!degraded) {
                 if (d->opcode == TPU_OP_ALLREDUCE)
@@ -779,8 +786,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
             if (rc < 0)
                 return rc;
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k]
-                                                                                   : done;
+                uint64_t dk = bdone[k];
                 if (!ok[k]) {
                     st[k] = ST_LINK;
                     broke = 1;

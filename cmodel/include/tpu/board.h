@@ -162,9 +162,21 @@ uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned li
 void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsigned *hops,
                             unsigned link_latency, uint64_t *done);
 /* An allreduce instruction of `rows` ACC rows of n fp32 on an R x S board (ring: one ring
-   over all cores): the core's network unit's set-up (its divider and walks, per ring phase)
-   plus per phase the token's hop and m - 1 steps of the largest chunk's flits (cut at row
-   boundaries), its hop and the receive; 1 on one core. */
+   over all cores; docs/board.md "Cycle model"), run cycle by cycle as tpu_core_coll and the
+   routers run it: each core from its own dispatch cycle disp[c] (board time), its ring
+   phases' divisions and walks, its ready token to west, then step t's send after the token
+   from east (t = 0) or the receive of step t-1, the sender and the receiver sharing the core's
+   memory read port, the ejection buffer of two flits and the router's local output (one packet
+   at a time, round robin); a flit takes hops (D + 1) cycles. done[c]: core c's completion
+   (board time). carry (NULL: none) is per core the state the hardware keeps from one
+   collective to the next, read and updated: bit 0 the read port's priority (the receiver's
+   after a conflict the sender won), bits 1.. the input port the router's local output granted
+   last (0: fresh). TPU_OK, TPU_EINVAL (C out of range, NULL), TPU_ENOMEM. */
+int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
+                             int ring, unsigned link_bits, unsigned link_latency,
+                             const uint64_t *disp, uint64_t *done, unsigned char *carry);
+/* tpu_board_allreduce_done when every core dispatches in cycle 0: the slowest core's
+   completion; 1 on one core. */
 uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
                                     unsigned grid_cols, int ring, unsigned link_bits,
                                     unsigned link_latency);
