@@ -184,10 +184,25 @@ struct ar_flit {
     unsigned char kind, src, last;
 };
 
-struct ar_fifo { /* flits waiting at one input of a router, in arrival order */
+struct ar_fifo { /* flits waiting at one input of a router, in arrival order, and the link
+                   into it: flits sent, credits back (a pop returns one D + 1 cycles later) */
     struct ar_flit *v;
     size_t head, n, cap;
+    uint64_t sent, returned, ret_at[32];
+    unsigned ret_head, ret_n;
 };
+
+/* internal: the credits the link into q's input shows its sender in cycle c: the receiver
+   FIFO's depth less the flits sent, plus the credits back */
+static uint64_t ar_credits(struct ar_fifo *q, uint64_t c, uint64_t depth)
+{
+    while (q->ret_n && q->ret_at[q->ret_head] <= c) {
+        q->returned++;
+        q->ret_head = (q->ret_head + 1u) % 32u;
+        q->ret_n--;
+    }
+    return depth + q->returned - q->sent;
+}
 
 struct ar_xfer { /* the sender or the receiver of one step: elements [e, e1) */
     int busy, have, fresh;
@@ -248,6 +263,7 @@ static int ar_push(struct ar_fifo *q, struct ar_flit f)
     }
     q->v[(q->head + i) % q->cap] = f;
     q->n++;
+    q->sent++;
     return 0;
 }
 
@@ -333,6 +349,8 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
         return TPU_OK;
     }
     size_t len = (size_t)rows * n;
+    /* a link's receiver FIFO: two packets of MaxFlits and the round trip */
+    uint64_t depth = 2u * (TPU_BOARD_PKT_PAYLOAD + 1u) + 2u * link_latency + 2u;
     struct ar_core *cs = calloc(C, sizeof *cs);
     if (cs == NULL)
         return TPU_ENOMEM;
@@ -389,11 +407,25 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
             int rend = rre && ar_next(x->rx.e, x->rx.e1, n, E) == x->rx.e1;
             int rx_need = rxb && (!rx_av || (rx_take && rre && !rend));
             int tok_valid = st == AR_SETUP && cyc == x->t_next;
+            /* the router takes a flit from the core when the link has a credit, a header
+               (a token too) only when the next FIFO has room for its packet and one more
+               (MaxFlits: it enters a ring); links of one hop only */
+            int tok_ok = 1;
+            if (tok_valid && x->ph_rx == 1u)
+                tok_ok = ar_credits(&cs[x->west].in[ar_inport(grid_rows, grid_cols, k, x->west)],
+                                    cyc, depth) >= 1u + TPU_BOARD_PKT_PAYLOAD + 1u;
             int thdr = 0, tfire = 0, tpfire = 0, tre = 0, tx_need = 0;
             if (txb) {
-                int tav = x->tx.have || x->tx.fresh;
+                int tav = x->tx.have || x->tx.fresh, inj = 1;
                 thdr = x->tx.pk == 0;
-                tfire = (thdr || tav) && !tok_valid;
+                if (x->ph_tx == 1u) {
+                    uint64_t cr = ar_credits(
+                        &cs[x->east].in[ar_inport(grid_rows, grid_cols, k, x->east)], cyc, depth);
+                    uint64_t len = x->tx.rem > TPU_BOARD_PKT_PAYLOAD ? TPU_BOARD_PKT_PAYLOAD
+                                                                     : x->tx.rem;
+                    inj = thdr ? cr >= len + 1u + TPU_BOARD_PKT_PAYLOAD + 1u : cr >= 1u;
+                }
+                tfire = (thdr || tav) && !tok_valid && inj;
                 tpfire = tfire && !thdr;
                 tre = !thdr && ar_rowend(x->tx.e, x->tx.e1, n, E);
                 tx_need = !tav || (tpfire && tre && x->tx.rem > 1u);
@@ -442,6 +474,8 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                 }
                 if (sel >= 0) {
                     struct ar_fifo *q = &x->in[sel];
+                    q->ret_at[(q->ret_head + q->ret_n) % 32u] = cyc + link_latency + 1u;
+                    q->ret_n++;
                     x->ef[x->ef_n++] = q->v[q->head];
                     x->own = q->v[q->head].last ? -1 : sel;
                     x->rr = (unsigned)sel;
@@ -454,7 +488,7 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
             else if (gnt_tx && rx_need)
                 x->prio = 1;
             uint64_t hop = link_latency + 1u;
-            if (tok_valid) { /* the ready token to west */
+            if (tok_valid && tok_ok) { /* the ready token to west */
                 struct ar_flit f = { cyc + x->ph_rx * hop, AR_TOK, (unsigned char)k, 1 };
                 rc = ar_push(&cs[x->west].in[ar_inport(grid_rows, grid_cols, k, x->west)], f);
             }
@@ -520,6 +554,8 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                     x->ph++;
                     x->t_next = cyc + 1u;
                 }
+            } else if (st == AR_SETUP && cyc == x->t_next && !tok_ok) {
+                x->t_next = cyc + 1u; /* CTok waits for the router */
             } else if (st == AR_SETUP && cyc == x->t_next) { /* the token sent: CPhRun */
                 x->st = AR_RUN;
                 x->txstep = x->rxstep = 0;
