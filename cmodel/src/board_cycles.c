@@ -159,11 +159,12 @@ void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsign
 
 /* ---- the allreduce instruction on the board (tpu_core's network unit) ---- */
 
-/* The allreduce is run cycle by cycle as tpu_core_coll runs it (docs/board.md "Cycle model",
-   "The allreduce, cycle by cycle"): per core its controller (the divisions and walks of
-   every ring phase, then the phase's steps), its sender and receiver sharing one memory read
-   port, its two-flit ejection buffer, and its router's local output (one packet at a time,
-   round robin over the inputs); a flit crosses the network in hops (D + 1) cycles. */
+/* The allreduce is run cycle by cycle as tpu_core_coll and tpu_router run it (docs/board.md
+   "The allreduce, cycle by cycle"): per core its controller (the divisions and walks of every
+   ring phase, then the phase's steps), its sender and receiver sharing one memory read port
+   and its two-flit ejection buffer; per router its inputs (the links' receiver FIFOs), its
+   outputs (one packet at a time, round robin, a header only when the next FIFO has room for
+   its packet) and its links' credits. */
 
 /* internal: cycles of the core's sequential divider on dividend a: eight leading zero
    quotient bits per cycle while the remainder is 0 (at most three such cycles), then one bit
@@ -180,29 +181,15 @@ enum { AR_TOK, AR_HDR, AR_PL };              /* flit kinds */
 enum { AR_SEL, AR_SETUP, AR_RUN, AR_DONE };  /* controller: CPhSel, the set-up, CPhRun */
 
 struct ar_flit {
-    uint64_t at;                 /* cycle it reaches the destination router's input */
-    unsigned char kind, src, last;
+    uint64_t at;          /* the cycle it is at the head of the link's receiver FIFO */
+    unsigned short len;   /* a header's payload flits */
+    unsigned char kind, src, dst, last;
 };
 
-struct ar_fifo { /* flits waiting at one input of a router, in arrival order, and the link
-                   into it: flits sent, credits back (a pop returns one D + 1 cycles later) */
+struct ar_fifo { /* a link's receiver FIFO: a router input */
     struct ar_flit *v;
     size_t head, n, cap;
-    uint64_t sent, returned, ret_at[32];
-    unsigned ret_head, ret_n;
 };
-
-/* internal: the credits the link into q's input shows its sender in cycle c: the receiver
-   FIFO's depth less the flits sent, plus the credits back */
-static uint64_t ar_credits(struct ar_fifo *q, uint64_t c, uint64_t depth)
-{
-    while (q->ret_n && q->ret_at[q->ret_head] <= c) {
-        q->returned++;
-        q->ret_head = (q->ret_head + 1u) % 32u;
-        q->ret_n--;
-    }
-    return depth + q->returned - q->sent;
-}
 
 struct ar_xfer { /* the sender or the receiver of one step: elements [e, e1) */
     int busy, have, fresh;
@@ -212,11 +199,11 @@ struct ar_xfer { /* the sender or the receiver of one step: elements [e, e1) */
 };
 
 struct ar_core {
+    /* tpu_core_coll */
     int st;
     uint64_t t_next; /* AR_SEL: the cycle of the next CPhSel; AR_SETUP: the token's cycle */
     unsigned ph;     /* phases done (0..4) */
-    unsigned m, p, east, west, ph_tx, ph_rx; /* the phase: ring size, position, neighbours,
-                                                hops to east and to west */
+    unsigned m, p, east, west; /* the phase: ring size, position, neighbours */
     size_t a, len;
     int gather;
     unsigned txstep, rxstep;
@@ -225,21 +212,44 @@ struct ar_core {
     struct ar_flit ef[2]; /* ejection buffer */
     unsigned ef_n;
     int inpkt;
-    int own;              /* router's local output: the input it carries a packet from */
-    unsigned rr;          /* ... and the last input it granted */
-    struct ar_fifo in[5]; /* router inputs: 0 local, 1 east, 2 west, 3 south, 4 north */
     uint64_t rdy;         /* ready tokens by source */
+    /* this cycle: the flit offered to the router, taken or not; the flit the router ejects */
+    int inj_valid, inj_taken, ej_in;
+    struct ar_flit inj, ej;
+    int st0;              /* the controller's state at the start of the cycle */
+    /* tpu_router: ports 0 local, 1 east, 2 west, 3 south, 4 north */
+    struct ar_fifo in[5];
+    int lock[5];
+    unsigned owner[5], rr[5];
+    uint64_t sent[5], returned[5], ret_at[5][32]; /* per output link: credits */
+    unsigned ret_head[5], ret_n[5];
 };
 
-/* internal: the input port of b's router that a packet from a arrives on (the last hop of the
-   dimension-ordered path: row first, then column) */
-static unsigned ar_inport(unsigned rows, unsigned cols, unsigned a, unsigned b)
+/* internal: the router next to core k in direction o (1 east, 2 west, 3 south, 4 north) */
+static unsigned ar_nbr(unsigned rows, unsigned cols, unsigned k, unsigned o)
 {
-    unsigned dr = (b / cols + rows - a / cols) % rows, dc = (b % cols + cols - a % cols) % cols;
-    if (dr != 0)
-        return dr <= rows / 2 ? 4u : 3u; /* going south it arrives from the north */
-    return dc <= cols / 2 ? 2u : 1u;     /* going east it arrives from the west */
+    unsigned r = k / cols, c = k % cols;
+    switch (o) {
+    case 1: return r * cols + (c + 1u) % cols;
+    case 2: return r * cols + (c + cols - 1u) % cols;
+    case 3: return ((r + 1u) % rows) * cols + c;
+    default: return ((r + rows - 1u) % rows) * cols + c;
+    }
 }
+
+/* internal: the output of core k's router towards dst (row first, the shorter way round) */
+static unsigned ar_route(unsigned rows, unsigned cols, unsigned k, unsigned dst)
+{
+    unsigned dx = (dst % cols + cols - k % cols) % cols;
+    unsigned dy = ((dst / cols) % rows + rows - k / cols) % rows;
+    if (dx != 0)
+        return dx <= cols / 2 ? 1u : 2u;
+    if (dy != 0)
+        return dy <= rows / 2 ? 3u : 4u;
+    return 0;
+}
+
+static unsigned ar_opp(unsigned o) { return o == 1 ? 2u : o == 2 ? 1u : o == 3 ? 4u : 3u; }
 
 static int ar_push(struct ar_fifo *q, struct ar_flit f)
 {
@@ -255,16 +265,21 @@ static int ar_push(struct ar_fifo *q, struct ar_flit f)
         q->head = 0;
         q->cap = cap;
     }
-    /* in arrival order (paths of different lengths may meet at one input) */
-    size_t i = q->n;
-    while (i > 0 && q->v[(q->head + i - 1u) % q->cap].at > f.at) {
-        q->v[(q->head + i) % q->cap] = q->v[(q->head + i - 1u) % q->cap];
-        i--;
-    }
-    q->v[(q->head + i) % q->cap] = f;
+    q->v[(q->head + q->n) % q->cap] = f;
     q->n++;
-    q->sent++;
     return 0;
+}
+
+/* internal: the credits of core k's output link o in cycle c: the receiver FIFO's depth less
+   the flits sent, plus the credits back */
+static uint64_t ar_credits(struct ar_core *x, unsigned o, uint64_t c, uint64_t depth)
+{
+    while (x->ret_n[o] && x->ret_at[o][x->ret_head[o]] <= c) {
+        x->returned[o]++;
+        x->ret_head[o] = (x->ret_head[o] + 1u) % 32u;
+        x->ret_n[o]--;
+    }
+    return depth + x->returned[o] - x->sent[o];
 }
 
 /* internal: phase i (0..3: row reduce-scatter, column reduce-scatter, column all-gather, row
@@ -302,10 +317,6 @@ static unsigned ar_phase(struct ar_core *x, unsigned k, unsigned i, size_t len,
         x->a = tpu_chunk_lo(len, cols, j1);
         x->len = tpu_chunk_lo(len, cols, j1 + 1u) - x->a;
     }
-    if (x->m > 1) {
-        x->ph_tx = tpu_board_hops(rows, cols, k, x->east);
-        x->ph_rx = tpu_board_hops(rows, cols, k, x->west);
-    }
     return x->m;
 }
 
@@ -335,6 +346,71 @@ static uint64_t ar_flits(size_t e0, size_t e1, unsigned n, unsigned E)
     return f;
 }
 
+/* internal: one cycle of core k's router: every output carries the flit of the input it is
+   locked to, or grants the next header (round robin from the last input granted) that goes
+   there and fits (a link: room for the packet, and MaxFlits more when it enters a ring) */
+static int ar_router(struct ar_core *cs, unsigned k, unsigned rows, unsigned cols,
+                     unsigned nports, uint64_t cyc, uint64_t depth, unsigned link_latency)
+{
+    struct ar_core *x = &cs[k];
+    for (unsigned o = 0; o < nports; o++) {
+        int src = -1;
+        const struct ar_flit *f = NULL;
+        for (unsigned t = 0; t < nports && src < 0; t++) {
+            unsigned i = x->lock[o] ? x->owner[o] : (x->rr[o] + 1u + t) % nports;
+            const struct ar_flit *h = NULL;
+            if (i == 0)
+                h = x->inj_valid ? &x->inj : NULL;
+            else if (x->in[i].n && x->in[i].v[x->in[i].head].at <= cyc)
+                h = &x->in[i].v[x->in[i].head];
+            int ok = h != NULL;
+            if (ok && !x->lock[o]) {
+                unsigned need = h->len + 1u;
+                if (o != 0 && (i == 0 || (i <= 2) != (o <= 2)))
+                    need += TPU_BOARD_PKT_PAYLOAD + 1u;
+                ok = h->kind != AR_PL && ar_route(rows, cols, k, h->dst) == o &&
+                     (o == 0 || ar_credits(x, o, cyc, depth) >= need);
+            }
+            if (ok)
+                ok = o == 0 ? x->ef_n != 2u : ar_credits(x, o, cyc, depth) != 0;
+            if (ok) {
+                src = (int)i;
+                f = h;
+            }
+            if (x->lock[o])
+                break;
+        }
+        if (src < 0)
+            continue;
+        struct ar_flit g = *f;
+        if (src == 0) {
+            x->inj_taken = 1;
+        } else { /* popped: the credit goes back to the router before */
+            struct ar_fifo *q = &x->in[src];
+            struct ar_core *u = &cs[ar_nbr(rows, cols, k, (unsigned)src)];
+            unsigned uo = ar_opp((unsigned)src);
+            u->ret_at[uo][(u->ret_head[uo] + u->ret_n[uo]) % 32u] = cyc + link_latency + 1u;
+            u->ret_n[uo]++;
+            q->head = (q->head + 1u) % q->cap;
+            q->n--;
+        }
+        if (o == 0) {
+            x->ej_in = 1;
+            x->ej = g;
+        } else {
+            g.at = cyc + link_latency + 1u;
+            x->sent[o]++;
+            if (ar_push(&cs[ar_nbr(rows, cols, k, o)].in[ar_opp(o)], g) != 0)
+                return TPU_ENOMEM;
+        }
+        if (!x->lock[o])
+            x->rr[o] = (unsigned)src;
+        x->lock[o] = !g.last;
+        x->owner[o] = (unsigned)src;
+    }
+    return TPU_OK;
+}
+
 int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
                              int ring, unsigned link_bits, unsigned link_latency,
                              const uint64_t *disp, uint64_t *done, unsigned char *carry)
@@ -359,10 +435,9 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
     for (unsigned k = 0; k < C; k++) {
         struct ar_core *x = &cs[k];
         x->st = AR_SEL;
-        x->own = -1;
         if (carry != NULL) {
             x->prio = carry[k] & 1u;
-            x->rr = (carry[k] >> 1) % nports;
+            x->rr[0] = (carry[k] >> 1) % nports;
         }
         /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
            q / N, the walk to row-chunk (c + 1) mod S */
@@ -373,14 +448,16 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
         cyc = disp[k] < cyc ? disp[k] : cyc;
     }
     for (unsigned left = C; left > 0 && rc == TPU_OK; cyc++) {
-        for (unsigned k = 0; k < C && rc == TPU_OK; k++) {
+        /* the controllers' CPhSel, then what each core offers its router */
+        for (unsigned k = 0; k < C; k++) {
             struct ar_core *x = &cs[k];
+            x->inj_valid = x->inj_taken = x->ej_in = 0;
+            x->st0 = x->st;
             if (x->st == AR_DONE)
                 continue;
-            int st = x->st;
-            if (st == AR_SEL && cyc == x->t_next) { /* CPhSel */
+            if (x->st == AR_SEL && cyc == x->t_next) { /* CPhSel */
                 if (x->ph == 4) {
-                    x->st = AR_DONE;
+                    x->st = x->st0 = AR_DONE;
                     done[k] = cyc;
                     left--;
                     continue;
@@ -394,6 +471,29 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                     x->t_next = cyc + 4u + div_cycles(x->len) + div_cycles(x->len / x->m) + wj;
                 }
             }
+            if (x->st0 == AR_SETUP && cyc == x->t_next) { /* CTok: the ready token to west */
+                x->inj_valid = 1;
+                x->inj = (struct ar_flit){ 0, 0, AR_TOK, (unsigned char)k,
+                                           (unsigned char)x->west, 1 };
+            } else if (x->tx.busy && (x->tx.pk == 0 || x->tx.have || x->tx.fresh)) {
+                int hdr = x->tx.pk == 0;
+                x->inj_valid = 1;
+                x->inj = (struct ar_flit){
+                    0, (unsigned short)(hdr ? (x->tx.rem > TPU_BOARD_PKT_PAYLOAD
+                                                   ? TPU_BOARD_PKT_PAYLOAD : x->tx.rem) : 0),
+                    (unsigned char)(hdr ? AR_HDR : AR_PL), (unsigned char)k,
+                    (unsigned char)x->east, (unsigned char)(!hdr && x->tx.pk == 1u) };
+            }
+        }
+        /* the routers */
+        for (unsigned k = 0; k < C && rc == TPU_OK; k++)
+            rc = ar_router(cs, k, grid_rows, grid_cols, nports, cyc, depth, link_latency);
+        /* the cores */
+        for (unsigned k = 0; k < C && rc == TPU_OK; k++) {
+            struct ar_core *x = &cs[k];
+            int st = x->st0;
+            if (st == AR_DONE)
+                continue;
             /* ---- this cycle's signals ---- */
             const struct ar_flit *head = x->ef_n ? &x->ef[0] : NULL;
             int ej_hdr = !x->inpkt;
@@ -407,25 +507,11 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
             int rend = rre && ar_next(x->rx.e, x->rx.e1, n, E) == x->rx.e1;
             int rx_need = rxb && (!rx_av || (rx_take && rre && !rend));
             int tok_valid = st == AR_SETUP && cyc == x->t_next;
-            /* the router takes a flit from the core when the link has a credit, a header
-               (a token too) only when the next FIFO has room for its packet and one more
-               (MaxFlits: it enters a ring); links of one hop only */
-            int tok_ok = 1;
-            if (tok_valid && x->ph_rx == 1u)
-                tok_ok = ar_credits(&cs[x->west].in[ar_inport(grid_rows, grid_cols, k, x->west)],
-                                    cyc, depth) >= 1u + TPU_BOARD_PKT_PAYLOAD + 1u;
             int thdr = 0, tfire = 0, tpfire = 0, tre = 0, tx_need = 0;
             if (txb) {
-                int tav = x->tx.have || x->tx.fresh, inj = 1;
+                int tav = x->tx.have || x->tx.fresh;
                 thdr = x->tx.pk == 0;
-                if (x->ph_tx == 1u) {
-                    uint64_t cr = ar_credits(
-                        &cs[x->east].in[ar_inport(grid_rows, grid_cols, k, x->east)], cyc, depth);
-                    uint64_t len = x->tx.rem > TPU_BOARD_PKT_PAYLOAD ? TPU_BOARD_PKT_PAYLOAD
-                                                                     : x->tx.rem;
-                    inj = thdr ? cr >= len + 1u + TPU_BOARD_PKT_PAYLOAD + 1u : cr >= 1u;
-                }
-                tfire = (thdr || tav) && !tok_valid && inj;
+                tfire = (thdr || tav) && !tok_valid && x->inj_taken;
                 tpfire = tfire && !thdr;
                 tre = !thdr && ar_rowend(x->tx.e, x->tx.e1, n, E);
                 tx_need = !tav || (tpfire && tre && x->tx.rem > 1u);
@@ -452,64 +538,29 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
             x->rdy &= ~clr;
             if (ej_tok)
                 x->rdy |= (uint64_t)1 << head->src;
-            int room = x->ef_n != 2u;
             if (ej_tok || ej_dhdr || rx_take) {
                 x->inpkt = !head->last;
                 x->ef[0] = x->ef[1];
                 x->ef_n--;
             }
-            if (room) { /* the router's local output: one packet at a time, round robin */
-                int sel = -1;
-                if (x->own >= 0) {
-                    struct ar_fifo *q = &x->in[x->own];
-                    if (q->n && q->v[q->head].at <= cyc)
-                        sel = x->own;
-                } else {
-                    for (unsigned i = 1; i <= nports && sel < 0; i++) {
-                        unsigned c = (x->rr + i) % nports;
-                        struct ar_fifo *q = &x->in[c];
-                        if (q->n && q->v[q->head].at <= cyc)
-                            sel = (int)c;
-                    }
-                }
-                if (sel >= 0) {
-                    struct ar_fifo *q = &x->in[sel];
-                    q->ret_at[(q->ret_head + q->ret_n) % 32u] = cyc + link_latency + 1u;
-                    q->ret_n++;
-                    x->ef[x->ef_n++] = q->v[q->head];
-                    x->own = q->v[q->head].last ? -1 : sel;
-                    x->rr = (unsigned)sel;
-                    q->head = (q->head + 1u) % q->cap;
-                    q->n--;
-                }
-            }
+            if (x->ej_in)
+                x->ef[x->ef_n++] = x->ej;
             if (gnt_rx && tx_need)
                 x->prio = 0;
             else if (gnt_tx && rx_need)
                 x->prio = 1;
-            uint64_t hop = link_latency + 1u;
-            if (tok_valid && tok_ok) { /* the ready token to west */
-                struct ar_flit f = { cyc + x->ph_rx * hop, AR_TOK, (unsigned char)k, 1 };
-                rc = ar_push(&cs[x->west].in[ar_inport(grid_rows, grid_cols, k, x->west)], f);
-            }
             if (txb) {
                 if (tfire) {
-                    struct ar_flit f = { cyc + x->ph_tx * hop, AR_HDR, (unsigned char)k, 0 };
                     if (thdr) {
                         x->tx.pk = x->tx.rem > TPU_BOARD_PKT_PAYLOAD ? TPU_BOARD_PKT_PAYLOAD
                                                                      : (unsigned)x->tx.rem;
                     } else {
                         x->tx.pk--;
-                        f.kind = AR_PL;
-                        f.last = x->tx.pk == 0;
                         x->tx.rem--;
                         x->tx.e = ar_next(x->tx.e, x->tx.e1, n, E);
                         if (x->tx.rem == 0)
                             x->tx.busy = 0;
                     }
-                    if (rc == TPU_OK)
-                        rc = ar_push(
-                            &cs[x->east].in[ar_inport(grid_rows, grid_cols, k, x->east)], f);
                 }
                 x->tx.have = tpfire && tre ? 0 : x->tx.fresh ? 1 : x->tx.have;
                 x->tx.fresh = gnt_tx;
@@ -554,9 +605,9 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                     x->ph++;
                     x->t_next = cyc + 1u;
                 }
-            } else if (st == AR_SETUP && cyc == x->t_next && !tok_ok) {
+            } else if (tok_valid && !x->inj_taken) {
                 x->t_next = cyc + 1u; /* CTok waits for the router */
-            } else if (st == AR_SETUP && cyc == x->t_next) { /* the token sent: CPhRun */
+            } else if (tok_valid) { /* the token sent: CPhRun */
                 x->st = AR_RUN;
                 x->txstep = x->rxstep = 0;
                 x->txrun = x->rxrun = x->txtok = 0;
@@ -565,7 +616,7 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
     }
     for (unsigned k = 0; k < C; k++) {
         if (carry != NULL)
-            carry[k] = (unsigned char)((unsigned)cs[k].prio | cs[k].rr << 1);
+            carry[k] = (unsigned char)((unsigned)cs[k].prio | cs[k].rr[0] << 1);
         for (unsigned i = 0; i < 5; i++)
             free(cs[k].in[i].v);
     }
