@@ -178,7 +178,11 @@ static unsigned div_cycles(uint64_t a)
 }
 
 enum { AR_TOK, AR_HDR, AR_PL };              /* flit kinds */
-enum { AR_SEL, AR_SETUP, AR_RUN, AR_DONE };  /* controller: CPhSel, the set-up, CPhRun */
+enum { AR_SEL, AR_SETUP, AR_RUN, AR_DONE,    /* allreduce: CPhSel, the set-up, CPhRun */
+       AR_PRE,                               /* send, recv: before CSendWait / CTok */
+       AR_SWAIT, AR_STX,                     /* send: CSendWait, CTxWait */
+       AR_RTOK, AR_RRX, AR_RWAIT };          /* recv: CTok, CRx, CRxWait */
+enum { AR_OP_NONE, AR_OP_AR, AR_OP_SEND, AR_OP_RECV, AR_OP_BCAST /* the root */ };
 
 struct ar_flit {
     uint64_t at;          /* the cycle it is at the head of the link's receiver FIFO */
@@ -200,6 +204,9 @@ struct ar_xfer { /* the sender or the receiver of one step: elements [e, e1) */
 
 struct ar_core {
     /* tpu_core_coll */
+    int op;          /* AR_OP_*: the collective it runs (none: its router only) */
+    unsigned peer, E; /* send, recv: the other core; elements per flit */
+    unsigned bc_i;    /* bcast root: its sends so far (the next to core root + bc_i + 1) */
     int st;
     uint64_t t_next; /* AR_SEL: the cycle of the next CPhSel; AR_SETUP: the token's cycle */
     unsigned ph;     /* phases done (0..4) */
@@ -411,49 +418,27 @@ static int ar_router(struct ar_core *cs, unsigned k, unsigned rows, unsigned col
     return TPU_OK;
 }
 
-int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
-                             int ring, unsigned link_bits, unsigned link_latency,
-                             const uint64_t *disp, uint64_t *done, unsigned char *carry)
+/* internal: runs the cores' collectives (cs[k].op) and every router, cycle by cycle from the
+   first dispatch, until every core with a collective has completed it (done[k]) */
+static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows,
+                  unsigned grid_cols, int ring, size_t len, unsigned link_latency,
+                  uint64_t cyc, uint64_t *done)
 {
-    unsigned C = grid_rows * grid_cols, E = link_bits / 32u ? link_bits / 32u : 1u;
-    unsigned nports = grid_rows == 1 ? 3u : 5u;
-    if (C == 0 || C > TPU_BOARD_CORES_MAX || disp == NULL || done == NULL)
-        return TPU_EINVAL;
-    if (C == 1 || n == 0 || link_bits == 0 || rows == 0) {
-        for (unsigned k = 0; k < C; k++)
-            done[k] = disp[k] + 1u; /* nothing to move: CStart, then idle */
-        return TPU_OK;
-    }
-    size_t len = (size_t)rows * n;
+    unsigned nports = grid_rows == 1 ? 3u : 5u, left = 0;
     /* a link's receiver FIFO: two packets of MaxFlits and the round trip */
     uint64_t depth = 2u * (TPU_BOARD_PKT_PAYLOAD + 1u) + 2u * link_latency + 2u;
-    struct ar_core *cs = calloc(C, sizeof *cs);
-    if (cs == NULL)
-        return TPU_ENOMEM;
     int rc = TPU_OK;
-    uint64_t cyc = UINT64_MAX;
-    for (unsigned k = 0; k < C; k++) {
-        struct ar_core *x = &cs[k];
-        x->st = AR_SEL;
-        if (carry != NULL) {
-            x->prio = carry[k] & 1u;
-            x->rr[0] = (carry[k] >> 1) % nports;
-        }
-        /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
-           q / N, the walk to row-chunk (c + 1) mod S */
-        x->t_next = disp[k] + 3u + div_cycles(k);
-        if (!ring && grid_rows > 1)
-            x->t_next += 3u + div_cycles(len) + div_cycles(len / grid_cols) +
-                         (k % grid_cols + 1u) % grid_cols;
-        cyc = disp[k] < cyc ? disp[k] : cyc;
-    }
-    for (unsigned left = C; left > 0 && rc == TPU_OK; cyc++) {
+    for (unsigned k = 0; k < C; k++)
+        left += cs[k].op != AR_OP_NONE;
+    for (; left > 0 && rc == TPU_OK; cyc++) {
         /* the controllers' CPhSel, then what each core offers its router */
         for (unsigned k = 0; k < C; k++) {
             struct ar_core *x = &cs[k];
             x->inj_valid = x->inj_taken = x->ej_in = 0;
+            if (x->st == AR_PRE && cyc == x->t_next) /* CStart done: wait for the token */
+                x->st = x->op == AR_OP_RECV ? AR_RTOK : AR_SWAIT;
             x->st0 = x->st;
-            if (x->st == AR_DONE)
+            if (x->st == AR_DONE || x->op == AR_OP_NONE)
                 continue;
             if (x->st == AR_SEL && cyc == x->t_next) { /* CPhSel */
                 if (x->ph == 4) {
@@ -471,7 +456,8 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                     x->t_next = cyc + 4u + div_cycles(x->len) + div_cycles(x->len / x->m) + wj;
                 }
             }
-            if (x->st0 == AR_SETUP && cyc == x->t_next) { /* CTok: the ready token to west */
+            if ((x->st0 == AR_SETUP && cyc == x->t_next) || x->st0 == AR_RTOK) {
+                /* CTok: the ready token to west (recv: to the sender) */
                 x->inj_valid = 1;
                 x->inj = (struct ar_flit){ 0, 0, AR_TOK, (unsigned char)k,
                                            (unsigned char)x->west, 1 };
@@ -492,7 +478,8 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
         for (unsigned k = 0; k < C && rc == TPU_OK; k++) {
             struct ar_core *x = &cs[k];
             int st = x->st0;
-            if (st == AR_DONE)
+            unsigned E = x->E;
+            if (st == AR_DONE || x->op == AR_OP_NONE)
                 continue;
             /* ---- this cycle's signals ---- */
             const struct ar_flit *head = x->ef_n ? &x->ef[0] : NULL;
@@ -520,6 +507,11 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
             int gnt_tx = tx_need && !gnt_rx;
             int tx_start = 0, rx_start = 0, endph = 0;
             uint64_t clr = 0;
+            if (st == AR_SWAIT && (x->rdy >> x->peer & 1u)) { /* CSendWait */
+                tx_start = 1;
+                clr = (uint64_t)1 << x->peer;
+            }
+            rx_start = st == AR_RRX; /* CRx */
             if (st == AR_RUN) {
                 /* step 0 after the ready token from east, step t after the receive of t-1 */
                 if (!x->txrun && x->txstep + 1u < x->m &&
@@ -611,15 +603,167 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                 x->st = AR_RUN;
                 x->txstep = x->rxstep = 0;
                 x->txrun = x->rxrun = x->txtok = 0;
+            } else if (st == AR_SWAIT && tx_start) { /* a send's whole rows */
+                x->st = AR_STX;
+                x->tx.e = 0;
+                x->tx.e1 = x->len;
+                x->tx.rem = ar_flits(0, x->len, n, E);
+                x->tx.busy = x->tx.rem != 0;
+                x->tx.have = x->tx.fresh = 0;
+                x->tx.pk = 0;
+            } else if (st == AR_RTOK && x->inj_taken) {
+                x->st = AR_RRX;
+            } else if (st == AR_RRX) {
+                x->st = AR_RWAIT;
+                x->rx.e = 0;
+                x->rx.e1 = x->len;
+                x->rx.busy = x->len != 0;
+                x->rx.have = x->rx.fresh = 0;
+            } else if (st == AR_STX && !txb && x->op == AR_OP_BCAST && x->bc_i + 2u < C) {
+                /* CTxWait, CBcNext, then CSendWait for the next core */
+                x->bc_i++;
+                x->peer = x->east = (k + x->bc_i + 1u) % C;
+                x->st = AR_PRE;
+                x->t_next = cyc + 2u;
+            } else if ((st == AR_STX && !txb) || (st == AR_RWAIT && !rxb)) {
+                x->st = AR_DONE;
+                done[k] = cyc;
+                left--;
             }
         }
     }
+    return rc;
+}
+
+int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
+                             int ring, unsigned link_bits, unsigned link_latency,
+                             const uint64_t *disp, uint64_t *done, unsigned char *carry)
+{
+    unsigned C = grid_rows * grid_cols, E = link_bits / 32u ? link_bits / 32u : 1u;
+    unsigned nports = grid_rows == 1 ? 3u : 5u;
+    if (C == 0 || C > TPU_BOARD_CORES_MAX || disp == NULL || done == NULL)
+        return TPU_EINVAL;
+    if (C == 1 || n == 0 || link_bits == 0 || rows == 0) {
+        for (unsigned k = 0; k < C; k++)
+            done[k] = disp[k] + 1u; /* nothing to move: CStart, then idle */
+        return TPU_OK;
+    }
+    size_t len = (size_t)rows * n;
+    struct ar_core *cs = calloc(C, sizeof *cs);
+    if (cs == NULL)
+        return TPU_ENOMEM;
+    uint64_t cyc = UINT64_MAX;
+    for (unsigned k = 0; k < C; k++) {
+        struct ar_core *x = &cs[k];
+        x->op = AR_OP_AR;
+        x->E = E;
+        x->st = AR_SEL;
+        if (carry != NULL) {
+            x->prio = carry[k] & 1u;
+            x->rr[0] = (carry[k] >> 1) % nports;
+        }
+        /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
+           q / N, the walk to row-chunk (c + 1) mod S */
+        x->t_next = disp[k] + 3u + div_cycles(k);
+        if (!ring && grid_rows > 1)
+            x->t_next += 3u + div_cycles(len) + div_cycles(len / grid_cols) +
+                         (k % grid_cols + 1u) % grid_cols;
+        cyc = disp[k] < cyc ? disp[k] : cyc;
+    }
+    int rc = ar_run(cs, C, n, grid_rows, grid_cols, ring, len, link_latency, cyc, done);
     for (unsigned k = 0; k < C; k++) {
         if (carry != NULL)
             carry[k] = (unsigned char)((unsigned)cs[k].prio | cs[k].rr[0] << 1);
         for (unsigned i = 0; i < 5; i++)
             free(cs[k].in[i].v);
     }
+    free(cs);
+    return rc;
+}
+
+int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsigned n,
+                                unsigned grid_rows, unsigned grid_cols, unsigned link_bits,
+                                unsigned link_latency, uint64_t *sdone, uint64_t *rdone)
+{
+    unsigned C = grid_rows * grid_cols;
+    if (C == 0 || C > TPU_BOARD_CORES_MAX || xf == NULL || sdone == NULL || rdone == NULL ||
+        link_bits == 0 || n == 0)
+        return TPU_EINVAL;
+    struct ar_core *cs = calloc(C, sizeof *cs);
+    uint64_t done[TPU_BOARD_CORES_MAX];
+    if (cs == NULL)
+        return TPU_ENOMEM;
+    uint64_t cyc = UINT64_MAX;
+    int rc = TPU_OK;
+    for (unsigned i = 0; i < count && rc == TPU_OK; i++) {
+        const tpu_board_xfer_t *t = &xf[i];
+        unsigned E = t->elem_bits ? link_bits / t->elem_bits : 0;
+        if (t->src >= C || t->dst >= C || t->src == t->dst || cs[t->src].op || cs[t->dst].op) {
+            rc = TPU_EINVAL;
+            break;
+        }
+        struct ar_core *s = &cs[t->src], *r = &cs[t->dst];
+        s->op = AR_OP_SEND;
+        r->op = AR_OP_RECV;
+        s->peer = s->east = t->dst;
+        r->peer = r->west = t->src;
+        s->E = r->E = E ? E : 1u;
+        s->len = r->len = (size_t)t->rows * n;
+        s->st = r->st = AR_PRE;
+        s->t_next = t->s + 2u; /* CStart, then CSendWait */
+        r->t_next = t->r + 2u; /* CStart, then CTok */
+        cyc = t->s < cyc ? t->s : cyc;
+        cyc = t->r < cyc ? t->r : cyc;
+    }
+    if (rc == TPU_OK)
+        rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done);
+    for (unsigned i = 0; i < count && rc == TPU_OK; i++) {
+        sdone[i] = done[xf[i].src];
+        rdone[i] = done[xf[i].dst];
+    }
+    for (unsigned k = 0; k < C; k++)
+        for (unsigned i = 0; i < 5; i++)
+            free(cs[k].in[i].v);
+    free(cs);
+    return rc;
+}
+
+int tpu_board_bcast_run_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned grid_rows,
+                             unsigned grid_cols, unsigned root, unsigned link_bits,
+                             unsigned link_latency, const uint64_t *disp, uint64_t *done)
+{
+    unsigned C = grid_rows * grid_cols;
+    if (C == 0 || C > TPU_BOARD_CORES_MAX || root >= C || disp == NULL || done == NULL ||
+        link_bits == 0 || elem_bits == 0 || n == 0)
+        return TPU_EINVAL;
+    if (C == 1) {
+        done[0] = disp[0] + 1u;
+        return TPU_OK;
+    }
+    unsigned E = link_bits / elem_bits ? link_bits / elem_bits : 1u;
+    struct ar_core *cs = calloc(C, sizeof *cs);
+    if (cs == NULL)
+        return TPU_ENOMEM;
+    uint64_t cyc = UINT64_MAX;
+    for (unsigned k = 0; k < C; k++) {
+        struct ar_core *x = &cs[k];
+        x->op = k == root ? AR_OP_BCAST : AR_OP_RECV;
+        x->E = E;
+        x->len = (size_t)rows * n;
+        x->st = AR_PRE;
+        if (k == root) { /* CStart, CBcNext, then CSendWait for core root + 1 */
+            x->peer = x->east = (root + 1u) % C;
+            x->t_next = disp[k] + 3u;
+        } else { /* CStart, then CTok to the root */
+            x->peer = x->west = root;
+            x->t_next = disp[k] + 2u;
+        }
+        cyc = disp[k] < cyc ? disp[k] : cyc;
+    }
+    int rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done);
+    for (unsigned k = 0; k < C; k++)
+        for (unsigned i = 0; i < 5; i++)
+            free(cs[k].in[i].v);
     free(cs);
     return rc;
 }

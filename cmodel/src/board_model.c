@@ -658,7 +658,10 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
         if (late)
             continue;
         int progress = 0;
-        /* pairs: a send to d and d's recv from the sender */
+        /* pairs: a send to d and d's recv from the sender; the pairs found together run
+           together (they may share links and routers: tpu_board_sendrecv_set_done) */
+        tpu_board_xfer_t xs[TPU_BOARD_CORES_MAX];
+        unsigned nx = 0;
         for (unsigned i = 0; i < C; i++) {
             tpu_core_t *s = b->core[i];
             if (st[i] != ST_WAIT || s->run.net.opcode != TPU_OP_SEND)
@@ -705,9 +708,28 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                 continue;
             }
             copy_rows(s, r, s->run.net.mem, s->run.net.n);
+            st[i] = st[dst] = ST_RUN;
+            if (b->cfg.link_dead == 0) {
+                xs[nx++] = (tpu_board_xfer_t){ i, dst, s->run.net.n,
+                                               s->run.net.mem == TPU_MEM_ACC ? 32u : 16u,
+                                               s->run.net_t + off(b, i),
+                                               r->run.net_t + off(b, dst) };
+                continue;
+            }
             core_net_complete(s, sd - off(b, i));
             core_net_complete(r, rd - off(b, dst));
-            st[i] = st[dst] = ST_RUN;
+        }
+        if (nx > 0) {
+            uint64_t sds[TPU_BOARD_CORES_MAX], rds[TPU_BOARD_CORES_MAX];
+            int rc = tpu_board_sendrecv_set_done(xs, nx, b->core[0]->n, b->cfg.rows, b->cfg.cols,
+                                                 b->cfg.link_bits, b->cfg.link_latency, sds,
+                                                 rds);
+            if (rc < 0)
+                return rc;
+            for (unsigned j = 0; j < nx; j++) {
+                core_net_complete(b->core[xs[j].src], sds[j] - off(b, xs[j].src));
+                core_net_complete(b->core[xs[j].dst], rds[j] - off(b, xs[j].dst));
+            }
         }
         if (progress)
             continue;
@@ -736,9 +758,18 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                     arr[k] = b->core[k]->run.net_t + off(b, k);
                     hops[k] = tpu_board_hops(b->cfg.rows, b->cfg.cols, d->peer, k);
                 }
-                tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u, C,
-                                     d->peer, arr, hops, b->cfg.link_bits,
-                                     b->cfg.link_latency, bdone);
+                if (b->cfg.link_dead != 0) {
+                    tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u,
+                                         C, d->peer, arr, hops, b->cfg.link_bits,
+                                         b->cfg.link_latency, bdone);
+                } else {
+                    rc = tpu_board_bcast_run_done(d->n, b->core[0]->n,
+                                                  d->mem == TPU_MEM_ACC ? 32u : 16u, b->cfg.rows,
+                                                  b->cfg.cols, d->peer, b->cfg.link_bits,
+                                                  b->cfg.link_latency, arr, bdone);
+                    if (rc < 0)
+                        return rc;
+                }
             } else { /* allreduce: each core from its own dispatch */
                 for (unsigned k = 0; k < C; k++)
                     arr[k] = b->core[k]->run.net_t + off(b, k);

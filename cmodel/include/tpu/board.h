@@ -175,6 +175,26 @@ void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsign
 int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
                              int ring, unsigned link_bits, unsigned link_latency,
                              const uint64_t *disp, uint64_t *done, unsigned char *carry);
+/* Send/recv pairs that run at the same time, cycle by cycle as tpu_core_coll and the routers
+   run them (the same model as tpu_board_allreduce_done: the receiver's ready token, the
+   sender's flits, their packets sharing links and routers): pair i, core src sends `rows`
+   whole rows of n elem_bits-bit elements to core dst, dispatched in s (sender) and r
+   (receiver), board time. sdone[i], rdone[i]: the completions. Every core in at most one
+   pair. TPU_OK, TPU_EINVAL, TPU_ENOMEM. (tpu_board_sendrecv_done: one pair alone.) */
+typedef struct {
+    unsigned src, dst, rows, elem_bits;
+    uint64_t s, r;
+} tpu_board_xfer_t;
+int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsigned n,
+                                unsigned grid_rows, unsigned grid_cols, unsigned link_bits,
+                                unsigned link_latency, uint64_t *sdone, uint64_t *rdone);
+/* A bcast from root as tpu_core_coll runs it, cycle by cycle in the same model: the root
+   sends to root+1, root+2, ... one after the other, each after that receiver's ready token;
+   done[c] per core (board time) from disp[c]. TPU_OK, TPU_EINVAL, TPU_ENOMEM.
+   (tpu_board_bcast_done: the same as formulas, for packets that meet nothing.) */
+int tpu_board_bcast_run_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned grid_rows,
+                             unsigned grid_cols, unsigned root, unsigned link_bits,
+                             unsigned link_latency, const uint64_t *disp, uint64_t *done);
 /* tpu_board_allreduce_done when every core dispatches in cycle 0: the slowest core's
    completion; 1 on one core. */
 uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
