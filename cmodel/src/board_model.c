@@ -4,8 +4,10 @@
    when every participant of a collective has reached it (the two cores of a send/recv pair,
    every core for bcast, barrier and allreduce) the board moves the data exactly as the ring
    algorithm does, writing each core's rows in the order of "Transfers, flits and the order
-   of row writes" (so each core's trace is the RTL's), and completes it on every participant
-   at max(their dispatch cycles) + the cycle model's cost. The order in which the board
+   of row writes" (so each core's trace is the RTL's), and completes it on each participant
+   in the cycle the cycle model gives that core (docs/board.md "Cycle model": send/recv,
+   bcast and allreduce run cycle by cycle through the routers from each core's own dispatch,
+   the barrier from formulas). The order in which the board
    visits cores changes nothing: a core's results and trace depend only on its program and
    on the data of the collectives. When no collective can complete while cores wait, the
    board stops them (TPU_CORE_STUCK) and says why instead of hanging.
