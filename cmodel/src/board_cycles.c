@@ -357,7 +357,8 @@ static uint64_t ar_flits(size_t e0, size_t e1, unsigned n, unsigned E)
    locked to, or grants the next header (round robin from the last input granted) that goes
    there and fits (a link: room for the packet, and MaxFlits more when it enters a ring) */
 static int ar_router(struct ar_core *cs, unsigned k, unsigned rows, unsigned cols,
-                     unsigned nports, uint64_t cyc, uint64_t depth, unsigned link_latency)
+                     unsigned nports, uint64_t cyc, uint64_t depth, unsigned link_latency,
+                     uint64_t *moved)
 {
     struct ar_core *x = &cs[k];
     for (unsigned o = 0; o < nports; o++) {
@@ -390,6 +391,7 @@ static int ar_router(struct ar_core *cs, unsigned k, unsigned rows, unsigned col
         if (src < 0)
             continue;
         struct ar_flit g = *f;
+        *moved = cyc;
         if (src == 0) {
             x->inj_taken = 1;
         } else { /* popped: the credit goes back to the router before */
@@ -428,9 +430,16 @@ static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows
     /* a link's receiver FIFO: two packets of MaxFlits and the round trip */
     uint64_t depth = 2u * (TPU_BOARD_PKT_PAYLOAD + 1u) + 2u * link_latency + 2u;
     int rc = TPU_OK;
-    for (unsigned k = 0; k < C; k++)
+    uint64_t moved = cyc, last = cyc; /* the last cycle a flit moved; the last dispatch */
+    for (unsigned k = 0; k < C; k++) {
         left += cs[k].op != AR_OP_NONE;
+        last = cs[k].op != AR_OP_NONE && cs[k].t_next > last ? cs[k].t_next : last;
+    }
     for (; left > 0 && rc == TPU_OK; cyc++) {
+        /* a model that waits for nothing: every core has started, no flit has moved for
+           far longer than any set-up takes */
+        if (cyc > last + 100000u && cyc > moved + 100000u)
+            return TPU_EINVAL;
         /* the controllers' CPhSel, then what each core offers its router */
         for (unsigned k = 0; k < C; k++) {
             struct ar_core *x = &cs[k];
@@ -473,7 +482,8 @@ static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows
         }
         /* the routers */
         for (unsigned k = 0; k < C && rc == TPU_OK; k++)
-            rc = ar_router(cs, k, grid_rows, grid_cols, nports, cyc, depth, link_latency);
+            rc = ar_router(cs, k, grid_rows, grid_cols, nports, cyc, depth, link_latency,
+                           &moved);
         /* the cores */
         for (unsigned k = 0; k < C && rc == TPU_OK; k++) {
             struct ar_core *x = &cs[k];
