@@ -166,15 +166,33 @@ void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsign
    outputs (one packet at a time, round robin, a header only when the next FIFO has room for
    its packet) and its links' credits. */
 
-/* internal: cycles of the core's sequential divider on dividend a: eight leading zero
-   quotient bits per cycle while the remainder is 0 (at most three such cycles), then one bit
-   per cycle */
-static unsigned div_cycles(uint64_t a)
+/* internal: the cycles tpu_core_coll's sequential divider is busy with a / b (32-bit
+   quotient register, 16-bit remainder): one quotient bit per cycle, or eight zero bits at once
+   while the remainder is 0, the quotient register's top byte is 0 and more than eight bits
+   are left (at the start, and again whenever the remainder returns to 0) */
+static unsigned div_cycles(uint64_t a, unsigned b)
 {
-    unsigned k = 0;
-    while (k < 3 && (a >> (24u - 8u * k)) == 0)
-        k++;
-    return k + 32u - 8u * k;
+    uint32_t q = (uint32_t)a, r = 0;
+    unsigned cnt = 32, cycles = 0;
+    b &= 0xFFFFu;
+    while (cnt > 0) {
+        cycles++;
+        if (r == 0 && (q >> 24) == 0 && cnt > 8) {
+            q <<= 8;
+            cnt -= 8;
+        } else {
+            uint32_t t = (r << 1) | (q >> 31);
+            q <<= 1;
+            if (t >= b) {
+                r = (t - b) & 0xFFFFu;
+                q |= 1u;
+            } else {
+                r = t & 0xFFFFu;
+            }
+            cnt--;
+        }
+    }
+    return cycles;
 }
 
 enum { AR_TOK, AR_HDR, AR_PL };              /* flit kinds */
@@ -462,7 +480,8 @@ static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows
                 } else { /* len / m, q / N, the walk to the receiver's first chunk */
                     unsigned wj = x->gather ? x->p : (x->p + x->m - 1u) % x->m;
                     x->st = AR_SETUP;
-                    x->t_next = cyc + 4u + div_cycles(x->len) + div_cycles(x->len / x->m) + wj;
+                    x->t_next = cyc + 4u + div_cycles(x->len, x->m) +
+                                div_cycles(x->len / x->m, n) + wj;
                 }
             }
             if ((x->st0 == AR_SETUP && cyc == x->t_next) || x->st0 == AR_RTOK) {
@@ -674,9 +693,9 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
         }
         /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
            q / N, the walk to row-chunk (c + 1) mod S */
-        x->t_next = disp[k] + 3u + div_cycles(k);
+        x->t_next = disp[k] + 3u + div_cycles(k, grid_cols);
         if (!ring && grid_rows > 1)
-            x->t_next += 3u + div_cycles(len) + div_cycles(len / grid_cols) +
+            x->t_next += 3u + div_cycles(len, grid_cols) + div_cycles(len / grid_cols, n) +
                          (k % grid_cols + 1u) % grid_cols;
         cyc = disp[k] < cyc ? disp[k] : cyc;
     }
