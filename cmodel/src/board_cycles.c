@@ -442,9 +442,14 @@ static int ar_router(struct ar_core *cs, unsigned k, unsigned rows, unsigned col
    first dispatch, until every core with a collective has completed it (done[k]) */
 static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows,
                   unsigned grid_cols, int ring, size_t len, unsigned link_latency,
-                  uint64_t cyc, uint64_t *done)
+                  uint64_t cyc, uint64_t *done, tpu_board_net_t *net)
 {
     unsigned nports = grid_rows == 1 ? 3u : 5u, left = 0;
+    for (unsigned k = 0; k < C && net != NULL; k++) { /* the state kept from before */
+        cs[k].prio = net->prio[k] & 1u;
+        for (unsigned o = 0; o < nports; o++)
+            cs[k].rr[o] = net->rr[k][o] % nports;
+    }
     /* a link's receiver FIFO: two packets of MaxFlits and the round trip */
     uint64_t depth = 2u * (TPU_BOARD_PKT_PAYLOAD + 1u) + 2u * link_latency + 2u;
     int rc = TPU_OK;
@@ -661,15 +666,19 @@ static int ar_run(struct ar_core *cs, unsigned C, unsigned n, unsigned grid_rows
             }
         }
     }
+    for (unsigned k = 0; k < C && net != NULL && rc == TPU_OK; k++) {
+        net->prio[k] = (unsigned char)cs[k].prio;
+        for (unsigned o = 0; o < nports; o++)
+            net->rr[k][o] = (unsigned char)cs[k].rr[o];
+    }
     return rc;
 }
 
 int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
                              int ring, unsigned link_bits, unsigned link_latency,
-                             const uint64_t *disp, uint64_t *done, unsigned char *carry)
+                             const uint64_t *disp, uint64_t *done, tpu_board_net_t *net)
 {
     unsigned C = grid_rows * grid_cols, E = link_bits / 32u ? link_bits / 32u : 1u;
-    unsigned nports = grid_rows == 1 ? 3u : 5u;
     if (C == 0 || C > TPU_BOARD_CORES_MAX || disp == NULL || done == NULL)
         return TPU_EINVAL;
     if (C == 1 || n == 0 || link_bits == 0 || rows == 0) {
@@ -687,10 +696,6 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
         x->op = AR_OP_AR;
         x->E = E;
         x->st = AR_SEL;
-        if (carry != NULL) {
-            x->prio = carry[k] & 1u;
-            x->rr[0] = (carry[k] >> 1) % nports;
-        }
         /* CStart, id / S; on a torus without the ring flag the column phases' region: len / S,
            q / N, the walk to row-chunk (c + 1) mod S */
         x->t_next = disp[k] + 3u + div_cycles(k, grid_cols);
@@ -699,20 +704,18 @@ int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsi
                          (k % grid_cols + 1u) % grid_cols;
         cyc = disp[k] < cyc ? disp[k] : cyc;
     }
-    int rc = ar_run(cs, C, n, grid_rows, grid_cols, ring, len, link_latency, cyc, done);
-    for (unsigned k = 0; k < C; k++) {
-        if (carry != NULL)
-            carry[k] = (unsigned char)((unsigned)cs[k].prio | cs[k].rr[0] << 1);
+    int rc = ar_run(cs, C, n, grid_rows, grid_cols, ring, len, link_latency, cyc, done, net);
+    for (unsigned k = 0; k < C; k++)
         for (unsigned i = 0; i < 5; i++)
             free(cs[k].in[i].v);
-    }
     free(cs);
     return rc;
 }
 
 int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsigned n,
                                 unsigned grid_rows, unsigned grid_cols, unsigned link_bits,
-                                unsigned link_latency, uint64_t *sdone, uint64_t *rdone)
+                                unsigned link_latency, uint64_t *sdone, uint64_t *rdone,
+                                tpu_board_net_t *net)
 {
     unsigned C = grid_rows * grid_cols;
     if (C == 0 || C > TPU_BOARD_CORES_MAX || xf == NULL || sdone == NULL || rdone == NULL ||
@@ -745,7 +748,7 @@ int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsi
         cyc = t->r < cyc ? t->r : cyc;
     }
     if (rc == TPU_OK)
-        rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done);
+        rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done, net);
     for (unsigned i = 0; i < count && rc == TPU_OK; i++) {
         sdone[i] = done[xf[i].src];
         rdone[i] = done[xf[i].dst];
@@ -759,7 +762,8 @@ int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsi
 
 int tpu_board_bcast_run_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned grid_rows,
                              unsigned grid_cols, unsigned root, unsigned link_bits,
-                             unsigned link_latency, const uint64_t *disp, uint64_t *done)
+                             unsigned link_latency, const uint64_t *disp, uint64_t *done,
+                             tpu_board_net_t *net)
 {
     unsigned C = grid_rows * grid_cols;
     if (C == 0 || C > TPU_BOARD_CORES_MAX || root >= C || disp == NULL || done == NULL ||
@@ -789,7 +793,7 @@ int tpu_board_bcast_run_done(unsigned rows, unsigned n, unsigned elem_bits, unsi
         }
         cyc = disp[k] < cyc ? disp[k] : cyc;
     }
-    int rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done);
+    int rc = ar_run(cs, C, n, grid_rows, grid_cols, 1, 0, link_latency, cyc, done, net);
     for (unsigned k = 0; k < C; k++)
         for (unsigned i = 0; i < 5; i++)
             free(cs[k].in[i].v);

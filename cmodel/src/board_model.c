@@ -35,8 +35,7 @@ struct tpu_board {
     uint64_t now;        /* board cycle of the collective being run (its first flits) */
     uint64_t dead_assumed; /* dead_at known before the run (a pass before this one found it) */
     unsigned char clogged[4u * TPU_BOARD_CORES_MAX]; /* per link: lost flits at its FIFO's head */
-    unsigned char carry[TPU_BOARD_CORES_MAX]; /* per core: what tpu_core_coll and its router
-                                                 keep from one allreduce to the next */
+    tpu_board_net_t net; /* what the network units and routers keep between collectives */
 };
 
 enum { ST_RUN, ST_WAIT, ST_END, ST_LINK /* waits on a transfer the dead link lost */ };
@@ -629,7 +628,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
         msg[0] = 0;
     b->dead_flits = 0;
     memset(b->clogged, 0, sizeof b->clogged);
-    memset(b->carry, 0, sizeof b->carry);
+    memset(&b->net, 0, sizeof b->net);
     b->dead_at = b->dead_assumed;
     for (unsigned i = 0; i < C; i++) {
         int rc = core_run_begin(b->core[i], job[i].prog, job[i].count, job[i].pc_start,
@@ -725,7 +724,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
             uint64_t sds[TPU_BOARD_CORES_MAX], rds[TPU_BOARD_CORES_MAX];
             int rc = tpu_board_sendrecv_set_done(xs, nx, b->core[0]->n, b->cfg.rows, b->cfg.cols,
                                                  b->cfg.link_bits, b->cfg.link_latency, sds,
-                                                 rds);
+                                                 rds, &b->net);
             if (rc < 0)
                 return rc;
             for (unsigned j = 0; j < nx; j++) {
@@ -768,7 +767,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                     rc = tpu_board_bcast_run_done(d->n, b->core[0]->n,
                                                   d->mem == TPU_MEM_ACC ? 32u : 16u, b->cfg.rows,
                                                   b->cfg.cols, d->peer, b->cfg.link_bits,
-                                                  b->cfg.link_latency, arr, bdone);
+                                                  b->cfg.link_latency, arr, bdone, &b->net);
                     if (rc < 0)
                         return rc;
                 }
@@ -777,7 +776,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                     arr[k] = b->core[k]->run.net_t + off(b, k);
                 rc = tpu_board_allreduce_done(d->n, b->core[0]->n, b->cfg.rows, b->cfg.cols,
                                               d->ring, b->cfg.link_bits, b->cfg.link_latency,
-                                              arr, bdone, b->carry);
+                                              arr, bdone, &b->net);
                 if (rc < 0)
                     return rc;
             }
