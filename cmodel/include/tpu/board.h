@@ -175,8 +175,9 @@ typedef struct {
    routers run it: each core from its own dispatch cycle disp[c] (board time), its ring
    phases' divisions and walks, its ready token to west, then step t's send after the token
    from east (t = 0) or the receive of step t-1, the sender and the receiver sharing the core's
-   memory read port, the ejection buffer of two flits and the router's local output (one packet
-   at a time, round robin); a flit takes hops (D + 1) cycles. done[c]: core c's completion
+   memory read port, the ejection buffer of two flits, and every packet hop by hop through the
+   routers (each output one packet at a time, round robin; the links' credits; D + 1 cycles a
+   hop). done[c]: core c's completion
    (board time). net (NULL: as after reset, not kept) is the state the hardware keeps from
    one collective to the next, read and updated. TPU_OK, TPU_EINVAL (C out of range, NULL, or
    a run that cannot finish), TPU_ENOMEM. */
