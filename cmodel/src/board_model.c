@@ -4,8 +4,10 @@
    when every participant of a collective has reached it (the two cores of a send/recv pair,
    every core for bcast, barrier and allreduce) the board moves the data exactly as the ring
    algorithm does, writing each core's rows in the order of "Transfers, flits and the order
-   of row writes" (so each core's trace is the RTL's), and completes it on every participant
-   at max(their dispatch cycles) + the cycle model's cost. The order in which the board
+   of row writes" (so each core's trace is the RTL's), and completes it on each participant
+   in the cycle the cycle model gives that core (docs/board.md "Cycle model": send/recv,
+   bcast and allreduce run cycle by cycle through the routers from each core's own dispatch,
+   the barrier from formulas). The order in which the board
    visits cores changes nothing: a core's results and trace depend only on its program and
    on the data of the collectives. When no collective can complete while cores wait, the
    board stops them (TPU_CORE_STUCK) and says why instead of hanging.
@@ -33,6 +35,7 @@ struct tpu_board {
     uint64_t now;        /* board cycle of the collective being run (its first flits) */
     uint64_t dead_assumed; /* dead_at known before the run (a pass before this one found it) */
     unsigned char clogged[4u * TPU_BOARD_CORES_MAX]; /* per link: lost flits at its FIFO's head */
+    tpu_board_net_t net; /* what the network units and routers keep between collectives */
 };
 
 enum { ST_RUN, ST_WAIT, ST_END, ST_LINK /* waits on a transfer the dead link lost */ };
@@ -625,6 +628,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
         msg[0] = 0;
     b->dead_flits = 0;
     memset(b->clogged, 0, sizeof b->clogged);
+    memset(&b->net, 0, sizeof b->net);
     b->dead_at = b->dead_assumed;
     for (unsigned i = 0; i < C; i++) {
         int rc = core_run_begin(b->core[i], job[i].prog, job[i].count, job[i].pc_start,
@@ -655,7 +659,10 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
         if (late)
             continue;
         int progress = 0;
-        /* pairs: a send to d and d's recv from the sender */
+        /* pairs: a send to d and d's recv from the sender; the pairs found together run
+           together (they may share links and routers: tpu_board_sendrecv_set_done) */
+        tpu_board_xfer_t xs[TPU_BOARD_CORES_MAX];
+        unsigned nx = 0;
         for (unsigned i = 0; i < C; i++) {
             tpu_core_t *s = b->core[i];
             if (st[i] != ST_WAIT || s->run.net.opcode != TPU_OP_SEND)
@@ -702,9 +709,28 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                 continue;
             }
             copy_rows(s, r, s->run.net.mem, s->run.net.n);
+            st[i] = st[dst] = ST_RUN;
+            if (b->cfg.link_dead == 0) {
+                xs[nx++] = (tpu_board_xfer_t){ i, dst, s->run.net.n,
+                                               s->run.net.mem == TPU_MEM_ACC ? 32u : 16u,
+                                               s->run.net_t + off(b, i),
+                                               r->run.net_t + off(b, dst) };
+                continue;
+            }
             core_net_complete(s, sd - off(b, i));
             core_net_complete(r, rd - off(b, dst));
-            st[i] = st[dst] = ST_RUN;
+        }
+        if (nx > 0) {
+            uint64_t sds[TPU_BOARD_CORES_MAX], rds[TPU_BOARD_CORES_MAX];
+            int rc = tpu_board_sendrecv_set_done(xs, nx, b->core[0]->n, b->cfg.rows, b->cfg.cols,
+                                                 b->cfg.link_bits, b->cfg.link_latency, sds,
+                                                 rds, &b->net);
+            if (rc < 0)
+                return rc;
+            for (unsigned j = 0; j < nx; j++) {
+                core_net_complete(b->core[xs[j].src], sds[j] - off(b, xs[j].src));
+                core_net_complete(b->core[xs[j].dst], rds[j] - off(b, xs[j].dst));
+            }
         }
         if (progress)
             continue;
@@ -720,7 +746,6 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
             uint64_t t0 = 0;
             for (unsigned k = 0; k < C; k++)
                 t0 = core_max(t0, b->core[k]->run.net_t + off(b, k));
-            uint64_t done = t0 + coll_cycles(b, d, 0);
             uint64_t arr[TPU_BOARD_CORES_MAX], bdone[TPU_BOARD_CORES_MAX];
             unsigned hops[TPU_BOARD_CORES_MAX];
             if (d->opcode == TPU_OP_BARRIER) { /* per core: arrivals, then the releases */
@@ -734,19 +759,34 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                     arr[k] = b->core[k]->run.net_t + off(b, k);
                     hops[k] = tpu_board_hops(b->cfg.rows, b->cfg.cols, d->peer, k);
                 }
-                tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u, C,
-                                     d->peer, arr, hops, b->cfg.link_bits,
-                                     b->cfg.link_latency, bdone);
-            }
-            uint64_t last = done;
-            if (d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST)
+                if (b->cfg.link_dead != 0) {
+                    tpu_board_bcast_done(d->n, b->core[0]->n, d->mem == TPU_MEM_ACC ? 32u : 16u,
+                                         C, d->peer, arr, hops, b->cfg.link_bits,
+                                         b->cfg.link_latency, bdone);
+                } else {
+                    rc = tpu_board_bcast_run_done(d->n, b->core[0]->n,
+                                                  d->mem == TPU_MEM_ACC ? 32u : 16u, b->cfg.rows,
+                                                  b->cfg.cols, d->peer, b->cfg.link_bits,
+                                                  b->cfg.link_latency, arr, bdone, &b->net);
+                    if (rc < 0)
+                        return rc;
+                }
+            } else { /* allreduce: each core from its own dispatch */
                 for (unsigned k = 0; k < C; k++)
-                    last = core_max(last, bdone[k]);
+                    arr[k] = b->core[k]->run.net_t + off(b, k);
+                rc = tpu_board_allreduce_done(d->n, b->core[0]->n, b->cfg.rows, b->cfg.cols,
+                                              d->ring, b->cfg.link_bits, b->cfg.link_latency,
+                                              arr, bdone, &b->net);
+                if (rc < 0)
+                    return rc;
+            }
+            uint64_t last = 0; /* the last core's completion */
+            for (unsigned k = 0; k < C; k++)
+                last = core_max(last, bdone[k]);
             int ok[TPU_BOARD_CORES_MAX], all[TPU_BOARD_CORES_MAX], degraded = 0;
             uint64_t dead0 = b->dead_at; /* declared before this collective */
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k]
-                                                                                   : done;
+                uint64_t dk = bdone[k];
                 ok[k] = 1;
                 /* a bcast receiver that would complete after the declaration stops first */
                 all[k] = dead0 == CORE_NEVER || d->opcode != TPU_OP_BCAST || dk <= dead0 ||
@@ -766,8 +806,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
                 degraded = 1;
             }
             for (unsigned k = 0; k < C && dead0 != CORE_NEVER; k++)
-                if ((d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k] : done) >
-                    dead0)
+                if (bdone[k] > dead0)
                     ok[k] = 0;
             if (!degraded) {
                 if (d->opcode == TPU_OP_ALLREDUCE)
@@ -779,8 +818,7 @@ static int board_run_once(tpu_board_t *b, const tpu_board_job_t job[], tpu_core_
             if (rc < 0)
                 return rc;
             for (unsigned k = 0; k < C; k++) {
-                uint64_t dk = d->opcode == TPU_OP_BARRIER || d->opcode == TPU_OP_BCAST ? bdone[k]
-                                                                                   : done;
+                uint64_t dk = bdone[k];
                 if (!ok[k]) {
                     st[k] = ST_LINK;
                     broke = 1;

@@ -50,6 +50,21 @@ if [ "$set" = full ]; then
     [ $st -eq 0 ] && echo "test-board-cosim-full: PASS" || echo "test-board-cosim-full: FAIL"
     exit $st
 fi
+# The collectives run cycle by cycle in the model (docs/board.md "Cycle model"): at stall 0
+# the jobs of one kind of collective and core work (allreduce, dptrain, sendrecv, barrier,
+# bcast but on the 2x4 torus, collall on the ring of 3) must give every core's CYCLES equal to
+# the RTL's.
+for j in "$out"/n*_allreduce "$out"/n*_dptrain "$out"/n*_sendrecv "$out"/n*_barrier \
+         "$out"/n*_c[24]_*_bcast "$out"/n3_c3_ring_w128_d0_collall; do
+    [ -d "$j/rtl_s0" ] && [ -d "$j/model" ] || continue
+    r=$(cat "$j"/rtl_s0/core*.counters | sed -n 's/.*CYCLES=\([0-9]*\).*/\1/p' | tr '\n' ' ')
+    m=$(cat "$j"/model/core*.counters | sed -n 's/.*CYCLES=\([0-9]*\).*/\1/p' | tr '\n' ' ')
+    if [ -n "$r" ] && [ "$r" = "$m" ]; then
+        echo "PASS: $(basename "$j") stall=0: every core's CYCLES equal to the model's ($r)"
+    else
+        echo "FAIL: $(basename "$j") stall=0: CYCLES per core RTL '$r', model '$m'"; st=1
+    fi
+done
 # tpu-board-cmp must name a divergence: element 1 of core 1's first ACC row write and the last
 # byte of its dump changed in a copy of the plain:dense run
 src=$out/n4_c2_ring_w64_d2_plain_dense

@@ -10,7 +10,10 @@
 #                                  torus:2x2, C = 8 torus:2x4 and C = 4 ring, kinds allreduce,
 #                                  bcast, sendrecv, barrier, dptrain, random-board (also on the
 #                                  two N = 3 boards), --stall 0 and 30: every
-#                                  core's trace and dumps identical; collall at N = 3 with
+#                                  core's trace and dumps identical (and at stall 0 every
+#                                  core's CYCLES equal to the model's for allreduce, dptrain,
+#                                  sendrecv, barrier, bcast but on 2x4, and collall on the
+#                                  ring of 3); collall at N = 3 with
 #                                  W = 128 on C = 3 ring (D = 0, stall 0 and 30) and C = 6
 #                                  torus:2x3 (D = 5, stall 30); plain per-core
 #                                  programs (dense) on C = 2 ring (the harness);

@@ -161,10 +161,55 @@ uint64_t tpu_board_barrier_cycles(unsigned cores, unsigned max_hops, unsigned li
    the slowest core's cost when all arrive together.) */
 void tpu_board_barrier_done(unsigned cores, const uint64_t *arrive, const unsigned *hops,
                             unsigned link_latency, uint64_t *done);
+/* What the network units and the routers keep from one collective to the next, per core: the
+   read port's priority (1: the receiver's, after a conflict the sender won) and, per router
+   output (0 local, 1 east, 2 west, 3 south, 4 north), the input it granted last. All zero
+   after reset. */
+typedef struct {
+    unsigned char prio[TPU_BOARD_CORES_MAX];
+    unsigned char rr[TPU_BOARD_CORES_MAX][5];
+} tpu_board_net_t;
+
 /* An allreduce instruction of `rows` ACC rows of n fp32 on an R x S board (ring: one ring
-   over all cores): the core's network unit's set-up (its divider and walks, per ring phase)
-   plus per phase the token's hop and m - 1 steps of the largest chunk's flits (cut at row
-   boundaries), its hop and the receive; 1 on one core. */
+   over all cores; docs/board.md "Cycle model"), run cycle by cycle as tpu_core_coll and the
+   routers run it: each core from its own dispatch cycle disp[c] (board time), its ring
+   phases' divisions and walks, its ready token to west, then step t's send after the token
+   from east (t = 0) or the receive of step t-1, the sender and the receiver sharing the core's
+   memory read port, the ejection buffer of two flits, and every packet hop by hop through the
+   routers (each output one packet at a time, round robin; the links' credits; D + 1 cycles a
+   hop). done[c]: core c's completion
+   (board time). net (NULL: as after reset, not kept) is the state the hardware keeps from
+   one collective to the next, read and updated. TPU_OK, TPU_EINVAL (C out of range, NULL, or
+   a run that cannot finish), TPU_ENOMEM. */
+int tpu_board_allreduce_done(unsigned rows, unsigned n, unsigned grid_rows, unsigned grid_cols,
+                             int ring, unsigned link_bits, unsigned link_latency,
+                             const uint64_t *disp, uint64_t *done, tpu_board_net_t *net);
+/* Send/recv pairs that run at the same time, cycle by cycle as tpu_core_coll and the routers
+   run them (the same model as tpu_board_allreduce_done: the receiver's ready token, the
+   sender's flits, their packets sharing links and routers): pair i, core src sends `rows`
+   whole rows of n elem_bits-bit elements to core dst, dispatched in s (sender) and r
+   (receiver), board time. sdone[i], rdone[i]: the completions. Every core in at most one
+   pair. net as for tpu_board_allreduce_done. TPU_OK, TPU_EINVAL, TPU_ENOMEM.
+   (tpu_board_sendrecv_done: one pair alone.) */
+typedef struct {
+    unsigned src, dst, rows, elem_bits;
+    uint64_t s, r;
+} tpu_board_xfer_t;
+int tpu_board_sendrecv_set_done(const tpu_board_xfer_t *xf, unsigned count, unsigned n,
+                                unsigned grid_rows, unsigned grid_cols, unsigned link_bits,
+                                unsigned link_latency, uint64_t *sdone, uint64_t *rdone,
+                                tpu_board_net_t *net);
+/* A bcast from root as tpu_core_coll runs it, cycle by cycle in the same model: the root
+   sends to root+1, root+2, ... one after the other, each after that receiver's ready token;
+   done[c] per core (board time) from disp[c]; net as for tpu_board_allreduce_done. TPU_OK,
+   TPU_EINVAL, TPU_ENOMEM.
+   (tpu_board_bcast_done: the same as formulas, for packets that meet nothing.) */
+int tpu_board_bcast_run_done(unsigned rows, unsigned n, unsigned elem_bits, unsigned grid_rows,
+                             unsigned grid_cols, unsigned root, unsigned link_bits,
+                             unsigned link_latency, const uint64_t *disp, uint64_t *done,
+                             tpu_board_net_t *net);
+/* tpu_board_allreduce_done when every core dispatches in cycle 0: the slowest core's
+   completion; 1 on one core. */
 uint64_t tpu_board_allreduce_cycles(unsigned rows, unsigned n, unsigned grid_rows,
                                     unsigned grid_cols, int ring, unsigned link_bits,
                                     unsigned link_latency);
