@@ -1114,7 +1114,9 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
       U(t->ident_addr), N * 2);
     E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
-    if (adam && t->micro == 1) emit_adam_step(&e, t);
+    /* the step's Adam scalars advance once per training step: never in the forward pass
+       alone (validation runs it once per batch, on the same host image) */
+    if (adam && t->micro == 1 && !o->eval_only) emit_adam_step(&e, t);
     /* forward */
     e.phase = TPUC_PH_FORWARD;
     if (t->layer[0].embed) {

@@ -256,6 +256,23 @@ if [ "$s1 $s2 $s3" = "0 0 0" ] && grep -q "stopped after 5 steps" "$CK/b1.log" &
 else
     bad "checkpoint and resume: exits $s1 / $s2 / $s3; $(tail -1 "$CK/b3.log")"
 fi
+# ---- 2d. validation changes nothing in training: the same run with validation after every
+# epoch and without (--val-steps 0) exports the same ONNX bytes, with micro-steps and without
+# (the forward program validation runs shares the step's host image: it once advanced Adam's
+# step counter per validation batch, the tutorial's batch-32 run 1.5 points off PyTorch) ----
+VA="$W/deep.onnx --x-train $W/bx.npy --y-train $W/by.npy --x-val $W/vx.npy --y-val $W/vy.npy --logits --mxu 8 --cores 2 --batch 16 --epochs 3 --steps-per-epoch 2 --optimizer adam --lr 0.01"
+vres=""
+for mb in 8 4; do
+    # shellcheck disable=SC2086
+    "$T" $VA --micro-batch $mb --save-onnx "$CK/v$mb.onnx" >"$CK/v$mb.log" 2>&1 &&
+        "$T" $VA --micro-batch $mb --val-steps 0 --save-onnx "$CK/n$mb.onnx" >"$CK/n$mb.log" 2>&1 &&
+        cmp -s "$CK/v$mb.onnx" "$CK/n$mb.onnx" || vres="$vres micro-batch $mb;"
+done
+if [ -z "$vres" ]; then
+    ok "validation after every epoch leaves training unchanged: the same ONNX bytes as without (with and without micro-steps)"
+else
+    bad "validation changed the trained weights:$vres see $CK/v*.log"
+fi
 ckbad() { # label expected ckpt extra-args
     label=$1; want=$2; f=$3; shift 3
     rm -f "$CK/x.csv"
