@@ -27,7 +27,7 @@ bench-compiler: $(MODELS_ONNX) $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $
 include bench/models.mk
 
 # Training (docs/training.md): the tutorial's runs on the board model beside PyTorch fp32
-# (bench/train.sh; TRAIN_RTL=1 adds one CNN step on the 128 x 8 RTL board).
+# (bench/train.sh; make bench-train-rtl, bench/board.mk, runs one CNN step on the RTL board).
 .PHONY: bench-train
 bench-train: $(TOOLS_DIR)/tpu-train $(TOOLS_DIR)/tpu-compile
 	@sh bench/train.sh

@@ -9,8 +9,12 @@
 #   sim/board_build.sh (a shell reads its script as it runs: an edit mid-build breaks it).
 # make bench-board-128: build the gen --mxu 128 --cores 8 board from nothing (time, peak
 #   memory) and run a 128x128x128 matmul on all 8 cores vs the model (bench/board_128.sh).
-#   Heavy (~12 GB): run it alone. BENCH_BOARD_128_N=16 runs the same script small.
+#   Heavy (~12 GB): run it alone. BENCH_BOARD_128_N=16 runs the same script small. Its cores
+#   have BENCH_BOARD_128_IMEM instructions of IMEM (default 4096), so that
+# make bench-train-rtl: one CNN training step on that board's build (bench/train.sh rtl;
+#   TRAIN_RTL_N and TRAIN_RTL_IMEM follow BENCH_BOARD_128_N and _IMEM) reuses it as it is.
 BENCH_BOARD_N       ?= 16
+BENCH_BOARD_128_IMEM ?= 4096
 BENCH_BOARD_ACC_KIB ?= 1024
 BENCH_BOARD_128_N   ?= 128
 BENCH_BOARD_OBJCACHE ?=
@@ -29,4 +33,9 @@ bench-board-allreduce: deps
 bench-board-128: deps
 	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TPU_BOARD_RUN) $(TPU_MKPROG) $(SIM_DIR)/tpu-board-cmp
 	@BOARD_CMP=$(SIM_DIR)/tpu-board-cmp GEN=$(GEN) CMODEL_LIB=$(CMODEL_LIB) TPU_MKPROG=$(TPU_MKPROG) TPU_BOARD_RUN=$(TPU_BOARD_RUN) \
-		OBJCACHE=$(BENCH_BOARD_OBJCACHE) sh bench/board_128.sh $(BENCH_BOARD_128_N) $(BENCH_DIR)/board_$(BENCH_BOARD_128_N)
+		IMEM=$(BENCH_BOARD_128_IMEM) OBJCACHE=$(BENCH_BOARD_OBJCACHE) sh bench/board_128.sh $(BENCH_BOARD_128_N) $(BENCH_DIR)/board_$(BENCH_BOARD_128_N)
+
+.PHONY: bench-train-rtl
+bench-train-rtl: deps
+	@$(MAKE) --no-print-directory -s $(GEN) $(CMODEL_LIB) $(TOOLS_DIR)/tpu-train
+	@TRAIN_RTL_N=$(BENCH_BOARD_128_N) TRAIN_RTL_IMEM=$(BENCH_BOARD_128_IMEM) sh bench/train.sh rtl

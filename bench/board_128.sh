@@ -18,7 +18,9 @@
 #   with BOARD_TB = the harness built there, no build at all: the figures of DIR/build.time),
 #   BOARD_CORE_TRACE_DEPTH (default 1 at N >= 64, else 3),
 #   M K NOUT (the matmul, default 128 each), BOARD_CMP (optional: tpu-board-cmp, then the
-#   traces must equal the model's too).
+#   traces must equal the model's too), IMEM (the cores' --imem-insns, default 4096: the
+#   CNN training step of make bench-train-rtl, about 3,000 instructions, runs on this build
+#   rather than verilating its own; the matmul needs far fewer).
 set -u
 n_mxu=${1:?usage: $0 N DIR}
 out=${2:?usage: $0 N DIR}
@@ -28,6 +30,7 @@ mkprog=${TPU_MKPROG:-build/tools/tpu-mkprog}
 brun=${TPU_BOARD_RUN:-build/tools/tpu-board-run}
 m=${M:-128}; k=${K:-128}; np=${NOUT:-128}
 c=8; topo=torus:2x4; w=64; d=2
+imem=${IMEM:-4096}
 case $gen in /*) ;; *) gen=$(pwd)/$gen;; esac
 case $lib in /*) ;; *) lib=$(pwd)/$lib;; esac
 mkdir -p "$out"
@@ -42,13 +45,13 @@ if [ "${KEEP:-0}" = 1 ] && [ -n "${BOARD_TB:-}" ]; then
     echo "reusing $BOARD_TB and the build figures of $out/build.time"
     tb=$BOARD_TB
 else
-    echo "building the assembled board N=$n_mxu C=$c $topo W=$w D=$d in $out/build (OBJCACHE='${OBJCACHE:-}')"
+    echo "building the assembled board N=$n_mxu C=$c $topo W=$w D=$d IMEM=$imem in $out/build (OBJCACHE='${OBJCACHE:-}')"
     cp sim/board_build.sh "$out/board_build.sh"
     # +trace at N >= 64 records the core's ports only (--trace-depth 1): at depth 3 the trace
     # code is ~78 % of the N = 128 core's C++ (31 of 40 MB).
     tdepth=${BOARD_CORE_TRACE_DEPTH:-}
     [ -n "$tdepth" ] || { if [ "$n_mxu" -ge 64 ]; then tdepth=1; else tdepth=3; fi; }
-    BOARD_CORE_TRACE_DEPTH=$tdepth \
+    BOARD_CORE_TRACE_DEPTH=$tdepth BOARD_CORE_ARGS="--imem-insns $imem" \
     BUILD=$out/build GEN=$gen CMODEL_LIB=$lib OBJCACHE=${OBJCACHE:-} /usr/bin/time -v \
         -o "$out/build.time" sh "$out/board_build.sh" asm "$n_mxu" $c $topo $w $d >"$out/build.log" 2>&1 ||
         { echo "FAIL: sim/board_build.sh asm $n_mxu $c $topo $w $d"; tail -n 20 "$out/build.log"; exit 1; }

@@ -3,7 +3,8 @@
 # make bench: prints figures and ratios (never pass/fail on speed). Copy what it prints into
 # bench/RESULTS.md with the date and the machine. Sizes: BENCH_NS (default "16 32 64 128")
 # are the array sizes whose Verilator build is measured; N = 128 needs ~11 GB and ~20 min.
-# It also runs bench-board-128 (the gen --mxu 128 --cores 8 board: ~6 min build, ~10 GB).
+# It also runs bench-board-128 (the gen --mxu 128 --cores 8 board: ~6 min build, ~10 GB) and,
+# on that build, bench-train-rtl (one CNN training step on the RTL board: ~55 min).
 set -u
 MAKE=${MAKE:-make}
 NS=${BENCH_NS:-"16 32 64 128"}
@@ -66,6 +67,6 @@ $MAKE -s bench-vpu-accuracy 2>&1 | tail -n 12
 
 # the board: one allreduce vs the ring bound (N = 16, 8 cores), then the headline 128 x 8
 # board from nothing (build time, peak memory, a 128^3 matmul on 8 cores; ~10 GB, run alone)
-for t in bench-vpu-speed bench-core bench-compiler bench-models bench-train bench-article bench-noc-allreduce bench-board-allreduce bench-board-128 bench-resnet50-rtl synth-est; do
+for t in bench-vpu-speed bench-core bench-compiler bench-models bench-train bench-article bench-noc-allreduce bench-board-allreduce bench-board-128 bench-train-rtl bench-resnet50-rtl synth-est; do
     if $MAKE -n $t >/dev/null 2>&1; then say "$t"; $MAKE -s $t; fi
 done

@@ -12,18 +12,41 @@
 #   Conv1D -> MaxPool -> Dense(46)) on its generated token sequences (8,192 training, 1,024
 #   validation: a topic is recognisable from which keywords occur), TRAIN_TEXT_EPOCHS epochs
 #   (default 6) of 128 steps, validation on all 1,024.
-# Figures only; copy them into bench/RESULTS.md. TRAIN_RTL=1 also co-simulates one CNN step
-# (batch 8: one image per core, about 3,000 instructions) on the gen --mxu 128 --cores 8 board
-# with --imem-insns 4096, the core traced at its ports (BOARD_CORE_TRACE_DEPTH=1, as
-# bench-board-128) (a ~10 GB, several-minute Verilator build: run nothing else meanwhile; the
-# step is 450,239 cycles; measured: 1 h 50 min in all, 3,188 s of it simulating at 141
-# cycles/s, 10.1 GB peak).
+# Figures only; copy them into bench/RESULTS.md.
+#
+# bench/train.sh rtl (make bench-train-rtl, which make bench runs after bench-board-128): one
+# CNN training step (batch 8: one image per core, about 3,000 instructions at N = 128) on the
+# RTL board of gen --mxu TRAIN_RTL_N --cores 8 --imem-insns TRAIN_RTL_IMEM (defaults 128 and
+# 4096), every core's trace and host memory against the board model's. It reuses the board
+# bench-board-128 built (build/bench/board_<N>/build: the same gen options, trace depth and
+# harness; bench/board_128.sh builds with the same --imem-insns), so nothing is verilated
+# again; without that build it builds the board there first (~10 GB at N = 128: run nothing
+# else meanwhile). Measured at N = 128: the step is 450,239 cycles, 3,188 s of simulation at
+# 141 cycles/s, 10.1 GB peak (with its own build: 1 h 50 min in all).
 set -u
 B=${BUILD:-build}
 W=$B/bench/train
 T=$B/tools/tpu-train
 mkdir -p "$W"
 PY=/usr/bin/python3
+if [ "${1:-}" = rtl ]; then
+    n=${TRAIN_RTL_N:-128}; imem=${TRAIN_RTL_IMEM:-4096}
+    bb=$B/bench/board_$n/build
+    # the trace depth bench/board_128.sh builds with (a different one would verilate again)
+    depth=3; [ "$n" -ge 64 ] && depth=1
+    [ -f "$W/cnn_init.onnx" ] || $PY models/nets.py cnn "$W/cnn_init.onnx" >/dev/null 2>&1
+    if [ -d "$bb/sim" ]; then echo "reusing the bench-board-128 build in $bb"
+    else echo "no bench-board-128 build in $bb (make bench-board-128 BENCH_BOARD_128_N=$n): building the board there"; fi
+    echo "### one CNN training step on the RTL board (N = $n, C = 8, batch 8, --imem-insns $imem)"
+    BUILD=$bb GEN=$(pwd)/$B/gen/gen CMODEL_LIB=$(pwd)/$B/cmodel/libtpucmodel.a BOARD_CORE_TRACE_DEPTH=$depth \
+        /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/rtl.time" \
+        "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --mxu "$n" --cores 8 --batch 8 --steps-per-epoch 1 \
+        --val-steps 0 --imem-insns "$imem" --rtl 1 --work "$W/rtl" >"$W/rtl.log" 2>&1 ||
+        { echo "FAILED: see $W/rtl.log"; exit 1; }
+    grep -E "verilat|board: C=|on the RTL|cycles/step" "$W/rtl.log"
+    echo "(whole command: $(cat "$W/rtl.time"))"
+    exit 0
+fi
 STEPS=${TRAIN_CNN_STEPS:-100}
 for m in mlp cnn; do
     [ -f "$W/${m}_init.onnx" ] || $PY models/nets.py $m "$W/${m}_init.onnx" >/dev/null 2>&1
@@ -88,11 +111,3 @@ done
 $PY models/text.py "$W" --train 8192 --val 1024 >/dev/null 2>&1 || echo "FAILED: models/text.py"
 run text text.onnx --x-train "$W/text_train_x.npy" --y-train "$W/text_train_y.npy" --x-val "$W/text_val_x.npy" \
     --y-val "$W/text_val_y.npy" --epochs "${TRAIN_TEXT_EPOCHS:-6}" --imem-insns 4096
-if [ "${TRAIN_RTL:-0}" = 1 ]; then
-    echo "### one CNN training step on the RTL board (N = 128, C = 8, batch 8, --imem-insns 4096)"
-    BOARD_CORE_TRACE_DEPTH=1 /usr/bin/time -f "%e s wall, %M KB peak" -o "$W/rtl.time" \
-        "$T" "$W/cnn_init.onnx" --dataset fashion-mnist --batch 8 --steps-per-epoch 1 --val-steps 0 \
-        --imem-insns 4096 --rtl 1 --work "$W/rtl" >"$W/rtl.log" 2>&1 || echo "FAILED: see $W/rtl.log"
-    grep -E "board: C=|on the RTL|cycles/step" "$W/rtl.log"
-    echo "(whole command, the board build included: $(cat "$W/rtl.time"))"
-fi

@@ -39,11 +39,11 @@ defaxi=64; [ "$n" -gt 16 ] && defaxi=128; [ "$n" -gt 32 ] && defaxi=256; [ "$n" 
 [ "$wm" != $(( 8 * n )) ] && { k=$(( wm * 2 * n / 1024 )); key="${key}_W$k"; gargs="$gargs --wmem-kib $k"; }
 mkdir -p "$work/rtl"
 stall=${RTL_STALL:-0}
-make -s --no-print-directory "$BUILD/sim/tpu-board-cmp" >/dev/null || exit 1
+make -s --no-print-directory BUILD="$BUILD" "$BUILD/sim/tpu-board-cmp" >/dev/null || exit 1
 if [ "$c" = 1 ]; then
     tb=$BUILD/sim/core_$key/core_tb
     echo "infer_rtl: building $tb (gen --mxu $n$gargs)" >&2
-    make -s --no-print-directory "$tb" >&2 || exit 1
+    make -s --no-print-directory BUILD="$BUILD" "$tb" >&2 || exit 1
     mkdir -p "$work/rtl/core0"
     "$tb" "@$work/core0.args" --trace "$work/rtl/core0.trace" --dump-dir "$work/rtl/core0" \
         --stall "$stall" >"$work/rtl/core_tb.log" 2>&1
@@ -52,7 +52,7 @@ if [ "$c" = 1 ]; then
     [ $rc -eq 0 ] || { echo "infer_rtl: core_tb failed (exit $rc)" >&2; exit 1; }
 else
     topo=ring; [ "$tr" != 1 ] && topo="torus:${tr}x$tc"
-    make -s --no-print-directory "$BUILD/gen/gen" "$BUILD/cmodel/libtpucmodel.a" >&2 || exit 1
+    make -s --no-print-directory BUILD="$BUILD" "$BUILD/gen/gen" "$BUILD/cmodel/libtpucmodel.a" >&2 || exit 1
     tb=$(BOARD_CORE_ARGS="$(echo "$gargs" | sed 's/--axi-data-bits [0-9]*//')" \
          BOARD_AXI_BITS=$([ "$axi" != "$defaxi" ] && echo "$axi") \
          sh sim/board_build.sh asm "$n" "$c" "$topo" 64 2 | tail -n 1) || exit 1
