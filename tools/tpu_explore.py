@@ -19,6 +19,7 @@ usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch 
                    [-o OUT.csv] [--png OUT.png]
 Exit status: 0, 2 on bad arguments or a model the compiler refuses at every point."""
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -74,7 +75,7 @@ def resources(n, c, imem, fam, ub_kib=0, acc_kib=0, wm_kib=0):
 
 def predict(tools, model, n, c, batch, freq, imem, work, mem=(0, 0, 0)):
     """The compiler's report for one point: dict, or a string saying why not."""
-    js = os.path.join(work, "r_%d_%d_%d_%d_%d.json" % ((n, c) + tuple(mem)))
+    js = os.path.join(work, "r_%d_%d_%d_%d_%d_%d.json" % ((n, c, batch) + tuple(mem)))
     cmd = [os.path.join(tools, "tpu-compile"), model, "--mxu", str(n), "--cores", str(c),
            "--batch", str(batch), "--imem-insns", str(imem), "--freq-mhz", str(freq),
            "--report-only", "--json", js]
@@ -127,6 +128,8 @@ def main():
     ap.add_argument("--part", default="xcu250", choices=sorted(PARTS))
     ap.add_argument("--freq-mhz", type=int, default=100)
     ap.add_argument("--imem-insns", type=int, default=32768)
+    ap.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 8),
+                    help="compiles at once (default: the CPUs, at most 8)")
     ap.add_argument("-o", "--out", default="explore.csv")
     ap.add_argument("--png", default=None)
     ap.add_argument("--tools", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -142,6 +145,8 @@ def main():
         sys.exit("tpu-explore: error: --cores %s: C must be 1 .. 64" % a.cores)
     if a.per_core < 1:
         sys.exit("tpu-explore: error: --per-core %d: expected >= 1" % a.per_core)
+    if not 1 <= a.jobs <= 256:
+        sys.exit("tpu-explore: error: --jobs %d: expected 1 .. 256" % a.jobs)
     if not 1 <= a.freq_mhz <= 1000:
         sys.exit("tpu-explore: error: --freq-mhz %d: expected 1 .. 1000" % a.freq_mhz)
     if not os.path.isfile(a.model):
@@ -149,35 +154,52 @@ def main():
     name, fam, luts, _ffs, dsps, brams = PARTS[a.part]
     t0 = time.time()
     rows = []
+    # The points of one N, memory sizes and images per core run the same program on every
+    # core (data-parallel inference: each core its share of the batch, no collectives), so
+    # their cycles are equal; one compile with --cores 1 predicts them all and C only scales
+    # images/s (tests/compiler/run.sh checks a derived point against a direct compile). A
+    # batch that does not split evenly over C is compiled as it is.
+    pts = []
+    for n in ns:
+        for c in cs:
+            for mem in mems:
+                b = a.batch if a.batch else a.per_core * c
+                key = (n, 1, b // c, mem) if b % c == 0 else (n, c, b, mem)
+                pts.append((n, c, b, mem, key))
+    keys = list(dict.fromkeys(p[4] for p in pts))
     with tempfile.TemporaryDirectory() as work:
-        for n in ns:
-            for c in cs:
-                for mem in mems:
-                    b = a.batch if a.batch else a.per_core * c
-                    r = predict(a.tools, a.model, n, c, b, a.freq_mhz, a.imem_insns, work, mem)
-                    lut, dsp, bram = resources(n, c, a.imem_insns, fam, *mem)
-                    fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
-                    # the sizes as the report states them (rows), or the KiB asked for
-                    mk = dict(ub=mem[0], acc=mem[1], wm=mem[2])
-                    if isinstance(r, str):
-                        rows.append(dict(n=n, c=c, batch=b, ips=None, note=r, lut=lut, dsp=dsp,
-                                         bram=bram, fits=fits, **mk))
-                        continue
-                    t = r["total"]
-                    per = r["batch_per_core"]
-                    hwj = r.get("hw", r)
-                    mk = dict(ub=hwj.get("ub_rows", 0) * 2 * n / 1024 or mem[0],
-                              acc=hwj.get("acc_rows", 0) * 4 * n / 1024 or mem[1],
-                              wm=hwj.get("wmem_rows", 0) * 2 * n / 1024 or mem[2])
-                    rows.append(dict(n=n, c=c, batch=per * c, ips=t["images_per_s"],
-                                     cycles=t["cycles"], cpi=t["cycles"] / per,
-                                     spb=t["cycles"] / (a.freq_mhz * 1e6),
-                                     util=t["mxu_util"], insns=r["instructions"], lut=lut,
-                                     dsp=dsp, bram=bram, fits=fits, note="", **mk))
-                    print("tpu-explore: N = %d, C = %d%s done" % (
-                        n, c, "" if mems == [(0, 0, 0)] else
-                        ", UB/ACC/WMEM %s KiB" % "/".join(str(v or "-") for v in mem)),
-                        file=sys.stderr)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            fut = {k: ex.submit(predict, a.tools, a.model, k[0], k[1], k[2], a.freq_mhz,
+                                a.imem_insns, work, k[3]) for k in keys}
+            res = {}
+            for k in keys:
+                res[k] = fut[k].result()
+                print("tpu-explore: N = %d, %s%s done" % (
+                    k[0], "C = %d" % k[1] if k[1] > 1 else "%d image(s) per core" % k[2],
+                    "" if mems == [(0, 0, 0)] else
+                    ", UB/ACC/WMEM %s KiB" % "/".join(str(v or "-") for v in k[3])),
+                    file=sys.stderr)
+    for n, c, b, mem, key in pts:
+        r = res[key]
+        lut, dsp, bram = resources(n, c, a.imem_insns, fam, *mem)
+        fits = lut <= LUT_HEADROOM * luts and dsp <= dsps and bram <= brams
+        # the sizes as the report states them (rows), or the KiB asked for
+        mk = dict(ub=mem[0], acc=mem[1], wm=mem[2])
+        if isinstance(r, str):
+            rows.append(dict(n=n, c=c, batch=b, ips=None, note=r, lut=lut, dsp=dsp,
+                             bram=bram, fits=fits, **mk))
+            continue
+        t = r["total"]
+        per = r["batch_per_core"]
+        hwj = r.get("hw", r)
+        mk = dict(ub=hwj.get("ub_rows", 0) * 2 * n / 1024 or mem[0],
+                  acc=hwj.get("acc_rows", 0) * 4 * n / 1024 or mem[1],
+                  wm=hwj.get("wmem_rows", 0) * 2 * n / 1024 or mem[2])
+        rows.append(dict(n=n, c=c, batch=per * c, ips=per * c * a.freq_mhz * 1e6 / t["cycles"],
+                         cycles=t["cycles"], cpi=t["cycles"] / per,
+                         spb=t["cycles"] / (a.freq_mhz * 1e6),
+                         util=t["mxu_util"], insns=r["instructions"], lut=lut,
+                         dsp=dsp, bram=bram, fits=fits, note="", **mk))
     secs = time.time() - t0
     ok = [r for r in rows if r["ips"] is not None]
     if not ok:
@@ -202,9 +224,9 @@ def main():
     os.replace(a.out + ".tmp", a.out)
     front = pareto([(r["lut"], r["ips"]) for r in ok])
     print("%s on %s (%s: %d LUT, %d DSP, %d BRAM36; 80 %% of LUTs usable), images/s at %d MHz "
-          "(no timing closure claimed), %.1f s for %d points" % (
+          "(no timing closure claimed), %.1f s for %d points (%d compiles, %d at once)" % (
               os.path.basename(a.model), a.part, name, luts, dsps, brams, a.freq_mhz, secs,
-              len(rows)))
+              len(rows), len(keys), a.jobs))
     print("%5s %3s %15s %6s %12s %10s %14s %8s %10s %8s %6s %5s %s" % (
         "N", "C", "UB/ACC/WM KiB", "batch", "cycles/img", "s/batch", "images/s", "MXU%", "LUT",
         "DSP", "BRAM", "fits", ""))

@@ -236,6 +236,27 @@ PY
     [ "$(wc -l <"$W/explore.csv")" -eq 5 ] && grep -q "^fastest that fits xc7a100t: N = 2, C = 1" "$W/explore.log" &&
     [ -s "$W/explore.png" ] && ok "tpu-explore: $(grep '^fastest' "$W/explore.log")" ||
     { bad "tpu-explore"; cat "$W/explore.log"; }
+# its points of one N and images per core share one compile (--cores 1): each derived point
+# against tpu-compile run directly at that C (cycles and images/s)
+if "$B/tpu-explore" "$W/net.onnx" --mxu 4 --cores 1,2,4 --per-core 2 --part xc7a100t -o "$W/explore3.csv" \
+    >"$W/explore3.log" 2>&1 && grep -q "3 points (1 compiles" "$W/explore3.log"; then
+    xres=""
+    for c in 2 4; do
+        "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores $c --batch $((2 * c)) --report-only --json "$W/explore3_$c.json" \
+            >/dev/null 2>&1 || xres="$xres C = $c does not compile;"
+        $PY - "$W/explore3.csv" "$W/explore3_$c.json" $c <<'PY' || xres="$xres C = $c differs;"
+import csv, json, sys
+row = [r for r in csv.DictReader(open(sys.argv[1])) if r["cores"] == sys.argv[3]][0]
+t = json.load(open(sys.argv[2]))["total"]
+ips = [v for k, v in row.items() if k.startswith("images_per_s")][0]
+sys.exit(0 if int(row["cycles_per_batch"]) == t["cycles"] and abs(float(ips) - t["images_per_s"]) <= 0.006 else 1)
+PY
+    done
+    [ -z "$xres" ] && ok "tpu-explore: C = 1, 2, 4 from one compile, each equal to tpu-compile --cores C" ||
+        bad "tpu-explore's derived points:$xres"
+else
+    bad "tpu-explore --per-core 2: $(tail -n 2 "$W/explore3.log")"
+fi
 "$B/tpu-explore" "$W/net.onnx" --mxu 0x8 -o "$W/explore2.csv" >/dev/null 2>"$W/explore2.err" &&
     bad "tpu-explore accepted --mxu 0x8" || ok "tpu-explore refuses --mxu 0x8: $(tail -n 1 "$W/explore2.err")"
 
