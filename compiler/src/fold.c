@@ -497,6 +497,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                     if (b->i[k] != 0) NODE_ERR(n, "pads[%lld] = %lld: only a Pad of zero width is supported (give the padding to the Conv/pool itself)", (long long)k, (long long)b->i[k]);
             }
             if (n->op == TPUC_OP_DROPOUT) {
+                /* a ratio that is not a constant 0 drops in training: recorded for it */
+                const tpuc_tensor_t *rt = n->nin > 1 && n->in[1] >= 0 ? in_t(g, n, 1) : NULL;
+                int zero = rt && rt->is_const && tpuc_tensor_elems(rt) == 1 &&
+                           ((rt->f && rt->f[0] == 0.0f) || (rt->i && rt->i[0] == 0));
+                if (!zero && !g->removed_dropout) g->removed_dropout = (int)(n - g->n) + 1;
                 if (n->nin > 2 && n->in[2] >= 0) {
                     const tpuc_tensor_t *tm = in_t(g, n, 2);
                     if (!tm->is_const || (tm->i && tm->i[0]) || (tm->f && tm->f[0] != 0))
@@ -911,6 +916,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         if (n->op == TPUC_OP_BN) {
             if (p->op != TPUC_OP_CONV && !(p->op == TPUC_OP_GEMM)) continue;
             if (g->t[p->in[1]].nuses > 1) { /* shared weights: fold_bn_into copies them */ }
+            if (!g->folded_bn) g->folded_bn = (int)(n - g->n) + 1;
             if (fold_bn_into(g, p, n, err, errlen)) return -1;
         } else {
             if (ci < 0 || !g->t[ci].is_const) continue;

@@ -257,6 +257,16 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
                  "and %d)", g->ninputs, g->noutputs);
         return -1;
     }
+    /* what fold removed for inference but training would have to run */
+    if (g->folded_bn)
+        return refuse(&g->n[g->folded_bn - 1], err, errlen, "not supported in training mode "
+                      "(batch statistics, their gradient and the running averages are not "
+                      "compiled; fold would train the Conv/Gemm without it): export the model in "
+                      "eval mode, where torch.onnx.export folds it into the Conv, to train that");
+    if (g->removed_dropout)
+        return refuse(&g->n[g->removed_dropout - 1], err, errlen, "not supported in training "
+                      "mode (its random mask is not compiled; fold would train without it): "
+                      "export the model in eval mode, where torch.onnx.export leaves it out");
     int cur = g->inputs[0];
     const tpuc_tensor_t *x = &g->t[cur];
     int64_t b = x->dims[0];

@@ -79,6 +79,28 @@ def main(out):
                          nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(),
                          nn.Linear(16, 10), nn.Softmax(dim=1)), (2, 2, 8, 8), os.path.join(out, "cc.onnx"))
 
+    # refused in training (fold folds the BatchNormalization, drops the Dropout; training
+    # must not): BatchNormalization kept by exporting without constant folding and with the
+    # module's mode preserved (eval mode alone fuses it into the Conv), and mlp.onnx
+    # with a Dropout(0.5) after its ReLU
+    torch.onnx.export(nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                                    nn.MaxPool2d(2, 2), nn.Flatten(), nn.Linear(36, 10),
+                                    nn.Softmax(dim=1)).eval(),
+                      torch.zeros((2, 1, 6, 6)), os.path.join(out, "cnnbn.onnx"), input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "n"}, "y": {0: "n"}},
+                      opset_version=14, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE)
+    import onnx
+    from onnx import helper, numpy_helper
+    m = onnx.load(os.path.join(out, "mlp.onnx"))
+    relu = [n for n in m.graph.node if n.op_type == "Relu"][0]
+    m.graph.initializer.append(numpy_helper.from_array(np.array(0.5, dtype=np.float32), "drop_ratio"))
+    idx = list(m.graph.node).index(relu)
+    m.graph.node.insert(idx + 1, helper.make_node("Dropout", [relu.output[0] + "_d", "drop_ratio"],
+                                                  [relu.output[0]], name="drop"))
+    relu.output[0] = relu.output[0] + "_d"
+    onnx.save(m, os.path.join(out, "mlpdrop.onnx"))
+
     class Text(nn.Module):
         def __init__(self):
             super().__init__()

@@ -137,6 +137,10 @@ typedef struct {
     int outputs[TPUC_MAX_IO], noutputs;
     int64_t opset;      /* the default domain's import */
     char *producer;
+    /* set by fold (node index + 1, 0 none): the first BatchNormalization folded into its
+       Conv/Gemm and the first Dropout removed -- right for inference, not for training (batch
+       statistics, random masks), which refuses them by these */
+    int folded_bn, removed_dropout;
 } tpuc_graph_t;
 
 void tpuc_graph_free(tpuc_graph_t *g);
