@@ -199,6 +199,14 @@ static int add_dump(tpu_host_t *h, const char *arg, char *err, size_t errlen)
                 TPU_LIM_HOSTMEM_MIB_MAX);
         return -1;
     }
+    /* rows that overlap would make the file larger than the memory it shows */
+    if (d.rows > 1 && d.stride < (uint64_t)d.cols * tpu_npy_elem_size(d.dtype)) {
+        set_err(err, errlen, "--dump '%s': stride %llu is less than a row (COLS x element size = "
+                "%llu bytes): the rows would overlap, expected at least that", arg,
+                (unsigned long long)d.stride,
+                (unsigned long long)((uint64_t)d.cols * tpu_npy_elem_size(d.dtype)));
+        return -1;
+    }
     size_t fl = (size_t)(cd - 1 - rest);
     if (fl == 0) {
         set_err(err, errlen, "--dump '%s': empty file name, " DUMP_FORM, arg);

@@ -215,6 +215,8 @@ static void test_host_options(void **state)
         { "--dump", "0xfffffffffffffffe=o.npy:f32:1x1", "outside the largest host memory" },
         { "--dump", "0=o.npy:f32:16777216x16777216:0", "outside the largest host memory" },
         { "--dump", "0=o.npy:f32:3x1:0x7fffffffffffffff", "outside the largest host memory" },
+        { "--dump", "0x100=o.npy:f32:2x3:8", "stride 8 is less than a row (COLS x element size = 12 bytes)" },
+        { "--dump", "0x100=o.npy:bf16:4444x4444:0", "stride 0 is less than a row" },
         { "--load", "0x1ffffffffffffffff=a.npy", "bad argument" },
         { "--prog", "", "--prog: empty argument" },
         { "--load", NULL, "--load: missing argument" },
