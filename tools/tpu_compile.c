@@ -41,6 +41,8 @@ static void usage(FILE *f)
             "  -o DIR              output directory (replaced whole, never half-written)\n"
             "  --report-only       print the per-layer report, write no program\n"
             "  --no-fuse-pool      run a MaxPool after a Conv as its own node (same results)\n"
+            "  --no-im2col         the first Conv reads the image kernel row by kernel row\n"
+            "                      instead of host-laid-out windows (same results)\n"
             "  --json FILE         also write the report as JSON (with --report-only)\n"
             "Training (docs/training.md; tpu-train runs it):\n"
             "  --train             report one training step instead (forward, loss, backward,\n"
@@ -53,7 +55,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOIM2COL, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -64,6 +66,7 @@ static const tpu_cli_opt_t opts[] = {
     {"report-only", 0, 0, O_REPORT},
     {"json", 0, TPU_CLI_VALUE, O_JSON},
     {"no-fuse-pool", 0, 0, O_NOFUSE},
+    {"no-im2col", 0, 0, O_NOIM2COL},
     {"train", 0, 0, O_TRAIN},
     {"optimizer", 0, TPU_CLI_VALUE, O_OPT},
     {"lr", 0, TPU_CLI_VALUE, O_LR},
@@ -121,7 +124,7 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0, train = 0, logits = 0;
+    int report_only = 0, no_fuse = 0, no_im2col = 0, train = 0, logits = 0;
     const char *optname = "adam";
     double lr = -1.0, mom = 0.0;
     for (;;) {
@@ -146,6 +149,7 @@ int main(int argc, char **argv)
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
         case O_NOFUSE: no_fuse = 1; break;
+        case O_NOIM2COL: no_im2col = 1; break;
         case O_TRAIN: train = 1; break;
         case O_OPT: optname = val; break;
         case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
@@ -173,6 +177,7 @@ int main(int argc, char **argv)
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
     hw.no_fuse_pool = no_fuse;
+    hw.no_im2col = no_im2col;
     hw.predict_only = report_only;
 
     tpuc_graph_t g;

@@ -513,6 +513,7 @@ int core_run_step(tpu_core_t *c)
         if (r->pc < r->count) {
             if (c->cfg.insn_done) c->cfg.insn_done[r->pc] = core_max(r->all_done, t);
             if (c->cfg.insn_mxu) c->cfg.insn_mxu[r->pc] = cnt[TPU_CNT_MXU_BUSY];
+            if (c->cfg.insn_end) c->cfg.insn_end[r->pc] = done;
         }
         if (d.opcode == TPU_OP_HALT) {
             r->end = t;

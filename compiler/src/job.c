@@ -60,10 +60,34 @@ uint64_t tpuc_io_elems(const tpuc_io_t *io)
     return e;
 }
 
+/* IM2COL (tpuc.h): row r is the window of output pixel (b, oh, ow); a window element
+   outside the image is the Conv's zero padding. */
+static void put_windows(const tpuc_io_t *io, const float *x, uint16_t *buf)
+{
+    const tpuc_layout_t *l = &io->lay;
+    const uint64_t C = l->ichan, H = l->h ? l->h : 1, W = l->w, P = l->ioh * l->iow;
+    for (uint64_t r = 0; r < l->rows; r++) {
+        uint64_t b = r / P, oh = r % P / l->iow, ow = r % l->iow;
+        for (uint64_t i = 0; i < l->ikh; i++)
+            for (uint64_t j = 0; j < l->ikw; j++) {
+                uint16_t *d = buf + r * l->cols + (i * l->ikw + j) * C;
+                /* unsigned wrap-around puts a pixel above or left of the image past H or W */
+                uint64_t h = oh * l->ish + i - l->ipt, w = ow * l->isw + j - l->ipl;
+                int valid = h < H && w < W;
+                for (uint64_t c = 0; c < C; c++)
+                    d[c] = valid ? tpuc_f32_to_bf16(x[((b * C + c) * H + h) * W + w]) : 0;
+            }
+    }
+}
+
 void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
 {
     const tpuc_layout_t *l = &io->lay;
     uint16_t *buf = (uint16_t *)(host + l->addr);
+    if (l->kind == TPUC_LAYOUT_IM2COL) {
+        put_windows(io, x, buf);
+        return;
+    }
     if (io->onehot) {
         /* token ids (0 .. V-1, checked by the caller): row e is one-hot at column x[e] */
         uint64_t n = tpuc_io_elems(io);

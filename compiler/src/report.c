@@ -28,9 +28,12 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     uint8_t *host = calloc(1, (size_t)p->host_bytes);
     uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
     uint64_t *sd = calloc(seg_max + 2, sizeof *sd), *sm = calloc(seg_max + 2, sizeof *sm);
+    uint64_t *disp = calloc(p->ninsns + 1, sizeof *disp), *sp = calloc(seg_max + 2, sizeof *sp);
+    uint64_t *fin = calloc(p->ninsns + 1, sizeof *fin), *se = calloc(seg_max + 2, sizeof *se);
     tpu_insn_t *seg = malloc((seg_max + 2) * sizeof *seg);
-    if (!host || !done || !mxu || !sd || !sm || !seg) {
-        free(host); free(done); free(mxu); free(sd); free(sm); free(seg);
+    if (!host || !done || !mxu || !sd || !sm || !seg || !disp || !sp || !fin || !se) {
+        free(host); free(done); free(mxu); free(sd); free(sm); free(seg); free(disp); free(sp);
+        free(fin); free(se);
         tpuc_err(err, errlen, "out of memory (host image)");
         return -1;
     }
@@ -42,6 +45,8 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     cfg.axi_data_bits = hw->axi_data_bits;
     cfg.insn_done = sd;
     cfg.insn_mxu = sm;
+    cfg.insn_disp = sp;
+    cfg.insn_end = se;
     tpu_core_t *core = tpu_core_new(&cfg);
     tpu_core_result_t res;
     memset(&res, 0, sizeof res);
@@ -68,6 +73,8 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         for (size_t i = 0; i < k; i++) {
             done[start + i] = base_c + sd[i];
             mxu[start + i] = base_m + sm[i];
+            disp[start + i] = base_c + sp[i];
+            fin[start + i] = base_c + se[i];
         }
         base_c += res.counters[TPU_CNT_CYCLES];
         base_m += res.counters[TPU_CNT_MXU_BUSY];
@@ -75,14 +82,40 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         start = end;
     }
     tpu_core_free(core);
-    free(host); free(sd); free(sm); free(seg);
+    free(host); free(sd); free(sm); free(seg); free(sp); free(se);
     if (rc != 0 || res.status != TPU_CORE_DONE) {
-        free(done); free(mxu);
+        free(done); free(mxu); free(disp); free(fin);
         tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
                  "(status %d, error %d at pc %u)", rc ? rc : (int)res.status,
                  rc ? 0 : res.err_code, rc ? 0u : res.err_pc);
         return -1;
     }
+    /* each unit's busy span in each layer: the union of (dispatch, completion] of its
+       instructions (lw and matmul together: the matmul phase) */
+    for (size_t i = 0; i < p->nlayers; i++) {
+        tpuc_layer_t *l = &p->layers[i];
+        uint64_t *span[3] = {&l->mx_cycles, &l->dma_cycles, &l->vpu_cycles};
+        uint64_t s0[3] = {0, 0, 0}, e0[3] = {0, 0, 0};
+        l->mx_cycles = l->dma_cycles = l->vpu_cycles = 0;
+        for (size_t j = l->first_insn; j < l->end_insn && j < body; j++) {
+            int u;
+            switch (p->insns[j].w[0] & 0xFFu) {
+            case TPU_OP_LW: case TPU_OP_MATMUL: u = 0; break;
+            case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: u = 1; break;
+            case TPU_OP_VOP: case TPU_OP_VRED: case TPU_OP_SOFTMAX: u = 2; break;
+            default: continue;
+            }
+            if (disp[j] >= e0[u]) { /* dispatch is in order: a new interval, or it extends one */
+                *span[u] += e0[u] - s0[u];
+                s0[u] = disp[j];
+                e0[u] = disp[j];
+            }
+            if (fin[j] > e0[u]) e0[u] = fin[j];
+        }
+        for (int u = 0; u < 3; u++) *span[u] += e0[u] - s0[u];
+    }
+    free(disp);
+    free(fin);
     uint64_t prev_c = 0, prev_m = 0;
     for (size_t i = 0; i < p->nlayers; i++) {
         tpuc_layer_t *l = &p->layers[i];
@@ -106,6 +139,20 @@ static double util(uint64_t macs, unsigned n, uint64_t cycles)
     return cycles ? (double)macs / ((double)n * n * (double)cycles) : 0.0;
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The shape bound (issue 14): K/(N*ceil(K/N)) x N'/(N*ceil(N'/N)); 0 for a layer that is no
+   matmul of the MXU. */
+static double shape_bound(const tpuc_layer_t *l, unsigned n)
+{
+    if (!l->k || !l->nout) return 0.0;
+    return (double)l->k / (double)(n * ((l->k + n - 1) / n)) *
+           ((double)l->nout / (double)(n * ((l->nout + n - 1) / n)));
+}
+
 void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
 {
     (void)g;
@@ -114,15 +161,19 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             "WMEM %u rows, IMEM %u (program %zu instructions), host memory %.1f MiB\n", n,
             hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
             hw->geom.imem_insns, p->ninsns, (double)p->host_bytes / 1048576.0);
-    fprintf(f, "%-28s %-22s %12s %10s %7s %7s %6s %6s %6s  %s\n", "node", "op", "MACs",
-            "cycles", "MXU%", "bound%", "UBhi", "ACChi", "WMhi", "constants");
+    fprintf(f, "%-28s %-22s %12s %10s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
+            "op", "MACs", "cycles", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
+            "UBhi", "ACChi", "WMhi", "constants");
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
-        fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %7.2f %7.2f %6" PRIu64
-                " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node, l->op, l->macs, l->cycles,
-                100.0 * util(l->macs, n, l->cycles),
-                100.0 * util(l->macs, n, l->mxu_rows), l->ub_hi, l->acc_hi, l->wmem_hi,
-                l->consts);
+        uint64_t ch = l->cycles;
+        fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %7.2f %7.2f %7.2f %7.2f %5.1f"
+                " %5.1f %5.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node, l->op,
+                l->macs, l->cycles, 100.0 * util(l->macs, n, l->cycles),
+                100.0 * util(l->macs, n, l->mx_cycles), 100.0 * shape_bound(l, n),
+                100.0 * util(l->macs, n, l->mxu_rows), pct(l->mx_cycles, ch),
+                pct(l->dma_cycles, ch), pct(l->vpu_cycles, ch), l->ub_hi, l->acc_hi,
+                l->wmem_hi, l->consts);
     }
     double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /
                                        (double)p->total_cycles : 0.0;
@@ -135,9 +186,12 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
         fprintf(f, "note: %zu instructions, more than IMEM's %u: predicted in %zu runs of the "
                 "model (an estimate: each run drains the pipeline once); the program cannot be "
                 "loaded as it is\n", p->ninsns, hw->geom.imem_insns, p->segments);
-    fprintf(f, "MXU%%: useful MACs / (N^2 x cycles); bound%%: useful MACs / (N^2 x vectors "
-            "presented), the most the layer's tiling (K and N' padded to N, Conv rows on the "
-            "padded width) allows\n");
+    fprintf(f, "MXU%%: useful MACs / (N^2 x cycles); phase%%: the same over the cycles of the "
+            "layer's matmul phase (mx%%); shape%%: the shape bound, useful MACs / the MACs of K "
+            "and N' padded up to multiples of N; bound%%: useful MACs / (N^2 x vectors "
+            "presented), the most the layer's tiling (also Conv rows on the padded width) "
+            "allows; mx%% dma%% vpu%%: the layer's cycles in which lw/matmul (the matmul phase), "
+            "a DMA, the VPU were busy (they overlap where the sequencer lets them)\n");
 }
 
 /* A JSON string literal of s (tpuc_internal.h). */
@@ -168,11 +222,17 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
         fprintf(f, ", \"op\": ");
         tpuc_json_str(f, l->op);
         fprintf(f, ", \"macs\": %" PRIu64 ", \"cycles\": %" PRIu64 ", \"mxu_busy\": %" PRIu64
-                ", \"mxu_util\": %.6f, \"shape_bound\": %.6f, \"ub_high\": %" PRIu64
+                ", \"mxu_util\": %.6f, \"shape_bound\": %.6f, \"k\": %" PRIu64
+                ", \"nout\": %" PRIu64 ", \"shape_bound_padded\": %.6f"
+                ", \"mx_cycles\": %" PRIu64 ", \"dma_cycles\": %" PRIu64
+                ", \"vpu_cycles\": %" PRIu64
+                ", \"phase_util\": %.6f, \"ub_high\": %" PRIu64
                 ", \"acc_high\": %" PRIu64 ", \"wmem_high\": %" PRIu64
                 ", \"first_insn\": %zu, \"end_insn\": %zu, \"constants\": ",
                 l->macs, l->cycles, l->mxu_busy, util(l->macs, n, l->cycles),
-                util(l->macs, n, l->mxu_rows), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
+                util(l->macs, n, l->mxu_rows), l->k, l->nout, shape_bound(l, n),
+                l->mx_cycles, l->dma_cycles, l->vpu_cycles,
+                util(l->macs, n, l->mx_cycles), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
                 l->end_insn);
         tpuc_json_str(f, l->consts);
         fprintf(f, "}%s\n", i + 1 < p->nlayers ? "," : "");
@@ -195,9 +255,15 @@ static void write_io(FILE *f, const char *kind, const tpuc_tensor_t *t)
     for (int i = 0; i < t->ndim; i++) fprintf(f, " %lld", (long long)t->dims[i]);
     fprintf(f, " layout %s esize %u addr %" PRIu64 " rows %" PRIu64 " cols %" PRIu64
             " img %" PRIu64 " off %" PRIu64 " rpitch %" PRIu64 " h %" PRIu64 " w %" PRIu64
-            " pad %u wstep %" PRIu64 "\n", l->kind == TPUC_LAYOUT_SPATIAL ? "spatial" : "plain", l->esize,
+            " pad %u wstep %" PRIu64, l->kind == TPUC_LAYOUT_SPATIAL ? "spatial" :
+            l->kind == TPUC_LAYOUT_IM2COL ? "im2col" : "plain", l->esize,
             l->addr, l->rows, l->cols, l->img, l->off, l->rpitch, l->h, l->w, l->pad_value,
             l->wstep ? l->wstep : 1);
+    if (l->kind == TPUC_LAYOUT_IM2COL)
+        fprintf(f, " window %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                " %" PRIu64 " %" PRIu64 " %" PRIu64, l->ikh, l->ikw, l->ish, l->isw, l->ipt,
+                l->ipl, l->ioh, l->iow, l->ichan);
+    fprintf(f, "\n");
 }
 
 void tpuc_write_meta(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p, FILE *f)
@@ -240,15 +306,39 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
     }
     unsigned long long es, addr, rows, cols, img, off, rp, h, w, ws;
     unsigned pad;
+    int n = 0;
     if (sscanf(s, " layout %15s esize %llu addr %llu rows %llu cols %llu img %llu off %llu "
-               "rpitch %llu h %llu w %llu pad %u wstep %llu", lay, &es, &addr, &rows, &cols, &img,
-               &off, &rp, &h, &w, &pad, &ws) != 12 || ws < 1 || ws > 64 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
+               "rpitch %llu h %llu w %llu pad %u wstep %llu%n", lay, &es, &addr, &rows, &cols, &img,
+               &off, &rp, &h, &w, &pad, &ws, &n) != 12 || ws < 1 || ws > 64 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
         rows > (1ull << 40) || pad > 0xFFFF) {
         tpuc_err(err, errlen, "bad layout in '%.60s'", line);
         return -1;
     }
     memset(&io->lay, 0, sizeof io->lay);
-    io->lay.kind = strcmp(lay, "spatial") == 0 ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
+    if (strcmp(lay, "im2col") == 0) {
+        /* the windows of the first Conv (tpuc.h): every field bounded so that put_windows's
+           index arithmetic cannot wrap, and the rows exactly the output pixels */
+        unsigned long long v[9];
+        const unsigned long long B = (unsigned long long)io->dims[0];
+        if (sscanf(s + n, " window %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != 9 || io->ndim < 3 ||
+            v[0] < 1 || v[0] > 1024 || v[1] < 1 || v[1] > 1024 || v[2] < 1 || v[2] > 1024 ||
+            v[3] < 1 || v[3] > 1024 || v[4] > 1024 || v[5] > 1024 || v[6] < 1 ||
+            v[6] > (1u << 20) || v[7] < 1 || v[7] > (1u << 20) ||
+            v[8] != (unsigned long long)io->dims[1] || v[0] * v[1] * v[8] != cols ||
+            rows != B * v[6] * v[7] || es != 2 || ws != 1 ||
+            h != (io->ndim == 4 ? (unsigned long long)io->dims[2] : 1) ||
+            w != (unsigned long long)io->dims[io->ndim - 1]) {
+            tpuc_err(err, errlen, "bad im2col layout in '%.60s'", line);
+            return -1;
+        }
+        io->lay.kind = TPUC_LAYOUT_IM2COL;
+        io->lay.ikh = v[0]; io->lay.ikw = v[1]; io->lay.ish = v[2]; io->lay.isw = v[3];
+        io->lay.ipt = v[4]; io->lay.ipl = v[5]; io->lay.ioh = v[6]; io->lay.iow = v[7];
+        io->lay.ichan = v[8];
+    } else {
+        io->lay.kind = strcmp(lay, "spatial") == 0 ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
+    }
     io->lay.esize = (unsigned)es;
     io->lay.addr = addr; io->lay.rows = rows; io->lay.cols = cols; io->lay.img = img;
     io->lay.off = off; io->lay.rpitch = rp; io->lay.h = h; io->lay.w = w;

@@ -561,6 +561,7 @@ static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
     int rc = m.w_off < 0 ? -1 : run_mm(c, &m);
     tpuc_layer_t *L = cur_layer(c);
     L->macs = m.mtot * K * nout;
+    L->k = K; L->nout = nout;
     free(m.a_addr);
     free(m.a_cols);
     return rc;
@@ -576,6 +577,7 @@ typedef struct {
     /* a grouped Conv's part: input channels c0 .., output channels o0 .., cin_g / cout_g
        channels per group (group 1: cin_g = cin, cout_g = cout, c0 = o0 = 0) */
     uint64_t c0, o0, cin_g, cout_g;
+    int im2col;        /* one run over the whole kernel (kh * kw * Cin, an IM2COL input) */
 } conv_w_t;
 
 static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float *v)
@@ -585,6 +587,7 @@ static int conv_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float
     uint64_t g = rem / q->JT, jj = rem % q->JT;
     uint64_t e = jj * q->N + k; /* element of the run: kw * Cin + ci, or ci of column g */
     if (e >= q->run) return 0;
+    if (q->im2col) { kh = e / (q->kw * q->cin); e %= q->kw * q->cin; }
     uint64_t kw = q->KG == 1 ? e / q->cin : g, ci = q->c0 + (q->KG == 1 ? e % q->cin : e);
     uint64_t o = q->o0 + col;
     if (ci / q->cin_g != o / q->cout_g) return 0; /* another group's channel: -0 */
@@ -706,7 +709,16 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
              (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt);
     TRY(layer_begin(c, n, consts));
     rspace_t rs;
-    if (rspace(c, n, a, &rs)) return -1;
+    if (a->lay.kind == TPUC_LAYOUT_IM2COL) {
+        /* the windows of the output pixels, densely: r = (b*OH + oh)*OW + ow */
+        uint64_t oh = y->ndim == 4 ? (uint64_t)y->dims[2] : 1, ow = (uint64_t)y->dims[y->ndim - 1];
+        if (G > 1 || a->lay.ikh != kh || a->lay.ikw != kw || a->lay.ichan != cinx ||
+            a->lay.ioh != oh || a->lay.iow != ow)
+            CERR(c, "internal: its windowed input does not match the Conv");
+        rs.r_img = oh * ow; rs.r_pitch = ow; rs.mtot = a->lay.rows; rs.ws = 1; rs.base = 0;
+    } else if (rspace(c, n, a, &rs)) {
+        return -1;
+    }
     mm_t m;
     memset(&m, 0, sizeof m);
     const tpuc_tensor_t *yc = y; /* the Conv's own output (MACs) */
@@ -743,16 +755,19 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     int rc = 0;
     for (uint64_t g0 = 0; g0 < G && rc == 0; g0 += GP) {
         const uint64_t gs = min64(GP, G - g0), cs = gs * cin, os = gs * cout_g;
-        /* one run per kernel row when it covers every channel and the pixels are adjacent */
+        /* one run per kernel row when it covers every channel and the pixels are adjacent;
+           one run over the whole kernel when the host laid out the windows (IM2COL) */
+        const int im2col = a->lay.kind == TPUC_LAYOUT_IM2COL;
         const int whole = cs == cinx && rs.ws == 1;
-        uint64_t KG = whole ? 1 : kw, run = whole ? kw * cs : cs;
+        uint64_t KG = whole ? 1 : kw, run = im2col ? kh * kw * cs : whole ? kw * cs : cs;
         uint64_t JT = (run + N - 1) / N;
-        conv_w_t q = {w->f, os, cs, kh, kw, N, JT, KG, run, g0 * cin, g0 * cout_g, cin, cout_g};
+        conv_w_t q = {w->f, os, cs, kh, kw, N, JT, KG, run, g0 * cin, g0 * cout_g, cin, cout_g,
+                      im2col};
         if (G > 1) TRY(tpuc_asm(c->p, "# groups %llu .. %llu\n", (unsigned long long)g0,
                                 (unsigned long long)(g0 + gs - 1)));
-        m.T = (unsigned)(kh * KG * JT);
+        m.T = (unsigned)(im2col ? JT : kh * KG * JT);
         m.U = (unsigned)((os + N - 1) / N);
-        m.a_mstride = (uint64_t)n->conv_s[1] * rs.ws * cinx * 2;
+        m.a_mstride = im2col ? run * 2 : (uint64_t)n->conv_s[1] * rs.ws * cinx * 2;
         m.mtot = rs.mtot;
         m.a_addr = calloc(m.T, sizeof *m.a_addr);
         m.a_cols = calloc(m.T, sizeof *m.a_cols);
@@ -760,7 +775,8 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         for (unsigned j = 0; j < m.T; j++) {
             uint64_t r = j / (KG * JT), rem = j % (KG * JT), gi = rem / JT, jj = rem % JT;
             uint64_t pix = (uint64_t)rs.base + r * a->lay.rpitch + gi * rs.ws;
-            m.a_addr[j] = a->lay.addr + (pix * cinx + q.c0 + jj * N) * 2;
+            m.a_addr[j] = im2col ? a->lay.addr + (uint64_t)j * N * 2
+                                 : a->lay.addr + (pix * cinx + q.c0 + jj * N) * 2;
             m.a_cols[j] = (unsigned)min64(N, run - jj * N);
         }
         m.w_off = img_weights(c, m.T, m.U, os, conv_get, &q);
@@ -779,6 +795,7 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     tpuc_layer_t *L = cur_layer(c);
     L->macs = (uint64_t)a->dims[0] * (uint64_t)(yc->ndim == 4 ? yc->dims[2] : 1) *
               (uint64_t)yc->dims[yc->ndim - 1] * cout * cin * kh * kw;
+    L->k = cin * kh * kw; L->nout = cout_g;
     return rc;
 }
 
@@ -1483,6 +1500,48 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
     return tile_pass(g, hw, p, up(top, 1 << 20), 0, &top, err, errlen);
 }
 
+/* The graph input x (laid out SPATIAL, allocated from host_top `top`) becomes an IM2COL
+   buffer when its only reader is a group-1 Conv whose kernel rows would each take a K-chunk
+   of their own while the whole kernel takes fewer (docs/compiler.md "The first Conv's
+   windows"): the MXU then runs ceil(KH*KW*C/N) matmuls per N-tile instead of
+   KH*ceil(KW*C/N), on the output pixels only (no padded width), with the same chain order
+   (kernel row, column, channel) and so the same bits. The host writes the windows
+   (tpuc_put_input). */
+static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
+{
+    const tpuc_graph_t *g = c->g;
+    const tpuc_node_t *conv = NULL;
+    int ti = (int)(x - g->t);
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] == ti) {
+                if (conv || k != 0 || n->op != TPUC_OP_CONV) return 0;
+                conv = n;
+            }
+    }
+    if (!conv || c->hw->no_im2col || conv->depthwise || conv->groups > 1 || x->lay.wstep > 1)
+        return 0;
+    const uint64_t N = c->n, C = x->lay.cols;
+    const uint64_t kh = (uint64_t)conv->conv_k[0], kw = (uint64_t)conv->conv_k[1], K = kh * kw * C;
+    if ((K + N - 1) / N >= kh * ((kw * C + N - 1) / N)) return 0;
+    const tpuc_tensor_t *y = &g->t[conv->out[0]];
+    tpuc_layout_t *l = &x->lay;
+    l->kind = TPUC_LAYOUT_IM2COL;
+    l->ikh = kh; l->ikw = kw;
+    l->ish = (uint64_t)conv->conv_s[0]; l->isw = (uint64_t)conv->conv_s[1];
+    l->ipt = (uint64_t)conv->conv_p[0]; l->ipl = (uint64_t)conv->conv_p[1];
+    l->ioh = y->ndim == 4 ? (uint64_t)y->dims[2] : 1; l->iow = (uint64_t)y->dims[y->ndim - 1];
+    l->ichan = C;
+    l->rows = (uint64_t)x->dims[0] * l->ioh * l->iow;
+    l->cols = K;
+    l->img = l->off = l->rpitch = 0;
+    l->pad_t = l->pad_l = l->pad_b = l->pad_r = 0;
+    c->host_top = top;
+    return host_alloc(c, l, 0);
+}
+
 static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
                      int dry, uint64_t *host_top, char *err, size_t errlen)
 {
@@ -1507,11 +1566,14 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
     /* the input buffer */
     tpuc_tensor_t *x = &g->t[g->inputs[0]];
     x->lay.esize = 2;
+    if (x->lay.kind == TPUC_LAYOUT_IM2COL) x->lay.kind = TPUC_LAYOUT_SPATIAL; /* the dry pass's */
     if (x->lay.kind == TPUC_LAYOUT_SPATIAL) {
         need_t nd;
         if (consumer_needs(c, g->inputs[0], &nd)) return -1;
+        uint64_t top = c->host_top;
         if (spatial_clean(c, x, &nd)) return -1;
         if (nd.pad_kind == 2 && add_fill(c, &x->lay, &nd)) return -1;
+        if (nd.pad_kind != 2 && input_im2col(c, x, top)) return -1;
     } else if (x->dtype != TPUC_F32) {
         /* token ids: one one-hot bf16 row of V columns per id (tpu-infer writes them), the
            A operand of the embedding's matmul */

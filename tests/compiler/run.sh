@@ -101,6 +101,25 @@ print("pools: max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
+# ---- 2f. the first Conv's windows laid out by the host (IM2COL) = the kernel rows read from
+# the SPATIAL input (--no-im2col), bit for bit; the layout must be taken where it saves K-chunks
+# (a 3x3 kernel on 1 or 3 channels) so that this can fail ----
+im=0
+for m in net pools user tiny; do
+    for n in 4 8 16; do
+        for f in "" "--no-im2col"; do
+            d="$W/im_${m}_N$n${f:+_rows}"
+            "$B/tpu-compile" "$W/$m.onnx" --mxu $n --cores 1 --batch 2 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+                "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "im2col $m N=$n $f: $(tail -n 1 "$d.log")"
+        done
+        grep -q 'layout im2col' "$W/im_${m}_N$n/model.txt" && im=$((im + 1))
+        grep -q 'layout im2col' "$W/im_${m}_N${n}_rows/model.txt" && bad "im2col $m N=$n: --no-im2col still lays out windows"
+        cmp -s "$W/im_${m}_N$n.npy" "$W/im_${m}_N${n}_rows.npy" || bad "im2col $m N=$n: outputs differ from --no-im2col"
+    done
+done
+[ $im -ge 8 ] && ok "first Conv's windows (IM2COL) in $im of 12 compiles: the same bits as kernel rows from SPATIAL" ||
+    bad "IM2COL taken in only $im of 12 compiles"
+
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do
     d="$W/user_C$c"
@@ -217,6 +236,34 @@ print("layers", [(l["node"], l["cycles"], round(l["mxu_util"], 3)) for l in r["l
 sys.exit(0 if s == r["total"]["cycles"] and r["total"]["macs"] == 10 * (48 * 40 + 40 * 10) else 1)
 PY
 
+# the matmul phase and each unit's busy span per layer (net: Conv, pools, Gemm; mlp): a span
+# within the layer's cycles, the vectors presented (MXU_BUSY) within the matmul phase, so
+# phase <= the tiling's bound <= the shape bound (K, N' padded to N); a Conv's and a Gemm's
+# shape recorded
+"$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_spans.json" >/dev/null 2>&1
+$PY - "$W/net_spans.json" "$W/mlp10/report.json" <<'PY' && ok "report: matmul phases and unit spans consistent" || bad "report: phases/spans"
+import json, sys
+bad = 0
+for p in sys.argv[1:]:
+    r = json.load(open(p))
+    kinds = set()
+    for l in r["layers"]:
+        for u in ("mx_cycles", "dma_cycles", "vpu_cycles"):
+            if not 0 <= l[u] <= l["cycles"] + 64:   # + the drain the last layer's halt waits for
+                print("span", u, l); bad += 1
+        if l["mxu_busy"] > l["mx_cycles"]:
+            print("vectors outside the matmul phase", l); bad += 1
+        if l["k"]:
+            kinds.add(l["op"].split("+")[0])
+            if not (0 < l["phase_util"] <= l["shape_bound"] + 1e-9 <= l["shape_bound_padded"] + 2e-9):
+                print("bounds", l["node"], l["phase_util"], l["shape_bound"], l["shape_bound_padded"]); bad += 1
+    print(p, [(l["node"], l["k"], l["nout"], round(l["phase_util"], 3), round(l["shape_bound_padded"], 3)) for l in r["layers"] if l["k"]])
+    need = {"Conv", "Gemm"} if p.endswith("net_spans.json") else {"Gemm"}
+    if not need <= kinds:
+        print("no shape for", need - kinds); bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 # the predictor in segments (what --report-only does for a program longer than the model's
 # IMEM) against one run of the whole program: within 2 %
 "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_whole.json" >/dev/null 2>&1
@@ -269,6 +316,13 @@ if [ "$RTL" = 1 ]; then
     "$B/tpu-infer" "$W/mlp8c2" --input "$W/mlp_x.npy" --output "$W/mlp8c2.npy" --rtl --work "$W/mlp8c2_work" >"$W/mlp8c2_rtl.log" 2>&1 &&
         ok "mlp on a 2-core ring board, N = 8: $(grep -h 'identical' "$W/mlp8c2_rtl.log" | tail -n 1)" || { bad "mlp on the RTL board"; tail -n 20 "$W/mlp8c2_rtl.log"; }
     cmp -s "$W/mlp8c2.npy" "$W/mlp10.npy" && ok "mlp on 2 cores = 1 core, bit for bit" || bad "mlp C=2 differs from C=1"
+    # the tiny CNN with its first Conv's windows laid out by the host (IM2COL at N = 8) on the
+    # same board: traces identical, outputs the bits of the N = 4 core (kernel rows)
+    "$B/tpu-compile" "$W/tiny.onnx" --mxu 8 --cores 2 --topology ring --batch 4 -o "$W/tiny8c2" >"$W/tiny8c2.log" 2>&1 || bad "tiny C=2 compile: $(tail -n 1 "$W/tiny8c2.log")"
+    grep -q 'layout im2col' "$W/tiny8c2/model.txt" || bad "tiny at N = 8: no IM2COL input"
+    "$B/tpu-infer" "$W/tiny8c2" --input "$W/tiny_x.npy" --output "$W/tiny8c2.npy" --rtl --work "$W/tiny8c2_work" >"$W/tiny8c2_rtl.log" 2>&1 &&
+        ok "tiny CNN (IM2COL input) on a 2-core ring board, N = 8: $(grep -h 'identical' "$W/tiny8c2_rtl.log" | tail -n 1)" || { bad "tiny CNN on the RTL board"; tail -n 20 "$W/tiny8c2_rtl.log"; }
+    cmp -s "$W/tiny8c2.npy" "$W/tiny4.npy" && ok "tiny: IM2COL on 2 cores = kernel rows on 1 core, bit for bit" || bad "tiny IM2COL C=2 differs from N = 4"
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]

@@ -37,6 +37,8 @@ typedef struct {
     unsigned freq_mhz;      /* for images/s in the report */
     long batch;             /* --batch: the symbolic batch bound here (0: not given) */
     int no_fuse_pool;       /* --no-fuse-pool: run every MaxPool as its own node */
+    int no_im2col;          /* --no-im2col: the first Conv reads its windows kernel row by
+                               kernel row from the SPATIAL input (same results) */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
                                (run in segments on the model), not refused */
 } tpuc_hw_t;
@@ -49,8 +51,15 @@ typedef enum { TPUC_F32 = 1, TPUC_I32 = 6, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX'
    SPATIAL: an [B, C, H, W] (or [B, C, L], H = 1) activation with channels in the row: pixel
    (b, h, w) is row b*img + off + h*rpitch + w*wstep, row pitch cols = C elements; the rows
    around the valid H x W hold the pad value (`clean`) or garbage (wstep > 1: the output of
-   a Conv with its MaxPool fused, pooled pixels every wstep rows). */
-typedef enum { TPUC_LAYOUT_NONE = 0, TPUC_LAYOUT_PLAIN, TPUC_LAYOUT_SPATIAL } tpuc_layout_kind_t;
+   a Conv with its MaxPool fused, pooled pixels every wstep rows).
+   IM2COL: the graph input read only by a Conv whose kernel rows would each fill a small part
+   of a K-chunk (e.g. 3 x 3 x 1): the host lays out every window the Conv reads, so the
+   whole kernel is one K-chunk run (docs/compiler.md "The first Conv's windows"). Row
+   r = (b*ioh + oh)*iow + ow is the window of output pixel (b, oh, ow): its ikh x ikw x ichan
+   elements in (kernel row, kernel column, channel) order (cols = ikh*ikw*ichan), element
+   (i, j, c) the input's pixel (oh*ish + i - ipt, ow*isw + j - ipl) of channel c, or 0 outside
+   the h x w image (the Conv's zero padding). */
+typedef enum { TPUC_LAYOUT_NONE = 0, TPUC_LAYOUT_PLAIN, TPUC_LAYOUT_SPATIAL, TPUC_LAYOUT_IM2COL } tpuc_layout_kind_t;
 
 typedef struct {
     tpuc_layout_kind_t kind;
@@ -64,6 +73,8 @@ typedef struct {
     unsigned pad_t, pad_l, pad_b, pad_r; /* clean rows/columns around the valid pixels */
     uint16_t pad_value;        /* bf16 bits of the pad (0 or -Inf) */
     int flat;                  /* a Flatten of this SPATIAL tensor (read as [B, C*H*W]) */
+    /* IM2COL only: kernel, strides, top/left pads, output pixels, channels */
+    uint64_t ikh, ikw, ish, isw, ipt, ipl, ioh, iow, ichan;
 } tpuc_layout_t;
 
 typedef struct {
@@ -167,6 +178,13 @@ typedef struct {
     uint64_t ub_hi, acc_hi, wmem_hi; /* high-water rows */
     uint64_t cycles;  /* predicted by the C model (report) */
     uint64_t mxu_busy;
+    /* the matmul's shape (Gemm/MatMul: K x N'; Conv: C_in/group * KH * KW x C_out/group),
+       for the shape bound of issue 14: useful MACs over the MACs of K and N' padded up to
+       multiples of N; 0 where the layer is no such matmul */
+    uint64_t k, nout;
+    /* each unit's busy cycles in the layer (tpuc_report): the union of (dispatch, completion]
+       of its instructions; mx: lw and matmul, the layer's matmul phase */
+    uint64_t mx_cycles, dma_cycles, vpu_cycles;
     char *consts;     /* what the layer's constants became: "W bf16, bias fp32 (ACC)" */
 } tpuc_layer_t;
 
