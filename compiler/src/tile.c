@@ -364,8 +364,13 @@ static int run_mm(ctx_t *c, const mm_t *m)
 #define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
 #define WROW(k) (c->slots >= 2 ? ((((k) / G) % 2) * G + (k) % G) * N : 0)
 #define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, N, WADDR(k0_), (uint64_t)N * 2)); } while (0)
-        WGROUP(0);
-        if (c->slots >= 2) WGROUP(1);
+        /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
+           later ones find them in place */
+        const int resident = c->slots >= 2 && S <= 2 * G;
+        if (m0 == 0 || !resident) {
+            WGROUP(0);
+            if (c->slots >= 2) WGROUP(1);
+        }
         TRY(tpuc_e_lw(&c->e, WROW(0)));
         if (!keep)
             TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, m->a_cols[0], m->a_addr[0] + m0 * m->a_mstride,
