@@ -315,6 +315,26 @@ static int write_rows(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uint6
     return 0;
 }
 
+/* A fused pool's output (mm_t.pool_k = k): on-chip rows holding r-space rows [m0, m0 + nr)
+   after the max passes, pooled pixel (ph, pw) at r = k*ph*r_pitch + k*pw; each valid pooled
+   row's band of k*(PW-1)+1 rows goes to its row of the output (the rows between the bands,
+   the other conv rows of each window, are not written). */
+static int write_pooled(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uint64_t m0,
+                        uint64_t nr, uint64_t col, uint64_t ct)
+{
+    const tpuc_layout_t *o = m->out;
+    const uint64_t es = o->esize, band = m->pool_k * m->r_pitch, len = m->pool_k * (m->ow - 1) + 1;
+    for (uint64_t r = m0; r < m0 + nr; r += band) {
+        uint64_t b = r / m->r_img, ph = r % m->r_img / band;
+        if (ph >= m->oh) continue;
+        if (r - m0 + len > nr) CERR(c, "internal: a pooled row's band past the tile");
+        uint64_t pix = b * o->img + ph * o->rpitch;
+        TRY(tpuc_e_dma_out(&c->e, mem, row + (r - m0), len, ct, o->addr + (pix * o->cols + col) * es,
+                           o->cols * es));
+    }
+    return 0;
+}
+
 static int run_mm(ctx_t *c, const mm_t *m)
 {
     const unsigned N = c->n;
@@ -432,7 +452,9 @@ static int run_mm(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
-            if (write_rows(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)) return -1;
+            if (m->pool_k ? write_pooled(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)
+                          : write_rows(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct))
+                return -1;
         }
         if (m->softmax) {
             unsigned dm = es == 4 ? ACC : UB;
@@ -742,9 +764,13 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         l->kind = TPUC_LAYOUT_SPATIAL;
         l->cols = (uint64_t)y->dims[1];
         l->h = (uint64_t)y->dims[2]; l->w = (uint64_t)y->dims[3];
-        l->img = rs.r_img; l->rpitch = (uint64_t)pk * rs.r_pitch; l->wstep = (uint64_t)pk;
+        /* only the pooled rows' bands are written (write_pooled): pooled row ph of image b
+           at row b*img + ph*rpitch, its pixels pk rows apart */
+        l->rpitch = up(rs.r_pitch, (uint64_t)pk);
+        l->img = rs.r_img / ((uint64_t)pk * rs.r_pitch) * l->rpitch;
+        l->wstep = (uint64_t)pk;
         l->off = 0;
-        l->rows = rs.mtot;
+        l->rows = rs.mtot / rs.r_img * l->img;
         if (host_alloc(c, l, (nd.kh + 1) * l->rpitch + (nd.kw + 1) * l->wstep)) return -1;
         m.pool_k = (unsigned)pk;
         snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s%s; MaxPool %dx%d fused",
