@@ -4,11 +4,16 @@
    through fold, training mode (docs/training.md) and lower, and through tile and the
    assembler when its tensors are small (the harness's own memory bound: a large
    but valid model is not a finding). Built with clang, AddressSanitizer and UBSan
-   (tests/compiler/suite.mk: make fuzz-onnx). Property: no crash, no sanitizer report, every
-   refusal has a one-line message. */
+   (tests/compiler/suite.mk: make fuzz-onnx). A model that tiles also goes through its
+   model.txt (tpuc_write_meta, tpu-infer's tpuc_read_meta) and the host-side input and output
+   conversions (tpuc_put_input: the IM2COL windows too); bytes that start like a model.txt go
+   through tpuc_read_meta and the conversions themselves. Property: no crash, no sanitizer
+   report, every refusal has a one-line message. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tpuc/npyio.h"
 #include "tpuc/train.h"
@@ -21,9 +26,44 @@ static void one_line(const char *err)
     if (!err[0] || strchr(err, '\n')) abort(); /* a refusal must say why, on one line */
 }
 
+/* model.txt's bytes through tpu-infer's reader (a file: tpuc_read_meta takes a path); a
+   description that reads, with a host memory of at most 16 MiB, gets a zero input placed
+   and its output read back as tpu-infer does. */
+static void meta_bytes(const void *txt, size_t len)
+{
+    char path[] = "/tmp/fuzz_onnx_meta_XXXXXX", err[1024] = "";
+    const char *td = getenv("TMPDIR");
+    char tpath[512];
+    if (td && strlen(td) < 400) snprintf(tpath, sizeof tpath, "%s/fuzz_onnx_meta_XXXXXX", td);
+    else snprintf(tpath, sizeof tpath, "%s", path);
+    int fd = mkstemp(tpath);
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "wb");
+    if (!f) { close(fd); unlink(tpath); return; }
+    fwrite(txt, 1, len, f);
+    fclose(f);
+    tpuc_meta_t m;
+    int rc = tpuc_read_meta(tpath, &m, err, sizeof err);
+    unlink(tpath);
+    if (rc) { one_line(err); return; }
+    uint64_t ni = tpuc_io_elems(&m.in), no = tpuc_io_elems(&m.out);
+    if (m.host_bytes > (16u << 20) || ni > (1u << 20) || no > (1u << 20)) return;
+    uint8_t *host = calloc(1, (size_t)m.host_bytes);
+    float *x = calloc((size_t)ni, sizeof *x), *y = calloc((size_t)no, sizeof *y);
+    if (host && x && y) {
+        tpuc_put_input(&m.in, x, host);
+        tpuc_get_output(&m.out, host, y);
+    }
+    free(host); free(x); free(y);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[1024] = "";
+    if (size >= 13 && memcmp(data, "tpuc-model 1\n", 13) == 0) {
+        meta_bytes(data, size);
+        return 0;
+    }
     /* the same bytes as a .npy (tpu-train's --x-train/--y-train reader), float and integer */
     for (int want_int = 0; want_int < 2; want_int++) {
         tpuc_npy_t a;
@@ -118,7 +158,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < g.nt; i++) acts += g.t[i].ndim >= 0 ? tpuc_tensor_elems(&g.t[i]) : 0;
         if (total < (1 << 16) && acts < (1 << 18)) {
             tpuc_prog_t p;
-            if (tpuc_tile(&g, &hw, &p, err, sizeof err)) one_line(err);
+            if (tpuc_tile(&g, &hw, &p, err, sizeof err)) {
+                one_line(err);
+            } else {
+                char *txt = NULL;
+                size_t len = 0;
+                FILE *mf = open_memstream(&txt, &len);
+                if (mf) {
+                    tpuc_write_meta(&g, &hw, &p, mf);
+                    fclose(mf);
+                    meta_bytes(txt, len);
+                }
+                free(txt);
+            }
             tpuc_prog_free(&p);
         }
     }
