@@ -310,7 +310,7 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
     if (sscanf(s, " layout %15s esize %llu addr %llu rows %llu cols %llu img %llu off %llu "
                "rpitch %llu h %llu w %llu pad %u wstep %llu%n", lay, &es, &addr, &rows, &cols, &img,
                &off, &rp, &h, &w, &pad, &ws, &n) != 12 || ws < 1 || ws > 64 || (es != 2 && es != 4) || cols == 0 || cols > (1u << 31) ||
-        rows > (1ull << 40) || pad > 0xFFFF) {
+        rows > (1ull << 40) || pad > 0xFFFF || addr % es) { /* tpu-compile aligns every buffer to 64 bytes */
         tpuc_err(err, errlen, "bad layout in '%.60s'", line);
         return -1;
     }
