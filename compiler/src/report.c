@@ -388,17 +388,37 @@ int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
     if (have != 255) { tpuc_err(err, errlen, "%s: incomplete model description", path); return -1; }
     if (m->geom.n < 1 || m->geom.n > 256 || m->cores < 1 || m->cores > 64 || m->batch < 1 ||
         m->host_bytes == 0 || m->host_bytes > (4ull << 30) ||
-        m->image_base + m->image_bytes > m->host_bytes) {
+        m->image_base > m->host_bytes || m->image_bytes > m->host_bytes - m->image_base) {
         tpuc_err(err, errlen, "%s: values out of range", path);
         return -1;
     }
     for (int i = 0; i < m->nfills; i++)
-        if (m->fill_addr[i] + m->fill_bytes[i] > m->host_bytes) { tpuc_err(err, errlen, "%s: fill out of range", path); return -1; }
+        if (m->fill_addr[i] > m->host_bytes || m->fill_bytes[i] > m->host_bytes - m->fill_addr[i]) { tpuc_err(err, errlen, "%s: fill out of range", path); return -1; }
     const tpuc_io_t *ios[2] = {&m->in, &m->out};
     for (int i = 0; i < 2; i++) {
         const tpuc_layout_t *l = &ios[i]->lay;
-        if (l->addr + (l->rows * l->cols) * l->esize > m->host_bytes || l->rows * l->cols > (1ull << 34)) {
+        /* each term bounded first: sscanf's %llu takes "-96" as 2^64 - 96, and a sum of such
+           values wraps (fuzz_onnx found an input address of -96) */
+        if (l->addr > m->host_bytes || l->rows > (1ull << 34) / l->cols ||
+            l->rows * l->cols * l->esize > m->host_bytes - l->addr) {
             tpuc_err(err, errlen, "%s: tensor '%s' out of the host memory", path, ios[i]->name);
+            return -1;
+        }
+        /* every element tpuc_put_input / tpuc_get_output address inside the buffer */
+        const tpuc_io_t *io = ios[i];
+        uint64_t B = (uint64_t)io->dims[0], C = io->ndim > 1 ? (uint64_t)io->dims[1] : 1;
+        int inside;
+        if (l->kind == TPUC_LAYOUT_SPATIAL)
+            inside = io->ndim >= 3 && C <= l->cols && l->img <= (1ull << 34) && l->off <= l->img &&
+                     l->rpitch <= l->img && (l->h == 0 || l->rpitch <= (1ull << 34) / l->h) &&
+                     l->h == (io->ndim == 4 ? (uint64_t)io->dims[2] : 1) &&
+                     l->w == (uint64_t)io->dims[io->ndim - 1] && B <= l->rows / l->img;
+        else if (l->kind == TPUC_LAYOUT_IM2COL)
+            inside = 1; /* read_io: rows = B x output pixels, cols = the window */
+        else
+            inside = io->onehot ? tpuc_io_elems(io) <= l->rows : tpuc_io_elems(io) <= l->rows * l->cols;
+        if (!inside) {
+            tpuc_err(err, errlen, "%s: tensor '%s': its layout does not hold its shape", path, io->name);
             return -1;
         }
     }
