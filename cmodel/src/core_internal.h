@@ -56,7 +56,7 @@ struct tpu_core {
                                         weight (k, 32q + l) */
     uint32_t *wneg[2];               /* [q]: bit l = column 32q + l has only negative weights */
     unsigned wf_stride;              /* N rounded up to a multiple of 16 */
-    int mx_simd;                     /* the host-float matmul's kernel: 0 SSE2, 1 AVX2 */
+    int mx_simd;                     /* the host-float matmul's kernel (core_mx_simd) */
     unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on
                                         the integer path only (TPU_MODEL_INTEGER_MX=1
                                         in the environment); 0: the host-float path where the
@@ -132,9 +132,15 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
-/* the host's kernel for the host-float matmul: 1 AVX2 (TPU_MODEL_MX_SIMD=sse2 in the
-   environment forces 0), 0 SSE2 */
+/* the host's kernel for the host-float matmul: 2 AVX2, the dense kernel at small N and the
+   skip kernel above; 1 AVX2, the skip kernel at every N (TPU_MODEL_MX_SIMD=skip in the
+   environment); 0 SSE2 (TPU_MODEL_MX_SIMD=sse2, or a host without AVX2) */
 int core_mx_simd(void);
+/* core_mx_dense.c: rows of a matmul on the dense AVX2 kernel (N <= 32; MXCSR set by the
+   caller as for the other kernels); w = wf[b], ws = wf_stride */
+void core_mx_dense_avx2(unsigned n, const float *w, size_t ws, unsigned rows,
+                        const uint32_t *const *a, const uint32_t *const *seed,
+                        uint32_t *const *out);
 /* core_vpu.c: vop, vred, softmax */
 uint64_t core_vpu_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 

@@ -78,6 +78,7 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    (the padding of a narrow layer) is a single run. */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
+#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
 
 typedef struct {
     const float *w;        /* wf: w[k * ws + j] */
@@ -432,7 +433,9 @@ int core_mx_simd(void)
     if (e != NULL && strcmp(e, "sse2") == 0)
         return 0;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (!__builtin_cpu_supports("avx2"))
+        return 0;
+    return e != NULL && strcmp(e, "skip") == 0 ? 1 : 2;
 }
 
 /* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
@@ -443,6 +446,11 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
     unsigned old = _mm_getcsr();
     /* RNE, FTZ | DAZ, all masked, the flags cleared */
     _mm_setcsr((old & ~0x603Fu) | 0x8040u | 0x1F80u);
+    if (c->mx_simd == 2 && n <= MX_DENSE_N) {
+        core_mx_dense_avx2(n, c->wf[b], c->wf_stride, rows, a, seed, out);
+        _mm_setcsr(old);
+        return 1;
+    }
     if (c->mx_simd) {
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
                          c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u };
