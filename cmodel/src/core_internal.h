@@ -114,8 +114,16 @@ void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t 
 void core_trace_retire(tpu_core_t *c, unsigned opcode);
 void core_trace_error(tpu_core_t *c, uint32_t pc, int code);
 
-/* core_model.c: row access with trace and uninitialised-read bookkeeping */
-const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row);
+/* core_model.c: row access with trace and uninitialised-read bookkeeping. core_read_row and
+   core_write_done are inline (they run once per row of every unit); the rare parts, an
+   uninitialised read and a trace record, are calls. */
+void core_read_uninit(tpu_core_t *c, unsigned mem, unsigned row);
+static inline const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    if (!c->written[mem][row])
+        core_read_uninit(c, mem, row);
+    return c->mem[mem] + (size_t)row * c->n;
+}
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
 /* a row written in place: fill core_write_dst's N words (16-bit values in UB and WMEM), then
    core_write_done (what core_write_row does after its copy: the flags and the trace) */
@@ -123,7 +131,13 @@ static inline uint32_t *core_write_dst(tpu_core_t *c, unsigned mem, unsigned row
 {
     return c->mem[mem] + (size_t)row * c->n;
 }
-void core_write_done(tpu_core_t *c, unsigned mem, unsigned row);
+static inline void core_write_done(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    c->written[mem][row] = 1;
+    c->res->rows_written[mem]++;
+    if (c->trace)
+        core_trace_write(c, mem, row, c->mem[mem] + (size_t)row * c->n);
+}
 
 /* The units: each executes one instruction (functional part, writes traced) and returns its
    completion cycle given its dispatch cycle d. */

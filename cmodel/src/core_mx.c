@@ -542,9 +542,34 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
 }
 #endif
 
+#if defined(__x86_64__) && defined(__SSE2__)
+/* wf only, for the dense kernel (it reads nothing else) */
+__attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigned b,
+                                                          const uint32_t *src)
+{
+    unsigned n = c->n;
+    for (unsigned k = 0; k < n; k++) {
+        const uint32_t *br = src + (size_t)k * n;
+        float *wr = c->wf[b] + (size_t)k * c->wf_stride;
+        unsigned j = 0;
+        for (; j + 8u <= n; j += 8u)
+            _mm256_storeu_si256((__m256i *)(void *)(wr + j),
+                                _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(br + j)), 16));
+        for (; j < n; j++) {
+            uint32_t u = br[j] << 16;
+            memcpy(&wr[j], &u, 4);
+        }
+    }
+}
+#endif
+
 static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
+    if (c->mx_simd == 2 && c->n <= MX_DENSE_N) {
+        mx_widen_avx2(c, b, src);
+        return;
+    }
     if (c->mx_simd) {
         mx_prep_avx2(c, b, src);
         return;
