@@ -146,15 +146,15 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
-/* the host's kernel for the host-float matmul: 2 AVX2, the dense kernel at small N and the
-   skip kernel above; 1 AVX2, the skip kernel at every N (TPU_MODEL_MX_SIMD=skip in the
-   environment); 0 SSE2 (TPU_MODEL_MX_SIMD=sse2, or a host without AVX2) */
+/* the host's kernel for the host-float matmul: 3 the dense AVX-512 kernel at small N and the
+   AVX2 skip kernel above (a host with AVX-512F); 2 the same with the dense AVX2 kernel (a
+   host with AVX2 only, or TPU_MODEL_MX_SIMD=avx2 in the environment); 1 the AVX2 skip kernel
+   at every N (TPU_MODEL_MX_SIMD=skip); 0 SSE2 (TPU_MODEL_MX_SIMD=sse2, or no AVX2) */
 int core_mx_simd(void);
-/* core_mx_dense.c: rows of a matmul on the dense AVX2 kernel (N <= 32; MXCSR set by the
-   caller as for the other kernels); w = wf[b], ws = wf_stride */
-void core_mx_dense_avx2(unsigned n, const float *w, size_t ws, unsigned rows,
-                        const uint32_t *const *a, const uint32_t *const *seed,
-                        uint32_t *const *out);
+/* core_mx_dense.c: rows of a matmul on the dense kernel (N <= 32; MXCSR set by the caller
+   as for the other kernels), AVX-512 when avx512 else AVX2; w = wf[b], ws = wf_stride */
+void core_mx_dense(int avx512, unsigned n, const float *w, size_t ws, unsigned rows,
+                   const uint32_t *const *a, const uint32_t *const *seed, uint32_t *const *out);
 /* core_vpu.c: vop, vred, softmax */
 uint64_t core_vpu_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 

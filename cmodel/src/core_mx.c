@@ -435,7 +435,11 @@ int core_mx_simd(void)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2"))
         return 0;
-    return e != NULL && strcmp(e, "skip") == 0 ? 1 : 2;
+    if (e != NULL && strcmp(e, "skip") == 0)
+        return 1;
+    if (e != NULL && strcmp(e, "avx2") == 0)
+        return 2;
+    return __builtin_cpu_supports("avx512f") ? 3 : 2;
 }
 
 /* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
@@ -446,8 +450,8 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
     unsigned old = _mm_getcsr();
     /* RNE, FTZ | DAZ, all masked, the flags cleared */
     _mm_setcsr((old & ~0x603Fu) | 0x8040u | 0x1F80u);
-    if (c->mx_simd == 2 && n <= MX_DENSE_N) {
-        core_mx_dense_avx2(n, c->wf[b], c->wf_stride, rows, a, seed, out);
+    if (c->mx_simd >= 2 && n <= MX_DENSE_N) {
+        core_mx_dense(c->mx_simd == 3, n, c->wf[b], c->wf_stride, rows, a, seed, out);
         _mm_setcsr(old);
         return 1;
     }
@@ -566,7 +570,7 @@ __attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigne
 static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
-    if (c->mx_simd == 2 && c->n <= MX_DENSE_N) {
+    if (c->mx_simd >= 2 && c->n <= MX_DENSE_N) {
         mx_widen_avx2(c, b, src);
         return;
     }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The dense AVX2 kernel of the host-float matmul for small arrays (N <= 32, core_mx.c's
+/* The dense AVX2 and AVX-512 kernels of the host-float matmul for small arrays (N <= 32, core_mx.c's
    mx_host): every step of every row done, x[k] * w[k][j] added to p[j] for k = 0 .. N - 1 in
    order, the same host operations as the SSE2 kernel (mx_rows_host) and so the same bits as
    fp32_mac (MXCSR DAZ | FTZ, RNE, masked, set by the caller; -ffp-contract=off keeps the mul
@@ -69,9 +69,9 @@ MXD_AVX2 void mxd_rows(unsigned V, unsigned R, unsigned n, const float *w, size_
         mxd_block(V, 1, n, w, ws, a + m, seed + m, out + m, mask);
 }
 
-__attribute__((target("avx2"), noinline)) void
-core_mx_dense_avx2(unsigned n, const float *w, size_t ws, unsigned rows,
-                   const uint32_t *const *a, const uint32_t *const *seed, uint32_t *const *out)
+__attribute__((target("avx2"), noinline)) static void
+mxd_avx2(unsigned n, const float *w, size_t ws, unsigned rows, const uint32_t *const *a,
+         const uint32_t *const *seed, uint32_t *const *out)
 {
     if (n <= 8)
         mxd_rows(1, 4, n, w, ws, rows, a, seed, out);
@@ -81,5 +81,75 @@ core_mx_dense_avx2(unsigned n, const float *w, size_t ws, unsigned rows,
         mxd_rows(3, 4, n, w, ws, rows, a, seed, out);
     else
         mxd_rows(4, 3, n, w, ws, rows, a, seed, out);
+}
+
+/* The same on AVX-512 (16 lanes a vector: one per row at N <= 16; the same host operations
+   lane by lane, MXCSR applies to them as to the AVX2 ones): R rows of V vectors */
+#define MXD_512 __attribute__((target("avx512f"), always_inline)) static inline
+
+MXD_512 void mxd512_block(unsigned V, unsigned R, unsigned n, const float *w, size_t ws,
+                          const uint32_t *const *a, const uint32_t *const *seed,
+                          uint32_t *const *out, const __mmask16 *mask)
+{
+    __m512 p[8][2];
+    float xf[8][32] __attribute__((aligned(64)));
+    const __m512 mz = _mm512_set1_ps(-0.0f);
+    for (unsigned r = 0; r < R; r++)
+        for (unsigned v = 0; v < V; v++) {
+            p[r][v] = seed[r] ? _mm512_maskz_loadu_ps(mask[v], seed[r] + 16u * v) : mz;
+            __m512i x = _mm512_maskz_loadu_epi32(mask[v], a[r] + 16u * v);
+            _mm512_store_si512((void *)(xf[r] + 16u * v), _mm512_slli_epi32(x, 16));
+        }
+    for (unsigned k = 0; k < n; k++) {
+        const float *wr = w + (size_t)k * ws;
+        for (unsigned v = 0; v < V; v++) {
+            __m512 wv = _mm512_loadu_ps(wr + 16u * v);
+            for (unsigned r = 0; r < R; r++)
+                p[r][v] = _mm512_add_ps(p[r][v], _mm512_mul_ps(_mm512_set1_ps(xf[r][k]), wv));
+        }
+    }
+    const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i qnan = _mm512_set1_epi32(0x7FC00000);
+    for (unsigned r = 0; r < R; r++)
+        for (unsigned v = 0; v < V; v++) {
+            __m512i u = _mm512_castps_si512(p[r][v]);
+            __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, ab), inf);
+            _mm512_mask_storeu_epi32(out[r] + 16u * v, mask[v], _mm512_mask_mov_epi32(u, nan, qnan));
+        }
+}
+
+MXD_512 void mxd512_rows(unsigned V, unsigned R, unsigned n, const float *w, size_t ws,
+                         unsigned rows, const uint32_t *const *a, const uint32_t *const *seed,
+                         uint32_t *const *out)
+{
+    __mmask16 mask[2];
+    for (unsigned v = 0; v < V; v++) {
+        unsigned l = n - 16u * v < 16u ? n - 16u * v : 16u;
+        mask[v] = (__mmask16)((1u << l) - 1u);
+    }
+    unsigned m = 0;
+    for (; m + R <= rows; m += R)
+        mxd512_block(V, R, n, w, ws, a + m, seed + m, out + m, mask);
+    for (; m < rows; m++)
+        mxd512_block(V, 1, n, w, ws, a + m, seed + m, out + m, mask);
+}
+
+__attribute__((target("avx512f"), noinline)) static void
+mxd_avx512(unsigned n, const float *w, size_t ws, unsigned rows, const uint32_t *const *a,
+           const uint32_t *const *seed, uint32_t *const *out)
+{
+    if (n <= 16)
+        mxd512_rows(1, 8, n, w, ws, rows, a, seed, out);
+    else
+        mxd512_rows(2, 6, n, w, ws, rows, a, seed, out);
+}
+
+void core_mx_dense(int avx512, unsigned n, const float *w, size_t ws, unsigned rows,
+                   const uint32_t *const *a, const uint32_t *const *seed, uint32_t *const *out)
+{
+    if (avx512)
+        mxd_avx512(n, w, ws, rows, a, seed, out);
+    else
+        mxd_avx2(n, w, ws, rows, a, seed, out);
 }
 #endif

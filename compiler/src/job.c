@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpu/numerics.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
@@ -92,7 +93,7 @@ void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
         if (l->esize == 4)
             for (uint64_t i = 0; i < len; i++) memcpy(host + l->addr + (off + i * step) * 4, &x[e + i], 4);
         else
-            for (uint64_t i = 0; i < len; i++) buf[off + i * step] = tpuc_f32_to_bf16(x[e + i]);
+            fp32_to_bf16_run((const uint32_t *)(const void *)(x + e), buf + off, len, step);
         if (last >= 0) {
             idx[last] = (int64_t)len - 1;
             next_index(io, idx);
