@@ -146,10 +146,13 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
-/* the host's kernel for the host-float matmul: 3 the dense AVX-512 kernel at small N and the
-   AVX2 skip kernel above (a host with AVX-512F); 2 the same with the dense AVX2 kernel (a
-   host with AVX2 only, or TPU_MODEL_MX_SIMD=avx2 in the environment); 1 the AVX2 skip kernel
-   at every N (TPU_MODEL_MX_SIMD=skip); 0 SSE2 (TPU_MODEL_MX_SIMD=sse2, or no AVX2) */
+/* the host's kernels for the host-float matmul, CORE_MX_* flags: 0 the SSE2 kernel (a host
+   without AVX2, or TPU_MODEL_MX_SIMD=sse2 in the environment); else AVX2 (the skip kernel
+   of core_mx.c), with CORE_MX_AVX512 its steps and the dense kernel on AVX-512 (a host with
+   AVX-512F), with CORE_MX_DENSE the dense kernel at N <= 32. The default is every flag the
+   host allows; TPU_MODEL_MX_SIMD=avx2 drops CORE_MX_AVX512, =skip drops CORE_MX_DENSE,
+   =avx2-skip both. */
+enum { CORE_MX_AVX2 = 1, CORE_MX_AVX512 = 2, CORE_MX_DENSE = 4 };
 int core_mx_simd(void);
 /* core_mx_dense.c: rows of a matmul on the dense kernel (N <= 32; MXCSR set by the caller
    as for the other kernels), AVX-512 when avx512 else AVX2; w = wf[b], ws = wf_stride */

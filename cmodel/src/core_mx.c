@@ -89,6 +89,7 @@ typedef struct {
     const uint32_t *wsgn;  /* [k * nq + q]: the sign bits of lanes 32q .. 32q + 31 of row k */
     const uint32_t *wneg;  /* [q]: lanes 32q .. 32q + 31 whose weights are all negative */
     unsigned nq;
+    int z512;              /* mx_block3's steps on AVX-512 (mx_block3_512) */
 } mx_bank_t;
 
 /* 1 when a lane of p (V vectors) is a zero or subnormal other than +0 */
@@ -292,6 +293,102 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     }
 }
 
+/* mx_block3 with its steps on AVX-512: the prologues and the closing runs as there (on the
+   block as four 8-lane vectors), the steps between on the same 32 lanes as two 16-lane
+   vectors: per lane the same mul and add in the same k order, so the same bits; half the
+   instructions. Out of line (an AVX-512 function is not inlined into the AVX2 code). */
+#define MX_512 __attribute__((target("avx512f"), always_inline)) static inline
+
+MX_512 void mx_step512(__m512 *p, float x, const float *wr)
+{
+    const __m512 xv = _mm512_set1_ps(x);
+    p[0] = _mm512_add_ps(p[0], _mm512_mul_ps(xv, _mm512_loadu_ps(wr)));
+    p[1] = _mm512_add_ps(p[1], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16)));
+}
+
+MX_512 void mx_join(__m512 *z, const __m256 *p)
+{
+    for (unsigned h = 0; h < 2; h++)
+        z[h] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(p[2u * h])),
+                                                   _mm256_castps_pd(p[2u * h + 1u]), 1));
+}
+
+MX_512 void mx_split(__m256 *p, const __m512 *z)
+{
+    for (unsigned h = 0; h < 2; h++) {
+        p[2u * h] = _mm512_castps512_ps256(z[h]);
+        p[2u * h + 1u] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z[h]), 1));
+    }
+}
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+{
+    const unsigned V = 4;
+    const uint32_t cneg = bk->wneg[j0 / 32u];
+    __m256 p0[4], p1[4], p2[4];
+    __m512 z0[2], z1[2], z2[2];
+    const size_t ws = bk->ws;
+    const float *wj = bk->w + j0;
+    const uint32_t *sg = bk->wsgn + j0 / 32u;
+    unsigned nx[3], i[3];
+    int cl[3];
+    for (unsigned v = 0; v < V; v++) {
+        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
+        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
+        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    }
+    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[0].xpos, exact, &nx[0], &cl[0]);
+    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[1].xpos, exact, &nx[1], &cl[1]);
+    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[2].xpos, exact, &nx[2], &cl[2]);
+    mx_join(z0, p0);
+    mx_join(z1, p1);
+    mx_join(z2, p2);
+#define MX_S(Z, R) mx_step512(Z, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+    for (;;) {
+        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned m3 = left0 < left1 ? left0 : left1;
+        m3 = m3 < left2 ? m3 : left2;
+        if (m3 > 0) {
+            for (unsigned t = 0; t < m3; t++) {
+                MX_S(z0, 0);
+                MX_S(z1, 1);
+                MX_S(z2, 2);
+            }
+            continue;
+        }
+        if (left0 == 0) {
+            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(z1, 1); MX_S(z2, 2); }
+        } else if (left1 == 0) {
+            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(z0, 0); MX_S(z2, 2); }
+        } else {
+            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(z0, 0); MX_S(z1, 1); }
+        }
+        while (i[0] < r[0].cnt) MX_S(z0, 0);
+        while (i[1] < r[1].cnt) MX_S(z1, 1);
+        while (i[2] < r[2].cnt) MX_S(z2, 2);
+        break;
+    }
+#undef MX_S
+    mx_split(p0, z0);
+    mx_split(p1, z1);
+    mx_split(p2, z2);
+    if (!cl[0] && n > nx[0])
+        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
+    if (!cl[1] && n > nx[1])
+        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
+    if (!cl[2] && n > nx[2])
+        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
+    for (unsigned v = 0; v < V; v++) {
+        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
+        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
+        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    }
+}
+
 /* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
    steps are one skippable run */
 MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
@@ -388,7 +485,10 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                 for (unsigned q = 0; q < 3u; q++)
                     r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
                                         ps[m + q] };
-                mx_block3(bk, n, r3, j0, exact);
+                if (bk->z512)
+                    mx_block3_512(bk, n, r3, j0, exact);
+                else
+                    mx_block3(bk, n, r3, j0, exact);
             }
         for (; m <= rows; m++) {
             if (m < rows && zero && xfin[m]) {
@@ -435,11 +535,14 @@ int core_mx_simd(void)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2"))
         return 0;
-    if (e != NULL && strcmp(e, "skip") == 0)
-        return 1;
-    if (e != NULL && strcmp(e, "avx2") == 0)
-        return 2;
-    return __builtin_cpu_supports("avx512f") ? 3 : 2;
+    int f = CORE_MX_AVX2 | CORE_MX_DENSE;
+    if (__builtin_cpu_supports("avx512f"))
+        f |= CORE_MX_AVX512;
+    if (e != NULL && (strcmp(e, "avx2") == 0 || strcmp(e, "avx2-skip") == 0))
+        f &= ~CORE_MX_AVX512;
+    if (e != NULL && (strcmp(e, "skip") == 0 || strcmp(e, "avx2-skip") == 0))
+        f &= ~CORE_MX_DENSE;
+    return f;
 }
 
 /* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
@@ -450,14 +553,15 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
     unsigned old = _mm_getcsr();
     /* RNE, FTZ | DAZ, all masked, the flags cleared */
     _mm_setcsr((old & ~0x603Fu) | 0x8040u | 0x1F80u);
-    if (c->mx_simd >= 2 && n <= MX_DENSE_N) {
-        core_mx_dense(c->mx_simd == 3, n, c->wf[b], c->wf_stride, rows, a, seed, out);
+    if ((c->mx_simd & CORE_MX_DENSE) && n <= MX_DENSE_N) {
+        core_mx_dense(c->mx_simd & CORE_MX_AVX512, n, c->wf[b], c->wf_stride, rows, a, seed, out);
         _mm_setcsr(old);
         return 1;
     }
     if (c->mx_simd) {
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
-                         c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u };
+                         c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u,
+                         (c->mx_simd & CORE_MX_AVX512) != 0 };
         mx_rows_avx2(&bk, n, rows, a, seed, 0);
         unsigned csr;
         __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
@@ -570,7 +674,7 @@ __attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigne
 static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
-    if (c->mx_simd >= 2 && c->n <= MX_DENSE_N) {
+    if ((c->mx_simd & CORE_MX_DENSE) && c->n <= MX_DENSE_N) {
         mx_widen_avx2(c, b, src);
         return;
     }
