@@ -733,6 +733,10 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     const uint32_t *w = c->bank[b];
     uint32_t out[256];
     uint64_t vt = CORE_NEVER;
+    /* the timing state in locals for the rows' loop, stored back at the end */
+    uint64_t last = c->mx_last_vec, stall = 0, lw_ready = c->bank_lw_done[b] + 1u;
+    const uint64_t acc_lat = c->mxu_lat + 3u;
+    uint64_t *acc_last = c->acc_last_vec, *ub_last = c->ub_last_vec;
     /* Rows in groups: the host path computes a group at once (its rows never overlap the
        ones they accumulate onto within the group: each row reads and writes its own ACC row,
        read before any of the group is written -- true when the ACC rows are distinct, which
@@ -770,18 +774,20 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         }
         /* timing of vector m: UB (and ACC) read in vt - 1 >= t + 1 */
         uint64_t ready = t + 2u;
-        if (c->mx_last_vec != CORE_NEVER)
-            ready = core_max(ready, c->mx_last_vec + 1u);
-        if (d->accumulate && c->acc_last_vec[arow] != CORE_NEVER)
-            ready = core_max(ready, c->acc_last_vec[arow] + c->mxu_lat + 3u);
-        vt = core_max(ready, c->bank_lw_done[b] + 1u);
-        c->res->counters[TPU_CNT_WL_STALL] += vt - ready;
-        c->res->counters[TPU_CNT_MXU_BUSY]++;
-        c->mx_last_vec = vt;
-        c->acc_last_vec[arow] = vt;
-        c->ub_last_vec[d->ub_row + m] = vt;
+        if (last != CORE_NEVER)
+            ready = core_max(ready, last + 1u);
+        if (d->accumulate && acc_last[arow] != CORE_NEVER)
+            ready = core_max(ready, acc_last[arow] + acc_lat);
+        vt = core_max(ready, lw_ready);
+        stall += vt - ready;
+        last = vt;
+        acc_last[arow] = vt;
+        ub_last[d->ub_row + m] = vt;
     }
     }
+    c->res->counters[TPU_CNT_WL_STALL] += stall;
+    c->res->counters[TPU_CNT_MXU_BUSY] += d->n;
+    c->mx_last_vec = last;
     c->bank_last_vec[b] = vt;
     if (d->accumulate)
         c->acc_mm_last = vt;
