@@ -404,6 +404,86 @@ MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const ui
 
 /* lut[m]: the positions of m's set bits, one per byte, lowest first */
 static uint64_t mx_lut[256];
+/* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
+   steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
+   all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
+   xsm; *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the count. */
+__attribute__((target("avx512f"), noinline)) static unsigned
+mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
+           int *fin, int *pos)
+{
+    const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
+    __mmask16 infs = 0;
+    __m512i sgns = zero;
+    unsigned c = 0;
+    for (unsigned k = 0; k < n; k += 16u) {
+        __mmask16 ld = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i av = _mm512_maskz_loadu_epi32(ld, am + k);
+        __m512i e = _mm512_and_si512(av, em);
+        __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld, bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld, bk->wzero + k);
+        __mmask16 skip = (__mmask16)((z & _mm512_test_epi32_mask(wf, wf)) |
+                                     (~inf & _mm512_test_epi32_mask(wz, wz)));
+        unsigned keep = ~(unsigned)skip & ld;
+        infs |= inf;
+        sgns = _mm512_or_si512(sgns, av);
+        _mm512_mask_compressstoreu_ps(xsm + c, (__mmask16)keep,
+                                      _mm512_castsi512_ps(_mm512_slli_epi32(av, 16)));
+        for (unsigned h = 0; h < 2u; h++) {
+            unsigned kb = (keep >> (8u * h)) & 0xFFu;
+            uint64_t p = mx_lut[kb] + (uint64_t)(k + 8u * h) * 0x0101010101010101ull;
+            memcpy(km + c, &p, 8);
+            c += (unsigned)__builtin_popcount(kb);
+        }
+    }
+    *fin = infs == 0;
+    *pos = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
+    return c;
+}
+
+/* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
+   after */
+MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km,
+                              float *xsm, int *xfin, int *xpos)
+{
+    const __m256i em = _mm256_set1_epi32(0x7F80);
+    unsigned c = 0, k = 0;
+    __m256i infs = _mm256_setzero_si256(), sgns = _mm256_setzero_si256();
+    for (; k + 8u <= n; k += 8u) {
+        __m256i av = _mm256_loadu_si256((const __m256i *)(am + k));
+        __m256i e = _mm256_and_si256(av, em);
+        __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+        __m256i inf = _mm256_cmpeq_epi32(e, em);
+        infs = _mm256_or_si256(infs, inf);
+        sgns = _mm256_or_si256(sgns, av);
+        __m256i skip = _mm256_or_si256(
+            _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
+            _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
+        unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
+        uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
+        memcpy(km + c, &pos, 8);
+        c += (unsigned)__builtin_popcount(keep);
+    }
+    int fin = _mm256_testz_si256(infs, infs);
+    int pos = _mm256_testz_si256(sgns, _mm256_set1_epi32(0x8000));
+    for (; k < n; k++) {
+        uint32_t e = am[k] & 0x7F80u;
+        int skip = (e == 0 && bk->wfin[k]) || (bk->wzero[k] && e != 0x7F80u);
+        fin &= e != 0x7F80u;
+        pos &= (am[k] & 0x8000u) == 0;
+        if (!skip)
+            km[c++] = (uint8_t)k;
+    }
+    *xfin = fin;
+    *xpos = pos;
+    for (unsigned i = 0; i < c; i++) {
+        uint32_t xb = (am[km[i]] & 0xFFFFu) << 16;
+        memcpy(&xsm[i], &xb, 4);
+    }
+    return c;
+}
+
 /* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
 static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
 
@@ -418,7 +498,6 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
     const size_t ws = bk->ws;
-    const __m256i em = _mm256_set1_epi32(0x7F80);
     if (mx_lut[255] == 0)
         for (unsigned m = 1; m < 256; m++) {
             uint64_t v = 0;
@@ -432,40 +511,10 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         /* the steps that cannot be skipped, their x, and the seed */
         const uint32_t *am = a[m];
         uint8_t *km = ks[m];
-        unsigned c = 0, k = 0;
-        __m256i infs = _mm256_setzero_si256(), sgns = _mm256_setzero_si256();
-        for (; k + 8u <= n; k += 8u) {
-            __m256i av = _mm256_loadu_si256((const __m256i *)(am + k));
-            __m256i e = _mm256_and_si256(av, em);
-            __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
-            __m256i inf = _mm256_cmpeq_epi32(e, em);
-            infs = _mm256_or_si256(infs, inf);
-            sgns = _mm256_or_si256(sgns, av);
-            __m256i skip = _mm256_or_si256(
-                _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
-                _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
-            unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
-            uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
-            memcpy(km + c, &pos, 8);
-            c += (unsigned)__builtin_popcount(keep);
-        }
-        int fin = _mm256_testz_si256(infs, infs);
-        int pos = _mm256_testz_si256(sgns, _mm256_set1_epi32(0x8000));
-        for (; k < n; k++) {
-            uint32_t e = am[k] & 0x7F80u;
-            int skip = (e == 0 && bk->wfin[k]) || (bk->wzero[k] && e != 0x7F80u);
-            fin &= e != 0x7F80u;
-            pos &= (am[k] & 0x8000u) == 0;
-            if (!skip)
-                km[c++] = (uint8_t)k;
-        }
-        cnt[m] = c;
-        xfin[m] = fin;
-        xpos[m] = pos;
-        for (unsigned i = 0; i < c; i++) {
-            uint32_t xb = (am[km[i]] & 0xFFFFu) << 16;
-            memcpy(&xs[m][i], &xb, 4);
-        }
+        if (bk->z512)
+            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
+        else
+            cnt[m] = mx_list_avx2(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
         if (seed[m])
             memcpy(ps[m], seed[m], sizeof(float) * n);
         else
