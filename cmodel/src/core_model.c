@@ -100,6 +100,18 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     return c;
 }
 
+void tpu_core_clear(tpu_core_t *c)
+{
+    if (c == NULL)
+        return;
+    for (unsigned m = 0; m < TPU_MEM_COUNT; m++)
+        for (unsigned r = 0; r < c->rows[m]; r++)
+            if (c->written[m][r]) {
+                memset(c->mem[m] + (size_t)r * c->n, 0, sizeof(uint32_t) * c->n);
+                c->written[m][r] = 0;
+            }
+}
+
 void tpu_core_free(tpu_core_t *c)
 {
     if (c == NULL)
