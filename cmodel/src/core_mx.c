@@ -407,7 +407,8 @@ static uint64_t mx_lut[256];
 /* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
    steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
    all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
-   xsm; *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the count. */
+   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the
+   count. */
 __attribute__((target("avx512f"), noinline)) static unsigned
 mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
            int *fin, int *pos)
@@ -428,8 +429,10 @@ mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, flo
         unsigned keep = ~(unsigned)skip & ld;
         infs |= inf;
         sgns = _mm512_or_si512(sgns, av);
-        _mm512_mask_compressstoreu_ps(xsm + c, (__mmask16)keep,
-                                      _mm512_castsi512_ps(_mm512_slli_epi32(av, 16)));
+        /* compressed in a register and stored whole (xsm has 16 floats of slack): the
+           masked compress to memory is microcoded and several times slower */
+        _mm512_storeu_ps(xsm + c, _mm512_maskz_compress_ps((__mmask16)keep,
+                                                           _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
         for (unsigned h = 0; h < 2u; h++) {
             unsigned kb = (keep >> (8u * h)) & 0xFFu;
             uint64_t p = mx_lut[kb] + (uint64_t)(k + 8u * h) * 0x0101010101010101ull;
@@ -492,7 +495,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
              const uint32_t *const *seed, int exact)
 {
     float (*ps)[256] = mx_ps;
-    static float xs[MX_GROUP][256];
+    static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
     static uint8_t ks[MX_GROUP][256 + 8];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */

@@ -298,10 +298,42 @@ ALWAYS_INLINE int unary_body(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* relu and cvt 8 lanes at a time (vf_ld and vf_st as for the binary ops; relu_bits and
+   cvt_bits as vector operations), the scalar loops for the last n % 8 */
+VF_AVX2 void vf_unary(int relu, size_t n8, int bx, const uint32_t *x, int by, uint32_t *y)
+{
+    for (size_t i = 0; i < n8; i += 8) {
+        __m256i v = vf_ld(bx, x + i), r = vf_daz(v);
+        if (relu)
+            r = _mm256_andnot_si256(_mm256_srai_epi32(v, 31), r); /* sign - (or -0): +0 */
+        vf_st(by, y + i, _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TPU_FP32_QNAN), vf_nan(v)));
+    }
+}
+
+static __attribute__((noinline, target("avx2"))) void
+unary_rows_avx2(int relu, size_t n8, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
+{
+    int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    if (relu) {
+        if (bx && by) vf_unary(1, n8, 1, x, 1, y);
+        else if (!bx && !by) vf_unary(1, n8, 0, x, 0, y);
+        else vf_unary(1, n8, bx, x, by, y);
+    } else {
+        vf_unary(0, n8, bx, x, by, y);
+    }
+}
+
 static __attribute__((target("avx2"))) int unary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fx,
                                                       const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
 {
-    return unary_body(op, n, fx, x, fy, y);
+    if (op != VPU_OP_RELU && op != VPU_OP_CVT)
+        return 0;
+    size_t n8 = n & ~(size_t)7;
+    if (n8)
+        unary_rows_avx2(op == VPU_OP_RELU, n8, fx, x, fy, y);
+    if (n8 == n)
+        return 1;
+    return unary_body(op, n - n8, fx, x + n8, fy, y + n8);
 }
 #endif
 
