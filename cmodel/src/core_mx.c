@@ -800,19 +800,32 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
         int host = 0;
         if (!c->integer_mx) {
+            unsigned ub0 = d->ub_row + m0, acc0 = d->acc_row + m0;
+            /* every row read already written (the usual case): no per-row check, else the
+               reads one by one in order (the first uninitialised read is the one recorded) */
+            int all = memchr(c->written[TPU_MEM_UB] + ub0, 0, gn) == NULL &&
+                      (!d->accumulate || memchr(c->written[TPU_MEM_ACC] + acc0, 0, gn) == NULL);
             for (unsigned i = 0; i < gn; i++) {
-                ga[i] = core_read_row(c, TPU_MEM_UB, d->ub_row + m0 + i);
-                gs[i] = d->accumulate ? core_read_row(c, TPU_MEM_ACC, d->acc_row + m0 + i) : NULL;
-                go[i] = core_write_dst(c, TPU_MEM_ACC, d->acc_row + m0 + i);
+                ga[i] = all ? c->mem[TPU_MEM_UB] + (size_t)(ub0 + i) * n
+                            : core_read_row(c, TPU_MEM_UB, ub0 + i);
+                gs[i] = !d->accumulate ? NULL
+                        : all ? c->mem[TPU_MEM_ACC] + (size_t)(acc0 + i) * n
+                              : core_read_row(c, TPU_MEM_ACC, acc0 + i);
+                go[i] = core_write_dst(c, TPU_MEM_ACC, acc0 + i);
             }
             /* the results straight into their ACC rows (every seed read first) */
             host = mx_host(c, b, gn, ga, gs, go);
+            if (host && c->trace == NULL) { /* core_write_done of every row at once */
+                memset(c->written[TPU_MEM_ACC] + acc0, 1, gn);
+                c->res->rows_written[TPU_MEM_ACC] += gn;
+            } else if (host) {
+                for (unsigned i = 0; i < gn; i++)
+                    core_write_done(c, TPU_MEM_ACC, acc0 + i);
+            }
         }
     for (unsigned m = m0; m < m0 + gn; m++) {
         unsigned arow = d->acc_row + m;
-        if (host) {
-            core_write_done(c, TPU_MEM_ACC, arow);
-        } else {
+        if (!host) {
         const uint32_t *a = core_read_row(c, TPU_MEM_UB, d->ub_row + m);
         const uint32_t *seed = d->accumulate ? core_read_row(c, TPU_MEM_ACC, arow) : NULL;
         for (unsigned j = 0; j < n; j++) {
