@@ -14,9 +14,3 @@ bf16_t fp32_to_bf16(fp32_t a)
     v += 0x7FFFu + ((v >> 16) & 1u);
     return bf16_from_bits((uint16_t)(v >> 16));
 }
-
-void fp32_to_bf16_run(const uint32_t *src, uint16_t *dst, size_t n, size_t step)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i * step] = fp32_to_bf16(fp32_from_bits(src[i])).v;
-}
