@@ -306,6 +306,18 @@ int main(int argc, char **argv)
     }
     int status = 0, tty = isatty(2);
     uint64_t cycles = 0;
+    /* one core or board for every chunk: cleared between runs (tpu_core_clear: the rows a run
+       wrote back to zero and never written), it behaves as a new one, without allocating and
+       first-touching its memories again per chunk */
+    tpu_core_t *core = NULL;
+    tpu_board_t *bd = NULL;
+    if (m.cores == 1) {
+        core = tpu_core_new(&ccfg);
+        if (!core) return fail(2, "%s", "bad core configuration in model.txt");
+    } else {
+        bd = tpu_board_new(&bcfg);
+        if (!bd) return fail(2, "%s", "bad board configuration in model.txt");
+    }
     for (uint64_t ch = 0; ch < nchunks; ch++) {
         tpu_board_job_t jobs[64];
         tpu_core_result_t res[64];
@@ -351,15 +363,12 @@ int main(int argc, char **argv)
         char msg[2048] = "";
         double t_run = now_s();
         if (m.cores == 1) {
-            tpu_core_t *core = tpu_core_new(&ccfg);
-            if (!core) return fail(2, "%s", "bad core configuration in model.txt");
+            if (ch > 0) tpu_core_clear(core);
             rc = tpu_core_run(core, prog, count, 0, host[0], m.host_bytes, tr[0], &res[0]);
-            tpu_core_free(core);
         } else {
-            tpu_board_t *bd = tpu_board_new(&bcfg);
-            if (!bd) return fail(2, "%s", "bad board configuration in model.txt");
+            if (ch > 0)
+                for (unsigned i = 0; i < m.cores; i++) tpu_core_clear(tpu_board_core(bd, i));
             rc = tpu_board_run(bd, jobs, res, msg, sizeof msg);
-            tpu_board_free(bd);
         }
         t_runs += now_s() - t_run;
         for (unsigned i = 0; i < m.cores; i++) if (tr[i]) fclose(tr[i]);
@@ -412,6 +421,8 @@ int main(int argc, char **argv)
         }
         if (tty && nchunks > 1) fprintf(stderr, "\rtpu-infer: %" PRIu64 "/%" PRIu64 " images", min_u64(total, (ch + 1) * chunk), total);
     }
+    tpu_core_free(core);
+    tpu_board_free(bd);
     if (tty && nchunks > 1) fputc('\n', stderr);
     if (status != 0) return status; /* nothing written after a failed RTL run */
     int64_t yd[TPUC_MAX_DIMS];

@@ -37,6 +37,7 @@ typedef struct {
     uint64_t done;
     uint64_t lat;
     uint64_t beat_bytes; /* B/8 */
+    unsigned beat_shift; /* log2(B/8): B is a power of two (tpu_axi_data_bits_ok) */
     int out;
 } dma_timing_t;
 
@@ -74,7 +75,7 @@ static void dma_row_bursts(dma_timing_t *tm, uint64_t a, uint64_t len)
     while (beat < end) {
         uint64_t page_end = (beat | (DMA_PAGE - 1u)) + 1u;
         uint64_t lim = end < page_end ? end : page_end;
-        uint64_t beats = (lim - beat + bb - 1u) / bb;
+        uint64_t beats = (lim - beat + bb - 1u) >> tm->beat_shift; /* / bb */
         if (beats > DMA_MAX_BEATS)
             beats = DMA_MAX_BEATS;
         dma_burst(tm, (unsigned)beats);
@@ -131,6 +132,7 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
     tm.out = out;
     tm.lat = c->axi_lat;
     tm.beat_bytes = c->cfg.axi_data_bits / 8u;
+    tm.beat_shift = (unsigned)__builtin_ctzll(tm.beat_bytes);
     tm.ar = t;       /* first AR in t + 1 */
     tm.chan = t + 1u; /* reads: first R beat >= t + 2 anyway; writes: the first on-chip row
                          is read in t + 1, its first W beat goes in t + 2 */

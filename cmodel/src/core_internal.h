@@ -56,7 +56,7 @@ struct tpu_core {
                                         weight (k, 32q + l) */
     uint32_t *wneg[2];               /* [q]: bit l = column 32q + l has only negative weights */
     unsigned wf_stride;              /* N rounded up to a multiple of 16 */
-    int mx_simd;                     /* the host-float matmul's kernel: 0 SSE2, 1 AVX2 */
+    int mx_simd;                     /* the host-float matmul's kernel (core_mx_simd) */
     unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on
                                         the integer path only (TPU_MODEL_INTEGER_MX=1
                                         in the environment); 0: the host-float path where the
@@ -114,8 +114,16 @@ void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t 
 void core_trace_retire(tpu_core_t *c, unsigned opcode);
 void core_trace_error(tpu_core_t *c, uint32_t pc, int code);
 
-/* core_model.c: row access with trace and uninitialised-read bookkeeping */
-const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row);
+/* core_model.c: row access with trace and uninitialised-read bookkeeping. core_read_row and
+   core_write_done are inline (they run once per row of every unit); the rare parts, an
+   uninitialised read and a trace record, are calls. */
+void core_read_uninit(tpu_core_t *c, unsigned mem, unsigned row);
+static inline const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    if (!c->written[mem][row])
+        core_read_uninit(c, mem, row);
+    return c->mem[mem] + (size_t)row * c->n;
+}
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
 /* a row written in place: fill core_write_dst's N words (16-bit values in UB and WMEM), then
    core_write_done (what core_write_row does after its copy: the flags and the trace) */
@@ -123,7 +131,13 @@ static inline uint32_t *core_write_dst(tpu_core_t *c, unsigned mem, unsigned row
 {
     return c->mem[mem] + (size_t)row * c->n;
 }
-void core_write_done(tpu_core_t *c, unsigned mem, unsigned row);
+static inline void core_write_done(tpu_core_t *c, unsigned mem, unsigned row)
+{
+    c->written[mem][row] = 1;
+    c->res->rows_written[mem]++;
+    if (c->trace)
+        core_trace_write(c, mem, row, c->mem[mem] + (size_t)row * c->n);
+}
 
 /* The units: each executes one instruction (functional part, writes traced) and returns its
    completion cycle given its dispatch cycle d. */
@@ -132,9 +146,18 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
 /* core_mx.c: lw and matmul */
 uint64_t core_lw_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
-/* the host's kernel for the host-float matmul: 1 AVX2 (TPU_MODEL_MX_SIMD=sse2 in the
-   environment forces 0), 0 SSE2 */
+/* the host's kernels for the host-float matmul, CORE_MX_* flags: 0 the SSE2 kernel (a host
+   without AVX2, or TPU_MODEL_MX_SIMD=sse2 in the environment); else AVX2 (the skip kernel
+   of core_mx.c), with CORE_MX_AVX512 its steps and the dense kernel on AVX-512 (a host with
+   AVX-512F), with CORE_MX_DENSE the dense kernel at N <= 32. The default is every flag the
+   host allows; TPU_MODEL_MX_SIMD=avx2 drops CORE_MX_AVX512, =skip drops CORE_MX_DENSE,
+   =avx2-skip both. */
+enum { CORE_MX_AVX2 = 1, CORE_MX_AVX512 = 2, CORE_MX_DENSE = 4 };
 int core_mx_simd(void);
+/* core_mx_dense.c: rows of a matmul on the dense kernel (N <= 32; MXCSR set by the caller
+   as for the other kernels), AVX-512 when avx512 else AVX2; w = wf[b], ws = wf_stride */
+void core_mx_dense(int avx512, unsigned n, const float *w, size_t ws, unsigned rows,
+                   const uint32_t *const *a, const uint32_t *const *seed, uint32_t *const *out);
 /* core_vpu.c: vop, vred, softmax */
 uint64_t core_vpu_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t);
 

@@ -100,6 +100,18 @@ tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg)
     return c;
 }
 
+void tpu_core_clear(tpu_core_t *c)
+{
+    if (c == NULL)
+        return;
+    for (unsigned m = 0; m < TPU_MEM_COUNT; m++)
+        for (unsigned r = 0; r < c->rows[m]; r++)
+            if (c->written[m][r]) {
+                memset(c->mem[m] + (size_t)r * c->n, 0, sizeof(uint32_t) * c->n);
+                c->written[m][r] = 0;
+            }
+}
+
 void tpu_core_free(tpu_core_t *c)
 {
     if (c == NULL)
@@ -145,24 +157,14 @@ int tpu_core_set_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *
     return TPU_OK;
 }
 
-const uint32_t *core_read_row(tpu_core_t *c, unsigned mem, unsigned row)
+void core_read_uninit(tpu_core_t *c, unsigned mem, unsigned row)
 {
-    if (!c->written[mem][row]) {
-        if (c->res->uninit_reads == 0) {
-            c->res->uninit_pc = c->pc;
-            c->res->uninit_mem = mem;
-            c->res->uninit_row = row;
-        }
-        c->res->uninit_reads++;
+    if (c->res->uninit_reads == 0) {
+        c->res->uninit_pc = c->pc;
+        c->res->uninit_mem = mem;
+        c->res->uninit_row = row;
     }
-    return c->mem[mem] + (size_t)row * c->n;
-}
-
-void core_write_done(tpu_core_t *c, unsigned mem, unsigned row)
-{
-    c->written[mem][row] = 1;
-    c->res->rows_written[mem]++;
-    core_trace_write(c, mem, row, c->mem[mem] + (size_t)row * c->n);
+    c->res->uninit_reads++;
 }
 
 void core_write_row(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)

@@ -78,6 +78,7 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    (the padding of a narrow layer) is a single run. */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
+#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
 
 typedef struct {
     const float *w;        /* wf: w[k * ws + j] */
@@ -88,6 +89,7 @@ typedef struct {
     const uint32_t *wsgn;  /* [k * nq + q]: the sign bits of lanes 32q .. 32q + 31 of row k */
     const uint32_t *wneg;  /* [q]: lanes 32q .. 32q + 31 whose weights are all negative */
     unsigned nq;
+    int z512;              /* mx_block3's steps on AVX-512 (mx_block3_512) */
 } mx_bank_t;
 
 /* 1 when a lane of p (V vectors) is a zero or subnormal other than +0 */
@@ -291,6 +293,102 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     }
 }
 
+/* mx_block3 with its steps on AVX-512: the prologues and the closing runs as there (on the
+   block as four 8-lane vectors), the steps between on the same 32 lanes as two 16-lane
+   vectors: per lane the same mul and add in the same k order, so the same bits; half the
+   instructions. Out of line (an AVX-512 function is not inlined into the AVX2 code). */
+#define MX_512 __attribute__((target("avx512f"), always_inline)) static inline
+
+MX_512 void mx_step512(__m512 *p, float x, const float *wr)
+{
+    const __m512 xv = _mm512_set1_ps(x);
+    p[0] = _mm512_add_ps(p[0], _mm512_mul_ps(xv, _mm512_loadu_ps(wr)));
+    p[1] = _mm512_add_ps(p[1], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16)));
+}
+
+MX_512 void mx_join(__m512 *z, const __m256 *p)
+{
+    for (unsigned h = 0; h < 2; h++)
+        z[h] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(p[2u * h])),
+                                                   _mm256_castps_pd(p[2u * h + 1u]), 1));
+}
+
+MX_512 void mx_split(__m256 *p, const __m512 *z)
+{
+    for (unsigned h = 0; h < 2; h++) {
+        p[2u * h] = _mm512_castps512_ps256(z[h]);
+        p[2u * h + 1u] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z[h]), 1));
+    }
+}
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+{
+    const unsigned V = 4;
+    const uint32_t cneg = bk->wneg[j0 / 32u];
+    __m256 p0[4], p1[4], p2[4];
+    __m512 z0[2], z1[2], z2[2];
+    const size_t ws = bk->ws;
+    const float *wj = bk->w + j0;
+    const uint32_t *sg = bk->wsgn + j0 / 32u;
+    unsigned nx[3], i[3];
+    int cl[3];
+    for (unsigned v = 0; v < V; v++) {
+        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
+        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
+        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    }
+    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[0].xpos, exact, &nx[0], &cl[0]);
+    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[1].xpos, exact, &nx[1], &cl[1]);
+    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
+                       r[2].xpos, exact, &nx[2], &cl[2]);
+    mx_join(z0, p0);
+    mx_join(z1, p1);
+    mx_join(z2, p2);
+#define MX_S(Z, R) mx_step512(Z, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+    for (;;) {
+        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned m3 = left0 < left1 ? left0 : left1;
+        m3 = m3 < left2 ? m3 : left2;
+        if (m3 > 0) {
+            for (unsigned t = 0; t < m3; t++) {
+                MX_S(z0, 0);
+                MX_S(z1, 1);
+                MX_S(z2, 2);
+            }
+            continue;
+        }
+        if (left0 == 0) {
+            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(z1, 1); MX_S(z2, 2); }
+        } else if (left1 == 0) {
+            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(z0, 0); MX_S(z2, 2); }
+        } else {
+            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(z0, 0); MX_S(z1, 1); }
+        }
+        while (i[0] < r[0].cnt) MX_S(z0, 0);
+        while (i[1] < r[1].cnt) MX_S(z1, 1);
+        while (i[2] < r[2].cnt) MX_S(z2, 2);
+        break;
+    }
+#undef MX_S
+    mx_split(p0, z0);
+    mx_split(p1, z1);
+    mx_split(p2, z2);
+    if (!cl[0] && n > nx[0])
+        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
+    if (!cl[1] && n > nx[1])
+        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
+    if (!cl[2] && n > nx[2])
+        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
+    for (unsigned v = 0; v < V; v++) {
+        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
+        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
+        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    }
+}
+
 /* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
    steps are one skippable run */
 MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
@@ -306,6 +404,89 @@ MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const ui
 
 /* lut[m]: the positions of m's set bits, one per byte, lowest first */
 static uint64_t mx_lut[256];
+/* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
+   steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
+   all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
+   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the
+   count. */
+__attribute__((target("avx512f"), noinline)) static unsigned
+mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
+           int *fin, int *pos)
+{
+    const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
+    __mmask16 infs = 0;
+    __m512i sgns = zero;
+    unsigned c = 0;
+    for (unsigned k = 0; k < n; k += 16u) {
+        __mmask16 ld = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i av = _mm512_maskz_loadu_epi32(ld, am + k);
+        __m512i e = _mm512_and_si512(av, em);
+        __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld, bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld, bk->wzero + k);
+        __mmask16 skip = (__mmask16)((z & _mm512_test_epi32_mask(wf, wf)) |
+                                     (~inf & _mm512_test_epi32_mask(wz, wz)));
+        unsigned keep = ~(unsigned)skip & ld;
+        infs |= inf;
+        sgns = _mm512_or_si512(sgns, av);
+        /* compressed in a register and stored whole (xsm has 16 floats of slack): the
+           masked compress to memory is microcoded and several times slower */
+        _mm512_storeu_ps(xsm + c, _mm512_maskz_compress_ps((__mmask16)keep,
+                                                           _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
+        for (unsigned h = 0; h < 2u; h++) {
+            unsigned kb = (keep >> (8u * h)) & 0xFFu;
+            uint64_t p = mx_lut[kb] + (uint64_t)(k + 8u * h) * 0x0101010101010101ull;
+            memcpy(km + c, &p, 8);
+            c += (unsigned)__builtin_popcount(kb);
+        }
+    }
+    *fin = infs == 0;
+    *pos = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
+    return c;
+}
+
+/* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
+   after */
+MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km,
+                              float *xsm, int *xfin, int *xpos)
+{
+    const __m256i em = _mm256_set1_epi32(0x7F80);
+    unsigned c = 0, k = 0;
+    __m256i infs = _mm256_setzero_si256(), sgns = _mm256_setzero_si256();
+    for (; k + 8u <= n; k += 8u) {
+        __m256i av = _mm256_loadu_si256((const __m256i *)(am + k));
+        __m256i e = _mm256_and_si256(av, em);
+        __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+        __m256i inf = _mm256_cmpeq_epi32(e, em);
+        infs = _mm256_or_si256(infs, inf);
+        sgns = _mm256_or_si256(sgns, av);
+        __m256i skip = _mm256_or_si256(
+            _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
+            _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
+        unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
+        uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
+        memcpy(km + c, &pos, 8);
+        c += (unsigned)__builtin_popcount(keep);
+    }
+    int fin = _mm256_testz_si256(infs, infs);
+    int pos = _mm256_testz_si256(sgns, _mm256_set1_epi32(0x8000));
+    for (; k < n; k++) {
+        uint32_t e = am[k] & 0x7F80u;
+        int skip = (e == 0 && bk->wfin[k]) || (bk->wzero[k] && e != 0x7F80u);
+        fin &= e != 0x7F80u;
+        pos &= (am[k] & 0x8000u) == 0;
+        if (!skip)
+            km[c++] = (uint8_t)k;
+    }
+    *xfin = fin;
+    *xpos = pos;
+    for (unsigned i = 0; i < c; i++) {
+        uint32_t xb = (am[km[i]] & 0xFFFFu) << 16;
+        memcpy(&xsm[i], &xb, 4);
+    }
+    return c;
+}
+
 /* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
 static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
 
@@ -314,13 +495,12 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
              const uint32_t *const *seed, int exact)
 {
     float (*ps)[256] = mx_ps;
-    static float xs[MX_GROUP][256];
+    static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
     static uint8_t ks[MX_GROUP][256 + 8];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
     const size_t ws = bk->ws;
-    const __m256i em = _mm256_set1_epi32(0x7F80);
     if (mx_lut[255] == 0)
         for (unsigned m = 1; m < 256; m++) {
             uint64_t v = 0;
@@ -334,40 +514,10 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         /* the steps that cannot be skipped, their x, and the seed */
         const uint32_t *am = a[m];
         uint8_t *km = ks[m];
-        unsigned c = 0, k = 0;
-        __m256i infs = _mm256_setzero_si256(), sgns = _mm256_setzero_si256();
-        for (; k + 8u <= n; k += 8u) {
-            __m256i av = _mm256_loadu_si256((const __m256i *)(am + k));
-            __m256i e = _mm256_and_si256(av, em);
-            __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
-            __m256i inf = _mm256_cmpeq_epi32(e, em);
-            infs = _mm256_or_si256(infs, inf);
-            sgns = _mm256_or_si256(sgns, av);
-            __m256i skip = _mm256_or_si256(
-                _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
-                _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
-            unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
-            uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
-            memcpy(km + c, &pos, 8);
-            c += (unsigned)__builtin_popcount(keep);
-        }
-        int fin = _mm256_testz_si256(infs, infs);
-        int pos = _mm256_testz_si256(sgns, _mm256_set1_epi32(0x8000));
-        for (; k < n; k++) {
-            uint32_t e = am[k] & 0x7F80u;
-            int skip = (e == 0 && bk->wfin[k]) || (bk->wzero[k] && e != 0x7F80u);
-            fin &= e != 0x7F80u;
-            pos &= (am[k] & 0x8000u) == 0;
-            if (!skip)
-                km[c++] = (uint8_t)k;
-        }
-        cnt[m] = c;
-        xfin[m] = fin;
-        xpos[m] = pos;
-        for (unsigned i = 0; i < c; i++) {
-            uint32_t xb = (am[km[i]] & 0xFFFFu) << 16;
-            memcpy(&xs[m][i], &xb, 4);
-        }
+        if (bk->z512)
+            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
+        else
+            cnt[m] = mx_list_avx2(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
         if (seed[m])
             memcpy(ps[m], seed[m], sizeof(float) * n);
         else
@@ -387,7 +537,10 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                 for (unsigned q = 0; q < 3u; q++)
                     r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
                                         ps[m + q] };
-                mx_block3(bk, n, r3, j0, exact);
+                if (bk->z512)
+                    mx_block3_512(bk, n, r3, j0, exact);
+                else
+                    mx_block3(bk, n, r3, j0, exact);
             }
         for (; m <= rows; m++) {
             if (m < rows && zero && xfin[m]) {
@@ -432,7 +585,16 @@ int core_mx_simd(void)
     if (e != NULL && strcmp(e, "sse2") == 0)
         return 0;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (!__builtin_cpu_supports("avx2"))
+        return 0;
+    int f = CORE_MX_AVX2 | CORE_MX_DENSE;
+    if (__builtin_cpu_supports("avx512f"))
+        f |= CORE_MX_AVX512;
+    if (e != NULL && (strcmp(e, "avx2") == 0 || strcmp(e, "avx2-skip") == 0))
+        f &= ~CORE_MX_AVX512;
+    if (e != NULL && (strcmp(e, "skip") == 0 || strcmp(e, "avx2-skip") == 0))
+        f &= ~CORE_MX_DENSE;
+    return f;
 }
 
 /* The rows of one matmul: 1 done on the host path, 0 when it is not available. */
@@ -443,9 +605,15 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
     unsigned old = _mm_getcsr();
     /* RNE, FTZ | DAZ, all masked, the flags cleared */
     _mm_setcsr((old & ~0x603Fu) | 0x8040u | 0x1F80u);
+    if ((c->mx_simd & CORE_MX_DENSE) && n <= MX_DENSE_N) {
+        core_mx_dense(c->mx_simd & CORE_MX_AVX512, n, c->wf[b], c->wf_stride, rows, a, seed, out);
+        _mm_setcsr(old);
+        return 1;
+    }
     if (c->mx_simd) {
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
-                         c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u };
+                         c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u,
+                         (c->mx_simd & CORE_MX_AVX512) != 0 };
         mx_rows_avx2(&bk, n, rows, a, seed, 0);
         unsigned csr;
         __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
@@ -534,9 +702,34 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
 }
 #endif
 
+#if defined(__x86_64__) && defined(__SSE2__)
+/* wf only, for the dense kernel (it reads nothing else) */
+__attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigned b,
+                                                          const uint32_t *src)
+{
+    unsigned n = c->n;
+    for (unsigned k = 0; k < n; k++) {
+        const uint32_t *br = src + (size_t)k * n;
+        float *wr = c->wf[b] + (size_t)k * c->wf_stride;
+        unsigned j = 0;
+        for (; j + 8u <= n; j += 8u)
+            _mm256_storeu_si256((__m256i *)(void *)(wr + j),
+                                _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(br + j)), 16));
+        for (; j < n; j++) {
+            uint32_t u = br[j] << 16;
+            memcpy(&wr[j], &u, 4);
+        }
+    }
+}
+#endif
+
 static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 {
 #if defined(__x86_64__) && defined(__SSE2__)
+    if ((c->mx_simd & CORE_MX_DENSE) && c->n <= MX_DENSE_N) {
+        mx_widen_avx2(c, b, src);
+        return;
+    }
     if (c->mx_simd) {
         mx_prep_avx2(c, b, src);
         return;
@@ -592,6 +785,10 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     const uint32_t *w = c->bank[b];
     uint32_t out[256];
     uint64_t vt = CORE_NEVER;
+    /* the timing state in locals for the rows' loop, stored back at the end */
+    uint64_t last = c->mx_last_vec, stall = 0, lw_ready = c->bank_lw_done[b] + 1u;
+    const uint64_t acc_lat = c->mxu_lat + 3u;
+    uint64_t *acc_last = c->acc_last_vec, *ub_last = c->ub_last_vec;
     /* Rows in groups: the host path computes a group at once (its rows never overlap the
        ones they accumulate onto within the group: each row reads and writes its own ACC row,
        read before any of the group is written -- true when the ACC rows are distinct, which
@@ -603,19 +800,32 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
         int host = 0;
         if (!c->integer_mx) {
+            unsigned ub0 = d->ub_row + m0, acc0 = d->acc_row + m0;
+            /* every row read already written (the usual case): no per-row check, else the
+               reads one by one in order (the first uninitialised read is the one recorded) */
+            int all = memchr(c->written[TPU_MEM_UB] + ub0, 0, gn) == NULL &&
+                      (!d->accumulate || memchr(c->written[TPU_MEM_ACC] + acc0, 0, gn) == NULL);
             for (unsigned i = 0; i < gn; i++) {
-                ga[i] = core_read_row(c, TPU_MEM_UB, d->ub_row + m0 + i);
-                gs[i] = d->accumulate ? core_read_row(c, TPU_MEM_ACC, d->acc_row + m0 + i) : NULL;
-                go[i] = core_write_dst(c, TPU_MEM_ACC, d->acc_row + m0 + i);
+                ga[i] = all ? c->mem[TPU_MEM_UB] + (size_t)(ub0 + i) * n
+                            : core_read_row(c, TPU_MEM_UB, ub0 + i);
+                gs[i] = !d->accumulate ? NULL
+                        : all ? c->mem[TPU_MEM_ACC] + (size_t)(acc0 + i) * n
+                              : core_read_row(c, TPU_MEM_ACC, acc0 + i);
+                go[i] = core_write_dst(c, TPU_MEM_ACC, acc0 + i);
             }
             /* the results straight into their ACC rows (every seed read first) */
             host = mx_host(c, b, gn, ga, gs, go);
+            if (host && c->trace == NULL) { /* core_write_done of every row at once */
+                memset(c->written[TPU_MEM_ACC] + acc0, 1, gn);
+                c->res->rows_written[TPU_MEM_ACC] += gn;
+            } else if (host) {
+                for (unsigned i = 0; i < gn; i++)
+                    core_write_done(c, TPU_MEM_ACC, acc0 + i);
+            }
         }
     for (unsigned m = m0; m < m0 + gn; m++) {
         unsigned arow = d->acc_row + m;
-        if (host) {
-            core_write_done(c, TPU_MEM_ACC, arow);
-        } else {
+        if (!host) {
         const uint32_t *a = core_read_row(c, TPU_MEM_UB, d->ub_row + m);
         const uint32_t *seed = d->accumulate ? core_read_row(c, TPU_MEM_ACC, arow) : NULL;
         for (unsigned j = 0; j < n; j++) {
@@ -629,18 +839,20 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         }
         /* timing of vector m: UB (and ACC) read in vt - 1 >= t + 1 */
         uint64_t ready = t + 2u;
-        if (c->mx_last_vec != CORE_NEVER)
-            ready = core_max(ready, c->mx_last_vec + 1u);
-        if (d->accumulate && c->acc_last_vec[arow] != CORE_NEVER)
-            ready = core_max(ready, c->acc_last_vec[arow] + c->mxu_lat + 3u);
-        vt = core_max(ready, c->bank_lw_done[b] + 1u);
-        c->res->counters[TPU_CNT_WL_STALL] += vt - ready;
-        c->res->counters[TPU_CNT_MXU_BUSY]++;
-        c->mx_last_vec = vt;
-        c->acc_last_vec[arow] = vt;
-        c->ub_last_vec[d->ub_row + m] = vt;
+        if (last != CORE_NEVER)
+            ready = core_max(ready, last + 1u);
+        if (d->accumulate && acc_last[arow] != CORE_NEVER)
+            ready = core_max(ready, acc_last[arow] + acc_lat);
+        vt = core_max(ready, lw_ready);
+        stall += vt - ready;
+        last = vt;
+        acc_last[arow] = vt;
+        ub_last[d->ub_row + m] = vt;
     }
     }
+    c->res->counters[TPU_CNT_WL_STALL] += stall;
+    c->res->counters[TPU_CNT_MXU_BUSY] += d->n;
+    c->mx_last_vec = last;
     c->bank_last_vec[b] = vt;
     if (d->accumulate)
         c->acc_mm_last = vt;

@@ -147,12 +147,112 @@ void vpu_fast_set_simd(int avx2)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* The AVX2 copy in one pass, 8 lanes at a time: ld_bf16, the op, st_bf16 as vector
+   operations on the same bits (the scalar loops above for the last n % 8 lanes); add, sub and
+   mul on host floats under the MXCSR the caller set (out of line, as add_rows) */
+#define VF_AVX2 __attribute__((target("avx2"), always_inline)) static inline
+VF_AVX2 __m256i vf_daz(__m256i v)
+{
+    __m256i z = _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7F800000)),
+                                   _mm256_setzero_si256());
+    return _mm256_blendv_epi8(v, _mm256_and_si256(v, _mm256_set1_epi32((int)0x80000000u)), z);
+}
+VF_AVX2 __m256i vf_nan(__m256i v) /* all ones where v is a NaN */
+{
+    return _mm256_cmpgt_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7FFFFFFF)),
+                              _mm256_set1_epi32(0x7F800000));
+}
+VF_AVX2 __m256i vf_ld(int bf, const uint32_t *x)
+{
+    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)x);
+    if (!bf)
+        return w;
+    __m256i u = _mm256_slli_epi32(w, 16);
+    return _mm256_blendv_epi8(vf_daz(u), _mm256_set1_epi32((int)TPU_FP32_QNAN), vf_nan(u));
+}
+VF_AVX2 void vf_st(int bf, uint32_t *y, __m256i v)
+{
+    if (bf) {
+        __m256i d = vf_daz(v), e = _mm256_and_si256(d, _mm256_set1_epi32(0x7F800000));
+        __m256i sp = _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7F800000)),
+                                     _mm256_cmpeq_epi32(e, _mm256_setzero_si256()));
+        __m256i rnd = _mm256_add_epi32(_mm256_add_epi32(d, _mm256_set1_epi32(0x7FFF)),
+                                       _mm256_and_si256(_mm256_srli_epi32(d, 16), _mm256_set1_epi32(1)));
+        __m256i r = _mm256_srli_epi32(_mm256_blendv_epi8(rnd, d, sp), 16);
+        v = _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TPU_BF16_QNAN), vf_nan(v));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)y, v);
+}
+VF_AVX2 __m256i vf_key(__m256i v)
+{
+    return _mm256_blendv_epi8(v, _mm256_xor_si256(_mm256_and_si256(v, _mm256_set1_epi32(0x7FFFFFFF)),
+                                                  _mm256_set1_epi32(-1)),
+                              _mm256_srai_epi32(v, 31));
+}
+
+VF_AVX2 void vf_rows(vpu_op_t op, size_t n8, int ba, const uint32_t *a, int bb, const uint32_t *b,
+                     int by, uint32_t *y)
+{
+    for (size_t i = 0; i < n8; i += 8) {
+        __m256i p = vf_ld(ba, a + i), q = vf_ld(bb, b + i), r;
+        if (op == VPU_OP_MAX || op == VPU_OP_MIN) {
+            __m256i dp = vf_daz(p), dq = vf_daz(q);
+            __m256i pq = _mm256_xor_si256(_mm256_cmpgt_epi32(vf_key(dq), vf_key(dp)),
+                                          _mm256_set1_epi32(-1)); /* key(p) >= key(q) */
+            r = op == VPU_OP_MAX ? _mm256_blendv_epi8(dq, dp, pq) : _mm256_blendv_epi8(dp, dq, pq);
+            r = _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TPU_FP32_QNAN),
+                                   _mm256_or_si256(vf_nan(p), vf_nan(q)));
+        } else {
+            __m256 x = _mm256_castsi256_ps(p), z;
+            if (op == VPU_OP_SUB)
+                q = _mm256_xor_si256(q, _mm256_set1_epi32((int)0x80000000u));
+            z = _mm256_castsi256_ps(q);
+            r = _mm256_castps_si256(op == VPU_OP_MUL ? _mm256_mul_ps(x, z) : _mm256_add_ps(x, z));
+            r = _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TPU_FP32_QNAN), vf_nan(r));
+        }
+        vf_st(by, y + i, r);
+    }
+}
+
+static __attribute__((noinline, target("avx2"))) void
+binary_rows_avx2(vpu_op_t op, size_t n8, vpu_fmt_t fa, const uint32_t *a, vpu_fmt_t fb,
+                 const uint32_t *b, vpu_fmt_t fy, uint32_t *y)
+{
+    int ba = fa == VPU_FMT_BF16, bb = fb == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    /* one copy of the loop per op and format (the branches above fold away) */
+#define VF_CASE(OP)                                                                            \
+    if (ba && bb && by) vf_rows(OP, n8, 1, a, 1, b, 1, y);                                     \
+    else if (!ba && !bb && !by) vf_rows(OP, n8, 0, a, 0, b, 0, y);                             \
+    else vf_rows(OP, n8, ba, a, bb, b, by, y);
+    switch (op) {
+    case VPU_OP_ADD: VF_CASE(VPU_OP_ADD) break;
+    case VPU_OP_SUB: VF_CASE(VPU_OP_SUB) break;
+    case VPU_OP_MUL: VF_CASE(VPU_OP_MUL) break;
+    case VPU_OP_MAX: VF_CASE(VPU_OP_MAX) break;
+    default: VF_CASE(VPU_OP_MIN) break;
+    }
+#undef VF_CASE
+}
+
 static __attribute__((target("avx2"))) int binary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fa,
                                                        const uint32_t *a, vpu_fmt_t fb,
                                                        const uint32_t *b, vpu_fmt_t fy,
                                                        uint32_t *y)
 {
-    return binary_body(op, n, fa, a, fb, b, fy, y, 1);
+    if (n > 256 || (op != VPU_OP_MAX && op != VPU_OP_MIN && op != VPU_OP_ADD &&
+                    op != VPU_OP_SUB && op != VPU_OP_MUL))
+        return binary_body(op, n, fa, a, fb, b, fy, y, 1);
+    size_t n8 = n & ~(size_t)7;
+    if (n8) {
+        unsigned old = _mm_getcsr();
+        if (op != VPU_OP_MAX && op != VPU_OP_MIN)
+            _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
+        binary_rows_avx2(op, n8, fa, a, fb, b, fy, y);
+        _mm_setcsr(old);
+    }
+    if (n8 == n)
+        return 1;
+    return binary_body(op, n - n8, fa, a + n8, fb, b + n8, fy, y + n8, 1);
 }
 #endif
 
@@ -198,10 +298,42 @@ ALWAYS_INLINE int unary_body(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* relu and cvt 8 lanes at a time (vf_ld and vf_st as for the binary ops; relu_bits and
+   cvt_bits as vector operations), the scalar loops for the last n % 8 */
+VF_AVX2 void vf_unary(int relu, size_t n8, int bx, const uint32_t *x, int by, uint32_t *y)
+{
+    for (size_t i = 0; i < n8; i += 8) {
+        __m256i v = vf_ld(bx, x + i), r = vf_daz(v);
+        if (relu)
+            r = _mm256_andnot_si256(_mm256_srai_epi32(v, 31), r); /* sign - (or -0): +0 */
+        vf_st(by, y + i, _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TPU_FP32_QNAN), vf_nan(v)));
+    }
+}
+
+static __attribute__((noinline, target("avx2"))) void
+unary_rows_avx2(int relu, size_t n8, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
+{
+    int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    if (relu) {
+        if (bx && by) vf_unary(1, n8, 1, x, 1, y);
+        else if (!bx && !by) vf_unary(1, n8, 0, x, 0, y);
+        else vf_unary(1, n8, bx, x, by, y);
+    } else {
+        vf_unary(0, n8, bx, x, by, y);
+    }
+}
+
 static __attribute__((target("avx2"))) int unary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fx,
                                                       const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
 {
-    return unary_body(op, n, fx, x, fy, y);
+    if (op != VPU_OP_RELU && op != VPU_OP_CVT)
+        return 0;
+    size_t n8 = n & ~(size_t)7;
+    if (n8)
+        unary_rows_avx2(op == VPU_OP_RELU, n8, fx, x, fy, y);
+    if (n8 == n)
+        return 1;
+    return unary_body(op, n - n8, fx, x + n8, fy, y + n8);
 }
 #endif
 

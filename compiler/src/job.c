@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpu/numerics.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
@@ -102,10 +103,25 @@ void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)
         for (uint64_t i = 0; i < l->rows * l->cols; i++) buf[i] = l->pad_value;
     int64_t idx[TPUC_MAX_DIMS] = {0};
     uint64_t n = tpuc_io_elems(io);
-    for (uint64_t e = 0; e < n; e++) {
-        if (l->esize == 4) memcpy(host + l->addr + elem_offset(io, idx) * 4, &x[e], 4);
-        else buf[elem_offset(io, idx)] = tpuc_f32_to_bf16(x[e]);
-        next_index(io, idx);
+    /* a run of the last dimension at a time: elem_offset is affine in the last index (PLAIN:
+       step 1; SPATIAL: w's rows, plus 1 when the last index is also the channel) */
+    int last = io->ndim - 1;
+    uint64_t len = last >= 0 ? (uint64_t)io->dims[last] : 1, step = 0;
+    if (last >= 0 && len > 1) {
+        idx[last] = 1;
+        step = elem_offset(io, idx) - elem_offset(io, (int64_t[TPUC_MAX_DIMS]){0});
+        idx[last] = 0;
+    }
+    for (uint64_t e = 0; e < n; e += len) {
+        uint64_t off = elem_offset(io, idx);
+        if (l->esize == 4)
+            for (uint64_t i = 0; i < len; i++) memcpy(host + l->addr + (off + i * step) * 4, &x[e + i], 4);
+        else
+            fp32_to_bf16_run((const uint32_t *)(const void *)(x + e), buf + off, len, step);
+        if (last >= 0) {
+            idx[last] = (int64_t)len - 1;
+            next_index(io, idx);
+        }
     }
 }
 

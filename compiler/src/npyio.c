@@ -21,6 +21,9 @@ static const char *shown(const char *d, char *buf, size_t len)
 }
 
 
+static int npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
+                     char *err, size_t errlen, char **own);
+
 int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
@@ -28,13 +31,21 @@ int tpuc_npy_load(const char *path, int want_int, tpuc_npy_t *a, char *err, size
     size_t len = 0;
     if (tpu_file_read(path, (size_t)8 << 30, "a .npy of at most 8 GiB", &buf, &len, err, errlen))
         return -1;
-    int rc = tpuc_npy_parse(buf, len, path, want_int, a, err, errlen);
-    free(buf);
+    int rc = npy_parse(buf, len, path, want_int, a, err, errlen, &buf);
+    free(buf); /* NULL when a->f took it */
     return rc;
 }
 
 int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
                    char *err, size_t errlen)
+{
+    return npy_parse(data, len, path, want_int, a, err, errlen, NULL);
+}
+
+/* *own, when given, is the malloc'd buffer data points to: float32 data is moved to its start
+   and a->f takes it (*own = NULL), no second copy of the file */
+static int npy_parse(const void *data, size_t len, const char *path, int want_int, tpuc_npy_t *a,
+                     char *err, size_t errlen, char **own)
 {
     memset(a, 0, sizeof *a);
     tpu_npy_header_t h;
@@ -84,7 +95,12 @@ int tpuc_npy_parse(const void *data, size_t len, const char *path, int want_int,
     }
     a->elems = total;
     const unsigned char *p = (const unsigned char *)data + h.data_off;
-    if (kind == 0) {
+    if (kind == 0 && own != NULL) {
+        /* the file's buffer holds data_off (>= 10) + total * 4 bytes + 1 */
+        memmove(*own, p, total * 4);
+        a->f = (float *)(void *)*own;
+        *own = NULL;
+    } else if (kind == 0) {
         a->f = malloc(total * 4 + 4);
         if (!a->f) { snprintf(err, errlen, "out of memory"); return -1; }
         memcpy(a->f, p, total * 4);

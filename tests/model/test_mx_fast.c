@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The core model's host-float matmul (cmodel/src/core_mx.c: the AVX2 kernel that skips
+/* The core model's host-float matmul (cmodel/src/core_mx.c: the skip kernel that skips
    products which are signed zeros, with its sign rule for zero and subnormal partial sums,
-   its all-zero column blocks and its underflow redo; and the SSE2 kernel) against the integer
+   its all-zero column blocks and its underflow redo, the default above N = 32 and at every N
+   with TPU_MODEL_MX_SIMD=skip, its steps on AVX-512 where the host has it and on AVX2 with
+   TPU_MODEL_MX_SIMD=avx2-skip; the dense kernels of core_mx_dense.c, the default at N <= 32,
+   AVX-512 where the host has it, AVX2 with TPU_MODEL_MX_SIMD=avx2; and the SSE2 kernel)
+   against the integer
    path (TPU_MODEL_INTEGER_MX=1: fp32_mac per product), bit for bit: random programs of lw
    (plain and transposed) and matmul (fresh and accumulating) over tiles and activations built
    to hit every case -- rows of x and of W that are all zeros of either sign or subnormals,
@@ -87,7 +91,8 @@ static int run(unsigned n, int integer, const char *simd, const tpu_insn_t *prog
 int main(void)
 {
     static const unsigned sizes[] = { 1, 3, 8, 13, 16, 20, 37, 48, 64, 100, 128 };
-    uint8_t *h0 = calloc(HOST, 1), *hi = malloc(HOST), *hf = malloc(HOST), *hs = malloc(HOST);
+    uint8_t *h0 = calloc(HOST, 1), *hi = malloc(HOST), *hf = malloc(HOST), *hs = malloc(HOST),
+            *hk = malloc(HOST), *h2 = malloc(HOST), *h3 = malloc(HOST);
     tpu_insn_t *prog = malloc(sizeof *prog * 4096);
     long elems = 0, progs = 0;
     int fails = 0;
@@ -155,21 +160,26 @@ int main(void)
             memset(&d, 0, sizeof d);
             d.opcode = TPU_OP_HALT; EMIT();
             if (run(n, 1, NULL, prog, cnt, h0, hi) || run(n, 0, NULL, prog, cnt, h0, hf) ||
-                run(n, 0, "sse2", prog, cnt, h0, hs)) {
+                run(n, 0, "sse2", prog, cnt, h0, hs) || run(n, 0, "skip", prog, cnt, h0, hk) ||
+                run(n, 0, "avx2", prog, cnt, h0, h2) || run(n, 0, "avx2-skip", prog, cnt, h0, h3)) {
                 printf("FAIL: N=%u round %u: a run failed\n", n, round);
                 fails++;
                 continue;
             }
             progs++;
             for (unsigned i = 0; i < m * n; i++) {
-                uint32_t a, b, c;
+                uint32_t a, b, c, k, v, u;
                 memcpy(&a, hi + OUT + 4u * i, 4);
                 memcpy(&b, hf + OUT + 4u * i, 4);
                 memcpy(&c, hs + OUT + 4u * i, 4);
+                memcpy(&k, hk + OUT + 4u * i, 4);
+                memcpy(&v, h2 + OUT + 4u * i, 4);
+                memcpy(&u, h3 + OUT + 4u * i, 4);
                 elems++;
-                if (a != b || a != c) {
-                    printf("FAIL: N=%u round %u ACC row %u col %u: integer %08x, host floats %08x, "
-                           "sse2 %08x\n", n, round, i / n, i % n, a, b, c);
+                if (a != b || a != c || a != k || a != v || a != u) {
+                    printf("FAIL: N=%u round %u ACC row %u col %u: integer %08x, host floats "
+                           "(default) %08x, sse2 %08x, skip %08x, avx2 %08x, avx2-skip %08x\n",
+                           n, round, i / n, i % n, a, b, c, k, v, u);
                     fails++;
                     break;
                 }
@@ -180,6 +190,6 @@ int main(void)
     unsetenv("TPU_MODEL_MX_SIMD");
     printf("host-float matmul: %ld programs, %ld ACC elements compared with the integer path, "
            "%d failure(s)\n", progs, elems, fails);
-    free(h0); free(hi); free(hf); free(hs); free(prog);
+    free(h0); free(hi); free(hf); free(hs); free(hk); free(h2); free(h3); free(prog);
     return fails != 0;
 }

@@ -110,6 +110,10 @@ typedef struct tpu_core tpu_core_t;
    (all bits 0, but reading them counts as an uninitialised read). */
 tpu_core_t *tpu_core_new(const tpu_core_cfg_t *cfg);
 void tpu_core_free(tpu_core_t *c);
+/* The memories back to "never written" and zero, as tpu_core_new leaves them (only the rows
+   written since are touched): a core run again after this behaves as a new one (a run
+   starts every other part of the state itself). */
+void tpu_core_clear(tpu_core_t *c);
 const tpu_core_cfg_t *tpu_core_cfg(const tpu_core_t *c);
 
 /* START from pc_start with prog[0..count) in IMEM (instructions count .. IMEM size - 1 read as

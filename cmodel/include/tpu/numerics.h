@@ -3,6 +3,8 @@
 #ifndef TPU_NUMERICS_H
 #define TPU_NUMERICS_H
 
+#include <stddef.h>
+
 #include "tpu/types.h"
 
 #ifdef __cplusplus
@@ -13,6 +15,9 @@ extern "C" {
 fp32_t bf16_to_fp32(bf16_t a);
 /* DAZ, then round to nearest even on the top 16 bits; overflow -> Inf; NaN -> 0x7FC0. */
 bf16_t fp32_to_bf16(fp32_t a);
+/* fp32_to_bf16 of the n fp32 bit patterns src[0 .. n - 1] into dst[0], dst[step], ...
+   (dst[i * step]); the same function, one call per run of values */
+void fp32_to_bf16_run(const uint32_t *src, uint16_t *dst, size_t n, size_t step);
 /* Exact bf16 x bf16 product as fp32; |p| < 2^-126 -> signed zero, |p| >= 2^128 -> Inf. */
 fp32_t bf16_mul(bf16_t a, bf16_t b);
 /* IEEE addition, round to nearest even, DAZ inputs, FTZ result, canonical NaN. */
