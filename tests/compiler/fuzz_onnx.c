@@ -31,11 +31,10 @@ static void one_line(const char *err)
    and its output read back as tpu-infer does. */
 static void meta_bytes(const void *txt, size_t len)
 {
-    char path[] = "/tmp/fuzz_onnx_meta_XXXXXX", err[1024] = "";
+    char err[1024] = "", tpath[512];
     const char *td = getenv("TMPDIR");
-    char tpath[512];
-    if (td && strlen(td) < 400) snprintf(tpath, sizeof tpath, "%s/fuzz_onnx_meta_XXXXXX", td);
-    else snprintf(tpath, sizeof tpath, "%s", path);
+    /* mkstemp's template: its six X are replaced by a unique name */
+    snprintf(tpath, sizeof tpath, "%s/fuzz_onnx_meta_XXXXXX", td && strlen(td) < 400 ? td : "/tmp");
     int fd = mkstemp(tpath);
     if (fd < 0) return;
     FILE *f = fdopen(fd, "wb");
