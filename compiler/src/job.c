@@ -61,14 +61,33 @@ uint64_t tpuc_io_elems(const tpuc_io_t *io)
     return e;
 }
 
-/* IM2COL (tpuc.h): row r is the window of output pixel (b, oh, ow); a window element
+/* IM2COL (tpuc.h): the output pixel (b, oh, ow) whose window is row r: dense, or in the
+   blocks of a fused pool's groups */
+static void window_pixel(const tpuc_layout_t *l, uint64_t r, uint64_t *b, uint64_t *oh, uint64_t *ow)
+{
+    if (!l->ipool) {
+        const uint64_t P = l->ioh * l->iow;
+        *b = r / P; *oh = r % P / l->iow; *ow = r % l->iow;
+        return;
+    }
+    const uint64_t k = l->ipool, kk = k * k, PH = l->ioh / k, PW = l->iow / k;
+    const uint64_t P = l->rows / kk, gi = r / (l->ipg * kk), p0 = gi * l->ipg;
+    const uint64_t gs = P - p0 < l->ipg ? P - p0 : l->ipg, rr = r - p0 * kk;
+    const uint64_t uv = rr / gs, p = p0 + rr % gs;
+    *b = p / (PH * PW);
+    *oh = p % (PH * PW) / PW * k + uv / k;
+    *ow = p % PW * k + uv % k;
+}
+
+/* IM2COL (tpuc.h): row r is the window of an output pixel (window_pixel); a window element
    outside the image is the Conv's zero padding. */
 static void put_windows(const tpuc_io_t *io, const float *x, uint16_t *buf)
 {
     const tpuc_layout_t *l = &io->lay;
-    const uint64_t C = l->ichan, H = l->h ? l->h : 1, W = l->w, P = l->ioh * l->iow;
+    const uint64_t C = l->ichan, H = l->h ? l->h : 1, W = l->w;
     for (uint64_t r = 0; r < l->rows; r++) {
-        uint64_t b = r / P, oh = r % P / l->iow, ow = r % l->iow;
+        uint64_t b, oh, ow;
+        window_pixel(l, r, &b, &oh, &ow);
         for (uint64_t i = 0; i < l->ikh; i++)
             for (uint64_t j = 0; j < l->ikw; j++) {
                 uint16_t *d = buf + r * l->cols + (i * l->ikw + j) * C;

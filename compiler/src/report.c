@@ -263,6 +263,8 @@ static void write_io(FILE *f, const char *kind, const tpuc_tensor_t *t)
         fprintf(f, " window %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
                 " %" PRIu64 " %" PRIu64 " %" PRIu64, l->ikh, l->ikw, l->ish, l->isw, l->ipt,
                 l->ipl, l->ioh, l->iow, l->ichan);
+    if (l->kind == TPUC_LAYOUT_IM2COL && l->ipool)
+        fprintf(f, " pool %" PRIu64 " %" PRIu64, l->ipool, l->ipg);
     fprintf(f, "\n");
 }
 
@@ -318,15 +320,23 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
     if (strcmp(lay, "im2col") == 0) {
         /* the windows of the first Conv (tpuc.h): every field bounded so that put_windows's
            index arithmetic cannot wrap, and the rows exactly the output pixels */
-        unsigned long long v[9];
+        unsigned long long v[9], pk = 0, pg = 0, px;
         const unsigned long long B = (unsigned long long)io->dims[0];
-        if (sscanf(s + n, " window %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != 9 || io->ndim < 3 ||
+        int wn = 0;
+        if (sscanf(s + n, " window %llu %llu %llu %llu %llu %llu %llu %llu %llu%n", &v[0], &v[1],
+                   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &wn) != 9)
+            wn = -1;
+        if (wn > 0 && sscanf(s + n + wn, " pool %llu %llu", &pk, &pg) != 2)
+            pk = pg = 0;
+        /* the output pixels laid out: all of them, or those of whole pool windows */
+        px = wn < 0 || v[6] > (1u << 20) || v[7] > (1u << 20) ? 0
+             : pk ? (v[6] / (pk ? pk : 1)) * (v[7] / (pk ? pk : 1)) * pk * pk : v[6] * v[7];
+        if (wn < 0 || io->ndim < 3 || (pk && (pk < 2 || pk > 3 || pg < 1 || pg > (1u << 20))) ||
             v[0] < 1 || v[0] > 1024 || v[1] < 1 || v[1] > 1024 || v[2] < 1 || v[2] > 1024 ||
             v[3] < 1 || v[3] > 1024 || v[4] > 1024 || v[5] > 1024 || v[6] < 1 ||
             v[6] > (1u << 20) || v[7] < 1 || v[7] > (1u << 20) ||
             v[8] != (unsigned long long)io->dims[1] || v[0] * v[1] * v[8] != cols ||
-            rows != B * v[6] * v[7] || es != 2 || ws != 1 ||
+            px == 0 || px > (1ull << 40) / B || rows != B * px || es != 2 || ws != 1 ||
             h != (io->ndim == 4 ? (unsigned long long)io->dims[2] : 1) ||
             w != (unsigned long long)io->dims[io->ndim - 1]) {
             tpuc_err(err, errlen, "bad im2col layout in '%.60s'", line);
@@ -336,6 +346,7 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
         io->lay.ikh = v[0]; io->lay.ikw = v[1]; io->lay.ish = v[2]; io->lay.isw = v[3];
         io->lay.ipt = v[4]; io->lay.ipl = v[5]; io->lay.ioh = v[6]; io->lay.iow = v[7];
         io->lay.ichan = v[8];
+        io->lay.ipool = pk; io->lay.ipg = pg;
     } else {
         io->lay.kind = strcmp(lay, "spatial") == 0 ? TPUC_LAYOUT_SPATIAL : TPUC_LAYOUT_PLAIN;
     }

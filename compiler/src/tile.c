@@ -146,7 +146,7 @@ typedef struct {
     uint64_t h_mult;     /* padded rows a multiple of this (a Conv with its MaxPool fused) */
 } need_t;
 
-static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx);
+static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx, int any_reader);
 static int alloc_clean(ctx_t *c, tpuc_tensor_t *y);
 
 static int consumer_needs(ctx_t *c, int ti, need_t *nd)
@@ -166,7 +166,7 @@ static int consumer_needs(ctx_t *c, int ti, need_t *nd)
         nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[1]);
         nd->stride_w = lcm64(nd->stride_w, (uint64_t)n->conv_s[0]);
         int pk = 0;
-        if (n->op == TPUC_OP_CONV && (pk = pool_fusable(c, n, NULL)) > 0)
+        if (n->op == TPUC_OP_CONV && (pk = pool_fusable(c, n, NULL, 0)) > 0)
             nd->h_mult = lcm64(nd->h_mult, (uint64_t)pk * (uint64_t)n->conv_s[0]);
         nd->kh = max64(nd->kh, (uint64_t)n->conv_k[0]);
         nd->kw = max64(nd->kw, (uint64_t)n->conv_k[1]);
@@ -246,6 +246,9 @@ typedef struct {
     int scatter;                 /* SPATIAL output written per valid image row */
     uint64_t r_img, r_pitch, oh, ow; /* the r-space of a Conv (scatter) */
     unsigned pool_k;             /* a k x k, stride k MaxPool fused into the epilogue (0 none) */
+    uint64_t pool_g;             /* with pool_k: the rows are an IM2COL input's pooled windows
+                                    (tpuc.h ipool), pool_g pooled pixels per tile, each tile
+                                    k*k blocks; the output rows are the pooled pixels */
     uint64_t col0;               /* the first output column written (a grouped Conv's part) */
 } mm_t;
 
@@ -335,6 +338,26 @@ static int write_pooled(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uin
     return 0;
 }
 
+/* The M rows of one tile: as many as ACC (the bias rows at the top, then the output regions)
+   and UB hold; *keep: every K-chunk of the tile stays in UB (else two stream through). Not
+   rounded to whole pool windows. */
+static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep)
+{
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    const unsigned T = m->T, U = m->U;
+    const unsigned es = m->out->esize;
+    const int clip = m->act == TPUC_OP_CLIP;
+    uint64_t acc_avail = gm->acc_rows > U + 2 ? gm->acc_rows - (m->b_off >= 0 ? U : 0) - (clip ? 2 : 0) : 0;
+    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
+    /* an r-space pool's max passes need two more regions; a grouped one's run in place */
+    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k && !m->pool_g ? 4 : 2;
+    uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
+    uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
+    uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
+    *keep = mt_keep >= min64(m->mtot, c->n) || mt_keep >= mt_stream;
+    return *keep ? mt_keep : mt_stream;
+}
+
 static int run_mm(ctx_t *c, const mm_t *m)
 {
     const unsigned N = c->n;
@@ -342,18 +365,18 @@ static int run_mm(ctx_t *c, const mm_t *m)
     const unsigned T = m->T, U = m->U;
     const uint64_t S = (uint64_t)T * U;
     const unsigned es = m->out->esize;
-    /* ACC: bias rows at the top, then the output regions */
     const int clip = m->act == TPUC_OP_CLIP;
-    uint64_t acc_avail = gm->acc_rows > U + 2 ? gm->acc_rows - (m->b_off >= 0 ? U : 0) - (clip ? 2 : 0) : 0;
-    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
-    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k ? 4 : 2;
-    uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
-    /* a fused pool: tiles of whole pooled rows (k conv rows), so no window straddles two */
-    const uint64_t prow = m->pool_k ? (uint64_t)m->pool_k * m->r_pitch : 1;
-    uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
-    uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
-    int keep = mt_keep >= min64(m->mtot, N) || mt_keep >= mt_stream;
-    uint64_t mt = keep ? mt_keep : mt_stream;
+    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;
+    uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k && !m->pool_g ? 4 : 2;
+    /* a fused pool: tiles of whole pooled rows (k conv rows), so no window straddles two; a
+       grouped one: one group of pool_g pooled pixels (input_im2col chose pool_g by mm_rows) */
+    const uint64_t kk = (uint64_t)m->pool_k * m->pool_k;
+    const uint64_t prow = m->pool_g ? m->pool_g * kk : m->pool_k ? (uint64_t)m->pool_k * m->r_pitch : 1;
+    int keep;
+    uint64_t mt = mm_rows(c, m, &keep);
+    if (m->pool_g && mt < prow)
+        CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
+             (unsigned long long)prow, (unsigned long long)mt);
     mt = mt / prow * prow;
     if (mt < 1)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
@@ -420,7 +443,14 @@ static int run_mm(ctx_t *c, const mm_t *m)
             }
             unsigned cur_mem = ACC;
             uint64_t cur = accb, nr = rows;
-            if (m->pool_k) {
+            if (m->pool_g) {
+                /* the window's k*k conv pixels are the tile's k*k blocks of nr rows: max over
+                   the blocks, in place (max is associative and commutative on the VPU's total
+                   order, NaN absorbing: the r-space passes' bits) */
+                nr = rows / kk;
+                for (uint64_t d = 1; d < kk; d++)
+                    TRY(tpuc_e_vop(&c->e, V_MAX, ACC, accb, ACC, accb + d * nr, 0, ACC, accb, nr));
+            } else if (m->pool_k) {
                 /* max over the k x k window at r: first along the row (r .. r+k-1), then down
                    the k rows (r, r + rp, ...); the pooled pixels are at r = k*i*rp + k*j.
                    max commutes with the bias add, the ReLU and the bf16 rounding (all
@@ -452,8 +482,10 @@ static int run_mm(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
-            if (m->pool_k ? write_pooled(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)
-                          : write_rows(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct))
+            if (m->pool_k && !m->pool_g
+                    ? write_pooled(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)
+                    : write_rows(c, m, fmem, frow, m->pool_g ? m0 / kk : m0, nr,
+                                 m->col0 + (uint64_t)nt * N, ct))
                 return -1;
         }
         if (m->softmax) {
@@ -679,8 +711,9 @@ static int spatial_out(ctx_t *c, tpuc_tensor_t *y, const rspace_t *rs, int *scat
 /* A MaxPool the Conv's epilogue can compute (docs/compiler.md "Conv + MaxPool"): the Conv's
    only reader, kernel = stride = k x k (k = 2 or 3), no padding, ReLU or nothing around it
    (both commute with max exactly), and readers of the pooled output that need no padding and
-   stride 1. Returns k (and the MaxPool's index), or 0. */
-static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx)
+   stride 1 (any_reader: any readers, for pooled windows, whose output is written per pooled
+   pixel). Returns k (and the MaxPool's index), or 0. */
+static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx, int any_reader)
 {
     const tpuc_graph_t *g = c->g;
     const tpuc_tensor_t *y = &g->t[conv->out[0]];
@@ -698,7 +731,7 @@ static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx)
         if (p->fuse_act && p->fuse_act != TPUC_OP_RELU) return 0;
         const tpuc_tensor_t *z = &g->t[p->out[0]];
         if (z->is_output) return 0;
-        for (size_t q = 0; q < g->nn; q++) {
+        for (size_t q = 0; q < g->nn && !any_reader; q++) {
             const tpuc_node_t *r = &g->n[q];
             if (r->op == TPUC_OP_DEAD || r->in[0] != p->out[0]) continue;
             if ((r->op == TPUC_OP_CONV || r->op == TPUC_OP_MAXPOOL || r->op == TPUC_OP_AVGPOOL) &&
@@ -736,7 +769,14 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
              (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt);
     TRY(layer_begin(c, n, consts));
     rspace_t rs;
-    if (a->lay.kind == TPUC_LAYOUT_IM2COL) {
+    const int grouped = a->lay.kind == TPUC_LAYOUT_IM2COL && a->lay.ipool;
+    if (grouped) {
+        /* the pooled pixels (input_im2col): r = (b*PH + ph)*PW + pw, k*k rows each */
+        const uint64_t k = a->lay.ipool, PH = a->lay.ioh / k, PW = a->lay.iow / k;
+        if (G > 1 || a->lay.ikh != kh || a->lay.ikw != kw || a->lay.ichan != cinx)
+            CERR(c, "internal: its windowed input does not match the Conv");
+        rs.r_img = PH * PW; rs.r_pitch = PW; rs.mtot = a->lay.rows / (k * k); rs.ws = 1; rs.base = 0;
+    } else if (a->lay.kind == TPUC_LAYOUT_IM2COL) {
         /* the windows of the output pixels, densely: r = (b*OH + oh)*OW + ow */
         uint64_t oh = y->ndim == 4 ? (uint64_t)y->dims[2] : 1, ow = (uint64_t)y->dims[y->ndim - 1];
         if (G > 1 || a->lay.ikh != kh || a->lay.ikw != kw || a->lay.ichan != cinx ||
@@ -750,8 +790,28 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     memset(&m, 0, sizeof m);
     const tpuc_tensor_t *yc = y; /* the Conv's own output (MACs) */
     int pool_idx = -1;
-    int pk = pool_fusable(c, n, &pool_idx);
-    if (pk && rs.r_img % ((uint64_t)pk * rs.r_pitch) == 0) {
+    int pk = pool_fusable(c, n, &pool_idx, grouped);
+    if (grouped) {
+        /* the pooled output, a pooled pixel per row */
+        if ((uint64_t)pk != a->lay.ipool) CERR(c, "internal: its pooled windows lost their MaxPool");
+        tpuc_node_t *pn = &g->n[pool_idx];
+        pn->fused_into = (int)(n - g->n) + 1;
+        ((tpuc_node_t *)n)->fuse_pool = pk;
+        if (pn->fuse_act) ((tpuc_node_t *)n)->fuse_act = pn->fuse_act;
+        y = &g->t[pn->out[0]];
+        if ((uint64_t)y->dims[2] * (uint64_t)y->dims[3] != rs.r_img || (uint64_t)y->dims[3] != rs.r_pitch)
+            CERR(c, "internal: its pooled windows do not match the MaxPool's output");
+        if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+        m.pool_k = (unsigned)pk;
+        m.pool_g = a->lay.ipg;
+        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s; MaxPool %dx%d fused (pooled windows)",
+                 (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
+                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", pk, pk);
+        free(cur_layer(c)->consts);
+        cur_layer(c)->consts = tpuc_strdup(consts);
+        free(cur_layer(c)->op);
+        cur_layer(c)->op = tpuc_strdup(n->fuse_act ? "Conv+MaxPool+Relu" : "Conv+MaxPool");
+    } else if (pk && rs.r_img % ((uint64_t)pk * rs.r_pitch) == 0) {
         /* the pooled output, in the Conv's r-space: pooled pixel (i, j) at r = k*i*rp + k*j */
         tpuc_node_t *pn = &g->n[pool_idx];
         pn->fused_into = (int)(n - g->n) + 1;
@@ -799,7 +859,7 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         m.T = (unsigned)(im2col ? JT : kh * KG * JT);
         m.U = (unsigned)((os + N - 1) / N);
         m.a_mstride = im2col ? run * 2 : (uint64_t)n->conv_s[1] * rs.ws * cinx * 2;
-        m.mtot = rs.mtot;
+        m.mtot = grouped ? a->lay.rows : rs.mtot;
         m.a_addr = calloc(m.T, sizeof *m.a_addr);
         m.a_cols = calloc(m.T, sizeof *m.a_cols);
         if (!m.a_addr || !m.a_cols) { free(m.a_addr); free(m.a_cols); return -1; }
@@ -818,7 +878,7 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         m.out = &y->lay;
         m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
         m.oh = y->lay.h; m.ow = y->lay.w;
-        if (m.pool_k) m.scatter = 0;
+        if (m.pool_k && !m.pool_g) m.scatter = 0;
         rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
         free(m.a_addr);
         free(m.a_cols);
@@ -826,6 +886,8 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     tpuc_layer_t *L = cur_layer(c);
     L->macs = (uint64_t)a->dims[0] * (uint64_t)(yc->ndim == 4 ? yc->dims[2] : 1) *
               (uint64_t)yc->dims[yc->ndim - 1] * cout * cin * kh * kw;
+    if (grouped) /* the pixels of whole pool windows: the others are never read */
+        L->macs = a->lay.rows * cout * cin * kh * kw;
     L->k = cin * kh * kw; L->nout = cout_g;
     return rc;
 }
@@ -1569,6 +1631,36 @@ static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
     l->cols = K;
     l->img = l->off = l->rpitch = 0;
     l->pad_t = l->pad_l = l->pad_b = l->pad_r = 0;
+    l->ipool = l->ipg = 0;
+    /* a fused MaxPool: the windows of whole pool windows only, grouped as one matmul tile
+       each (tpuc.h; docs/compiler.md "Pooled windows"), so its max is k*k - 1 passes over a
+       k*k-th of the tile's rows */
+    const uint64_t k = (uint64_t)pool_fusable(c, conv, NULL, 1);
+    if (k && l->ioh >= k && l->iow >= k) {
+        const tpuc_tensor_t *bias = conv->nin > 2 && conv->in[2] >= 0 ? &g->t[conv->in[2]] : NULL;
+        const uint64_t cout = (uint64_t)g->t[conv->in[1]].dims[0];
+        const uint64_t P = (uint64_t)x->dims[0] * (l->ioh / k) * (l->iow / k);
+        tpuc_layout_t o;
+        memset(&o, 0, sizeof o);
+        o.esize = 2;
+        mm_t m;
+        memset(&m, 0, sizeof m);
+        m.T = (unsigned)((K + N - 1) / N);
+        m.U = (unsigned)((cout + N - 1) / N);
+        m.b_off = bias ? 0 : -1;
+        m.act = conv->fuse_act;
+        m.out = &o;
+        m.pool_k = (unsigned)k;
+        m.pool_g = 1;
+        m.mtot = P * k * k;
+        int keep;
+        uint64_t gs = mm_rows(c, &m, &keep) / (k * k);
+        if (gs >= 1) {
+            l->ipool = k;
+            l->ipg = gs < P ? gs : P;
+            l->rows = P * k * k;
+        }
+    }
     c->host_top = top;
     return host_alloc(c, l, 0);
 }

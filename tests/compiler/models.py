@@ -5,6 +5,7 @@
               MaxPool(3, stride 2, pad 1), AvgPool(2), adaptive_avg_pool2d(1), Flatten, Gemm + Tanh
   mlp.onnx    Flatten, Linear(48, 40), ReLU, Linear(40, 10), Softmax  (dynamic batch)
   tiny.onnx   Conv(1 -> 4, 3x3, pad 1) + ReLU, MaxPool(2), Flatten, Linear(4*4*4, 5)  (RTL)
+  pools, poolpad, user, grouped, grouped1d: see their classes
   bad/*.onnx  models the compiler must refuse with one line (see run.sh)
 with PyTorch's fp32 outputs (<name>_ref.npy) for the inputs (<name>_x.npy).
 usage: models.py OUT"""
@@ -76,6 +77,22 @@ class Pools(torch.nn.Module):
         return s.fc(torch.flatten(x, 1))
 
 
+class PoolPad(torch.nn.Module):
+    """The first Conv's pooled windows (IM2COL, grouped): a 3x3 MaxPool in floor mode (29 ->
+    9, the last two rows and columns dropped) whose reader pads its input, so the pooled
+    pixels are scattered into a clean buffer."""
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 20, 3, padding=1)
+        s.c2 = torch.nn.Conv2d(20, 8, 3, padding=1)
+        s.fc = torch.nn.Linear(8 * 9 * 9, 5)
+
+    def forward(s, x):
+        x = torch.relu(torch.nn.functional.max_pool2d(s.c1(x), 3))
+        x = torch.relu(s.c2(x))
+        return s.fc(torch.flatten(x, 1))
+
+
 class UserForward(torch.nn.Module):
     """What users write in forward(): F.relu6, F.adaptive_avg_pool2d, x * torch.sigmoid(x),
     x.view(x.size(0), -1) (exported as Shape -> Gather -> Unsqueeze -> Concat -> Reshape)."""
@@ -141,6 +158,7 @@ export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
 export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
 export(Pools(), torch.randn(3, 3, 22, 22), "pools")
 export(UserForward(), torch.rand(4, 3, 8, 8), "user")
+export(PoolPad(), torch.randn(3, 3, 29, 29), "poolpad")
 grouped = Grouped()
 grouped.bn.running_mean.uniform_(-0.5, 0.5)
 grouped.bn.running_var.uniform_(0.5, 2)

@@ -103,9 +103,11 @@ PY
 
 # ---- 2f. the first Conv's windows laid out by the host (IM2COL) = the kernel rows read from
 # the SPATIAL input (--no-im2col), bit for bit; the layout must be taken where it saves K-chunks
-# (a 3x3 kernel on 1 or 3 channels) so that this can fail ----
-im=0
-for m in net pools user tiny; do
+# (a 3x3 kernel on 1 or 3 channels) so that this can fail; with a fused MaxPool (pools, tiny,
+# poolpad) the pooled windows in groups (the last one shorter: 3 images in runs of 2; poolpad's
+# 3x3 floor-mode pool and padded reader) against the r-space pool, or no fusion at all ----
+im=0 pw=0
+for m in net pools user tiny poolpad; do
     for n in 4 8 16; do
         for f in "" "--no-im2col"; do
             d="$W/im_${m}_N$n${f:+_rows}"
@@ -113,12 +115,22 @@ for m in net pools user tiny; do
                 "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "im2col $m N=$n $f: $(tail -n 1 "$d.log")"
         done
         grep -q 'layout im2col' "$W/im_${m}_N$n/model.txt" && im=$((im + 1))
+        grep -q 'layout im2col.* pool [23] [0-9]' "$W/im_${m}_N$n/model.txt" && pw=$((pw + 1))
         grep -q 'layout im2col' "$W/im_${m}_N${n}_rows/model.txt" && bad "im2col $m N=$n: --no-im2col still lays out windows"
         cmp -s "$W/im_${m}_N$n.npy" "$W/im_${m}_N${n}_rows.npy" || bad "im2col $m N=$n: outputs differ from --no-im2col"
     done
 done
-[ $im -ge 8 ] && ok "first Conv's windows (IM2COL) in $im of 12 compiles: the same bits as kernel rows from SPATIAL" ||
-    bad "IM2COL taken in only $im of 12 compiles"
+[ $im -ge 11 ] && ok "first Conv's windows (IM2COL) in $im of 15 compiles: the same bits as kernel rows from SPATIAL" ||
+    bad "IM2COL taken in only $im of 15 compiles"
+[ $pw -ge 8 ] && ok "pooled windows (IM2COL + MaxPool) in $pw of 15 compiles: the same bits" ||
+    bad "pooled windows taken in only $pw of 15 compiles"
+$PY - "$W/im_poolpad_N8.npy" "$W/poolpad_ref.npy" <<'PY' && ok "poolpad (pooled windows) within 0.01 of PyTorch" || bad "poolpad vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print("poolpad: max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
 
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do

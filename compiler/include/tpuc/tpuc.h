@@ -58,7 +58,12 @@ typedef enum { TPUC_F32 = 1, TPUC_I32 = 6, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX'
    r = (b*ioh + oh)*iow + ow is the window of output pixel (b, oh, ow): its ikh x ikw x ichan
    elements in (kernel row, kernel column, channel) order (cols = ikh*ikw*ichan), element
    (i, j, c) the input's pixel (oh*ish + i - ipt, ow*isw + j - ipl) of channel c, or 0 outside
-   the h x w image (the Conv's zero padding). */
+   the h x w image (the Conv's zero padding).
+   With ipool = k (the Conv's MaxPool k x k fused, docs/compiler.md "Pooled windows") only the
+   pixels of whole pool windows are laid out, grouped so that the epilogue's max is over
+   contiguous blocks: the pooled pixels p = (b*PH + ph)*PW + pw (PH = ioh / k, PW = iow / k)
+   in groups of ipg (the last one shorter, gs); group i's k*k*gs rows are k*k blocks of gs, block
+   u*k + v holding output pixel (k*ph + u, k*pw + v) of its pooled pixels in order. */
 typedef enum { TPUC_LAYOUT_NONE = 0, TPUC_LAYOUT_PLAIN, TPUC_LAYOUT_SPATIAL, TPUC_LAYOUT_IM2COL } tpuc_layout_kind_t;
 
 typedef struct {
@@ -75,6 +80,7 @@ typedef struct {
     int flat;                  /* a Flatten of this SPATIAL tensor (read as [B, C*H*W]) */
     /* IM2COL only: kernel, strides, top/left pads, output pixels, channels */
     uint64_t ikh, ikw, ish, isw, ipt, ipl, ioh, iow, ichan;
+    uint64_t ipool, ipg;       /* the fused pool's k and pooled pixels per group (0: none) */
 } tpuc_layout_t;
 
 typedef struct {
