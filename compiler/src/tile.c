@@ -32,6 +32,10 @@ typedef struct {
     char *err;
     size_t errlen;
     const tpuc_node_t *node;
+    /* a Gemm's output kept in UB for the next Gemm (keep_next): the tensor, its UB rows */
+    int keep_t;
+    const tpuc_node_t *keep_by;
+    uint64_t keep_row;
 } ctx_t;
 
 #define CERR(c, ...)                                                                         \
@@ -246,6 +250,14 @@ typedef struct {
     int scatter;                 /* SPATIAL output written per valid image row */
     uint64_t r_img, r_pitch, oh, ow; /* the r-space of a Conv (scatter) */
     unsigned pool_k;             /* a k x k, stride k MaxPool fused into the epilogue (0 none) */
+    int out_kept;                /* N-tile nt of the output stays in UB at out_row + nt*mt
+                                    (one M-tile; the next Gemm reads it there): no dma_out */
+    int in_kept;                 /* K-chunk j of the input is in UB at in_row + j*mt: no dma_in */
+    uint64_t out_row, in_row;
+    int stage;                   /* out_kept, UB full: the N-tiles are kept in fp32 in ACC at
+                                    stage_row + nt*mt, then one vop cvt puts them in UB at
+                                    out_row (over the activation chunks, no longer read) */
+    uint64_t stage_row;
     uint64_t pool_g;             /* with pool_k: the rows are an IM2COL input's pooled windows
                                     (tpuc.h ipool), pool_g pooled pixels per tile, each tile
                                     k*k blocks; the output rows are the pooled pixels */
@@ -374,6 +386,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
     const uint64_t prow = m->pool_g ? m->pool_g * kk : m->pool_k ? (uint64_t)m->pool_k * m->r_pitch : 1;
     int keep;
     uint64_t mt = mm_rows(c, m, &keep);
+    if ((m->in_kept || m->out_kept) && (mt < m->mtot || (m->in_kept && !keep)))
+        CERR(c, "internal: an on-chip input or output needs one M-tile");
     if (m->pool_g && mt < prow)
         CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
              (unsigned long long)prow, (unsigned long long)mt);
@@ -388,15 +402,19 @@ static int run_mm(ctx_t *c, const mm_t *m)
         TRY(tpuc_e_dma_in(&c->e, ACC, bias_row, U, N, img_addr(c, m->b_off), (uint64_t)N * 4));
     }
     const uint64_t tile_bytes = (uint64_t)N * N * 2;
-    uint64_t ub_act = keep ? (uint64_t)T * mt : 2 * mt; /* UB rows of the activation chunks */
+    /* UB rows of the activation chunks (none when they are already on chip) */
+    uint64_t ub_act = m->in_kept ? 0 : keep ? (uint64_t)T * mt : 2 * mt;
     uint64_t ub_e = ub_act;
-    hw_mark(c, ub_act + e_ub * mt, a_acc * mt + (m->b_off >= 0 ? U : 0),
+    uint64_t ub_hi = ub_act + e_ub * mt;
+    if (m->in_kept) ub_hi = max64(ub_hi, m->in_row + (uint64_t)T * mt);
+    if (m->out_kept) ub_hi = max64(ub_hi, m->out_row + (uint64_t)U * mt);
+    hw_mark(c, ub_hi, a_acc * mt + (m->stage ? (uint64_t)U * mt : 0) + (m->b_off >= 0 ? U : 0),
             (uint64_t)min64(c->slots, S) * N);
     for (uint64_t m0 = 0; m0 < m->mtot; m0 += mt) {
         uint64_t rows = min64(mt, m->mtot - m0);
         TRY(tpuc_asm(c->p, "# rows %llu .. %llu of %llu\n", (unsigned long long)m0,
                      (unsigned long long)(m0 + rows - 1), (unsigned long long)m->mtot));
-        if (keep)
+        if (keep && !m->in_kept)
             for (unsigned j = 0; j < T; j++)
                 TRY(tpuc_e_dma_in(&c->e, UB, (uint64_t)j * mt, rows, m->a_cols[j],
                                   m->a_addr[j] + m0 * m->a_mstride, m->a_mstride));
@@ -421,7 +439,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
         for (uint64_t k = 0; k < S; k++) {
             unsigned nt = (unsigned)(k / T), j = (unsigned)(k % T);
             uint64_t accb = m->softmax ? (uint64_t)nt * mt : (uint64_t)(nt % 2) * mt;
-            uint64_t ubrow = keep ? (uint64_t)j * mt : (k % 2) * mt;
+            uint64_t ubrow = m->in_kept ? m->in_row + (uint64_t)j * mt
+                             : keep ? (uint64_t)j * mt : (k % 2) * mt;
             TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
             if (k + 1 < S) {
                 if (c->slots < 2) WGROUP(k + 1);
@@ -467,8 +486,10 @@ static int run_mm(ctx_t *c, const mm_t *m)
                 nr = n2;
             }
             const uint64_t src = cur;
-            unsigned fmem = es == 4 ? ACC : UB;
-            uint64_t frow = es == 4 ? src : ub_e + (uint64_t)(nt % 2) * mt;
+            unsigned fmem = es == 4 || m->stage ? ACC : UB;
+            uint64_t frow = m->stage ? m->stage_row + (uint64_t)nt * mt
+                            : m->out_kept ? m->out_row + (uint64_t)nt * mt
+                            : es == 4 ? src : ub_e + (uint64_t)(nt % 2) * mt;
             if (m->b_off >= 0) {
                 unsigned dm = m->act ? ACC : fmem;
                 uint64_t dr = m->act ? src : frow;
@@ -482,12 +503,19 @@ static int run_mm(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
+            if (m->out_kept) continue;
             if (m->pool_k && !m->pool_g
                     ? write_pooled(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)
                     : write_rows(c, m, fmem, frow, m->pool_g ? m0 / kk : m0, nr,
                                  m->col0 + (uint64_t)nt * N, ct))
                 return -1;
         }
+        if (m->stage) /* the N-tiles' fp32 into UB, rounded to bf16 as the epilogue would */
+            TRY(tpuc_asm(c->p, "# the output, staged in ACC, to UB rows %llu ..\n",
+                         (unsigned long long)m->out_row));
+        if (m->stage)
+            TRY(tpuc_e_vop(&c->e, V_CVT, ACC, m->stage_row, -1, 0, 0, UB, m->out_row,
+                           (uint64_t)U * mt));
         if (m->softmax) {
             unsigned dm = es == 4 ? ACC : UB;
             uint64_t dr = es == 4 ? (uint64_t)U * mt : ub_e;
@@ -559,6 +587,69 @@ static int gemm_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float
     return 1;
 }
 
+/* Keep the output of Gemm n (its tiling m) in UB for the next node when that is a Gemm
+   reading it (docs/compiler.md "On-chip activations"): both run as one M-tile, every N-tile
+   of the output is full (so the next Gemm's K-chunks are whole UB rows, as a dma_in would
+   leave them), and the output's rows fit at the top of UB above what either layer uses.
+   The same bf16 values are read, without the round trip through host memory. */
+static void keep_next(ctx_t *c, const tpuc_node_t *n, mm_t *m)
+{
+    const tpuc_graph_t *g = c->g;
+    const unsigned N = c->n;
+    const int yi = n->out[0];
+    const tpuc_tensor_t *y = &g->t[yi];
+    if (c->hw->no_keep || y->is_output || y->nuses != 1 || m->softmax || m->nout % N) return;
+    const tpuc_node_t *q = NULL;
+    for (size_t i = (size_t)(n - g->n) + 1; i < g->nn && !q; i++)
+        if (g->n[i].op != TPUC_OP_DEAD && !g->n[i].fused_into) q = &g->n[i];
+    if (!q || (q->op != TPUC_OP_GEMM && q->op != TPUC_OP_MATMUL) || q->in[0] != yi) return;
+    const tpuc_tensor_t *b = &g->t[q->in[1]];
+    if (!b->f || b->ndim != 2 || (uint64_t)b->dims[0] != m->nout) return;
+    int keep1, keep2;
+    if (mm_rows(c, m, &keep1) < m->mtot) return;
+    mm_t m2;
+    memset(&m2, 0, sizeof m2);
+    m2.T = m->U;
+    m2.U = (unsigned)(((uint64_t)b->dims[1] + N - 1) / N);
+    m2.mtot = m->mtot;
+    m2.b_off = q->nin > 2 && q->in[2] >= 0 ? 0 : -1;
+    m2.act = q->fuse_act;
+    m2.softmax = q->fuse_softmax;
+    m2.out = &g->t[q->out[0]].lay;
+    if (mm_rows(c, &m2, &keep2) < m->mtot || !keep2) return;
+    const uint64_t mt = m->mtot, ub = c->hw->geom.ub_rows;
+    const uint64_t e2 = m2.softmax ? (m2.out->esize == 2 ? m2.U : 0) : 2;
+    const uint64_t kept = (uint64_t)m->U * mt, use2 = e2 * mt;
+    /* the UB rows this layer's activation chunks occupy while its matmuls run */
+    const uint64_t a_lo = m->in_kept ? m->in_row : 0;
+    const uint64_t a_hi = a_lo + (m->in_kept || keep1 ? (uint64_t)m->T * mt : 2 * mt);
+    if (kept > ub || use2 > ub - kept) return;
+    /* written directly by the epilogue: at the top of UB or right after the consumer's
+       epilogue rows, clear of the chunks */
+    const uint64_t cand[2] = {ub - kept, use2};
+    int direct = 0;
+    for (int i = 0; i < 2 && !direct; i++)
+        if (cand[i] >= use2 && (cand[i] >= a_hi || cand[i] + kept <= a_lo)) {
+            m->out_row = cand[i];
+            direct = 1;
+        }
+    if (!direct) {
+        /* staged in ACC above the tile's two output regions (mm_rows left the bias and
+           clip rows at the top), then over the activation chunks, after the consumer's
+           epilogue rows */
+        const uint64_t acc_top = c->hw->geom.acc_rows - (m->b_off >= 0 ? m->U : 0) -
+                                 (m->act == TPUC_OP_CLIP ? 2 : 0);
+        if (2 * mt + kept > acc_top || use2 + kept > ub) return;
+        m->stage = 1;
+        m->stage_row = 2 * mt;
+        m->out_row = use2;
+    }
+    m->out_kept = 1;
+    c->keep_t = yi;
+    c->keep_by = n;
+    c->keep_row = m->out_row;
+}
+
 static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
 {
     const unsigned N = c->n;
@@ -617,6 +708,17 @@ static int emit_gemm(ctx_t *c, const tpuc_node_t *n)
     m.softmax = n->fuse_softmax;
     m.nout = nout;
     m.out = &y->lay;
+    if (c->keep_t >= 0 && c->keep_t == n->in[0] && a->lay.kind == TPUC_LAYOUT_PLAIN) {
+        m.in_kept = 1;
+        m.in_row = c->keep_row;
+        c->keep_t = -1;
+        TRY(tpuc_asm(c->p, "# its input is on chip: UB rows %llu .. (no dma_in)\n",
+                     (unsigned long long)m.in_row));
+    }
+    keep_next(c, n, &m);
+    if (m.out_kept)
+        TRY(tpuc_asm(c->p, "# its output stays on chip for the next Gemm: UB rows %llu .. (no dma_out)\n",
+                     (unsigned long long)m.out_row));
     int rc = m.w_off < 0 ? -1 : run_mm(c, &m);
     tpuc_layer_t *L = cur_layer(c);
     L->macs = m.mtot * K * nout;
@@ -1678,6 +1780,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
     err[0] = 0;
     c->slots = hw->geom.wmem_rows / hw->geom.n;
     c->host_top = 0x1000;
+    c->keep_t = -1;
     if (c->slots < 1) {
         tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u x %u weight tile",
                  hw->geom.wmem_rows, hw->geom.n, hw->geom.n);
@@ -1793,6 +1896,11 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         }
         if (rc) {
             if (!err[0]) tpuc_err(err, errlen, "node '%s' (%s): out of memory", n->name, n->op_type);
+            return -1;
+        }
+        if (c->keep_t >= 0 && c->keep_by != n) {
+            tpuc_err(err, errlen, "node '%s' (%s): internal: an on-chip output not read by the "
+                     "next node", n->name, n->op_type);
             return -1;
         }
         if (p->nlayers && p->layers[p->nlayers - 1].end_insn == 0 &&

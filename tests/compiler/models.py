@@ -5,7 +5,7 @@
               MaxPool(3, stride 2, pad 1), AvgPool(2), adaptive_avg_pool2d(1), Flatten, Gemm + Tanh
   mlp.onnx    Flatten, Linear(48, 40), ReLU, Linear(40, 10), Softmax  (dynamic batch)
   tiny.onnx   Conv(1 -> 4, 3x3, pad 1) + ReLU, MaxPool(2), Flatten, Linear(4*4*4, 5)  (RTL)
-  pools, poolpad, user, grouped, grouped1d: see their classes
+  chain, pools, poolpad, user, grouped, grouped1d: see their classes
   bad/*.onnx  models the compiler must refuse with one line (see run.sh)
 with PyTorch's fp32 outputs (<name>_ref.npy) for the inputs (<name>_x.npy).
 usage: models.py OUT"""
@@ -49,6 +49,19 @@ class MLP(torch.nn.Module):
 
     def forward(s, x):
         return torch.softmax(s.l2(torch.relu(s.l1(torch.flatten(x, 1)))), dim=1)
+
+
+class Chain(torch.nn.Module):
+    """Gemm -> Gemm -> Gemm: each output read only by the next Gemm, kept on chip (the middle
+    one both reads and writes UB rows; one without bias or activation)."""
+    def __init__(s):
+        super().__init__()
+        s.l1 = torch.nn.Linear(48, 64)
+        s.l2 = torch.nn.Linear(64, 32, bias=False)
+        s.l3 = torch.nn.Linear(32, 24)
+
+    def forward(s, x):
+        return torch.tanh(s.l3(s.l2(torch.relu(s.l1(torch.flatten(x, 1))))))
 
 
 class Tiny(torch.nn.Module):
@@ -155,6 +168,7 @@ net.bn.running_mean.uniform_(-1, 1)
 net.bn.running_var.uniform_(0.5, 2)
 export(net, torch.randn(6, 3, 17, 19), "net")
 export(MLP(), torch.rand(10, 3, 4, 4), "mlp")
+export(Chain(), torch.randn(64, 3, 4, 4), "chain")
 export(Tiny(), torch.rand(4, 1, 8, 8), "tiny")
 export(Pools(), torch.randn(3, 3, 22, 22), "pools")
 export(UserForward(), torch.rand(4, 3, 8, 8), "user")

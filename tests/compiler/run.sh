@@ -13,8 +13,10 @@
 #   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
-#   5. RTL (RTL=1): tiny.onnx on the N = 4 core and mlp.onnx on a 2-core ring board of N = 8,
-#      traces and outputs identical to the model's (tpu-infer --rtl).
+#   5. RTL (RTL=1): tiny.onnx on the N = 4 core, mlp.onnx (its hidden layer on chip) and
+#      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, and chain.onnx with
+#      its outputs staged in ACC on the N = 4 core (UB 6 KiB): traces and outputs identical to
+#      the model's (tpu-infer --rtl).
 # usage: tests/compiler/run.sh WORKDIR [RTL]
 set -u
 W=$1; RTL=${2:-0}
@@ -129,6 +131,36 @@ import sys, numpy as np
 a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
 d = np.abs(a.astype(np.float64) - r).max()
 print("poolpad: max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+
+# ---- 2g. on-chip activations: a Gemm's output read only by the next Gemm stays in UB, written
+# by the epilogue (direct) or staged in ACC in fp32 and moved by one vop cvt when UB is full (a
+# smaller --ub-kib): the same bits as --no-keep (through host memory), the chain's middle Gemm
+# both reading and writing UB; must be taken so that this can fail ----
+kept=0 staged=0
+for cfg in "4 64 -" "8 64 -" "16 64 -" "8 20 -" "8 64 12" "4 32 6"; do
+    set -- $cfg
+    o=""; [ "$3" != "-" ] && o="--ub-kib $3"
+    for f in "" "--no-keep"; do
+        d="$W/keep_N$1_B$2_U$3${f:+_nk}"
+        # shellcheck disable=SC2086
+        "$B/tpu-compile" "$W/chain.onnx" --mxu $1 --cores 1 --batch $2 --imem-insns 32768 $o $f -o "$d" >"$d.log" 2>&1 &&
+            "$B/tpu-infer" "$d" --input "$W/chain_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "keep $cfg $f: $(tail -n 1 "$d.log")"
+    done
+    d="$W/keep_N$1_B$2_U$3"
+    kept=$((kept + $(grep -c 'stays on chip' "$d/model.s")))
+    staged=$((staged + $(grep -c 'staged in ACC' "$d/model.s")))
+    grep -q 'stays on chip' "$d"_nk/model.s && bad "keep $cfg: --no-keep still keeps an output on chip"
+    cmp -s "$d.npy" "${d}_nk.npy" || bad "keep $cfg: outputs differ from --no-keep"
+done
+[ $kept -eq 12 ] && [ $staged -ge 4 ] && ok "on-chip Gemm outputs: $kept kept ($staged staged in ACC) in 6 compiles, the same bits as through host memory" ||
+    bad "on-chip Gemm outputs: $kept kept, $staged staged (expected 12, at least 4)"
+$PY - "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" <<'PY' && ok "chain (on-chip activations) within 0.01 of PyTorch" || bad "chain vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print("chain: max |ours - PyTorch| =", d)
 sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 
@@ -335,6 +367,12 @@ if [ "$RTL" = 1 ]; then
     "$B/tpu-infer" "$W/tiny8c2" --input "$W/tiny_x.npy" --output "$W/tiny8c2.npy" --rtl --work "$W/tiny8c2_work" >"$W/tiny8c2_rtl.log" 2>&1 &&
         ok "tiny CNN (IM2COL input) on a 2-core ring board, N = 8: $(grep -h 'identical' "$W/tiny8c2_rtl.log" | tail -n 1)" || { bad "tiny CNN on the RTL board"; tail -n 20 "$W/tiny8c2_rtl.log"; }
     cmp -s "$W/tiny8c2.npy" "$W/tiny4.npy" && ok "tiny: IM2COL on 2 cores = kernel rows on 1 core, bit for bit" || bad "tiny IM2COL C=2 differs from N = 4"
+    grep -q 'stays on chip' "$W/mlp8c2/model.s" || bad "mlp at N = 8: its hidden layer not kept on chip"
+    # the Gemm chain with both outputs staged in ACC (UB 6 KiB) on the N = 4 core
+    d="$W/keep_N4_B32_U6"
+    "$B/tpu-infer" "$d" --input "$W/chain_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
+        ok "Gemm chain, outputs staged on chip, on the N = 4 core (UB 6 KiB): $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "Gemm chain on the RTL"; tail -n 20 "$d.rtl.log"; }
+    cmp -s "$d.npy" "$d.rtl.npy" || bad "Gemm chain: the RTL run's outputs differ"
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]

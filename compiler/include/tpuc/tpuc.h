@@ -39,6 +39,8 @@ typedef struct {
     int no_fuse_pool;       /* --no-fuse-pool: run every MaxPool as its own node */
     int no_im2col;          /* --no-im2col: the first Conv reads its windows kernel row by
                                kernel row from the SPATIAL input (same results) */
+    int no_keep;            /* --no-keep: every Gemm's output goes through host memory, even
+                               where the next Gemm could read it from UB (same results) */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
                                (run in segments on the model), not refused */
 } tpuc_hw_t;
