@@ -6,7 +6,10 @@
 # images/s at the clock given (BENCH_FREQ_MHZ, default 100: the constraints' FPGA clock; and
 # 700, TPU v2's), end-to-end MXU utilisation, each matmul phase's utilisation beside its shape
 # bound (issue 14: within 10 %) and the model's cycles over its matmul phases' (issue 14: at
-# most 1.5x), per layer what each unit is busy; then the model's cycles against the RTL's
+# most 1.5x), and what the model's cycles over its matmul phases could at best be with every
+# unit's work fully overlapped (the busiest unit's cycles over the phases: the DMA and VPU
+# each run one instruction at a time, so no schedule of the same program goes below it),
+# per layer what each unit is busy; then the model's cycles against the RTL's
 # (core_tb, N = 16, one batch of 8; target within 2 %). N and 4N images per core (one and four
 # MXU tiles of rows).
 # Figures only, never pass/fail on speed. Record them in bench/RESULTS.md.
@@ -19,8 +22,8 @@ F=${BENCH_FREQ_MHZ:-100}
 W=build/bench/compiler
 PY=/usr/bin/python3
 mkdir -p "$W"
-echo "| model | N | C | batch/core | instructions | compile ms | cycles/image | images/s @ $F MHz | images/s @ 700 MHz | MXU util | matmul phases: util / shape bound, per layer | model / matmul phases |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | N | C | batch/core | instructions | compile ms | cycles/image | images/s @ $F MHz | images/s @ 700 MHz | MXU util | matmul phases: util / shape bound, per layer | model / matmul phases | fully overlapped: busiest unit / matmul phases |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for m in cnn mlp; do
     for cfg in "16 1 1" "16 8 1" "16 1 4" "128 1 1" "128 8 1" "128 1 4"; do
         set -- $cfg
@@ -37,10 +40,14 @@ n = int(n); f = float(f); t = r["total"]; b = r["batch_per_core"]
 mm = [l for l in r["layers"] if l["k"]]
 phases = ", ".join("%.1f / %.1f %%" % (100 * l["phase_util"], 100 * l["shape_bound_padded"]) for l in mm)
 mxc = sum(l["mx_cycles"] for l in mm)
+dma = sum(l["dma_cycles"] for l in r["layers"])
+vpu = sum(l["vpu_cycles"] for l in r["layers"])
+unit = "DMA" if dma >= vpu and dma >= mxc else "VPU" if vpu >= mxc else "MXU"
 cpi = t["cycles"] / b
-print("| %s | %d | %s | %d | %d | %s | %.0f | %.0f | %.0f | %.2f %% | %s | %.2fx |" % (
+print("| %s | %d | %s | %d | %d | %s | %.0f | %.0f | %.0f | %.2f %% | %s | %.2fx | %.2fx (%s) |" % (
     m, n, c, b, r["instructions"], ms, cpi, f * 1e6 * b * int(c) / t["cycles"],
-    700e6 * b * int(c) / t["cycles"], 100 * t["mxu_util"], phases, t["cycles"] / mxc if mxc else 0))
+    700e6 * b * int(c) / t["cycles"], 100 * t["mxu_util"], phases, t["cycles"] / mxc if mxc else 0,
+    max(dma, vpu, mxc) / mxc if mxc else 0, unit))
 PY
     done
 done
