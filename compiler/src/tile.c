@@ -353,7 +353,7 @@ static int write_pooled(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uin
 /* The M rows of one tile: as many as ACC (the bias rows at the top, then the output regions)
    and UB hold; *keep: every K-chunk of the tile stays in UB (else two stream through). Not
    rounded to whole pool windows. */
-static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep)
+static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep, int *pf)
 {
     const tpu_core_geom_t *gm = &c->hw->geom;
     const unsigned T = m->T, U = m->U;
@@ -367,7 +367,14 @@ static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep)
     uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
     uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
     *keep = mt_keep >= min64(m->mtot, c->n) || mt_keep >= mt_stream;
-    return *keep ? mt_keep : mt_stream;
+    /* several M-tiles with every weight tile in WMEM: the next M-tile's chunks are DMA'd into a
+       second buffer while this one's matmuls run (run_mm), if that costs at most half the
+       rows (streamed weights would rather keep the larger tile: fewer reloads) */
+    const uint64_t S = (uint64_t)T * U, G = c->slots / 2;
+    const uint64_t mt_pf = min64(lim, gm->ub_rows / (2 * (uint64_t)T + e_ub));
+    *pf = *keep && !m->in_kept && c->slots >= 2 && S <= 2 * G && m->mtot > mt_keep &&
+          2 * mt_pf >= mt_keep;
+    return *pf ? mt_pf : *keep ? mt_keep : mt_stream;
 }
 
 static int run_mm(ctx_t *c, const mm_t *m)
@@ -385,7 +392,8 @@ static int run_mm(ctx_t *c, const mm_t *m)
     const uint64_t kk = (uint64_t)m->pool_k * m->pool_k;
     const uint64_t prow = m->pool_g ? m->pool_g * kk : m->pool_k ? (uint64_t)m->pool_k * m->r_pitch : 1;
     int keep;
-    uint64_t mt = mm_rows(c, m, &keep);
+    int pf;
+    uint64_t mt = mm_rows(c, m, &keep, &pf);
     if ((m->in_kept || m->out_kept) && (mt < m->mtot || (m->in_kept && !keep)))
         CERR(c, "internal: an on-chip input or output needs one M-tile");
     if (m->pool_g && mt < prow)
@@ -403,20 +411,24 @@ static int run_mm(ctx_t *c, const mm_t *m)
     }
     const uint64_t tile_bytes = (uint64_t)N * N * 2;
     /* UB rows of the activation chunks (none when they are already on chip) */
-    uint64_t ub_act = m->in_kept ? 0 : keep ? (uint64_t)T * mt : 2 * mt;
+    uint64_t ub_act = m->in_kept ? 0 : keep ? (uint64_t)T * mt * (pf ? 2 : 1) : 2 * mt;
     uint64_t ub_e = ub_act;
     uint64_t ub_hi = ub_act + e_ub * mt;
     if (m->in_kept) ub_hi = max64(ub_hi, m->in_row + (uint64_t)T * mt);
     if (m->out_kept) ub_hi = max64(ub_hi, m->out_row + (uint64_t)U * mt);
     hw_mark(c, ub_hi, a_acc * mt + (m->stage ? (uint64_t)U * mt : 0) + (m->b_off >= 0 ? U : 0),
             (uint64_t)min64(c->slots, S) * N);
-    for (uint64_t m0 = 0; m0 < m->mtot; m0 += mt) {
+    for (uint64_t m0 = 0, ti = 0; m0 < m->mtot; m0 += mt, ti++) {
         uint64_t rows = min64(mt, m->mtot - m0);
         TRY(tpuc_asm(c->p, "# rows %llu .. %llu of %llu\n", (unsigned long long)m0,
                      (unsigned long long)(m0 + rows - 1), (unsigned long long)m->mtot));
-        if (keep && !m->in_kept)
+        /* the tile's chunks at abase (pf: two buffers, this tile's were DMA'd during the
+           previous tile's matmuls); the next tile's: m1, rows1, into the other buffer */
+        const uint64_t abase = pf && ti % 2 ? (uint64_t)T * mt : 0, nbase = (uint64_t)T * mt - abase;
+        const uint64_t m1 = m0 + mt, rows1 = m1 < m->mtot ? min64(mt, m->mtot - m1) : 0;
+        if (keep && !m->in_kept && (!pf || ti == 0))
             for (unsigned j = 0; j < T; j++)
-                TRY(tpuc_e_dma_in(&c->e, UB, (uint64_t)j * mt, rows, m->a_cols[j],
+                TRY(tpuc_e_dma_in(&c->e, UB, abase + (uint64_t)j * mt, rows, m->a_cols[j],
                                   m->a_addr[j] + m0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
@@ -424,7 +436,11 @@ static int run_mm(ctx_t *c, const mm_t *m)
         const uint64_t G = c->slots >= 2 ? c->slots / 2 : 1;
 #define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
 #define WROW(k) (c->slots >= 2 ? ((((k) / G) % 2) * G + (k) % G) * N : 0)
-#define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, N, WADDR(k0_), (uint64_t)N * 2)); } while (0)
+        /* a group of the last N-tile's tiles only reads its valid columns: dma_in pads the
+           rest with -0, the image's own padding, so WMEM holds the same bits in fewer beats */
+        const unsigned ct_last = (unsigned)(m->nout - (uint64_t)(U - 1) * N);
+#define WCOLS(k0) ((k0) / T == U - 1 ? ct_last : N)
+#define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, WCOLS(k0_), WADDR(k0_), (uint64_t)N * 2)); } while (0)
         /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
            later ones find them in place */
         const int resident = c->slots >= 2 && S <= 2 * G;
@@ -440,8 +456,20 @@ static int run_mm(ctx_t *c, const mm_t *m)
             unsigned nt = (unsigned)(k / T), j = (unsigned)(k % T);
             uint64_t accb = m->softmax ? (uint64_t)nt * mt : (uint64_t)(nt % 2) * mt;
             uint64_t ubrow = m->in_kept ? m->in_row + (uint64_t)j * mt
-                             : keep ? (uint64_t)j * mt : (k % 2) * mt;
+                             : keep ? abase + (uint64_t)j * mt : (k % 2) * mt;
             TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
+            if (pf && rows1 && j == 0) {
+                /* 1/U of the next tile's chunks (T x rows1 rows, chunk-major) beside this
+                   N-tile's matmuls: the DMA runs while they do, until the epilogue */
+                const uint64_t units = (uint64_t)T * rows1;
+                const uint64_t u0 = units * nt / U, u1 = units * (nt + 1) / U;
+                for (uint64_t u = u0; u < u1;) {
+                    const uint64_t jj = u / rows1, r = u % rows1, n1 = min64(rows1 - r, u1 - u);
+                    TRY(tpuc_e_dma_in(&c->e, UB, nbase + jj * mt + r, n1, m->a_cols[jj],
+                                      m->a_addr[jj] + (m1 + r) * m->a_mstride, m->a_mstride));
+                    u += n1;
+                }
+            }
             if (k + 1 < S) {
                 if (c->slots < 2) WGROUP(k + 1);
                 TRY(tpuc_e_lw(&c->e, WROW(k + 1)));
@@ -527,6 +555,7 @@ static int run_mm(ctx_t *c, const mm_t *m)
             }
         }
 #undef WGROUP
+#undef WCOLS
 #undef WROW
 #undef WADDR
     }
@@ -606,7 +635,8 @@ static void keep_next(ctx_t *c, const tpuc_node_t *n, mm_t *m)
     const tpuc_tensor_t *b = &g->t[q->in[1]];
     if (!b->f || b->ndim != 2 || (uint64_t)b->dims[0] != m->nout) return;
     int keep1, keep2;
-    if (mm_rows(c, m, &keep1) < m->mtot) return;
+    int pf1, pf2;
+    if (mm_rows(c, m, &keep1, &pf1) < m->mtot) return;
     mm_t m2;
     memset(&m2, 0, sizeof m2);
     m2.T = m->U;
@@ -616,7 +646,7 @@ static void keep_next(ctx_t *c, const tpuc_node_t *n, mm_t *m)
     m2.act = q->fuse_act;
     m2.softmax = q->fuse_softmax;
     m2.out = &g->t[q->out[0]].lay;
-    if (mm_rows(c, &m2, &keep2) < m->mtot || !keep2) return;
+    if (mm_rows(c, &m2, &keep2, &pf2) < m->mtot || !keep2) return;
     const uint64_t mt = m->mtot, ub = c->hw->geom.ub_rows;
     const uint64_t e2 = m2.softmax ? (m2.out->esize == 2 ? m2.U : 0) : 2;
     const uint64_t kept = (uint64_t)m->U * mt, use2 = e2 * mt;
@@ -1755,8 +1785,8 @@ static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
         m.pool_k = (unsigned)k;
         m.pool_g = 1;
         m.mtot = P * k * k;
-        int keep;
-        uint64_t gs = mm_rows(c, &m, &keep) / (k * k);
+        int keep, pf;
+        uint64_t gs = mm_rows(c, &m, &keep, &pf) / (k * k);
         if (gs >= 1) {
             l->ipool = k;
             l->ipg = gs < P ? gs : P;
