@@ -538,12 +538,12 @@ static int run_mm(ctx_t *c, const mm_t *m)
                                  m->col0 + (uint64_t)nt * N, ct))
                 return -1;
         }
-        if (m->stage) /* the N-tiles' fp32 into UB, rounded to bf16 as the epilogue would */
+        if (m->stage) { /* the N-tiles' fp32 into UB, rounded to bf16 as the epilogue would */
             TRY(tpuc_asm(c->p, "# the output, staged in ACC, to UB rows %llu ..\n",
                          (unsigned long long)m->out_row));
-        if (m->stage)
             TRY(tpuc_e_vop(&c->e, V_CVT, ACC, m->stage_row, -1, 0, 0, UB, m->out_row,
                            (uint64_t)U * mt));
+        }
         if (m->softmax) {
             unsigned dm = es == 4 ? ACC : UB;
             uint64_t dr = es == 4 ? (uint64_t)U * mt : ub_e;
@@ -619,8 +619,8 @@ static int gemm_get(const void *ctx, unsigned j, unsigned k, uint64_t col, float
 /* Keep the output of Gemm n (its tiling m) in UB for the next node when that is a Gemm
    reading it (docs/compiler.md "On-chip activations"): both run as one M-tile, every N-tile
    of the output is full (so the next Gemm's K-chunks are whole UB rows, as a dma_in would
-   leave them), and the output's rows fit at the top of UB above what either layer uses.
-   The same bf16 values are read, without the round trip through host memory. */
+   leave them), and the output's rows fit in UB beside what either layer uses, or else after
+   staging in ACC. The same bf16 values are read, without the round trip through host memory. */
 static void keep_next(ctx_t *c, const tpuc_node_t *n, mm_t *m)
 {
     const tpuc_graph_t *g = c->g;
@@ -634,8 +634,7 @@ static void keep_next(ctx_t *c, const tpuc_node_t *n, mm_t *m)
     if (!q || (q->op != TPUC_OP_GEMM && q->op != TPUC_OP_MATMUL) || q->in[0] != yi) return;
     const tpuc_tensor_t *b = &g->t[q->in[1]];
     if (!b->f || b->ndim != 2 || (uint64_t)b->dims[0] != m->nout) return;
-    int keep1, keep2;
-    int pf1, pf2;
+    int keep1, keep2, pf1, pf2;
     if (mm_rows(c, m, &keep1, &pf1) < m->mtot) return;
     mm_t m2;
     memset(&m2, 0, sizeof m2);
@@ -923,51 +922,41 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     const tpuc_tensor_t *yc = y; /* the Conv's own output (MACs) */
     int pool_idx = -1;
     int pk = pool_fusable(c, n, &pool_idx, grouped);
-    if (grouped) {
-        /* the pooled output, a pooled pixel per row */
-        if ((uint64_t)pk != a->lay.ipool) CERR(c, "internal: its pooled windows lost their MaxPool");
+    if (grouped && (uint64_t)pk != a->lay.ipool) CERR(c, "internal: its pooled windows lost their MaxPool");
+    if (grouped || (pk && rs.r_img % ((uint64_t)pk * rs.r_pitch) == 0)) {
         tpuc_node_t *pn = &g->n[pool_idx];
         pn->fused_into = (int)(n - g->n) + 1;
         ((tpuc_node_t *)n)->fuse_pool = pk;
         if (pn->fuse_act) ((tpuc_node_t *)n)->fuse_act = pn->fuse_act;
         y = &g->t[pn->out[0]];
-        if ((uint64_t)y->dims[2] * (uint64_t)y->dims[3] != rs.r_img || (uint64_t)y->dims[3] != rs.r_pitch)
-            CERR(c, "internal: its pooled windows do not match the MaxPool's output");
-        if (spatial_out(c, y, &rs, &m.scatter)) return -1;
         m.pool_k = (unsigned)pk;
-        m.pool_g = a->lay.ipg;
-        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s; MaxPool %dx%d fused (pooled windows)",
+        if (grouped) {
+            /* the pooled output, a pooled pixel per row */
+            if ((uint64_t)y->dims[2] * (uint64_t)y->dims[3] != rs.r_img || (uint64_t)y->dims[3] != rs.r_pitch)
+                CERR(c, "internal: its pooled windows do not match the MaxPool's output");
+            if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+            m.pool_g = a->lay.ipg;
+        } else {
+            /* the pooled output, in the Conv's r-space: pooled pixel (i, j) at r = k*i*rp + k*j */
+            need_t nd;
+            if (consumer_needs(c, pn->out[0], &nd)) return -1;
+            tpuc_layout_t *l = &y->lay;
+            l->kind = TPUC_LAYOUT_SPATIAL;
+            l->cols = (uint64_t)y->dims[1];
+            l->h = (uint64_t)y->dims[2]; l->w = (uint64_t)y->dims[3];
+            /* only the pooled rows' bands are written (write_pooled): pooled row ph of image b
+               at row b*img + ph*rpitch, its pixels pk rows apart */
+            l->rpitch = up(rs.r_pitch, (uint64_t)pk);
+            l->img = rs.r_img / ((uint64_t)pk * rs.r_pitch) * l->rpitch;
+            l->wstep = (uint64_t)pk;
+            l->off = 0;
+            l->rows = rs.mtot / rs.r_img * l->img;
+            if (host_alloc(c, l, (nd.kh + 1) * l->rpitch + (nd.kw + 1) * l->wstep)) return -1;
+        }
+        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s%s; MaxPool %dx%d fused%s",
                  (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
-                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", pk, pk);
-        free(cur_layer(c)->consts);
-        cur_layer(c)->consts = tpuc_strdup(consts);
-        free(cur_layer(c)->op);
-        cur_layer(c)->op = tpuc_strdup(n->fuse_act ? "Conv+MaxPool+Relu" : "Conv+MaxPool");
-    } else if (pk && rs.r_img % ((uint64_t)pk * rs.r_pitch) == 0) {
-        /* the pooled output, in the Conv's r-space: pooled pixel (i, j) at r = k*i*rp + k*j */
-        tpuc_node_t *pn = &g->n[pool_idx];
-        pn->fused_into = (int)(n - g->n) + 1;
-        ((tpuc_node_t *)n)->fuse_pool = pk;
-        if (pn->fuse_act) ((tpuc_node_t *)n)->fuse_act = pn->fuse_act;
-        y = &g->t[pn->out[0]];
-        need_t nd;
-        if (consumer_needs(c, pn->out[0], &nd)) return -1;
-        tpuc_layout_t *l = &y->lay;
-        l->kind = TPUC_LAYOUT_SPATIAL;
-        l->cols = (uint64_t)y->dims[1];
-        l->h = (uint64_t)y->dims[2]; l->w = (uint64_t)y->dims[3];
-        /* only the pooled rows' bands are written (write_pooled): pooled row ph of image b
-           at row b*img + ph*rpitch, its pixels pk rows apart */
-        l->rpitch = up(rs.r_pitch, (uint64_t)pk);
-        l->img = rs.r_img / ((uint64_t)pk * rs.r_pitch) * l->rpitch;
-        l->wstep = (uint64_t)pk;
-        l->off = 0;
-        l->rows = rs.mtot / rs.r_img * l->img;
-        if (host_alloc(c, l, (nd.kh + 1) * l->rpitch + (nd.kw + 1) * l->wstep)) return -1;
-        m.pool_k = (unsigned)pk;
-        snprintf(consts, sizeof consts, "W %llux%llux%llux%llu bf16 (RNE from fp32)%s%s; MaxPool %dx%d fused",
-                 (unsigned long long)cout, (unsigned long long)cin, (unsigned long long)kh,
-                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt, pk, pk);
+                 (unsigned long long)kw, bias ? ", bias fp32 (ACC)" : "", gtxt, pk, pk,
+                 grouped ? " (pooled windows)" : "");
         free(cur_layer(c)->consts);
         cur_layer(c)->consts = tpuc_strdup(consts);
         free(cur_layer(c)->op);
