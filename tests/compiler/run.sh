@@ -25,6 +25,17 @@ PY=/usr/bin/python3
 fails=0
 ok() { echo "ok: $1"; }
 bad() { echo "FAIL: $1"; fails=$((fails + 1)); }
+# near_torch NAME OURS.npy REF.npy [WHAT]: same shape and every element within 0.01 of PyTorch
+# fp32 (see 2. above)
+near_torch() {
+    $PY - "$2" "$3" "$1" <<'PY' && ok "$1${4:+ ($4)} within 0.01 of PyTorch" || bad "$1 vs PyTorch"
+import sys, numpy as np
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+d = np.abs(a.astype(np.float64) - r).max()
+print(sys.argv[3] + ": shape", a.shape, "max |ours - PyTorch| =", d)
+sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
+PY
+}
 rm -rf "$W"; mkdir -p "$W"
 $PY tests/compiler/models.py "$W" >"$W/models.log" 2>&1 || { cat "$W/models.log"; exit 1; }
 
@@ -75,13 +86,7 @@ for cfg in N8_C1_B6 N8_C3_B6 N4_C2_B2; do
     cmp -s "$W/net_N4_C1_B6.npy" "$W/net_$cfg.npy" && ok "net $cfg: same bits as N4_C1_B6" ||
         bad "net $cfg: outputs differ from N4_C1_B6"
 done
-$PY - "$W/net_N4_C1_B6.npy" "$W/net_ref.npy" <<'PY' && ok "net within 0.01 of PyTorch" || bad "net vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print("net: shape", a.shape, "max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+near_torch "net" "$W/net_N4_C1_B6.npy" "$W/net_ref.npy"
 
 # ---- 2b. Conv + MaxPool fused = unfused, bit for bit, at N = 4 and 8 ----
 for f in "" "--no-fuse-pool"; do
@@ -95,13 +100,7 @@ grep -q "Conv+MaxPool+Relu" "$W/pools_N4.log" && ! grep -q "Conv+MaxPool" "$W/po
 for v in N8 N4_nofuse N8_nofuse; do
     cmp -s "$W/pools_N4.npy" "$W/pools_$v.npy" && ok "pools $v: same bits as the fused N = 4" || bad "pools $v differs from the fused N = 4"
 done
-$PY - "$W/pools_N4.npy" "$W/pools_ref.npy" <<'PY' && ok "pools within 0.01 of PyTorch" || bad "pools vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print("pools: max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+near_torch "pools" "$W/pools_N4.npy" "$W/pools_ref.npy"
 
 # ---- 2f. the first Conv's windows laid out by the host (IM2COL) = the kernel rows read from
 # the SPATIAL input (--no-im2col), bit for bit; the layout must be taken where it saves K-chunks
@@ -126,13 +125,7 @@ done
     bad "IM2COL taken in only $im of 15 compiles"
 [ $pw -ge 8 ] && ok "pooled windows (IM2COL + MaxPool) in $pw of 15 compiles: the same bits" ||
     bad "pooled windows taken in only $pw of 15 compiles"
-$PY - "$W/im_poolpad_N8.npy" "$W/poolpad_ref.npy" <<'PY' && ok "poolpad (pooled windows) within 0.01 of PyTorch" || bad "poolpad vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print("poolpad: max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+near_torch "poolpad" "$W/im_poolpad_N8.npy" "$W/poolpad_ref.npy" "pooled windows"
 
 # ---- 2g. on-chip activations: a Gemm's output read only by the next Gemm stays in UB, written
 # by the epilogue (direct) or staged in ACC in fp32 and moved by one vop cvt when UB is full (a
@@ -156,13 +149,7 @@ for cfg in "4 64 -" "8 64 -" "16 64 -" "8 20 -" "8 64 12" "4 32 6"; do
 done
 [ $kept -eq 12 ] && [ $staged -ge 4 ] && ok "on-chip Gemm outputs: $kept kept ($staged staged in ACC) in 6 compiles, the same bits as through host memory" ||
     bad "on-chip Gemm outputs: $kept kept, $staged staged (expected 12, at least 4)"
-$PY - "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" <<'PY' && ok "chain (on-chip activations) within 0.01 of PyTorch" || bad "chain vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print("chain: max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+near_torch "chain" "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" "on-chip activations"
 
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do
@@ -171,13 +158,7 @@ for c in 1 2; do
     "$B/tpu-infer" "$d" --input "$W/user_x.npy" --output "$d.npy" 2>>"$d.log" || bad "user C=$c run"
 done
 cmp -s "$W/user_C1.npy" "$W/user_C2.npy" && ok "user forward: same bits on 1 and 2 cores" || bad "user forward: 1 and 2 cores differ"
-$PY - "$W/user_C1.npy" "$W/user_ref.npy" <<'PY' && ok "user forward within 0.01 of PyTorch" || bad "user forward vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print("user: max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+near_torch "user" "$W/user_C1.npy" "$W/user_ref.npy" "forward"
 
 # ---- 2d. grouped Conv (group > 1, not depthwise) on the MXU: 2-D (channels per group below,
 # at and above N; stride 2; BatchNorm folded; MaxPool fused) and 1-D; the same bits at N = 4, 8,
@@ -192,13 +173,7 @@ for m in grouped grouped1d; do
     for v in N8_C1 N16_C1 N8_C2; do
         cmp -s "$W/${m}_N4_C1.npy" "$W/${m}_$v.npy" && ok "$m $v: same bits as N4_C1" || bad "$m $v differs from N4_C1"
     done
-    $PY - "$W/${m}_N4_C1.npy" "$W/${m}_ref.npy" "$m" <<'PY' && ok "$m within 0.01 of PyTorch" || bad "$m vs PyTorch"
-import sys, numpy as np
-a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-d = np.abs(a.astype(np.float64) - r).max()
-print(sys.argv[3] + ": max |ours - PyTorch| =", d)
-sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
-PY
+    near_torch "$m" "$W/${m}_N4_C1.npy" "$W/${m}_ref.npy"
 done
 grep -q "2 groups, 2 per tile (block-diagonal)" "$W/grouped_N16_C1.log" && ok "grouped: N = 16 packs 2 groups per tile" || bad "grouped: no packed tiles at N = 16"
 
