@@ -75,7 +75,8 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    N = 128 stay in L1) held in registers over a row's steps, three rows at a time, then two
    (independent add chains to cover the adder's latency); a row's steps that cannot be skipped are
    listed once (ks, with their x in xs) for all blocks; a block whose weights are all zeros
-   (the padding of a narrow layer) is a single run. */
+   (the padding of a narrow layer) is a single run. On AVX-512 three rows go over up to four
+   blocks at once, their steps fused where that gives the same bits (mx_blocks512). */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
 #define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
@@ -90,6 +91,8 @@ typedef struct {
     const uint32_t *wneg;  /* [q]: lanes 32q .. 32q + 31 whose weights are all negative */
     unsigned nq;
     int z512;              /* mx_block3's steps on AVX-512 (mx_block3_512) */
+    uint32_t xlo, xhi;     /* the exponent fields (x & 0x7F80) of a normal x whose products
+                              with every normal weight are normal (mx_blocks512) */
 } mx_bank_t;
 
 /* 1 when a lane of p (V vectors) is a zero or subnormal other than +0 */
@@ -230,6 +233,8 @@ typedef struct {
     unsigned cnt;
     int xpos;
     float *ps;
+    int fma;     /* mx_block3_512 may fuse the row's steps: every product normal */
+    int fresh;   /* no seed: every p starts -0 */
 } mx_row_t;
 
 MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
@@ -293,17 +298,32 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     }
 }
 
-/* mx_block3 with its steps on AVX-512: the prologues and the closing runs as there (on the
-   block as four 8-lane vectors), the steps between on the same 32 lanes as two 16-lane
-   vectors: per lane the same mul and add in the same k order, so the same bits; half the
-   instructions. Out of line (an AVX-512 function is not inlined into the AVX2 code). */
+/* mx_block3 with its steps on AVX-512, on NB consecutive blocks of 32 lanes at once (j0 .. j0
+   + 32 NB - 1, NB = 1, 2 or 4): each block's prologue and closing run as there (on the block as
+   four 8-lane vectors); between them, for each row, a block whose prologue stopped earlier
+   first catches up alone to the step where the row's latest one stopped, then the row's steps
+   go on all NB blocks as 2 NB 16-lane vectors (one step number and one x loaded for all of
+   them). Per lane the same steps in the same k order as mx_block3, so the same bits, with
+   fewer instructions and loads.
+
+   Fused steps (fma, every row's mx_row_t.fma): a step's product x * w is exact in fp32 when it
+   is normal (8-bit significands: at most 16 bits), so add(p, mul(x, w)) rounds the exact p +
+   x * w once, as a fused multiply-add does, with the same FTZ of the sum and the same flags
+   (the underflow redo sees the same flag); a zero, Inf or NaN x or w gives the same zero, Inf
+   or NaN product in both (DAZ applies to the FMA's operands as to mul's). The product of normal
+   x and w with biased exponents ex and ew lies in [2^(ex + ew - 254), 2^(ex + ew - 252)): normal
+   and finite when 128 <= ex + ew <= 380, which mx_rows_avx2 checks with the row's and the
+   tile's smallest and largest exponents; a row outside (a product that could flush or
+   overflow) takes the separate mul and add. Out of line (an AVX-512 function is not inlined
+   into the AVX2 code). */
 #define MX_512 __attribute__((target("avx512f"), always_inline)) static inline
 
-MX_512 void mx_step512(__m512 *p, float x, const float *wr)
+MX_512 void mx_step512(__m512 *p, unsigned nv, float x, const float *wr, int fma)
 {
     const __m512 xv = _mm512_set1_ps(x);
-    p[0] = _mm512_add_ps(p[0], _mm512_mul_ps(xv, _mm512_loadu_ps(wr)));
-    p[1] = _mm512_add_ps(p[1], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16)));
+    for (unsigned v = 0; v < nv; v++)
+        p[v] = fma ? _mm512_fmadd_ps(xv, _mm512_loadu_ps(wr + 16u * v), p[v])
+                   : _mm512_add_ps(p[v], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16u * v)));
 }
 
 MX_512 void mx_join(__m512 *z, const __m256 *p)
@@ -321,33 +341,74 @@ MX_512 void mx_split(__m256 *p, const __m512 *z)
     }
 }
 
-__attribute__((target("avx512f"), noinline)) static void
-mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+/* A row's start on its NB blocks at once (z, 2 NB vectors) when none needs a prologue: every
+   lane of p not special (the blocks are clean), or a fresh row (every p -0) whose first listed
+   step's products are none of them zero: -0 plus a product that is not zero is the product
+   (whatever the skipped steps before made of the -0s), so that step is done as the product
+   alone and the blocks are clean after it. Returns the next listed step, or -1 when a block
+   needs mx_prologue (then z is not set). */
+MX_512 int mx_start512(__m512 *z, unsigned NB, const mx_row_t *r, const float *wj, size_t ws,
+                       unsigned j0)
 {
-    const unsigned V = 4;
-    const uint32_t cneg = bk->wneg[j0 / 32u];
-    __m256 p0[4], p1[4], p2[4];
-    __m512 z0[2], z1[2], z2[2];
+    const __m512i em = _mm512_set1_epi32(0x7F800000);
+    if (r->fresh) {
+        if (r->cnt == 0)
+            return -1;
+        const __m512 xv = _mm512_set1_ps(r->xs[0]);
+        const float *wr = wj + (size_t)r->ks[0] * ws;
+        __mmask16 zl = 0;
+        for (unsigned v = 0; v < 2u * NB; v++) {
+            z[v] = _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16u * v));
+            zl |= _mm512_testn_epi32_mask(_mm512_castps_si512(z[v]), em);
+        }
+        return zl ? -1 : 1;
+    }
+    __mmask16 sp = 0;
+    for (unsigned v = 0; v < 2u * NB; v++) {
+        __m512i b = _mm512_castps_si512(_mm512_loadu_ps(r->ps + j0 + 16u * v));
+        z[v] = _mm512_castsi512_ps(b);
+        sp |= _mm512_testn_epi32_mask(b, em) & _mm512_test_epi32_mask(b, b);
+    }
+    return sp ? -1 : 0;
+}
+
+MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0,
+                         int exact, unsigned NB, int fma)
+{
     const size_t ws = bk->ws;
     const float *wj = bk->w + j0;
-    const uint32_t *sg = bk->wsgn + j0 / 32u;
-    unsigned nx[3], i[3];
-    int cl[3];
-    for (unsigned v = 0; v < V; v++) {
-        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
-        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
-        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    __m512 z0[8], z1[8], z2[8];
+    __m512 *z[3] = { z0, z1, z2 };
+    unsigned nx[3][4], i[3];
+    int cl[3][4];
+    for (unsigned q = 0; q < 3u; q++) {
+        int st = exact ? -1 : mx_start512(z[q], NB, &r[q], wj, ws, j0);
+        if (st >= 0) {
+            i[q] = (unsigned)st;
+            for (unsigned h = 0; h < NB; h++) {
+                cl[q][h] = 1;
+                nx[q][h] = 0;
+            }
+            continue;
+        }
+        unsigned ib[4];
+        i[q] = 0;
+        for (unsigned h = 0; h < NB; h++) {
+            unsigned jb = j0 + 32u * h;
+            __m256 p[4];
+            for (unsigned v = 0; v < 4u; v++)
+                p[v] = _mm256_load_ps(r[q].ps + jb + 8u * v);
+            ib[h] = mx_prologue(p, 4, r[q].am, r[q].ks, r[q].xs, r[q].cnt, bk->w + jb, ws,
+                                bk->wsgn + jb / 32u, bk->nq, bk->wneg[jb / 32u], r[q].xpos,
+                                exact, &nx[q][h], &cl[q][h]);
+            mx_join(z[q] + 2u * h, p);
+            i[q] = ib[h] > i[q] ? ib[h] : i[q];
+        }
+        for (unsigned h = 0; h < NB; h++) /* the blocks behind catch up */
+            for (unsigned t = ib[h]; t < i[q]; t++)
+                mx_step512(z[q] + 2u * h, 2, r[q].xs[t], wj + 32u * h + (size_t)r[q].ks[t] * ws, fma);
     }
-    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[0].xpos, exact, &nx[0], &cl[0]);
-    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[1].xpos, exact, &nx[1], &cl[1]);
-    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[2].xpos, exact, &nx[2], &cl[2]);
-    mx_join(z0, p0);
-    mx_join(z1, p1);
-    mx_join(z2, p2);
-#define MX_S(Z, R) mx_step512(Z, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+#define MX_S(Z, R) mx_step512(Z, 2u * NB, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws, fma), i[R]++
     for (;;) {
         unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
         unsigned m3 = left0 < left1 ? left0 : left1;
@@ -360,6 +421,7 @@ mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, i
             }
             continue;
         }
+        /* one row is done: the other two together, then alone */
         if (left0 == 0) {
             for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(z1, 1); MX_S(z2, 2); }
         } else if (left1 == 0) {
@@ -373,19 +435,36 @@ mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, i
         break;
     }
 #undef MX_S
-    mx_split(p0, z0);
-    mx_split(p1, z1);
-    mx_split(p2, z2);
-    if (!cl[0] && n > nx[0])
-        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
-    if (!cl[1] && n > nx[1])
-        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
-    if (!cl[2] && n > nx[2])
-        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
-    for (unsigned v = 0; v < V; v++) {
-        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
-        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
-        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    for (unsigned q = 0; q < 3u; q++)
+        for (unsigned h = 0; h < NB; h++) {
+            unsigned jb = j0 + 32u * h;
+            __m256 p[4];
+            mx_split(p, z[q] + 2u * h);
+            if (!cl[q][h] && n > nx[q][h])
+                mx_run(p, 4, r[q].am, bk->wsgn + jb / 32u, bk->nq, bk->wneg[jb / 32u], r[q].xpos,
+                       nx[q][h], n);
+            for (unsigned v = 0; v < 4u; v++)
+                _mm256_store_ps(r[q].ps + jb + 8u * v, p[v]);
+        }
+}
+
+/* MX_JOINT: blocks of 32 lanes done together at most */
+#define MX_JOINT 4u
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, unsigned nb,
+              int exact)
+{
+    int fma = r[0].fma && r[1].fma && r[2].fma;
+    if (nb == 4u) {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 4, 1);
+        else mx_blocks512(bk, n, r, j0, exact, 4, 0);
+    } else if (nb == 2u) {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 2, 1);
+        else mx_blocks512(bk, n, r, j0, exact, 2, 0);
+    } else {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 1, 1);
+        else mx_blocks512(bk, n, r, j0, exact, 1, 0);
     }
 }
 
@@ -407,15 +486,18 @@ static uint64_t mx_lut[256];
 /* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
    steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
    all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
-   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the
+   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -, *fma: every
+   product of a normal x with a normal weight of the tile is normal (mx_blocks512). Returns the
    count. */
 __attribute__((target("avx512f"), noinline)) static unsigned
 mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
-           int *fin, int *pos)
+           int *fin, int *pos, int *fma)
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
     __mmask16 infs = 0;
     __m512i sgns = zero;
+    const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
+    __mmask16 far = 0; /* a normal x outside xlo .. xhi */
     unsigned c = 0;
     for (unsigned k = 0; k < n; k += 16u) {
         __mmask16 ld = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
@@ -429,6 +511,8 @@ mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, flo
         unsigned keep = ~(unsigned)skip & ld;
         infs |= inf;
         sgns = _mm512_or_si512(sgns, av);
+        __mmask16 nrm = (__mmask16)(ld & ~z & ~inf);
+        far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
         /* compressed in a register and stored whole (xsm has 16 floats of slack): the
            masked compress to memory is microcoded and several times slower */
         _mm512_storeu_ps(xsm + c, _mm512_maskz_compress_ps((__mmask16)keep,
@@ -442,6 +526,7 @@ mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, flo
     }
     *fin = infs == 0;
     *pos = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
+    *fma = far == 0;
     return c;
 }
 
@@ -488,7 +573,7 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
 }
 
 /* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
-static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
+static float mx_ps[MX_GROUP][256] __attribute__((aligned(64)));
 
 __attribute__((target("avx2"), noinline)) static void
 mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
@@ -500,6 +585,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
+    int xfma[MX_GROUP]; /* every product normal (mx_blocks512) */
     const size_t ws = bk->ws;
     if (mx_lut[255] == 0)
         for (unsigned m = 1; m < 256; m++) {
@@ -514,8 +600,9 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         /* the steps that cannot be skipped, their x, and the seed */
         const uint32_t *am = a[m];
         uint8_t *km = ks[m];
+        xfma[m] = 0;
         if (bk->z512)
-            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
+            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m], &xfma[m]);
         else
             cnt[m] = mx_list_avx2(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
         if (seed[m])
@@ -526,44 +613,56 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         for (unsigned j = n; j < ws; j++)
             ps[m][j] = 0.0f;
     }
-    for (unsigned j0 = 0; j0 < ws; j0 += 32u) {
-        unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
-        int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
-        unsigned prev = rows; /* a row waiting for a partner */
-        unsigned m = 0;
-        if (V == 4u && !zero) /* three rows at a time while there are three */
-            for (; m + 3u <= rows; m += 3u) {
+#define MX_FULL(j) ((j) + 32u <= ws && !(bk->wzblk[(j) / 16u] && bk->wzblk[(j) / 16u + 1u]))
+    for (unsigned j0 = 0; j0 < ws;) {
+        /* nb blocks of 32 lanes with a weight other than zero, done together by three rows
+           on AVX-512 (1, 2 or 4), then each block for the rows left (fewer than three) */
+        unsigned nb = 1, m3 = 0;
+        if (MX_FULL(j0)) {
+            while (bk->z512 && nb < MX_JOINT && MX_FULL(j0 + 32u * nb))
+                nb++;
+            nb = nb == 3u ? 2u : nb;
+            for (; m3 + 3u <= rows; m3 += 3u) { /* three rows at a time while there are three */
                 mx_row_t r3[3];
                 for (unsigned q = 0; q < 3u; q++)
-                    r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
-                                        ps[m + q] };
+                    r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
+                                        xpos[m3 + q], ps[m3 + q], xfma[m3 + q],
+                                        seed[m3 + q] == NULL };
                 if (bk->z512)
-                    mx_block3_512(bk, n, r3, j0, exact);
+                    mx_block3_512(bk, n, r3, j0, nb, exact);
                 else
                     mx_block3(bk, n, r3, j0, exact);
             }
-        for (; m <= rows; m++) {
-            if (m < rows && zero && xfin[m]) {
-                if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
-                else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
-                continue;
+        }
+        for (unsigned jn = j0 + 32u * nb; j0 < jn; j0 += 32u) {
+            unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
+            int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
+            unsigned prev = rows; /* a row waiting for a partner */
+            unsigned m = m3;
+            for (; m <= rows; m++) {
+                if (m < rows && zero && xfin[m]) {
+                    if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
+                    else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
+                    continue;
+                }
+                if (m < rows && prev == rows) {
+                    prev = m;
+                    continue;
+                }
+                if (prev == rows)
+                    break;
+                unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
+                if (V == 4u)
+                    mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+                else
+                    mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+                prev = rows;
             }
-            if (m < rows && prev == rows) {
-                prev = m;
-                continue;
-            }
-            if (prev == rows)
-                break;
-            unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
-            if (V == 4u)
-                mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
-            else
-                mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
-            prev = rows;
         }
     }
+#undef MX_FULL
 }
 
 /* the rows of mx_ps to out[m] (NaN canonicalised) */
@@ -611,9 +710,12 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
         return 1;
     }
     if (c->mx_simd) {
+        /* x's exponents ex with 128 <= ex + ew <= 380 for every normal weight's ew */
+        int lo = 128 - (int)c->wemin[b], hi = 380 - (int)c->wemax[b];
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
                          c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u,
-                         (c->mx_simd & CORE_MX_AVX512) != 0 };
+                         (c->mx_simd & CORE_MX_AVX512) != 0, (uint32_t)(lo < 0 ? 0 : lo) << 7,
+                         (uint32_t)(hi > 255 ? 255 : hi) << 7 };
         mx_rows_avx2(&bk, n, rows, a, seed, 0);
         unsigned csr;
         __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
@@ -664,6 +766,9 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
     for (unsigned q = 0; q < nq; q++)
         neg[q] = 0xFFFFFFFFu;
     const __m256i lo = _mm256_set1_epi32(0xFFFF), em = _mm256_set1_epi32(0x7F80);
+    /* the exponents of the normal weights: the others as 0x7F80 for the min, 0 for the max */
+    __m256i emin = em, emax = _mm256_setzero_si256();
+    unsigned tmin = 0x7F80u, tmax = 0;
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *br = src + (size_t)k * n;
         float *wr = c->wf[b] + (size_t)k * ws;
@@ -679,7 +784,12 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
             uint32_t nz = !_mm256_testz_si256(e, e);
             eor |= nz;
             blkor[j / 16u] |= nz;
-            inf |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(e, em)));
+            __m256i ie = _mm256_cmpeq_epi32(e, em);
+            inf |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ie));
+            __m256i nrm = _mm256_andnot_si256(_mm256_or_si256(ie, _mm256_cmpeq_epi32(e, _mm256_setzero_si256())),
+                                              _mm256_set1_epi32(-1));
+            emin = _mm256_min_epu32(emin, _mm256_blendv_epi8(em, e, nrm));
+            emax = _mm256_max_epu32(emax, _mm256_and_si256(e, nrm));
             sg[j / 32u] |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
         }
         for (; j < n; j++) {
@@ -688,6 +798,10 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
             eor |= e != 0;
             blkor[j / 16u] |= e != 0;
             inf |= e == 0x7F80u;
+            if (e != 0 && e != 0x7F80u) {
+                tmin = e < tmin ? e : tmin;
+                tmax = e > tmax ? e : tmax;
+            }
             sg[j / 32u] |= (u >> 31) << (j % 32u);
         }
         for (unsigned q = 0; q < nq; q++)
@@ -699,6 +813,15 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
         c->wblk_zero[b][q] = blkor[q] == 0;
     for (unsigned q = 0; q < nq; q++)
         c->wneg[b][q] = neg[q];
+    uint32_t v[8];
+    _mm256_storeu_si256((__m256i *)(void *)v, emin);
+    for (unsigned l = 0; l < 8; l++)
+        tmin = v[l] < tmin ? v[l] : tmin;
+    _mm256_storeu_si256((__m256i *)(void *)v, emax);
+    for (unsigned l = 0; l < 8; l++)
+        tmax = v[l] > tmax ? v[l] : tmax;
+    c->wemin[b] = tmin >> 7;
+    c->wemax[b] = tmax >> 7;
 }
 #endif
 
