@@ -666,12 +666,20 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
 }
 
 /* the rows of mx_ps to out[m] (NaN canonicalised) */
-static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
+__attribute__((target("avx2"))) static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
 {
+    const __m256i ab = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+    const __m256i qnan = _mm256_set1_epi32(0x7FC00000);
     for (unsigned m = 0; m < rows; m++) {
         const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
         uint32_t *o = out[m];
-        for (unsigned j = 0; j < n; j++) {
+        unsigned j = 0;
+        for (; j + 8u <= n; j += 8u) {
+            __m256i u = _mm256_load_si256((const __m256i *)(const void *)(pu + j));
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, ab), inf);
+            _mm256_storeu_si256((__m256i *)(void *)(o + j), _mm256_blendv_epi8(u, qnan, nan));
+        }
+        for (; j < n; j++) {
             uint32_t u = pu[j];
             o[j] = (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : u;
         }
