@@ -481,53 +481,58 @@ MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const ui
         _mm256_store_ps(ps + j0 + 8u * v, p[v]);
 }
 
-/* lut[m]: the positions of m's set bits, one per byte, lowest first */
+/* lut[m]: the positions of m's set bits, one per byte, lowest first (mx_list_avx2) */
 static uint64_t mx_lut[256];
-/* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
-   steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
-   all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
-   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -, *fma: every
-   product of a normal x with a normal weight of the tile is normal (mx_blocks512). Returns the
-   count. */
-__attribute__((target("avx512f"), noinline)) static unsigned
-mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
-           int *fin, int *pos, int *fma)
+/* The rows' lists of the steps that cannot be skipped (mx_rows_avx2's first loop) on
+   AVX-512, 16 steps at a time: the same tests (x[k] zero or subnormal with a finite tile row
+   k, or an all-zero row k with a finite x[k]; the tile's rows as bit masks once per call),
+   the step numbers and their x compressed into ks[m] and xs[m] (16 bytes and 16 floats of
+   slack: compressed in a register and stored whole, the masked compress to memory is
+   microcoded and several times slower); xfin[m]: no Inf or NaN in the row, xpos[m]: no x of
+   sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
+   (mx_blocks512); cnt[m]: the count. */
+#define MX_KS (256 + 16)
+__attribute__((target("avx512f"), noinline)) static void
+mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
+           uint8_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+           int *xfma)
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
-    __mmask16 infs = 0;
-    __m512i sgns = zero;
     const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
-    __mmask16 far = 0; /* a normal x outside xlo .. xhi */
-    unsigned c = 0;
-    for (unsigned k = 0; k < n; k += 16u) {
-        __mmask16 ld = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
-        __m512i av = _mm512_maskz_loadu_epi32(ld, am + k);
-        __m512i e = _mm512_and_si512(av, em);
-        __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
-        __m512i wf = _mm512_maskz_loadu_epi32(ld, bk->wfin + k);
-        __m512i wz = _mm512_maskz_loadu_epi32(ld, bk->wzero + k);
-        __mmask16 skip = (__mmask16)((z & _mm512_test_epi32_mask(wf, wf)) |
-                                     (~inf & _mm512_test_epi32_mask(wz, wz)));
-        unsigned keep = ~(unsigned)skip & ld;
-        infs |= inf;
-        sgns = _mm512_or_si512(sgns, av);
-        __mmask16 nrm = (__mmask16)(ld & ~z & ~inf);
-        far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
-        /* compressed in a register and stored whole (xsm has 16 floats of slack): the
-           masked compress to memory is microcoded and several times slower */
-        _mm512_storeu_ps(xsm + c, _mm512_maskz_compress_ps((__mmask16)keep,
-                                                           _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
-        for (unsigned h = 0; h < 2u; h++) {
-            unsigned kb = (keep >> (8u * h)) & 0xFFu;
-            uint64_t p = mx_lut[kb] + (uint64_t)(k + 8u * h) * 0x0101010101010101ull;
-            memcpy(km + c, &p, 8);
-            c += (unsigned)__builtin_popcount(kb);
-        }
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __mmask16 ld[16], wfin[16], wzero[16];
+    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
+        wfin[q] = _mm512_test_epi32_mask(wf, wf);
+        wzero[q] = _mm512_test_epi32_mask(wz, wz);
     }
-    *fin = infs == 0;
-    *pos = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
-    *fma = far == 0;
-    return c;
+    for (unsigned m = 0; m < rows; m++) {
+        const uint32_t *am = a[m];
+        __mmask16 infs = 0;
+        __m512i sgns = zero;
+        __mmask16 far = 0; /* a normal x outside xlo .. xhi */
+        unsigned c = 0;
+        for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+            __m512i av = _mm512_maskz_loadu_epi32(ld[q], am + k);
+            __m512i e = _mm512_and_si512(av, em);
+            __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
+            __mmask16 keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+            infs |= inf;
+            sgns = _mm512_or_si512(sgns, av);
+            __mmask16 nrm = (__mmask16)(ld[q] & ~z & ~inf);
+            far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
+            _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
+            __m512i kv = _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(iota, _mm512_set1_epi32((int)k)));
+            _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
+            c += (unsigned)__builtin_popcount(keep);
+        }
+        cnt[m] = c;
+        xfin[m] = infs == 0;
+        xpos[m] = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
+        xfma[m] = far == 0;
+    }
 }
 
 /* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
@@ -581,7 +586,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
 {
     float (*ps)[256] = mx_ps;
     static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
-    static uint8_t ks[MX_GROUP][256 + 8];
+    static uint8_t ks[MX_GROUP][MX_KS];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
@@ -596,15 +601,14 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                     v |= (uint64_t)b << (8u * c++);
             mx_lut[m] = v;
         }
+    if (bk->z512)
+        mx_list512(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma);
     for (unsigned m = 0; m < rows; m++) {
         /* the steps that cannot be skipped, their x, and the seed */
-        const uint32_t *am = a[m];
-        uint8_t *km = ks[m];
-        xfma[m] = 0;
-        if (bk->z512)
-            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m], &xfma[m]);
-        else
-            cnt[m] = mx_list_avx2(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
+        if (!bk->z512) {
+            cnt[m] = mx_list_avx2(bk, n, a[m], ks[m], xs[m], &xfin[m], &xpos[m]);
+            xfma[m] = 0;
+        }
         if (seed[m])
             memcpy(ps[m], seed[m], sizeof(float) * n);
         else
