@@ -774,36 +774,46 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
     unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u;
     size_t ws = c->wf_stride;
     uint32_t blkor[16] = { 0 }; /* per 16 lanes: the exponent bits of every row ORed */
+    __m256i blkv[32]; /* the same per 8 lanes as vectors (blkor: the last n % 8) */
     uint32_t neg[8]; /* per 32 lanes: the sign bits of every row ANDed */
     for (unsigned q = 0; q < nq; q++)
         neg[q] = 0xFFFFFFFFu;
-    const __m256i lo = _mm256_set1_epi32(0xFFFF), em = _mm256_set1_epi32(0x7F80);
+    const __m256i em = _mm256_set1_epi32(0x7F80), zero = _mm256_setzero_si256();
+    for (unsigned q = 0; q < n / 8u; q++)
+        blkv[q] = zero;
     /* the exponents of the normal weights: the others as 0x7F80 for the min, 0 for the max */
-    __m256i emin = em, emax = _mm256_setzero_si256();
+    __m256i emin = em, emax = zero;
     unsigned tmin = 0x7F80u, tmax = 0;
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *br = src + (size_t)k * n;
         float *wr = c->wf[b] + (size_t)k * ws;
         uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
         uint32_t eor = 0, inf = 0;
+        __m256i reor = zero, rinf = zero; /* the row's exponents ORed, its Inf / NaN lanes */
+        uint32_t sw = 0; /* the sign bits of lanes 32 (j / 32) .. j - 1, stored once (a word
+                            read back right after a partial store would stall) */
         memset(sg, 0, sizeof(uint32_t) * nq);
         unsigned j = 0;
         for (; j + 8u <= n; j += 8u) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(br + j));
-            __m256i u = _mm256_slli_epi32(_mm256_and_si256(v, lo), 16);
+            __m256i u = _mm256_slli_epi32(v, 16); /* the low 16 bits, the bf16 */
             _mm256_storeu_si256((__m256i *)(wr + j), u);
             __m256i e = _mm256_and_si256(v, em);
-            uint32_t nz = !_mm256_testz_si256(e, e);
-            eor |= nz;
-            blkor[j / 16u] |= nz;
+            reor = _mm256_or_si256(reor, e);
+            blkv[j / 8u] = _mm256_or_si256(blkv[j / 8u], e);
             __m256i ie = _mm256_cmpeq_epi32(e, em);
-            inf |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ie));
-            __m256i nrm = _mm256_andnot_si256(_mm256_or_si256(ie, _mm256_cmpeq_epi32(e, _mm256_setzero_si256())),
-                                              _mm256_set1_epi32(-1));
-            emin = _mm256_min_epu32(emin, _mm256_blendv_epi8(em, e, nrm));
-            emax = _mm256_max_epu32(emax, _mm256_and_si256(e, nrm));
-            sg[j / 32u] |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
+            rinf = _mm256_or_si256(rinf, ie);
+            __m256i nn = _mm256_or_si256(ie, _mm256_cmpeq_epi32(e, zero)); /* not normal */
+            emin = _mm256_min_epu32(emin, _mm256_or_si256(e, _mm256_and_si256(nn, em)));
+            emax = _mm256_max_epu32(emax, _mm256_andnot_si256(nn, e));
+            sw |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
+            if (j % 32u == 24u) {
+                sg[j / 32u] = sw;
+                sw = 0;
+            }
         }
+        eor = !_mm256_testz_si256(reor, reor);
+        inf = !_mm256_testz_si256(rinf, rinf);
         for (; j < n; j++) {
             uint32_t e = br[j] & 0x7F80u, u = (br[j] & 0xFFFFu) << 16;
             memcpy(&wr[j], &u, 4);
@@ -814,13 +824,17 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
                 tmin = e < tmin ? e : tmin;
                 tmax = e > tmax ? e : tmax;
             }
-            sg[j / 32u] |= (u >> 31) << (j % 32u);
+            sw |= (u >> 31) << (j % 32u);
         }
+        if (n % 32u)
+            sg[n / 32u] = sw;
         for (unsigned q = 0; q < nq; q++)
             neg[q] &= sg[q];
         c->wrow_zero[b][k] = eor ? 0u : 0xFFFFFFFFu;
         c->wrow_fin[b][k] = inf ? 0u : 0xFFFFFFFFu;
     }
+    for (unsigned q = 0; q < n / 8u; q++)
+        blkor[q / 2u] |= !_mm256_testz_si256(blkv[q], blkv[q]);
     for (unsigned q = 0; q < ws / 16u; q++)
         c->wblk_zero[b][q] = blkor[q] == 0;
     for (unsigned q = 0; q < nq; q++)
