@@ -201,6 +201,11 @@ static uint8_t *host_image(const char *path, uint64_t host_bytes, uint64_t image
             size_t l = (size_t)((host_bytes + 3u * p) & ~(p - 1u));
             uint8_t *b = mmap(NULL, l, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (b != MAP_FAILED) {
+#ifdef MADV_HUGEPAGE
+                /* transparent huge pages where the kernel allows them: the activations' 2 MB
+                   ranges first touched in one fault each, fewer TLB misses (a hint only) */
+                madvise(b, l, MADV_HUGEPAGE);
+#endif
                 uint8_t *host = b + (off + p - image_base % p) % p;
                 uint8_t *f = host + image_base - off;
                 if (mmap(f, (size_t)(off + image_bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
