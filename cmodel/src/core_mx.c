@@ -6,6 +6,7 @@
 #include "core_internal.h"
 #include "tpu/numerics.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,11 +181,12 @@ MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const ui
     return i;
 }
 
-/* rows a (and b when two) on lanes j0 .. j0 + 8V - 1 */
+/* rows a (and b when two) on lanes j0 .. j0 + 8V - 1, their p read from src, written to ps */
 MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, const uint32_t *ama,
                       const uint32_t *amb, const uint8_t *ksa, const uint8_t *ksb,
                       const float *xsa, const float *xsb, unsigned cnta, unsigned cntb,
-                      int xposa, int xposb, float *psa, float *psb, unsigned j0, int exact)
+                      int xposa, int xposb, const float *srca, const float *srcb, float *psa,
+                      float *psb, unsigned j0, int exact)
 {
     const uint32_t cneg = bk->wneg[j0 / 32u];
     __m256 pa[4], pb[4];
@@ -192,14 +194,14 @@ MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, cons
     const float *wj = bk->w + j0;
     const uint32_t *sg = bk->wsgn + j0 / 32u;
     for (unsigned v = 0; v < V; v++)
-        pa[v] = _mm256_load_ps(psa + j0 + 8u * v);
+        pa[v] = _mm256_loadu_ps(srca + j0 + 8u * v);
     unsigned nexta, nextb = 0;
     int cla, clb = 1;
     unsigned ia = mx_prologue(pa, V, ama, ksa, xsa, cnta, wj, ws, sg, bk->nq, cneg, xposa, exact,
                               &nexta, &cla);
     if (two) {
         for (unsigned v = 0; v < V; v++)
-            pb[v] = _mm256_load_ps(psb + j0 + 8u * v);
+            pb[v] = _mm256_loadu_ps(srcb + j0 + 8u * v);
         unsigned ib = mx_prologue(pb, V, amb, ksb, xsb, cntb, wj, ws, sg, bk->nq, cneg, xposb,
                                   exact, &nextb, &clb);
         unsigned both = cnta - ia < cntb - ib ? cnta - ia : cntb - ib;
@@ -232,7 +234,8 @@ typedef struct {
     const float *xs;
     unsigned cnt;
     int xpos;
-    float *ps;
+    const float *src; /* the p to start from (mx_rows_avx2) */
+    float *ps;        /* the p at the end */
     int fma;     /* mx_block3_512 may fuse the row's steps: every product normal */
     int fresh;   /* no seed: every p starts -0 */
 } mx_row_t;
@@ -248,9 +251,9 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     unsigned nx[3], i[3];
     int cl[3];
     for (unsigned v = 0; v < V; v++) {
-        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
-        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
-        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+        p0[v] = _mm256_loadu_ps(r[0].src + j0 + 8u * v);
+        p1[v] = _mm256_loadu_ps(r[1].src + j0 + 8u * v);
+        p2[v] = _mm256_loadu_ps(r[2].src + j0 + 8u * v);
     }
     i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
                        r[0].xpos, exact, &nx[0], &cl[0]);
@@ -365,7 +368,7 @@ MX_512 int mx_start512(__m512 *z, unsigned NB, const mx_row_t *r, const float *w
     }
     __mmask16 sp = 0;
     for (unsigned v = 0; v < 2u * NB; v++) {
-        __m512i b = _mm512_castps_si512(_mm512_loadu_ps(r->ps + j0 + 16u * v));
+        __m512i b = _mm512_castps_si512(_mm512_loadu_ps(r->src + j0 + 16u * v));
         z[v] = _mm512_castsi512_ps(b);
         sp |= _mm512_testn_epi32_mask(b, em) & _mm512_test_epi32_mask(b, b);
     }
@@ -397,7 +400,7 @@ MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, uns
             unsigned jb = j0 + 32u * h;
             __m256 p[4];
             for (unsigned v = 0; v < 4u; v++)
-                p[v] = _mm256_load_ps(r[q].ps + jb + 8u * v);
+                p[v] = _mm256_loadu_ps(r[q].src + jb + 8u * v);
             ib[h] = mx_prologue(p, 4, r[q].am, r[q].ks, r[q].xs, r[q].cnt, bk->w + jb, ws,
                                 bk->wsgn + jb / 32u, bk->nq, bk->wneg[jb / 32u], r[q].xpos,
                                 exact, &nx[q][h], &cl[q][h]);
@@ -471,11 +474,11 @@ mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, u
 /* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
    steps are one skippable run */
 MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
-                           int xpos, float *ps, unsigned j0)
+                           int xpos, const float *src, float *ps, unsigned j0)
 {
     __m256 p[4];
     for (unsigned v = 0; v < V; v++)
-        p[v] = _mm256_load_ps(ps + j0 + 8u * v);
+        p[v] = _mm256_loadu_ps(src + j0 + 8u * v);
     mx_run(p, V, am, bk->wsgn + j0 / 32u, bk->nq, bk->wneg[j0 / 32u], xpos, 0, n);
     for (unsigned v = 0; v < V; v++)
         _mm256_store_ps(ps + j0 + 8u * v, p[v]);
@@ -579,6 +582,8 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
 
 /* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
 static float mx_ps[MX_GROUP][256] __attribute__((aligned(64)));
+/* a fresh row's p: -0 (its lanes past N, when wf_stride > N, come from mx_ps) */
+static float mx_neg0[256] __attribute__((aligned(64)));
 
 __attribute__((target("avx2"), noinline)) static void
 mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
@@ -591,7 +596,11 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
     int xfma[MX_GROUP]; /* every product normal (mx_blocks512) */
+    const float *src[MX_GROUP]; /* where each row's p starts: its seed row, mx_neg0, or ps */
     const size_t ws = bk->ws;
+    if (mx_neg0[0] == 0.0f && !signbit(mx_neg0[0]))
+        for (unsigned j = 0; j < 256; j++)
+            mx_neg0[j] = -0.0f;
     if (mx_lut[255] == 0)
         for (unsigned m = 1; m < 256; m++) {
             uint64_t v = 0;
@@ -609,6 +618,11 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
             cnt[m] = mx_list_avx2(bk, n, a[m], ks[m], xs[m], &xfin[m], &xpos[m]);
             xfma[m] = 0;
         }
+        /* read in place when the row has no lanes past N (the seeds stay as they are until
+           mx_out: an underflow redo reads them again) */
+        src[m] = ws != n ? ps[m] : seed[m] ? (const float *)(const void *)seed[m] : mx_neg0;
+        if (ws == n)
+            continue;
         if (seed[m])
             memcpy(ps[m], seed[m], sizeof(float) * n);
         else
@@ -630,7 +644,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                 mx_row_t r3[3];
                 for (unsigned q = 0; q < 3u; q++)
                     r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
-                                        xpos[m3 + q], ps[m3 + q], xfma[m3 + q],
+                                        xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
                                         seed[m3 + q] == NULL };
                 if (bk->z512)
                     mx_block3_512(bk, n, r3, j0, nb, exact);
@@ -645,8 +659,8 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
             unsigned m = m3;
             for (; m <= rows; m++) {
                 if (m < rows && zero && xfin[m]) {
-                    if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
-                    else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
+                    if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], src[m], ps[m], j0);
+                    else mx_zero_block(bk, 2, n, a[m], xpos[m], src[m], ps[m], j0);
                     continue;
                 }
                 if (m < rows && prev == rows) {
@@ -658,10 +672,12 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                 unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
                 if (V == 4u)
                     mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                             cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], src[prev], src[q], ps[prev],
+                             ps[q], j0, exact);
                 else
                     mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                             cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], src[prev], src[q], ps[prev],
+                             ps[q], j0, exact);
                 prev = rows;
             }
         }
