@@ -238,7 +238,16 @@ typedef struct {
     float *ps;        /* the p at the end */
     int fma;     /* mx_block3_512 may fuse the row's steps: every product normal */
     int fresh;   /* no seed: every p starts -0 */
+    unsigned lim;         /* mx_blocks512: the listed steps to do up to (a phase's end) */
+    struct mx_state *st;  /* mx_blocks512: the row's state between phases */
 } mx_row_t;
+
+/* a row's state in mx_blocks512 between two phases: the next listed step, per block the first
+   step not done or skipped and whether it is clean */
+typedef struct mx_state {
+    unsigned i, nx[4];
+    int cl[4];
+} mx_state_t;
 
 MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
 {
@@ -376,15 +385,24 @@ MX_512 int mx_start512(__m512 *z, unsigned NB, const mx_row_t *r, const float *w
 }
 
 MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0,
-                         int exact, unsigned NB, int fma)
+                         int exact, unsigned NB, int fma, int first, int last)
 {
     const size_t ws = bk->ws;
     const float *wj = bk->w + j0;
     __m512 z0[8], z1[8], z2[8];
     __m512 *z[3] = { z0, z1, z2 };
-    unsigned nx[3][4], i[3];
+    unsigned nx[3][4], i[3], lim[3];
     int cl[3][4];
-    for (unsigned q = 0; q < 3u; q++) {
+    for (unsigned q = 0; q < 3u && !first; q++) { /* a later phase: where the last one stopped */
+        for (unsigned v = 0; v < 2u * NB; v++)
+            z[q][v] = _mm512_load_ps(r[q].ps + j0 + 16u * v);
+        i[q] = r[q].st->i;
+        for (unsigned h = 0; h < NB; h++) {
+            nx[q][h] = r[q].st->nx[h];
+            cl[q][h] = r[q].st->cl[h];
+        }
+    }
+    for (unsigned q = 0; q < 3u && first; q++) {
         int st = exact ? -1 : mx_start512(z[q], NB, &r[q], wj, ws, j0);
         if (st >= 0) {
             i[q] = (unsigned)st;
@@ -411,9 +429,11 @@ MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, uns
             for (unsigned t = ib[h]; t < i[q]; t++)
                 mx_step512(z[q] + 2u * h, 2, r[q].xs[t], wj + 32u * h + (size_t)r[q].ks[t] * ws, fma);
     }
+    for (unsigned q = 0; q < 3u; q++) /* a prologue may have gone past the phase's end */
+        lim[q] = r[q].lim > i[q] ? r[q].lim : i[q];
 #define MX_S(Z, R) mx_step512(Z, 2u * NB, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws, fma), i[R]++
     for (;;) {
-        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned left0 = lim[0] - i[0], left1 = lim[1] - i[1], left2 = lim[2] - i[2];
         unsigned m3 = left0 < left1 ? left0 : left1;
         m3 = m3 < left2 ? m3 : left2;
         if (m3 > 0) {
@@ -426,19 +446,28 @@ MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, uns
         }
         /* one row is done: the other two together, then alone */
         if (left0 == 0) {
-            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(z1, 1); MX_S(z2, 2); }
+            for (; i[1] < lim[1] && i[2] < lim[2];) { MX_S(z1, 1); MX_S(z2, 2); }
         } else if (left1 == 0) {
-            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(z0, 0); MX_S(z2, 2); }
+            for (; i[0] < lim[0] && i[2] < lim[2];) { MX_S(z0, 0); MX_S(z2, 2); }
         } else {
-            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(z0, 0); MX_S(z1, 1); }
+            for (; i[0] < lim[0] && i[1] < lim[1];) { MX_S(z0, 0); MX_S(z1, 1); }
         }
-        while (i[0] < r[0].cnt) MX_S(z0, 0);
-        while (i[1] < r[1].cnt) MX_S(z1, 1);
-        while (i[2] < r[2].cnt) MX_S(z2, 2);
+        while (i[0] < lim[0]) MX_S(z0, 0);
+        while (i[1] < lim[1]) MX_S(z1, 1);
+        while (i[2] < lim[2]) MX_S(z2, 2);
         break;
     }
 #undef MX_S
-    for (unsigned q = 0; q < 3u; q++)
+    for (unsigned q = 0; q < 3u && !last; q++) { /* kept for the next phase */
+        for (unsigned v = 0; v < 2u * NB; v++)
+            _mm512_store_ps(r[q].ps + j0 + 16u * v, z[q][v]);
+        r[q].st->i = i[q];
+        for (unsigned h = 0; h < NB; h++) {
+            r[q].st->nx[h] = nx[q][h];
+            r[q].st->cl[h] = cl[q][h];
+        }
+    }
+    for (unsigned q = 0; q < 3u && last; q++)
         for (unsigned h = 0; h < NB; h++) {
             unsigned jb = j0 + 32u * h;
             __m256 p[4];
@@ -456,18 +485,18 @@ MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, uns
 
 __attribute__((target("avx512f"), noinline)) static void
 mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, unsigned nb,
-              int exact)
+              int exact, int first, int last)
 {
     int fma = r[0].fma && r[1].fma && r[2].fma;
     if (nb == 4u) {
-        if (fma) mx_blocks512(bk, n, r, j0, exact, 4, 1);
-        else mx_blocks512(bk, n, r, j0, exact, 4, 0);
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 4, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 4, 0, first, last);
     } else if (nb == 2u) {
-        if (fma) mx_blocks512(bk, n, r, j0, exact, 2, 1);
-        else mx_blocks512(bk, n, r, j0, exact, 2, 0);
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 2, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 2, 0, first, last);
     } else {
-        if (fma) mx_blocks512(bk, n, r, j0, exact, 1, 1);
-        else mx_blocks512(bk, n, r, j0, exact, 1, 0);
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 1, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 1, 0, first, last);
     }
 }
 
@@ -493,12 +522,12 @@ static uint64_t mx_lut[256];
    slack: compressed in a register and stored whole, the masked compress to memory is
    microcoded and several times slower); xfin[m]: no Inf or NaN in the row, xpos[m]: no x of
    sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
-   (mx_blocks512); cnt[m]: the count. */
+   (mx_blocks512); cnt[m]: the count, k64[m][p]: the count of those before step 64 (p + 1). */
 #define MX_KS (256 + 16)
 __attribute__((target("avx512f"), noinline)) static void
 mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
            uint8_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
-           int *xfma)
+           int *xfma, unsigned (*k64)[4])
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
     const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
@@ -530,6 +559,8 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
             __m512i kv = _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(iota, _mm512_set1_epi32((int)k)));
             _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
             c += (unsigned)__builtin_popcount(keep);
+            if (q % 4u == 3u)
+                k64[m][q / 4u] = c;
         }
         cnt[m] = c;
         xfin[m] = infs == 0;
@@ -596,6 +627,8 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
     int xfma[MX_GROUP]; /* every product normal (mx_blocks512) */
+    unsigned k64[MX_GROUP][4]; /* the listed steps before 64, 128, 192 (mx_list512) */
+    static mx_state_t st[MX_GROUP];
     const float *src[MX_GROUP]; /* where each row's p starts: its seed row, mx_neg0, or ps */
     const size_t ws = bk->ws;
     if (mx_neg0[0] == 0.0f && !signbit(mx_neg0[0]))
@@ -611,7 +644,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
             mx_lut[m] = v;
         }
     if (bk->z512)
-        mx_list512(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma);
+        mx_list512(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64);
     for (unsigned m = 0; m < rows; m++) {
         /* the steps that cannot be skipped, their x, and the seed */
         if (!bk->z512) {
@@ -640,17 +673,26 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
             while (bk->z512 && nb < MX_JOINT && MX_FULL(j0 + 32u * nb))
                 nb++;
             nb = nb == 3u ? 2u : nb;
-            for (; m3 + 3u <= rows; m3 += 3u) { /* three rows at a time while there are three */
-                mx_row_t r3[3];
-                for (unsigned q = 0; q < 3u; q++)
-                    r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
-                                        xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
-                                        seed[m3 + q] == NULL };
-                if (bk->z512)
-                    mx_block3_512(bk, n, r3, j0, nb, exact);
-                else
-                    mx_block3(bk, n, r3, j0, exact);
-            }
+            /* three rows at a time while there are three; on AVX-512 with four blocks (a
+               tile of N x 128 floats, 64 KB at N = 128: more than L1) in phases of 64 steps
+               (k), every row's steps before 64 then those before 128 ..., each phase's
+               32 KB of the tile read by all the rows while in L1 (a row's steps stay in k
+               order) */
+            unsigned ph = bk->z512 && nb == 4u && n > 64u ? (n + 63u) / 64u : 1u;
+            for (unsigned p = 0; p < ph; p++)
+                for (m3 = 0; m3 + 3u <= rows; m3 += 3u) {
+                    mx_row_t r3[3];
+                    for (unsigned q = 0; q < 3u; q++)
+                        r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
+                                            xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
+                                            seed[m3 + q] == NULL,
+                                            p + 1u < ph ? k64[m3 + q][p] : cnt[m3 + q],
+                                            &st[m3 + q] };
+                    if (bk->z512)
+                        mx_block3_512(bk, n, r3, j0, nb, exact, p == 0, p + 1u == ph);
+                    else
+                        mx_block3(bk, n, r3, j0, exact);
+                }
         }
         for (unsigned jn = j0 + 32u * nb; j0 < jn; j0 += 32u) {
             unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
