@@ -10,6 +10,7 @@
 #define DMA_MAX_BEATS 16u
 #define DMA_PAGE 4096u
 #define DMA_READS_OUTSTANDING 16u /* bursts outstanding, reads and writes */
+#define DMA_AHEAD 8u /* dma_in: host rows prefetched this many rows ahead */
 
 unsigned tpu_axi_data_bits_default(unsigned n)
 {
@@ -155,6 +156,11 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
             uint8_t *h = c->host + (uint32_t)(d->addr + (uint32_t)r * d->stride);
             unsigned cols = d->cols;
             if (!out) { /* straight into the row (16-bit values, as core_write_row keeps) */
+                if (r + DMA_AHEAD < d->n) { /* a later row's lines on their way from memory */
+                    const uint8_t *ha = h + (uint32_t)(DMA_AHEAD * d->stride);
+                    for (unsigned b = 0; b < cols * e; b += 64u)
+                        __builtin_prefetch(ha + b);
+                }
                 uint32_t *dst = core_write_dst(c, d->mem, mrow);
                 if (e == 2u) {
                     widen16(dst, h, cols);

@@ -55,6 +55,8 @@ struct tpu_core {
     uint32_t *wsgn[2];               /* [k * ceil(wf_stride / 32) + q]: bit l = the sign of
                                         weight (k, 32q + l) */
     uint32_t *wneg[2];               /* [q]: bit l = column 32q + l has only negative weights */
+    unsigned wemin[2], wemax[2];     /* the smallest and largest biased exponent of a normal
+                                        weight (255 and 0 when none) */
     unsigned wf_stride;              /* N rounded up to a multiple of 16 */
     int mx_simd;                     /* the host-float matmul's kernel (core_mx_simd) */
     unsigned integer_mx;             /* 1: matmul rows on fp32_mac and VPU add/sub/max/min on

@@ -6,6 +6,7 @@
 #include "core_internal.h"
 #include "tpu/numerics.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,8 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    N = 128 stay in L1) held in registers over a row's steps, three rows at a time, then two
    (independent add chains to cover the adder's latency); a row's steps that cannot be skipped are
    listed once (ks, with their x in xs) for all blocks; a block whose weights are all zeros
-   (the padding of a narrow layer) is a single run. */
+   (the padding of a narrow layer) is a single run. On AVX-512 three rows go over up to four
+   blocks at once, their steps fused where that gives the same bits (mx_blocks512). */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
 #define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
@@ -90,6 +92,8 @@ typedef struct {
     const uint32_t *wneg;  /* [q]: lanes 32q .. 32q + 31 whose weights are all negative */
     unsigned nq;
     int z512;              /* mx_block3's steps on AVX-512 (mx_block3_512) */
+    uint32_t xlo, xhi;     /* the exponent fields (x & 0x7F80) of a normal x whose products
+                              with every normal weight are normal (mx_blocks512) */
 } mx_bank_t;
 
 /* 1 when a lane of p (V vectors) is a zero or subnormal other than +0 */
@@ -177,11 +181,12 @@ MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const ui
     return i;
 }
 
-/* rows a (and b when two) on lanes j0 .. j0 + 8V - 1 */
+/* rows a (and b when two) on lanes j0 .. j0 + 8V - 1, their p read from src, written to ps */
 MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, const uint32_t *ama,
                       const uint32_t *amb, const uint8_t *ksa, const uint8_t *ksb,
                       const float *xsa, const float *xsb, unsigned cnta, unsigned cntb,
-                      int xposa, int xposb, float *psa, float *psb, unsigned j0, int exact)
+                      int xposa, int xposb, const float *srca, const float *srcb, float *psa,
+                      float *psb, unsigned j0, int exact)
 {
     const uint32_t cneg = bk->wneg[j0 / 32u];
     __m256 pa[4], pb[4];
@@ -189,14 +194,14 @@ MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, cons
     const float *wj = bk->w + j0;
     const uint32_t *sg = bk->wsgn + j0 / 32u;
     for (unsigned v = 0; v < V; v++)
-        pa[v] = _mm256_load_ps(psa + j0 + 8u * v);
+        pa[v] = _mm256_loadu_ps(srca + j0 + 8u * v);
     unsigned nexta, nextb = 0;
     int cla, clb = 1;
     unsigned ia = mx_prologue(pa, V, ama, ksa, xsa, cnta, wj, ws, sg, bk->nq, cneg, xposa, exact,
                               &nexta, &cla);
     if (two) {
         for (unsigned v = 0; v < V; v++)
-            pb[v] = _mm256_load_ps(psb + j0 + 8u * v);
+            pb[v] = _mm256_loadu_ps(srcb + j0 + 8u * v);
         unsigned ib = mx_prologue(pb, V, amb, ksb, xsb, cntb, wj, ws, sg, bk->nq, cneg, xposb,
                                   exact, &nextb, &clb);
         unsigned both = cnta - ia < cntb - ib ? cnta - ia : cntb - ib;
@@ -229,8 +234,20 @@ typedef struct {
     const float *xs;
     unsigned cnt;
     int xpos;
-    float *ps;
+    const float *src; /* the p to start from (mx_rows_avx2) */
+    float *ps;        /* the p at the end */
+    int fma;     /* mx_block3_512 may fuse the row's steps: every product normal */
+    int fresh;   /* no seed: every p starts -0 */
+    unsigned lim;         /* mx_blocks512: the listed steps to do up to (a phase's end) */
+    struct mx_state *st;  /* mx_blocks512: the row's state between phases */
 } mx_row_t;
+
+/* a row's state in mx_blocks512 between two phases: the next listed step, per block the first
+   step not done or skipped and whether it is clean */
+typedef struct mx_state {
+    unsigned i, nx[4];
+    int cl[4];
+} mx_state_t;
 
 MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
 {
@@ -243,9 +260,9 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     unsigned nx[3], i[3];
     int cl[3];
     for (unsigned v = 0; v < V; v++) {
-        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
-        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
-        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+        p0[v] = _mm256_loadu_ps(r[0].src + j0 + 8u * v);
+        p1[v] = _mm256_loadu_ps(r[1].src + j0 + 8u * v);
+        p2[v] = _mm256_loadu_ps(r[2].src + j0 + 8u * v);
     }
     i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
                        r[0].xpos, exact, &nx[0], &cl[0]);
@@ -293,17 +310,32 @@ MX_AVX2 void mx_block3(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsig
     }
 }
 
-/* mx_block3 with its steps on AVX-512: the prologues and the closing runs as there (on the
-   block as four 8-lane vectors), the steps between on the same 32 lanes as two 16-lane
-   vectors: per lane the same mul and add in the same k order, so the same bits; half the
-   instructions. Out of line (an AVX-512 function is not inlined into the AVX2 code). */
+/* mx_block3 with its steps on AVX-512, on NB consecutive blocks of 32 lanes at once (j0 .. j0
+   + 32 NB - 1, NB = 1, 2 or 4): each block's prologue and closing run as there (on the block as
+   four 8-lane vectors); between them, for each row, a block whose prologue stopped earlier
+   first catches up alone to the step where the row's latest one stopped, then the row's steps
+   go on all NB blocks as 2 NB 16-lane vectors (one step number and one x loaded for all of
+   them). Per lane the same steps in the same k order as mx_block3, so the same bits, with
+   fewer instructions and loads.
+
+   Fused steps (fma, every row's mx_row_t.fma): a step's product x * w is exact in fp32 when it
+   is normal (8-bit significands: at most 16 bits), so add(p, mul(x, w)) rounds the exact p +
+   x * w once, as a fused multiply-add does, with the same FTZ of the sum and the same flags
+   (the underflow redo sees the same flag); a zero, Inf or NaN x or w gives the same zero, Inf
+   or NaN product in both (DAZ applies to the FMA's operands as to mul's). The product of normal
+   x and w with biased exponents ex and ew lies in [2^(ex + ew - 254), 2^(ex + ew - 252)): normal
+   and finite when 128 <= ex + ew <= 380, which mx_rows_avx2 checks with the row's and the
+   tile's smallest and largest exponents; a row outside (a product that could flush or
+   overflow) takes the separate mul and add. Out of line (an AVX-512 function is not inlined
+   into the AVX2 code). */
 #define MX_512 __attribute__((target("avx512f"), always_inline)) static inline
 
-MX_512 void mx_step512(__m512 *p, float x, const float *wr)
+MX_512 void mx_step512(__m512 *p, unsigned nv, float x, const float *wr, int fma)
 {
     const __m512 xv = _mm512_set1_ps(x);
-    p[0] = _mm512_add_ps(p[0], _mm512_mul_ps(xv, _mm512_loadu_ps(wr)));
-    p[1] = _mm512_add_ps(p[1], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16)));
+    for (unsigned v = 0; v < nv; v++)
+        p[v] = fma ? _mm512_fmadd_ps(xv, _mm512_loadu_ps(wr + 16u * v), p[v])
+                   : _mm512_add_ps(p[v], _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16u * v)));
 }
 
 MX_512 void mx_join(__m512 *z, const __m256 *p)
@@ -321,35 +353,87 @@ MX_512 void mx_split(__m256 *p, const __m512 *z)
     }
 }
 
-__attribute__((target("avx512f"), noinline)) static void
-mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, int exact)
+/* A row's start on its NB blocks at once (z, 2 NB vectors) when none needs a prologue: every
+   lane of p not special (the blocks are clean), or a fresh row (every p -0) whose first listed
+   step's products are none of them zero: -0 plus a product that is not zero is the product
+   (whatever the skipped steps before made of the -0s), so that step is done as the product
+   alone and the blocks are clean after it. Returns the next listed step, or -1 when a block
+   needs mx_prologue (then z is not set). */
+MX_512 int mx_start512(__m512 *z, unsigned NB, const mx_row_t *r, const float *wj, size_t ws,
+                       unsigned j0)
 {
-    const unsigned V = 4;
-    const uint32_t cneg = bk->wneg[j0 / 32u];
-    __m256 p0[4], p1[4], p2[4];
-    __m512 z0[2], z1[2], z2[2];
+    const __m512i em = _mm512_set1_epi32(0x7F800000);
+    if (r->fresh) {
+        if (r->cnt == 0)
+            return -1;
+        const __m512 xv = _mm512_set1_ps(r->xs[0]);
+        const float *wr = wj + (size_t)r->ks[0] * ws;
+        __mmask16 zl = 0;
+        for (unsigned v = 0; v < 2u * NB; v++) {
+            z[v] = _mm512_mul_ps(xv, _mm512_loadu_ps(wr + 16u * v));
+            zl |= _mm512_testn_epi32_mask(_mm512_castps_si512(z[v]), em);
+        }
+        return zl ? -1 : 1;
+    }
+    __mmask16 sp = 0;
+    for (unsigned v = 0; v < 2u * NB; v++) {
+        __m512i b = _mm512_castps_si512(_mm512_loadu_ps(r->src + j0 + 16u * v));
+        z[v] = _mm512_castsi512_ps(b);
+        sp |= _mm512_testn_epi32_mask(b, em) & _mm512_test_epi32_mask(b, b);
+    }
+    return sp ? -1 : 0;
+}
+
+MX_512 void mx_blocks512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0,
+                         int exact, unsigned NB, int fma, int first, int last)
+{
     const size_t ws = bk->ws;
     const float *wj = bk->w + j0;
-    const uint32_t *sg = bk->wsgn + j0 / 32u;
-    unsigned nx[3], i[3];
-    int cl[3];
-    for (unsigned v = 0; v < V; v++) {
-        p0[v] = _mm256_load_ps(r[0].ps + j0 + 8u * v);
-        p1[v] = _mm256_load_ps(r[1].ps + j0 + 8u * v);
-        p2[v] = _mm256_load_ps(r[2].ps + j0 + 8u * v);
+    __m512 z0[8], z1[8], z2[8];
+    __m512 *z[3] = { z0, z1, z2 };
+    unsigned nx[3][4], i[3], lim[3];
+    int cl[3][4];
+    for (unsigned q = 0; q < 3u && !first; q++) { /* a later phase: where the last one stopped */
+        for (unsigned v = 0; v < 2u * NB; v++)
+            z[q][v] = _mm512_load_ps(r[q].ps + j0 + 16u * v);
+        i[q] = r[q].st->i;
+        for (unsigned h = 0; h < NB; h++) {
+            nx[q][h] = r[q].st->nx[h];
+            cl[q][h] = r[q].st->cl[h];
+        }
     }
-    i[0] = mx_prologue(p0, V, r[0].am, r[0].ks, r[0].xs, r[0].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[0].xpos, exact, &nx[0], &cl[0]);
-    i[1] = mx_prologue(p1, V, r[1].am, r[1].ks, r[1].xs, r[1].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[1].xpos, exact, &nx[1], &cl[1]);
-    i[2] = mx_prologue(p2, V, r[2].am, r[2].ks, r[2].xs, r[2].cnt, wj, ws, sg, bk->nq, cneg,
-                       r[2].xpos, exact, &nx[2], &cl[2]);
-    mx_join(z0, p0);
-    mx_join(z1, p1);
-    mx_join(z2, p2);
-#define MX_S(Z, R) mx_step512(Z, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws), i[R]++
+    for (unsigned q = 0; q < 3u && first; q++) {
+        int st = exact ? -1 : mx_start512(z[q], NB, &r[q], wj, ws, j0);
+        if (st >= 0) {
+            i[q] = (unsigned)st;
+            for (unsigned h = 0; h < NB; h++) {
+                cl[q][h] = 1;
+                nx[q][h] = 0;
+            }
+            continue;
+        }
+        unsigned ib[4];
+        i[q] = 0;
+        for (unsigned h = 0; h < NB; h++) {
+            unsigned jb = j0 + 32u * h;
+            __m256 p[4];
+            for (unsigned v = 0; v < 4u; v++)
+                p[v] = _mm256_loadu_ps(r[q].src + jb + 8u * v);
+            ib[h] = mx_prologue(p, 4, r[q].am, r[q].ks, r[q].xs, r[q].cnt, bk->w + jb, ws,
+                                bk->wsgn + jb / 32u, bk->nq, bk->wneg[jb / 32u], r[q].xpos,
+                                exact, &nx[q][h], &cl[q][h]);
+            mx_join(z[q] + 2u * h, p);
+            i[q] = ib[h] > i[q] ? ib[h] : i[q];
+        }
+        for (unsigned h = 0; h < NB; h++) /* the blocks behind catch up */
+            for (unsigned t = ib[h]; t < i[q]; t++)
+                mx_step512(z[q] + 2u * h, 2, r[q].xs[t], wj + 32u * h + (size_t)r[q].ks[t] * ws, fma);
+    }
+    for (unsigned q = 0; q < 3u; q++) /* a prologue may have gone past the phase's end */
+        lim[q] = r[q].lim > i[q] ? r[q].lim : i[q];
+#define MX_S(Z, R) mx_step512(Z, 2u * NB, r[R].xs[i[R]], wj + (size_t)r[R].ks[i[R]] * ws, fma), i[R]++
     for (;;) {
-        unsigned left0 = r[0].cnt - i[0], left1 = r[1].cnt - i[1], left2 = r[2].cnt - i[2];
+        unsigned left0 = lim[0] - i[0], left1 = lim[1] - i[1], left2 = lim[2] - i[2];
         unsigned m3 = left0 < left1 ? left0 : left1;
         m3 = m3 < left2 ? m3 : left2;
         if (m3 > 0) {
@@ -360,89 +444,129 @@ mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, i
             }
             continue;
         }
+        /* one row is done: the other two together, then alone */
         if (left0 == 0) {
-            for (; i[1] < r[1].cnt && i[2] < r[2].cnt;) { MX_S(z1, 1); MX_S(z2, 2); }
+            for (; i[1] < lim[1] && i[2] < lim[2];) { MX_S(z1, 1); MX_S(z2, 2); }
         } else if (left1 == 0) {
-            for (; i[0] < r[0].cnt && i[2] < r[2].cnt;) { MX_S(z0, 0); MX_S(z2, 2); }
+            for (; i[0] < lim[0] && i[2] < lim[2];) { MX_S(z0, 0); MX_S(z2, 2); }
         } else {
-            for (; i[0] < r[0].cnt && i[1] < r[1].cnt;) { MX_S(z0, 0); MX_S(z1, 1); }
+            for (; i[0] < lim[0] && i[1] < lim[1];) { MX_S(z0, 0); MX_S(z1, 1); }
         }
-        while (i[0] < r[0].cnt) MX_S(z0, 0);
-        while (i[1] < r[1].cnt) MX_S(z1, 1);
-        while (i[2] < r[2].cnt) MX_S(z2, 2);
+        while (i[0] < lim[0]) MX_S(z0, 0);
+        while (i[1] < lim[1]) MX_S(z1, 1);
+        while (i[2] < lim[2]) MX_S(z2, 2);
         break;
     }
 #undef MX_S
-    mx_split(p0, z0);
-    mx_split(p1, z1);
-    mx_split(p2, z2);
-    if (!cl[0] && n > nx[0])
-        mx_run(p0, V, r[0].am, sg, bk->nq, cneg, r[0].xpos, nx[0], n);
-    if (!cl[1] && n > nx[1])
-        mx_run(p1, V, r[1].am, sg, bk->nq, cneg, r[1].xpos, nx[1], n);
-    if (!cl[2] && n > nx[2])
-        mx_run(p2, V, r[2].am, sg, bk->nq, cneg, r[2].xpos, nx[2], n);
-    for (unsigned v = 0; v < V; v++) {
-        _mm256_store_ps(r[0].ps + j0 + 8u * v, p0[v]);
-        _mm256_store_ps(r[1].ps + j0 + 8u * v, p1[v]);
-        _mm256_store_ps(r[2].ps + j0 + 8u * v, p2[v]);
+    for (unsigned q = 0; q < 3u && !last; q++) { /* kept for the next phase */
+        for (unsigned v = 0; v < 2u * NB; v++)
+            _mm512_store_ps(r[q].ps + j0 + 16u * v, z[q][v]);
+        r[q].st->i = i[q];
+        for (unsigned h = 0; h < NB; h++) {
+            r[q].st->nx[h] = nx[q][h];
+            r[q].st->cl[h] = cl[q][h];
+        }
+    }
+    for (unsigned q = 0; q < 3u && last; q++)
+        for (unsigned h = 0; h < NB; h++) {
+            unsigned jb = j0 + 32u * h;
+            __m256 p[4];
+            mx_split(p, z[q] + 2u * h);
+            if (!cl[q][h] && n > nx[q][h])
+                mx_run(p, 4, r[q].am, bk->wsgn + jb / 32u, bk->nq, bk->wneg[jb / 32u], r[q].xpos,
+                       nx[q][h], n);
+            for (unsigned v = 0; v < 4u; v++)
+                _mm256_store_ps(r[q].ps + jb + 8u * v, p[v]);
+        }
+}
+
+/* MX_JOINT: blocks of 32 lanes done together at most */
+#define MX_JOINT 4u
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_block3_512(const mx_bank_t *bk, unsigned n, const mx_row_t *r, unsigned j0, unsigned nb,
+              int exact, int first, int last)
+{
+    int fma = r[0].fma && r[1].fma && r[2].fma;
+    if (nb == 4u) {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 4, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 4, 0, first, last);
+    } else if (nb == 2u) {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 2, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 2, 0, first, last);
+    } else {
+        if (fma) mx_blocks512(bk, n, r, j0, exact, 1, 1, first, last);
+        else mx_blocks512(bk, n, r, j0, exact, 1, 0, first, last);
     }
 }
 
 /* A block whose weights are all zeros and subnormals, for a row with no Inf or NaN: all its
    steps are one skippable run */
 MX_AVX2 void mx_zero_block(const mx_bank_t *bk, unsigned V, unsigned n, const uint32_t *am,
-                           int xpos, float *ps, unsigned j0)
+                           int xpos, const float *src, float *ps, unsigned j0)
 {
     __m256 p[4];
     for (unsigned v = 0; v < V; v++)
-        p[v] = _mm256_load_ps(ps + j0 + 8u * v);
+        p[v] = _mm256_loadu_ps(src + j0 + 8u * v);
     mx_run(p, V, am, bk->wsgn + j0 / 32u, bk->nq, bk->wneg[j0 / 32u], xpos, 0, n);
     for (unsigned v = 0; v < V; v++)
         _mm256_store_ps(ps + j0 + 8u * v, p[v]);
 }
 
-/* lut[m]: the positions of m's set bits, one per byte, lowest first */
+/* lut[m]: the positions of m's set bits, one per byte, lowest first (mx_list_avx2) */
 static uint64_t mx_lut[256];
-/* A row's list of the steps that cannot be skipped (mx_rows_avx2's first loop) on AVX-512, 16
-   steps at a time: the same tests (x[k] zero or subnormal with a finite tile row k, or an
-   all-zero row k with a finite x[k]), the step numbers from mx_lut, their x compressed into
-   xsm (n + 16 floats); *fin: no Inf or NaN in the row, *pos: no x of sign -. Returns the
-   count. */
-__attribute__((target("avx512f"), noinline)) static unsigned
-mx_list512(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km, float *xsm,
-           int *fin, int *pos)
+/* The rows' lists of the steps that cannot be skipped (mx_rows_avx2's first loop) on
+   AVX-512, 16 steps at a time: the same tests (x[k] zero or subnormal with a finite tile row
+   k, or an all-zero row k with a finite x[k]; the tile's rows as bit masks once per call),
+   the step numbers and their x compressed into ks[m] and xs[m] (16 bytes and 16 floats of
+   slack: compressed in a register and stored whole, the masked compress to memory is
+   microcoded and several times slower); xfin[m]: no Inf or NaN in the row, xpos[m]: no x of
+   sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
+   (mx_blocks512); cnt[m]: the count, k64[m][p]: the count of those before step 64 (p + 1). */
+#define MX_KS (256 + 16)
+__attribute__((target("avx512f"), noinline)) static void
+mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
+           uint8_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+           int *xfma, unsigned (*k64)[4])
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
-    __mmask16 infs = 0;
-    __m512i sgns = zero;
-    unsigned c = 0;
-    for (unsigned k = 0; k < n; k += 16u) {
-        __mmask16 ld = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
-        __m512i av = _mm512_maskz_loadu_epi32(ld, am + k);
-        __m512i e = _mm512_and_si512(av, em);
-        __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
-        __m512i wf = _mm512_maskz_loadu_epi32(ld, bk->wfin + k);
-        __m512i wz = _mm512_maskz_loadu_epi32(ld, bk->wzero + k);
-        __mmask16 skip = (__mmask16)((z & _mm512_test_epi32_mask(wf, wf)) |
-                                     (~inf & _mm512_test_epi32_mask(wz, wz)));
-        unsigned keep = ~(unsigned)skip & ld;
-        infs |= inf;
-        sgns = _mm512_or_si512(sgns, av);
-        /* compressed in a register and stored whole (xsm has 16 floats of slack): the
-           masked compress to memory is microcoded and several times slower */
-        _mm512_storeu_ps(xsm + c, _mm512_maskz_compress_ps((__mmask16)keep,
-                                                           _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
-        for (unsigned h = 0; h < 2u; h++) {
-            unsigned kb = (keep >> (8u * h)) & 0xFFu;
-            uint64_t p = mx_lut[kb] + (uint64_t)(k + 8u * h) * 0x0101010101010101ull;
-            memcpy(km + c, &p, 8);
-            c += (unsigned)__builtin_popcount(kb);
-        }
+    const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __mmask16 ld[16], wfin[16], wzero[16];
+    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
+        wfin[q] = _mm512_test_epi32_mask(wf, wf);
+        wzero[q] = _mm512_test_epi32_mask(wz, wz);
     }
-    *fin = infs == 0;
-    *pos = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
-    return c;
+    for (unsigned m = 0; m < rows; m++) {
+        const uint32_t *am = a[m];
+        __mmask16 infs = 0;
+        __m512i sgns = zero;
+        __mmask16 far = 0; /* a normal x outside xlo .. xhi */
+        unsigned c = 0;
+        for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+            __m512i av = _mm512_maskz_loadu_epi32(ld[q], am + k);
+            __m512i e = _mm512_and_si512(av, em);
+            __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
+            __mmask16 keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+            infs |= inf;
+            sgns = _mm512_or_si512(sgns, av);
+            __mmask16 nrm = (__mmask16)(ld[q] & ~z & ~inf);
+            far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
+            _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
+            __m512i kv = _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(iota, _mm512_set1_epi32((int)k)));
+            _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
+            c += (unsigned)__builtin_popcount(keep);
+            if (q % 4u == 3u)
+                k64[m][q / 4u] = c;
+        }
+        cnt[m] = c;
+        xfin[m] = infs == 0;
+        xpos[m] = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
+        xfma[m] = far == 0;
+    }
 }
 
 /* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
@@ -488,7 +612,9 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
 }
 
 /* the partial sums of a call's rows (mx_rows_avx2), written out by mx_out */
-static float mx_ps[MX_GROUP][256] __attribute__((aligned(32)));
+static float mx_ps[MX_GROUP][256] __attribute__((aligned(64)));
+/* a fresh row's p: -0 (its lanes past N, when wf_stride > N, come from mx_ps) */
+static float mx_neg0[256] __attribute__((aligned(64)));
 
 __attribute__((target("avx2"), noinline)) static void
 mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
@@ -496,11 +622,18 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
 {
     float (*ps)[256] = mx_ps;
     static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
-    static uint8_t ks[MX_GROUP][256 + 8];
+    static uint8_t ks[MX_GROUP][MX_KS];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
+    int xfma[MX_GROUP]; /* every product normal (mx_blocks512) */
+    unsigned k64[MX_GROUP][4]; /* the listed steps before 64, 128, 192 (mx_list512) */
+    static mx_state_t st[MX_GROUP];
+    const float *src[MX_GROUP]; /* where each row's p starts: its seed row, mx_neg0, or ps */
     const size_t ws = bk->ws;
+    if (mx_neg0[0] == 0.0f && !signbit(mx_neg0[0]))
+        for (unsigned j = 0; j < 256; j++)
+            mx_neg0[j] = -0.0f;
     if (mx_lut[255] == 0)
         for (unsigned m = 1; m < 256; m++) {
             uint64_t v = 0;
@@ -510,14 +643,19 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                     v |= (uint64_t)b << (8u * c++);
             mx_lut[m] = v;
         }
+    if (bk->z512)
+        mx_list512(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64);
     for (unsigned m = 0; m < rows; m++) {
         /* the steps that cannot be skipped, their x, and the seed */
-        const uint32_t *am = a[m];
-        uint8_t *km = ks[m];
-        if (bk->z512)
-            cnt[m] = mx_list512(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
-        else
-            cnt[m] = mx_list_avx2(bk, n, am, km, xs[m], &xfin[m], &xpos[m]);
+        if (!bk->z512) {
+            cnt[m] = mx_list_avx2(bk, n, a[m], ks[m], xs[m], &xfin[m], &xpos[m]);
+            xfma[m] = 0;
+        }
+        /* read in place when the row has no lanes past N (the seeds stay as they are until
+           mx_out: an underflow redo reads them again) */
+        src[m] = ws != n ? ps[m] : seed[m] ? (const float *)(const void *)seed[m] : mx_neg0;
+        if (ws == n)
+            continue;
         if (seed[m])
             memcpy(ps[m], seed[m], sizeof(float) * n);
         else
@@ -526,53 +664,84 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         for (unsigned j = n; j < ws; j++)
             ps[m][j] = 0.0f;
     }
-    for (unsigned j0 = 0; j0 < ws; j0 += 32u) {
-        unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
-        int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
-        unsigned prev = rows; /* a row waiting for a partner */
-        unsigned m = 0;
-        if (V == 4u && !zero) /* three rows at a time while there are three */
-            for (; m + 3u <= rows; m += 3u) {
-                mx_row_t r3[3];
-                for (unsigned q = 0; q < 3u; q++)
-                    r3[q] = (mx_row_t){ a[m + q], ks[m + q], xs[m + q], cnt[m + q], xpos[m + q],
-                                        ps[m + q] };
-                if (bk->z512)
-                    mx_block3_512(bk, n, r3, j0, exact);
+#define MX_FULL(j) ((j) + 32u <= ws && !(bk->wzblk[(j) / 16u] && bk->wzblk[(j) / 16u + 1u]))
+    for (unsigned j0 = 0; j0 < ws;) {
+        /* nb blocks of 32 lanes with a weight other than zero, done together by three rows
+           on AVX-512 (1, 2 or 4), then each block for the rows left (fewer than three) */
+        unsigned nb = 1, m3 = 0;
+        if (MX_FULL(j0)) {
+            while (bk->z512 && nb < MX_JOINT && MX_FULL(j0 + 32u * nb))
+                nb++;
+            nb = nb == 3u ? 2u : nb;
+            /* three rows at a time while there are three; on AVX-512 with four blocks (a
+               tile of N x 128 floats, 64 KB at N = 128: more than L1) in phases of 64 steps
+               (k), every row's steps before 64 then those before 128 ..., each phase's
+               32 KB of the tile read by all the rows while in L1 (a row's steps stay in k
+               order) */
+            unsigned ph = bk->z512 && nb == 4u && n > 64u ? (n + 63u) / 64u : 1u;
+            for (unsigned p = 0; p < ph; p++)
+                for (m3 = 0; m3 + 3u <= rows; m3 += 3u) {
+                    mx_row_t r3[3];
+                    for (unsigned q = 0; q < 3u; q++)
+                        r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
+                                            xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
+                                            seed[m3 + q] == NULL,
+                                            p + 1u < ph ? k64[m3 + q][p] : cnt[m3 + q],
+                                            &st[m3 + q] };
+                    if (bk->z512)
+                        mx_block3_512(bk, n, r3, j0, nb, exact, p == 0, p + 1u == ph);
+                    else
+                        mx_block3(bk, n, r3, j0, exact);
+                }
+        }
+        for (unsigned jn = j0 + 32u * nb; j0 < jn; j0 += 32u) {
+            unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
+            int zero = bk->wzblk[j0 / 16u] && (V == 2u || bk->wzblk[j0 / 16u + 1u]);
+            unsigned prev = rows; /* a row waiting for a partner */
+            unsigned m = m3;
+            for (; m <= rows; m++) {
+                if (m < rows && zero && xfin[m]) {
+                    if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], src[m], ps[m], j0);
+                    else mx_zero_block(bk, 2, n, a[m], xpos[m], src[m], ps[m], j0);
+                    continue;
+                }
+                if (m < rows && prev == rows) {
+                    prev = m;
+                    continue;
+                }
+                if (prev == rows)
+                    break;
+                unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
+                if (V == 4u)
+                    mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], src[prev], src[q], ps[prev],
+                             ps[q], j0, exact);
                 else
-                    mx_block3(bk, n, r3, j0, exact);
+                    mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
+                             cnt[prev], cnt[q], xpos[prev], xpos[q], src[prev], src[q], ps[prev],
+                             ps[q], j0, exact);
+                prev = rows;
             }
-        for (; m <= rows; m++) {
-            if (m < rows && zero && xfin[m]) {
-                if (V == 4u) mx_zero_block(bk, 4, n, a[m], xpos[m], ps[m], j0);
-                else mx_zero_block(bk, 2, n, a[m], xpos[m], ps[m], j0);
-                continue;
-            }
-            if (m < rows && prev == rows) {
-                prev = m;
-                continue;
-            }
-            if (prev == rows)
-                break;
-            unsigned q = m < rows ? m : prev; /* the partner (none at the end) */
-            if (V == 4u)
-                mx_block(bk, 4, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
-            else
-                mx_block(bk, 2, m < rows, n, a[prev], a[q], ks[prev], ks[q], xs[prev], xs[q],
-                         cnt[prev], cnt[q], xpos[prev], xpos[q], ps[prev], ps[q], j0, exact);
-            prev = rows;
         }
     }
+#undef MX_FULL
 }
 
 /* the rows of mx_ps to out[m] (NaN canonicalised) */
-static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
+__attribute__((target("avx2"))) static void mx_out(unsigned n, unsigned rows, uint32_t *const *out)
 {
+    const __m256i ab = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000);
+    const __m256i qnan = _mm256_set1_epi32(0x7FC00000);
     for (unsigned m = 0; m < rows; m++) {
         const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
         uint32_t *o = out[m];
-        for (unsigned j = 0; j < n; j++) {
+        unsigned j = 0;
+        for (; j + 8u <= n; j += 8u) {
+            __m256i u = _mm256_load_si256((const __m256i *)(const void *)(pu + j));
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, ab), inf);
+            _mm256_storeu_si256((__m256i *)(void *)(o + j), _mm256_blendv_epi8(u, qnan, nan));
+        }
+        for (; j < n; j++) {
             uint32_t u = pu[j];
             o[j] = (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC00000u : u;
         }
@@ -611,9 +780,12 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
         return 1;
     }
     if (c->mx_simd) {
+        /* x's exponents ex with 128 <= ex + ew <= 380 for every normal weight's ew */
+        int lo = 128 - (int)c->wemin[b], hi = 380 - (int)c->wemax[b];
         mx_bank_t bk = { c->wf[b], c->wf_stride, c->wrow_zero[b], c->wrow_fin[b],
                          c->wblk_zero[b], c->wsgn[b], c->wneg[b], (c->wf_stride + 31u) / 32u,
-                         (c->mx_simd & CORE_MX_AVX512) != 0 };
+                         (c->mx_simd & CORE_MX_AVX512) != 0, (uint32_t)(lo < 0 ? 0 : lo) << 7,
+                         (uint32_t)(hi > 255 ? 255 : hi) << 7 };
         mx_rows_avx2(&bk, n, rows, a, seed, 0);
         unsigned csr;
         __asm__ volatile("stmxcsr %0" : "=m"(csr) : : "memory");
@@ -660,45 +832,80 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
     unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u;
     size_t ws = c->wf_stride;
     uint32_t blkor[16] = { 0 }; /* per 16 lanes: the exponent bits of every row ORed */
+    __m256i blkv[32]; /* the same per 8 lanes as vectors (blkor: the last n % 8) */
     uint32_t neg[8]; /* per 32 lanes: the sign bits of every row ANDed */
     for (unsigned q = 0; q < nq; q++)
         neg[q] = 0xFFFFFFFFu;
-    const __m256i lo = _mm256_set1_epi32(0xFFFF), em = _mm256_set1_epi32(0x7F80);
+    const __m256i em = _mm256_set1_epi32(0x7F80), zero = _mm256_setzero_si256();
+    for (unsigned q = 0; q < n / 8u; q++)
+        blkv[q] = zero;
+    /* the exponents of the normal weights: the others as 0x7F80 for the min, 0 for the max */
+    __m256i emin = em, emax = zero;
+    unsigned tmin = 0x7F80u, tmax = 0;
     for (unsigned k = 0; k < n; k++) {
         const uint32_t *br = src + (size_t)k * n;
         float *wr = c->wf[b] + (size_t)k * ws;
         uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
         uint32_t eor = 0, inf = 0;
+        __m256i reor = zero, rinf = zero; /* the row's exponents ORed, its Inf / NaN lanes */
+        uint32_t sw = 0; /* the sign bits of lanes 32 (j / 32) .. j - 1, stored once (a word
+                            read back right after a partial store would stall) */
         memset(sg, 0, sizeof(uint32_t) * nq);
         unsigned j = 0;
         for (; j + 8u <= n; j += 8u) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(br + j));
-            __m256i u = _mm256_slli_epi32(_mm256_and_si256(v, lo), 16);
+            __m256i u = _mm256_slli_epi32(v, 16); /* the low 16 bits, the bf16 */
             _mm256_storeu_si256((__m256i *)(wr + j), u);
             __m256i e = _mm256_and_si256(v, em);
-            uint32_t nz = !_mm256_testz_si256(e, e);
-            eor |= nz;
-            blkor[j / 16u] |= nz;
-            inf |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(e, em)));
-            sg[j / 32u] |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
+            reor = _mm256_or_si256(reor, e);
+            blkv[j / 8u] = _mm256_or_si256(blkv[j / 8u], e);
+            __m256i ie = _mm256_cmpeq_epi32(e, em);
+            rinf = _mm256_or_si256(rinf, ie);
+            __m256i nn = _mm256_or_si256(ie, _mm256_cmpeq_epi32(e, zero)); /* not normal */
+            emin = _mm256_min_epu32(emin, _mm256_or_si256(e, _mm256_and_si256(nn, em)));
+            emax = _mm256_max_epu32(emax, _mm256_andnot_si256(nn, e));
+            sw |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(u)) << (j % 32u);
+            if (j % 32u == 24u) {
+                sg[j / 32u] = sw;
+                sw = 0;
+            }
         }
+        eor = !_mm256_testz_si256(reor, reor);
+        inf = !_mm256_testz_si256(rinf, rinf);
         for (; j < n; j++) {
             uint32_t e = br[j] & 0x7F80u, u = (br[j] & 0xFFFFu) << 16;
             memcpy(&wr[j], &u, 4);
             eor |= e != 0;
             blkor[j / 16u] |= e != 0;
             inf |= e == 0x7F80u;
-            sg[j / 32u] |= (u >> 31) << (j % 32u);
+            if (e != 0 && e != 0x7F80u) {
+                tmin = e < tmin ? e : tmin;
+                tmax = e > tmax ? e : tmax;
+            }
+            sw |= (u >> 31) << (j % 32u);
         }
+        if (n % 32u)
+            sg[n / 32u] = sw;
         for (unsigned q = 0; q < nq; q++)
             neg[q] &= sg[q];
         c->wrow_zero[b][k] = eor ? 0u : 0xFFFFFFFFu;
         c->wrow_fin[b][k] = inf ? 0u : 0xFFFFFFFFu;
     }
+    for (unsigned q = 0; q < n / 8u; q++)
+        blkor[q / 2u] |= !_mm256_testz_si256(blkv[q], blkv[q]);
     for (unsigned q = 0; q < ws / 16u; q++)
         c->wblk_zero[b][q] = blkor[q] == 0;
     for (unsigned q = 0; q < nq; q++)
         c->wneg[b][q] = neg[q];
+    uint32_t v[8];
+    _mm256_storeu_si256((__m256i *)(void *)v, emin);
+    for (unsigned l = 0; l < 8; l++)
+        tmin = v[l] < tmin ? v[l] : tmin;
+    _mm256_storeu_si256((__m256i *)(void *)v, emax);
+    for (unsigned l = 0; l < 8; l++)
+        tmax = v[l] > tmax ? v[l] : tmax;
+    c->wemin[b] = tmin >> 7;
+    c->wemax[b] = tmax >> 7;
 }
 #endif
 

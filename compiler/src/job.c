@@ -80,11 +80,17 @@ static void window_pixel(const tpuc_layout_t *l, uint64_t r, uint64_t *b, uint64
 }
 
 /* IM2COL (tpuc.h): row r is the window of an output pixel (window_pixel); a window element
-   outside the image is the Conv's zero padding. */
+   outside the image is the Conv's zero padding. The images are converted to bf16 once
+   (fp32_to_bf16_run), then their values copied into the windows (each pixel is in up to
+   kh * kw of them). */
 static void put_windows(const tpuc_io_t *io, const float *x, uint16_t *buf)
 {
     const tpuc_layout_t *l = &io->lay;
     const uint64_t C = l->ichan, H = l->h ? l->h : 1, W = l->w;
+    uint64_t n = tpuc_io_elems(io);
+    uint16_t *xb = malloc(n * sizeof *xb + 2);
+    if (xb)
+        fp32_to_bf16_run((const uint32_t *)(const void *)x, xb, n, 1);
     for (uint64_t r = 0; r < l->rows; r++) {
         uint64_t b, oh, ow;
         window_pixel(l, r, &b, &oh, &ow);
@@ -94,10 +100,13 @@ static void put_windows(const tpuc_io_t *io, const float *x, uint16_t *buf)
                 /* unsigned wrap-around puts a pixel above or left of the image past H or W */
                 uint64_t h = oh * l->ish + i - l->ipt, w = ow * l->isw + j - l->ipl;
                 int valid = h < H && w < W;
-                for (uint64_t c = 0; c < C; c++)
-                    d[c] = valid ? tpuc_f32_to_bf16(x[((b * C + c) * H + h) * W + w]) : 0;
+                for (uint64_t c = 0; c < C; c++) {
+                    uint64_t e = ((b * C + c) * H + h) * W + w;
+                    d[c] = !valid ? 0 : xb ? xb[e] : tpuc_f32_to_bf16(x[e]);
+                }
             }
     }
+    free(xb);
 }
 
 void tpuc_put_input(const tpuc_io_t *io, const float *x, uint8_t *host)

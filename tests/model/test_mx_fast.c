@@ -11,7 +11,8 @@
    to hit every case -- rows of x and of W that are all zeros of either sign or subnormals,
    zero-padded columns (+0 and -0), mixed signs, Inf and NaN in x or W, products and sums at
    the FTZ edge (underflow), ACC seeds of -0, +0 and subnormals -- at N = 1 .. 128 including
-   sizes that are not multiples of 8, 16 or 32. The ACC and UB contents after each program
+   sizes that are not multiples of 8, 16 or 32; then rounds whose products sit at the edges
+   of the AVX-512 skip kernel's fused steps (edge_elem). The ACC and UB contents after each program
    are compared as the DMA writes them to host memory. */
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,27 @@ static uint16_t elem(unsigned kind, unsigned j, unsigned ncols, int rare)
     }
 }
 
+/* Products at the edges of fp32's normal range for the fused steps (core_mx.c mx_blocks512:
+   a row's steps are fused only when every product of its normal x with the tile's normal
+   weights is normal, biased exponents 128 <= ex + ew <= 380): the tiles all val(0), exponents
+   118 .. 131, and x with exponents 9 or 10 (low) or 249 or 250 (high), so that most low and
+   high rows have a product just below 2^-126 (flushed by the separate mul) or at 2^128 and
+   above (Inf) and must not be fused, while their neighbours one exponent in are. Every
+   matmul accumulates onto seeds of 2^-104 (whose ulp a product of 2^-127 moves; no sum of a
+   low row's few products comes near cancelling it, which would underflow and redo the whole
+   call exactly) or about 2^127 (which a product of 2^128 can cancel to a finite sum). The low
+   and high rows are sparse, a few products each. kind: 0 low, 1 high, 2 normal, 3 low and
+   normal. */
+static uint16_t edge_elem(unsigned kind)
+{
+    uint16_t s = (uint16_t)((rnd() & 1u) << 15);
+    unsigned r = rnd() % 100u;
+    if (r < (kind < 2 ? 90u : 25u)) return r < 20 ? 0x8000u : 0x0000u;
+    if (kind == 2 || (kind == 3 && r < 60)) return val(0);
+    unsigned e = kind == 1 ? 249u + rnd() % 2u : 9u + rnd() % 2u;
+    return (uint16_t)(s | (e << 7) | (rnd() & 0x7Fu));
+}
+
 enum { HOST = 1u << 22, UBA = 0, WA = 0x100000, AA = 0x200000, OUT = 0x300000 };
 
 static void put16(uint8_t *h, size_t a, uint16_t v) { memcpy(h + a, &v, 2); }
@@ -96,9 +118,11 @@ int main(void)
     tpu_insn_t *prog = malloc(sizeof *prog * 4096);
     long elems = 0, progs = 0;
     int fails = 0;
+    /* pass 1: the edge rounds (edge_elem) */
+    for (unsigned pass = 0; pass < 2; pass++)
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        unsigned n = sizes[si];
-        unsigned rounds = n >= 64 ? 10 : 24;
+        unsigned n = sizes[si], edge = pass == 1;
+        unsigned rounds = edge ? (n >= 37 ? 16 : 0) : n >= 64 ? 10 : 24;
         for (unsigned round = 0; round < rounds; round++) {
             unsigned m = 1 + rnd() % (n < 8 ? 40 : 3 * n), tiles = 4;
             memset(h0, 0, HOST);
@@ -108,7 +132,8 @@ int main(void)
             for (unsigned i = 0; i < m; i++) {
                 unsigned kind = rnd() % 8u;
                 for (unsigned j = 0; j < n; j++) {
-                    uint16_t v = kind == 6 ? 0x0000u : kind == 7 ? 0x8000u : elem(kind, j, xcols, rare);
+                    uint16_t v = edge ? edge_elem(kind % 4u)
+                                 : kind == 6 ? 0x0000u : kind == 7 ? 0x8000u : elem(kind, j, xcols, rare);
                     put16(h0, UBA + 2u * ((size_t)i * n + j), v);
                 }
             }
@@ -118,7 +143,8 @@ int main(void)
                 for (unsigned k = 0; k < n; k++) {
                     unsigned kind = rnd() % 9u;
                     for (unsigned j = 0; j < n; j++) {
-                        uint16_t v = j >= ncols ? (pad ? 0x8000u : 0u)
+                        uint16_t v = edge ? val(0)
+                                     : j >= ncols ? (pad ? 0x8000u : 0u)
                                      : kind >= 6 ? (kind == 6 ? 0u : kind == 7 ? 0x8000u : val(2u + rnd() % 2u))
                                                  : elem(kind, j, n, rare);
                         put16(h0, WA + 2u * (((size_t)t * n + k) * n + j), v);
@@ -128,7 +154,11 @@ int main(void)
             /* ACC seeds: -0, +0, subnormals, normals, tiny */
             for (unsigned i = 0; i < m * n; i++) {
                 uint32_t r = rnd() % 6u, s = (rnd() & 1u) << 31, v;
-                v = r == 0 ? 0x80000000u : r == 1 ? 0u : r == 2 ? s | (rnd() & 0x7FFFFFu)
+                if (edge)
+                    r = 6u + rnd() % 2u;
+                v = r == 6 ? s | (23u << 23) | (rnd() & 0x7FFFFFu)
+                    : r == 7 ? s | (254u << 23) | (rnd() & 0x7FFFFFu)
+                    : r == 0 ? 0x80000000u : r == 1 ? 0u : r == 2 ? s | (rnd() & 0x7FFFFFu)
                     : r == 3 ? s | ((1u + rnd() % 4u) << 23) | (rnd() & 0x7FFFFFu)
                              : s | ((120u + rnd() % 10u) << 23) | (rnd() & 0x7FFFFFu);
                 memcpy(h0 + AA + 4u * i, &v, 4);
@@ -152,7 +182,7 @@ int main(void)
                 unsigned r0 = rnd() % m, rows = 1 + rnd() % (m - r0);
                 memset(&d, 0, sizeof d);
                 d.opcode = TPU_OP_MATMUL; d.ub_row = r0; d.acc_row = rnd() % (m - rows + 1);
-                d.n = rows; d.accumulate = step == 0 ? 1 : rnd() % 3 != 0; EMIT();
+                d.n = rows; d.accumulate = step == 0 || edge ? 1 : rnd() % 3 != 0; EMIT();
             }
             memset(&d, 0, sizeof d);
             d.opcode = TPU_OP_DMA_OUT; d.mem = TPU_MEM_ACC; d.row = 0; d.n = m; d.cols = n;
