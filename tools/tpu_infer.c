@@ -193,11 +193,16 @@ static uint8_t *host_image(const char *path, uint64_t host_bytes, uint64_t image
         tpu_npy_header_t h;
         struct stat st;
         char e2[256];
-        uint64_t p = (uint64_t)pg, off = h.data_off;
-        if (got > 0 && tpu_npy_parse_header(head, (size_t)got, path, &h, e2, sizeof e2) == 0 &&
-            (off = h.data_off, (strcmp(h.descr, "<u2") == 0 || strcmp(h.descr, "|u2") == 0)) &&
-            !h.fortran && fstat(fd, &st) == 0 && (uint64_t)st.st_size >= off + image_bytes &&
-            image_base >= off && image_bytes > 0) {
+        uint64_t p = (uint64_t)pg, off = 0, elems = 1;
+        int ok = got > 0 && tpu_npy_parse_header(head, (size_t)got, path, &h, e2, sizeof e2) == 0;
+        if (ok) {
+            off = h.data_off;
+            for (unsigned i = 0; i < h.ndim; i++) elems *= h.dims[i];
+        }
+        /* the checks of read_image, and the file's bytes there */
+        if (ok && (strcmp(h.descr, "<u2") == 0 || strcmp(h.descr, "|u2") == 0) && !h.fortran &&
+            elems * 2 >= image_bytes && fstat(fd, &st) == 0 &&
+            (uint64_t)st.st_size >= off + image_bytes && image_base >= off && image_bytes > 0) {
             size_t l = (size_t)((host_bytes + 3u * p) & ~(p - 1u));
             uint8_t *b = mmap(NULL, l, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (b != MAP_FAILED) {
