@@ -33,7 +33,8 @@ static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* ACC constant rows (fp32, the same value in every lane), in this order from row 0 */
-enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, K_EPS, K_ZERO, K_COUNT };
+enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, K_EPS, K_ZERO, K_INVP,
+       K_COUNT }; /* K_INVP: 1 / the pixels a GlobalAveragePool averages */
 /* Adam's per-step rows after the constants: beta1^t, beta2^t, step size, rsqrt(1 - beta2^t) */
 enum { A_B1T = K_COUNT, A_B2T, A_SS, A_RS, A_END };
 
@@ -46,6 +47,7 @@ typedef struct {
     int phase;
     int layer;            /* the layer being emitted, TPUC_TRAIN_NO_LAYER outside them */
     size_t capphase;
+    uint8_t wrote[TPUC_TRAIN_MAX_CONV]; /* backward: a stage's dps has a reader's gradient */
 } em_t;
 
 const char *tpuc_train_phase_name(int ph)
@@ -118,17 +120,16 @@ static int consumer(const tpuc_graph_t *g, int ti)
     return found;
 }
 
-/* One Conv stage from the Conv that reads *cur: Conv [-> Relu] [-> MaxPool [-> Relu]], up to
-   the Flatten (*cur becomes its output, *more = 0) or the next Conv (*cur its input, *more =
-   1). */
-static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *more, char *err,
-                      size_t errlen)
+/* One Conv stage from Conv node ni (its input the output of stage src, -1 the model's input):
+   Conv [-> Relu] [-> MaxPool [-> Relu]] while each tensor has that one reader; *out becomes
+   the stage's output tensor. */
+static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int ni, int src, int *out,
+                      char *err, size_t errlen)
 {
-    int ni = consumer(g, *cur);
     const tpuc_node_t *n = &g->n[ni];
-    const tpuc_tensor_t *x = &g->t[*cur], *w = &g->t[n->in[1]];
-    if (t->nconv >= TPUC_TRAIN_MAX_CONV || t->nlayers >= TPUC_TRAIN_MAX_LAYERS)
-        return refuse(n, err, errlen, "training mode: at most 16 Conv stages and 24 layers");
+    const tpuc_tensor_t *x = &g->t[n->in[0]], *w = &g->t[n->in[1]];
+    if (t->nconv >= TPUC_TRAIN_MAX_CONV || t->nlayers >= TPUC_TRAIN_MAX_LAYERS - 1)
+        return refuse(n, err, errlen, "training mode: at most 192 Conv stages and 200 layers");
     if ((x->ndim != 4 && x->ndim != 3) || w->ndim != x->ndim || !w->is_const || !w->f)
         return refuse(n, err, errlen, "training mode: a 1-D or 2-D Conv with float32 weights is supported");
     if (tpuc_attr_int(n, "group", 1) != 1 || n->depthwise)
@@ -137,6 +138,7 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
         return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
     tpuc_tconv_t *c = &t->conv[t->nconv++];
     c->layer = t->nlayers;
+    c->src = src;
     tpuc_tlayer_t *L = &t->layer[t->nlayers++];
     L->conv = t->nconv;
     L->node = ni;
@@ -157,16 +159,12 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
     L->o = c->cout;
     L->has_bias = n->nin > 2 && n->in[2] >= 0;
     L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
-    *cur = n->out[0];
-    c->pkh = c->pkw = 1;
-    *more = 0;
+    int cur = n->out[0];
+    c->pkh = c->pkw = c->psh = c->psw = 1;
+    const int conv_node = ni;
     for (;;) {
-        ni = consumer(g, *cur);
-        if (ni < 0) {
-            tpuc_err(err, errlen, "tensor '%s': training mode needs the Conv's output to go on to a "
-                     "Flatten or another Conv", g->t[*cur].name);
-            return -1;
-        }
+        ni = g->t[cur].is_output ? -1 : consumer(g, cur);
+        if (ni < 0) break;
         n = &g->n[ni];
         const int pooled = c->pkh * c->pkw > 1;
         if (n->op == TPUC_OP_RELU) {
@@ -175,48 +173,47 @@ static int conv_stage(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, int *mor
             if (pooled) c->relu_after = 1; else c->relu_before = 1;
         } else if (n->op == TPUC_OP_MAXPOOL && !pooled) {
             int kh = n->conv_k[0], kw = n->conv_k[1];
-            if (kh < 1 || kw < 1 || n->conv_s[0] != kh || n->conv_s[1] != kw ||
-                n->conv_p[0] || n->conv_p[1] || n->conv_p[2] || n->conv_p[3] ||
-                tpuc_attr_int(n, "ceil_mode", 0))
-                return refuse(n, err, errlen, "training mode: a k x k (1-D: k) MaxPool of stride k "
-                              "without padding or ceil_mode is supported");
+            const int padded = n->conv_p[0] || n->conv_p[1] || n->conv_p[2] || n->conv_p[3];
+            if (kh < 1 || kw < 1 || n->conv_s[0] < 1 || n->conv_s[1] < 1 ||
+                n->conv_s[0] > kh || n->conv_s[1] > kw || tpuc_attr_int(n, "ceil_mode", 0))
+                return refuse(n, err, errlen, "training mode: a MaxPool of strides at most its size, "
+                              "without ceil_mode, is supported");
+            if ((padded || n->conv_s[0] != kh || n->conv_s[1] != kw) && !c->relu_before)
+                return refuse(n, err, errlen, "training mode: a padded or overlapping MaxPool must "
+                              "follow a Relu");
             if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
                 return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
             c->pkh = kh; c->pkw = kw;
+            c->psh = n->conv_s[0]; c->psw = n->conv_s[1];
+            c->ppt = n->conv_p[0]; c->ppl = n->conv_p[1]; c->ppb = n->conv_p[2]; c->ppr = n->conv_p[3];
             c->relu_after = n->fuse_act == TPUC_OP_RELU;
         } else if (n->op == TPUC_OP_AVGPOOL && n->conv_k[0] == 1 && n->conv_k[1] == 1 &&
                    n->conv_s[0] == 1 && n->conv_s[1] == 1 && !n->conv_p[0] && !n->conv_p[1] &&
                    !n->conv_p[2] && !n->conv_p[3]) {
             /* a 1 x 1 average of stride 1 is the identity (torch's adaptive_avg_pool2d to
                the size it already has, as VGG's classifier head at 224 x 224 exports it) */
-        } else if (n->op == TPUC_OP_FLATTEN) {
-            if (tpuc_attr_int(n, "axis", 1) != 1)
-                return refuse(n, err, errlen, "training mode: Flatten axis 1 only");
-            *cur = n->out[0];
-            break;
-        } else if (n->op == TPUC_OP_CONV) {
-            c->next_conv = 1;
-            *more = 1;
-            break;
         } else {
-            return refuse(n, err, errlen, "training mode: after a Conv only Relu, one MaxPool, "
-                          "another Conv or a Flatten are supported");
+            break;
         }
-        *cur = n->out[0];
+        cur = n->out[0];
     }
-    c->ph = c->ho / c->pkh; c->pw = c->wo / c->pkw;
-    if (c->ph < 1 || c->pw < 1) return refuse(n, err, errlen, "training mode: the pool is larger than its input");
-    if (c->sh * c->pkh != c->sw * c->pkw && c->ph > 1)
-        return refuse(&g->n[L->node], err, errlen, "training mode: the conv's strides times the pool "
+    n = &g->n[conv_node];
+    if (c->ho + c->ppt + c->ppb < c->pkh || c->wo + c->ppl + c->ppr < c->pkw)
+        return refuse(n, err, errlen, "training mode: the pool is larger than its input");
+    c->ph = (c->ho + c->ppt + c->ppb - c->pkh) / c->psh + 1;
+    c->pw = (c->wo + c->ppl + c->ppr - c->pkw) / c->psw + 1;
+    if (c->sh * c->psh != c->sw * c->psw && c->ph > 1)
+        return refuse(n, err, errlen, "training mode: the conv's strides times the pool's "
                       "must be the same in both directions (or one pooled row)");
     c->q = (c->ph - 1) * c->wp + c->pw;
     c->z = (c->kh - 1) * c->wp + c->kw - 1;
-    if (*more) {
-        const tpuc_tensor_t *nx = &g->t[*cur];
-        int64_t nh = nx->ndim == 4 ? nx->dims[2] : 1;
-        if (nx->dims[1] != c->cout || nh != c->ph || nx->dims[nx->ndim - 1] != c->pw)
-            return refuse(n, err, errlen, "training mode: the Conv's input is not the stage before it");
-    }
+    /* the windows' first and last input pixels, relative to the image's first */
+    const int64_t qs = c->sw * c->psw;
+    c->pre = c->sh * c->ppt * c->wp + c->sw * c->ppl;
+    const int64_t last = qs * (c->q - 1) + (c->sh * (c->pkh - 1 - c->ppt) + c->kh - 1) * c->wp +
+                         c->sw * (c->pkw - 1 - c->ppl) + c->kw - 1;
+    c->img = c->pre + c->hp * c->wp + (last + 1 > c->hp * c->wp ? last + 1 - c->hp * c->wp : 0);
+    *out = cur;
     return 0;
 }
 
@@ -248,6 +245,172 @@ static int embed_layer(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *e
     return 0;
 }
 
+/* The Conv stages from the Conv that reads *cur (the model's input or the embedding's output):
+   every live node in the graph's order, Convs (each a stage reading the input or a stage's
+   output), residual Adds (one of the two a stage's raw conv output read by nothing else,
+   which takes the Add and its Relu), up to the GlobalAveragePool or Flatten the dense layers
+   read (*cur becomes its output). Then the stages in a topological order (a residual's other
+   stage first), with their readers. */
+static int conv_graph(const tpuc_graph_t *g, tpuc_train_t *t, int *cur, char *err, size_t errlen)
+{
+    const int in_t = *cur, e0 = t->nlayers; /* the embedding is layer 0 */
+    int sout[TPUC_TRAIN_MAX_CONV];
+    int end = -1;
+    t->feed = -1;
+    for (size_t i = 0; i < g->nn && end < 0; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        if (n->op == TPUC_OP_DEAD) continue;
+        int si[TPUC_MAX_IO], reads = 0, reads_in = 0;
+        for (int k = 0; k < n->nin; k++) {
+            si[k] = -1;
+            if (n->in[k] < 0) continue;
+            if (n->in[k] == in_t) reads_in = 1;
+            for (int s = 0; s < t->nconv; s++)
+                if (sout[s] == n->in[k]) si[k] = s;
+            if (si[k] >= 0) reads = 1;
+        }
+        if (!reads && !reads_in) continue;
+        if (n->op == TPUC_OP_CONV && (reads_in || si[0] >= 0) && (n->nin < 2 || si[1] < 0)) {
+            if (reads_in && t->nconv)
+                for (int s = 0; s < t->nconv; s++)
+                    if (t->conv[s].src < 0)
+                        return refuse(n, err, errlen, "training mode: one Conv may read the model's input");
+            const int s = t->nconv;
+            if (conv_stage(g, t, (int)i, reads_in ? -1 : si[0], &sout[s], err, errlen)) return -1;
+            continue;
+        }
+        if (n->op == TPUC_OP_ADD && n->nin == 2 && si[0] >= 0 && si[1] >= 0 && si[0] != si[1]) {
+            /* the stage that takes the Add: a raw conv output read by the Add alone, the later
+               one if both are */
+            int r = -1;
+            for (int k = 0; k < 2; k++) {
+                const tpuc_tconv_t *c = &t->conv[si[k]];
+                if (c->pkh * c->pkw == 1 && !c->relu_before && !c->relu_after && !c->res &&
+                    g->t[n->in[k]].nuses == 1 && !g->t[n->in[k]].is_output && (r < 0 || si[k] > r))
+                    r = si[k];
+            }
+            if (r < 0)
+                return refuse(n, err, errlen, "training mode: a residual Add needs a Conv without "
+                              "Relu or pool, read by the Add alone, on one side");
+            const int o = si[0] == r ? si[1] : si[0];
+            tpuc_tconv_t *c = &t->conv[r];
+            const tpuc_tconv_t *oc = &t->conv[o];
+            if (oc->cout != c->cout || oc->ph != c->ph || oc->pw != c->pw)
+                return refuse(n, err, errlen, "training mode: the residual Add's inputs differ in "
+                              "shape (broadcasting is not supported in training)");
+            if (n->fuse_act && n->fuse_act != TPUC_OP_RELU)
+                return refuse(n, err, errlen, "training mode: the activation after it must be Relu");
+            c->res = o + 1;
+            c->relu_after = n->fuse_act == TPUC_OP_RELU;
+            int out = n->out[0];
+            for (int ni; !c->relu_after && !g->t[out].is_output && (ni = consumer(g, out)) >= 0 &&
+                         g->n[ni].op == TPUC_OP_RELU;) {
+                c->relu_after = 1;
+                out = g->n[ni].out[0];
+            }
+            sout[r] = out;
+            continue;
+        }
+        if ((n->op == TPUC_OP_GAP || n->op == TPUC_OP_FLATTEN) && si[0] >= 0 && !reads_in) {
+            tpuc_tconv_t *c = &t->conv[si[0]];
+            if (g->t[n->in[0]].nuses != 1)
+                return refuse(n, err, errlen, "training mode: the dense layers' input may have no "
+                              "other reader");
+            c->dense = 1;
+            t->feed = si[0];
+            int out = n->out[0];
+            if (n->op == TPUC_OP_GAP) {
+                c->gap = 1;
+                const int ni = consumer(g, out);
+                if (ni < 0 || (g->n[ni].op != TPUC_OP_FLATTEN && g->n[ni].op != TPUC_OP_RESHAPE))
+                    return refuse(n, err, errlen, "training mode: a Flatten must follow the "
+                                  "GlobalAveragePool");
+                if (g->n[ni].op == TPUC_OP_FLATTEN && tpuc_attr_int(&g->n[ni], "axis", 1) != 1)
+                    return refuse(&g->n[ni], err, errlen, "training mode: Flatten axis 1 only");
+                out = g->n[ni].out[0];
+            } else if (tpuc_attr_int(n, "axis", 1) != 1) {
+                return refuse(n, err, errlen, "training mode: Flatten axis 1 only");
+            }
+            end = out;
+            continue;
+        }
+        return refuse(n, err, errlen, "not supported in training mode after a Conv (Conv stages "
+                      "with Relu, MaxPool and residual Adds, then GlobalAveragePool or Flatten are)");
+    }
+    if (end < 0) {
+        tpuc_err(err, errlen, "training mode needs the Conv stages to end in a Flatten or a "
+                 "GlobalAveragePool and Flatten before the dense layers");
+        return -1;
+    }
+    for (int s = 0; s < t->nconv; s++) {
+        const tpuc_tconv_t *c = &t->conv[s];
+        if (g->t[sout[s]].nuses == 0 && !c->dense)
+            return refuse(&g->n[t->layer[c->layer].node], err, errlen, "training mode: its output "
+                          "is not used");
+        if (c->src >= 0) {
+            const tpuc_tconv_t *p = &t->conv[c->src];
+            if (p->cout != c->cin || p->ph != c->h || p->pw != c->w)
+                return refuse(&g->n[t->layer[c->layer].node], err, errlen,
+                              "training mode: the Conv's input is not the stage before it");
+        }
+    }
+    /* a topological order: the lowest-numbered stage whose input and residual are ready */
+    const int C = t->nconv;
+    int ord[TPUC_TRAIN_MAX_CONV] = {0}, pos[TPUC_TRAIN_MAX_CONV] = {0}, done[TPUC_TRAIN_MAX_CONV] = {0};
+    for (int j = 0; j < C; j++) {
+        int pick = -1;
+        for (int s = 0; s < C && pick < 0; s++)
+            if (!done[s] && (t->conv[s].src < 0 || done[t->conv[s].src]) &&
+                (!t->conv[s].res || done[t->conv[s].res - 1]))
+                pick = s;
+        if (pick < 0) {
+            tpuc_err(err, errlen, "training mode: the Conv stages form a cycle");
+            return -1;
+        }
+        done[pick] = 1;
+        ord[j] = pick;
+        pos[pick] = j;
+    }
+    tpuc_tconv_t oc[TPUC_TRAIN_MAX_CONV];
+    tpuc_tlayer_t ol[TPUC_TRAIN_MAX_CONV];
+    memcpy(oc, t->conv, (size_t)C * sizeof *oc);
+    for (int s = 0; s < C; s++) ol[s] = t->layer[e0 + s];
+    for (int j = 0; j < C; j++) {
+        tpuc_tconv_t *c = &t->conv[j];
+        *c = oc[ord[j]];
+        c->layer = e0 + j;
+        if (c->src >= 0) c->src = pos[c->src];
+        if (c->res) c->res = pos[c->res - 1] + 1;
+        t->layer[e0 + j] = ol[ord[j]];
+        t->layer[e0 + j].conv = j + 1;
+    }
+    t->feed = pos[t->feed];
+    for (int j = 0; j < C; j++) {
+        tpuc_tconv_t *c = &t->conv[j];
+        if (c->src >= 0) {
+            tpuc_tconv_t *p = &t->conv[c->src];
+            if (p->nouts >= 4)
+                return refuse(&g->n[t->layer[c->layer].node], err, errlen, "training mode: a "
+                              "stage's output may be read by at most 4 Convs");
+            p->outs[p->nouts++] = j;
+            p->writers++;
+        }
+        if (c->res) {
+            t->conv[c->res - 1].writers++;
+            if (c->res - 1 > j) {
+                tpuc_err(err, errlen, "training mode: internal: a residual after its reader");
+                return -1;
+            }
+        }
+    }
+    if (t->conv[0].src >= 0) {
+        tpuc_err(err, errlen, "training mode: internal: the first stage does not read the input");
+        return -1;
+    }
+    *cur = end;
+    return 0;
+}
+
 /* Walks the chain and fills t->layer[]. */
 static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train_t *t,
                    char *err, size_t errlen)
@@ -269,6 +432,8 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
                       "export the model in eval mode, where torch.onnx.export leaves it out");
     int cur = g->inputs[0];
     const tpuc_tensor_t *x = &g->t[cur];
+    t->feed = -1;
+    t->gap_p = 1;
     int64_t b = x->dims[0];
     t->in_elems = tpuc_tensor_elems(x) / (b ? b : 1);
     int softmax = 0;
@@ -280,10 +445,9 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
     }
     if (ci0 >= 0 && g->n[ci0].op == TPUC_OP_GATHER && embed_layer(g, t, &cur, err, errlen))
         return -1;
-    for (int more = 1; more;) {
+    {
         int ci = consumer(g, cur);
-        if (ci < 0 || g->n[ci].op != TPUC_OP_CONV) break;
-        if (conv_stage(g, t, &cur, &more, err, errlen)) return -1;
+        if (ci >= 0 && g->n[ci].op == TPUC_OP_CONV && conv_graph(g, t, &cur, err, errlen)) return -1;
     }
     while (!g->t[cur].is_output) {
         int ni = consumer(g, cur);
@@ -327,9 +491,9 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
             L->relu = n->fuse_act == TPUC_OP_RELU;
             L->kp = (uint64_t)L->k + (uint64_t)L->has_bias;
             if (t->nlayers >= 2 && t->layer[t->nlayers - 2].conv) {
-                const tpuc_tconv_t *c = &t->conv[t->layer[t->nlayers - 2].conv - 1];
+                const tpuc_tconv_t *c = &t->conv[t->feed];
                 L->perm_c = c->cout;
-                L->perm_p = c->ph * c->pw;
+                L->perm_p = c->gap ? 1 : c->ph * c->pw;
             }
             break;
         }
@@ -383,8 +547,8 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
         if (t->layer[l].conv || t->layer[l].embed) continue;
         if (l && t->layer[l - 1].embed) want = t->in_elems * t->layer[l - 1].o;
         if (l && t->layer[l - 1].conv) {
-            const tpuc_tconv_t *c = &t->conv[t->layer[l - 1].conv - 1];
-            want = c->ph * c->pw * c->cout;
+            const tpuc_tconv_t *c = &t->conv[t->feed];
+            want = (c->gap ? 1 : c->ph * c->pw) * c->cout;
         }
         if (t->layer[l].k != want) {
             tpuc_err(err, errlen, "node '%s': %lld inputs, but the layer before gives %lld",
@@ -541,8 +705,47 @@ typedef struct {
     uint64_t RS;         /* UB: NT*(pc + z), a chunk of r-space (dx) */
     uint64_t DXB;        /* UB: NTi*pc, the chunk of dx as bf16 (for an embedding) */
     uint64_t DXC;        /* ACC: NTi*pc, a chunk of dx */
+    uint64_t DXT;        /* ACC: NTi*pc, the gradient already there (a stage with several readers) */
     uint64_t BIASR, XTACC, DWC, IDENT;
 } cvr_t;
+
+/* Image i's first padded pixel in the stage's saved input (after its margin). */
+static uint64_t img_addr(const tpuc_tconv_t *c, const tpuc_tlayer_t *ly, uint64_t i)
+{
+    return ly->xsave + (i * (uint64_t)c->img + (uint64_t)c->pre) * (uint64_t)c->cin * 2;
+}
+
+/* The input pixel of q row 0 for window (u, v) and kernel row kh, relative to the image's
+   first padded pixel (negative into the margin before it for a padded pool). */
+static int64_t win_off(const tpuc_tconv_t *c, int u, int v, int64_t kh)
+{
+    return (c->sh * (u - c->ppt) + kh) * c->wp + c->sw * (v - c->ppl);
+}
+
+/* A padded or overlapping pool's window (u, v) reaches conv outputs outside the image on some
+   pooled rows and columns: those values become +0 (the pool's padding: ReLU outputs are at
+   least +0, so a maximum does not change, and a +0 routes no gradient through the ReLU). */
+static void zero_outside(em_t *e, const tpuc_tconv_t *c, uint64_t base, uint64_t NT, uint64_t q0,
+                         uint64_t qc, int u, int v)
+{
+    if (!c->ppt && !c->ppl && !c->ppb && !c->ppr) return; /* floor mode: every window inside */
+    for (int64_t ph = 0; ph < c->ph; ph++) {
+        const int64_t row = c->psh * ph - c->ppt + u;
+        const int rbad = row < 0 || row >= c->ho;
+        for (int64_t pw = 0; pw < c->pw; pw++) {
+            const int64_t col = c->psw * pw - c->ppl + v;
+            if (!rbad && col >= 0 && col < c->wo) continue;
+            /* a run of bad columns (the whole row when the row is bad) */
+            int64_t pe = pw + 1;
+            while (pe < c->pw && (rbad || c->psw * pe - c->ppl + v < 0 || c->psw * pe - c->ppl + v >= c->wo)) pe++;
+            const uint64_t lo = umax((uint64_t)(ph * c->wp + pw), q0), hi = umin((uint64_t)(ph * c->wp + pe), q0 + qc);
+            for (uint64_t nt = 0; lo < hi && nt < NT; nt++)
+                E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(base + nt * qc + lo - q0),
+                  K_ZERO, U(base + nt * qc + lo - q0), U(hi - lo));
+            pw = pe - 1;
+        }
+    }
+}
 
 /* The conv of stage c for image i, q rows [q0, q0+qc), every window into CW, then M = their
    maximum (before a ReLU after the pool). Kernel row kh reads KW*Cin contiguous input values
@@ -553,8 +756,8 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t NT = cdiv((uint64_t)c->cout, N), kc = (uint64_t)(c->kw * c->cin), KT = cdiv(kc, N);
-    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
-    const uint64_t O = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->pkw);
+    const uint64_t X = img_addr(c, ly, i);
+    const uint64_t O = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->psw);
     for (int u = 0; u < c->pkh; u++)
         for (int v = 0; v < c->pkw; v++) {
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * NT * qc;
@@ -562,7 +765,7 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
                 for (uint64_t kt = 0; kt < KT; kt++)
                     E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
                       U(r->A + ((uint64_t)kh * KT + kt) * qc), U(qc), U(umin(N, kc - kt * N)),
-                      U(X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) + qs * q0) * (uint64_t)c->cin * 2 + kt * N * 2),
+                      U(X + (uint64_t)(win_off(c, u, v, kh) + (int64_t)(qs * q0)) * (uint64_t)c->cin * 2 + kt * N * 2),
                       U(qs * (uint64_t)c->cin * 2));
             for (uint64_t nt = 0; nt < NT; nt++) {
                 for (int64_t kh = 0; kh < c->kh; kh++)
@@ -579,6 +782,7 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
             }
             if (c->relu_before)
                 E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
+            zero_outside(e, c, CWw, NT, q0, qc, u, v);
         }
     const uint64_t n = NT * qc;
     const int nw = c->pkh * c->pkw;
@@ -589,6 +793,21 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
         for (int w = 2; w < nw; w++)
             E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->CW + (uint64_t)w * n),
               U(r->M), U(n));
+    }
+    if (c->res) {
+        const tpuc_tconv_t *rc = &t->conv[c->res - 1];
+        E(e, "# the residual: stage %d's output (bf16) added before the ReLU", c->res - 1);
+        E(e, "dma_in ub row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->T), U(n), U(t->zero_addr));
+        for (int64_t ph = 0; ph < c->ph; ph++) {
+            const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
+            if (lo >= hi) continue;
+            const uint64_t p = (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp);
+            for (uint64_t nt = 0; nt < NT; nt++)
+                E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                  U(r->T + nt * qc + (lo - q0)), U(hi - lo), U(umin(N, O - nt * N)),
+                  U(rc->compact + ((i * (uint64_t)(c->ph * c->pw) + p) * O + nt * N) * 2), U(O * 2));
+        }
+        E(e, "vop add a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->T), U(r->M), U(n));
     }
 }
 
@@ -611,28 +830,33 @@ typedef struct {
     int u, v;
 } qctx_t;
 
-/* forward: the pooled activation (UB, bf16) to the next stage's padded input, or to the
-   dense layer's saved input in (p, c) order */
+/* forward: the pooled activation (UB, bf16) to the padded input of every stage that reads
+   it, to the dense layer's saved input in (p, c) order, and (compact) to a residual reader or
+   the average */
 static void run_out(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
 {
     const qctx_t *x = vp;
     const tpuc_tconv_t *c = x->c;
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout;
-    const tpuc_tlayer_t *d = &x->t->layer[c->layer + 1];
-    uint64_t base;
-    if (c->next_conv) {
-        const tpuc_tconv_t *nc = c + 1;
+    uint64_t dst[6];
+    int nd = 0;
+    for (int k = 0; k < c->nouts; k++) {
+        const tpuc_tconv_t *nc = &x->t->conv[c->outs[k]];
         const uint64_t pix = ((p / (uint64_t)c->pw) + (uint64_t)nc->pt) * (uint64_t)nc->wp +
                              p % (uint64_t)c->pw + (uint64_t)nc->pl;
-        base = d->xsave + (x->i * (uint64_t)(nc->hp * nc->wp) + pix) * C * 2;
-    } else {
-        base = d->xsave + (x->i * d->kp + p * C) * 2;
+        dst[nd++] = img_addr(nc, &x->t->layer[nc->layer], x->i) + pix * C * 2;
     }
-    for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
-        E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-          U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-          U(base + nt * N * 2), U(C * 2));
+    if (c->dense && !c->gap) {
+        const tpuc_tlayer_t *d = &x->t->layer[x->t->nconv + (x->t->layer[0].embed ? 1 : 0)];
+        dst[nd++] = d->xsave + (x->i * d->kp + p * C) * 2;
+    }
+    if (c->compact) dst[nd++] = c->compact + (x->i * (uint64_t)(c->ph * c->pw) + p) * C * 2;
+    for (int k = 0; k < nd; k++)
+        for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
+            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
+              U(dst[k] + nt * N * 2), U(C * 2));
 }
 
 /* backward: the gradient at the pooled output (fp32, host, (p, c) order) into q-space DQ */
@@ -655,7 +879,7 @@ static void run_rs(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
     const qctx_t *x = vp;
     const tpuc_tconv_t *c = x->c;
     const unsigned N = e->n;
-    const uint64_t C = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->pkw);
+    const uint64_t C = (uint64_t)c->cout, qs = (uint64_t)(c->sw * c->psw);
     (void)p;
     const uint64_t row = (uint64_t)c->z + qs * q + (uint64_t)(c->sh * x->u) * (uint64_t)c->wp +
                          (uint64_t)(c->sw * x->v);
@@ -689,8 +913,8 @@ static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
     const tpuc_tlayer_t *ly = &t->layer[c->layer];
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N);
-    const uint64_t kc = (uint64_t)(c->kw * c->cin), qs = (uint64_t)(c->sw * c->pkw);
-    const uint64_t X = ly->xsave + i * (uint64_t)(c->hp * c->wp * c->cin) * 2;
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), qs = (uint64_t)(c->sw * c->psw);
+    const uint64_t X = img_addr(c, ly, i);
     const uint64_t G = gaddr(c, i, u, v, q0), nr = ck->c1 - ck->c0 + (uint64_t)ck->bias;
     for (uint64_t j = 0; j < qc; j += N) {
         const uint64_t rows = umin(N, qc - j);
@@ -698,8 +922,7 @@ static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
             for (uint64_t k0 = 0; k0 < kc; k0 += N) {
                 const uint64_t kn = umin(N, kc - k0), row = (uint64_t)kh * kc + k0;
                 if (row < ck->c0 || row >= ck->c1) continue;
-                uint64_t w = wtile(e, t, X + ((uint64_t)(c->sh * u + kh) * (uint64_t)c->wp + (uint64_t)(c->sw * v) +
-                                              qs * (q0 + j)) * (uint64_t)c->cin * 2 + k0 * 2,
+                uint64_t w = wtile(e, t, X + (uint64_t)(win_off(c, u, v, kh) + (int64_t)(qs * (q0 + j))) * (uint64_t)c->cin * 2 + k0 * 2,
                                    rows, kn, qs * (uint64_t)c->cin * 2);
                 E(e, "lw w=%llu transpose", U(w));
                 E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
@@ -728,8 +951,22 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
     E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
     qctx_t x = {t, c, r, i, q0, qc, 0, 0};
-    q_runs(e, c, q0, qc, run_in, &x);
-    if (c->relu_after && c->next_conv) {
+    if (c->gap) {
+        E(e, "# the average's gradient (divided by the pixels) on every pixel");
+        for (uint64_t nt = 0; nt < NT; nt++) {
+            E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(r->XTACC),
+              U(umin(N, C - nt * N)), U(c->gapg + (i * C + nt * N) * 4));
+            for (int64_t ph = 0; ph < c->ph; ph++) {
+                const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
+                if (lo < hi)
+                    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(r->DQ + nt * qc + lo - q0),
+                      U(r->XTACC), U(r->DQ + nt * qc + lo - q0), U(hi - lo));
+            }
+        }
+    } else {
+        q_runs(e, c, q0, qc, run_in, &x);
+    }
+    if (c->relu_after && !(c->dense && !c->gap)) {
         E(e, "# the ReLU after the pool: its mask max(min(m * 2^127, 1), 0), 0/1 in UB");
         E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->M), K_BIG, U(r->T), U(n));
         E(e, "vop max a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ZERO, U(r->T), U(n));
@@ -741,6 +978,10 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     for (int u = 0; u < c->pkh; u++)
         for (int v = 0; v < c->pkw; v++) {
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * n;
+            if (c->res) {
+                /* no pool: the one window is the conv's output (M also holds the residual) */
+                E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ZERO, U(r->S), U(n));
+            } else {
             E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
             E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
             E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
@@ -748,6 +989,7 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
             E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->T), U(r->S), U(n));
             E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->S), U(n));
             E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->AV), U(n));
+            }
             if (c->relu_before) {
                 E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(CWw), K_BIG, U(r->T), U(n));
                 E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
@@ -765,6 +1007,29 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
             }
             conv_dw(e, t, c, r, i, q0, qc, u, v, ck, first);
         }
+    if (c->res) {
+        /* the residual's gradient: the gradient before the ReLU, as it is (fp32) */
+        const tpuc_tconv_t *rc = &t->conv[c->res - 1];
+        const int acc = e->wrote[c->res - 1];
+        E(e, "# the residual's gradient to stage %d's output%s", c->res - 1, acc ? ", added to its other readers'" : "");
+        for (int64_t ph = 0; ph < c->ph; ph++) {
+            const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
+            if (lo >= hi) continue;
+            const uint64_t p = (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp);
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                const uint64_t a = rc->dps + ((i * (uint64_t)(c->ph * c->pw) + p) * C + nt * N) * 4;
+                const uint64_t d = r->DQ + nt * qc + lo - q0, tmp = r->CW + nt * qc + lo - q0;
+                const uint64_t cols = umin(N, C - nt * N);
+                if (acc) {
+                    E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp), U(hi - lo),
+                      U(cols), U(a), U(C * 4));
+                    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(d), U(tmp), U(hi - lo));
+                }
+                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(acc ? tmp : d),
+                  U(hi - lo), U(cols), U(a), U(C * 4));
+            }
+        }
+    }
 }
 
 /* dx of image i (its r-space gradient complete in host memory): for padded input rows
@@ -776,7 +1041,9 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
                     uint64_t i)
 {
     const tpuc_tlayer_t *ly = &t->layer[c->layer];
-    const tpuc_tlayer_t *pv = &t->layer[c->layer - 1];
+    const tpuc_tlayer_t *pv = c->src < 0 ? &t->layer[0] : NULL; /* the embedding */
+    /* the stage before has other readers whose gradients are already there: add to them */
+    const int acc = c->src >= 0 && (e->wrote[c->src] || (c->res && c->res - 1 == c->src));
     const unsigned N = e->n;
     const uint64_t CO = (uint64_t)c->cout, CI = (uint64_t)c->cin, NT = cdiv(CO, N), NTi = cdiv(CI, N);
     const uint64_t wp = (uint64_t)c->wp, Z = (uint64_t)c->z, pc = c->pc;
@@ -802,7 +1069,7 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
                     }
                 }
         }
-        if (pv->embed)
+        if (pv)
             E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->DXC), U(r->DXB), U(NTi * pc));
         for (int64_t y = 0; y < c->h; y++) {
             const uint64_t a0 = ((uint64_t)(y + c->pt)) * wp + (uint64_t)c->pl;
@@ -811,14 +1078,23 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
             const uint64_t px = (uint64_t)y * (uint64_t)c->w + (s0 - a0); /* compact pixel */
             for (uint64_t ct = 0; ct < NTi; ct++) {
                 const uint64_t cols = umin(N, CI - ct * N);
-                if (pv->embed)
+                if (pv) {
                     E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
                       U(r->DXB + ct * pc + (s0 - p0)), U(s1 - s0), U(cols),
                       U(pv->dysave + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 2), U(CI * 2));
-                else
-                    E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(r->DXC + ct * pc + (s0 - p0)), U(s1 - s0), U(cols),
-                      U(c[-1].dps + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 4), U(CI * 4));
+                    continue;
+                }
+                const uint64_t a = t->conv[c->src].dps + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 4;
+                uint64_t src = r->DXC + ct * pc + (s0 - p0);
+                if (acc) {
+                    const uint64_t tmp = r->DXT + ct * pc + (s0 - p0);
+                    E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp),
+                      U(s1 - s0), U(cols), U(a), U(CI * 4));
+                    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(src), U(tmp), U(s1 - s0));
+                    src = tmp;
+                }
+                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+                  U(src), U(s1 - s0), U(cols), U(a), U(CI * 4));
             }
         }
     }
@@ -836,8 +1112,8 @@ static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
     /* the next layer's input: stage 0's padded image (its interior pixels), or the dense
        layer's saved input row of L x D values (the Flatten of [L, D]) */
     const tpuc_tlayer_t *nx = &t->layer[1];
-    const uint64_t img = c ? (uint64_t)(c->hp * c->wp) * D : nx->kp;
-    const uint64_t pix0 = c ? (uint64_t)c->pt * (uint64_t)c->wp + (uint64_t)c->pl : 0;
+    const uint64_t img = c ? (uint64_t)c->img * D : nx->kp;
+    const uint64_t pix0 = c ? (uint64_t)(c->pre + c->pt * c->wp + c->pl) : 0;
     const uint64_t EA = UB0, EB = UB0 + KT * rc, EY = ACC0;
     E(e, "# forward: layer 0 '%s' (embedding %llu x %llu): one-hot ids x the table, %llu rows "
       "per chunk", ly->name, U(V), U(D), U(rc));
@@ -899,7 +1175,17 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     t->n = N;
     const int L = t->nlayers;
     const int adam = o->optimizer == TPUC_OPT_ADAM;
-    for (int s = 0; s < t->nconv; s++) t->conv[s].dx = s > 0 || t->layer[0].embed;
+    for (int s = 0; s < t->nconv; s++) {
+        tpuc_tconv_t *c = &t->conv[s];
+        c->dx = c->src >= 0 || t->layer[0].embed;
+        if (c->dx && (c->ppt || c->ppl || c->ppb || c->ppr || c->psh != c->pkh || c->psw != c->pkw)) {
+            tpuc_err(err, errlen, "node '%s': training mode: a padded or overlapping MaxPool after a "
+                     "Conv that needs its input gradient is not supported (only after the first)",
+                     t->layer[c->layer].name);
+            return -1;
+        }
+        if (c->gap) t->gap_p = c->ph * c->pw;
+    }
     /* the first dense layer */
     int fd = 0;
     while (t->layer[fd].conv || t->layer[fd].embed) fd++;
@@ -926,8 +1212,12 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         ly->gacc = a; a = ALIGN64(a + (t->micro > 1 ? mo * 4 : 0));
         if (ly->conv) {
             tpuc_tconv_t *c = &t->conv[ly->conv - 1];
-            ly->xsave = a; a = ALIGN64(a + b * (uint64_t)(c->hp * c->wp * c->cin) * 2);
+            ly->xsave = a; a = ALIGN64(a + b * (uint64_t)(c->img * c->cin) * 2);
             c->dps = a; a = ALIGN64(a + b * (uint64_t)(c->ph * c->pw * c->cout) * 4);
+            int reader = c->gap;
+            for (int s2 = 0; s2 < t->nconv; s2++) reader |= t->conv[s2].res == ly->conv;
+            if (reader) { c->compact = a; a = ALIGN64(a + b * (uint64_t)(c->ph * c->pw * c->cout) * 2); }
+            if (c->gap) { c->gapg = a; a = ALIGN64(a + b * (uint64_t)c->cout * 4); }
             c->dcw = a; a = ALIGN64(a + (uint64_t)c->q * (uint64_t)c->cout * 2);
             c->rsp = a; a = ALIGN64(a + (c->dx ? (uint64_t)(c->z + c->hp * c->wp) * (uint64_t)c->cout * 2 : 0));
             ly->dysave = a;
@@ -1053,7 +1343,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
             const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
             const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
-            uint64_t pc = umin(rows, fa / NTi);
+            const uint64_t sum = c->src >= 0 && t->conv[c->src].writers > 1 ? 2u : 1u;
+            uint64_t pc = umin(rows, fa / (sum * NTi));
             pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
             pc = umin(pc, 65535u / (NTi + NT0));
             if (pc == 0) {
@@ -1062,7 +1353,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 return -1;
             }
             c->pc = pc;
-            r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0;
+            r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0; r->DXT = acc0 + NTi * pc;
         }
         t->layer[c->layer].chunk_rows = (unsigned)R;
     }
@@ -1155,6 +1446,28 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0};
                 q_runs(&e, c, q0, qc, run_out, &x);
             }
+        if (c->gap) {
+            /* the average of each image's pixels: the ones row times its (pixel, channel)
+               tiles as weights, times 1/pixels, into the dense layer's saved input */
+            const tpuc_tlayer_t *d = &t->layer[fd];
+            const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
+            E(&e, "# forward: the GlobalAveragePool of %llu pixels", U(P));
+            for (uint64_t i = 0; i < b; i++) {
+                for (uint64_t nt = 0; nt < NT0; nt++)
+                    for (uint64_t p0 = 0; p0 < P; p0 += N) {
+                        uint64_t w = wtile(&e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
+                                           umin(N, P - p0), umin(N, C - nt * N), C * 2);
+                        E(&e, "lw w=%llu", U(w));
+                        E(&e, "matmul ub=%llu acc=%llu rows=1%s", U(ONES), U(ACC_CHUNK + nt),
+                          p0 ? " accumulate" : "");
+                    }
+                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACC_CHUNK), K_INVP,
+                  U(UB_CHUNK), U(NT0));
+                for (uint64_t nt = 0; nt < NT0; nt++)
+                    E(&e, "dma_out ub row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(UB_CHUNK + nt),
+                      U(umin(N, C - nt * N)), U(d->xsave + (i * d->kp + nt * N) * 2), U(C * 2));
+            }
+        }
     }
     {
         const tpuc_tlayer_t *l0 = &t->layer[fd];
@@ -1290,6 +1603,8 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 e.phase = TPUC_PH_BACKWARD;
                 c0 = c1;
             }
+            if (c->src >= 0) e.wrote[c->src] = 1;
+            if (c->res) e.wrote[c->res - 1] = 1;
             continue;
         }
         if (!ly->embed)
@@ -1309,8 +1624,15 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 }
             }
             const uint64_t DN = DYB[1 - cur];
-            if (t->layer[l - 1].conv) {
-                const tpuc_tconv_t *c = &t->conv[t->layer[l - 1].conv - 1];
+            if (t->layer[l - 1].conv && t->conv[t->feed].gap) {
+                const tpuc_tconv_t *c = &t->conv[t->feed];
+                E(&e, "# the average's gradient: divided by the pixels, fp32, to host memory");
+                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(DX), K_INVP, U(DX), U(T * b));
+                for (uint64_t kt = 0; kt < T; kt++)
+                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
+                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->gapg + kt * N * 4), U((uint64_t)ly->k * 4));
+            } else if (t->layer[l - 1].conv) {
+                const tpuc_tconv_t *c = &t->conv[t->feed];
                 if (c->relu_after) {
                     E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
                     E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,

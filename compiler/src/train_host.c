@@ -46,7 +46,8 @@ void tpuc_train_host_init(const tpuc_train_t *t, const tpuc_graph_t *g, uint8_t 
     const double B = (double)t->batch * t->cores * t->micro; /* the global batch */
     const tpuc_train_opts_t *o = &t->opts;
     const double kv[] = {1.0, ldexp(1.0, 127), 1.0 / B, -1.0 / B, o->lr, o->momentum, o->beta1,
-                         1.0 - o->beta1, o->beta2, 1.0 - o->beta2, o->eps, 0.0};
+                         1.0 - o->beta1, o->beta2, 1.0 - o->beta2, o->eps, 0.0,
+                         1.0 / (double)(t->gap_p > 0 ? t->gap_p : 1)};
     for (unsigned r = 0; r < sizeof kv / sizeof kv[0]; r++)
         for (unsigned i = 0; i < n; i++) put32(host, t->const_addr + ((uint64_t)r * n + i) * 4, (float)kv[r]);
     for (unsigned r = 0; r < n; r++)
@@ -92,11 +93,11 @@ void tpuc_train_host_batch(const tpuc_train_t *t, uint8_t *host, const float *x,
         } else if (l0->conv) {
             /* NCHW in, the padded image NHWC (the padding stays +0 from tpuc_train_host_init) */
             const tpuc_tconv_t *c = &t->conv[0];
-            const uint64_t img = (uint64_t)(c->hp * c->wp * c->cin);
+            const uint64_t img = (uint64_t)(c->img * c->cin);
             for (int64_t ch = 0; ch < c->cin; ch++)
                 for (int64_t y = 0; y < c->h; y++)
                     for (int64_t xx = 0; xx < c->w; xx++)
-                        put16(host, l0->xsave + ((uint64_t)r * img + (uint64_t)(((y + c->pt) * c->wp + xx + c->pl) * c->cin + ch)) * 2,
+                        put16(host, l0->xsave + ((uint64_t)r * img + (uint64_t)((c->pre + (y + c->pt) * c->wp + xx + c->pl) * c->cin + ch)) * 2,
                               tpuc_f32_to_bf16(x[(size_t)r * (size_t)t->in_elems + (size_t)((ch * c->h + y) * c->w + xx)]));
         } else
         for (int64_t k = 0; k < t->in_elems; k++)

@@ -24,6 +24,10 @@
                MaxPool(2) -> Flatten -> Linear(16, 10) -> Softmax on xcc.npy (a strided conv's
                input gradient; its last padded row and column are never read)
   cs2.onnx     Conv(2, 4, 3x3, stride 2) -> Flatten -> Linear(36, 10) -> Softmax on xcc.npy
+  res.onnx     ResNet's shape: Conv(2, 4, 3x3, pad 1) -> ReLU -> MaxPool(3, stride 2, pad 1) ->
+               [Conv(4, 4) -> ReLU -> Conv(4, 4)] + identity -> ReLU -> [Conv(4, 6, stride 2) ->
+               ReLU -> Conv(6, 6, 1x1)] + Conv(4, 6, 1x1, stride 2) -> ReLU ->
+               GlobalAveragePool -> Flatten -> Linear(6, 10) -> Softmax on xcc.npy
   bag.onnx     Embedding(30, 4) -> Flatten -> Linear(48, 16) -> ReLU -> Linear(16, 10) ->
                Softmax on xt.npy (the embedding read by a dense layer)
   wide.onnx    Conv(16, 8, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(32, 10) ->
@@ -114,6 +118,28 @@ def main(out):
             x = nn.functional.max_pool1d(torch.relu(self.c1(x)), 2)
             x = nn.functional.max_pool1d(torch.relu(self.c2(x)), 2)
             return torch.softmax(self.fc(torch.flatten(x, 1)), dim=1)
+
+    class Res(nn.Module):
+        """ResNet's shape, small: a stem Conv -> ReLU -> MaxPool(3, 2, pad 1), a block with
+        the identity residual, a block with a strided 1x1 conv on the residual, the average."""
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(2, 4, 3, padding=1)
+            self.c1 = nn.Conv2d(4, 4, 3, padding=1)
+            self.c2 = nn.Conv2d(4, 4, 3, padding=1)
+            self.d1 = nn.Conv2d(4, 6, 3, stride=2, padding=1)
+            self.d2 = nn.Conv2d(6, 6, 1)
+            self.ds = nn.Conv2d(4, 6, 1, stride=2)
+            self.fc = nn.Linear(6, 10)
+
+        def forward(self, x):
+            x = nn.functional.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1)
+            x = torch.relu(x + self.c2(torch.relu(self.c1(x))))
+            x = torch.relu(self.d2(torch.relu(self.d1(x))) + self.ds(x))
+            x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
+            return torch.softmax(self.fc(x), dim=1)
+
+    export(Res(), (2, 2, 8, 8), os.path.join(out, "res.onnx"))
 
     class Bag(nn.Module):
         def __init__(self):

@@ -32,10 +32,12 @@ def main():
     ap.add_argument("--opt", choices=["sgd", "adam"], help="also check the weights after the step (DIR/w<l>.npy)")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--momentum", type=float, default=0.0)
+    ap.add_argument("--graph", action="store_true",
+                    help="a residual model (trainref.GraphNet: the bound only, no bf16 emulation)")
     a = ap.parse_args()
     x = np.load(a.x).astype(np.float32)
     y = np.load(a.y).astype(np.int64)
-    net = trainref.Net(a.onnx, a.logits)
+    net = (trainref.GraphNet if a.graph else trainref.Net)(a.onnx, a.logits)
     perm = trainref.epoch_orders(len(x), a.seed, 1)[0]
     idx = perm[: a.batch]
     if a.mutate == "batch":  # the gradient of another batch: must not pass
@@ -68,7 +70,12 @@ def main():
     # rounding, 2^-20 of |h|^T|dy|, plus one bf16 ulp (2^-7) of every term whose h or dy the
     # machine may round the other way (fp32 where the emulation has float64: within
     # trainref.FLIP of a rounding midpoint), plus 2^-8 of the largest single term
-    emu = trainref.emulate_grads(net, xb, y[idx])
+    if a.graph:
+        efail = trainref.emulate_graph_check(net, trainref.emulate_graph(net, xb, y[idx]), a.grads, a.mutate)
+        if efail:
+            print(f"FAIL: {efail} gradient elements differ from the contract's emulation")
+            fails += efail
+    emu = [] if a.graph else trainref.emulate_grads(net, xb, y[idx])
     efail = 0
     for l, (ew, eb, h, dy, fh, fdy) in enumerate(emu):
         mag_w = np.abs(h).T @ np.abs(dy)

@@ -78,7 +78,7 @@ cnn() { # name model x opts...
     rm -rf "$W/g_$name"
     if "$T" "$W/$model" --x-train "$W/$xx" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 1 \
         --grads-dir "$W/g_$name" "$@" >"$W/run_$name.log" 2>&1; then
-        if $PY tests/train/ref.py "$W/$model" "$W/$xx" "$W/y.npy" --batch "$BATCH" --grads "$W/g_$name" --opt "$OPT" --lr "$LR" >"$W/ref_$name.log" 2>&1; then
+        if $PY tests/train/ref.py "$W/$model" "$W/$xx" "$W/y.npy" --batch "$BATCH" --grads "$W/g_$name" --opt "$OPT" --lr "$LR" ${GRAPH:+--graph} >"$W/ref_$name.log" 2>&1; then
             ok "$name: $(grep -c 'bound' "$W/ref_$name.log") checks within their bounds ($(grep '^loss' "$W/ref_$name.log"))"
         else
             bad "$name: $(grep -E 'FAIL|worst' "$W/ref_$name.log" | tr '\n' ' ')"
@@ -99,6 +99,11 @@ BATCH=8 OPT=sgd LR=0.1 cnn cs_n8_c2 cs.onnx xcc.npy --mxu 8 --cores 2 --batch 8 
 BATCH=8 OPT=sgd LR=0.1 cnn cs2_n4_ring cs2.onnx xcc.npy --mxu 4 --cores 4 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=8 OPT=sgd LR=0.1 cnn bag_n8_c2 bag.onnx xt.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
 BATCH=6 OPT=adam LR=0.001 cnn text_n4_c1 text.onnx xt.npy --mxu 4 --cores 1 --batch 6 --optimizer adam --imem-insns 32768
+# ResNet's shape: a padded overlapping MaxPool, residual Adds (identity and a strided 1x1
+# conv), a stage read by two, the GlobalAveragePool (trainref.GraphNet, its bf16 emulation)
+GRAPH=1 BATCH=8 OPT=sgd LR=0.1 cnn res_n8_c2 res.onnx xcc.npy --mxu 8 --cores 2 --batch 8 --optimizer sgd --lr 0.1 --imem-insns 32768
+GRAPH=1 BATCH=6 OPT=adam LR=0.001 cnn res_n4_c1 res.onnx xcc.npy --mxu 4 --cores 1 --batch 6 --optimizer adam --acc-kib 8 --imem-insns 32768
+GRAPH=1 BATCH=8 OPT=sgd LR=0.1 cnn res_n8_micro res.onnx xcc.npy --mxu 8 --cores 2 --batch 8 --micro-batch 2 --optimizer sgd --lr 0.1 --imem-insns 32768
 # micro-steps through Conv stages (dW and dX) and the embedding
 BATCH=12 OPT=adam LR=0.001 cnn cnn2_torus_micro cnn2.onnx xc2.npy --mxu 8 --cores 4 --topology torus --batch 12 --micro-batch 1 --optimizer adam --imem-insns 8192
 BATCH=8 OPT=sgd LR=0.1 cnn text_n8_c2_micro text.onnx xt.npy --mxu 8 --cores 2 --batch 8 --micro-batch 2 --optimizer sgd --lr 0.1 --momentum 0.9 --imem-insns 32768
@@ -183,6 +188,11 @@ for m in batch sign; do
         bad "the gradient check passes a mutated gradient ($m)"
     else
         ok "the gradient check fails a mutated gradient ($m)"
+    fi
+    if $PY tests/train/ref.py "$W/res.onnx" "$W/xcc.npy" "$W/y.npy" --batch 8 --grads "$W/g_res_n8_c2" --graph --mutate $m >/dev/null 2>&1; then
+        bad "the gradient check passes a mutated gradient of the residual model ($m)"
+    else
+        ok "the gradient check fails a mutated gradient of the residual model ($m)"
     fi
     if $PY tests/train/ref.py "$W/text.onnx" "$W/xt.npy" "$W/y.npy" --batch 8 --grads "$W/g_text_n8_c2" --mutate $m >/dev/null 2>&1; then
         bad "the gradient check passes a mutated gradient of the text model ($m)"
@@ -321,7 +331,7 @@ badrun() { # label expected-substring args...
         bad "$label: exit $rc, stderr: $(cat "$W/bad.err")"
     fi
 }
-badrun "a Conv of strides (1, 2) without a pool" "node '/0/Conv' (Conv): training mode: the conv's strides times the pool must be the same" "$W/convs2.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "a Conv of strides (1, 2) without a pool" "node '/0/Conv' (Conv): training mode: the conv's strides times the pool's must be the same" "$W/convs2.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 $PY -c "import numpy as np; x = np.load('$W/xt.npy'); x[5, 3] = 30; np.save('$W/xt_bad.npy', x)"
 badrun "a token id outside the vocabulary" "training example 5: token id 30, the embedding has ids 0 .. 29" "$W/text.onnx" --x-train "$W/xt_bad.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 4
 badrun "label out of range" "label .* the model has 5 classes" "$W/deep.onnx" --logits --x-train "$W/x2.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define TPUC_TRAIN_MAX_LAYERS 24
+#define TPUC_TRAIN_MAX_LAYERS 200 /* ResNet-152: 155 Conv stages and a Gemm */
 
 typedef enum { TPUC_OPT_SGD = 1, TPUC_OPT_ADAM = 2 } tpuc_optim_t;
 
@@ -74,17 +74,40 @@ typedef struct {
 } tpuc_tlayer_t;
 
 /* A Conv stage: a Conv (strides sh x sw, any padding; 1-D as 2-D with h = 1), ReLU before or
-   after an optional pkh x pkw MaxPool of stride equal to its size (sh*pkh = sw*pkw, or one
-   pooled row). The conv is computed per pool window (u, v) directly in the "q-space" of the
-   pooled output, row q = ph*wp + pw (pw < PW valid, the rest garbage rows never read back):
-   its input rows are the padded image's pixels sw*pkw*q + (sh*u + kh)*wp + sw*v + kw, a
-   single strided DMA (docs/training.md "Conv"). Its output goes to the next stage's padded input, or to the dense layer after the
-   Flatten. When a layer before it needs its input gradient (dx), that is the full
+   after an optional pkh x pkw MaxPool of strides psh x psw (sh*psh = sw*psw, or one pooled
+   row), or a residual Add before the ReLU. The conv is computed per pool window (u, v)
+   directly in the "q-space" of the pooled output, row q = ph*wp + pw (pw < PW valid, the rest
+   garbage rows never read back): its input rows are the padded image's pixels
+   sw*psw*q + (sh*(u - ppt) + kh)*wp + sw*(v - ppl) + kw, a single strided DMA (docs/training.md
+   "Conv"). Its output goes to the padded inputs of the stages that read it, to the dense
+   layer after the Flatten, or (compact) to a residual Add and the GlobalAveragePool. The
+   stages form a DAG (ResNet's blocks): t->conv[] is in a topological order, forward in that
+   order and backward in the reverse, each stage's output gradient (dps) summed over its
+   readers. When a layer before it needs its input gradient (dx), that is the full
    correlation of the conv-output gradient with the kernel: per kernel offset a matmul of the
    "r-space" gradient (row r = oh*wp + ow, zero rows around it) by the transposed kernel
    tile, accumulated in ACC (docs/training.md "Conv"). */
 typedef struct {
     int layer;              /* its index in tpuc_train_t.layer */
+    int src;                /* the stage whose output is its input; -1: the model's input (or
+                               the embedding's output) */
+    int res;                /* a residual Add after the conv: its output plus stage res - 1's
+                               output, before the ReLU (relu_after); 0: none */
+    int outs[4], nouts;     /* the stages that read its output as their input */
+    int writers;            /* how many gradients reach its output (consumers and residuals):
+                               more than one are summed in dps */
+    int gap;                /* its output is averaged over the pixels (GlobalAveragePool) for the
+                               dense layers */
+    int dense;              /* its output (or its average) is the first dense layer's input */
+    int psh, psw;           /* the pool's strides (its size when not overlapping) */
+    int ppt, ppl, ppb, ppr; /* the pool's padding: a padded pool follows a ReLU, its padded
+                               positions are +0, which never changes a maximum of ReLU outputs */
+    int64_t pre, img;       /* pixels of zero margin before each image of xsave (a padded pool's
+                               windows start before the image), pixels per image with margins */
+    uint64_t compact;       /* bf16 b x (ph*pw) x cout: its output, (p, c) order, for a residual
+                               reader or the average (0: not kept) */
+    uint64_t gapg;          /* fp32 b x cout: the average's gradient, already divided by the
+                               pixels */
     int64_t cin, cout, kh, kw, h, w;
     int pt, pl, pb, pr;
     int64_t hp, wp, ho, wo;
@@ -92,7 +115,6 @@ typedef struct {
     int pkh, pkw;           /* the pool (1 x 1: none) */
     int64_t ph, pw, q;
     int relu_before, relu_after;
-    int next_conv;          /* its output is the next stage's input */
     int dx;                 /* its input gradient is needed (a layer before it) */
     uint64_t dps;           /* fp32 b x (ph*pw*cout): the gradient at the pooled output */
     uint64_t dcw;           /* bf16 qc x cout: one window's gradient of one q chunk */
@@ -106,7 +128,7 @@ typedef struct {
     uint64_t pc;            /* padded input rows per chunk of dx */
 } tpuc_tconv_t;
 
-#define TPUC_TRAIN_MAX_CONV 16
+#define TPUC_TRAIN_MAX_CONV 192
 
 typedef struct {
     tpuc_prog_t prog;       /* the step program (text, instructions) */
@@ -121,6 +143,8 @@ typedef struct {
     int64_t in_elems;       /* features of one example (the input flattened; token ids) */
     int64_t vocab;          /* the embedding's V (its input's ids are 0 .. V-1); 0: none */
     int64_t classes;
+    int feed;               /* the Conv stage whose output the dense layers read (-1: none) */
+    int64_t gap_p;          /* the pixels the GlobalAveragePool averages (1: none) */
     uint64_t const_addr, ident_addr, negzero_addr, ones_addr, zero_addr;
     uint64_t onehot_addr;   /* bf16 b x classes, placed by the host every step */
     uint64_t probs_addr;    /* fp32 b x classes, written by the step */
