@@ -21,16 +21,20 @@
 #   3. that N x C again with the unified buffer's size swept ($U250_UB_KIB KiB: block RAM is
 #      what the U250 has to spare; fewer round trips through host memory), the fastest that
 #      still fits predicted as in 2.
-#   4. TRAINING: VGG-19's step (forward, loss, backward, all-reduce, Adam) on --mxu 128
-#      --cores 8 at 700 MHz, batch 32 and 128 as micro-steps of one image per core
-#      (tpu-compile --train --logits --micro-batch 1 --report-only: a micro-step is 1.6 M
-#      instructions, predicted in segments: an estimate, docs/training.md); ~10 min of host
-#      time each. ResNets do not train yet (BatchNormalization in training, residual Add).
+#   4. TRAINING: each model's step (forward, loss, backward, all-reduce, Adam) on --mxu 128
+#      --cores 8 at 700 MHz with ACC $ARTICLE_TRAIN_ACC_KIB KiB (default 4096: 8,192 rows; at
+#      the default 1,024 KiB a 1x1 conv to 1,024 channels leaves no room for a chunk of its
+#      weight gradient next to a q tile), batch 32 and 128 as micro-steps of one image per
+#      core (tpu-compile --train --logits --micro-batch 1 --report-only: a micro-step of VGG-19
+#      is 1.6 M instructions, predicted in segments: an estimate, docs/training.md); VGG-19
+#      ~10 min of host time each, ResNet-50 ~1, ResNet-152 ~3. The ResNets are trained as
+#      exported in eval mode, BatchNormalization folded into the convs (the batch statistics
+#      are not compiled: docs/training.md "Not yet").
 # Parts 1-3 are INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
-# backward, update), which part 4 predicts for VGG-19. The host time of every prediction is
-# printed.
+# backward, update), which part 4 predicts. The host time of every prediction is printed.
 # usage: bench/article.sh [WORKDIR]   (ARTICLE_MODELS, ARTICLE_BATCHES, U250_MHZ, U250_MXU,
 #                                       U250_CORES, U250_PER_CORE, U250_RUN_PER_CORE, U250_UB_KIB,
+#                                       ARTICLE_TRAIN_ACC_KIB,
 #                                       ARTICLE_PARTS="1 2 3 4": which parts to run;
 #                                       the table shows whatever WORKDIR holds;
 #                                       ARTICLE_REUSE=1 keeps predictions already made)
@@ -46,6 +50,7 @@ U250_CORES=${U250_CORES:-1,2,4,8}
 U250_PER_CORE=${U250_PER_CORE:-1}
 U250_RUN_PER_CORE=${U250_RUN_PER_CORE:-4}
 U250_UB_KIB=${U250_UB_KIB:-128,256,512,1024,2048}
+TRAIN_ACC=${ARTICLE_TRAIN_ACC_KIB:-4096}
 mkdir -p "$W"
 now() { date +%s.%N; }
 need=""
@@ -127,13 +132,11 @@ case " $PARTS " in *" 3 "*)
     done ;;
 esac
 case " $PARTS " in *" 4 "*)
-echo "== 4. training: VGG-19's step on N = 128, C = 8 at 700 MHz (micro-steps of one image per core)"
-case " $MODELS " in *" vgg19 "*)
-for b in $BATCHES; do
-    predict vgg19 128 8 "$b" 700 train --train --logits --micro-batch 1 --imem-insns 32768 &&
-        echo "  vgg19 batch $b: $(grep -o '^total: [0-9]* cycles per step[^:]*' "$W/vgg19_train_b$b.txt"), $(cat "$W/vgg19_train_b$b.sec") s on the host"
-done ;;
-esac ;;
+echo "== 4. training: each model's step on N = 128, C = 8 at 700 MHz, ACC $TRAIN_ACC KiB (micro-steps of one image per core)"
+for m in $MODELS; do for b in $BATCHES; do
+    predict "$m" 128 8 "$b" 700 train --train --logits --micro-batch 1 --imem-insns 32768 --acc-kib "$TRAIN_ACC" &&
+        echo "  $m batch $b: $(grep -o '^total: [0-9]* cycles per step[^:]*' "$W/${m}_train_b$b.txt"), $(cat "$W/${m}_train_b$b.sec") s on the host"
+done; done ;;
 esac
 W="$W" MODELS="$MODELS" BATCHES="$BATCHES" $PY - <<'PY'
 import json, os
@@ -180,16 +183,18 @@ for tag, title in (("v2", "N = 128, C = 8 at 700 MHz: predicted INFERENCE"),
         print(hdr)
         print("\n".join(rows))
 trows = []
-for b in batches:
-    p = os.path.join(W, "vgg19_train_b%s.json" % b)
-    if os.path.exists(p):
-        r = json.load(open(p))
-        trows.append("%-10s %5s %6d %3d %5d %9d %14d %10.1f %10.1f  %5.1f %5.1f %5.1f %5.1f  %s" % (
-            "VGG-19", b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"], r["cycles_per_step"],
-            r["ms_per_step"], r["examples_per_s"], 100 * r["mxu_busy"], 100 * r["dma_busy"],
-            100 * r["vpu_busy"], 100 * r["net_busy"], article.get(("vgg19", b), "")))
+for m in models:
+    for b in batches:
+        p = os.path.join(W, "%s_train_b%s.json" % (m, b))
+        if os.path.exists(p):
+            r = json.load(open(p))
+            trows.append("%-10s %5s %6d %3d %5d %9d %14d %10.1f %10.1f  %5.1f %5.1f %5.1f %5.1f  %s" % (
+                NAMES.get(m, m), b, r["mxu"], r["cores"], r["freq_mhz"], r["instructions"], r["cycles_per_step"],
+                r["ms_per_step"], r["examples_per_s"], 100 * r["mxu_busy"], 100 * r["dma_busy"],
+                100 * r["vpu_busy"], 100 * r["net_busy"], article.get((m, b), "")))
 if trows:
-    print("\nN = 128, C = 8 at 700 MHz: predicted TRAINING step (an estimate: run in segments)")
+    print("\nN = 128, C = 8 at 700 MHz: predicted TRAINING step (an estimate: run in segments; "
+          "ResNets without BatchNormalization's statistics)")
     print("%-10s %5s %6s %3s %5s %9s %14s %10s %10s  %5s %5s %5s %5s  %s" % (
         "model", "batch", "N", "C", "MHz", "insns", "cycles/step", "ms/step", "images/s",
         "MXU%", "DMA%", "VPU%", "net%", "the article (training)"))

@@ -33,7 +33,7 @@ def main():
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--momentum", type=float, default=0.0)
     ap.add_argument("--graph", action="store_true",
-                    help="a residual model (trainref.GraphNet: the bound only, no bf16 emulation)")
+                    help="a residual model (trainref.GraphNet: its bound and its bf16 emulation, emulate_graph)")
     a = ap.parse_args()
     x = np.load(a.x).astype(np.float32)
     y = np.load(a.y).astype(np.int64)

@@ -308,7 +308,8 @@ ckbad "a file that is not a checkpoint" "not a tpu-train checkpoint" "$W/deep.on
 if [ "${RTL:-1}" = 1 ]; then
     for cfg in "8 2 sgd mlp.onnx x.npy 16" "4 1 adam mlp.onnx x.npy 16" "8 2 adam cnn.onnx xc.npy 4" \
                "8 2 sgd text.onnx xt.npy 4" "8 2 adam cc.onnx xcc.npy 2 2048" "8 2 sgd cs.onnx xcc.npy 2 2048" \
-               "4 1 adam wide.onnx xw.npy 1 8192 8" "8 2 adam bag.onnx xt.npy 4" "8 2 adam cnn2.onnx xc2.npy 4 8192 64 1"; do
+               "4 1 adam wide.onnx xw.npy 1 8192 8" "8 2 adam bag.onnx xt.npy 4" "8 2 adam cnn2.onnx xc2.npy 4 8192 64 1" \
+               "8 2 adam res.onnx xcc.npy 2 8192"; do
         set -- $cfg
         if "$T" "$W/$4" --x-train "$W/$5" --y-train "$W/y.npy" --mxu $1 --cores $2 --batch $6 ${7:+--imem-insns $7} ${8:+--acc-kib $8} ${9:+--micro-batch $9} \
             --steps-per-epoch 2 --optimizer $3 --momentum 0 --rtl 2 --work "$W/rtl_${4%.onnx}_$1_$2" >"$W/rtl_${4%.onnx}_$1_$2.log" 2>&1; then
