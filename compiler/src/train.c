@@ -48,6 +48,7 @@ typedef struct {
     int layer;            /* the layer being emitted, TPUC_TRAIN_NO_LAYER outside them */
     size_t capphase;
     uint8_t wrote[TPUC_TRAIN_MAX_CONV]; /* backward: a stage's dps has a reader's gradient */
+    uint64_t cj0, cjn;    /* emit_update/emit_accum: the chunk's first column and columns (0: all) */
 } em_t;
 
 const char *tpuc_train_phase_name(int ph)
@@ -565,9 +566,10 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
    element) to or from on-chip rows from ROW. Packed: element j of the block in row j / N,
    lane j % N; a dma_in reads whole rows (up to N - 1 elements past the block, defined bytes
    of the image, so every lane of every row is defined), a dma_out writes the block only.
-   Unpacked: N-tile nt in rows ROW + nt*r, r rows of min(N, O - nt*N) lanes. */
+   Unpacked: N-tile nt in rows ROW + nt*r, r rows of min(N, O - nt*N) lanes, the host rows
+   S elements apart (S = O but for a group of the master's columns: never packed). */
 static void blk(em_t *e, const char *op, const char *mem, uint64_t row, uint64_t addr,
-                uint64_t rr, uint64_t r, uint64_t O, unsigned es, int pack)
+                uint64_t rr, uint64_t r, uint64_t O, uint64_t S, unsigned es, int pack)
 {
     const uint64_t N = e->n;
     if (pack) {
@@ -584,7 +586,7 @@ static void blk(em_t *e, const char *op, const char *mem, uint64_t row, uint64_t
     }
     for (uint64_t nt = 0; nt < cdiv(O, N); nt++)
         E(e, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", op, mem, U(row + nt * r),
-          U(rr), U(umin(N, O - nt * N)), U(addr + nt * N * es), U(O * es));
+          U(rr), U(umin(N, O - nt * N)), U(addr + nt * N * es), U(S * es));
 }
 
 /* After the chunk's gradient is in ACC rows DW (r rows of the master from row k0, N-tile
@@ -600,29 +602,31 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
 {
     const unsigned N = e->n;
     const tpuc_train_opts_t *o = &t->opts;
-    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N);
+    /* the chunk's columns: e->cj0 .. + e->cjn of the master's S (a conv's dW in groups of
+       N-tiles), or all of them */
+    const uint64_t S = (uint64_t)ly->o, O = e->cjn ? e->cjn : S, NT = cdiv(O, N);
     const uint64_t P = cdiv(r * O, N);
-    const int pack = P < r * NT;
+    const int pack = O == S && P < r * NT;
     const uint64_t n = pack ? P : r * NT;
     const uint64_t WM = DW + n, S1 = WM + n, S2 = S1 + n, TM = S1 + (uint64_t)nstate * n;
-    const uint64_t off = k0 * O * 4;
+    const uint64_t off = (k0 * S + e->cj0) * 4;
     if (gsrc) {
         E(e, "# the micro-steps' gradient sum of rows %llu..%llu, then that sum cleared", U(k0),
           U(k0 + r - 1));
-        blk(e, "dma_in", "acc", DW, gsrc + off, r, r, O, 4, pack);
+        blk(e, "dma_in", "acc", DW, gsrc + off, r, r, O, S, 4, pack);
         E(e, "dma_in acc row=%llu rows=%llu cols=%u addr=0x%llx stride=0", U(TM), U(n), N,
           U(t->zrow_addr));
-        blk(e, "dma_out", "acc", TM, gsrc + off, r, r, O, 4, pack);
+        blk(e, "dma_out", "acc", TM, gsrc + off, r, r, O, S, 4, pack);
     } else if (pack) {
         E(e, "# the gradient packed: %llu rows of %u lanes, through host memory", U(P), N);
-        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, 4, 0);
-        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, 4, 1);
+        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, S, 4, 0);
+        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, S, 4, 1);
     }
     if (t->cores > 1) E(e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
-    if (o->save_grads) blk(e, "dma_out", "acc", DW, ly->grad + off, r, r, O, 4, pack);
-    blk(e, "dma_in", "acc", WM, ly->w_master + off, r, r, O, 4, pack);
-    if (nstate >= 1) blk(e, "dma_in", "acc", S1, ly->s1 + off, r, r, O, 4, pack);
-    if (nstate >= 2) blk(e, "dma_in", "acc", S2, ly->s2 + off, r, r, O, 4, pack);
+    if (o->save_grads) blk(e, "dma_out", "acc", DW, ly->grad + off, r, r, O, S, 4, pack);
+    blk(e, "dma_in", "acc", WM, ly->w_master + off, r, r, O, S, 4, pack);
+    if (nstate >= 1) blk(e, "dma_in", "acc", S1, ly->s1 + off, r, r, O, S, 4, pack);
+    if (nstate >= 2) blk(e, "dma_in", "acc", S2, ly->s2 + off, r, r, O, S, 4, pack);
 #define V2(op, A, B, D) E(e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
 #define VB(op, A, K, D) E(e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
 #define V1(op, A, D) E(e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
@@ -659,10 +663,10 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
 #undef V1
     E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
     uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
-    blk(e, "dma_out", "acc", WM, ly->w_master + off, r, r, O, 4, pack);
-    if (nstate >= 1) blk(e, "dma_out", "acc", S1, ly->s1 + off, r, r, O, 4, pack);
-    if (nstate >= 2) blk(e, "dma_out", "acc", S2, ly->s2 + off, r, r, O, 4, pack);
-    if (kb) blk(e, "dma_out", "ub", WB, ly->w_bf16 + k0 * O * 2, kb, r, O, 2, pack);
+    blk(e, "dma_out", "acc", WM, ly->w_master + off, r, r, O, S, 4, pack);
+    if (nstate >= 1) blk(e, "dma_out", "acc", S1, ly->s1 + off, r, r, O, S, 4, pack);
+    if (nstate >= 2) blk(e, "dma_out", "acc", S2, ly->s2 + off, r, r, O, S, 4, pack);
+    if (kb) blk(e, "dma_out", "ub", WB, ly->w_bf16 + (k0 * S + e->cj0) * 2, kb, r, O, S, 2, pack);
 }
 
 /* Micro-steps: the chunk's gradient (as emit_update finds it in ACC) added to the layer's
@@ -671,17 +675,17 @@ static void emit_accum(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, 
                        uint64_t r, uint64_t DW)
 {
     const unsigned N = e->n;
-    const uint64_t O = (uint64_t)ly->o, NT = cdiv(O, N), P = cdiv(r * O, N);
-    const int pack = P < r * NT;
-    const uint64_t n = pack ? P : r * NT, S = DW + n, off = ly->gacc + k0 * O * 4;
+    const uint64_t S = (uint64_t)ly->o, O = e->cjn ? e->cjn : S, NT = cdiv(O, N), P = cdiv(r * O, N);
+    const int pack = O == S && P < r * NT;
+    const uint64_t n = pack ? P : r * NT, SUM = DW + n, off = ly->gacc + (k0 * S + e->cj0) * 4;
     E(e, "# the micro-step's gradient of rows %llu..%llu added to the step's sum", U(k0), U(k0 + r - 1));
     if (pack) {
-        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, 4, 0);
-        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, 4, 1);
+        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, S, 4, 0);
+        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, S, 4, 1);
     }
-    blk(e, "dma_in", "acc", S, off, r, r, O, 4, pack);
-    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(S), U(DW), U(DW), U(n));
-    blk(e, "dma_out", "acc", DW, off, r, r, O, 4, pack);
+    blk(e, "dma_in", "acc", SUM, off, r, r, O, S, 4, pack);
+    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(SUM), U(DW), U(DW), U(n));
+    blk(e, "dma_out", "acc", DW, off, r, r, O, S, 4, pack);
 }
 
 static void emit_grad(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
@@ -901,7 +905,7 @@ static uint64_t gaddr(const tpuc_tconv_t *c, uint64_t i, int u, int v, uint64_t 
 
 /* The rows [c0, c1) of a conv's master (whole X^T tiles: kernel row kh, lanes k0 .. k0+N of
    its KW*Cin) and, in the last chunk, the bias row. */
-typedef struct { uint64_t c0, c1; int bias; } dwck_t;
+typedef struct { uint64_t c0, c1; int bias; uint64_t t0, t1; } dwck_t; /* t0 .. t1: its N-tiles */
 
 /* dW rows of chunk ck += X^T G for image i, q rows [q0, q0+qc), window (u, v): X^T of the
    strided input rows by the transposed load (those of the chunk), then per N-tile of the
@@ -928,10 +932,10 @@ static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
                 E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
                 E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC), U(r->XT + row - ck->c0), U(kn));
             }
-        for (uint64_t nt = 0; nt < NT; nt++) {
+        for (uint64_t nt = ck->t0; nt < umin(ck->t1, NT); nt++) {
             uint64_t w = wtile(e, t, G + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
             E(e, "lw w=%llu", U(w));
-            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + nt * nr), U(nr),
+            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + (nt - ck->t0) * nr), U(nr),
               first[nt] ? "" : " accumulate");
             first[nt] = 0;
         }
@@ -1292,44 +1296,53 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
            master (half the free ACC and UB, or what leaves one q tile), the routed gradients
-           kept in host memory for the later chunks */
-        uint64_t R = l0->kp;
+           kept in host memory for the later chunks; and if not even N + 1 rows of every
+           output tile fit, of groups of TG output tiles (each chunk's update on its columns) */
+        uint64_t R = 0, TG = NT0;
+        for (;; TG = cdiv(TG, 2)) {
+        R = l0->kp;
+        int fits = 0;
         for (int pass = 0; pass < 2; pass++) {
-            const uint64_t upd = upr * R * NT0;
+            const uint64_t upd = upr * R * TG;
             const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
             uint64_t qa = acc0 < hw->geom.acc_rows ? (hw->geom.acc_rows - acc0) / per_acc : 0;
             uint64_t qu = ub0 < hw->geom.ub_rows ? (hw->geom.ub_rows - ub0) / per_ub : 0;
             uint64_t qc = umin(umin(qa, qu), umin((uint64_t)c->q, 65535u / (per_acc ? per_acc : 1)));
             if (qc < (uint64_t)c->q && qc >= N) qc = qc / N * N;
-            if (R > 0 && qc > 0 && upd <= freea && R * (1u + NT0) <= freeu) { c->qc = qc; break; }
-            if (pass) {
-                tpuc_err(err, errlen, "node '%s': %llu rows of the conv's gradient and one row of "
-                         "its windows do not fit ACC/UB: larger --acc-kib/--ub-kib", l0->name, U(R));
-                return -1;
-            }
+            if (R > 0 && qc > 0 && upd <= freea && R * (1u + TG) <= freeu) { c->qc = qc; fits = 1; break; }
+            if (pass) break;
             /* half the free ACC and UB; if that is not one X^T tile and the bias row, the
                most rows that leave one q tile of the windows (N rows, or q) */
-            R = umin(freea / 2 / (upr * NT0), freeu / 2 / (1u + NT0));
+            R = umin(freea / 2 / (upr * TG), freeu / 2 / (1u + TG));
             if (R < N + 1u) {
                 uint64_t qmin = umin((uint64_t)c->q, N);
-                uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / (upr * NT0) : 0;
-                uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + NT0) : 0;
+                uint64_t ra = freea > per_acc * qmin ? (freea - per_acc * qmin) / (upr * TG) : 0;
+                uint64_t ru = freeu > per_ub * qmin ? (freeu - per_ub * qmin) / (1u + TG) : 0;
                 R = umin(ra, ru);
                 if (R < N + 1u) {
                     /* a q tile of fewer than N rows (the MXU half idle on dW) rather than none */
-                    const uint64_t na = upr * NT0 * (N + 1u), nu = (1u + NT0) * (N + 1u);
+                    const uint64_t na = upr * TG * (N + 1u), nu = (1u + TG) * (N + 1u);
                     qmin = freea > na && freeu > nu ? umin((freea - na) / per_acc, (freeu - nu) / per_ub) : 0;
                     if (qmin) R = N + 1u;
                 }
             }
-            R = umin(R, 65535u / NT0);
+            R = umin(R, 65535u / TG);
             if (R < N + 1u) R = 0;
         }
+        if (fits) break;
+        if (TG == 1) {
+            tpuc_err(err, errlen, "node '%s': %llu rows of one output tile of the conv's gradient "
+                     "and one row of its windows do not fit ACC/UB: larger --acc-kib/--ub-kib",
+                     l0->name, U(R));
+            return -1;
+        }
+        }
+        c->dwtiles = TG;
         c->dwrows = R;
-        const uint64_t upd = upr * R * NT0;
+        const uint64_t upd = upr * R * TG;
         const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
         const uint64_t qc = c->qc;
-        if (R < l0->kp) {
+        if (R < l0->kp || TG < NT0) {
             c->gsave = a;
             a = ALIGN64(a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
         }
@@ -1576,13 +1589,15 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     if (need > R && c1 > c0) break;
                     c1 = end;
                 }
-                const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK};
-                const int firstpass = c0 == 0;
-                if (R < ly->kp)
-                    E(&e, "# dW rows %llu..%llu%s", U(c0), U(c1 - 1), ck.bias ? " and the bias" : "");
-                if (ck.bias)
+                if (ly->has_bias && c1 == KK)
                     E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
                       U(cv[s].XT + (c1 - c0)));
+                for (uint64_t t0 = 0; t0 < NT; t0 += c->dwtiles) {
+                const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK, t0, umin(NT, t0 + c->dwtiles)};
+                const int firstpass = c0 == 0 && t0 == 0;
+                if (R < ly->kp || c->dwtiles < NT)
+                    E(&e, "# dW rows %llu..%llu%s, output tiles %llu..%llu", U(c0), U(c1 - 1),
+                      ck.bias ? " and the bias" : "", U(ck.t0), U(ck.t1 - 1));
                 int first[256];
                 for (int k = 0; k < 256; k++) first[k] = 1;
                 for (uint64_t i = 0; i < b; i++) {
@@ -1598,9 +1613,15 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                     if (firstpass && c->dx) conv_dx(&e, t, c, &cv[s], i);
                 }
                 e.phase = TPUC_PH_UPDATE;
+                if (c->dwtiles < NT) {
+                    e.cj0 = t0 * N;
+                    e.cjn = umin(O, ck.t1 * N) - t0 * N;
+                }
                 emit_grad(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
                           nstate, adam);
+                e.cj0 = e.cjn = 0;
                 e.phase = TPUC_PH_BACKWARD;
+                }
                 c0 = c1;
             }
             if (c->src >= 0) e.wrote[c->src] = 1;

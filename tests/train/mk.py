@@ -33,6 +33,8 @@
   wide.onnx    Conv(16, 8, 3x3, pad 1) -> ReLU -> MaxPool(2) -> Flatten -> Linear(32, 10) ->
                Softmax on xw.npy [96, 16, 4, 4]: 145 rows of dW x 2 N-tiles at N = 4 (with
                Adam's state 1,450 ACC rows: chunked in a small ACC)
+  tiles.onnx   Conv(4, 32, 1x1) -> ReLU -> Flatten -> Linear(128, 10) -> Softmax on xs.npy
+               [96, 4, 2, 2]: 8 output tiles at N = 4 (dW in groups of tiles in a small ACC)
   x.npy, y.npy 96 examples [96, 1, 4, 5], labels 0..9 (random: for gradient checks)
   bx.npy, by.npy, vx.npy, vy.npy  a learnable task: 5 Gaussian blobs in 20 dimensions
                (640 training, 160 validation examples), labels 0..4
@@ -140,6 +142,8 @@ def main(out):
             return torch.softmax(self.fc(x), dim=1)
 
     export(Res(), (2, 2, 8, 8), os.path.join(out, "res.onnx"))
+    export(nn.Sequential(nn.Conv2d(4, 32, 1), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 2 * 2, 10),
+                         nn.Softmax(dim=1)), (2, 4, 2, 2), os.path.join(out, "tiles.onnx"))
 
     class Bag(nn.Module):
         def __init__(self):
@@ -161,6 +165,7 @@ def main(out):
                       dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
     rng = np.random.default_rng(1)
     np.save(os.path.join(out, "xw.npy"), rng.standard_normal((96, 16, 4, 4)).astype(np.float32))
+    np.save(os.path.join(out, "xs.npy"), np.random.default_rng(3).standard_normal((96, 4, 2, 2)).astype(np.float32))
     np.save(os.path.join(out, "xcc.npy"), rng.standard_normal((96, 2, 8, 8)).astype(np.float32))
     np.save(os.path.join(out, "xt.npy"), rng.integers(0, 30, (96, 12)).astype(np.int64))
     np.save(os.path.join(out, "xc.npy"), rng.standard_normal((96, 1, 6, 6)).astype(np.float32))

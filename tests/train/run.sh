@@ -148,6 +148,25 @@ if $PY tests/train/ref.py "$W/wide.onnx" "$W/xw.npy" "$W/y.npy" --batch 4 --grad
 else
     bad "wide: $(grep -E 'FAIL|worst' "$W/ref_wide.log" | tr '\n' ' ')"
 fi
+# ... and in groups of output tiles (not even N + 1 rows of all 8 tiles fit: Adam at 3 KiB,
+# 2 tiles a chunk; SGD with momentum over micro-steps at 2 KiB): the same bytes as whole
+for cfg in "adam 3 2" "sgd 2 1 0.9"; do
+    set -- $cfg
+    rm -rf "$W/gt_$1_32" "$W/gt_$1_$2"
+    for acc in 32 $2; do
+        "$T" "$W/tiles.onnx" --x-train "$W/xs.npy" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 2 --batch 4 --mxu 4 \
+            --cores 2 --optimizer $1 ${4:+--momentum $4} --micro-batch $3 --grads-dir "$W/gt_$1_$acc" \
+            --imem-insns 32768 --acc-kib $acc >"$W/tiles_$1_$acc.log" 2>&1
+    done
+    d=""
+    for f in "$W/gt_$1_32"/*.npy; do cmp -s "$f" "$W/gt_$1_$2/$(basename "$f")" || d="$d $(basename "$f")"; done
+    nw=$(grep -o '[0-9]* instructions' "$W/tiles_$1_32.log"); ng=$(grep -o '[0-9]* instructions' "$W/tiles_$1_$2.log")
+    if [ -z "$d" ] && [ -n "$ng" ] && [ "$ng" != "$nw" ] && [ -e "$W/gt_$1_$2/grad0_w.npy" ]; then
+        ok "a conv's dW in groups of output tiles ($1, --acc-kib $2: $ng, whole: $nw): two steps, every gradient and weight the same bytes"
+    else
+        bad "tile-grouped conv dW ($1): differ:$d ($nw / $ng) $(tail -1 "$W/tiles_$1_$2.log")"
+    fi
+done
 BATCH=4 OPT=adam LR=0.001 cnn wide_micro wide.onnx xw.npy --mxu 4 --cores 2 --batch 4 --micro-batch 1 --optimizer adam --imem-insns 32768 --acc-kib 8
 
 # tpu-compile --train --report-only predicts the step: the same cycles as tpu-train's step

@@ -121,6 +121,8 @@ typedef struct {
     uint64_t gsave;         /* bf16 b x windows x q x cout: every routed gradient, when dW is
                                computed in chunks of rows (0: it fits ACC whole) */
     uint64_t dwrows;        /* rows of the master per dW chunk (kp: one chunk) */
+    uint64_t dwtiles;       /* output N-tiles per dW chunk (all of them, or a group when not
+                               even N + 1 rows of every tile fit ACC) */
     uint64_t rsp;           /* bf16 (z + hp*wp) x cout: one image's r-space gradient (dx):
                                output pixel (oh, ow) at row z + sh*oh*wp + sw*ow */
     int64_t z;              /* zero rows before r-space: (kh - 1)*wp + kw - 1 */
