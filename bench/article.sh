@@ -23,8 +23,8 @@
 #      still fits predicted as in 2.
 #   4. TRAINING: each model's step (forward, loss, backward, all-reduce, Adam) on --mxu 128
 #      --cores 8 at 700 MHz with ACC $ARTICLE_TRAIN_ACC_KIB KiB (default 4096: 8,192 rows; at
-#      the default 1,024 KiB a 1x1 conv to 1,024 channels leaves no room for a chunk of its
-#      weight gradient next to a q tile), batch 32 and 128 as micro-steps of one image per
+#      gen's 1,024 KiB the 1x1 convs to 1,024 and more channels compute their weight gradient
+#      in groups of output tiles, 17 % slower for ResNet-50), batch 32 and 128 as micro-steps of one image per
 #      core (tpu-compile --train --logits --micro-batch 1 --report-only: a micro-step of VGG-19
 #      is 1.6 M instructions, predicted in segments: an estimate, docs/training.md); VGG-19
 #      ~10 min of host time each, ResNet-50 ~1, ResNet-152 ~3. The ResNets are trained as
