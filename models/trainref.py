@@ -166,10 +166,10 @@ class Net:
           p = softmax(z) e_p = 2 p max(e_z)
           dz = (p - y)/B e_dz = e_p / B + u|dz|                   (bf16 for the MXU)
           dx = dz W^T    e_dx = e_dz |W|^T + (u + g_o) |dz||W|^T  (a conv: the transposed conv)
-          dy = dx [z>0]  e_dy = (e_dx + u|dx|) [z>0] + |dx| [|z| <= e_z]  (the mask may flip)
+          dy = dx [z>0]  e_dy = (e_dx + u|dx|) [z>0] + (|dx| + e_dx) [|z| <= e_z]  (the mask may flip)
           route          the pooled gradient D to the window's maximum: e = (E + u|D|) there,
-                         and |D| on every element within 2 e_z of the maximum (it may route
-                         there instead)
+                         and |D| + E on every element within 2 e_z of the maximum (it may
+                         route there instead)
           dW = h^T dy    e_dW = e_h^T |dy| + |h|^T e_dy + g_b |h|^T |dy|
         and the bound is 2 e_dW (db: the same with h = 1)."""
         F = torch.nn.functional
@@ -263,7 +263,7 @@ class Net:
                 zp = Z[l - 1]
                 mask = (zp > 0) if self.layers[l - 1][2] else np.ones_like(zp, dtype=bool)
                 flip = (np.abs(zp) <= ez[l - 1]) if self.layers[l - 1][2] else np.zeros_like(mask)
-                edy = (edx + u * dx) * mask + dx * flip
+                edy = (edx + u * dx) * mask + (dx + edx) * flip
         if self.embed is not None and not self.stages:
             # the embedding read by the first Gemm: dE = dx rounded to bf16, scatter-added
             ids = np.asarray(xb).astype(np.int64).reshape(-1)
@@ -289,20 +289,20 @@ class Net:
             E = E.reshape(Dp.shape)
             m = npd(pooled[si])
             if c["relu_after"]:
-                E = E + Dp * (np.abs(m) <= s["ezp"])
+                E = E + (Dp + E) * (np.abs(m) <= s["ezp"])
             zz = np.maximum(z, 0) if c["relu_before"] else z
             zc = zz[:, :, :Hq * kh, :Wq * kw].reshape(Bz, C, Hq, kh, Wq, kw)
             ecc = ezc[:, :, :Hq * kh, :Wq * kw].reshape(Bz, C, Hq, kh, Wq, kw)
             ismax = zc == m[:, :, :, None, :, None]
             near = (m[:, :, :, None, :, None] - zc) <= 2 * np.maximum(ecc, s["ezp"][:, :, :, None, :, None])
             g_up = Dp[:, :, :, None, :, None] * ismax
-            e_up = (E + u * Dp)[:, :, :, None, :, None] * ismax + Dp[:, :, :, None, :, None] * near * ~ismax
+            e_up = (E + u * Dp)[:, :, :, None, :, None] * ismax + (Dp + E)[:, :, :, None, :, None] * near * ~ismax
             G = np.zeros_like(z)
             EG = np.zeros_like(z)
             G[:, :, :Hq * kh, :Wq * kw] = g_up.reshape(Bz, C, Hq * kh, Wq * kw)
             EG[:, :, :Hq * kh, :Wq * kw] = e_up.reshape(Bz, C, Hq * kh, Wq * kw)
             if c["relu_before"]:
-                EG = EG + G * (np.abs(z) <= np.maximum(ezc, 2 * u * np.abs(z).max()))
+                EG = EG + (G + EG) * (np.abs(z) <= np.maximum(ezc, 2 * u * np.abs(z).max()))
             G = np.abs(G)
             kk = s["W4"].shape[2:]
             wg = lambda a, g: torch.nn.grad.conv2d_weight(torch.tensor(a), s["W4"].shape,  # noqa: E731
@@ -787,7 +787,8 @@ class GraphNet:
                 add(x, Eo.reshape(val[x].shape))
             elif n.op_type == "Relu":
                 zi = val[x]
-                add(x, Eo * (zi > 0) + D * (np.abs(zi) <= np.maximum(e[x], 2 * u * np.abs(zi).max())))
+                # where the mask may flip, the machine passes its own gradient: |D| + its error
+                add(x, Eo * (zi > 0) + (D + Eo) * (np.abs(zi) <= np.maximum(e[x], 2 * u * np.abs(zi).max())))
             elif n.op_type == "Add":
                 for s in n.input:
                     add(s, Eo)
@@ -811,7 +812,7 @@ class GraphNet:
                 Ew = Eo.reshape(Bz, C, 1, -1)
                 ismax = Zu == m
                 near = (m - Zu) <= 2 * np.maximum(Eu, em)
-                contrib = (Ew + u * Dw) * ismax + Dw * (near & ~ismax)
+                contrib = (Ew + u * Dw) * ismax + (Dw + Ew) * (near & ~ismax)
                 back = F.fold(T(contrib.reshape(Bz, C * k[0] * k[1], -1)), (Hp, Wp), k, stride=st).numpy()
                 add(x, back[:, :, p[0]:p[0] + H, p[1]:p[1] + Wd])
             elif n.op_type == "Conv":

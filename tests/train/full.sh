@@ -56,16 +56,16 @@ else
     echo "FAIL: the CNN step on the RTL board: $(grep -E 'error|FAIL|differ' "$W/rtl_cnn16.log" | head -3)"; fails=$((fails + 1))
 fi
 # torchvision's ResNet-18 (eval-mode export: BatchNormalization folded) at 32x32, one step of
-# batch 2 on two cores of N = 128 (20,756 instructions), against the bf16 emulation of the
-# contract (docs/training.md "How close to PyTorch": the first-order bound against PyTorch fp32
-# misses one ReLU flip of 11.7 M elements here, printed, not counted)
+# batch 2 on two cores of N = 128 (20,756 instructions), against PyTorch fp32 and the bf16
+# emulation of the contract (docs/training.md "How close to PyTorch": at this depth the
+# first-order bound is vacuous, the emulation is the check that matters)
 $PY tests/zoo/zoo.py "$W" 32 1 --export-only resnet18 >"$W/r18_export.log" 2>&1 || { echo "FAIL: export resnet18"; exit 1; }
 $PY -c "import numpy as np; r = np.random.default_rng(5); np.save('$W/r18_x.npy', r.standard_normal((16, 3, 32, 32)).astype(np.float32)); np.save('$W/r18_y.npy', r.integers(0, 1000, 16))"
 if "$T" "$W/resnet18.onnx" --x-train "$W/r18_x.npy" --y-train "$W/r18_y.npy" --logits --mxu 128 --cores 2 --batch 2 \
     --epochs 1 --steps-per-epoch 1 --optimizer sgd --lr 0.01 --imem-insns 32768 --grads-dir "$W/g_r18" >"$W/r18.log" 2>&1 &&
     $PY tests/train/ref.py "$W/resnet18.onnx" "$W/r18_x.npy" "$W/r18_y.npy" --batch 2 --grads "$W/g_r18" --logits \
-        --graph --emulation-only >"$W/r18_ref.log" 2>&1; then
-    echo "ok: torchvision ResNet-18's step: $(grep -c 'vs the bf16 emulation' "$W/r18_ref.log") checks within the emulation's bound ($(grep '^loss' "$W/r18_ref.log"); $(grep -c 'over the first-order' "$W/r18_ref.log") layer(s) with elements over the first-order bound)"
+        --graph >"$W/r18_ref.log" 2>&1; then
+    echo "ok: torchvision ResNet-18's step: $(grep -c 'vs the bf16 emulation' "$W/r18_ref.log") checks within the emulation's bound ($(grep '^loss' "$W/r18_ref.log"))"
 else
     echo "FAIL: ResNet-18's step: $(grep -E 'FAIL|error' "$W/r18.log" "$W/r18_ref.log" | head -3)"; fails=$((fails + 1))
 fi
