@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
+
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <immintrin.h>
 /* One MXU pass per row on host floats, the same bits as fp32_mac (the argument of
@@ -80,7 +82,6 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    blocks at once, their steps fused where that gives the same bits (mx_blocks512). */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
-#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
 
 typedef struct {
     const float *w;        /* wf: w[k * ws + j] */
@@ -1003,8 +1004,12 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     enum { GROUP = 64 };
     const uint32_t *ga[GROUP], *gs[GROUP];
     uint32_t *go[GROUP];
-    for (unsigned m0 = 0; m0 < d->n; m0 += GROUP) {
-        unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
+    /* the skip kernels take rows three at a time (a row left over goes alone, on AVX2): 63
+       rows a group there, so only a matmul's last group can leave one or two (the results
+       do not depend on the grouping: each row is the same steps in the same order) */
+    const unsigned group = n > MX_DENSE_N ? 63u : GROUP;
+    for (unsigned m0 = 0; m0 < d->n; m0 += group) {
+        unsigned gn = d->n - m0 < group ? d->n - m0 : group;
         int host = 0;
         if (!c->integer_mx) {
             unsigned ub0 = d->ub_row + m0, acc0 = d->acc_row + m0;
