@@ -911,6 +911,60 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
 #endif
 
 #if defined(__x86_64__) && defined(__SSE2__)
+/* mx_prep_avx2 on AVX-512: the same outputs, 16 lanes a step (the last n % 16 under a mask:
+   loaded as zeros, not stored; a zero's exponent, sign and block bits change nothing), the
+   tests as masks, each row's sign words assembled in registers and stored whole */
+__attribute__((target("avx512f"))) static void mx_prep_512(tpu_core_t *c, unsigned b,
+                                                          const uint32_t *src)
+{
+    unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u, nv = (n + 15u) / 16u;
+    size_t ws = c->wf_stride;
+    __m512i blk[16]; /* per 16 lanes: the exponent bits of every row ORed */
+    uint32_t neg[8]; /* per 32 lanes: the sign bits of every row ANDed */
+    for (unsigned q = 0; q < nq; q++)
+        neg[q] = 0xFFFFFFFFu;
+    const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
+    for (unsigned v = 0; v < nv; v++)
+        blk[v] = zero;
+    /* the exponents of the normal weights (the others leave them) */
+    __m512i emin = em, emax = zero;
+    for (unsigned k = 0; k < n; k++) {
+        const uint32_t *br = src + (size_t)k * n;
+        float *wr = c->wf[b] + (size_t)k * ws;
+        uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
+        __m512i reor = zero; /* the row's exponents ORed */
+        __mmask16 rinf = 0;  /* its Inf / NaN lanes */
+        uint32_t sw[8] = { 0 };
+        for (unsigned v = 0, j = 0; v < nv; v++, j += 16u) {
+            __mmask16 m = n - j >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - j)) - 1u);
+            __m512i x = _mm512_maskz_loadu_epi32(m, br + j);
+            __m512i u = _mm512_slli_epi32(x, 16); /* the low 16 bits, the bf16 */
+            _mm512_mask_storeu_epi32(wr + j, m, u);
+            __m512i e = _mm512_and_si512(x, em);
+            reor = _mm512_or_si512(reor, e);
+            blk[v] = _mm512_or_si512(blk[v], e);
+            __mmask16 ie = _mm512_cmpeq_epi32_mask(e, em);
+            __mmask16 nrm = (__mmask16)(m & ~ie & ~_mm512_cmpeq_epi32_mask(e, zero));
+            rinf |= ie;
+            emin = _mm512_mask_min_epu32(emin, nrm, emin, e);
+            emax = _mm512_mask_max_epu32(emax, nrm, emax, e);
+            sw[j / 32u] |= (uint32_t)_mm512_cmplt_epi32_mask(u, zero) << (j % 32u);
+        }
+        for (unsigned q = 0; q < nq; q++) {
+            sg[q] = sw[q];
+            neg[q] &= sw[q];
+        }
+        c->wrow_zero[b][k] = _mm512_test_epi32_mask(reor, reor) ? 0u : 0xFFFFFFFFu;
+        c->wrow_fin[b][k] = rinf ? 0u : 0xFFFFFFFFu;
+    }
+    for (unsigned q = 0; q < ws / 16u; q++)
+        c->wblk_zero[b][q] = q >= nv || _mm512_test_epi32_mask(blk[q], blk[q]) == 0;
+    for (unsigned q = 0; q < nq; q++)
+        c->wneg[b][q] = neg[q];
+    c->wemin[b] = _mm512_reduce_min_epu32(emin) >> 7;
+    c->wemax[b] = _mm512_reduce_max_epu32(emax) >> 7;
+}
+
 /* wf only, for the dense kernel (it reads nothing else) */
 __attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigned b,
                                                           const uint32_t *src)
@@ -936,6 +990,10 @@ static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 #if defined(__x86_64__) && defined(__SSE2__)
     if ((c->mx_simd & CORE_MX_DENSE) && c->n <= MX_DENSE_N) {
         mx_widen_avx2(c, b, src);
+        return;
+    }
+    if (c->mx_simd & CORE_MX_AVX512) {
+        mx_prep_512(c, b, src);
         return;
     }
     if (c->mx_simd) {
