@@ -545,7 +545,11 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
         const uint32_t *am = a[m];
         __mmask16 infs = 0;
         __m512i sgns = zero;
-        __mmask16 far = 0; /* a normal x outside xlo .. xhi */
+        /* the smallest and largest exponent of the row's normal x (xfma: both in xlo .. xhi;
+           min / max rather than two compares a step: the compares and the compresses share
+           one port) */
+        __m512i nmin = em, nmax = zero;
+        __m512i kv0 = iota; /* the step numbers k .. k + 15 */
         unsigned c = 0;
         for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
             __m512i av = _mm512_maskz_loadu_epi32(ld[q], am + k);
@@ -555,9 +559,11 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
             infs |= inf;
             sgns = _mm512_or_si512(sgns, av);
             __mmask16 nrm = (__mmask16)(ld[q] & ~z & ~inf);
-            far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
+            nmin = _mm512_mask_min_epu32(nmin, nrm, nmin, e);
+            nmax = _mm512_mask_max_epu32(nmax, nrm, nmax, e);
             _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
-            __m512i kv = _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(iota, _mm512_set1_epi32((int)k)));
+            __m512i kv = _mm512_maskz_compress_epi32(keep, kv0);
+            kv0 = _mm512_add_epi32(kv0, _mm512_set1_epi32(16));
             _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
             c += (unsigned)__builtin_popcount(keep);
             if (q % 4u == 3u)
@@ -566,7 +572,8 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
         cnt[m] = c;
         xfin[m] = infs == 0;
         xpos[m] = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
-        xfma[m] = far == 0;
+        /* (a lane with no normal x: nmin 0x7F80 >= xlo, nmax 0 <= xhi) */
+        xfma[m] = (_mm512_cmplt_epu32_mask(nmin, xlo) | _mm512_cmpgt_epu32_mask(nmax, xhi)) == 0;
     }
 }
 
@@ -749,6 +756,24 @@ __attribute__((target("avx2"))) static void mx_out(unsigned n, unsigned rows, ui
     }
 }
 
+/* mx_out on AVX-512: 16 words a step, the last n % 16 under a mask */
+__attribute__((target("avx512f"))) static void mx_out512(unsigned n, unsigned rows,
+                                                       uint32_t *const *out)
+{
+    const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i qnan = _mm512_set1_epi32(0x7FC00000);
+    for (unsigned m = 0; m < rows; m++) {
+        const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
+        uint32_t *o = out[m];
+        for (unsigned j = 0; j < n; j += 16u) {
+            __mmask16 ld = n - j >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - j)) - 1u);
+            __m512i u = _mm512_load_si512((const void *)(pu + j));
+            __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, ab), inf);
+            _mm512_mask_storeu_epi32(o + j, ld, _mm512_mask_mov_epi32(u, nan, qnan));
+        }
+    }
+}
+
 int core_mx_simd(void)
 {
     const char *e = getenv("TPU_MODEL_MX_SIMD");
@@ -793,7 +818,10 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
         if (csr & 0x10u) /* an underflow: again, every run through mx_run */
             mx_rows_avx2(&bk, n, rows, a, seed, 1);
         _mm_setcsr(old);
-        mx_out(n, rows, out); /* after both: out may be the seeds' rows */
+        if (c->mx_simd & CORE_MX_AVX512) /* after both: out may be the seeds' rows */
+            mx_out512(n, rows, out);
+        else
+            mx_out(n, rows, out);
         return 1;
     }
     static uint32_t o[MX_GROUP * 256];

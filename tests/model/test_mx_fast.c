@@ -136,11 +136,22 @@ int main(void)
             unsigned xcols = n > 1 && rnd() % 2 ? 1 + rnd() % n : n;
             for (unsigned i = 0; i < m; i++) {
                 unsigned kind = rnd() % 8u;
+                /* edge rounds: kinds 6 and 7 are 4 and 5 with elements of exponent 6 or 253
+                   at steps r, r + 16, ... (r random: the row's smallest or largest exponent
+                   is in one lane of mx_list's 16, its min / max must cover every lane; most
+                   of their products flush or overflow) */
+                unsigned ek = outl ? (kind % 3u == 0 ? 2u : kind % 3u == 1 ? 4u : 5u)
+                                   : kind < 6u ? kind : kind - 2u;
                 for (unsigned j = 0; j < n; j++) {
-                    uint16_t v = edge ? edge_elem(outl ? (kind % 3u == 0 ? 2u : kind % 3u == 1 ? 4u : 5u) : kind % 6u)
+                    uint16_t v = edge ? edge_elem(ek)
                                  : kind == 6 ? 0x0000u : kind == 7 ? 0x8000u : elem(kind, j, xcols, rare);
                     put16(h0, UBA + 2u * ((size_t)i * n + j), v);
                 }
+                if (edge && !outl && kind >= 6u)
+                    for (unsigned j = rnd() % 16u; j < n; j += 16u)
+                        put16(h0, UBA + 2u * ((size_t)i * n + j),
+                              (uint16_t)(((rnd() & 1u) << 15) | ((kind == 6u ? 6u : 253u) << 7) |
+                                         (rnd() & 0x7Fu)));
             }
             /* tiles: rows of a random kind; narrow tiles padded with +0 or -0 columns */
             for (unsigned t = 0; t < tiles; t++) {
