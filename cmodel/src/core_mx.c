@@ -672,6 +672,12 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         for (unsigned j = n; j < ws; j++)
             ps[m][j] = 0.0f;
     }
+    /* the rows as mx_block3 takes them, built once for every block and phase (lim: set per
+       phase) */
+    static mx_row_t rr[MX_GROUP];
+    for (unsigned m = 0; m < rows; m++)
+        rr[m] = (mx_row_t){ a[m], ks[m], xs[m], cnt[m], xpos[m], src[m], ps[m], xfma[m],
+                            seed[m] == NULL, cnt[m], &st[m] };
 #define MX_FULL(j) ((j) + 32u <= ws && !(bk->wzblk[(j) / 16u] && bk->wzblk[(j) / 16u + 1u]))
     for (unsigned j0 = 0; j0 < ws;) {
         /* nb blocks of 32 lanes with a weight other than zero, done together by three rows
@@ -687,20 +693,17 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                32 KB of the tile read by all the rows while in L1 (a row's steps stay in k
                order) */
             unsigned ph = bk->z512 && nb == 4u && n > 64u ? (n + 63u) / 64u : 1u;
-            for (unsigned p = 0; p < ph; p++)
-                for (m3 = 0; m3 + 3u <= rows; m3 += 3u) {
-                    mx_row_t r3[3];
-                    for (unsigned q = 0; q < 3u; q++)
-                        r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
-                                            xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
-                                            seed[m3 + q] == NULL,
-                                            p + 1u < ph ? k64[m3 + q][p] : cnt[m3 + q],
-                                            &st[m3 + q] };
+            unsigned r3n = rows / 3u * 3u; /* the rows in triples */
+            for (unsigned p = 0; p < ph; p++) {
+                for (unsigned m = 0; m < r3n; m++) /* the phase's end */
+                    rr[m].lim = p + 1u < ph ? k64[m][p] : cnt[m];
+                for (m3 = 0; m3 < r3n; m3 += 3u) {
                     if (bk->z512)
-                        mx_block3_512(bk, n, r3, j0, nb, exact, p == 0, p + 1u == ph);
+                        mx_block3_512(bk, n, &rr[m3], j0, nb, exact, p == 0, p + 1u == ph);
                     else
-                        mx_block3(bk, n, r3, j0, exact);
+                        mx_block3(bk, n, &rr[m3], j0, exact);
                 }
+            }
         }
         for (unsigned jn = j0 + 32u * nb; j0 < jn; j0 += 32u) {
             unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
