@@ -157,7 +157,7 @@ MX_AVX2 int mx_run(__m256 *p, unsigned V, const uint32_t *am, const uint32_t *sg
 
 /* One row on one block until it is clean (or to its end): returns the index of the first
    listed step not yet done; *next = the first step (k) not done or skipped; *clean. */
-MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const uint8_t *ks,
+MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const uint32_t *ks,
                              const float *xs, unsigned cnt, const float *w, size_t ws,
                              const uint32_t *sg, unsigned nq, uint32_t cneg, int xpos,
                              int exact, unsigned *next, int *clean)
@@ -184,7 +184,7 @@ MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const ui
 
 /* rows a (and b when two) on lanes j0 .. j0 + 8V - 1, their p read from src, written to ps */
 MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, const uint32_t *ama,
-                      const uint32_t *amb, const uint8_t *ksa, const uint8_t *ksb,
+                      const uint32_t *amb, const uint32_t *ksa, const uint32_t *ksb,
                       const float *xsa, const float *xsb, unsigned cnta, unsigned cntb,
                       int xposa, int xposb, const float *srca, const float *srcb, float *psa,
                       float *psb, unsigned j0, int exact)
@@ -231,7 +231,7 @@ MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, cons
    have steps left, then two, then one */
 typedef struct {
     const uint32_t *am;
-    const uint8_t *ks;
+    const uint32_t *ks;
     const float *xs;
     unsigned cnt;
     int xpos;
@@ -519,7 +519,8 @@ static uint64_t mx_lut[256];
 /* The rows' lists of the steps that cannot be skipped (mx_rows_avx2's first loop) on
    AVX-512, 16 steps at a time: the same tests (x[k] zero or subnormal with a finite tile row
    k, or an all-zero row k with a finite x[k]; the tile's rows as bit masks once per call),
-   the step numbers and their x compressed into ks[m] and xs[m] (16 bytes and 16 floats of
+   the step numbers (32-bit: no narrowing, which would take the shuffle port the compresses
+   and compares use) and their x compressed into ks[m] and xs[m] (16 words and 16 floats of
    slack: compressed in a register and stored whole, the masked compress to memory is
    microcoded and several times slower); xfin[m]: no Inf or NaN in the row, xpos[m]: no x of
    sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
@@ -527,7 +528,7 @@ static uint64_t mx_lut[256];
 #define MX_KS (256 + 16)
 __attribute__((target("avx512f"), noinline)) static void
 mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
-           uint8_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+           uint32_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
            int *xfma, unsigned (*k64)[4])
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
@@ -564,7 +565,7 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
             _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
             __m512i kv = _mm512_maskz_compress_epi32(keep, kv0);
             kv0 = _mm512_add_epi32(kv0, _mm512_set1_epi32(16));
-            _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
+            _mm512_storeu_si512((void *)(ks[m] + c), kv);
             c += (unsigned)__builtin_popcount(keep);
             if (q % 4u == 3u)
                 k64[m][q / 4u] = c;
@@ -579,7 +580,7 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
 
 /* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
    after */
-MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km,
+MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint32_t *km,
                               float *xsm, int *xfin, int *xpos)
 {
     const __m256i em = _mm256_set1_epi32(0x7F80);
@@ -596,8 +597,8 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
             _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
             _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
         unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
-        uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
-        memcpy(km + c, &pos, 8);
+        __m256i pos = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mx_lut[keep]));
+        _mm256_storeu_si256((__m256i *)(void *)(km + c), _mm256_add_epi32(pos, _mm256_set1_epi32((int)k)));
         c += (unsigned)__builtin_popcount(keep);
     }
     int fin = _mm256_testz_si256(infs, infs);
@@ -608,7 +609,7 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
         fin &= e != 0x7F80u;
         pos &= (am[k] & 0x8000u) == 0;
         if (!skip)
-            km[c++] = (uint8_t)k;
+            km[c++] = k;
     }
     *xfin = fin;
     *xpos = pos;
@@ -630,7 +631,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
 {
     float (*ps)[256] = mx_ps;
     static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
-    static uint8_t ks[MX_GROUP][MX_KS];
+    static uint32_t ks[MX_GROUP][MX_KS];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
