@@ -526,24 +526,22 @@ static uint64_t mx_lut[256];
    sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
    (mx_blocks512); cnt[m]: the count, k64[m][p]: the count of those before step 64 (p + 1). */
 #define MX_KS (256 + 16)
-__attribute__((target("avx512f"), noinline)) static void
-mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
-           uint32_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
-           int *xfma, unsigned (*k64)[4])
+/* plain: every row of the tile finite and none all zeros (the usual tile): a step is listed
+   when its x is not zero or subnormal, one test (the general masks fold away) */
+MX_512 void mx_list512_rows(const mx_bank_t *bk, unsigned n, unsigned rows,
+                            const uint32_t *const *a, uint32_t (*ks)[MX_KS],
+                            float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+                            int *xfma, unsigned (*k64)[4], const __mmask16 *ld,
+                            const __mmask16 *wfin, const __mmask16 *wzero, int plain)
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
     const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __mmask16 ld[16], wfin[16], wzero[16];
-    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
-        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
-        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
-        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
-        wfin[q] = _mm512_test_epi32_mask(wf, wf);
-        wzero[q] = _mm512_test_epi32_mask(wz, wz);
-    }
     for (unsigned m = 0; m < rows; m++) {
         const uint32_t *am = a[m];
+        if (m + 2u < rows) /* a later row's lines on their way (UB rows may be out of L2) */
+            for (unsigned l = 0; l < n; l += 16u)
+                _mm_prefetch((const char *)(const void *)(a[m + 2u] + l), _MM_HINT_T0);
         __mmask16 infs = 0;
         __m512i sgns = zero;
         /* the smallest and largest exponent of the row's normal x (xfma: both in xlo .. xhi;
@@ -555,11 +553,17 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
         for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
             __m512i av = _mm512_maskz_loadu_epi32(ld[q], am + k);
             __m512i e = _mm512_and_si512(av, em);
-            __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
-            __mmask16 keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+            __mmask16 inf = _mm512_cmpeq_epi32_mask(e, em), keep, nrm;
+            if (plain) { /* keep: x not zero or subnormal */
+                keep = _mm512_mask_test_epi32_mask(ld[q], av, em);
+                nrm = (__mmask16)(keep & ~inf);
+            } else {
+                __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero);
+                keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+                nrm = (__mmask16)(ld[q] & ~z & ~inf);
+            }
             infs |= inf;
             sgns = _mm512_or_si512(sgns, av);
-            __mmask16 nrm = (__mmask16)(ld[q] & ~z & ~inf);
             nmin = _mm512_mask_min_epu32(nmin, nrm, nmin, e);
             nmax = _mm512_mask_max_epu32(nmax, nrm, nmax, e);
             _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
@@ -576,6 +580,27 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
         /* (a lane with no normal x: nmin 0x7F80 >= xlo, nmax 0 <= xhi) */
         xfma[m] = (_mm512_cmplt_epu32_mask(nmin, xlo) | _mm512_cmpgt_epu32_mask(nmax, xhi)) == 0;
     }
+}
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
+           uint32_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+           int *xfma, unsigned (*k64)[4])
+{
+    __mmask16 ld[16], wfin[16], wzero[16];
+    int plain = 1;
+    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
+        wfin[q] = _mm512_test_epi32_mask(wf, wf);
+        wzero[q] = _mm512_test_epi32_mask(wz, wz);
+        plain &= wfin[q] == ld[q] && wzero[q] == 0;
+    }
+    if (plain)
+        mx_list512_rows(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64, ld, wfin, wzero, 1);
+    else
+        mx_list512_rows(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64, ld, wfin, wzero, 0);
 }
 
 /* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
