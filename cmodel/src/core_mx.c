@@ -991,7 +991,7 @@ __attribute__((target("avx512f"))) static void mx_prep_512(tpu_core_t *c, unsign
         uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
         __m512i reor = zero; /* the row's exponents ORed */
         __mmask16 rinf = 0;  /* its Inf / NaN lanes */
-        uint32_t sw[8] = { 0 };
+        uint32_t lo = 0; /* the sign bits of an even vector, until its odd neighbour's */
         for (unsigned v = 0, j = 0; v < nv; v++, j += 16u) {
             __mmask16 m = n - j >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - j)) - 1u);
             __m512i x = _mm512_maskz_loadu_epi32(m, br + j);
@@ -1005,11 +1005,17 @@ __attribute__((target("avx512f"))) static void mx_prep_512(tpu_core_t *c, unsign
             rinf |= ie;
             emin = _mm512_mask_min_epu32(emin, nrm, emin, e);
             emax = _mm512_mask_max_epu32(emax, nrm, emax, e);
-            sw[j / 32u] |= (uint32_t)_mm512_cmplt_epi32_mask(u, zero) << (j % 32u);
+            uint32_t s16 = (uint32_t)_mm512_cmplt_epi32_mask(u, zero);
+            if (v & 1u) { /* sign word v / 2 (scalar stores: a copy loop became a memcpy call) */
+                sg[v / 2u] = lo | s16 << 16;
+                neg[v / 2u] &= lo | s16 << 16;
+            } else {
+                lo = s16;
+            }
         }
-        for (unsigned q = 0; q < nq; q++) {
-            sg[q] = sw[q];
-            neg[q] &= sw[q];
+        if (nv & 1u) { /* (nq = (nv + 1) / 2) */
+            sg[nv / 2u] = lo;
+            neg[nv / 2u] &= lo;
         }
         c->wrow_zero[b][k] = _mm512_test_epi32_mask(reor, reor) ? 0u : 0xFFFFFFFFu;
         c->wrow_fin[b][k] = rinf ? 0u : 0xFFFFFFFFu;
