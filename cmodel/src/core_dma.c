@@ -123,6 +123,38 @@ static void narrow16(uint8_t *h, const uint32_t *src, unsigned cols)
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* widen16 and narrow16 on AVX-512 (the same words: the low 16 bits zero-extended, or the low
+   16 bits of each word), 16 elements a vector (widen16's last cols % 16 one by one, narrow16's under a mask) */
+__attribute__((target("avx512f"))) static void widen16_512(uint32_t *dst, const uint8_t *h,
+                                                         unsigned cols)
+{
+    unsigned i = 0;
+    for (; i + 16u <= cols; i += 16u)
+        _mm512_storeu_si512((void *)(dst + i),
+                            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(h + 2u * i))));
+    for (; i < cols; i++) {
+        uint16_t v;
+        memcpy(&v, h + 2u * i, 2);
+        dst[i] = v;
+    }
+}
+
+__attribute__((target("avx512f"))) static void narrow16_512(uint8_t *h, const uint32_t *src,
+                                                          unsigned cols)
+{
+    unsigned i = 0;
+    for (; i + 16u <= cols; i += 16u)
+        _mm256_storeu_si256((__m256i *)(void *)(h + 2u * i),
+                            _mm512_cvtepi32_epi16(_mm512_loadu_si512((const void *)(src + i))));
+    if (i < cols) {
+        __mmask16 m = (__mmask16)((1u << (cols - i)) - 1u);
+        _mm512_mask_cvtepi32_storeu_epi16(h + 2u * i, m, _mm512_maskz_loadu_epi32(m, src + i));
+    }
+}
+#endif
+
 uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi_err)
 {
     unsigned n = c->n, e = tpu_mem_elem_bytes(d->mem);
@@ -143,6 +175,9 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
     /* every element of every row inside host memory, no 32-bit address wrap: the rows are
        copied without per-byte checks (the same bytes; little-endian hosts) */
     int inside = 0;
+    /* AVX-512 widen16 / narrow16 with the host-float paths on an AVX-512 host (the integer
+       path, TPU_MODEL_INTEGER_MX=1, and TPU_MODEL_MX_SIMD=avx2 keep the SSE2 ones) */
+    int v512 = !c->integer_mx && (c->mx_simd & CORE_MX_AVX512);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (d->n > 0 && c->host_bytes <= UINT32_MAX && d->cols <= n && (e == 2u || e == 4u)) {
         uint64_t last = (uint64_t)d->addr + (uint64_t)(d->n - 1u) * d->stride +
@@ -163,6 +198,11 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
                 }
                 uint32_t *dst = core_write_dst(c, d->mem, mrow);
                 if (e == 2u) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                    if (v512)
+                        widen16_512(dst, h, cols);
+                    else
+#endif
                     widen16(dst, h, cols);
                 } else {
                     memcpy(dst, h, 4u * cols);
@@ -173,6 +213,11 @@ uint64_t core_dma_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t, int *axi
             } else {
                 const uint32_t *src = core_read_row(c, d->mem, mrow);
                 if (e == 2u) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                    if (v512)
+                        narrow16_512(h, src, cols);
+                    else
+#endif
                     narrow16(h, src, cols);
                 } else {
                     memcpy(h, src, 4u * cols);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
+
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <immintrin.h>
 /* One MXU pass per row on host floats, the same bits as fp32_mac (the argument of
@@ -80,7 +82,6 @@ static __attribute__((noinline)) void mx_rows_host(unsigned n, unsigned rows,
    blocks at once, their steps fused where that gives the same bits (mx_blocks512). */
 #define MX_AVX2 __attribute__((target("avx2"), always_inline)) static inline
 #define MX_GROUP 64 /* rows per call at most (core_matmul_exec's groups) */
-#define MX_DENSE_N 32 /* N up to which the dense kernel (core_mx_dense.c) runs instead */
 
 typedef struct {
     const float *w;        /* wf: w[k * ws + j] */
@@ -156,7 +157,7 @@ MX_AVX2 int mx_run(__m256 *p, unsigned V, const uint32_t *am, const uint32_t *sg
 
 /* One row on one block until it is clean (or to its end): returns the index of the first
    listed step not yet done; *next = the first step (k) not done or skipped; *clean. */
-MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const uint8_t *ks,
+MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const uint32_t *ks,
                              const float *xs, unsigned cnt, const float *w, size_t ws,
                              const uint32_t *sg, unsigned nq, uint32_t cneg, int xpos,
                              int exact, unsigned *next, int *clean)
@@ -183,7 +184,7 @@ MX_AVX2 unsigned mx_prologue(__m256 *p, unsigned V, const uint32_t *am, const ui
 
 /* rows a (and b when two) on lanes j0 .. j0 + 8V - 1, their p read from src, written to ps */
 MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, const uint32_t *ama,
-                      const uint32_t *amb, const uint8_t *ksa, const uint8_t *ksb,
+                      const uint32_t *amb, const uint32_t *ksa, const uint32_t *ksb,
                       const float *xsa, const float *xsb, unsigned cnta, unsigned cntb,
                       int xposa, int xposb, const float *srca, const float *srcb, float *psa,
                       float *psb, unsigned j0, int exact)
@@ -230,7 +231,7 @@ MX_AVX2 void mx_block(const mx_bank_t *bk, unsigned V, int two, unsigned n, cons
    have steps left, then two, then one */
 typedef struct {
     const uint32_t *am;
-    const uint8_t *ks;
+    const uint32_t *ks;
     const float *xs;
     unsigned cnt;
     int xpos;
@@ -518,46 +519,57 @@ static uint64_t mx_lut[256];
 /* The rows' lists of the steps that cannot be skipped (mx_rows_avx2's first loop) on
    AVX-512, 16 steps at a time: the same tests (x[k] zero or subnormal with a finite tile row
    k, or an all-zero row k with a finite x[k]; the tile's rows as bit masks once per call),
-   the step numbers and their x compressed into ks[m] and xs[m] (16 bytes and 16 floats of
+   the step numbers (32-bit: no narrowing, which would take the shuffle port the compresses
+   and compares use) and their x compressed into ks[m] and xs[m] (16 words and 16 floats of
    slack: compressed in a register and stored whole, the masked compress to memory is
    microcoded and several times slower); xfin[m]: no Inf or NaN in the row, xpos[m]: no x of
    sign -, xfma[m]: every product of a normal x with a normal weight of the tile is normal
    (mx_blocks512); cnt[m]: the count, k64[m][p]: the count of those before step 64 (p + 1). */
 #define MX_KS (256 + 16)
-__attribute__((target("avx512f"), noinline)) static void
-mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
-           uint8_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
-           int *xfma, unsigned (*k64)[4])
+/* plain: every row of the tile finite and none all zeros (the usual tile): a step is listed
+   when its x is not zero or subnormal, one test (the general masks fold away) */
+MX_512 void mx_list512_rows(const mx_bank_t *bk, unsigned n, unsigned rows,
+                            const uint32_t *const *a, uint32_t (*ks)[MX_KS],
+                            float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+                            int *xfma, unsigned (*k64)[4], const __mmask16 *ld,
+                            const __mmask16 *wfin, const __mmask16 *wzero, int plain)
 {
     const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
     const __m512i xlo = _mm512_set1_epi32((int)bk->xlo), xhi = _mm512_set1_epi32((int)bk->xhi);
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __mmask16 ld[16], wfin[16], wzero[16];
-    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
-        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
-        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
-        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
-        wfin[q] = _mm512_test_epi32_mask(wf, wf);
-        wzero[q] = _mm512_test_epi32_mask(wz, wz);
-    }
     for (unsigned m = 0; m < rows; m++) {
         const uint32_t *am = a[m];
+        if (m + 2u < rows) /* a later row's lines on their way (UB rows may be out of L2) */
+            for (unsigned l = 0; l < n; l += 16u)
+                _mm_prefetch((const char *)(const void *)(a[m + 2u] + l), _MM_HINT_T0);
         __mmask16 infs = 0;
         __m512i sgns = zero;
-        __mmask16 far = 0; /* a normal x outside xlo .. xhi */
+        /* the smallest and largest exponent of the row's normal x (xfma: both in xlo .. xhi;
+           min / max rather than two compares a step: the compares and the compresses share
+           one port) */
+        __m512i nmin = em, nmax = zero;
+        __m512i kv0 = iota; /* the step numbers k .. k + 15 */
         unsigned c = 0;
         for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
             __m512i av = _mm512_maskz_loadu_epi32(ld[q], am + k);
             __m512i e = _mm512_and_si512(av, em);
-            __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero), inf = _mm512_cmpeq_epi32_mask(e, em);
-            __mmask16 keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+            __mmask16 inf = _mm512_cmpeq_epi32_mask(e, em), keep, nrm;
+            if (plain) { /* keep: x not zero or subnormal */
+                keep = _mm512_mask_test_epi32_mask(ld[q], av, em);
+                nrm = (__mmask16)(keep & ~inf);
+            } else {
+                __mmask16 z = _mm512_cmpeq_epi32_mask(e, zero);
+                keep = (__mmask16)(ld[q] & ~((z & wfin[q]) | (~inf & wzero[q])));
+                nrm = (__mmask16)(ld[q] & ~z & ~inf);
+            }
             infs |= inf;
             sgns = _mm512_or_si512(sgns, av);
-            __mmask16 nrm = (__mmask16)(ld[q] & ~z & ~inf);
-            far |= _mm512_mask_cmplt_epu32_mask(nrm, e, xlo) | _mm512_mask_cmpgt_epu32_mask(nrm, e, xhi);
+            nmin = _mm512_mask_min_epu32(nmin, nrm, nmin, e);
+            nmax = _mm512_mask_max_epu32(nmax, nrm, nmax, e);
             _mm512_storeu_ps(xs[m] + c, _mm512_maskz_compress_ps(keep, _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
-            __m512i kv = _mm512_maskz_compress_epi32(keep, _mm512_add_epi32(iota, _mm512_set1_epi32((int)k)));
-            _mm_storeu_si128((__m128i *)(void *)(ks[m] + c), _mm512_cvtepi32_epi8(kv));
+            __m512i kv = _mm512_maskz_compress_epi32(keep, kv0);
+            kv0 = _mm512_add_epi32(kv0, _mm512_set1_epi32(16));
+            _mm512_storeu_si512((void *)(ks[m] + c), kv);
             c += (unsigned)__builtin_popcount(keep);
             if (q % 4u == 3u)
                 k64[m][q / 4u] = c;
@@ -565,13 +577,35 @@ mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const
         cnt[m] = c;
         xfin[m] = infs == 0;
         xpos[m] = _mm512_test_epi32_mask(sgns, _mm512_set1_epi32(0x8000)) == 0;
-        xfma[m] = far == 0;
+        /* (a lane with no normal x: nmin 0x7F80 >= xlo, nmax 0 <= xhi) */
+        xfma[m] = (_mm512_cmplt_epu32_mask(nmin, xlo) | _mm512_cmpgt_epu32_mask(nmax, xhi)) == 0;
     }
+}
+
+__attribute__((target("avx512f"), noinline)) static void
+mx_list512(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *const *a,
+           uint32_t (*ks)[MX_KS], float (*xs)[256 + 16], unsigned *cnt, int *xfin, int *xpos,
+           int *xfma, unsigned (*k64)[4])
+{
+    __mmask16 ld[16], wfin[16], wzero[16];
+    int plain = 1;
+    for (unsigned k = 0, q = 0; k < n; k += 16u, q++) {
+        ld[q] = n - k >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - k)) - 1u);
+        __m512i wf = _mm512_maskz_loadu_epi32(ld[q], bk->wfin + k);
+        __m512i wz = _mm512_maskz_loadu_epi32(ld[q], bk->wzero + k);
+        wfin[q] = _mm512_test_epi32_mask(wf, wf);
+        wzero[q] = _mm512_test_epi32_mask(wz, wz);
+        plain &= wfin[q] == ld[q] && wzero[q] == 0;
+    }
+    if (plain)
+        mx_list512_rows(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64, ld, wfin, wzero, 1);
+    else
+        mx_list512_rows(bk, n, rows, a, ks, xs, cnt, xfin, xpos, xfma, k64, ld, wfin, wzero, 0);
 }
 
 /* The same on AVX2, 8 steps at a time (the scalar test for the last n % 8), the x gathered
    after */
-MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint8_t *km,
+MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *am, uint32_t *km,
                               float *xsm, int *xfin, int *xpos)
 {
     const __m256i em = _mm256_set1_epi32(0x7F80);
@@ -588,8 +622,8 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
             _mm256_and_si256(z, _mm256_loadu_si256((const __m256i *)(bk->wfin + k))),
             _mm256_andnot_si256(inf, _mm256_loadu_si256((const __m256i *)(bk->wzero + k))));
         unsigned keep = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(skip)) & 0xFFu;
-        uint64_t pos = mx_lut[keep] + (uint64_t)k * 0x0101010101010101ull;
-        memcpy(km + c, &pos, 8);
+        __m256i pos = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mx_lut[keep]));
+        _mm256_storeu_si256((__m256i *)(void *)(km + c), _mm256_add_epi32(pos, _mm256_set1_epi32((int)k)));
         c += (unsigned)__builtin_popcount(keep);
     }
     int fin = _mm256_testz_si256(infs, infs);
@@ -600,7 +634,7 @@ MX_AVX2 unsigned mx_list_avx2(const mx_bank_t *bk, unsigned n, const uint32_t *a
         fin &= e != 0x7F80u;
         pos &= (am[k] & 0x8000u) == 0;
         if (!skip)
-            km[c++] = (uint8_t)k;
+            km[c++] = k;
     }
     *xfin = fin;
     *xpos = pos;
@@ -622,7 +656,7 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
 {
     float (*ps)[256] = mx_ps;
     static float xs[MX_GROUP][256 + 16]; /* 16 floats of slack for mx_list512's stores */
-    static uint8_t ks[MX_GROUP][MX_KS];
+    static uint32_t ks[MX_GROUP][MX_KS];
     unsigned cnt[MX_GROUP];
     int xfin[MX_GROUP]; /* no Inf or NaN in the row */
     int xpos[MX_GROUP]; /* no x of sign - in the row */
@@ -664,6 +698,12 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
         for (unsigned j = n; j < ws; j++)
             ps[m][j] = 0.0f;
     }
+    /* the rows as mx_block3 takes them, built once for every block and phase (lim: set per
+       phase) */
+    static mx_row_t rr[MX_GROUP];
+    for (unsigned m = 0; m < rows; m++)
+        rr[m] = (mx_row_t){ a[m], ks[m], xs[m], cnt[m], xpos[m], src[m], ps[m], xfma[m],
+                            seed[m] == NULL, cnt[m], &st[m] };
 #define MX_FULL(j) ((j) + 32u <= ws && !(bk->wzblk[(j) / 16u] && bk->wzblk[(j) / 16u + 1u]))
     for (unsigned j0 = 0; j0 < ws;) {
         /* nb blocks of 32 lanes with a weight other than zero, done together by three rows
@@ -679,20 +719,17 @@ mx_rows_avx2(const mx_bank_t *bk, unsigned n, unsigned rows, const uint32_t *con
                32 KB of the tile read by all the rows while in L1 (a row's steps stay in k
                order) */
             unsigned ph = bk->z512 && nb == 4u && n > 64u ? (n + 63u) / 64u : 1u;
-            for (unsigned p = 0; p < ph; p++)
-                for (m3 = 0; m3 + 3u <= rows; m3 += 3u) {
-                    mx_row_t r3[3];
-                    for (unsigned q = 0; q < 3u; q++)
-                        r3[q] = (mx_row_t){ a[m3 + q], ks[m3 + q], xs[m3 + q], cnt[m3 + q],
-                                            xpos[m3 + q], src[m3 + q], ps[m3 + q], xfma[m3 + q],
-                                            seed[m3 + q] == NULL,
-                                            p + 1u < ph ? k64[m3 + q][p] : cnt[m3 + q],
-                                            &st[m3 + q] };
+            unsigned r3n = rows / 3u * 3u; /* the rows in triples */
+            for (unsigned p = 0; p < ph; p++) {
+                for (unsigned m = 0; m < r3n; m++) /* the phase's end */
+                    rr[m].lim = p + 1u < ph ? k64[m][p] : cnt[m];
+                for (m3 = 0; m3 < r3n; m3 += 3u) {
                     if (bk->z512)
-                        mx_block3_512(bk, n, r3, j0, nb, exact, p == 0, p + 1u == ph);
+                        mx_block3_512(bk, n, &rr[m3], j0, nb, exact, p == 0, p + 1u == ph);
                     else
-                        mx_block3(bk, n, r3, j0, exact);
+                        mx_block3(bk, n, &rr[m3], j0, exact);
                 }
+            }
         }
         for (unsigned jn = j0 + 32u * nb; j0 < jn; j0 += 32u) {
             unsigned V = j0 + 32u <= ws ? 4u : 2u; /* the last block: 16 lanes */
@@ -748,6 +785,24 @@ __attribute__((target("avx2"))) static void mx_out(unsigned n, unsigned rows, ui
     }
 }
 
+/* mx_out on AVX-512: 16 words a step, the last n % 16 under a mask */
+__attribute__((target("avx512f"))) static void mx_out512(unsigned n, unsigned rows,
+                                                       uint32_t *const *out)
+{
+    const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i qnan = _mm512_set1_epi32(0x7FC00000);
+    for (unsigned m = 0; m < rows; m++) {
+        const uint32_t *pu = (const uint32_t *)(const void *)mx_ps[m];
+        uint32_t *o = out[m];
+        for (unsigned j = 0; j < n; j += 16u) {
+            __mmask16 ld = n - j >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - j)) - 1u);
+            __m512i u = _mm512_load_si512((const void *)(pu + j));
+            __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, ab), inf);
+            _mm512_mask_storeu_epi32(o + j, ld, _mm512_mask_mov_epi32(u, nan, qnan));
+        }
+    }
+}
+
 int core_mx_simd(void)
 {
     const char *e = getenv("TPU_MODEL_MX_SIMD");
@@ -792,7 +847,10 @@ static int mx_host(const tpu_core_t *c, unsigned b, unsigned rows, const uint32_
         if (csr & 0x10u) /* an underflow: again, every run through mx_run */
             mx_rows_avx2(&bk, n, rows, a, seed, 1);
         _mm_setcsr(old);
-        mx_out(n, rows, out); /* after both: out may be the seeds' rows */
+        if (c->mx_simd & CORE_MX_AVX512) /* after both: out may be the seeds' rows */
+            mx_out512(n, rows, out);
+        else
+            mx_out(n, rows, out);
         return 1;
     }
     static uint32_t o[MX_GROUP * 256];
@@ -910,6 +968,66 @@ __attribute__((target("avx2"))) static void mx_prep_avx2(tpu_core_t *c, unsigned
 #endif
 
 #if defined(__x86_64__) && defined(__SSE2__)
+/* mx_prep_avx2 on AVX-512: the same outputs, 16 lanes a step (the last n % 16 under a mask:
+   loaded as zeros, not stored; a zero's exponent, sign and block bits change nothing), the
+   tests as masks, each row's sign words assembled in registers and stored whole */
+__attribute__((target("avx512f"))) static void mx_prep_512(tpu_core_t *c, unsigned b,
+                                                          const uint32_t *src)
+{
+    unsigned n = c->n, nq = (c->wf_stride + 31u) / 32u, nv = (n + 15u) / 16u;
+    size_t ws = c->wf_stride;
+    __m512i blk[16]; /* per 16 lanes: the exponent bits of every row ORed */
+    uint32_t neg[8]; /* per 32 lanes: the sign bits of every row ANDed */
+    for (unsigned q = 0; q < nq; q++)
+        neg[q] = 0xFFFFFFFFu;
+    const __m512i em = _mm512_set1_epi32(0x7F80), zero = _mm512_setzero_si512();
+    for (unsigned v = 0; v < nv; v++)
+        blk[v] = zero;
+    /* the exponents of the normal weights (the others leave them) */
+    __m512i emin = em, emax = zero;
+    for (unsigned k = 0; k < n; k++) {
+        const uint32_t *br = src + (size_t)k * n;
+        float *wr = c->wf[b] + (size_t)k * ws;
+        uint32_t *sg = c->wsgn[b] + (size_t)k * nq;
+        __m512i reor = zero; /* the row's exponents ORed */
+        __mmask16 rinf = 0;  /* its Inf / NaN lanes */
+        uint32_t lo = 0; /* the sign bits of an even vector, until its odd neighbour's */
+        for (unsigned v = 0, j = 0; v < nv; v++, j += 16u) {
+            __mmask16 m = n - j >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - j)) - 1u);
+            __m512i x = _mm512_maskz_loadu_epi32(m, br + j);
+            __m512i u = _mm512_slli_epi32(x, 16); /* the low 16 bits, the bf16 */
+            _mm512_mask_storeu_epi32(wr + j, m, u);
+            __m512i e = _mm512_and_si512(x, em);
+            reor = _mm512_or_si512(reor, e);
+            blk[v] = _mm512_or_si512(blk[v], e);
+            __mmask16 ie = _mm512_cmpeq_epi32_mask(e, em);
+            __mmask16 nrm = (__mmask16)(m & ~ie & ~_mm512_cmpeq_epi32_mask(e, zero));
+            rinf |= ie;
+            emin = _mm512_mask_min_epu32(emin, nrm, emin, e);
+            emax = _mm512_mask_max_epu32(emax, nrm, emax, e);
+            uint32_t s16 = (uint32_t)_mm512_cmplt_epi32_mask(u, zero);
+            if (v & 1u) { /* sign word v / 2 (scalar stores: a copy loop became a memcpy call) */
+                sg[v / 2u] = lo | s16 << 16;
+                neg[v / 2u] &= lo | s16 << 16;
+            } else {
+                lo = s16;
+            }
+        }
+        if (nv & 1u) { /* (nq = (nv + 1) / 2) */
+            sg[nv / 2u] = lo;
+            neg[nv / 2u] &= lo;
+        }
+        c->wrow_zero[b][k] = _mm512_test_epi32_mask(reor, reor) ? 0u : 0xFFFFFFFFu;
+        c->wrow_fin[b][k] = rinf ? 0u : 0xFFFFFFFFu;
+    }
+    for (unsigned q = 0; q < ws / 16u; q++)
+        c->wblk_zero[b][q] = q >= nv || _mm512_test_epi32_mask(blk[q], blk[q]) == 0;
+    for (unsigned q = 0; q < nq; q++)
+        c->wneg[b][q] = neg[q];
+    c->wemin[b] = _mm512_reduce_min_epu32(emin) >> 7;
+    c->wemax[b] = _mm512_reduce_max_epu32(emax) >> 7;
+}
+
 /* wf only, for the dense kernel (it reads nothing else) */
 __attribute__((target("avx2"))) static void mx_widen_avx2(tpu_core_t *c, unsigned b,
                                                           const uint32_t *src)
@@ -935,6 +1053,10 @@ static void mx_prep(tpu_core_t *c, unsigned b, const uint32_t *src)
 #if defined(__x86_64__) && defined(__SSE2__)
     if ((c->mx_simd & CORE_MX_DENSE) && c->n <= MX_DENSE_N) {
         mx_widen_avx2(c, b, src);
+        return;
+    }
+    if (c->mx_simd & CORE_MX_AVX512) {
+        mx_prep_512(c, b, src);
         return;
     }
     if (c->mx_simd) {
@@ -1003,8 +1125,12 @@ uint64_t core_matmul_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     enum { GROUP = 64 };
     const uint32_t *ga[GROUP], *gs[GROUP];
     uint32_t *go[GROUP];
-    for (unsigned m0 = 0; m0 < d->n; m0 += GROUP) {
-        unsigned gn = d->n - m0 < GROUP ? d->n - m0 : GROUP;
+    /* the skip kernels take rows three at a time (a row left over goes alone, on AVX2): 63
+       rows a group there, so only a matmul's last group can leave one or two (the results
+       do not depend on the grouping: each row is the same steps in the same order) */
+    const unsigned group = n > MX_DENSE_N ? 63u : GROUP;
+    for (unsigned m0 = 0; m0 < d->n; m0 += group) {
+        unsigned gn = d->n - m0 < group ? d->n - m0 : group;
         int host = 0;
         if (!c->integer_mx) {
             unsigned ub0 = d->ub_row + m0, acc0 = d->acc_row + m0;

@@ -25,6 +25,28 @@ static uint64_t vop_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
     unsigned n = c->n;
     int bin = tpu_vop_is_binary(d->vop);
     uint32_t a[256], b[256], y[256];
+    /* every operand row written already and no trace (the usual case): the whole instruction
+       in one call where the host has one (the same rows in the same order as the loop below,
+       each written in place), the rows marked written at once */
+    if (!c->integer_mx && c->trace == NULL && d->n > 0 &&
+        (d->d_mem == TPU_MEM_ACC || d->d_mem == TPU_MEM_UB) &&
+        memchr(c->written[d->a_mem] + d->a_row, 0, d->n) == NULL &&
+        (!bin || memchr(c->written[d->b_mem] + d->b_row, 0, d->bcast ? 1u : d->n) == NULL)) {
+        const uint32_t *ar = c->mem[d->a_mem] + (size_t)d->a_row * n;
+        uint32_t *dst = c->mem[d->d_mem] + (size_t)d->d_row * n;
+        int done = bin ? vpu_rows_binary_fast((vpu_op_t)d->vop, d->n, n, vpu_fmt(d->a_mem), ar, n,
+                                              vpu_fmt(d->b_mem),
+                                              c->mem[d->b_mem] + (size_t)d->b_row * n,
+                                              d->bcast ? 0u : n, vpu_fmt(d->d_mem), dst, n)
+                       : vpu_rows_unary_fast((vpu_op_t)d->vop, d->n, n, vpu_fmt(d->a_mem), ar, n,
+                                             vpu_fmt(d->d_mem), dst, n);
+        if (done) {
+            memset(c->written[d->d_mem] + d->d_row, 1, d->n);
+            c->res->rows_written[d->d_mem] += d->n;
+        }
+        if (done)
+            goto timing;
+    }
     for (unsigned r = 0; r < d->n; r++) {
         const uint32_t *ar = core_read_row(c, d->a_mem, d->a_row + r);
         if (!c->integer_mx && (d->d_mem == TPU_MEM_ACC || d->d_mem == TPU_MEM_UB)) {
@@ -58,6 +80,7 @@ static uint64_t vop_exec(tpu_core_t *c, const tpu_dinsn_t *d, uint64_t t)
         }
         core_write_row(c, d->d_mem, d->d_row + r, y);
     }
+timing:;
     uint64_t reads = d->n;
     if (bin && d->bcast)
         reads = (uint64_t)d->n + 1u;

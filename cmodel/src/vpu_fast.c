@@ -346,3 +346,174 @@ int vpu_vec_unary_fast(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x, v
 #endif
     return unary_body(op, n, fx, x, fy, y);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Whole instructions on AVX-512 (vpu_rows_binary_fast, vpu_rows_unary_fast): the AVX2 loops'
+   operations 16 lanes at a time, a row's last n % 16 lanes under a mask (loads of the others
+   as zeros, their results not stored), the rows one after the other as the per-row calls
+   would go (row r read whole before it is written, rows in order), the MXCSR set once. */
+#define VF_512 __attribute__((target("avx512f"), always_inline)) static inline
+VF_512 __m512i vz_daz(__m512i v)
+{
+    __mmask16 z = _mm512_testn_epi32_mask(v, _mm512_set1_epi32(0x7F800000));
+    return _mm512_mask_and_epi32(v, z, v, _mm512_set1_epi32((int)0x80000000u));
+}
+VF_512 __mmask16 vz_nan(__m512i v)
+{
+    return _mm512_cmpgt_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFFFF)),
+                                   _mm512_set1_epi32(0x7F800000));
+}
+VF_512 __m512i vz_ld(int bf, __mmask16 m, const uint32_t *x)
+{
+    __m512i w = _mm512_maskz_loadu_epi32(m, x);
+    if (!bf)
+        return w;
+    __m512i u = _mm512_slli_epi32(w, 16);
+    return _mm512_mask_mov_epi32(vz_daz(u), vz_nan(u), _mm512_set1_epi32((int)TPU_FP32_QNAN));
+}
+VF_512 void vz_st(int bf, __mmask16 m, uint32_t *y, __m512i v)
+{
+    if (bf) {
+        __m512i d = vz_daz(v), e = _mm512_and_si512(d, _mm512_set1_epi32(0x7F800000));
+        __mmask16 sp = _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0x7F800000)) |
+                       _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
+        __m512i rnd = _mm512_add_epi32(_mm512_add_epi32(d, _mm512_set1_epi32(0x7FFF)),
+                                       _mm512_and_si512(_mm512_srli_epi32(d, 16), _mm512_set1_epi32(1)));
+        __m512i r = _mm512_srli_epi32(_mm512_mask_mov_epi32(rnd, sp, d), 16);
+        v = _mm512_mask_mov_epi32(r, vz_nan(v), _mm512_set1_epi32((int)TPU_BF16_QNAN));
+    }
+    _mm512_mask_storeu_epi32(y, m, v);
+}
+VF_512 __m512i vz_key(__m512i v)
+{
+    __mmask16 neg = _mm512_cmplt_epi32_mask(v, _mm512_setzero_si512());
+    return _mm512_mask_xor_epi32(v, neg, _mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFFFF)),
+                                 _mm512_set1_epi32(-1));
+}
+
+VF_512 void vz_rows(vpu_op_t op, size_t rows, size_t n, int ba, const uint32_t *a, size_t as,
+                    int bb, const uint32_t *b, size_t bs, int by, uint32_t *y, size_t ys)
+{
+    for (size_t row = 0; row < rows; row++, a += as, b += bs, y += ys)
+        for (size_t i = 0; i < n; i += 16) {
+            __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - i)) - 1u);
+            __m512i p = vz_ld(ba, m, a + i), q = vz_ld(bb, m, b + i), r;
+            if (op == VPU_OP_MAX || op == VPU_OP_MIN) {
+                __m512i dp = vz_daz(p), dq = vz_daz(q);
+                /* key(p) >= key(q) */
+                __mmask16 pq = (__mmask16)~_mm512_cmpgt_epi32_mask(vz_key(dq), vz_key(dp));
+                r = op == VPU_OP_MAX ? _mm512_mask_mov_epi32(dq, pq, dp)
+                                     : _mm512_mask_mov_epi32(dp, pq, dq);
+                r = _mm512_mask_mov_epi32(r, vz_nan(p) | vz_nan(q),
+                                          _mm512_set1_epi32((int)TPU_FP32_QNAN));
+            } else {
+                __m512 x = _mm512_castsi512_ps(p), z;
+                if (op == VPU_OP_SUB)
+                    q = _mm512_xor_si512(q, _mm512_set1_epi32((int)0x80000000u));
+                z = _mm512_castsi512_ps(q);
+                r = _mm512_castps_si512(op == VPU_OP_MUL ? _mm512_mul_ps(x, z) : _mm512_add_ps(x, z));
+                r = _mm512_mask_mov_epi32(r, vz_nan(r), _mm512_set1_epi32((int)TPU_FP32_QNAN));
+            }
+            vz_st(by, m, y + i, r);
+        }
+}
+
+static __attribute__((noinline, target("avx512f"))) void
+binary_rows_512(vpu_op_t op, size_t rows, size_t n, vpu_fmt_t fa, const uint32_t *a, size_t as,
+                vpu_fmt_t fb, const uint32_t *b, size_t bs, vpu_fmt_t fy, uint32_t *y, size_t ys)
+{
+    int ba = fa == VPU_FMT_BF16, bb = fb == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+#define VZ_CASE(OP)                                                                            \
+    if (ba && bb && by) vz_rows(OP, rows, n, 1, a, as, 1, b, bs, 1, y, ys);                    \
+    else if (!ba && !bb && !by) vz_rows(OP, rows, n, 0, a, as, 0, b, bs, 0, y, ys);            \
+    else if (!ba && !bb && by) vz_rows(OP, rows, n, 0, a, as, 0, b, bs, 1, y, ys);             \
+    else vz_rows(OP, rows, n, ba, a, as, bb, b, bs, by, y, ys);
+    switch (op) {
+    case VPU_OP_ADD: VZ_CASE(VPU_OP_ADD) break;
+    case VPU_OP_SUB: VZ_CASE(VPU_OP_SUB) break;
+    case VPU_OP_MUL: VZ_CASE(VPU_OP_MUL) break;
+    case VPU_OP_MAX: VZ_CASE(VPU_OP_MAX) break;
+    default: VZ_CASE(VPU_OP_MIN) break;
+    }
+#undef VZ_CASE
+}
+
+VF_512 void vz_unary(int relu, size_t rows, size_t n, int bx, const uint32_t *x, size_t xs, int by,
+                     uint32_t *y, size_t ys)
+{
+    for (size_t row = 0; row < rows; row++, x += xs, y += ys)
+        for (size_t i = 0; i < n; i += 16) {
+            __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n - i)) - 1u);
+            __m512i v = vz_ld(bx, m, x + i), r = vz_daz(v);
+            if (relu) /* sign - (or -0): +0 */
+                r = _mm512_maskz_mov_epi32(_mm512_cmpge_epi32_mask(v, _mm512_setzero_si512()), r);
+            vz_st(by, m, y + i, _mm512_mask_mov_epi32(r, vz_nan(v), _mm512_set1_epi32((int)TPU_FP32_QNAN)));
+        }
+}
+
+static __attribute__((noinline, target("avx512f"))) void
+unary_rows_512(int relu, size_t rows, size_t n, vpu_fmt_t fx, const uint32_t *x, size_t xs,
+               vpu_fmt_t fy, uint32_t *y, size_t ys)
+{
+    int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
+    if (relu) {
+        if (bx && by) vz_unary(1, rows, n, 1, x, xs, 1, y, ys);
+        else if (!bx && by) vz_unary(1, rows, n, 0, x, xs, 1, y, ys);
+        else vz_unary(1, rows, n, bx, x, xs, by, y, ys);
+    } else {
+        vz_unary(0, rows, n, bx, x, xs, by, y, ys);
+    }
+}
+
+/* 1 when the AVX-512 copies may run: the AVX2 ones do, the host has AVX-512F and
+   TPU_MODEL_MX_SIMD is not "avx2" or "avx2-skip" (asked once) */
+static int have_avx512(void)
+{
+    static int st = -1;
+    if (!have_avx2())
+        return 0;
+    if (st < 0) {
+        const char *e = getenv("TPU_MODEL_MX_SIMD");
+        __builtin_cpu_init();
+        st = __builtin_cpu_supports("avx512f") &&
+             !(e && (strcmp(e, "avx2") == 0 || strcmp(e, "avx2-skip") == 0));
+    }
+    return st;
+}
+#endif
+
+int vpu_rows_binary_fast(vpu_op_t op, size_t rows, size_t n, vpu_fmt_t fa, const uint32_t *a,
+                         size_t as, vpu_fmt_t fb, const uint32_t *b, size_t bs, vpu_fmt_t fy,
+                         uint32_t *y, size_t ys)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n == 0 || n > 256 || !have_avx512() ||
+        (op != VPU_OP_MAX && op != VPU_OP_MIN && op != VPU_OP_ADD && op != VPU_OP_SUB &&
+         op != VPU_OP_MUL))
+        return 0;
+    unsigned old = _mm_getcsr();
+    if (op != VPU_OP_MAX && op != VPU_OP_MIN)
+        _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
+    binary_rows_512(op, rows, n, fa, a, as, fb, b, bs, fy, y, ys);
+    _mm_setcsr(old);
+    return 1;
+#else
+    (void)op; (void)rows; (void)n; (void)fa; (void)a; (void)as; (void)fb; (void)b; (void)bs;
+    (void)fy; (void)y; (void)ys;
+    return 0;
+#endif
+}
+
+int vpu_rows_unary_fast(vpu_op_t op, size_t rows, size_t n, vpu_fmt_t fx, const uint32_t *x,
+                        size_t xs, vpu_fmt_t fy, uint32_t *y, size_t ys)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n == 0 || n > 256 || !have_avx512() || (op != VPU_OP_RELU && op != VPU_OP_CVT))
+        return 0;
+    unary_rows_512(op == VPU_OP_RELU, rows, n, fx, x, xs, fy, y, ys);
+    return 1;
+#else
+    (void)op; (void)rows; (void)n; (void)fx; (void)x; (void)xs; (void)fy; (void)y; (void)ys;
+    return 0;
+#endif
+}

@@ -74,14 +74,16 @@ static uint16_t elem(unsigned kind, unsigned j, unsigned ncols, int rare)
    low row's few products comes near cancelling it, which would underflow and redo the whole
    call exactly) or about 2^127 (which a product of 2^128 can cancel to a finite sum). The low
    and high rows are sparse, a few products each. kind: 0 low, 1 high, 2 normal, 3 low and
-   normal. */
+   normal, 4 low of exponent 10 only, 5 high of exponent 249 only (fused with tiles of
+   exponents 118 .. 131, not with a tile holding one lane of exponent 117 or 132: half the
+   edge rounds, so the tile's smallest and largest exponents must cover every lane). */
 static uint16_t edge_elem(unsigned kind)
 {
     uint16_t s = (uint16_t)((rnd() & 1u) << 15);
     unsigned r = rnd() % 100u;
-    if (r < (kind < 2 ? 90u : 25u)) return r < 20 ? 0x8000u : 0x0000u;
+    if (r < (kind < 2 || kind > 3 ? 90u : 25u)) return r < 20 ? 0x8000u : 0x0000u;
     if (kind == 2 || (kind == 3 && r < 60)) return val(0);
-    unsigned e = kind == 1 ? 249u + rnd() % 2u : 9u + rnd() % 2u;
+    unsigned e = kind == 4 ? 10u : kind == 5 ? 249u : kind == 1 ? 249u + rnd() % 2u : 9u + rnd() % 2u;
     return (uint16_t)(s | (e << 7) | (rnd() & 0x7Fu));
 }
 
@@ -128,14 +130,28 @@ int main(void)
             memset(h0, 0, HOST);
             /* activations: m rows, each of a random kind; some rows all +0 or -0 */
             int rare = round % 3 == 2;
+            /* half the edge rounds: every tile with one lane of exponent 117 or 132 (below) and
+               rows of kinds 2, 4 and 5 only (each fused unless that lane is seen) */
+            int outl = edge && rnd() % 2u;
             unsigned xcols = n > 1 && rnd() % 2 ? 1 + rnd() % n : n;
             for (unsigned i = 0; i < m; i++) {
                 unsigned kind = rnd() % 8u;
+                /* edge rounds: kinds 6 and 7 are 4 and 5 with elements of exponent 6 or 253
+                   at steps r, r + 16, ... (r random: the row's smallest or largest exponent
+                   is in one lane of mx_list's 16, its min / max must cover every lane; most
+                   of their products flush or overflow) */
+                unsigned ek = outl ? (kind % 3u == 0 ? 2u : kind % 3u == 1 ? 4u : 5u)
+                                   : kind < 6u ? kind : kind - 2u;
                 for (unsigned j = 0; j < n; j++) {
-                    uint16_t v = edge ? edge_elem(kind % 4u)
+                    uint16_t v = edge ? edge_elem(ek)
                                  : kind == 6 ? 0x0000u : kind == 7 ? 0x8000u : elem(kind, j, xcols, rare);
                     put16(h0, UBA + 2u * ((size_t)i * n + j), v);
                 }
+                if (edge && !outl && kind >= 6u)
+                    for (unsigned j = rnd() % 16u; j < n; j += 16u)
+                        put16(h0, UBA + 2u * ((size_t)i * n + j),
+                              (uint16_t)(((rnd() & 1u) << 15) | ((kind == 6u ? 6u : 253u) << 7) |
+                                         (rnd() & 0x7Fu)));
             }
             /* tiles: rows of a random kind; narrow tiles padded with +0 or -0 columns */
             for (unsigned t = 0; t < tiles; t++) {
@@ -149,6 +165,15 @@ int main(void)
                                                  : elem(kind, j, n, rare);
                         put16(h0, WA + 2u * (((size_t)t * n + k) * n + j), v);
                     }
+                }
+                /* one lane's weights just outside the others' exponents (117 or 132, a
+                   random lane): the tile's smallest or largest exponent is that one lane's
+                   (mx_prep's min / max over every lane) */
+                if (outl) {
+                    unsigned j = rnd() % n, e = rnd() % 2u ? 117u : 132u;
+                    for (unsigned k = 0; k < n; k++)
+                        put16(h0, WA + 2u * (((size_t)t * n + k) * n + j),
+                              (uint16_t)(((rnd() & 1u) << 15) | (e << 7) | (rnd() & 0x7Fu)));
                 }
             }
             /* ACC seeds: -0, +0, subnormals, normals, tiny */

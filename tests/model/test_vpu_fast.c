@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Both copies of the loops (AVX2 where the host has it, and the baseline: vpu_fast_set_simd).
+/* Also the AVX-512 whole-instruction rows (vpu_rows_binary_fast, vpu_rows_unary_fast) on the
+   same elements, as rows of several lengths, b per row and broadcast.
+   Both copies of the loops (AVX2 where the host has it, and the baseline: vpu_fast_set_simd).
    The VPU's fast relu and cvt (vpu_vec_unary_fast) against vpu_vec_unary on every bf16 pattern
    and the specials and 1 M random fp32 patterns, in every load/store format; its fast
    add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
@@ -35,10 +37,41 @@ static const uint32_t SPECIAL[] = {
     0xBE800000,
 };
 
+/* elements compared through the AVX-512 rows (vpu_rows_*_fast; 0 where the host has none) */
+static long rows_count;
+
+/* vpu_rows_binary_fast on the same elements: one row of n, then rows of n / R lanes (R = 2, 3,
+   5: a row's last lanes under a mask at most lengths), b per row or one b row for all (bcast),
+   against the reference row by row */
+static int check_rows(vpu_op_t op, vpu_fmt_t fa, vpu_fmt_t fb, vpu_fmt_t fy, size_t n,
+                      const uint32_t *a, const uint32_t *b)
+{
+    static const size_t R[] = {1, 2, 3, 5};
+    uint32_t y1[256], y2[256];
+    for (unsigned ri = 0; ri < 4; ri++) {
+        size_t rows = R[ri], len = n / rows, bs = (ri & 1) ? 0 : len;
+        if (len == 0) continue;
+        if (!vpu_rows_binary_fast(op, rows, len, fa, a, len, fb, b, bs, fy, y1, len)) return 0;
+        for (size_t r = 0; r < rows; r++)
+            vpu_vec_binary(op, len, fa, a + r * len, fb, b + r * bs, fy, y2 + r * len);
+        for (size_t i = 0; i < rows * len; i++)
+            if (y1[i] != y2[i]) {
+                printf("FAIL: rows %s (%zu x %zu) fa=%d fb=%d fy=%d a=%08x b=%08x: fast %08x, "
+                       "reference %08x\n", vpu_op_name(op), rows, len, fa, fb, fy,
+                       (unsigned)a[i], (unsigned)b[i % len + (i / len) * bs], (unsigned)y1[i],
+                       (unsigned)y2[i]);
+                return 1;
+            }
+        rows_count += (long)(rows * len);
+    }
+    return 0;
+}
+
 static int check(vpu_op_t op, vpu_fmt_t fa, vpu_fmt_t fb, vpu_fmt_t fy, size_t n,
                  const uint32_t *a, const uint32_t *b)
 {
     uint32_t y1[256], y2[256];
+    if (check_rows(op, fa, fb, fy, n, a, b)) return 1;
     if (!vpu_vec_binary_fast(op, n, fa, a, fb, b, fy, y1)) return 0; /* no fast path here */
     vpu_vec_binary(op, n, fa, a, fb, b, fy, y2);
     for (size_t i = 0; i < n; i++)
@@ -51,9 +84,32 @@ static int check(vpu_op_t op, vpu_fmt_t fa, vpu_fmt_t fb, vpu_fmt_t fy, size_t n
     return 0;
 }
 
+static int check_rows_unary(vpu_op_t op, vpu_fmt_t fx, vpu_fmt_t fy, size_t n, const uint32_t *x)
+{
+    static const size_t R[] = {1, 2, 3, 5};
+    uint32_t y1[256], y2[256];
+    for (unsigned ri = 0; ri < 4; ri++) {
+        size_t rows = R[ri], len = n / rows;
+        if (len == 0) continue;
+        if (!vpu_rows_unary_fast(op, rows, len, fx, x, len, fy, y1, len)) return 0;
+        for (size_t r = 0; r < rows; r++)
+            vpu_vec_unary(op, len, fx, x + r * len, fy, y2 + r * len);
+        for (size_t i = 0; i < rows * len; i++)
+            if (y1[i] != y2[i]) {
+                printf("FAIL: rows %s (%zu x %zu) fx=%d fy=%d x=%08x: fast %08x, reference %08x\n",
+                       vpu_op_name(op), rows, len, fx, fy, (unsigned)x[i], (unsigned)y1[i],
+                       (unsigned)y2[i]);
+                return 1;
+            }
+        rows_count += (long)(rows * len);
+    }
+    return 0;
+}
+
 static int check_unary(vpu_op_t op, vpu_fmt_t fx, vpu_fmt_t fy, size_t n, const uint32_t *x)
 {
     uint32_t y1[256], y2[256];
+    if (check_rows_unary(op, fx, fy, n, x)) return 1;
     if (!vpu_vec_unary_fast(op, n, fx, x, fy, y1)) {
         printf("FAIL: no fast path for %s\n", vpu_op_name(op));
         return 1;
@@ -152,6 +208,9 @@ static int run_all(void)
             }
         }
     printf("vpu fast path: %ld pairs compared with vpu_vec_binary, %d failure(s)\n", pairs, fails);
+    printf("vpu AVX-512 rows: %ld elements compared (relu/cvt and the binary ops; 0: no such "
+           "path on this host or with these loops)\n", rows_count);
+    rows_count = 0;
     return fails != 0 || ufails != 0;
 }
 
