@@ -713,6 +713,72 @@ typedef struct {
     uint64_t BIASR, XTACC, DWC, IDENT;
 } cvr_t;
 
+/* The valid pooled pixels of q rows [q0, q0+qc), one run per pooled image row: calls
+   fn(ctx, q, p, rows) with q the first q row, p its pooled pixel index. */
+typedef void (*qrun_fn)(em_t *e, const void *ctx, uint64_t q, uint64_t p, uint64_t rows);
+static void q_runs(em_t *e, const tpuc_tconv_t *c, uint64_t q0, uint64_t qc, qrun_fn fn, const void *ctx)
+{
+    for (int64_t ph = 0; ph < c->ph; ph++) {
+        uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
+        if (lo < hi) fn(e, ctx, lo, (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp), hi - lo);
+    }
+}
+
+typedef struct {
+    const tpuc_train_t *t;
+    const tpuc_tconv_t *c;
+    const cvr_t *r;
+    uint64_t i, q0, qc;
+    int u, v;
+    uint64_t nt;         /* run_gap: the output tile */
+} qctx_t;
+
+/* forward of a residual stage: its residual's rows (bf16, stage res - 1's compact output) into
+   q-space T */
+static void run_res_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const tpuc_tconv_t *c = x->c, *rc = &x->t->conv[c->res - 1];
+    const unsigned N = e->n;
+    const uint64_t O = (uint64_t)c->cout;
+    for (uint64_t nt = 0; nt < cdiv(O, N); nt++)
+        E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+          U(x->r->T + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, O - nt * N)),
+          U(rc->compact + ((x->i * (uint64_t)(c->ph * c->pw) + p) * O + nt * N) * 2), U(O * 2));
+}
+
+/* backward of a residual stage: the gradient before its ReLU (fp32, q-space DQ) to stage
+   res - 1's output gradient, added to what its other readers wrote there (through CW) */
+static void run_res_grad(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const tpuc_tconv_t *c = x->c, *rc = &x->t->conv[c->res - 1];
+    const unsigned N = e->n;
+    const uint64_t C = (uint64_t)c->cout;
+    const int acc = e->wrote[c->res - 1];
+    for (uint64_t nt = 0; nt < cdiv(C, N); nt++) {
+        const uint64_t a = rc->dps + ((x->i * (uint64_t)(c->ph * c->pw) + p) * C + nt * N) * 4;
+        const uint64_t d = x->r->DQ + nt * x->qc + q - x->q0, tmp = x->r->CW + nt * x->qc + q - x->q0;
+        const uint64_t cols = umin(N, C - nt * N);
+        if (acc) {
+            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp), U(rows),
+              U(cols), U(a), U(C * 4));
+            E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(d), U(tmp), U(rows));
+        }
+        E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(acc ? tmp : d),
+          U(rows), U(cols), U(a), U(C * 4));
+    }
+}
+
+/* backward of the averaged stage: output tile x->nt's gradient row (XTACC) on each pixel */
+static void run_gap(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t rows)
+{
+    const qctx_t *x = vp;
+    const uint64_t d = x->r->DQ + x->nt * x->qc + q - x->q0;
+    (void)p;
+    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(d), U(x->r->XTACC), U(d), U(rows));
+}
+
 /* Image i's first padded pixel in the stage's saved input (after its margin). */
 static uint64_t img_addr(const tpuc_tconv_t *c, const tpuc_tlayer_t *ly, uint64_t i)
 {
@@ -799,40 +865,13 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
               U(r->M), U(n));
     }
     if (c->res) {
-        const tpuc_tconv_t *rc = &t->conv[c->res - 1];
         E(e, "# the residual: stage %d's output (bf16) added before the ReLU", c->res - 1);
         E(e, "dma_in ub row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->T), U(n), U(t->zero_addr));
-        for (int64_t ph = 0; ph < c->ph; ph++) {
-            const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
-            if (lo >= hi) continue;
-            const uint64_t p = (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp);
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(r->T + nt * qc + (lo - q0)), U(hi - lo), U(umin(N, O - nt * N)),
-                  U(rc->compact + ((i * (uint64_t)(c->ph * c->pw) + p) * O + nt * N) * 2), U(O * 2));
-        }
+        const qctx_t x = {t, c, r, i, q0, qc, 0, 0, 0};
+        q_runs(e, c, q0, qc, run_res_in, &x);
         E(e, "vop add a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->T), U(r->M), U(n));
     }
 }
-
-/* The valid pooled pixels of q rows [q0, q0+qc), one run per pooled image row: calls
-   fn(ctx, q, p, rows) with q the first q row, p its pooled pixel index. */
-typedef void (*qrun_fn)(em_t *e, const void *ctx, uint64_t q, uint64_t p, uint64_t rows);
-static void q_runs(em_t *e, const tpuc_tconv_t *c, uint64_t q0, uint64_t qc, qrun_fn fn, const void *ctx)
-{
-    for (int64_t ph = 0; ph < c->ph; ph++) {
-        uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
-        if (lo < hi) fn(e, ctx, lo, (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp), hi - lo);
-    }
-}
-
-typedef struct {
-    const tpuc_train_t *t;
-    const tpuc_tconv_t *c;
-    const cvr_t *r;
-    uint64_t i, q0, qc;
-    int u, v;
-} qctx_t;
 
 /* forward: the pooled activation (UB, bf16) to the padded input of every stage that reads
    it, to the dense layer's saved input in (p, c) order, and (compact) to a residual reader or
@@ -954,18 +993,14 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     conv_fwd(e, t, c, r, i, q0, qc);
     E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
     E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
-    qctx_t x = {t, c, r, i, q0, qc, 0, 0};
+    qctx_t x = {t, c, r, i, q0, qc, 0, 0, 0};
     if (c->gap) {
         E(e, "# the average's gradient (divided by the pixels) on every pixel");
         for (uint64_t nt = 0; nt < NT; nt++) {
             E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(r->XTACC),
               U(umin(N, C - nt * N)), U(c->gapg + (i * C + nt * N) * 4));
-            for (int64_t ph = 0; ph < c->ph; ph++) {
-                const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
-                if (lo < hi)
-                    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(r->DQ + nt * qc + lo - q0),
-                      U(r->XTACC), U(r->DQ + nt * qc + lo - q0), U(hi - lo));
-            }
+            x.nt = nt;
+            q_runs(e, c, q0, qc, run_gap, &x);
         }
     } else {
         q_runs(e, c, q0, qc, run_in, &x);
@@ -986,13 +1021,13 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
                 /* no pool: the one window is the conv's output (M also holds the residual) */
                 E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ZERO, U(r->S), U(n));
             } else {
-            E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
-            E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
-            E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
-            E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
-            E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->T), U(r->S), U(n));
-            E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->S), U(n));
-            E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->AV), U(n));
+                E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
+                E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
+                E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
+                E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
+                E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->T), U(r->S), U(n));
+                E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->S), U(n));
+                E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->AV), U(n));
             }
             if (c->relu_before) {
                 E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(CWw), K_BIG, U(r->T), U(n));
@@ -1013,26 +1048,9 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
         }
     if (c->res) {
         /* the residual's gradient: the gradient before the ReLU, as it is (fp32) */
-        const tpuc_tconv_t *rc = &t->conv[c->res - 1];
-        const int acc = e->wrote[c->res - 1];
-        E(e, "# the residual's gradient to stage %d's output%s", c->res - 1, acc ? ", added to its other readers'" : "");
-        for (int64_t ph = 0; ph < c->ph; ph++) {
-            const uint64_t lo = umax((uint64_t)(ph * c->wp), q0), hi = umin((uint64_t)(ph * c->wp + c->pw), q0 + qc);
-            if (lo >= hi) continue;
-            const uint64_t p = (uint64_t)(ph * c->pw) + lo - (uint64_t)(ph * c->wp);
-            for (uint64_t nt = 0; nt < NT; nt++) {
-                const uint64_t a = rc->dps + ((i * (uint64_t)(c->ph * c->pw) + p) * C + nt * N) * 4;
-                const uint64_t d = r->DQ + nt * qc + lo - q0, tmp = r->CW + nt * qc + lo - q0;
-                const uint64_t cols = umin(N, C - nt * N);
-                if (acc) {
-                    E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp), U(hi - lo),
-                      U(cols), U(a), U(C * 4));
-                    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(d), U(tmp), U(hi - lo));
-                }
-                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(acc ? tmp : d),
-                  U(hi - lo), U(cols), U(a), U(C * 4));
-            }
-        }
+        E(e, "# the residual's gradient to stage %d's output%s", c->res - 1,
+          e->wrote[c->res - 1] ? ", added to its other readers'" : "");
+        q_runs(e, c, q0, qc, run_res_grad, &x);
     }
 }
 
@@ -1456,7 +1474,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                 conv_fwd(&e, t, c, &cv[s], i, q0, qc);
                 E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv[s].M),
                   U(cv[s].PB), U(NT0 * qc));
-                qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0};
+                qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0, 0};
                 q_runs(&e, c, q0, qc, run_out, &x);
             }
         if (c->gap) {
