@@ -158,9 +158,11 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     (void)g;
     unsigned n = hw->geom.n;
     fprintf(f, "tpu-compile report: N = %u, %u core(s), %ld image(s) per core, UB %u / ACC %u / "
-            "WMEM %u rows, IMEM %u (program %zu instructions), host memory %.1f MiB\n", n,
+            "WMEM %u rows, IMEM %u (program %zu instructions), host memory %.1f MiB "
+            "(activations %.2f MiB, %.2f MiB without reuse)\n", n,
             hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
-            hw->geom.imem_insns, p->ninsns, (double)p->host_bytes / 1048576.0);
+            hw->geom.imem_insns, p->ninsns, (double)p->host_bytes / 1048576.0,
+            (double)p->act_bytes / 1048576.0, (double)p->act_all / 1048576.0);
     fprintf(f, "%-28s %-22s %12s %10s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
             "op", "MACs", "cycles", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
             "UBhi", "ACChi", "WMhi", "constants");
@@ -212,9 +214,10 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     unsigned n = hw->geom.n;
     fprintf(f, "{\n  \"mxu\": %u, \"cores\": %u, \"batch_per_core\": %ld, \"ub_rows\": %u, "
             "\"acc_rows\": %u, \"wmem_rows\": %u, \"imem_insns\": %u, \"instructions\": %zu, "
-            "\"host_bytes\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n", n, hw->cores,
-            p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
-            hw->geom.imem_insns, p->ninsns, p->host_bytes, hw->freq_mhz);
+            "\"host_bytes\": %" PRIu64 ", \"activation_bytes\": %" PRIu64 ", "
+            "\"activation_bytes_no_reuse\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n",
+            n, hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
+            hw->geom.imem_insns, p->ninsns, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
         fprintf(f, "    {\"node\": ");

@@ -19,6 +19,16 @@
 enum { UB = 0, ACC = 1, WMEM = 2 };
 enum { V_ADD = 0, V_SUB, V_MUL, V_MAX, V_MIN, V_CVT, V_RELU, V_EXP, V_TANH, V_SIGMOID, V_GELU };
 
+/* An activation buffer in host memory. A buffer whose last reader has been emitted is free
+   and is handed to the next request of the same geometry and size (see host_alloc). */
+typedef struct {
+    tpuc_layout_t key;   /* the layout it was allocated for (addr: its address) */
+    uint64_t bytes;
+    int clean;           /* pads and slack never written (spatial_clean): +0 or the fill */
+    int pinned;          /* the graph input or an output: never freed */
+    int free;
+} hbuf_t;
+
 typedef struct {
     tpuc_graph_t *g;
     const tpuc_hw_t *hw;
@@ -36,6 +46,11 @@ typedef struct {
     int keep_t;
     const tpuc_node_t *keep_by;
     uint64_t keep_row;
+    /* host buffers of activations (host_alloc), reused once their tensors are dead */
+    hbuf_t *bufs;
+    size_t nbufs, capbufs;
+    int clean_req;        /* host_alloc is called by spatial_clean */
+    int reused;           /* the last host_alloc reused a freed buffer */
 } ctx_t;
 
 #define CERR(c, ...)                                                                         \
@@ -188,11 +203,46 @@ static int consumer_needs(ctx_t *c, int ti, need_t *nd)
     return 0;
 }
 
-/* A host buffer of rows x cols elements of es bytes plus slack rows. */
+/* The same buffer geometry: which rows hold pixels, pads and slack. */
+static int same_buffer(const tpuc_layout_t *a, const tpuc_layout_t *b)
+{
+    return a->kind == b->kind && a->esize == b->esize && a->rows == b->rows && a->cols == b->cols &&
+           a->img == b->img && a->off == b->off && a->rpitch == b->rpitch &&
+           WS(a) == WS(b) && a->h == b->h && a->w == b->w && a->pad_t == b->pad_t &&
+           a->pad_l == b->pad_l && a->pad_b == b->pad_b && a->pad_r == b->pad_r &&
+           a->pad_value == b->pad_value;
+}
+
+/* A host buffer of rows x cols elements of es bytes plus slack rows. A freed buffer of the
+   same geometry, size and kind is reused (docs/compiler.md "Host memory"): DMAs run in
+   program order, so the old tensor's last read precedes the new one's first write; a clean
+   buffer (spatial_clean) is only ever written at its valid pixels, so its pads and slack keep
+   the +0 (or the -Inf fill) of the first use; another buffer's readers use only what its
+   producer writes (slack rows feed discarded outputs alone). */
 static int host_alloc(ctx_t *c, tpuc_layout_t *l, uint64_t slack_rows)
 {
-    l->addr = up(c->host_top, 64);
     uint64_t bytes = (l->rows + slack_rows) * l->cols * l->esize;
+    c->reused = 0;
+    c->p->act_all += up(bytes, 64);
+    if (!c->hw->no_reuse)
+        for (size_t i = 0; i < c->nbufs; i++) {
+            hbuf_t *b = &c->bufs[i];
+            if (b->free && b->bytes == bytes && b->clean == c->clean_req && same_buffer(&b->key, l)) {
+                b->free = 0;
+                l->addr = b->key.addr;
+                c->reused = 1;
+                return 0;
+            }
+        }
+    if (c->nbufs == c->capbufs) {
+        size_t cap = c->capbufs ? 2 * c->capbufs : 64;
+        hbuf_t *nb = realloc(c->bufs, cap * sizeof *nb);
+        if (!nb) return -1;
+        c->bufs = nb;
+        c->capbufs = cap;
+    }
+    l->addr = up(c->host_top, 64);
+    c->bufs[c->nbufs++] = (hbuf_t){ *l, bytes, c->clean_req, 0, 0 };
     c->host_top = l->addr + bytes;
     if (c->host_top > ((uint64_t)3 << 30)) {
         tpuc_err(c->err, c->errlen, "the activations need more than 3 GiB of host memory");
@@ -217,7 +267,10 @@ static int spatial_clean(ctx_t *c, tpuc_tensor_t *t, const need_t *nd)
     l->img = up(up(nd->pt + H + nd->pb, nd->h_mult) * l->rpitch, nd->stride_w);
     l->off = nd->pt * l->rpitch + nd->pl;
     l->rows = B * l->img;
-    return host_alloc(c, l, l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1);
+    c->clean_req = 1;
+    int rc = host_alloc(c, l, l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1);
+    c->clean_req = 0;
+    return rc;
 }
 
 /* Records a -Inf fill of a SPATIAL buffer's pad ring (its rows and the slack its readers may
@@ -226,6 +279,7 @@ static int spatial_clean(ctx_t *c, tpuc_tensor_t *t, const need_t *nd)
 static int add_fill(ctx_t *c, const tpuc_layout_t *l, const need_t *nd)
 {
     tpuc_prog_t *p = c->p;
+    if (c->reused) return 0; /* filled for its first tensor, and its pads never written */
     if (p->fills >= 64) CERR(c, "more than 64 -Inf padded buffers");
     p->fill_addr[p->fills] = l->addr;
     p->fill_bytes[p->fills] = (l->rows + l->off + (nd->kh + 1) * l->rpitch + nd->kw + 1) * l->cols * 2;
@@ -1786,12 +1840,55 @@ static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
     return host_alloc(c, l, 0);
 }
 
+/* When node j's reads happen: at its own place, or at the Conv it is fused into. */
+static size_t read_at(const tpuc_graph_t *g, size_t j)
+{
+    return g->n[j].fused_into ? (size_t)g->n[j].fused_into - 1 : j;
+}
+
+/* After node i is emitted: every buffer no tensor still holds is freed. A tensor holds its
+   buffer (by address: views share it) when it has been written (its producer emitted) and a
+   node emitted after i reads it, or it is a graph output. */
+static void release_dead(ctx_t *c, size_t i)
+{
+    const tpuc_graph_t *g = c->g;
+    for (size_t b = 0; b < c->nbufs; b++)
+        if (!c->bufs[b].pinned) c->bufs[b].free = 2; /* 2: free unless a holder is found */
+    for (size_t t = 0; t < g->nt; t++) {
+        const tpuc_tensor_t *x = &g->t[t];
+        if (x->is_const || x->lay.kind == TPUC_LAYOUT_NONE) continue;
+        if (x->producer >= 0 && read_at(g, (size_t)x->producer) > i) continue;
+        int held = x->is_output;
+        for (size_t j = i + 1; j < g->nn && !held; j++) {
+            if (g->n[j].op == TPUC_OP_DEAD || read_at(g, j) <= i) continue;
+            for (int k = 0; k < g->n[j].nin; k++)
+                if (g->n[j].in[k] == (int)t) held = 1;
+        }
+        if (!held) continue;
+        for (size_t b = 0; b < c->nbufs; b++)
+            if (c->bufs[b].key.addr == x->lay.addr) c->bufs[b].free = 0;
+    }
+    for (size_t b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].free == 2) c->bufs[b].free = 1;
+}
+
+static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p,
+                         uint64_t img_base, int dry, uint64_t *host_top, char *err, size_t errlen);
+
 static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
                      int dry, uint64_t *host_top, char *err, size_t errlen)
 {
+    ctx_t cc;
+    memset(&cc, 0, sizeof cc);
+    int rc = tile_pass_ctx(&cc, g, hw, p, img_base, dry, host_top, err, errlen);
+    free(cc.bufs);
+    return rc;
+}
+
+static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p,
+                         uint64_t img_base, int dry, uint64_t *host_top, char *err, size_t errlen)
+{
     memset(p, 0, sizeof *p);
-    ctx_t cc, *c = &cc;
-    memset(c, 0, sizeof *c);
     c->g = g; c->hw = hw; c->p = p; c->n = hw->geom.n;
     c->e.p = p;
     c->e.dry = dry;
@@ -1846,6 +1943,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         x->lay.rows = (uint64_t)(tpuc_tensor_elems(x) / (int64_t)x->lay.cols);
         if (host_alloc(c, &x->lay, 0)) return -1;
     }
+    for (size_t b = 0; b < c->nbufs; b++) c->bufs[b].pinned = 1; /* the host writes the input */
     p->in_t = g->inputs[0];
     p->out_t = g->outputs[0];
     p->batch = (long)x->dims[0];
@@ -1927,6 +2025,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
             p->layers[p->nlayers - 1].end_insn = c->e.count;
             p->layers[p->nlayers - 1].mxu_rows = c->e.mxu_rows;
         }
+        release_dead(c, i);
         if (c->e.count > (hw->predict_only ? (size_t)4 << 20 : hw->geom.imem_insns)) {
             /* stop early: it cannot fit (the predictor stops at 4 M instructions) */
             tpuc_imem_error(p, hw, c->e.count, i + 1 < g->nn, err, errlen);
@@ -1934,6 +2033,7 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
         }
     }
     *host_top = c->host_top;
+    p->act_bytes = c->host_top - 0x1000;
     if (dry) return 0;
     if (c->host_top > c->img_base) {
         tpuc_err(err, errlen, "internal error: activations (%llu bytes) overlap the constant image",

@@ -153,6 +153,27 @@ class Grouped1d(torch.nn.Module):
         return s.l(torch.flatten(s.c2(torch.relu(s.c1(x))), 1))
 
 
+class Residual(torch.nn.Module):
+    """ResNet's shape at small size, for host-buffer reuse: a stem Conv + padded MaxPool (a
+    -Inf filled buffer), three identity blocks of two padded 3x3 Convs (activations of one
+    geometry, dead after the block, the same buffers taken again), a strided 1x1 downsample,
+    a global average and a Linear."""
+    def __init__(s):
+        super().__init__()
+        s.stem = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        s.b = torch.nn.ModuleList(torch.nn.Conv2d(8, 8, 3, padding=1) for _ in range(6))
+        s.down = torch.nn.Conv2d(8, 16, 1, stride=2)
+        s.c = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        s.l = torch.nn.Linear(16, 5)
+
+    def forward(s, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(s.stem(x)), 3, 2, 1)
+        for i in range(3):
+            x = torch.relu(x + s.b[2 * i + 1](torch.relu(s.b[2 * i](x))))
+        x = torch.relu(s.down(x) + s.c(x))
+        return s.l(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def export(m, x, name):
     m.eval()
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
@@ -178,6 +199,7 @@ grouped.bn.running_mean.uniform_(-0.5, 0.5)
 grouped.bn.running_var.uniform_(0.5, 2)
 export(grouped, torch.randn(4, 8, 14, 14), "grouped")
 export(Grouped1d(), torch.randn(4, 6, 16), "grouped1d")
+export(Residual(), torch.randn(3, 3, 30, 30), "residual")
 
 
 def model(nodes, inits, inp, outp, opset=14):

@@ -151,6 +151,30 @@ done
     bad "on-chip Gemm outputs: $kept kept, $staged staged (expected 12, at least 4)"
 near_torch "chain" "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" "on-chip activations"
 
+# ---- 2h. host buffers reused: an activation's buffer, once its last reader is emitted, is
+# taken by the next one of the same geometry (docs/compiler.md "Host memory"): the same bits
+# as --no-reuse (a buffer of its own each) at N = 4, 8, 16 and on 1 and 2 cores, in less host
+# memory (so that this fails if nothing is reused), near PyTorch ----
+ru=0
+for cfg in "4 1" "8 1" "8 2" "16 1"; do
+    set -- $cfg
+    for f in "" "--no-reuse"; do
+        d="$W/reuse_N$1_C$2${f:+_nr}"
+        # shellcheck disable=SC2086
+        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 3 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+            "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "reuse $cfg $f: $(tail -n 1 "$d.log")"
+    done
+    d="$W/reuse_N$1_C$2"
+    cmp -s "$d.npy" "${d}_nr.npy" || bad "reuse $cfg: outputs differ from --no-reuse"
+    h=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "$d/report.json")
+    hn=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "${d}_nr/report.json")
+    [ -n "$h" ] && [ -n "$hn" ] && [ "$h" -lt "$hn" ] && ru=$((ru + 1))
+    echo "reuse $cfg: activation buffers $h bytes (--no-reuse $hn)"
+done
+[ $ru -eq 4 ] && ok "host buffers reused in 4 compiles (fewer activation bytes), the same bits as --no-reuse" ||
+    bad "host buffers: fewer activation bytes in only $ru of 4 compiles"
+near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host buffers"
+
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do
     d="$W/user_C$c"

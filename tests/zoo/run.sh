@@ -5,8 +5,9 @@
 # tpu-compile and tpu-infer on the C model, at batch 4 and batch 1 (N = 64; VGG-11, VGG-19,
 # ResNet-50, ResNeXt-50 32x4d (grouped Conv) and EfficientNet-B0 at N = 128, which their
 # programs need to fit 32768 instructions; the text model at N = 16):
-#   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, and the one
-#     image alone the same bits as its row of the batch;
+#   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, the one
+#     image alone the same bits as its row of the batch and as with --no-reuse (every
+#     activation in a host buffer of its own);
 #   - against the derived bound (tests/zoo/bound.py: docs/conformance.md's per-operator bounds
 #     composed through the network, on the one image): every element within it; the report
 #     says how the bound grows with depth and from which layer on it exceeds the outputs;
@@ -33,9 +34,9 @@ esac
 ORT=0
 [ -d "${BUILD:-build}/node/node_modules/onnxruntime-node" ] && command -v node >/dev/null && ORT=1
 [ $ORT = 1 ] || echo "note: onnxruntime-node not installed (make ort-node): ONNX Runtime comparison skipped"
-run() { # model N cores batch input tag
+run() { # model N cores batch input tag [tpu-compile option]
     d="$W/$1_$6"
-    if ! "$B/tpu-compile" "$W/$1.onnx" --mxu "$2" --cores "$3" --batch "$4" --imem-insns 32768 -o "$d" >"$d.log" 2>&1 ||
+    if ! "$B/tpu-compile" "$W/$1.onnx" --mxu "$2" --cores "$3" --batch "$4" --imem-insns 32768 ${7:-} -o "$d" >"$d.log" 2>&1 ||
        ! "$B/tpu-infer" "$d" --input "$W/$5" --output "$d.npy" 2>>"$d.log"; then
         echo "FAIL: $1 $6: $(tail -n 1 "$d.log")"; fails=$((fails + 1)); return 1
     fi
@@ -44,10 +45,12 @@ for m in $MODELS; do
     case $m in vgg*|resnet50|resnext*|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     t0=$(date +%s)
     run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
-        run "$m" $n 1 1 "${m}_x1.npy" B1 || continue
+        run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR --no-reuse || continue
     for c in C2 C4; do
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
     done
+    # reused host buffers (docs/compiler.md "Host memory") against a buffer of its own each
+    cmp -s "$W/${m}_B1.npy" "$W/${m}_NR.npy" || { echo "FAIL: $m: differs from --no-reuse"; fails=$((fails + 1)); }
     ortx=none; ortx1=none
     if [ $ORT = 1 ]; then
         node tests/zoo/ort.js "$W/$m.onnx" "$W/${m}_x.npy" "$W/${m}_ort.npy" 2>"$W/${m}_ort.err" &&

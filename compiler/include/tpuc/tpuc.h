@@ -41,6 +41,8 @@ typedef struct {
                                kernel row from the SPATIAL input (same results) */
     int no_keep;            /* --no-keep: every Gemm's output goes through host memory, even
                                where the next Gemm could read it from UB (same results) */
+    int no_reuse;           /* --no-reuse: every activation gets a host buffer of its own,
+                               none reused after its last reader (same results) */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
                                (run in segments on the model), not refused */
 } tpuc_hw_t;
@@ -204,6 +206,8 @@ typedef struct {
     int fills;                        /* buffers prefilled with bf16 -Inf (MaxPool padding) */
     uint64_t fill_addr[64], fill_bytes[64];
     uint64_t host_bytes;             /* the host memory the program needs */
+    uint64_t act_bytes, act_all;     /* activation buffers: as laid out (dead ones reused), and
+                                        what each its own would take (--no-reuse) */
     tpuc_layer_t *layers; size_t nlayers, caplayers;
     int in_t, out_t;                 /* the graph's input and output tensors */
     long batch;                      /* images per core */
