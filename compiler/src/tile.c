@@ -288,6 +288,7 @@ static int add_fill(ctx_t *c, const tpuc_layout_t *l, const need_t *nd)
 }
 
 /* ---- the matmul engine: C[m, :] = sum over K-chunks of A-chunk[m] x W-tile ---- */
+#define TPUC_MAX_CHUNKS_VIEW 4096 /* regions kept in UB: at most one per UB row */
 typedef struct {
     unsigned T, U;               /* K-chunks, N-tiles */
     uint64_t *a_addr;            /* per chunk: host address of M row 0 */
@@ -316,6 +317,13 @@ typedef struct {
                                     (tpuc.h ipool), pool_g pooled pixels per tile, each tile
                                     k*k blocks; the output rows are the pooled pixels */
     uint64_t col0;               /* the first output column written (a grouped Conv's part) */
+    /* K-chunks read as shifted views of one region (mm_views): chunk j is region vcls[j]'s
+       rows from vsh[j] on; region g holds rows [m0, m0 + rows + vmax[g]) of the chunk with the
+       lowest address, vaddr[g] (vcols[g] columns). nv = 0: each chunk its own region. */
+    unsigned nv;
+    unsigned *vcls, *vcols;
+    uint64_t *vsh, *vmax, *vaddr;
+    uint64_t vsum;               /* the sum of vmax */
 } mm_t;
 
 static unsigned act_vop(int act)
@@ -418,20 +426,86 @@ static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep, int *pf)
     /* an r-space pool's max passes need two more regions; a grouped one's run in place */
     uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k && !m->pool_g ? 4 : 2;
     uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
-    uint64_t mt_keep = min64(lim, gm->ub_rows / (T + e_ub));
+    /* one M-tile's chunks take R x mt + D UB rows: R = T, D = 0, or the regions of shared
+       views (mm_views) */
+    const uint64_t R = m->nv ? m->nv : T, D = m->nv ? m->vsum : 0, ub = gm->ub_rows;
+    uint64_t mt_keep = ub > D ? min64(lim, (ub - D) / (R + e_ub)) : 0;
     uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
     *keep = mt_keep >= min64(m->mtot, c->n) || mt_keep >= mt_stream;
     /* several M-tiles with every weight tile in WMEM: the next M-tile's chunks are DMA'd into a
        second buffer while this one's matmuls run (run_mm), if that costs at most half the
        rows (streamed weights would rather keep the larger tile: fewer reloads) */
     const uint64_t S = (uint64_t)T * U, G = c->slots / 2;
-    const uint64_t mt_pf = min64(lim, gm->ub_rows / (2 * (uint64_t)T + e_ub));
+    const uint64_t mt_pf = ub > 2 * D ? min64(lim, (ub - 2 * D) / (2 * R + e_ub)) : 0;
     *pf = *keep && !m->in_kept && c->slots >= 2 && S <= 2 * G && m->mtot > mt_keep &&
           2 * mt_pf >= mt_keep;
     return *pf ? mt_pf : *keep ? mt_keep : mt_stream;
 }
 
+/* Shared views (docs/compiler.md "Shifted views"): K-chunks that read the same columns of the
+   same host rows, only starting some rows later -- a Conv's kernel taps (i, j) over the same
+   channels in r-space are the rows i*r_pitch + j later -- are one region in UB, DMA'd once,
+   each chunk's matmul starting at its shift. The matmuls read the same values in the same
+   order: the same bits, and the DMA of a 3 x 3 Conv's input once per channel chunk instead of
+   up to nine times. Fills m->nv etc. (0: no chunk shares), or -1 out of memory. */
+static int mm_views(ctx_t *c, mm_t *m)
+{
+    const unsigned T = m->T;
+    m->nv = 0;
+    if (c->hw->no_share || m->in_kept || !m->a_addr || T < 2 || m->a_mstride == 0) return 0;
+    unsigned *cls = calloc(T, sizeof *cls), *cols = calloc(T, sizeof *cols);
+    uint64_t *sh = calloc(T, sizeof *sh), *mx = calloc(T, sizeof *mx), *ad = calloc(T, sizeof *ad);
+    if (!cls || !cols || !sh || !mx || !ad) {
+        free(cls); free(cols); free(sh); free(mx); free(ad);
+        return -1;
+    }
+    unsigned nv = 0;
+    for (unsigned j = 0; j < T; j++) {
+        unsigned g = 0;
+        while (g < nv && !(cols[g] == m->a_cols[j] && m->a_addr[j] % m->a_mstride == ad[g] % m->a_mstride))
+            g++;
+        if (g == nv) { cols[nv] = m->a_cols[j]; ad[nv] = m->a_addr[j]; nv++; }
+        if (m->a_addr[j] < ad[g]) ad[g] = m->a_addr[j];
+        cls[j] = g;
+    }
+    uint64_t sum = 0;
+    for (unsigned j = 0; j < T; j++) {
+        sh[j] = (m->a_addr[j] - ad[cls[j]]) / m->a_mstride;
+        mx[cls[j]] = max64(mx[cls[j]], sh[j]);
+    }
+    for (unsigned g = 0; g < nv; g++) sum += mx[g];
+    if (nv == T) { /* nothing shared */
+        free(cls); free(cols); free(sh); free(mx); free(ad);
+        return 0;
+    }
+    m->nv = nv; m->vcls = cls; m->vcols = cols; m->vsh = sh; m->vmax = mx; m->vaddr = ad;
+    m->vsum = sum;
+    return 0;
+}
+
+static int run_mm_views(ctx_t *c, const mm_t *m);
+
+/* The matmul engine over m's rows: with shared views when they let an M-tile keep its chunks
+   in UB in at least as many rows (else as before, each chunk its own rows). */
 static int run_mm(ctx_t *c, const mm_t *m)
+{
+    mm_t v = *m;
+    if (mm_views(c, &v)) return -1;
+    int rc;
+    if (v.nv) {
+        int k0, p0, k1, p1;
+        uint64_t mt0 = mm_rows(c, m, &k0, &p0), mt1 = mm_rows(c, &v, &k1, &p1);
+        int use = k1 && (mt1 >= mt0 || !k0);
+        rc = use ? tpuc_asm(c->p, "# %u K-chunks read as shifted views of %u UB regions\n", v.T, v.nv) : 0;
+        if (rc >= 0) rc = run_mm_views(c, use ? &v : m);
+    } else {
+        rc = run_mm_views(c, m);
+    }
+    free(v.vcls); free(v.vcols); free(v.vsh); free(v.vmax); free(v.vaddr);
+    return rc;
+}
+
+static int run_mm_views(ctx_t *c, const mm_t *m)
 {
     const unsigned N = c->n;
     const tpu_core_geom_t *gm = &c->hw->geom;
@@ -465,7 +539,20 @@ static int run_mm(ctx_t *c, const mm_t *m)
     }
     const uint64_t tile_bytes = (uint64_t)N * N * 2;
     /* UB rows of the activation chunks (none when they are already on chip) */
-    uint64_t ub_act = m->in_kept ? 0 : keep ? (uint64_t)T * mt * (pf ? 2 : 1) : 2 * mt;
+    /* the regions of one M-tile's chunks: region g at UB row vrow(g) of its buffer, fp rows */
+    const unsigned nv = m->nv ? m->nv : T;
+#define VCLS(j) (m->nv ? m->vcls[j] : (j))
+#define VSH(j) (m->nv ? m->vsh[j] : 0)
+#define VMAX(g) (m->nv ? m->vmax[g] : 0)
+#define VCOLS(g) (m->nv ? m->vcols[g] : m->a_cols[g])
+#define VADDR(g) (m->nv ? m->vaddr[g] : m->a_addr[g])
+    uint64_t vrow[TPUC_MAX_CHUNKS_VIEW];
+    if (nv > TPUC_MAX_CHUNKS_VIEW && keep && !m->in_kept)
+        CERR(c, "internal: %u K-chunk regions kept in UB", nv);
+    const uint64_t fp = (uint64_t)nv * mt + (m->nv ? m->vsum : 0);
+    if (keep && !m->in_kept)
+        for (unsigned g = 0, r = 0; g < nv; g++) { vrow[g] = r; r += (unsigned)(mt + VMAX(g)); }
+    uint64_t ub_act = m->in_kept ? 0 : keep ? fp * (pf ? 2 : 1) : 2 * mt;
     uint64_t ub_e = ub_act;
     uint64_t ub_hi = ub_act + e_ub * mt;
     if (m->in_kept) ub_hi = max64(ub_hi, m->in_row + (uint64_t)T * mt);
@@ -478,12 +565,12 @@ static int run_mm(ctx_t *c, const mm_t *m)
                      (unsigned long long)(m0 + rows - 1), (unsigned long long)m->mtot));
         /* the tile's chunks at abase (pf: two buffers, this tile's were DMA'd during the
            previous tile's matmuls); the next tile's: m1, rows1, into the other buffer */
-        const uint64_t abase = pf && ti % 2 ? (uint64_t)T * mt : 0, nbase = (uint64_t)T * mt - abase;
+        const uint64_t abase = pf && ti % 2 ? fp : 0, nbase = fp - abase;
         const uint64_t m1 = m0 + mt, rows1 = m1 < m->mtot ? min64(mt, m->mtot - m1) : 0;
         if (keep && !m->in_kept && (!pf || ti == 0))
-            for (unsigned j = 0; j < T; j++)
-                TRY(tpuc_e_dma_in(&c->e, UB, abase + (uint64_t)j * mt, rows, m->a_cols[j],
-                                  m->a_addr[j] + m0 * m->a_mstride, m->a_mstride));
+            for (unsigned g = 0; g < nv; g++)
+                TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], rows + VMAX(g), VCOLS(g),
+                                  VADDR(g) + m0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
            slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. */
@@ -510,17 +597,21 @@ static int run_mm(ctx_t *c, const mm_t *m)
             unsigned nt = (unsigned)(k / T), j = (unsigned)(k % T);
             uint64_t accb = m->softmax ? (uint64_t)nt * mt : (uint64_t)(nt % 2) * mt;
             uint64_t ubrow = m->in_kept ? m->in_row + (uint64_t)j * mt
-                             : keep ? abase + (uint64_t)j * mt : (k % 2) * mt;
+                             : keep ? abase + vrow[VCLS(j)] + VSH(j) : (k % 2) * mt;
             TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
             if (pf && rows1 && j == 0) {
-                /* 1/U of the next tile's chunks (T x rows1 rows, chunk-major) beside this
-                   N-tile's matmuls: the DMA runs while they do, until the epilogue */
-                const uint64_t units = (uint64_t)T * rows1;
+                /* 1/U of the next tile's regions (rows1 + VMAX(g) rows each, region-major)
+                   beside this N-tile's matmuls: the DMA runs while they do, until the
+                   epilogue */
+                const uint64_t units = (uint64_t)nv * rows1 + (m->nv ? m->vsum : 0);
                 const uint64_t u0 = units * nt / U, u1 = units * (nt + 1) / U;
+                unsigned g = 0;
+                uint64_t ga = 0; /* the units before region g */
                 for (uint64_t u = u0; u < u1;) {
-                    const uint64_t jj = u / rows1, r = u % rows1, n1 = min64(rows1 - r, u1 - u);
-                    TRY(tpuc_e_dma_in(&c->e, UB, nbase + jj * mt + r, n1, m->a_cols[jj],
-                                      m->a_addr[jj] + (m1 + r) * m->a_mstride, m->a_mstride));
+                    while (u >= ga + rows1 + VMAX(g)) { ga += rows1 + VMAX(g); g++; }
+                    const uint64_t r = u - ga, n1 = min64(rows1 + VMAX(g) - r, u1 - u);
+                    TRY(tpuc_e_dma_in(&c->e, UB, nbase + vrow[g] + r, n1, VCOLS(g),
+                                      VADDR(g) + (m1 + r) * m->a_mstride, m->a_mstride));
                     u += n1;
                 }
             }
@@ -613,6 +704,11 @@ static int run_mm(ctx_t *c, const mm_t *m)
 #undef WROW
 #undef WADDR
     }
+#undef VCLS
+#undef VSH
+#undef VMAX
+#undef VCOLS
+#undef VADDR
     return 0;
 }
 

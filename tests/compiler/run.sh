@@ -14,9 +14,10 @@
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
 #   5. RTL (RTL=1): tiny.onnx on the N = 4 core, mlp.onnx (its hidden layer on chip) and
-#      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, and chain.onnx with
-#      its outputs staged in ACC on the N = 4 core (UB 6 KiB): traces and outputs identical to
-#      the model's (tpu-infer --rtl).
+#      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, chain.onnx with
+#      its outputs staged in ACC on the N = 4 core (UB 6 KiB), and residual.onnx (shifted
+#      views, reused host buffers) on the N = 4 core: traces and outputs identical to the
+#      model's (tpu-infer --rtl).
 # usage: tests/compiler/run.sh WORKDIR [RTL]
 set -u
 W=$1; RTL=${2:-0}
@@ -174,6 +175,31 @@ done
 [ $ru -eq 4 ] && ok "host buffers reused in 4 compiles (fewer activation bytes), the same bits as --no-reuse" ||
     bad "host buffers: fewer activation bytes in only $ru of 4 compiles"
 near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host buffers"
+
+# ---- 2i. shifted views: a Conv's kernel taps over the same channels read one UB region DMA'd
+# once, each matmul from its own row (docs/compiler.md "Shifted views"): the same bits as
+# --no-share (every K-chunk DMA'd on its own) on four models at N = 4, 8, 16, with less DMA;
+# must be taken so that this can fail ----
+sv=0 svn=0
+for m in residual net grouped poolpad; do
+    for n in 4 8 16; do
+        for f in "" "--no-share"; do
+            d="$W/share_${m}_N$n${f:+_ns}"
+            # shellcheck disable=SC2086
+            "$B/tpu-compile" "$W/$m.onnx" --mxu $n --cores 1 --batch 2 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+                "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "share $m N=$n $f: $(tail -n 1 "$d.log")"
+        done
+        d="$W/share_${m}_N$n"
+        cmp -s "$d.npy" "${d}_ns.npy" || bad "share $m N=$n: outputs differ from --no-share"
+        grep -q 'shifted views' "${d}_ns/model.s" && bad "share $m N=$n: --no-share still shares"
+        v=$(grep -c 'shifted views' "$d/model.s")
+        sv=$((sv + v)); [ "$v" -gt 0 ] && svn=$((svn + 1))
+        dma() { awk '/^dma_in ub/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); a[kv[1]] = kv[2] } s += a["rows"] * a["cols"] } END { print s + 0 }' "$1/model.s"; }
+        [ "$v" -gt 0 ] && [ "$(dma "$d")" -ge "$(dma "${d}_ns")" ] && bad "share $m N=$n: no less UB DMA ($(dma "$d") against $(dma "${d}_ns") elements)"
+    done
+done
+[ $svn -ge 9 ] && ok "shifted views in $sv matmuls of $svn of 12 compiles: the same bits as --no-share, less UB DMA" ||
+    bad "shifted views taken in only $svn of 12 compiles"
 
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do
@@ -372,6 +398,11 @@ if [ "$RTL" = 1 ]; then
     "$B/tpu-infer" "$d" --input "$W/chain_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
         ok "Gemm chain, outputs staged on chip, on the N = 4 core (UB 6 KiB): $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "Gemm chain on the RTL"; tail -n 20 "$d.rtl.log"; }
     cmp -s "$d.npy" "$d.rtl.npy" || bad "Gemm chain: the RTL run's outputs differ"
+    # the small ResNet with shifted views and reused host buffers on the N = 4 core (2h, 2i)
+    d="$W/share_residual_N4"
+    "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
+        ok "small ResNet (shifted views, reused host buffers) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "small ResNet on the RTL"; tail -n 20 "$d.rtl.log"; }
+    cmp -s "$d.npy" "$d.rtl.npy" || bad "small ResNet: the RTL run's outputs differ"
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]

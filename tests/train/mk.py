@@ -142,6 +142,27 @@ def main(out):
             return torch.softmax(self.fc(x), dim=1)
 
     export(Res(), (2, 2, 8, 8), os.path.join(out, "res.onnx"))
+
+    class ResBcast(nn.Module):
+        """Refused in training: a residual Add of [n, 4, 6, 6] and a broadcast [n, 4, 1, 1]."""
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(1, 4, 3, padding=1)
+            self.a = nn.Conv2d(4, 4, 1)
+            self.b = nn.Conv2d(4, 4, 6)
+            self.fc = nn.Linear(4, 5)
+
+        def forward(self, x):
+            x = torch.relu(self.stem(x))
+            x = torch.relu(self.a(x) + self.b(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    export(ResBcast(), (2, 1, 6, 6), os.path.join(out, "resbcast.onnx"))
+    # refused in training: a padded, overlapping MaxPool after the second Conv (its input
+    # gradient would scatter overlapping windows)
+    export(nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1),
+                         nn.ReLU(), nn.MaxPool2d(3, 2, 1), nn.Flatten(), nn.Linear(36, 5)),
+           (2, 1, 6, 6), os.path.join(out, "poollate.onnx"))
     export(nn.Sequential(nn.Conv2d(4, 32, 1), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 2 * 2, 10),
                          nn.Softmax(dim=1)), (2, 4, 2, 2), os.path.join(out, "tiles.onnx"))
 

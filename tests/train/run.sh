@@ -362,6 +362,8 @@ badrun "labels and examples differ" "labels of shape \\[96\\], expected \\[640\\
 badrun "float labels" "expected '<i8', '<i4' or '|u1'" "$W/mlp.onnx" --x-train "$W/x.npy" --y-train "$W/x.npy" --mxu 8 --cores 2 --batch 16
 badrun "no data" "no data" "$W/mlp.onnx"
 badrun "BatchNormalization in training" "node '/1/BatchNormalization' (BatchNormalization): not supported in training mode" "$W/cnnbn.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
+badrun "a residual Add with a broadcast input" "node '/Add' (Add): training mode: the residual Add's inputs differ in shape" "$W/resbcast.onnx" --logits --x-train "$W/xc.npy" --y-train "$W/y5.npy" --mxu 8 --cores 2 --batch 16
+badrun "a padded, overlapping MaxPool after the second Conv" "node '/2/Conv': training mode: a padded or overlapping MaxPool after a Conv that needs its input gradient" "$W/poollate.onnx" --logits --x-train "$W/xc.npy" --y-train "$W/y5.npy" --mxu 8 --cores 2 --batch 16
 badrun "Dropout in training" "node 'drop' (Dropout): not supported in training mode" "$W/mlpdrop.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --mxu 8 --cores 2 --batch 16
 ${BUILD:-build}/tools/tpu-compile "$W/mlp.onnx" --train -o "$W/nope" >"$W/bad.out" 2>"$W/bad.err"
 if [ $? -eq 2 ] && grep -q "train goes with --report-only" "$W/bad.err" && [ ! -e "$W/nope" ]; then

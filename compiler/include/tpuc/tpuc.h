@@ -41,6 +41,8 @@ typedef struct {
                                kernel row from the SPATIAL input (same results) */
     int no_keep;            /* --no-keep: every Gemm's output goes through host memory, even
                                where the next Gemm could read it from UB (same results) */
+    int no_share;           /* --no-share: every K-chunk DMA'd to UB rows of its own, none
+                               read as a shifted view of another's (same results) */
     int no_reuse;           /* --no-reuse: every activation gets a host buffer of its own,
                                none reused after its last reader (same results) */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
