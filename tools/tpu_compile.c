@@ -41,6 +41,8 @@ static void usage(FILE *f)
             "  -o DIR              output directory (replaced whole, never half-written)\n"
             "  --report-only       print the per-layer report, write no program\n"
             "  --no-fuse-pool      run a MaxPool after a Conv as its own node (same results)\n"
+            "  --no-fuse-add       run a residual Add after a Conv as its own node instead of\n"
+            "                      in the Conv's epilogue (same results)\n"
             "  --no-im2col         the first Conv reads the image kernel row by kernel row\n"
             "                      instead of host-laid-out windows (same results)\n"
             "  --no-keep           a Gemm's output goes through host memory even where the\n"
@@ -61,7 +63,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -72,6 +74,7 @@ static const tpu_cli_opt_t opts[] = {
     {"report-only", 0, 0, O_REPORT},
     {"json", 0, TPU_CLI_VALUE, O_JSON},
     {"no-fuse-pool", 0, 0, O_NOFUSE},
+    {"no-fuse-add", 0, 0, O_NOFUSEADD},
     {"no-im2col", 0, 0, O_NOIM2COL},
     {"no-keep", 0, 0, O_NOKEEP},
     {"no-reuse", 0, 0, O_NOREUSE},
@@ -133,7 +136,7 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, train = 0, logits = 0;
+    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, train = 0, logits = 0;
     const char *optname = "adam";
     double lr = -1.0, mom = 0.0;
     for (;;) {
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
         case O_NOFUSE: no_fuse = 1; break;
+        case O_NOFUSEADD: no_fuse_add = 1; break;
         case O_NOIM2COL: no_im2col = 1; break;
         case O_NOKEEP: no_keep = 1; break;
         case O_NOREUSE: no_reuse = 1; break;
@@ -189,6 +193,7 @@ int main(int argc, char **argv)
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)batch;
     hw.no_fuse_pool = no_fuse;
+    hw.no_fuse_add = no_fuse_add;
     hw.no_im2col = no_im2col;
     hw.no_keep = no_keep;
     hw.no_reuse = no_reuse;

@@ -203,6 +203,12 @@ static int consumer_needs(ctx_t *c, int ti, need_t *nd)
     return 0;
 }
 
+/* When node j's reads happen: at its own place, or at the Conv it is fused into. */
+static size_t read_at(const tpuc_graph_t *g, size_t j)
+{
+    return g->n[j].fused_into ? (size_t)g->n[j].fused_into - 1 : j;
+}
+
 /* The same buffer geometry: which rows hold pixels, pads and slack. */
 static int same_buffer(const tpuc_layout_t *a, const tpuc_layout_t *b)
 {
@@ -317,6 +323,10 @@ typedef struct {
                                     (tpuc.h ipool), pool_g pooled pixels per tile, each tile
                                     k*k blocks; the output rows are the pooled pixels */
     uint64_t col0;               /* the first output column written (a grouped Conv's part) */
+    const tpuc_tensor_t *res;    /* a residual Add fused into the epilogue (add_fusable): the
+                                    other input, added to the bf16 output rows, then res_act */
+    int res_first;               /* the Conv's output is the Add's first input */
+    int res_act;                 /* the Add's fused activation (Relu) or 0 */
     /* K-chunks read as shifted views of one region (mm_views): chunk j is region vcls[j]'s
        rows from vsh[j] on; region g holds rows [m0, m0 + rows + vmax[g]) of the chunk with the
        lowest address, vaddr[g] (vcols[g] columns). nv = 0: each chunk its own region. */
@@ -412,6 +422,52 @@ static int write_pooled(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uin
     return 0;
 }
 
+/* A fused residual Add (mm_t.res) on r-space rows [m0, m0 + nr) of columns [col, col + ct):
+   the Conv's bf16 output at UB row `frow`, the other input's pixels DMA'd to UB row `srow`
+   (at their r-space rows), added as the Add node does (UB + UB into ACC when an activation
+   follows, then the activation into UB; else into UB) with the same operand order, so the
+   bits of the unfused Conv -> Add. The sum goes to ACC row `arow` (the tile's accumulators,
+   read already) and ends at frow. Junk rows (past an image row's valid pixels) are not
+   gathered: with a geometry unlike the r-space, each image row's run is added on its own, and
+   the activation then reads ACC rows that all hold a value. */
+static int add_rows(ctx_t *c, const mm_t *m, uint64_t frow, uint64_t srow, uint64_t arow,
+                    uint64_t m0, uint64_t nr, uint64_t col, uint64_t ct)
+{
+    const tpuc_layout_t *s = &m->res->lay;
+    const uint64_t C = s->cols;
+    const unsigned dm = m->res_act ? ACC : UB;
+    const uint64_t dr = m->res_act ? arow : frow;
+#define ADD_RUN(off, len) \
+    TRY(tpuc_e_vop(&c->e, V_ADD, UB, m->res_first ? frow + (off) : srow + (off), UB, \
+                   m->res_first ? srow + (off) : frow + (off), 0, dm, dr + (off), (len)))
+    if (s->img == m->r_img && s->rpitch == m->r_pitch && WS(s) == 1 && s->off == 0) {
+        /* the same rows: one DMA, one add */
+        TRY(tpuc_e_dma_in(&c->e, UB, srow, nr, ct, s->addr + (m0 * C + col) * 2, C * 2));
+        ADD_RUN(0, nr);
+    } else {
+        /* run i's add after run i + 1's DMA: a DMA waits for an idle VPU, an add does not wait
+           for a DMA into other rows, so each add runs beside the next DMA */
+        uint64_t poff = 0, plen = 0;
+        for (uint64_t r = m0, end = m0 + nr; r < end;) {
+            uint64_t b = r / m->r_img, rem = r % m->r_img;
+            uint64_t y = rem / m->r_pitch, x = rem % m->r_pitch;
+            if (y >= m->oh) { r = (b + 1) * m->r_img; continue; }
+            if (x >= m->ow) { r = b * m->r_img + (y + 1) * m->r_pitch; continue; }
+            uint64_t len = min64(m->ow - x, end - r);
+            uint64_t pix = b * s->img + s->off + y * s->rpitch + x * WS(s);
+            TRY(tpuc_e_dma_in(&c->e, UB, srow + (r - m0), len, ct, s->addr + (pix * C + col) * 2,
+                              WS(s) * C * 2));
+            if (plen) ADD_RUN(poff, plen);
+            poff = r - m0; plen = len;
+            r += len;
+        }
+        if (plen) ADD_RUN(poff, plen);
+    }
+#undef ADD_RUN
+    if (m->res_act) TRY(tpuc_e_vop(&c->e, V_RELU, ACC, arow, -1, 0, 0, UB, frow, nr));
+    return 0;
+}
+
 /* The M rows of one tile: as many as ACC (the bias rows at the top, then the output regions)
    and UB hold; *keep: every K-chunk of the tile stays in UB (else two stream through). Not
    rounded to whole pool windows. */
@@ -422,7 +478,7 @@ static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep, int *pf)
     const unsigned es = m->out->esize;
     const int clip = m->act == TPUC_OP_CLIP;
     uint64_t acc_avail = gm->acc_rows > U + 2 ? gm->acc_rows - (m->b_off >= 0 ? U : 0) - (clip ? 2 : 0) : 0;
-    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;  /* UB epilogue rows per M row */
+    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : m->res ? 3 : 2; /* UB epilogue rows per M row */
     /* an r-space pool's max passes need two more regions; a grouped one's run in place */
     uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k && !m->pool_g ? 4 : 2;
     uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
@@ -513,7 +569,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     const uint64_t S = (uint64_t)T * U;
     const unsigned es = m->out->esize;
     const int clip = m->act == TPUC_OP_CLIP;
-    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : 2;
+    uint64_t e_ub = m->softmax ? (es == 2 ? U : 0) : m->res ? 3 : 2;
     uint64_t a_acc = m->softmax ? (uint64_t)U * (es == 4 ? 2 : 1) : m->pool_k && !m->pool_g ? 4 : 2;
     /* a fused pool: tiles of whole pooled rows (k conv rows), so no window straddles two; a
        grouped one: one group of pool_g pooled pixels (input_im2col chose pool_g by mm_rows) */
@@ -676,6 +732,8 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
+            if (m->res && add_rows(c, m, frow, ub_e + 2 * mt, src, m0, nr, m->col0 + (uint64_t)nt * N, ct))
+                return -1;
             if (m->out_kept) continue;
             if (m->pool_k && !m->pool_g
                     ? write_pooled(c, m, fmem, frow, m0, nr, m->col0 + (uint64_t)nt * N, ct)
@@ -1026,6 +1084,41 @@ static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx, int an
     return 0;
 }
 
+/* A residual Add that can run in Conv conv's epilogue (docs/compiler.md "Residual Adds"):
+   the Conv's output is read by that Add alone and is not the graph's output; the Add's other
+   input is an activation of the same shape written before the Conv runs; the Add's activation
+   is Relu or none and its output is not the graph's. *add_idx: the Add's node, *skip: the other
+   input, *first: the Conv's output is the Add's first input. */
+static int add_fusable(ctx_t *c, const tpuc_node_t *conv, int *add_idx, int *skip, int *first)
+{
+    const tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *y = &g->t[conv->out[0]];
+    const size_t ci = (size_t)(conv - g->n);
+    if (c->hw->no_fuse_add || conv->depthwise || conv->groups > 1) return 0;
+    if (y->nuses != 1 || y->is_output || y->ndim != 4) return 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *p = &g->n[i];
+        if (p->op == TPUC_OP_DEAD) continue;
+        int k = p->nin > 0 && p->in[0] == conv->out[0] ? 0 : p->nin > 1 && p->in[1] == conv->out[0] ? 1 : -1;
+        if (k < 0) continue;
+        if (p->op != TPUC_OP_ADD || p->nin != 2 || (p->fused_into && p->fused_into != (int)ci + 1))
+            return 0;
+        if (p->fuse_act && p->fuse_act != TPUC_OP_RELU) return 0;
+        const int si = p->in[1 - k];
+        const tpuc_tensor_t *s = &g->t[si], *z = &g->t[p->out[0]];
+        if (si < 0 || si == conv->out[0] || s->is_const || z->is_output || s->ndim != 4) return 0;
+        for (int d = 0; d < 4; d++)
+            if (s->dims[d] != y->dims[d]) return 0;
+        if (s->producer < 0 || read_at(g, (size_t)s->producer) >= ci) return 0;
+        if (s->lay.kind != TPUC_LAYOUT_SPATIAL || s->lay.esize != 2 || s->lay.flat) return 0;
+        *add_idx = (int)i;
+        *skip = si;
+        *first = k == 0;
+        return 1;
+    }
+    return 0;
+}
+
 static int emit_conv(ctx_t *c, const tpuc_node_t *n)
 {
     const unsigned N = c->n;
@@ -1041,7 +1134,7 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
     const uint64_t G = n->groups > 1 ? (uint64_t)n->groups : 1, cinx = cin * G, cout_g = cout / G;
     uint64_t GP = G == 1 ? 1 : max64(1, min64(N / cin, N / cout_g));
     if (GP > G) GP = G;
-    char consts[240], gtxt[80] = "";
+    char consts[400], gtxt[80] = "";
     if (G > 1)
         snprintf(gtxt, sizeof gtxt, GP > 1 ? ", %llu groups, %llu per tile (block-diagonal)"
                  : ", %llu groups, %llu per tile", (unsigned long long)G, (unsigned long long)GP);
@@ -1111,8 +1204,25 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         cur_layer(c)->consts = tpuc_strdup(consts);
         free(cur_layer(c)->op);
         cur_layer(c)->op = tpuc_strdup(n->fuse_act ? "Conv+MaxPool+Relu" : "Conv+MaxPool");
-    } else if (spatial_out(c, y, &rs, &m.scatter)) {
-        return -1;
+    } else {
+        int ai, si, first;
+        if (a->lay.kind != TPUC_LAYOUT_IM2COL && add_fusable(c, n, &ai, &si, &first)) {
+            tpuc_node_t *an = &g->n[ai];
+            an->fused_into = (int)(n - g->n) + 1;
+            m.res = &g->t[si];
+            m.res_first = first;
+            m.res_act = an->fuse_act;
+            y = &g->t[an->out[0]];
+            size_t l = strlen(consts);
+            snprintf(consts + l, sizeof consts - l, "; Add of '%s' fused", g->t[si].name);
+            free(cur_layer(c)->consts);
+            cur_layer(c)->consts = tpuc_strdup(consts);
+            free(cur_layer(c)->op);
+            cur_layer(c)->op = tpuc_strdup(n->fuse_act ? (an->fuse_act ? "Conv+Relu+Add+Relu" : "Conv+Relu+Add")
+                                                       : (an->fuse_act ? "Conv+Add+Relu" : "Conv+Add"));
+            if (!cur_layer(c)->consts || !cur_layer(c)->op) return -1;
+        }
+        if (spatial_out(c, y, &rs, &m.scatter)) return -1;
     }
     int rc = 0;
     for (uint64_t g0 = 0; g0 < G && rc == 0; g0 += GP) {
@@ -1424,31 +1534,81 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
             for (unsigned l = 0; l < N; l++) memcpy(c->p->image + sc_off + (r * N + l) * 4, &s, 4);
         }
     }
-    /* UB: window regions W0 (result), W1, W2 (alternating); ACC: sum (avg) + output */
-    uint64_t mt = min64(min64(rs.mtot, 65535), gm->ub_rows / 3);
-    mt = min64(mt, (gm->acc_rows - 1) / 3);
-    if (mt < 1) CERR(c, "does not fit UB/ACC");
-    hw_mark(c, 3 * mt, is_max ? (es == 4 ? mt : 0) : 3 * mt + 1, 0);
     uint64_t sw = (uint64_t)n->conv_s[1];
+    /* shifted views (as mm_views for a Conv): the kernel positions whose windows start a whole
+       number of r-space rows apart are one UB region DMA'd once, each position read from its
+       shift; the max (or sum) runs over the positions in the same order into a region of its
+       own, so the bits of one DMA per position */
+    const uint64_t step = sw * rs.ws;  /* input rows per r-space row */
+    uint64_t vbase[64] = {0}, vmax[64] = {0}, vsum = 0;
+    unsigned vcls[64] = {0}, nv = 0;
+    int views = !c->hw->no_share && K > 1 && K <= 64;
+    for (uint64_t k = 0; views && k < K; k++) {
+        const uint64_t o = (k / kw) * a->lay.rpitch + (k % kw) * rs.ws;
+        unsigned g = 0;
+        while (g < nv && vbase[g] % step != o % step) g++;
+        if (g == nv) vbase[nv++] = o;
+        if (o < vbase[g]) vbase[g] = o;
+        vcls[k] = g;
+    }
+    for (uint64_t k = 0; views && k < K; k++) {
+        const uint64_t o = (k / kw) * a->lay.rpitch + (k % kw) * rs.ws;
+        vmax[vcls[k]] = max64(vmax[vcls[k]], (o - vbase[vcls[k]]) / step);
+    }
+    for (unsigned g = 0; views && g < nv; g++) vsum += vmax[g];
+    /* UB: window regions W0 (result), W1, W2 (alternating); with views W0 then the regions;
+       ACC: sum (avg) + output */
+    const uint64_t cap = min64(min64(rs.mtot, 65535), (gm->acc_rows - 1) / 3);
+    uint64_t mt = min64(cap, gm->ub_rows / 3);
+    if (views && nv < K && gm->ub_rows > vsum) {
+        /* taken unless it more than doubles the tiles: the DMA saved is K / nv of the rows */
+        const uint64_t mv = min64(cap, (gm->ub_rows - vsum) / (1 + nv));
+        views = mv >= 1 && 2 * mv >= mt;
+        if (views) mt = mv;
+    } else {
+        views = 0;
+    }
+    if (mt < 1) CERR(c, "does not fit UB/ACC");
+    uint64_t vrow[64] = {0};
+    if (views) {
+        uint64_t r = mt;
+        for (unsigned g = 0; g < nv; g++) { vrow[g] = r; r += mt + vmax[g]; }
+        TRY(tpuc_asm(c->p, "# %llu kernel positions read as shifted views of %u UB regions\n",
+                     (unsigned long long)K, nv));
+    }
+    hw_mark(c, views ? (1 + nv) * mt + vsum : 3 * mt, is_max ? (es == 4 ? mt : 0) : 3 * mt + 1, 0);
     uint64_t sc_row = gm->acc_rows - 1;
     if (!is_max && uniform) TRY(tpuc_e_dma_in(&c->e, ACC, sc_row, 1, N, img_addr(c, sc_off), (uint64_t)N * 4));
     for (uint64_t m0 = 0; m0 < rs.mtot; m0 += mt) {
         uint64_t rows = min64(mt, rs.mtot - m0);
         for (uint64_t t = 0; t < CT; t++) {
             uint64_t ct = min64(N, C - t * N);
+            if (views)
+                for (unsigned g = 0; g < nv; g++) {
+                    uint64_t pix = (uint64_t)rs.base + vbase[g] + m0 * step;
+                    TRY(tpuc_e_dma_in(&c->e, UB, vrow[g], rows + vmax[g], ct,
+                                      a->lay.addr + (pix * C + t * N) * 2, step * C * 2));
+                }
+            uint64_t prev = 0; /* position 0's rows (views: in its region) */
             for (uint64_t k = 0; k < K; k++) {
-                uint64_t dy = k / kw, dx = k % kw;
-                uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx * rs.ws + m0 * sw * rs.ws;
-                uint64_t reg = k == 0 ? 0 : (1 + k % 2) * mt;
-                TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * rs.ws * C * 2));
-                if (k == 0) continue;
+                uint64_t dy = k / kw, dx = k % kw, reg;
+                if (views) {
+                    const uint64_t o = dy * a->lay.rpitch + dx * rs.ws;
+                    reg = vrow[vcls[k]] + (o - vbase[vcls[k]]) / step;
+                } else {
+                    uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx * rs.ws + m0 * sw * rs.ws;
+                    reg = k == 0 ? 0 : (1 + k % 2) * mt;
+                    TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * rs.ws * C * 2));
+                }
+                if (k == 0) { prev = reg; continue; }
                 if (is_max) {
-                    TRY(tpuc_e_vop(&c->e, V_MAX, UB, 0, UB, reg, 0, UB, 0, rows));
+                    TRY(tpuc_e_vop(&c->e, V_MAX, UB, prev, UB, reg, 0, UB, 0, rows));
                 } else if (k == 1) {
-                    TRY(tpuc_e_vop(&c->e, V_ADD, UB, 0, UB, reg, 0, ACC, 0, rows));
+                    TRY(tpuc_e_vop(&c->e, V_ADD, UB, prev, UB, reg, 0, ACC, 0, rows));
                 } else {
                     TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, UB, reg, 0, ACC, 0, rows));
                 }
+                prev = 0;
             }
             unsigned fmem = es == 4 ? ACC : UB;
             uint64_t frow = es == 4 ? mt : 0; /* UB: over window 0 */
@@ -1934,12 +2094,6 @@ static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
     }
     c->host_top = top;
     return host_alloc(c, l, 0);
-}
-
-/* When node j's reads happen: at its own place, or at the Conv it is fused into. */
-static size_t read_at(const tpuc_graph_t *g, size_t j)
-{
-    return g->n[j].fused_into ? (size_t)g->n[j].fused_into - 1 : j;
 }
 
 /* After node i is emitted: every buffer no tensor still holds is freed. A tensor holds its

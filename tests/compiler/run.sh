@@ -176,12 +176,12 @@ done
     bad "host buffers: fewer activation bytes in only $ru of 4 compiles"
 near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host buffers"
 
-# ---- 2i. shifted views: a Conv's kernel taps over the same channels read one UB region DMA'd
-# once, each matmul from its own row (docs/compiler.md "Shifted views"): the same bits as
-# --no-share (every K-chunk DMA'd on its own) on four models at N = 4, 8, 16, with less DMA;
-# must be taken so that this can fail ----
+# ---- 2i. shifted views: a Conv's kernel taps (a pool's positions) over the same channels read
+# one UB region DMA'd once, each matmul (max, add) from its own row (docs/compiler.md "Shifted
+# views"): the same bits as --no-share (each DMA'd on its own) on five models at N = 4, 8, 16,
+# with less DMA; must be taken so that this can fail ----
 sv=0 svn=0
-for m in residual net grouped poolpad; do
+for m in residual net grouped poolpad pools; do
     for n in 4 8 16; do
         for f in "" "--no-share"; do
             d="$W/share_${m}_N$n${f:+_ns}"
@@ -198,8 +198,28 @@ for m in residual net grouped poolpad; do
         [ "$v" -gt 0 ] && [ "$(dma "$d")" -ge "$(dma "${d}_ns")" ] && bad "share $m N=$n: no less UB DMA ($(dma "$d") against $(dma "${d}_ns") elements)"
     done
 done
-[ $svn -ge 9 ] && ok "shifted views in $sv matmuls of $svn of 12 compiles: the same bits as --no-share, less UB DMA" ||
-    bad "shifted views taken in only $svn of 12 compiles"
+[ $svn -ge 12 ] && ok "shifted views in $sv matmuls and pools of $svn of 15 compiles: the same bits as --no-share, less UB DMA" ||
+    bad "shifted views taken in only $svn of 15 compiles"
+
+# ---- 2j. residual Adds in the Conv's epilogue: the other input DMA'd beside the output rows
+# and added as the Add node would (docs/compiler.md "Residual Adds"): the same bits as
+# --no-fuse-add at N = 4, 8, 16 and on 2 cores, and taken (report.json names Conv+Add) ----
+fa=0
+for cfg in "4 1" "8 1" "8 2" "16 1"; do
+    set -- $cfg
+    for f in "" "--no-fuse-add"; do
+        d="$W/fadd_N$1_C$2${f:+_nf}"
+        # shellcheck disable=SC2086
+        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 3 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+            "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "fuse-add $cfg $f: $(tail -n 1 "$d.log")"
+    done
+    d="$W/fadd_N$1_C$2"
+    cmp -s "$d.npy" "${d}_nf.npy" || bad "fuse-add $cfg: outputs differ from --no-fuse-add"
+    grep -q '"Conv+Add' "${d}_nf/report.json" && bad "fuse-add $cfg: --no-fuse-add still fuses"
+    fa=$((fa + $(grep -c '"Conv+Add+Relu"' "$d/report.json")))
+done
+[ $fa -eq 16 ] && ok "residual Adds fused into 4 Convs in each of 4 compiles, the same bits as --no-fuse-add" ||
+    bad "residual Adds fused: $fa of 16"
 
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do

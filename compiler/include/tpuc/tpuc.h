@@ -37,6 +37,7 @@ typedef struct {
     unsigned freq_mhz;      /* for images/s in the report */
     long batch;             /* --batch: the symbolic batch bound here (0: not given) */
     int no_fuse_pool;       /* --no-fuse-pool: run every MaxPool as its own node */
+    int no_fuse_add;        /* --no-fuse-add: run every residual Add as its own node */
     int no_im2col;          /* --no-im2col: the first Conv reads its windows kernel row by
                                kernel row from the SPATIAL input (same results) */
     int no_keep;            /* --no-keep: every Gemm's output goes through host memory, even
@@ -147,7 +148,8 @@ typedef struct {
                         graph input (in[1]): an embedding lookup, run as a one-hot matmul;
                         2: its output transposed to [B, D, L] (a Transpose perm [0, 2, 1]
                         folded into it: channels-first for a Conv1d) */
-    int fused_into;  /* tile: a MaxPool computed in the epilogue of Conv node fused_into - 1 */
+    int fused_into;  /* tile: a MaxPool or a residual Add computed in the epilogue of Conv
+                        node fused_into - 1 */
     int fuse_pool;   /* tile: a Conv whose k x k / stride k MaxPool runs in its epilogue: k */
 } tpuc_node_t;
 
