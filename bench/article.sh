@@ -5,8 +5,8 @@
 # 224x224 (random weights, exported with torch.onnx.export at a dynamic batch by tests/zoo/zoo.py
 # --export-only: the predicted cycles depend on neither the weights nor the data) are
 # predicted by tpu-compile --report-only (the C model's cycle count of the compiled per-core
-# program; a program longer than the model's IMEM runs in segments cut before an lw) at the
-# article's batch sizes 32 and 128:
+# program; a program longer than the model's IMEM runs in segments cut before an lw, or where
+# no matmul comes before the next) at the article's batch sizes 32 and 128:
 #   1. on --mxu 128 --cores 8 (TPU v2-8's shape) at 700 MHz (TPU v2's clock);
 #   2. on the fastest configuration tpu-explore finds for an Alveo U250 at $U250_MHZ (default
 #      100 MHz: the clock gen's constraints ask for; no place-and-route timing exists for

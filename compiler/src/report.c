@@ -31,9 +31,10 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     uint64_t *disp = calloc(p->ninsns + 1, sizeof *disp), *sp = calloc(seg_max + 2, sizeof *sp);
     uint64_t *fin = calloc(p->ninsns + 1, sizeof *fin), *se = calloc(seg_max + 2, sizeof *se);
     tpu_insn_t *seg = malloc((seg_max + 2) * sizeof *seg);
-    if (!host || !done || !mxu || !sd || !sm || !seg || !disp || !sp || !fin || !se) {
+    uint8_t *cut = calloc(p->ninsns + 1, 1);
+    if (!host || !done || !mxu || !sd || !sm || !seg || !disp || !sp || !fin || !se || !cut) {
         free(host); free(done); free(mxu); free(sd); free(sm); free(seg); free(disp); free(sp);
-        free(fin); free(se);
+        free(fin); free(se); free(cut);
         tpuc_err(err, errlen, "out of memory (host image)");
         return -1;
     }
@@ -52,17 +53,26 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     memset(&res, 0, sizeof res);
     int rc = core ? 0 : -1;
     /* A program longer than the model's IMEM (predict_only) runs in segments cut right
-       before an `lw` (the weight banks restart with each run; every other state is in the
-       memories, which persist); each segment ends with halt, so its drain is counted once
-       per segment: an estimate, stated in the report. */
+       before an `lw`, or where no matmul comes before the next one (the weight banks
+       restart with each run; every other state is in the memories, which persist); each
+       segment ends with halt, so its drain is counted once per segment: an estimate, stated
+       in the report. */
     const size_t body = p->ninsns - 1; /* the final halt */
+    /* cut[i]: a segment may start at i -- an lw, or no matmul before the next lw (a pool's or
+       an elementwise node's long run of DMAs and vops has no lw to cut before) */
+    for (size_t i = body, mm = 0; i-- > 0;) {
+        unsigned op = p->insns[i].w[0] & 0xFFu;
+        if (op == TPU_OP_LW) mm = 0;
+        else if (op == TPU_OP_MATMUL) mm = 1;
+        cut[i] = !mm;
+    }
     uint64_t base_c = 0, base_m = 0;
     size_t start = 0;
     p->segments = 0;
     while (rc == 0 && (start < body || p->segments == 0)) { /* a bare halt runs once too */
         size_t end = body - start > seg_max ? start + seg_max : body;
         if (end < body) {
-            while (end > start + 1 && (p->insns[end].w[0] & 0xFFu) != TPU_OP_LW) end--;
+            while (end > start + 1 && !cut[end]) end--;
             if (end == start + 1) { rc = -2; break; }
         }
         size_t k = end - start;
@@ -82,7 +92,7 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         start = end;
     }
     tpu_core_free(core);
-    free(host); free(sd); free(sm); free(seg); free(sp); free(se);
+    free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut);
     if (rc != 0 || res.status != TPU_CORE_DONE) {
         free(done); free(mxu); free(disp); free(fin);
         tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "

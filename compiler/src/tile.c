@@ -1023,15 +1023,18 @@ static int rspace(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *a, rspace
 }
 
 /* The output layout of a Conv/pool: the r-space itself ("wide": one dma_out per tile) when
-   no consumer needs clean padding and the strides line up, else a clean SPATIAL buffer
-   written row by row. */
+   no consumer needs clean padding, the strides line up and at most a third of its rows are
+   dropped positions, else a clean SPATIAL buffer written row by row (a strided Conv's or
+   pool's r-space is half dropped rows, which every reader would stream through the MXU or
+   the VPU again). */
 static int spatial_out(ctx_t *c, tpuc_tensor_t *y, const rspace_t *rs, int *scatter)
 {
     need_t nd;
     if (consumer_needs(c, (int)(y - c->g->t), &nd)) return -1;
     int pads = nd.pt | nd.pl | nd.pb | nd.pr;
     uint64_t oh = (uint64_t)(y->ndim == 4 ? y->dims[2] : 1), ow = (uint64_t)y->dims[y->ndim - 1];
-    if (!pads && rs->r_img % nd.stride_w == 0 && rs->r_pitch % nd.stride_w == 0 && !y->is_output) {
+    if (!pads && rs->r_img % nd.stride_w == 0 && rs->r_pitch % nd.stride_w == 0 && !y->is_output &&
+        (c->hw->no_dense || 2 * rs->r_img < 3 * oh * ow)) {
         tpuc_layout_t *l = &y->lay;
         l->kind = TPUC_LAYOUT_SPATIAL;
         l->cols = (uint64_t)y->dims[1];

@@ -174,6 +174,22 @@ class Residual(torch.nn.Module):
         return s.l(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class Strided(torch.nn.Module):
+    """Strided Convs and a strided MaxPool read by 1x1 Convs (no padding): their r-space outputs
+    are half dropped rows, written densely unless --no-dense."""
+    def __init__(s):
+        super().__init__()
+        s.c1 = torch.nn.Conv2d(3, 8, 3, stride=2)
+        s.c2 = torch.nn.Conv2d(8, 12, 1)
+        s.c3 = torch.nn.Conv2d(12, 12, 1)
+        s.l = torch.nn.Linear(12, 5)
+
+    def forward(s, x):
+        x = torch.relu(s.c2(torch.relu(s.c1(x))))
+        x = torch.relu(s.c3(torch.nn.functional.max_pool2d(x, 3, 2)))
+        return s.l(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def export(m, x, name):
     m.eval()
     torch.onnx.export(m, x, os.path.join(out, name + ".onnx"), opset_version=14,
@@ -200,6 +216,7 @@ grouped.bn.running_var.uniform_(0.5, 2)
 export(grouped, torch.randn(4, 8, 14, 14), "grouped")
 export(Grouped1d(), torch.randn(4, 6, 16), "grouped1d")
 export(Residual(), torch.randn(3, 3, 30, 30), "residual")
+export(Strided(), torch.randn(3, 3, 27, 27), "strided")
 
 
 def model(nodes, inits, inp, outp, opset=14):

@@ -221,6 +221,32 @@ done
 [ $fa -eq 16 ] && ok "residual Adds fused into 4 Convs in each of 4 compiles, the same bits as --no-fuse-add" ||
     bad "residual Adds fused: $fa of 16"
 
+# ---- 2k. a strided Conv's or pool's output written densely (its r-space is half dropped rows;
+# docs/compiler.md "Conv as a matmul"): the same bits as --no-dense on three models at N = 4,
+# 8, 16, and on strided.onnx (1x1 Convs reading them) fewer rows presented to the MXU
+# (report.json, so that this can fail) ----
+dn=0
+for m in strided residual net; do
+    for n in 4 8 16; do
+        for f in "" "--no-dense"; do
+            d="$W/dense_${m}_N$n${f:+_nd}"
+            # shellcheck disable=SC2086
+            "$B/tpu-compile" "$W/$m.onnx" --mxu $n --cores 1 --batch 2 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+                "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "dense $m N=$n $f: $(tail -n 1 "$d.log")"
+        done
+        d="$W/dense_${m}_N$n"
+        cmp -s "$d.npy" "${d}_nd.npy" || bad "dense $m N=$n: outputs differ from --no-dense"
+        [ $m = strided ] && $PY - "$d/report.json" "${d}_nd/report.json" <<'PY' && dn=$((dn + 1))
+import json, sys
+v = [sum(l["macs"] / l["shape_bound"] for l in json.load(open(f))["layers"] if l.get("shape_bound", 0) > 0) for f in sys.argv[1:]]
+sys.exit(0 if v[0] < v[1] else 1)
+PY
+    done
+done
+[ $dn -eq 3 ] && ok "dense strided outputs: the same bits as --no-dense in 9 compiles, fewer MXU rows in the 3 of strided.onnx" ||
+    bad "dense strided outputs: fewer MXU rows in only $dn of strided.onnx's 3 compiles"
+near_torch "strided" "$W/dense_strided_N8.npy" "$W/strided_ref.npy" "dense strided outputs"
+
 # ---- 2c. what users write in forward(): relu6, adaptive pooling, x * sigmoid(x), view ----
 for c in 1 2; do
     d="$W/user_C$c"

@@ -7,8 +7,8 @@
 # programs need to fit 32768 instructions; the text model at N = 16):
 #   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, the one
 #     image alone the same bits as its row of the batch and as with --no-reuse --no-share
-#     --no-fuse-add (every activation in a host buffer of its own, every K-chunk DMA'd on its
-#     own, every Add its own node);
+#     --no-fuse-add --no-dense (every activation in a host buffer of its own, every K-chunk
+#     DMA'd on its own, every Add its own node, strided outputs in their r-space);
 #   - against the derived bound (tests/zoo/bound.py: docs/conformance.md's per-operator bounds
 #     composed through the network, on the one image): every element within it; the report
 #     says how the bound grows with depth and from which layer on it exceeds the outputs;
@@ -46,13 +46,14 @@ for m in $MODELS; do
     case $m in vgg*|resnet50|resnext*|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     t0=$(date +%s)
     run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
-        run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add" || continue
+        run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" || continue
     for c in C2 C4; do
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
     done
-    # reused host buffers, shifted views and fused residual Adds (docs/compiler.md "Host
-    # memory", "Shifted views", "Residual Adds") against none of them
-    cmp -s "$W/${m}_B1.npy" "$W/${m}_NR.npy" || { echo "FAIL: $m: differs from --no-reuse --no-share --no-fuse-add"; fails=$((fails + 1)); }
+    # reused host buffers, shifted views, fused residual Adds and dense strided outputs
+    # (docs/compiler.md "Host memory", "Shifted views", "Residual Adds", "Conv as a matmul")
+    # against none of them
+    cmp -s "$W/${m}_B1.npy" "$W/${m}_NR.npy" || { echo "FAIL: $m: differs from --no-reuse --no-share --no-fuse-add --no-dense"; fails=$((fails + 1)); }
     ortx=none; ortx1=none
     if [ $ORT = 1 ]; then
         node tests/zoo/ort.js "$W/$m.onnx" "$W/${m}_x.npy" "$W/${m}_ort.npy" 2>"$W/${m}_ort.err" &&

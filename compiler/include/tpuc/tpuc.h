@@ -42,6 +42,8 @@ typedef struct {
                                kernel row from the SPATIAL input (same results) */
     int no_keep;            /* --no-keep: every Gemm's output goes through host memory, even
                                where the next Gemm could read it from UB (same results) */
+    int no_dense;           /* --no-dense: a strided Conv's or pool's output is written in
+                               its r-space (half dropped rows) as before (same results) */
     int no_share;           /* --no-share: every K-chunk DMA'd to UB rows of its own, none
                                read as a shifted view of another's (same results) */
     int no_reuse;           /* --no-reuse: every activation gets a host buffer of its own,
