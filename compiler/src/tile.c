@@ -219,27 +219,39 @@ static int same_buffer(const tpuc_layout_t *a, const tpuc_layout_t *b)
            a->pad_value == b->pad_value;
 }
 
-/* A host buffer of rows x cols elements of es bytes plus slack rows. A freed buffer of the
-   same geometry, size and kind is reused (docs/compiler.md "Host memory"): DMAs run in
-   program order, so the old tensor's last read precedes the new one's first write; a clean
-   buffer (spatial_clean) is only ever written at its valid pixels, so its pads and slack keep
-   the +0 (or the -Inf fill) of the first use; another buffer's readers use only what its
-   producer writes (slack rows feed discarded outputs alone). */
+/* A host buffer of rows x cols elements of es bytes plus slack rows. A freed buffer is
+   reused (docs/compiler.md "Host memory"): DMAs run in program order, so the old tensor's
+   last read precedes the new one's first write; a clean buffer (spatial_clean) is only ever
+   written at its valid pixels, so its pads and slack keep the +0 (or the -Inf fill) of the
+   first use, and it goes to a clean request of the same geometry and size only (so its pads
+   are still clean when the program runs again on the same memory: the next chunk of a
+   batch); another request's readers use only what its producer writes (slack rows feed
+   discarded outputs alone), so it takes the smallest free buffer of another request that
+   holds it. */
 static int host_alloc(ctx_t *c, tpuc_layout_t *l, uint64_t slack_rows)
 {
     uint64_t bytes = (l->rows + slack_rows) * l->cols * l->esize;
     c->reused = 0;
     c->p->act_all += up(bytes, 64);
-    if (!c->hw->no_reuse)
+    if (!c->hw->no_reuse) {
+        /* a clean request: a clean buffer of its geometry; another: the smallest free buffer
+           of another request that holds it. Never a clean buffer for another request: a
+           batch run in chunks (tpu-infer) or steps runs the program again on the same host
+           memory, and the clean tensor's pads must still be +0 (or -Inf) then. */
+        hbuf_t *best = NULL;
         for (size_t i = 0; i < c->nbufs; i++) {
             hbuf_t *b = &c->bufs[i];
-            if (b->free && b->bytes == bytes && b->clean == c->clean_req && same_buffer(&b->key, l)) {
-                b->free = 0;
-                l->addr = b->key.addr;
-                c->reused = 1;
-                return 0;
-            }
+            if (!b->free || b->bytes < bytes || b->clean != c->clean_req) continue;
+            if (c->clean_req ? b->bytes == bytes && same_buffer(&b->key, l) : !best || b->bytes < best->bytes)
+                best = b;
         }
+        if (best) {
+            best->free = 0;
+            l->addr = best->key.addr;
+            c->reused = 1;
+            return 0;
+        }
+    }
     if (c->nbufs == c->capbufs) {
         size_t cap = c->capbufs ? 2 * c->capbufs : 64;
         hbuf_t *nb = realloc(c->bufs, cap * sizeof *nb);
@@ -323,6 +335,11 @@ typedef struct {
                                     (tpuc.h ipool), pool_g pooled pixels per tile, each tile
                                     k*k blocks; the output rows are the pooled pixels */
     uint64_t col0;               /* the first output column written (a grouped Conv's part) */
+    int gather;                  /* a strided Conv on its valid rows (docs/compiler.md "Dense
+                                    strided Convs"): mtot, r_img, r_pitch are the dense output
+                                    rows (r_pitch = ow); the chunks are DMA'd in the r-space of
+                                    g_img, g_pitch rows, one matmul per output row */
+    uint64_t g_img, g_pitch;
     const tpuc_tensor_t *res;    /* a residual Add fused into the epilogue (add_fusable): the
                                     other input, added to the bf16 output rows, then res_act */
     int res_first;               /* the Conv's output is the Add's first input */
@@ -578,6 +595,23 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     int keep;
     int pf;
     uint64_t mt = mm_rows(c, m, &keep, &pf);
+    /* gather: the chunks' UB regions hold mt_r r-space rows; a tile is kb whole images or
+       krow output rows of one image (mt: the most dense rows of a tile) */
+    uint64_t mt_r = mt, kb = 0, krow = 0;
+#define RMAP(d) ((d) / m->r_img * m->g_img + (d) % m->r_img / m->ow * m->g_pitch + (d) % m->ow)
+    if (m->gather) {
+        TRY(tpuc_asm(c->p, "# strided: on its %llu valid rows of %llu, one matmul per output row\n",
+                     (unsigned long long)m->mtot, (unsigned long long)(m->mtot / m->r_img * m->g_img)));
+        mm_t r = *m;
+        r.gather = 0;
+        r.mtot = m->mtot / m->r_img * m->g_img;
+        mt_r = mm_rows(c, &r, &keep, &pf);
+        kb = mt_r / m->g_img;
+        krow = kb ? 0 : min64(m->oh, mt_r / m->g_pitch);
+        if (!keep || (!kb && !krow)) CERR(c, "internal: a gathered Conv's rows do not fit UB");
+        pf = 0;
+        mt = kb ? min64(kb * m->r_img, m->mtot) : krow * m->ow;
+    }
     if ((m->in_kept || m->out_kept) && (mt < m->mtot || (m->in_kept && !keep)))
         CERR(c, "internal: an on-chip input or output needs one M-tile");
     if (m->pool_g && mt < prow)
@@ -605,9 +639,9 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     uint64_t vrow[TPUC_MAX_CHUNKS_VIEW];
     if (nv > TPUC_MAX_CHUNKS_VIEW && keep && !m->in_kept)
         CERR(c, "internal: %u K-chunk regions kept in UB", nv);
-    const uint64_t fp = (uint64_t)nv * mt + (m->nv ? m->vsum : 0);
+    const uint64_t fp = (uint64_t)nv * mt_r + (m->nv ? m->vsum : 0);
     if (keep && !m->in_kept)
-        for (unsigned g = 0, r = 0; g < nv; g++) { vrow[g] = r; r += (unsigned)(mt + VMAX(g)); }
+        for (unsigned g = 0, r = 0; g < nv; g++) { vrow[g] = r; r += (unsigned)(mt_r + VMAX(g)); }
     uint64_t ub_act = m->in_kept ? 0 : keep ? fp * (pf ? 2 : 1) : 2 * mt;
     uint64_t ub_e = ub_act;
     uint64_t ub_hi = ub_act + e_ub * mt;
@@ -615,8 +649,12 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     if (m->out_kept) ub_hi = max64(ub_hi, m->out_row + (uint64_t)U * mt);
     hw_mark(c, ub_hi, a_acc * mt + (m->stage ? (uint64_t)U * mt : 0) + (m->b_off >= 0 ? U : 0),
             (uint64_t)min64(c->slots, S) * N);
-    for (uint64_t m0 = 0, ti = 0; m0 < m->mtot; m0 += mt, ti++) {
-        uint64_t rows = min64(mt, m->mtot - m0);
+    for (uint64_t m0 = 0, ti = 0, rows = 0; m0 < m->mtot; m0 += rows, ti++) {
+        rows = !m->gather || kb ? min64(mt, m->mtot - m0)
+             : min64(krow, m->oh - m0 % m->r_img / m->ow) * m->ow;
+        /* gather: r-space rows [g0, g0 + gspan) hold the tile's windows */
+        const uint64_t g0 = m->gather ? RMAP(m0) : m0;
+        const uint64_t gspan = m->gather ? RMAP(m0 + rows - 1) + 1 - g0 : rows;
         TRY(tpuc_asm(c->p, "# rows %llu .. %llu of %llu\n", (unsigned long long)m0,
                      (unsigned long long)(m0 + rows - 1), (unsigned long long)m->mtot));
         /* the tile's chunks at abase (pf: two buffers, this tile's were DMA'd during the
@@ -625,8 +663,8 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         const uint64_t m1 = m0 + mt, rows1 = m1 < m->mtot ? min64(mt, m->mtot - m1) : 0;
         if (keep && !m->in_kept && (!pf || ti == 0))
             for (unsigned g = 0; g < nv; g++)
-                TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], rows + VMAX(g), VCOLS(g),
-                                  VADDR(g) + m0 * m->a_mstride, m->a_mstride));
+                TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], gspan + VMAX(g), VCOLS(g),
+                                  VADDR(g) + g0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
            slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. */
@@ -654,7 +692,11 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             uint64_t accb = m->softmax ? (uint64_t)nt * mt : (uint64_t)(nt % 2) * mt;
             uint64_t ubrow = m->in_kept ? m->in_row + (uint64_t)j * mt
                              : keep ? abase + vrow[VCLS(j)] + VSH(j) : (k % 2) * mt;
-            TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
+            if (m->gather) /* one matmul per output row: its windows, to its dense rows */
+                for (uint64_t d = m0; d < m0 + rows; d += m->ow)
+                    TRY(tpuc_e_mm(&c->e, ubrow + RMAP(d) - g0, accb + (d - m0), m->ow, j > 0));
+            else
+                TRY(tpuc_e_mm(&c->e, ubrow, accb, rows, j > 0));
             if (pf && rows1 && j == 0) {
                 /* 1/U of the next tile's regions (rows1 + VMAX(g) rows each, region-major)
                    beside this N-tile's matmuls: the DMA runs while they do, until the
@@ -767,6 +809,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
 #undef VMAX
 #undef VCOLS
 #undef VADDR
+#undef RMAP
     return 0;
 }
 
@@ -1225,7 +1268,34 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
                                                        : (an->fuse_act ? "Conv+Add+Relu" : "Conv+Add"));
             if (!cur_layer(c)->consts || !cur_layer(c)->op) return -1;
         }
-        if (spatial_out(c, y, &rs, &m.scatter)) return -1;
+        /* a strided Conv whose r-space is over a third dropped rows runs on its valid rows
+           (gather) when one output row's windows of every K-chunk stay in UB and an output
+           row is at least 14 pixels (a matmul each: narrower rows would cost more
+           instructions than they save rows; ResNet-18 at 64x64 on N = 32 would need 45,303
+           instead of 27,519, more than an IMEM holds) */
+        const uint64_t OH = (uint64_t)(y->ndim == 4 ? y->dims[2] : 1), OW = (uint64_t)y->dims[y->ndim - 1];
+        if (!c->hw->no_dense && G == 1 && a->lay.kind != TPUC_LAYOUT_IM2COL && 2 * rs.r_img >= 3 * OH * OW &&
+            OW >= 14) {
+            const uint64_t run = rs.ws == 1 ? kw * cinx : cinx, JT = (run + N - 1) / N;
+            mm_t t;
+            memset(&t, 0, sizeof t);
+            t.T = (unsigned)(kh * (rs.ws == 1 ? 1 : kw) * JT);
+            t.U = (unsigned)((cout + N - 1) / N);
+            t.b_off = bias ? 0 : -1;
+            t.act = n->fuse_act;
+            t.res = m.res;
+            t.out = &y->lay;
+            t.nout = cout;
+            t.mtot = rs.mtot;
+            int keep, pf;
+            m.gather = mm_rows(c, &t, &keep, &pf) >= rs.r_pitch && keep;
+        }
+        rspace_t rd = rs;
+        if (m.gather) {
+            m.g_img = rs.r_img; m.g_pitch = rs.r_pitch;
+            rd.r_img = OH * OW; rd.r_pitch = OW; rd.mtot = rs.mtot / rs.r_img * rd.r_img; rd.ws = 1;
+        }
+        if (spatial_out(c, y, &rd, &m.scatter)) return -1;
     }
     int rc = 0;
     for (uint64_t g0 = 0; g0 < G && rc == 0; g0 += GP) {
@@ -1262,6 +1332,7 @@ static int emit_conv(ctx_t *c, const tpuc_node_t *n)
         m.out = &y->lay;
         m.r_img = rs.r_img; m.r_pitch = rs.r_pitch;
         m.oh = y->lay.h; m.ow = y->lay.w;
+        if (m.gather) { m.mtot = rs.mtot / rs.r_img * m.oh * m.ow; m.r_img = m.oh * m.ow; m.r_pitch = m.ow; }
         if (m.pool_k && !m.pool_g) m.scatter = 0;
         rc = (m.w_off < 0 || (bias && m.b_off < 0)) ? -1 : run_mm(c, &m);
         free(m.a_addr);

@@ -154,26 +154,30 @@ near_torch "chain" "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" "on-chip activatio
 
 # ---- 2h. host buffers reused: an activation's buffer, once its last reader is emitted, is
 # taken by the next one of the same geometry (docs/compiler.md "Host memory"): the same bits
-# as --no-reuse (a buffer of its own each) at N = 4, 8, 16 and on 1 and 2 cores, in less host
-# memory (so that this fails if nothing is reused), near PyTorch ----
+# as --no-reuse (a buffer of its own each) at N = 4, 8, 16, on 1 and 2 cores and with the
+# strided outputs in their r-space (--no-dense: more buffers of other kinds), with the 3
+# images in two runs of a batch-2 program on the same host memory (a clean buffer's pads must
+# survive the first), in less host memory (so that this fails if nothing is reused), near
+# PyTorch ----
 ru=0
-for cfg in "4 1" "8 1" "8 2" "16 1"; do
+for cfg in "4 1 -" "8 1 -" "8 2 -" "16 1 -" "4 1 --no-dense" "8 2 --no-dense"; do
     set -- $cfg
+    o=""; [ "$3" != "-" ] && o=$3
     for f in "" "--no-reuse"; do
-        d="$W/reuse_N$1_C$2${f:+_nr}"
+        d="$W/reuse_N$1_C$2${o:+_wide}${f:+_nr}"
         # shellcheck disable=SC2086
-        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 3 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
+        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 2 --imem-insns 32768 $o $f -o "$d" >"$d.log" 2>&1 &&
             "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "reuse $cfg $f: $(tail -n 1 "$d.log")"
     done
-    d="$W/reuse_N$1_C$2"
+    d="$W/reuse_N$1_C$2${o:+_wide}"
     cmp -s "$d.npy" "${d}_nr.npy" || bad "reuse $cfg: outputs differ from --no-reuse"
     h=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "$d/report.json")
     hn=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "${d}_nr/report.json")
     [ -n "$h" ] && [ -n "$hn" ] && [ "$h" -lt "$hn" ] && ru=$((ru + 1))
     echo "reuse $cfg: activation buffers $h bytes (--no-reuse $hn)"
 done
-[ $ru -eq 4 ] && ok "host buffers reused in 4 compiles (fewer activation bytes), the same bits as --no-reuse" ||
-    bad "host buffers: fewer activation bytes in only $ru of 4 compiles"
+[ $ru -eq 6 ] && ok "host buffers reused in 6 compiles (fewer activation bytes), the same bits as --no-reuse" ||
+    bad "host buffers: fewer activation bytes in only $ru of 6 compiles"
 near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host buffers"
 
 # ---- 2i. shifted views: a Conv's kernel taps (a pool's positions) over the same channels read
@@ -221,10 +225,10 @@ done
 [ $fa -eq 16 ] && ok "residual Adds fused into 4 Convs in each of 4 compiles, the same bits as --no-fuse-add" ||
     bad "residual Adds fused: $fa of 16"
 
-# ---- 2k. a strided Conv's or pool's output written densely (its r-space is half dropped rows;
-# docs/compiler.md "Conv as a matmul"): the same bits as --no-dense on three models at N = 4,
-# 8, 16, and on strided.onnx (1x1 Convs reading them) fewer rows presented to the MXU
-# (report.json, so that this can fail) ----
+# ---- 2k. a strided Conv's or pool's output written densely (its r-space is half dropped rows),
+# and a stride-2 Conv run on its valid rows, a matmul per output row (docs/compiler.md "Conv
+# as a matmul", "Dense strided Convs"): the same bits as --no-dense on three models at N = 4,
+# 8, 16; on strided.onnx both taken and fewer rows presented to the MXU (report.json) ----
 dn=0
 for m in strided residual net; do
     for n in 4 8 16; do
@@ -236,6 +240,8 @@ for m in strided residual net; do
         done
         d="$W/dense_${m}_N$n"
         cmp -s "$d.npy" "${d}_nd.npy" || bad "dense $m N=$n: outputs differ from --no-dense"
+        grep -q 'one matmul per output row' "${d}_nd/model.s" && bad "dense $m N=$n: --no-dense still gathers"
+        [ $m = strided ] && ! grep -q 'one matmul per output row' "$d/model.s" && bad "dense $m N=$n: the stride-2 Conv not on its valid rows"
         [ $m = strided ] && $PY - "$d/report.json" "${d}_nd/report.json" <<'PY' && dn=$((dn + 1))
 import json, sys
 v = [sum(l["macs"] / l["shape_bound"] for l in json.load(open(f))["layers"] if l.get("shape_bound", 0) > 0) for f in sys.argv[1:]]
