@@ -6,7 +6,7 @@
 # than gen allows) and run on the verilated core by tpu-infer --rtl: every trace record and the
 # output identical to the model's, and the RTL's cycles equal to the model's. Measured: ResNet-18
 # 2,045,051 cycles (29,111 instructions) in 189 s, MobileNetV2 1,661,186 (17,605) in 54 s, the
-# core_N32_I32768 build included in the first; session 15's compiler (ae53f70): ResNet-18
+# core_N32_I32768 build included in the first; session 15's compiler (a5f5c49): ResNet-18
 # 1,729,481 cycles (27,603 instructions), MobileNetV2 1,565,731 (17,930), 262 s for both.
 # usage: tests/zoo/rtl.sh WORKDIR
 set -u
