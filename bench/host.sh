@@ -16,7 +16,8 @@
 # as long), the model's cycles and the sha256 of our output (the bits do not depend on the
 # host's speed), the load average before and after. Never pass/fail on speed.
 # Environment: HOST_MODEL (resnet50), HOST_SIZE (224), HOST_N (128), HOST_REPEAT (R, 5),
-# HOST_OPTS (more tpu-compile options), T (build/tools), W (build/bench/host).
+# HOST_OPTS (more tpu-compile options), HOST_PAIRS (alternated ours / ORT pairs, 10; 0: none),
+# T (build/tools), W (build/bench/host).
 set -u
 MODEL=${HOST_MODEL:-resnet50}
 SIZE=${HOST_SIZE:-224}
@@ -70,4 +71,28 @@ row "tpu-infer, the model's run alone" "$best_run"
 [ -n "$torch" ] && echo "| PyTorch fp32, 1 thread (best of $R calls) | $torch | 1x | |"
 [ -n "$ort" ] && echo "| ONNX Runtime, 1 thread (best of $R runs) | $ort | | 1x |"
 [ -z "$ort" ] && echo "(ONNX Runtime not installed: make ort-node)"
+# alternated pairs (the host's speed moves by 30 % from minute to minute on a shared VM, and
+# ours and ORT's best-of-R above come minutes apart): P times one tpu-infer process then ORT's
+# best of 3 calls, the ratio ORT / ours of each pair, their median and range
+P=${HOST_PAIRS:-10}
+if [ -n "$ort" ] && [ "$P" -gt 0 ]; then
+    : >"$W/pairs.txt"
+    i=0
+    while [ $i -lt "$P" ]; do
+        o=$("$T/tpu-infer" "$d" --input "$W/${MODEL}_x1.npy" --output "$W/ours.npy" --time 2>&1 |
+            sed -n 's/.*host time \([0-9.]*\) ms in all.*/\1/p')
+        r=$(node models/ort_run.js "$W/$MODEL.onnx" "$W/${MODEL}_x1.npy" "$W/ort.npy" --threads 1 --time 3 |
+            sed -n 's/.*: \([0-9.]*\) images\/s.*/\1/p' | awk '{ printf "%.2f", 1000 / $1 }')
+        echo "$o $r" >>"$W/pairs.txt"
+        i=$((i + 1))
+    done
+    $PY - "$W/pairs.txt" <<'PY'
+import statistics, sys
+p = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+r = sorted(b / a for a, b in p)
+print("alternated pairs (%d): ours %.1f .. %.1f ms, ORT %.1f .. %.1f ms; ORT / ours per pair: median %.3fx (%.3f .. %.3f)"
+      % (len(p), min(a for a, b in p), max(a for a, b in p), min(b for a, b in p), max(b for a, b in p),
+         statistics.median(r), r[0], r[-1]))
+PY
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
