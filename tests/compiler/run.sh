@@ -38,6 +38,18 @@ sys.exit(0 if a.shape == r.shape and d < 0.01 else 1)
 PY
 }
 rm -rf "$W"; mkdir -p "$W"
+# ab TAG DIR MODEL N C BATCH SWITCH [OPTS]: MODEL compiled with OPTS into DIR and with OPTS and
+# SWITCH (an optimisation turned off) into DIR_off, both run on MODEL_x.npy; FAIL unless both
+# run and give the same bits
+ab() {
+    for f in "" "$7"; do
+        dd="$2${f:+_off}"
+        # shellcheck disable=SC2086
+        "$B/tpu-compile" "$W/$3.onnx" --mxu $4 --cores $5 --batch $6 --imem-insns 32768 ${8:-} $f -o "$dd" >"$dd.log" 2>&1 &&
+            "$B/tpu-infer" "$dd" --input "$W/$3_x.npy" --output "$dd.npy" >>"$dd.log" 2>&1 || bad "$1 $f: $(tail -n 1 "$dd.log")"
+    done
+    cmp -s "$2.npy" "$2_off.npy" || bad "$1: outputs differ from $7"
+}
 $PY tests/compiler/models.py "$W" >"$W/models.log" 2>&1 || { cat "$W/models.log"; exit 1; }
 
 # ---- 1. refused models ----
@@ -163,16 +175,10 @@ ru=0
 for cfg in "4 1 -" "8 1 -" "8 2 -" "16 1 -" "4 1 --no-dense" "8 2 --no-dense"; do
     set -- $cfg
     o=""; [ "$3" != "-" ] && o=$3
-    for f in "" "--no-reuse"; do
-        d="$W/reuse_N$1_C$2${o:+_wide}${f:+_nr}"
-        # shellcheck disable=SC2086
-        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 2 --imem-insns 32768 $o $f -o "$d" >"$d.log" 2>&1 &&
-            "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "reuse $cfg $f: $(tail -n 1 "$d.log")"
-    done
     d="$W/reuse_N$1_C$2${o:+_wide}"
-    cmp -s "$d.npy" "${d}_nr.npy" || bad "reuse $cfg: outputs differ from --no-reuse"
+    ab "reuse $cfg" "$d" residual $1 $2 2 --no-reuse "$o"
     h=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "$d/report.json")
-    hn=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "${d}_nr/report.json")
+    hn=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "${d}_off/report.json")
     [ -n "$h" ] && [ -n "$hn" ] && [ "$h" -lt "$hn" ] && ru=$((ru + 1))
     echo "reuse $cfg: activation buffers $h bytes (--no-reuse $hn)"
 done
@@ -187,19 +193,13 @@ near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host bu
 sv=0 svn=0
 for m in residual net grouped poolpad pools; do
     for n in 4 8 16; do
-        for f in "" "--no-share"; do
-            d="$W/share_${m}_N$n${f:+_ns}"
-            # shellcheck disable=SC2086
-            "$B/tpu-compile" "$W/$m.onnx" --mxu $n --cores 1 --batch 2 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
-                "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "share $m N=$n $f: $(tail -n 1 "$d.log")"
-        done
         d="$W/share_${m}_N$n"
-        cmp -s "$d.npy" "${d}_ns.npy" || bad "share $m N=$n: outputs differ from --no-share"
-        grep -q 'shifted views' "${d}_ns/model.s" && bad "share $m N=$n: --no-share still shares"
+        ab "share $m N=$n" "$d" $m $n 1 2 --no-share
+        grep -q 'shifted views' "${d}_off/model.s" && bad "share $m N=$n: --no-share still shares"
         v=$(grep -c 'shifted views' "$d/model.s")
         sv=$((sv + v)); [ "$v" -gt 0 ] && svn=$((svn + 1))
         dma() { awk '/^dma_in ub/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); a[kv[1]] = kv[2] } s += a["rows"] * a["cols"] } END { print s + 0 }' "$1/model.s"; }
-        [ "$v" -gt 0 ] && [ "$(dma "$d")" -ge "$(dma "${d}_ns")" ] && bad "share $m N=$n: no less UB DMA ($(dma "$d") against $(dma "${d}_ns") elements)"
+        [ "$v" -gt 0 ] && [ "$(dma "$d")" -ge "$(dma "${d}_off")" ] && bad "share $m N=$n: no less UB DMA ($(dma "$d") against $(dma "${d}_off") elements)"
     done
 done
 [ $svn -ge 12 ] && ok "shifted views in $sv matmuls and pools of $svn of 15 compiles: the same bits as --no-share, less UB DMA" ||
@@ -211,15 +211,9 @@ done
 fa=0
 for cfg in "4 1" "8 1" "8 2" "16 1"; do
     set -- $cfg
-    for f in "" "--no-fuse-add"; do
-        d="$W/fadd_N$1_C$2${f:+_nf}"
-        # shellcheck disable=SC2086
-        "$B/tpu-compile" "$W/residual.onnx" --mxu $1 --cores $2 --batch 3 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
-            "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "fuse-add $cfg $f: $(tail -n 1 "$d.log")"
-    done
     d="$W/fadd_N$1_C$2"
-    cmp -s "$d.npy" "${d}_nf.npy" || bad "fuse-add $cfg: outputs differ from --no-fuse-add"
-    grep -q '"Conv+Add' "${d}_nf/report.json" && bad "fuse-add $cfg: --no-fuse-add still fuses"
+    ab "fuse-add $cfg" "$d" residual $1 $2 3 --no-fuse-add
+    grep -q '"Conv+Add' "${d}_off/report.json" && bad "fuse-add $cfg: --no-fuse-add still fuses"
     fa=$((fa + $(grep -c '"Conv+Add+Relu"' "$d/report.json")))
 done
 [ $fa -eq 16 ] && ok "residual Adds fused into 4 Convs in each of 4 compiles, the same bits as --no-fuse-add" ||
@@ -232,17 +226,11 @@ done
 dn=0
 for m in strided residual net; do
     for n in 4 8 16; do
-        for f in "" "--no-dense"; do
-            d="$W/dense_${m}_N$n${f:+_nd}"
-            # shellcheck disable=SC2086
-            "$B/tpu-compile" "$W/$m.onnx" --mxu $n --cores 1 --batch 2 --imem-insns 32768 $f -o "$d" >"$d.log" 2>&1 &&
-                "$B/tpu-infer" "$d" --input "$W/${m}_x.npy" --output "$d.npy" >>"$d.log" 2>&1 || bad "dense $m N=$n $f: $(tail -n 1 "$d.log")"
-        done
         d="$W/dense_${m}_N$n"
-        cmp -s "$d.npy" "${d}_nd.npy" || bad "dense $m N=$n: outputs differ from --no-dense"
-        grep -q 'one matmul per output row' "${d}_nd/model.s" && bad "dense $m N=$n: --no-dense still gathers"
+        ab "dense $m N=$n" "$d" $m $n 1 2 --no-dense
+        grep -q 'one matmul per output row' "${d}_off/model.s" && bad "dense $m N=$n: --no-dense still gathers"
         [ $m = strided ] && ! grep -q 'one matmul per output row' "$d/model.s" && bad "dense $m N=$n: the stride-2 Conv not on its valid rows"
-        [ $m = strided ] && $PY - "$d/report.json" "${d}_nd/report.json" <<'PY' && dn=$((dn + 1))
+        [ $m = strided ] && $PY - "$d/report.json" "${d}_off/report.json" <<'PY' && dn=$((dn + 1))
 import json, sys
 v = [sum(l["macs"] / l["shape_bound"] for l in json.load(open(f))["layers"] if l.get("shape_bound", 0) > 0) for f in sys.argv[1:]]
 sys.exit(0 if v[0] < v[1] else 1)
