@@ -2,8 +2,10 @@
 /* The tools' shared command line: numbers, limits, the option scanner, bounded input files
    and output files (tpu/cli.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,12 +336,57 @@ long tpu_file_getline(char **buf, size_t *cap, FILE *f, size_t max)
 
 /* ---- Output files ---- */
 
+/* ---- Temporaries registered for the signal handler ---- */
+#define LIVE_TMP_MAX 64
+static char *volatile live_tmp[LIVE_TMP_MAX];
+
+/* internal: adds (on = 1) or removes (on = 0) t from the registry, the signals blocked meanwhile */
+static void live_tmp_set(char *t, int on)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    for (int i = 0; i < LIVE_TMP_MAX; i++) {
+        if (on ? live_tmp[i] == NULL : live_tmp[i] == t) {
+            live_tmp[i] = on ? t : NULL;
+            break;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void live_tmp_handler(int sig)
+{
+    for (int i = 0; i < LIVE_TMP_MAX; i++)
+        if (live_tmp[i])
+            unlink(live_tmp[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tpu_out_clean_on_signals(void)
+{
+    static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = live_tmp_handler;
+        sigemptyset(&sa.sa_mask);
+        /* a signal the caller's parent ignores (nohup) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 void tpu_out_abort(tpu_out_t *o)
 {
     if (o->f)
         fclose(o->f);
-    if (o->tmp)
+    if (o->tmp) {
         unlink(o->tmp);
+        live_tmp_set(o->tmp, 0);
+    }
     free(o->tmp);
     free(o->path);
     memset(o, 0, sizeof *o);
@@ -407,7 +454,13 @@ int tpu_out_open(tpu_out_t *o, const char *path, char *err, size_t errlen)
         return -1;
     }
     snprintf(o->tmp, pl + 16, "%s.tmpXXXXXX", o->path);
+    sigset_t all, oldmask;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &oldmask); /* registered before a signal can see it */
     int fd = mkstemp(o->tmp);
+    if (fd >= 0)
+        live_tmp_set(o->tmp, 1);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     if (fd < 0) {
         set_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         free(o->tmp);
@@ -452,6 +505,7 @@ int tpu_out_commit(tpu_out_t *o, char *err, size_t errlen)
         tpu_out_abort(o);
         return -1;
     }
+    live_tmp_set(o->tmp, 0);
     free(o->tmp);
     o->tmp = NULL;
     tpu_out_abort(o);
@@ -469,4 +523,196 @@ int tpu_file_write(const char *path, const void *data, size_t len, char *err, si
         return -1;
     }
     return tpu_out_commit(&o, err, errlen);
+}
+
+/* ---- Output paths checked before any work ---- */
+
+char *tpu_path_trim(char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = 0;
+    return path;
+}
+
+/* internal: the directory part of path ("." for a bare name, "/" for "/x"), in buf */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(buf, len, ".");
+    else if (slash == path)
+        snprintf(buf, len, "/");
+    else
+        snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/* internal: 0 when the directory that would hold the new name path exists, else -1 and
+   the reason in err */
+static int parent_ok(const char *opt, const char *path, const char *allowed, char *err,
+                     size_t errlen)
+{
+    char d[4096];
+    struct stat st;
+    dir_of(path, d, sizeof d);
+    if (stat(d, &st) != 0) {
+        set_err(err, errlen, "%s '%s': its directory '%s' does not exist %s", opt, path, d,
+                allowed);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "%s '%s': '%s' is not a directory %s", opt, path, d, allowed);
+        return -1;
+    }
+    if (access(d, W_OK | X_OK) != 0) {
+        set_err(err, errlen, "%s '%s': cannot write in '%s': %s %s", opt, path, d,
+                strerror(errno), allowed);
+        return -1;
+    }
+    return 0;
+}
+
+#define ALLOWED_FILE "(allowed: a file name in an existing directory)"
+#define ALLOWED_DIR "(allowed: an existing directory, or a new name in one)"
+
+int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    size_t n = path ? strlen(path) : 0;
+    if (n == 0) {
+        set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_FILE);
+        return -1;
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s '%s': is a directory %s", opt, path, ALLOWED_FILE);
+            return -1;
+        }
+        if (access(path, W_OK) != 0) {
+            set_err(err, errlen, "%s '%s': cannot write it: %s %s", opt, path, strerror(errno),
+                    ALLOWED_FILE);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode))
+            return 0; /* a device, FIFO or socket: written in place */
+        char d[4096];
+        char *real = realpath(path, NULL);
+        dir_of(real ? real : path, d, sizeof d);
+        free(real);
+        if (access(d, W_OK | X_OK) != 0) { /* the temporary file goes beside it */
+            set_err(err, errlen, "%s '%s': cannot write in '%s': %s %s", opt, path, d,
+                    strerror(errno), ALLOWED_FILE);
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        set_err(err, errlen, "%s '%s': %s %s", opt, path, strerror(errno), ALLOWED_FILE);
+        return -1;
+    }
+    if (path[n - 1] == '/') {
+        set_err(err, errlen, "%s '%s': names a directory %s", opt, path, ALLOWED_FILE);
+        return -1;
+    }
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        /* a link to a file not yet there: the file it names is created */
+        char t[4096], full[8192], d[4096];
+        ssize_t k = readlink(path, t, sizeof t - 1);
+        if (k <= 0) {
+            set_err(err, errlen, "%s '%s': the link cannot be read %s", opt, path, ALLOWED_FILE);
+            return -1;
+        }
+        t[k] = 0;
+        dir_of(path, d, sizeof d);
+        snprintf(full, sizeof full, "%s%s%s", t[0] == '/' ? "" : d, t[0] == '/' ? "" : "/", t);
+        return parent_ok(opt, full, ALLOWED_FILE, err, errlen);
+    }
+    return parent_ok(opt, path, ALLOWED_FILE, err, errlen);
+}
+
+int tpu_outdir_check(const char *opt, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (path == NULL || path[0] == 0) {
+        set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_DIR);
+        return -1;
+    }
+    if (stat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s '%s': exists and is not a directory %s", opt, path,
+                    ALLOWED_DIR);
+            return -1;
+        }
+        if (access(path, W_OK | X_OK) != 0) {
+            set_err(err, errlen, "%s '%s': cannot write in it: %s %s", opt, path,
+                    strerror(errno), ALLOWED_DIR);
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        set_err(err, errlen, "%s '%s': %s %s", opt, path, strerror(errno), ALLOWED_DIR);
+        return -1;
+    }
+    char t[4096];
+    snprintf(t, sizeof t, "%s", path);
+    tpu_path_trim(t);
+    return parent_ok(opt, t, ALLOWED_DIR, err, errlen);
+}
+
+int tpu_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (a == NULL || b == NULL || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int tpu_out_distinct(const char *opt, const char *out, const char *in_opt, const char *in,
+                     char *err, size_t errlen)
+{
+    if (!tpu_same_file(out, in))
+        return 0;
+    set_err(err, errlen, "%s '%s' is the same file as %s '%s': refusing to overwrite an input",
+            opt, out, in_opt, in);
+    return -1;
+}
+
+int tpu_out_remove_stale(const char *path)
+{
+    char *real = realpath(path, NULL);
+    const char *p = real ? real : path;
+    char d[4096];
+    dir_of(p, d, sizeof d);
+    const char *slash = strrchr(p, '/');
+    const char *base = slash ? slash + 1 : p;
+    size_t bl = strlen(base);
+    int removed = 0;
+    DIR *dh = opendir(d);
+    if (dh == NULL) {
+        free(real);
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(dh)) != NULL) {
+        const char *nm = e->d_name;
+        if (strncmp(nm, base, bl) != 0 || strncmp(nm + bl, ".tmp", 4) != 0 ||
+            strlen(nm) != bl + 10)
+            continue;
+        int ok = 1;
+        for (int i = 0; i < 6; i++) {
+            char c = nm[bl + 4 + i];
+            ok &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        }
+        char full[8192];
+        struct stat st;
+        snprintf(full, sizeof full, "%s/%s", d, nm);
+        if (ok && lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            unlink(full) == 0)
+            removed++;
+    }
+    closedir(dh);
+    free(real);
+    return removed;
 }

@@ -134,6 +134,42 @@ void tpu_out_abort(tpu_out_t *o);
 /* The whole file at once: open, write len bytes, commit. 0 or -1 with a message. */
 int tpu_file_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* ---- Output paths checked before any work (every tool: the same rules, exit 2) ----
+   A tool checks each output path when it parses its options, before it reads a model or runs
+   anything, so that a bad path costs nothing and no output is half-made. */
+
+/* "DIR/" (what tab completion writes) names DIR: removes trailing slashes in place ("/" and
+   "//" stay "/"); returns path. */
+char *tpu_path_trim(char *path);
+/* An output file (tpu_out_open's rules): 0 when path is an existing regular file, device,
+   FIFO or a link to one, or a new name in an existing directory; else -1 with "OPT 'PATH':
+   <why> (allowed: a file name in an existing directory)" in err. A name ending in '/' is a
+   directory, refused. */
+int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen);
+/* An output directory a tool creates or fills: 0 when path (trailing slashes allowed) is an
+   existing directory or a new name in an existing directory; else -1 with "OPT 'PATH': <why>
+   (allowed: an existing directory, or a new name in one)". */
+int tpu_outdir_check(const char *opt, const char *path, char *err, size_t errlen);
+/* 1 when a and b name the same existing file (device and inode, links followed: another
+   spelling, a hard or a symbolic link), else 0. */
+int tpu_same_file(const char *a, const char *b);
+/* An output that is one of the inputs: -1 with "OPT 'OUT' is the same file as IN_OPT 'IN':
+   refusing to overwrite an input" in err when tpu_same_file(out, in), else 0. NULL paths are
+   skipped. */
+int tpu_out_distinct(const char *opt, const char *out, const char *in_opt, const char *in,
+                     char *err, size_t errlen);
+
+/* ---- Temporary files on an interrupt ----
+   tpu_out_open's temporary files ("PATH.tmpXXXXXX") are registered while open. After
+   tpu_out_clean_on_signals, SIGTERM, SIGINT and SIGHUP remove every registered temporary and
+   then end the process by the same signal (its exit status says so, as before). A SIGKILL
+   cannot be caught: tpu_out_remove_stale removes what a killed run left. */
+void tpu_out_clean_on_signals(void);
+/* Removes the temporaries of path an earlier, killed run left: regular files named
+   "PATH.tmpXXXXXX" (six characters from mkstemp's alphabet) in path's directory, a link
+   resolved as tpu_out_open resolves it. The number removed. */
+int tpu_out_remove_stale(const char *path);
+
 #ifdef __cplusplus
 }
 #endif
