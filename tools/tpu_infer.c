@@ -70,11 +70,13 @@ static int fail(int code, const char *fmt, const char *a)
     return code;
 }
 
-/* ---- the input: a float32 .npy of any rank, or '<i8' / '<i4' / '|u1' token ids (tpuc/npyio.h),
-   ids converted to float: exact below 2^24, larger ones become 2^30, out of any vocabulary's
-   range; *is_int says which it was ---- */
-static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data, int *is_int,
-                        char *err, size_t errlen)
+/* ---- the input: a float32 .npy of any rank, or '<i8' / '<i4' / '|u1' token ids (tpuc/npyio.h)
+   for a model whose input feeds an embedding of vocab rows (0: a float model); ids are checked
+   against ONNX Gather's range [-vocab, vocab - 1] as read (the message names the id itself),
+   a negative one counted from the end, and converted to float (exact: vocab <= 2^24). *is_int
+   says which kind the file was. ---- */
+static int npy_read_f32(const char *path, int64_t vocab, int *ndim, int64_t *dims, float **data,
+                        int *is_int, char *err, size_t errlen)
 {
     tpuc_npy_t a;
     if (tpuc_npy_load(path, -1, &a, err, errlen)) return -1;
@@ -87,8 +89,19 @@ static int npy_read_f32(const char *path, int *ndim, int64_t *dims, float **data
     } else {
         *data = malloc(a.elems * 4 + 4);
         if (!*data) { tpuc_npy_free(&a); snprintf(err, errlen, "out of memory"); return -1; }
-        for (uint64_t i = 0; i < a.elems; i++)
-            (*data)[i] = a.i[i] > (1 << 24) || a.i[i] < -(1 << 24) ? 1073741824.0f : (float)a.i[i];
+        for (uint64_t i = 0; i < a.elems && vocab > 0; i++) {
+            int64_t v = a.i[i];
+            if (v < -vocab || v >= vocab) {
+                snprintf(err, errlen, "--input '%.700s': element %" PRIu64 " is token id %" PRId64
+                         ", outside the embedding's %" PRId64 " rows (allowed: %" PRId64 "..%" PRId64 ")",
+                         path, i, v, vocab, -vocab, vocab - 1);
+                free(*data);
+                *data = NULL;
+                tpuc_npy_free(&a);
+                return -1;
+            }
+            (*data)[i] = (float)(v < 0 ? v + vocab : v);
+        }
     }
     tpuc_npy_free(&a);
     return 0;
@@ -234,6 +247,50 @@ static uint8_t *host_image(const char *path, uint64_t host_bytes, uint64_t image
     return host;
 }
 
+/* ---- output paths, checked before any work ---- */
+
+/* The files of the compiled model tpu-infer reads */
+static const char *const model_files[] = {"model.txt", "model.bin", "image.npy"};
+
+/* 0 when --output can be written and is none of the inputs (the input, the model's files),
+   and --work is a folder tpu-infer may fill: new, empty, or an earlier work folder (it holds
+   WORK_MARK); else -1 with one line in err */
+static int check_paths(const char *dir, const char *in, const char *out, const char *work,
+                       char *err, size_t errlen)
+{
+    char p[4200];
+    if (tpu_out_check("--output", out, err, errlen) ||
+        tpu_out_distinct("--output", out, "--input", in, err, errlen))
+        return -1;
+    for (size_t i = 0; i < sizeof model_files / sizeof *model_files; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, model_files[i]);
+        if (tpu_out_distinct("--output", out, "the model's", p, err, errlen)) return -1;
+    }
+    if (!work) return 0;
+    if (tpu_outdir_check("--work", work, err, errlen)) return -1;
+    if (tpu_same_file(work, dir)) {
+        snprintf(err, errlen, "--work '%s' is the model directory '%s' (allowed: a new or empty "
+                 "folder, or an earlier --work folder)", work, dir);
+        return -1;
+    }
+    return tpuc_work_dir_ok(work, err, errlen);
+}
+
+/* Why core i's run ended before its halt, on one line */
+static void report_stop(unsigned i, const tpu_core_result_t *r, uint64_t maxc, const char *msg)
+{
+    if (r->status == TPU_CORE_LIMIT)
+        fprintf(stderr, "tpu-infer: error: core %u passed the --max-cycles limit of %" PRIu64
+                " cycles before pc %u (the program is not finished; raise --max-cycles)\n", i,
+                maxc, (unsigned)r->err_pc);
+    else if (r->status == TPU_CORE_STUCK)
+        fprintf(stderr, "tpu-infer: error: core %u stuck at pc %u (a collective's peers never "
+                "come) %s\n", i, (unsigned)r->err_pc, msg);
+    else
+        fprintf(stderr, "tpu-infer: error: core %u stopped with error %d (%s) at pc %u %s\n", i,
+                r->err_code, tpu_err_name(r->err_code), (unsigned)r->err_pc, msg);
+}
+
 static int run_cmd(const char *cmd)
 {
     int st = system(cmd);
@@ -272,7 +329,10 @@ int main(int argc, char **argv)
             break;
         }
     }
-    if (!dir || !in || !out) { usage(stderr); return fail(2, "%s", "expected DIR, --input X.npy and --output Y.npy"); }
+    if (!dir) return fail(2, "%s", "no model directory (usage: tpu-infer DIR --input X.npy --output Y.npy; --help)");
+    if (!in) return fail(2, "%s", "no --input X.npy given (usage: tpu-infer DIR --input X.npy --output Y.npy; --help)");
+    if (!out) return fail(2, "%s", "no --output Y.npy given (usage: tpu-infer DIR --input X.npy --output Y.npy; --help)");
+    if (check_paths(dir, in, out, work, err, sizeof err)) return fail(2, "%s", err);
     char path[4200];
     snprintf(path, sizeof path, "%s/model.txt", dir);
     tpuc_meta_t m;
@@ -281,7 +341,7 @@ int main(int argc, char **argv)
     int64_t xd[TPUC_MAX_DIMS];
     float *x = NULL;
     int x_int = 0;
-    if (npy_read_f32(in, &xnd, xd, &x, &x_int, err, sizeof err)) return fail(2, "%s", err);
+    if (npy_read_f32(in, m.in.onehot, &xnd, xd, &x, &x_int, err, sizeof err)) return fail(2, "%s", err);
     if (x_int != (m.in.onehot > 0)) {
         snprintf(err, sizeof err, m.in.onehot ? "--input '%s': float32, the model's input '%s' is integer token ids (an int64 or int32 .npy)"
                                               : "--input '%s': integer, the model's input '%s' is float32", in, m.in.name);
@@ -300,20 +360,6 @@ int main(int argc, char **argv)
             return fail(2, "%s", err);
         }
     if (xd[0] < 1) { free(x); return fail(2, "--input '%s': an empty batch", in); }
-    if (m.in.onehot) {
-        /* ONNX Gather: an index in [-V, V - 1], a negative one counted from the end */
-        uint64_t ne = 1;
-        for (int i = 0; i < xnd; i++) ne *= (uint64_t)xd[i];
-        for (uint64_t i = 0; i < ne; i++) {
-            float v = x[i];
-            if (v < -(float)m.in.onehot || v >= (float)m.in.onehot) {
-                snprintf(err, sizeof err, "--input '%s': element %" PRIu64 " is token id %.0f, outside the embedding's %" PRId64 " rows", in, i, (double)v, m.in.onehot);
-                free(x);
-                return fail(2, "%s", err);
-            }
-            if (v < 0) x[i] = v + (float)m.in.onehot;
-        }
-    }
     /* a model whose output does not keep the batch first (a Flatten or Reshape over it):
        exactly the compiled batch, one run */
     int batched = m.out.dims[0] == m.in.dims[0];
@@ -339,6 +385,11 @@ int main(int argc, char **argv)
     size_t count = 0;
     snprintf(path, sizeof path, "%s/model.bin", dir);
     if (tpu_load_program(path, m.geom.n, &prog, &count, err, sizeof err)) { free(x); return fail(2, "%s", err); }
+    if (count > m.geom.imem_insns) {
+        snprintf(err, sizeof err, "%.700s: %zu instructions, more than the IMEM of %u that model.txt names", path, count, m.geom.imem_insns);
+        free(x);
+        return fail(2, "%s", err);
+    }
     uint8_t **host = calloc(m.cores, sizeof *host);
     if (!host) return fail(2, "%s", "out of memory");
     if (m.image_base + m.image_bytes > m.host_bytes) return fail(2, "%s", "model.txt: the constants do not fit the host memory");
@@ -365,7 +416,9 @@ int main(int argc, char **argv)
     if (rtl || work) {
         if (work) {
             snprintf(wdir, sizeof wdir, "%s", work);
-            if (mkdir(wdir, 0777) && errno != EEXIST) return fail(2, "--work: cannot create '%s'", wdir);
+            tpu_path_trim(wdir);
+            if (mkdir(wdir, 0777) && errno != EEXIST) return fail(1, "--work: cannot create '%s'", wdir);
+            if (tpuc_work_dir_mark(wdir, err, sizeof err)) return fail(1, "%s", err);
         } else {
             const char *td = getenv("TMPDIR");
             snprintf(wdir, sizeof wdir, "%s/tpu-infer.XXXXXX", td && td[0] ? td : "/tmp");
@@ -382,10 +435,10 @@ int main(int argc, char **argv)
     tpu_board_t *bd = NULL;
     if (m.cores == 1) {
         core = tpu_core_new(&ccfg);
-        if (!core) return fail(2, "%s", "bad core configuration in model.txt");
+        if (!core) return fail(2, "%s", "model.txt: geom and axi_data_bits are not a core gen builds");
     } else {
         bd = tpu_board_new(&bcfg);
-        if (!bd) return fail(2, "%s", "bad board configuration in model.txt");
+        if (!bd) return fail(2, "%s", "model.txt: geom, axi_data_bits and board are not a board gen builds");
     }
     for (uint64_t ch = 0; ch < nchunks; ch++) {
         tpu_board_job_t jobs[64];
@@ -444,8 +497,7 @@ int main(int argc, char **argv)
         if (rc) return fail(1, "%s", "the model run failed");
         for (unsigned i = 0; i < m.cores; i++) {
             if (res[i].status != TPU_CORE_DONE) {
-                fprintf(stderr, "tpu-infer: error: core %u stopped with error %d at pc %u %s\n", i,
-                        res[i].err_code, res[i].err_pc, msg);
+                report_stop(i, &res[i], maxc, msg);
                 return 1;
             }
             if (res[i].counters[TPU_CNT_CYCLES] > cycles) cycles = res[i].counters[TPU_CNT_CYCLES];

@@ -19,6 +19,19 @@
         return -1;                                                                           \
     } while (0)
 
+/* A tensor's shape as "[5]" or "[1, 5]" (messages name the shape as the model has it) */
+static void shape_text(const tpuc_tensor_t *t, char *buf, size_t len)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < t->ndim && k + 24 < len; i++) {
+        int w = snprintf(buf + k, len - k, "%s%lld", i ? ", " : "[", (long long)t->dims[i]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    snprintf(buf + k, len - k, "%s", t->ndim ? "]" : "[]");
+}
+
 static int set_shape(tpuc_tensor_t *t, int nd, const int64_t *d)
 {
     t->ndim = nd;
@@ -706,7 +719,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 if (!c->is_const || !c->f) NODE_ERR(n, "C (the bias) must be a float32 initializer");
                 int okc = ce == 1 || (ce == d[1] && (c->ndim == 1 || (c->ndim == 2 && c->dims[0] == 1)));
                 if (!okc && c->ndim == 2 && c->dims[0] == d[0] && c->dims[1] == d[1]) okc = 2;
-                if (!okc) NODE_ERR(n, "C of shape [%lld%s%lld]: supported a scalar, [N] or [1, N] (N = %lld)", (long long)c->dims[0], c->ndim > 1 ? ", " : "", c->ndim > 1 ? (long long)c->dims[1] : 0ll, (long long)d[1]);
+                if (!okc) {
+                    char shp[160];
+                    shape_text(c, shp, sizeof shp);
+                    NODE_ERR(n, "C of shape %s: supported a scalar, [N] or [1, N] (N = %lld)", shp, (long long)d[1]);
+                }
                 if (okc == 2) NODE_ERR(n, "C of shape [M, N] (a full matrix): supported a scalar, [N] or [1, N]");
             }
             break;

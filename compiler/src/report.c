@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpu/cli.h"
 #include "tpu/core.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
@@ -374,6 +375,68 @@ static int read_io(const char *line, tpuc_io_t *io, char *err, size_t errlen)
     return 0;
 }
 
+/* One field of model.txt: 0 when lo <= v <= hi, else -1 naming it (the first bad one wins) */
+static int meta_range(const char *path, const char *name, unsigned long long v,
+                      unsigned long long lo, unsigned long long hi, char *err, size_t errlen)
+{
+    if (v >= lo && v <= hi) return 0;
+    tpuc_err(err, errlen, "%s: %s is %llu, allowed %llu..%llu", path, name, v, lo, hi);
+    return -1;
+}
+
+/* Each field of model.txt in the range gen and tpu-compile allow, named when it is not */
+static int meta_fields_ok(const tpuc_meta_t *m, const char *path, char *err, size_t errlen)
+{
+    const tpu_core_geom_t *g = &m->geom;
+    const unsigned long long host = m->host_bytes, base = m->image_base;
+    if (m->batch < 0) {
+        tpuc_err(err, errlen, "%s: batch is %ld, allowed 1..%llu", path, m->batch, 1ull << 31);
+        return -1;
+    }
+    if (meta_range(path, "geom: the MXU's N", g->n, TPU_LIM_MXU_MIN, TPU_LIM_MXU_MAX, err, errlen) ||
+        meta_range(path, "geom: UB rows", g->ub_rows, 1, TPU_LIM_MEM_ROWS_MAX, err, errlen) ||
+        meta_range(path, "geom: ACC rows", g->acc_rows, 1, TPU_LIM_MEM_ROWS_MAX, err, errlen) ||
+        meta_range(path, "geom: WMEM rows", g->wmem_rows, 1, TPU_LIM_MEM_ROWS_MAX, err, errlen) ||
+        meta_range(path, "geom: IMEM instructions", g->imem_insns, 1, TPU_LIM_IMEM_INSNS_MAX, err, errlen) ||
+        meta_range(path, "board: cores", m->cores, 1, TPU_LIM_CORES_MAX, err, errlen) ||
+        meta_range(path, "board: topology rows", m->topo_rows, 1, TPU_LIM_CORES_MAX, err, errlen) ||
+        meta_range(path, "board: topology columns", m->topo_cols, 1, TPU_LIM_CORES_MAX, err, errlen) ||
+        meta_range(path, "batch", m->batch < 0 ? 0 : (unsigned long long)m->batch, 1, 1ull << 31, err, errlen) ||
+        meta_range(path, "host_bytes", host, 1, (unsigned long long)TPU_LIM_HOSTMEM_MIB_MAX << 20, err, errlen) ||
+        meta_range(path, "image: base", base, 0, host, err, errlen) ||
+        meta_range(path, "image: bytes", m->image_bytes, 0, host - base, err, errlen))
+        return -1;
+    if ((unsigned long long)m->topo_rows * m->topo_cols != m->cores) {
+        tpuc_err(err, errlen, "%s: board: a %ux%u topology for %u cores (allowed: rows x columns = cores)",
+                 path, m->topo_rows, m->topo_cols, m->cores);
+        return -1;
+    }
+    if (!tpu_axi_data_bits_ok(m->axi_data_bits)) {
+        tpuc_err(err, errlen, "%s: axi_data_bits is %u (allowed: a power of two in %u..%u)", path,
+                 m->axi_data_bits, TPU_AXI_DATA_BITS_MIN, TPU_AXI_DATA_BITS_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* The batch tpu-infer stages per core is the input's first dimension, and the output either
+   keeps it first or (a Flatten or Reshape over it) runs exactly that batch on one core */
+static int meta_batch_ok(const tpuc_meta_t *m, const char *path, char *err, size_t errlen)
+{
+    if (m->in.dims[0] != m->batch) {
+        tpuc_err(err, errlen, "%s: batch is %ld, but the input '%s' holds %lld images per core "
+                 "(its first dimension)", path, m->batch, m->in.name, (long long)m->in.dims[0]);
+        return -1;
+    }
+    if (m->out.dims[0] != m->batch && (m->cores != 1 || tpuc_io_elems(&m->out) % (uint64_t)m->batch)) {
+        tpuc_err(err, errlen, "%s: the output '%s' of first dimension %lld neither keeps the batch "
+                 "of %ld nor holds it whole on one core", path, m->out.name,
+                 (long long)m->out.dims[0], m->batch);
+        return -1;
+    }
+    return 0;
+}
+
 int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -402,7 +465,7 @@ int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
         } else if (strncmp(line, "input ", 6) == 0) { if ((rc = read_io(line, &m->in, err, errlen))) break; have |= 64; }
         else if (strncmp(line, "output ", 7) == 0) { if ((rc = read_io(line, &m->out, err, errlen))) break; have |= 128; }
         else if (sscanf(line, "onehot %llu", &a) == 1) {
-            if (!(have & 64) || a < 1 || a != m->in.lay.cols) { rc = -1; tpuc_err(err, errlen, "%s:%d: bad onehot line", path, ln); break; }
+            if (!(have & 64) || a < 1 || a > (1u << 24) || a != m->in.lay.cols) { /* ids exact as float */ rc = -1; tpuc_err(err, errlen, "%s:%d: bad onehot line", path, ln); break; }
             m->in.onehot = (int64_t)a;
         }
         else { rc = -1; tpuc_err(err, errlen, "%s:%d: unknown line '%.40s'", path, ln, line); break; }
@@ -410,14 +473,10 @@ int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen)
     fclose(f);
     if (rc) return -1;
     if (have != 255) { tpuc_err(err, errlen, "%s: incomplete model description", path); return -1; }
-    if (m->geom.n < 1 || m->geom.n > 256 || m->cores < 1 || m->cores > 64 || m->batch < 1 ||
-        m->host_bytes == 0 || m->host_bytes > (4ull << 30) ||
-        m->image_base > m->host_bytes || m->image_bytes > m->host_bytes - m->image_base) {
-        tpuc_err(err, errlen, "%s: values out of range", path);
-        return -1;
-    }
+    if (meta_fields_ok(m, path, err, errlen)) return -1;
     for (int i = 0; i < m->nfills; i++)
         if (m->fill_addr[i] > m->host_bytes || m->fill_bytes[i] > m->host_bytes - m->fill_addr[i]) { tpuc_err(err, errlen, "%s: fill out of range", path); return -1; }
+    if (meta_batch_ok(m, path, err, errlen)) return -1;
     const tpuc_io_t *ios[2] = {&m->in, &m->out};
     for (int i = 0; i < 2; i++) {
         const tpuc_layout_t *l = &ios[i]->lay;

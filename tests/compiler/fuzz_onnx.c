@@ -50,6 +50,9 @@ static void meta_bytes(const void *txt, size_t len)
     uint8_t *host = calloc(1, (size_t)m.host_bytes);
     float *x = calloc((size_t)ni, sizeof *x), *y = calloc((size_t)no, sizeof *y);
     if (host && x && y) {
+        /* tpu-infer stages `batch` images of the input's size into x: the fields must agree */
+        uint64_t per = ni / (uint64_t)m.in.dims[0];
+        memset(x, 0, (size_t)((uint64_t)m.batch * per) * sizeof *x);
         tpuc_put_input(&m.in, x, host);
         tpuc_get_output(&m.out, host, y);
     }

@@ -305,6 +305,10 @@ PY
 $PY -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[1, 3] = 1000; np.save(sys.argv[2], x)" "$W/text_x.npy" "$W/text_oov.npy"
 "$B/tpu-infer" "$W/text_C1" --input "$W/text_oov.npy" --output "$W/text_bad.npy" >/dev/null 2>"$W/text_bad.err"
 [ $? -eq 2 ] && [ "$(wc -l <"$W/text_bad.err")" -eq 1 ] && ok "text: an id outside the vocabulary refused: $(cat "$W/text_bad.err")" || bad "text: id out of range: $(cat "$W/text_bad.err")"
+# an id beyond 2^24 (not exact as a float) is named as it is in the file
+$PY -c "import numpy as np, sys; x = np.load(sys.argv[1]); x[0, 2] = 2**24 + 5; np.save(sys.argv[2], x)" "$W/text_x.npy" "$W/text_big.npy"
+"$B/tpu-infer" "$W/text_C1" --input "$W/text_big.npy" --output "$W/text_bad.npy" >/dev/null 2>"$W/text_bad.err"
+[ $? -eq 2 ] && grep -q 'token id 16777221,' "$W/text_bad.err" && ok "text: an id of 2^24 + 5 named as it is: $(cat "$W/text_bad.err")" || bad "text: id 2^24 + 5: $(cat "$W/text_bad.err")"
 
 # every compiled program passes tpu-as --check silently: no instruction the core would stop
 # at, no vop whose dst partly overlaps its sources (undefined, docs/isa.md)

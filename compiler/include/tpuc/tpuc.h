@@ -254,6 +254,21 @@ typedef struct {
 
 int tpuc_read_meta(const char *path, tpuc_meta_t *m, char *err, size_t errlen);
 
+/* ---- The folders tpu-compile and tpu-infer own (modeldir.c; docs/compiler.md "Output
+   folders"). Each check is made before any work and refuses with one line in err. ---- */
+#define TPUC_WORK_MARK "tpu-infer.work" /* the file that makes a folder a --work folder */
+/* tpu-compile -o DIR: 0 when DIR is new, an empty folder, or a folder tpu-compile wrote (only
+   its files, model.txt and model.s with its headers, and --work folders); else -1. */
+int tpuc_model_dir_ok(const char *dir, char *err, size_t errlen);
+/* Removes a folder tpu-compile wrote (tpuc_model_dir_ok's kind, checked again), its work
+   folders with it; -1, nothing removed, when it holds anything else. */
+int tpuc_model_dir_remove(const char *dir);
+/* tpu-infer --work W: 0 when W is new, empty, or an earlier work folder; else -1. */
+int tpuc_work_dir_ok(const char *work, char *err, size_t errlen);
+/* 1 when dir holds the work folder's mark; writing the mark: 0 or -1 with err. */
+int tpuc_is_work_dir(const char *dir);
+int tpuc_work_dir_mark(const char *dir, char *err, size_t errlen);
+
 /* Core `core`'s argument file (tpu-run, tpu-board-run, core_tb, board_tb): the program and
    constants from dir, input<core>.npy and output<core>.npy in io_dir. */
 void tpuc_write_args(const tpuc_meta_t *m, const char *dir, unsigned core, const char *io_dir,
