@@ -872,6 +872,9 @@ int main(int argc, char **argv)
         c.imem_insns = 1024;
     if (c.wmem_rows < c.n)
         die("--wmem-rows %u holds no weight tile, expected at least N = %u", c.wmem_rows, c.n);
+    char derr[1024];
+    if (tpu_outdir_check("-o", c.dir, derr, sizeof derr))
+        die("%s", derr);
     die_status = 1;
     if (mkdir(c.dir, 0777) == 0)
         made_dir = c.dir;

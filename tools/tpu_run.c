@@ -190,6 +190,11 @@ int main(int argc, char **argv)
     cfg.dispatch = dispatch;
     cfg.max_cycles = max_cycles;
     size_t count;
+    const char *out_opts[2] = {"--trace", "--disp-cycles"}, *outs[2] = {trace_path, disp_path};
+    if (tpu_host_check_outputs(&host, out_opts, outs, 2, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-run: error: %s\n", err);
+        goto out;
+    }
     if (tpu_load_program(host.prog_path, (unsigned)n, &prog, &count, err, sizeof err) != 0) {
         fprintf(stderr, "tpu-run: error: %s\n", err);
         goto out;

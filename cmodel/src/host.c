@@ -582,3 +582,29 @@ void tpu_args_free(int argc, char **argv)
         free(argv[i]);
     free(argv);
 }
+
+/* internal: one output against the inputs of h */
+static int out_ok(const tpu_host_t *h, const char *opt, const char *out, int check, char *err,
+                  size_t errlen)
+{
+    if (check && tpu_out_check(opt, out, err, errlen))
+        return -1;
+    if (h->prog_path && tpu_out_distinct(opt, out, "--prog", h->prog_path, err, errlen))
+        return -1;
+    for (size_t i = 0; i < h->nloads; i++)
+        if (tpu_out_distinct(opt, out, "--load", h->loads[i].path, err, errlen))
+            return -1;
+    return 0;
+}
+
+int tpu_host_check_outputs(const tpu_host_t *h, const char *const *opts,
+                           const char *const *outs, size_t n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (outs[i] && out_ok(h, opts[i], outs[i], 1, err, errlen))
+            return -1;
+    for (size_t i = 0; i < h->ndumps; i++)
+        if (!h->dump_dir && out_ok(h, "--dump", h->dumps[i].path, 1, err, errlen))
+            return -1;
+    return 0;
+}

@@ -144,6 +144,17 @@ refused "tpu-infer --work in a missing folder" "$T/tpu-infer" "$W/m8" --input "$
     "$T/tpu-infer" "$W/m8" --input "$W/x4.npy" --output "$W/y.npy" --work "$W/w1/" 2>/dev/null &&
     ok "tpu-infer --work w1/ twice" || bad "tpu-infer --work w1/ twice"
 
+# ---- the core's tools: tpu-mkprog -o, tpu-run's --trace and --dump against its inputs ----
+refused "tpu-mkprog -o in a missing folder" "$T/tpu-mkprog" mlp --mxu 4 -o "$W/nodir/job"
+"$T/tpu-mkprog" mlp --mxu 4 -o "$W/job/" >/dev/null 2>&1 && [ -f "$W/job/prog.s" ] && ok "tpu-mkprog -o job/" || bad "tpu-mkprog -o job/"
+cp "$W/job/a.npy" "$W/a.before"
+J="$W/job"   # job.args' paths are relative to it
+refused "tpu-run --trace onto a --load input" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --trace "$J/a.npy"
+refused "tpu-run --dump onto a --load input" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --dump "0x7000=$J/a.npy:bf16:12x6"
+refused "tpu-run --trace onto --prog" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --trace "$J/prog.s"
+refused "tpu-run --trace in a missing folder" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --trace "$J/nodir/t"
+cmp -s "$W/job/a.npy" "$W/a.before" && ok "tpu-run's input a.npy unchanged" || bad "tpu-run overwrote a.npy"
+
 # ---- 10. messages that name the value ----
 "$T/tpu-compile" "$W/bias5.onnx" --mxu 8 --cores 1 --batch 4 -o "$W/b5" >/dev/null 2>"$W/e"
 grep -q 'C of shape \[5\]:' "$W/e" && ok "a bias of shape [5] named as [5]: $(cat "$W/e")" || bad "bias message: $(cat "$W/e")"

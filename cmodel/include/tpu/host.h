@@ -64,6 +64,12 @@ int tpu_host_is_option(const char *name);
 int tpu_host_load_all(tpu_host_t *h, char *err, size_t errlen);
 /* Write every --dump file from the image: 0 or -1 with a message. */
 int tpu_host_dump_all(const tpu_host_t *h, char *err, size_t errlen);
+/* Before a run: every output -- each --dump, and the n paths outs[i] of the options opts[i]
+   (a trace; NULL entries skipped) -- can be written (tpu_out_check; a --dump into --dump-dir
+   is checked when written) and is none of the inputs (--prog, each --load; device and inode).
+   0, or -1 with one line in err. */
+int tpu_host_check_outputs(const tpu_host_t *h, const char *const *opts,
+                           const char *const *outs, size_t n, char *err, size_t errlen);
 
 /* Load a program: a file ending in ".s" is assembled in-process (tpu_asm, with cols <= N
    checked when n_mxu > 0; the assembler's messages go to err, all lines), anything else is
