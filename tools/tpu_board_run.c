@@ -310,6 +310,10 @@ static int run_main(int argc, char **argv)
         return bad("--job", "", "a board job folder (core<i>.args)");
     if (outdir == NULL)
         return bad("--out", "", "an output folder");
+    if (tpu_outdir_check("--out", outdir, err, sizeof err) != 0) {
+        fprintf(stderr, ME ": error: %s\n", err);
+        return 2;
+    }
     C = (unsigned)cores;
     tpu_board_cfg_t bc;
     memset(&bc, 0, sizeof bc);

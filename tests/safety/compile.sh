@@ -154,6 +154,7 @@ refused "tpu-run --dump onto a --load input" "$T/tpu-run" "@$J/job.args" --mxu 4
 refused "tpu-run --trace onto --prog" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --trace "$J/prog.s"
 refused "tpu-run --trace in a missing folder" "$T/tpu-run" "@$J/job.args" --mxu 4 --prog "$J/prog.s" --trace "$J/nodir/t"
 cmp -s "$W/job/a.npy" "$W/a.before" && ok "tpu-run's input a.npy unchanged" || bad "tpu-run overwrote a.npy"
+refused "tpu-board-run --out in a missing folder" "$T/tpu-board-run" --mxu 4 --cores 2 --job "$W/job" --out "$W/nodir/out"
 
 # ---- 10. messages that name the value ----
 "$T/tpu-compile" "$W/bias5.onnx" --mxu 8 --cores 1 --batch 4 -o "$W/b5" >/dev/null 2>"$W/e"
