@@ -83,6 +83,7 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
     /* the core, when its VPU has one lane per MXU column (docs/isa.md); before the FPGA files,
        whose FuseSoC core lists every .sv written so far */
     int (*const core_emitters[])(struct gen_output *, const struct gen_config *) = {
+        emit_isa_pkg,
         emit_core_seq, emit_core_mx,        emit_core_vctl,   emit_core_coll,
         emit_core,     emit_core_filelist,  emit_core_vlt,
         emit_board_all, /* emit_board.c: tpu_board_axil, tpu_board, .f, .vlt */

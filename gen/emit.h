@@ -114,6 +114,9 @@ int emit_core_dma(struct gen_output *out, const struct gen_config *cfg);
 /* The core (emitted when vpu_lanes == n): tpu_core_seq.sv (emit_core_seq.c), tpu_core_mx.sv
    (emit_core_mx.c), tpu_core_vctl.sv (emit_core_vctl.c), tpu_core.sv, tpu_core.f and
    tpu_core.vlt (emit_core.c; the .vlt after tpu_mxu.vlt and tpu_vpu.vlt, whose rules it copies) */
+/* tpu_isa_pkg.sv: the ISA's codes from cmodel's tpu/isa.h (emit_isa_pkg.c), first of the
+   core's sources */
+int emit_isa_pkg(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_seq(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_mx(struct gen_output *out, const struct gen_config *cfg);
 int emit_core_vctl(struct gen_output *out, const struct gen_config *cfg);

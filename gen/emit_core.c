@@ -689,6 +689,7 @@ static const char *const core_sources[] = {
     "tpu_vpu_rom_exp2.sv", "tpu_vpu_rom_recip.sv", "tpu_vpu_rom_log.sv", "tpu_vpu_rom_rsqrt.sv",
     "tpu_vpu_exp.sv",      "tpu_vpu_recip.sv",    "tpu_vpu_log.sv",     "tpu_vpu_rsqrt.sv",
     "tpu_vpu_lane.sv",     "tpu_vpu_red_node.sv", "tpu_vpu.sv",         "tpu_sram.sv",
+    "tpu_isa_pkg.sv",
     "tpu_core_regs.sv",    "tpu_core_dma.sv",     "tpu_core_seq.sv",    "tpu_core_mx.sv",
     "tpu_core_vctl.sv",    "tpu_core_coll.sv",    "tpu_core.sv",
 };

@@ -29,6 +29,7 @@ tpu_vpu_lane.sv
 tpu_vpu_red_node.sv
 tpu_vpu.sv
 tpu_sram.sv
+tpu_isa_pkg.sv
 tpu_core_regs.sv
 tpu_core_dma.sv
 tpu_core_seq.sv

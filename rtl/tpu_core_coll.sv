@@ -81,8 +81,6 @@ module tpu_core_coll #(
   localparam int RowW = 32 * N;
   localparam int ExtW = RowW + LinkW;  // a row with room to shift a flit's worth past its end
 
-  localparam logic [7:0] OpSend = 8'h40, OpRecv = 8'h41, OpBcast = 8'h42, OpBarrier = 8'h43,
-    OpAllreduce = 8'h44;
   localparam logic [3:0] TyData = 4'd0, TyBarrier = 4'd1, TyReady = 4'd2;
 
   // ==== positions: (row, lane), lane < N; sizes (qrow, qlane) + 1 ====
@@ -429,12 +427,12 @@ module tpu_core_coll #(
 
   // sender / receiver sources
   logic is_ar;
-  assign is_ar = op_q == OpAllreduce;
+  assign is_ar = op_q == tpu_isa_pkg::OpAllreduce;
   assign txs_lo_row  = is_ar ? txlo_row_q : row_q;
   assign txs_lo_lane = is_ar ? txlo_lane_q : 16'd0;
   assign txs_hi_row  = is_ar ? txhi_row_q : row_q + nrows_q;
   assign txs_hi_lane = is_ar ? txhi_lane_q : 16'd0;
-  assign txs_dst     = is_ar ? east_q : (op_q == OpBcast) ? bc_dst[5:0] : peer_q;
+  assign txs_dst     = is_ar ? east_q : (op_q == tpu_isa_pkg::OpBcast) ? bc_dst[5:0] : peer_q;
   assign rxs_lo_row  = is_ar ? rxlo_row_q : row_q;
   assign rxs_lo_lane = is_ar ? rxlo_lane_q : 16'd0;
   assign rxs_hi_row  = is_ar ? rxhi_row_q : row_q + nrows_q;
@@ -468,16 +466,16 @@ module tpu_core_coll #(
     case (st_q)
       CIdle: ;
       CStart: begin
-        if (op_q == OpSend) begin
+        if (op_q == tpu_isa_pkg::OpSend) begin
           st_d = CSendWait;
-        end else if (op_q == OpRecv) begin
+        end else if (op_q == tpu_isa_pkg::OpRecv) begin
           st_d       = CTok;
           tok_dst_d  = peer_q;
           tok_type_d = TyReady;
           tok_next_d = CRx;
         end else if (cores == 7'd1) begin
           st_d = CIdle;  // bcast, barrier, allreduce on one core: nothing to do
-        end else if (op_q == OpBcast) begin
+        end else if (op_q == tpu_isa_pkg::OpBcast) begin
           if (peer_q == core_id_i) begin
             bc_i_d = 7'd1;
             st_d   = CBcNext;
@@ -487,7 +485,7 @@ module tpu_core_coll #(
             tok_type_d = TyReady;
             tok_next_d = CRx;
           end
-        end else if (op_q == OpBarrier) begin
+        end else if (op_q == tpu_isa_pkg::OpBarrier) begin
           if (core_id_i == 6'd0) begin
             st_d = CBarWait;
           end else begin
@@ -512,7 +510,7 @@ module tpu_core_coll #(
       end
       CTxWait: begin
         if (!tx_busy_q) begin
-          if (op_q == OpBcast && bc_i_q + 7'd1 < cores) begin
+          if (op_q == tpu_isa_pkg::OpBcast && bc_i_q + 7'd1 < cores) begin
             bc_i_d = bc_i_q + 7'd1;
             st_d   = CBcNext;
           end else begin
@@ -523,7 +521,7 @@ module tpu_core_coll #(
       CBcNext: st_d = CSendWait;
       CTok: begin
         if (noc_inj_ready_i) begin
-          if (op_q == OpBarrier && core_id_i == 6'd0 && bc_i_q + 7'd1 < cores) begin
+          if (op_q == tpu_isa_pkg::OpBarrier && core_id_i == 6'd0 && bc_i_q + 7'd1 < cores) begin
             bc_i_d    = bc_i_q + 7'd1;
             tok_dst_d = 6'(bc_i_q + 7'd1);
           end else begin

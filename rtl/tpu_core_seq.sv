@@ -72,6 +72,7 @@ module tpu_core_seq (
   input  logic [6:0]    topo_cores_i
 );
 
+
   localparam int N         = 16;
   localparam int UbRows    = 4096;
   localparam int AccRows   = 2048;
@@ -102,9 +103,9 @@ module tpu_core_seq (
   assign w1    = imem_rdata_i[63:32];
   assign w2    = imem_rdata_i[95:64];
   assign w3    = imem_rdata_i[127:96];
-  assign opc   = w0[7:0];
-  assign flags = w0[15:8];
-  assign cnt   = w0[31:16];
+  assign opc   = w0[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW];
+  assign flags = w0[tpu_isa_pkg::FFlagsLsb +: tpu_isa_pkg::FFlagsW];
+  assign cnt   = w0[tpu_isa_pkg::FCountLsb +: tpu_isa_pkg::FCountW];
   // the fields as whole signals (iverilog wants no constant part-selects in always_comb)
   logic [15:0] w1_lo, w1_hi, w2_lo, w2_hi, w3_lo, w3_hi;
   logic [1:0]  f_mem;
@@ -130,17 +131,12 @@ module tpu_core_seq (
   assign f_6   = flags[6];
   assign f_7   = flags[7];
 
-  localparam logic [7:0] OpNop = 8'h00, OpSync = 8'h01, OpHalt = 8'h02, OpDmaIn = 8'h10,
-    OpDmaOut = 8'h11, OpLw = 8'h20, OpMatmul = 8'h21, OpVop = 8'h30, OpVred = 8'h31,
-    OpSoftmax = 8'h32, OpSend = 8'h40, OpRecv = 8'h41, OpBcast = 8'h42, OpBarrier = 8'h43,
-    OpAllreduce = 8'h44;
-
-  // rows of memory id m (UB 0, ACC 1, WMEM 2; 3 has none)
+  // rows of memory id m (UB, ACC, WMEM; id 3 has none)
   function automatic logic [16:0] mem_rows(input logic [1:0] m);
     case (m)
-      2'd0:    mem_rows = 17'(UbRows);
-      2'd1:    mem_rows = 17'(AccRows);
-      2'd2:    mem_rows = 17'(WmemRows);
+      tpu_isa_pkg::MemUb:   mem_rows = 17'(UbRows);
+      tpu_isa_pkg::MemAcc:  mem_rows = 17'(AccRows);
+      tpu_isa_pkg::MemWmem: mem_rows = 17'(WmemRows);
       default: mem_rows = 17'd0;
     endcase
   endfunction
@@ -173,7 +169,7 @@ module tpu_core_seq (
   assign peer = w2[5:0];
   assign w2_6 = w2[31:6];
   logic [1:0] esize;  // log2 of the element size of a DMA's memory
-  assign esize = (flags[1:0] == 2'd1) ? 2'd2 : 2'd1;
+  assign esize = (f_mem == tpu_isa_pkg::MemAcc) ? 2'd2 : 2'd1;
   assign vop_bin = flags[3:0] <= 4'd4;
   logic dma_misaligned;  // address or stride not a multiple of the element size
   assign dma_misaligned = (esize == 2'd2) ? (|w1[1:0] || |w3[1:0]) : (w1[0] || w3[0]);
@@ -186,24 +182,24 @@ module tpu_core_seq (
     bad_row   = 1'b0;
     bad_core  = 1'b0;
     case (opc)
-      OpNop, OpSync, OpHalt: reserved = |{flags, cnt, w1, w2, w3};
-      OpDmaIn, OpDmaOut: begin
+      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved = |{flags, cnt, w1, w2, w3};
+      tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
         reserved  = |f_7_2;
         bad_count = (cnt == 16'd0) || (w2_hi == 16'd0) || (32'(w2_hi) > 32'(N)) ||
-                    (f_mem == 2'd3) || (opc == OpDmaOut && f_mem == 2'd2);
+                    (f_mem == 2'd3) || (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemWmem);
         bad_align = dma_misaligned;
         bad_row   = !in_range(f_mem, w2_lo, 17'(cnt));
       end
-      OpLw: begin
+      tpu_isa_pkg::OpLw: begin
         reserved = |{f_7_1, cnt, w1_hi, w2, w3};  // flags[0]: transpose
-        bad_row  = !in_range(2'd2, w1_lo, 17'(N));
+        bad_row  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N));
       end
-      OpMatmul: begin
+      tpu_isa_pkg::OpMatmul: begin
         reserved  = |{f_7_1, w1_hi, w2_hi, w3};
         bad_count = cnt == 16'd0;
-        bad_row   = !in_range(2'd0, w1_lo, 17'(cnt)) || !in_range(2'd1, w2_lo, 17'(cnt));
+        bad_row   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt));
       end
-      OpVop: begin
+      tpu_isa_pkg::OpVop: begin
         reserved  = |{w2_hi, w3} ||
                     (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, w1_hi});
         bad_count = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
@@ -211,26 +207,26 @@ module tpu_core_seq (
                     (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
                     !in_range({1'b0, f_6}, w2_lo, 17'(cnt));
       end
-      OpVred: begin
+      tpu_isa_pkg::OpVred: begin
         reserved  = |{f_7, f_5, f_op_3_2, w3_hi};
-        bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || (f_mem == 2'd0);
+        bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || (f_mem == 2'd0);  // reduction 0
         bad_row   = (src_last >= 35'(mem_rows({1'b0, f_4}))) ||
                     !in_range({1'b0, f_6}, w2_lo, vred_dst_rows);
       end
-      OpSoftmax: begin
+      tpu_isa_pkg::OpSoftmax: begin
         reserved  = |{f_7, f_5, f_op, w3_hi};
         bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || !f_4;
         bad_row   = (src_last >= 35'(AccRows)) ||
                     (dst_last >= 35'(mem_rows({1'b0, f_6})));
       end
-      OpSend, OpRecv, OpBcast: begin
+      tpu_isa_pkg::OpSend, tpu_isa_pkg::OpRecv, tpu_isa_pkg::OpBcast: begin
         reserved  = |{f_7_1, w1_hi, w2_6, w3};
         bad_count = cnt == 16'd0;
         bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
-        bad_core  = ({1'b0, peer} >= topo_cores_i) || (opc != OpBcast && peer == core_id_i);
+        bad_core  = ({1'b0, peer} >= topo_cores_i) || (opc != tpu_isa_pkg::OpBcast && peer == core_id_i);
       end
-      OpBarrier: reserved = |{flags, cnt, w1, w2, w3};
-      OpAllreduce: begin
+      tpu_isa_pkg::OpBarrier: reserved = |{flags, cnt, w1, w2, w3};
+      tpu_isa_pkg::OpAllreduce: begin
         reserved  = |{f_7_2, w1_hi, w2, w3};
         bad_count = (cnt == 16'd0) || !f_0;
         bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
@@ -239,16 +235,16 @@ module tpu_core_seq (
     endcase
   end
 
-  // the check code of the instruction on imem_rdata_i (0: good), order 1, 3, 4, 2, 8, then 5
+  // the check code of the instruction on imem_rdata_i, in docs/isa.md's order
   logic [7:0] check;
   always_comb begin
-    if (!known || reserved)                 check = 8'd1;
-    else if (bad_count)                     check = 8'd3;
-    else if (bad_align)                     check = 8'd4;
-    else if (bad_row)                       check = 8'd2;
-    else if (bad_core)                      check = 8'd8;
-    else if (opc == OpMatmul && !lw_seen_q) check = 8'd5;
-    else                                    check = 8'd0;
+    if (!known || reserved)                 check = tpu_isa_pkg::ErrOpcode;
+    else if (bad_count)                     check = tpu_isa_pkg::ErrCount;
+    else if (bad_align)                     check = tpu_isa_pkg::ErrAlign;
+    else if (bad_row)                       check = tpu_isa_pkg::ErrRow;
+    else if (bad_core)                      check = tpu_isa_pkg::ErrCore;
+    else if (opc == tpu_isa_pkg::OpMatmul && !lw_seen_q) check = tpu_isa_pkg::ErrNoLw;
+    else                                    check = tpu_isa_pkg::ErrNone;
   end
 
   logic idle;
@@ -287,20 +283,20 @@ module tpu_core_seq (
   // a dma_out of ACC: no MATMUL in flight reads ACC (the port) or writes one of its rows
   assign chk_lo_o  = n_lo;
   assign chk_hi_o  = n_hi;
-  assign dma_mx_ok = (opc == OpDmaIn && f_mem == 2'd2 && wm_ok) ||
-                     (opc == OpDmaIn && f_mem == 2'd0 && ub_ok) ||
-                     (opc == OpDmaOut && f_mem == 2'd1 && !acc_rd_i && !acc_hit_i);
+  assign dma_mx_ok = (opc == tpu_isa_pkg::OpDmaIn && f_mem == tpu_isa_pkg::MemWmem && wm_ok) ||
+                     (opc == tpu_isa_pkg::OpDmaIn && f_mem == tpu_isa_pkg::MemUb && ub_ok) ||
+                     (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemAcc && !acc_rd_i && !acc_hit_i);
   // a new lw / matmul against the dma_in in flight
   logic lw_dma_ok, mm_dma_ok;
   assign lw_dma_ok = !dma_busy_i ||
-                     (d_in_q && !(d_mem_q == 2'd2 && meets(nlw_lo, nlw_hi, d_lo_q, d_hi_q)));
+                     (d_in_q && !(d_mem_q == tpu_isa_pkg::MemWmem && meets(nlw_lo, nlw_hi, d_lo_q, d_hi_q)));
   logic [16:0] mma_lo, mma_hi;  // the new matmul's ACC rows
   assign mma_lo = {1'b0, w2_lo};
   assign mma_hi = {1'b0, w2_lo} + 17'(cnt) - 17'd1;
   assign mm_dma_ok = !dma_busy_i ||
-                     (d_in_q && (d_mem_q == 2'd2 ||
-                                 (d_mem_q == 2'd0 && !meets(mm_lo, mm_hi, d_lo_q, d_hi_q)))) ||
-                     (!d_in_q && d_mem_q == 2'd1 && !f_0 &&
+                     (d_in_q && (d_mem_q == tpu_isa_pkg::MemWmem ||
+                                 (d_mem_q == tpu_isa_pkg::MemUb && !meets(mm_lo, mm_hi, d_lo_q, d_hi_q)))) ||
+                     (!d_in_q && d_mem_q == tpu_isa_pkg::MemAcc && !f_0 &&
                       !meets(mma_lo, mma_hi, d_lo_q, d_hi_q));
 
   // lw and matmul may overlap each other (WL: one lw at a time; MX: two MATMULs with vectors
@@ -311,11 +307,11 @@ module tpu_core_seq (
   logic can_go;
   always_comb begin
     case (opc)
-      OpNop:    can_go = !coll_busy_i;
-      OpLw:     can_go = lw_dma_ok && !wl_busy_i && !coll_busy_i;  // the VPU never touches WMEM
-      OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i && !coll_busy_i;
-      OpDmaIn,
-      OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok) &&
+      tpu_isa_pkg::OpNop:    can_go = !coll_busy_i;
+      tpu_isa_pkg::OpLw:     can_go = lw_dma_ok && !wl_busy_i && !coll_busy_i;  // the VPU never touches WMEM
+      tpu_isa_pkg::OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i && !coll_busy_i;
+      tpu_isa_pkg::OpDmaIn,
+      tpu_isa_pkg::OpDmaOut: can_go = !dma_busy_i && !vpu_busy_i && (!mx_busy_i || dma_mx_ok) &&
                          !coll_busy_i;
       default:  can_go = idle;
     endcase
@@ -345,7 +341,7 @@ module tpu_core_seq (
           pc_d      = {1'b0, pc_start_i};
           done_d    = 1'b0;
           error_d   = 1'b0;
-          code_d    = 8'd0;
+          code_d    = tpu_isa_pkg::ErrNone;
           epc_d     = 16'd0;
           lw_seen_d = 1'b0;
           axi_err_d = 1'b0;
@@ -359,25 +355,25 @@ module tpu_core_seq (
         if (axi_err_q) begin
           // the failing DMA has completed (it was the only unit busy)
           state_d = SErr;
-          code_d  = 8'd7;
+          code_d  = tpu_isa_pkg::ErrAxi;
           epc_d   = dma_pc_q;
         end else if (pc_q >= 17'(ImemInsns)) begin
           state_d = SErr;
-          code_d  = 8'd6;
+          code_d  = tpu_isa_pkg::ErrPcEnd;
           epc_d   = pc_lo;
-        end else if (check != 8'd0) begin
+        end else if (check != tpu_isa_pkg::ErrNone) begin
           state_d = SErr;
           code_d  = check;
           epc_d   = pc_lo;
         end else if (coll_abort_i) begin
           // the collective in progress stopped on a dead link (it was the only unit busy)
           state_d = SErr;
-          code_d  = 8'd9;
+          code_d  = tpu_isa_pkg::ErrLink;
           epc_d   = coll_pc_q;
         end else if (can_go && !(dma_done_i && dma_err_i)) begin
           go = 1'b1;
-          if (opc == OpLw) lw_seen_d = 1'b1;
-          if (opc == OpHalt) begin
+          if (opc == tpu_isa_pkg::OpLw) lw_seen_d = 1'b1;
+          if (opc == tpu_isa_pkg::OpHalt) begin
             state_d = SIdle;
             done_d  = 1'b1;
           end else begin
@@ -404,19 +400,19 @@ module tpu_core_seq (
       pc_q      <= 17'd0;
       done_q    <= 1'b0;
       error_q   <= 1'b0;
-      code_q    <= 8'd0;
+      code_q    <= tpu_isa_pkg::ErrNone;
       epc_q     <= 16'd0;
       lw_seen_q <= 1'b0;
       axi_err_q <= 1'b0;
       dma_pc_q  <= 16'd0;
       coll_pc_q <= 16'd0;
       d_in_q    <= 1'b0;
-      d_mem_q   <= 2'd0;
+      d_mem_q   <= tpu_isa_pkg::MemUb;
       d_lo_q    <= 17'd0;
       d_hi_q    <= 17'd0;
     end else begin
       if (dma_go_o) begin
-        d_in_q  <= opc == OpDmaIn;
+        d_in_q  <= opc == tpu_isa_pkg::OpDmaIn;
         d_mem_q <= f_mem;
         d_lo_q  <= n_lo;
         d_hi_q  <= n_hi;
@@ -443,10 +439,10 @@ module tpu_core_seq (
   assign insn_o       = imem_rdata_i;
   assign insn_pc_o    = pc_q[15:0];
   assign disp_valid_o = go;
-  assign dma_go_o     = go && (opc == OpDmaIn || opc == OpDmaOut);
-  assign lw_go_o      = go && opc == OpLw;
-  assign mm_go_o      = go && opc == OpMatmul;
-  assign vpu_go_o     = go && (opc == OpVop || opc == OpVred || opc == OpSoftmax);
-  assign coll_go_o    = go && opc >= OpSend && opc <= OpAllreduce;
+  assign dma_go_o     = go && (opc == tpu_isa_pkg::OpDmaIn || opc == tpu_isa_pkg::OpDmaOut);
+  assign lw_go_o      = go && opc == tpu_isa_pkg::OpLw;
+  assign mm_go_o      = go && opc == tpu_isa_pkg::OpMatmul;
+  assign vpu_go_o     = go && (opc == tpu_isa_pkg::OpVop || opc == tpu_isa_pkg::OpVred || opc == tpu_isa_pkg::OpSoftmax);
+  assign coll_go_o    = go && opc >= tpu_isa_pkg::OpSend && opc <= tpu_isa_pkg::OpAllreduce;
 
 endmodule

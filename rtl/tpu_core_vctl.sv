@@ -69,6 +69,7 @@ module tpu_core_vctl #(
 
   localparam int VpuLatency = 26;  // TPU_VPU_LATENCY
 
+  // the VPU lane's own opcodes (tpu_vpu_lane), not the ISA's
   localparam logic [3:0] OpMul = 4'd2, OpCvt = 4'd5, OpRecip = 4'd11, OpSmexp = 4'd12;
 
   // fp32_to_bf16 (docs/numerics.md): canonical NaN, DAZ, RNE on bit 16
@@ -310,11 +311,11 @@ module tpu_core_vctl #(
         amem_q    <= insn_i[12];
         bmem_q    <= insn_i[13];
         dmem_q    <= insn_i[14];
-        bcast_q   <= insn_i[7:0] == 8'h30 && insn_i[15];
+        bcast_q   <= insn_i[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW] == tpu_isa_pkg::OpVop && insn_i[15];
         bin_q     <= insn_i[11:8] <= 4'd4;
         same_q    <= insn_i[11:8] <= 4'd4 && !insn_i[15] && insn_i[12] == insn_i[13];
         red_q     <= insn_i[9:8];
-        is_vred_q <= insn_i[7:0] == 8'h31;
+        is_vred_q <= insn_i[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW] == tpu_isa_pkg::OpVred;
         a_q       <= insn_i[47:32];
         b_q       <= insn_i[63:48];
         d_q       <= insn_i[79:64];

@@ -71,7 +71,10 @@ print("    else begin $display(\"equiv %0d mismatches\", errs); $fatal(1); end")
 print("    $finish;\n  end\nendmodule")
 EOF
 # shellcheck disable=SC2086
-iverilog -g2012 -o "$work/tb.vvp" -s tb "$work/tb.sv" $files "$work"/flat/*.sv
+# the flattened copies in the file list's order too (a package before the modules that use it)
+flat=$(for f in $files; do echo "$work/flat/$(basename "$f")"; done)
+# shellcheck disable=SC2086
+iverilog -g2012 -o "$work/tb.vvp" -s tb "$work/tb.sv" $files $flat
 # The designs' own assertions may fire under random inputs (a protocol a real neighbour
 # keeps): both copies print them alike; they are counted here, not shown (in equiv.log).
 vvp -n "$work/tb.vvp" >"$work/equiv.log" 2>&1 || true

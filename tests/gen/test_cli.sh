@@ -15,7 +15,7 @@ tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip
 tpu_vpu_log.sv tpu_vpu_rsqrt.sv tpu_vpu_rom_log.sv tpu_vpu_rom_rsqrt.sv
 tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
 tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv tpu_core_seq.sv tpu_core_mx.sv tpu_core_vctl.sv
-tpu_core_coll.sv tpu_core.sv tpu_core.f tpu_core.vlt
+tpu_core_coll.sv tpu_core.sv tpu_core.f tpu_core.vlt tpu_isa_pkg.sv
 tpu_board.sv tpu_board_axil.sv tpu_board.f tpu_board.vlt
 tpu_rst_sync.sv tpu_top.sv tpu_top.f
 tpu_link.sv tpu_router.sv tpu_noc.sv tpu_noc.f tpu_noc.vlt"
@@ -160,7 +160,7 @@ if [ "$(gen --version 2>err)" = "gen 0.1.0" ] && [ ! -s err ]; then ok; else bad
 header_ok() {  # header_ok DIR "command line" "parameters line"
     for f in $FILES; do
         case "$3:$f" in  # no core (and no board) when the VPU does not have N lanes
-        *vpu_lanes=3\ *:tpu_core_[svmc]*.sv|*vpu_lanes=3\ *:tpu_core.*|*vpu_lanes=3\ *:tpu_board*) continue ;;
+        *vpu_lanes=3\ *:tpu_core_[svmc]*.sv|*vpu_lanes=3\ *:tpu_core.*|*vpu_lanes=3\ *:tpu_board*|*vpu_lanes=3\ *:tpu_isa_pkg.sv) continue ;;
         esac
         [ -f "$1/$f" ] || { bad "$1/$f missing"; return; }
         h=$(head -n 5 "$1/$f")

@@ -17,24 +17,49 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
 
 #define TPU_INSN_BYTES 16u
 
-typedef enum {
-    TPU_OP_NOP = 0x00,
-    TPU_OP_SYNC = 0x01,
-    TPU_OP_HALT = 0x02,
-    TPU_OP_DMA_IN = 0x10,
-    TPU_OP_DMA_OUT = 0x11,
-    TPU_OP_LW = 0x20,
-    TPU_OP_MATMUL = 0x21,
-    TPU_OP_VOP = 0x30,
-    TPU_OP_VRED = 0x31,
-    TPU_OP_SOFTMAX = 0x32,
-    /* the board's collectives (docs/board.md "ISA extension") */
-    TPU_OP_SEND = 0x40,
-    TPU_OP_RECV = 0x41,
-    TPU_OP_BCAST = 0x42,
-    TPU_OP_BARRIER = 0x43,
-    TPU_OP_ALLREDUCE = 0x44
-} tpu_opcode_t;
+/* The one definition of the ISA's codes: the C side's enums below are made from these lists,
+   and gen writes them into the RTL's package tpu_isa_pkg.sv (gen/emit_isa_pkg.c), so the
+   model and the RTL cannot disagree on a value. X(C suffix, value, SystemVerilog name). */
+#define TPU_ISA_OPCODES(X)              \
+    X(NOP, 0x00, OpNop)                 \
+    X(SYNC, 0x01, OpSync)               \
+    X(HALT, 0x02, OpHalt)               \
+    X(DMA_IN, 0x10, OpDmaIn)            \
+    X(DMA_OUT, 0x11, OpDmaOut)          \
+    X(LW, 0x20, OpLw)                   \
+    X(MATMUL, 0x21, OpMatmul)           \
+    X(VOP, 0x30, OpVop)                 \
+    X(VRED, 0x31, OpVred)               \
+    X(SOFTMAX, 0x32, OpSoftmax)         \
+    /* the board's collectives (docs/board.md "ISA extension") */ \
+    X(SEND, 0x40, OpSend)               \
+    X(RECV, 0x41, OpRecv)               \
+    X(BCAST, 0x42, OpBcast)             \
+    X(BARRIER, 0x43, OpBarrier)         \
+    X(ALLREDUCE, 0x44, OpAllreduce)
+
+/* Error codes of docs/isa.md "Errors" (ERR_CODE; 0 is none). */
+#define TPU_ISA_ERRORS(X)                                                                      \
+    X(NONE, 0, ErrNone)                                                                        \
+    X(OPCODE, 1, ErrOpcode)   /* unknown opcode, or a nonzero reserved bit/field */          \
+    X(ROW, 2, ErrRow)         /* a memory row out of range */                                \
+    X(COUNT, 3, ErrCount)     /* bad count / memory / op */                                  \
+    X(ALIGN, 4, ErrAlign)     /* misaligned host address or stride */                        \
+    X(NO_LW, 5, ErrNoLw)      /* matmul before any lw since START */                         \
+    X(PC_END, 6, ErrPcEnd)    /* PC ran off the end of IMEM */                               \
+    X(AXI, 7, ErrAxi)         /* AXI error response during a DMA */                          \
+    X(CORE, 8, ErrCore)       /* a collective names a core id >= C, or send/recv to itself */ \
+    X(LINK, 9, ErrLink)       /* a collective in progress when a link of the board is dead */
+
+/* The fields of w0 common to every instruction: [lsb, width] */
+#define TPU_ISA_W0_FIELDS(X) \
+    X(OPCODE, 0, 8, FOpcode) \
+    X(FLAGS, 8, 8, FFlags)   \
+    X(COUNT, 16, 16, FCount)
+
+#define TPU_ISA_OP_ENUM(name, value, sv) TPU_OP_##name = value,
+typedef enum { TPU_ISA_OPCODES(TPU_ISA_OP_ENUM) } tpu_opcode_t;
+#undef TPU_ISA_OP_ENUM
 
 /* 1 for a collective (0x40..0x44). */
 int tpu_opcode_is_collective(unsigned opcode);
@@ -43,7 +68,13 @@ int tpu_opcode_is_collective(unsigned opcode);
 #define TPU_CORE_ID_BITS 6u
 
 /* Memory ids (dma flags[1:0]; for the VPU only UB and ACC exist, one bit). */
-enum { TPU_MEM_UB = 0, TPU_MEM_ACC = 1, TPU_MEM_WMEM = 2, TPU_MEM_COUNT = 3 };
+#define TPU_ISA_MEMS(X) \
+    X(UB, 0, MemUb)     \
+    X(ACC, 1, MemAcc)   \
+    X(WMEM, 2, MemWmem)
+#define TPU_ISA_MEM_ENUM(name, value, sv) TPU_MEM_##name = value,
+enum { TPU_ISA_MEMS(TPU_ISA_MEM_ENUM) TPU_MEM_COUNT = 3 };
+#undef TPU_ISA_MEM_ENUM
 
 /* VPU ops of vop flags[3:0] (0..4 binary, 5..13 unary; 14, 15 are error code 3). The values
    are those of vpu_op_t (tpu/vpu.h). */
@@ -60,19 +91,9 @@ enum { TPU_RED_SUM = 1, TPU_RED_MAX = 2, TPU_RED_MIN = 3 };
 /* Units (docs/isa.md "Timing"). */
 typedef enum { TPU_UNIT_NONE = 0, TPU_UNIT_DMA, TPU_UNIT_WL, TPU_UNIT_MX, TPU_UNIT_VPU } tpu_unit_t;
 
-/* Error codes of docs/isa.md "Errors". */
-enum {
-    TPU_ERR_NONE = 0,
-    TPU_ERR_OPCODE = 1,    /* unknown opcode, or a nonzero reserved bit/field */
-    TPU_ERR_ROW = 2,       /* a memory row out of range */
-    TPU_ERR_COUNT = 3,     /* bad count / memory / op */
-    TPU_ERR_ALIGN = 4,     /* misaligned host address or stride */
-    TPU_ERR_NO_LW = 5,     /* matmul before any lw since START */
-    TPU_ERR_PC_END = 6,    /* PC ran off the end of IMEM */
-    TPU_ERR_AXI = 7,       /* AXI error response during a DMA */
-    TPU_ERR_CORE = 8,      /* a collective names a core id >= C, or send/recv to itself */
-    TPU_ERR_LINK = 9       /* a collective in progress when a link of the board is dead */
-};
+#define TPU_ISA_ERR_ENUM(name, value, sv) TPU_ERR_##name = value,
+enum { TPU_ISA_ERRORS(TPU_ISA_ERR_ENUM) };
+#undef TPU_ISA_ERR_ENUM
 
 /* The core's sizes: N and every memory's size in rows (IMEM in instructions). */
 typedef struct { unsigned n, ub_rows, acc_rows, wmem_rows, imem_insns; } tpu_core_geom_t;
