@@ -21,6 +21,8 @@ tpu_rst_sync.sv tpu_top.sv tpu_top.f
 tpu_link.sv tpu_router.sv tpu_noc.sv tpu_noc.f tpu_noc.vlt"
 # FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
 HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
+# gen's manifest of the files it wrote into the directory (docs/fpga.md)
+MANIFEST=tpu_manifest.txt
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -179,7 +181,7 @@ for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
     header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n freq_mhz=100"
-    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
+    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES $MANIFEST | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
         && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
         && [ "$(param w/n$n TPU_MXU_BUSY_CYCLES)" = $b ] && [ "$(param w/n$n TPU_CORES)" = 3 ] \
@@ -277,12 +279,14 @@ rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second r
 (cd w && gen --mxu 010 --axi-data-bits 064 -o dec) && header_ok w/dec "gen --mxu 010 --axi-data-bits 064 -o dec" "N=10 cores=8 pe_stages=1 latency_L=20 busy_cycles_B=18 vpu_lanes=10 freq_mhz=100" \
     && axi_ok w/dec 64 && ok || bad "--mxu 010 --axi-data-bits 064"
 rm -rf w/dec
-# issue 16 item 5: an existing DIR holds exactly what this configuration writes: the core's
-# files of an earlier N = 4 run are gone after an MXU-and-VPU-only run, other files stay
+# issue 16 item 5: gen's files in an existing DIR are exactly what this configuration writes:
+# the core's files of an earlier N = 4 run (listed in its manifest) are gone after an
+# MXU-and-VPU-only run; other files stay, even one named like gen's (issue 28: tpu_old.sv is
+# the user's, the manifest does not list it)
 (cd w && gen --mxu 4 -o stale) && echo mine >w/stale/notes.txt && echo x >w/stale/tpu_old.sv
 (cd w && gen --mxu 4 --vpu-lanes 2 -o stale2) && (cd w && gen --mxu 4 --vpu-lanes 2 -o stale) \
-    && [ ! -e w/stale/tpu_core.sv ] && [ ! -e w/stale/tpu_old.sv ] && [ "$(cat w/stale/notes.txt)" = mine ] \
-    && rm w/stale/notes.txt && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
+    && [ ! -e w/stale/tpu_core.sv ] && [ "$(cat w/stale/tpu_old.sv)" = x ] && [ "$(cat w/stale/notes.txt)" = mine ] \
+    && rm w/stale/notes.txt w/stale/tpu_old.sv && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
 rm -rf w/stale w/stale2
 # a --constraints-dir loses only stale constraint files, never other generated files
 (cd w && gen --mxu 2 -o other) && echo x >w/other/tpu_top.pcf.old && (cd w && gen --mxu 2 -o cs --constraints-dir other) \
