@@ -26,6 +26,7 @@ Exit status: 0, 1 on a write error, 2 on bad arguments or a model the compiler r
 every point."""
 import argparse
 import concurrent.futures
+import importlib.util
 import io
 import json
 import math
@@ -317,9 +318,7 @@ def main():
     check_out("-o", a.out, a.model, taken)
     if a.png is not None:
         check_out("--png", a.png, a.model, taken)
-        try:
-            import matplotlib  # noqa: F401  (the plot needs it: say so now, not at the end)
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:  # say so now, not at the end
             die("--png '%s': matplotlib is not installed (allowed: no --png, or install "
                 "python3-matplotlib)" % a.png)
     clean_on_signals()
