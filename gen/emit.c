@@ -71,6 +71,30 @@ struct strbuf *gen_output_add(struct gen_output *out, const struct gen_config *c
     return gen_output_add_ex(out, cfg, name, what, "//", NULL);
 }
 
+/* internal: adds the manifest of one output directory (GEN_MANIFEST, '#' comments): the
+   header, then the name of every file of `out` so far that goes into that directory, one a
+   line, in the order written (the same command, the same bytes). constraint < 0: every file
+   (one directory); 0: the files that are not constraints (-o when --constraints-dir is
+   another directory); 1: the constraint files (--constraints-dir). outdir.c reads it on the
+   next run into that directory: it removes only files listed here that the run does not
+   write again. The manifest does not list itself: every run writes it. */
+static int emit_manifest(struct gen_output *out, const struct gen_config *cfg, int constraint)
+{
+    size_t count = out->count;
+    struct strbuf *sb = gen_output_add_ex(
+        out, cfg, GEN_MANIFEST,
+        "The files gen wrote into this directory besides this one, one a line. The next gen run"
+        " into\n# this directory removes the ones it does not write again, and no other file.",
+        "#", NULL);
+    if (!sb)
+        return -1;
+    out->files[out->count - 1].constraint = constraint > 0;
+    for (size_t i = 0; i < count; i++)
+        if (constraint < 0 || out->files[i].constraint == constraint)
+            sb_printf(sb, "%s\n", out->files[i].name);
+    return 0;
+}
+
 int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
 {
     int (*const emitters[])(struct gen_output *, const struct gen_config *) = {
@@ -102,5 +126,10 @@ int gen_emit_all(struct gen_output *out, const struct gen_config *cfg)
     for (size_t i = 0; i < sizeof fpga_emitters / sizeof fpga_emitters[0]; i++)
         if (fpga_emitters[i](out, cfg) != 0)
             return -1;
+    /* last, so that they list every file: one manifest per output directory (outdir.c) */
+    int split = cfg->constraints_rel && cfg->constraints_rel[0] != '\0';
+    if (emit_manifest(out, cfg, split ? 0 : -1) != 0 ||
+        (split && emit_manifest(out, cfg, 1) != 0))
+        return -1;
     return gen_output_failed(out) ? -1 : 0;
 }

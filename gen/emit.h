@@ -10,6 +10,9 @@
 #include "strbuf.h"
 
 #define GEN_MAX_FILES 64
+/* The manifest gen writes into each output directory: the names of the other files it wrote
+   there (emit.c), read back by the next run to know which files are its own (outdir.c). */
+#define GEN_MANIFEST "tpu_manifest.txt"
 
 struct gen_file {
     const char *name; /* file name inside the output directory */

@@ -95,9 +95,11 @@ static void usage(FILE *f)
         "tpu_core.f and tpu_core.vlt and the board; otherwise the MXU, the VPU, the NoC and\n"
         "the core's DMA and registers without the core, and the options that only size the\n"
         "core's memories (--ub-kib, --acc-kib, --wmem-kib, --imem-insns) are refused.\n"
-        "Into an existing DIR, files gen writes for no configuration of this one\n"
-        "(tpu_*.sv, .f, .vlt, .h, .xdc, .sdc, .pcf, tpu.core left by an earlier run) are\n"
-        "removed, so that DIR holds exactly this configuration; other files are kept.\n"
+        "DIR (and CDIR) also gets tpu_manifest.txt, the list of the files gen wrote there.\n"
+        "Into an existing DIR, the files the previous manifest lists that this configuration\n"
+        "does not write are removed, so that gen's files in DIR are exactly this\n"
+        "configuration's; every other file is kept, even one named like gen's (tpu_mine.sv);\n"
+        "without a manifest of gen's, nothing is removed.\n"
         "Options are typed in full (no abbreviations), each once; numbers are decimal digits.\n",
         GEN_MXU_MIN, GEN_MXU_MAX, GEN_MXU_DEFAULT, GEN_CORES_MIN, GEN_CORES_MAX,
         GEN_CORES_DEFAULT, GEN_PE_STAGES_MIN, GEN_PE_STAGES_MAX, GEN_PE_STAGES_DEFAULT,

@@ -11,7 +11,9 @@
    temporary directory per destination (inside it if it exists, else inside its parent, so
    that renames never cross file systems), both sets completely, and only then renamed into
    place; a new directory is its temporary directory renamed, so it appears complete or not
-   at all. On failure the temporary directories are removed, a one-line reason (naming the
+   at all. Each directory also gets GEN_MANIFEST, the list of the files written there; into
+   an existing directory, the files its previous manifest lists that this run does not write
+   are removed afterwards, and nothing else (no manifest of gen's: nothing). On failure the temporary directories are removed, a one-line reason (naming the
    option and the directory) is appended to `err` and -1 is returned. */
 int gen_output_write(const struct gen_output *out, const char *dir, const char *cdir,
                      struct strbuf *err);

@@ -21,7 +21,11 @@ static void usage(FILE *f)
             "  -h, --help         this text\n"
             "The output: a regular file is replaced only when complete (temporary file, then\n"
             "rename); a device or FIFO is written in place (docs/isa.md \"Command lines\").\n"
-            "Exit status: 0 assembled, 1 errors in the source or I/O, 2 bad arguments.\n");
+            "It is checked before the source is read: a file name in an existing directory,\n"
+            "not the source itself. A program of more than %u instructions (the largest\n"
+            "IMEM gen builds) is refused, nothing written.\n"
+            "Exit status: 0 assembled, 1 errors in the source or I/O, 2 bad arguments or a\n"
+            "program too large for the IMEM.\n", TPU_LIM_IMEM_INSNS_MAX);
 }
 
 enum { O_MXU, O_OUT, O_CHECK, O_UB, O_ACC, O_WM, O_HELP };
@@ -32,6 +36,28 @@ static const tpu_cli_opt_t opts[] = {
     { "acc-rows", 0, TPU_CLI_VALUE, O_ACC },  { "wmem-rows", 0, TPU_CLI_VALUE, O_WM },
     { "help", 'h', 0, O_HELP },               { NULL, 0, 0, 0 },
 };
+
+/* internal: the output path, before any work (tpu/cli.h): a file name in an existing
+   directory, not the source (by device and inode: another spelling or a link of it). 0, or
+   -1 with the one-line reason in err. */
+static int check_output(const char *out, const char *in, char *err, size_t errlen)
+{
+    if (tpu_out_check("-o", out, err, errlen) != 0)
+        return -1;
+    return tpu_out_distinct("-o", out, "PROG.s", in, err, errlen);
+}
+
+/* internal: a program the IMEM cannot hold is refused here, where the count is known, not
+   left to tpu-run: the PC and ERR_PC are 16 bits, so no IMEM gen builds holds more than
+   TPU_LIM_IMEM_INSNS_MAX instructions. 0, or -1 with the one-line reason in err. */
+static int check_imem(const char *in, size_t count, char *err, size_t errlen)
+{
+    if (count <= TPU_LIM_IMEM_INSNS_MAX)
+        return 0;
+    snprintf(err, errlen, "%s: %zu instructions, more than the largest IMEM holds (allowed: "
+             "at most %u instructions, gen --imem-insns)", in, count, TPU_LIM_IMEM_INSNS_MAX);
+    return -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -78,6 +104,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "tpu-as: error: --check without --mxu, expected --mxu N\n");
         return 2;
     }
+    if (check_output(out, in, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-as: error: %s\n", err);
+        return 2;
+    }
     char *src;
     size_t len;
     if (tpu_file_read(in, TPU_LIM_ASM_BYTES_MAX, "an assembly source", &src, &len, err,
@@ -99,6 +129,11 @@ int main(int argc, char **argv)
         return 1;
     }
     free(errs);
+    if (check_imem(in, count, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-as: error: %s\n", err);
+        free(prog);
+        return 2;
+    }
     if (check) {
         tpu_core_geom_t g = tpu_core_geom_default((unsigned)n);
         if (ub) g.ub_rows = (unsigned)ub;

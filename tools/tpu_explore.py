@@ -17,15 +17,27 @@ usage: tpu-explore MODEL.onnx [--mxu 8,16,32,64,128] [--cores 1,2,4,8] [--batch 
                    [--ub-kib K,..] [--acc-kib K,..] [--wmem-kib K,..]
                    [--part xc7a100t|xcku5p|xcu250|xcvu13p] [--freq-mhz F] [--imem-insns I]
                    [-o OUT.csv] [--png OUT.png]
-Exit status: 0, 2 on bad arguments or a model the compiler refuses at every point."""
+Outputs (-o, --png) are checked before any work: a file name in an existing directory, not a
+directory, not the model and not each other (one line "tpu-explore: error: ...", exit 2). A
+regular file is written to a temporary file beside it and renamed into place when complete; a
+device or FIFO is written in place. SIGTERM, SIGINT or SIGHUP stop the compiles and remove
+every temporary file and folder before the process ends by that signal.
+Exit status: 0, 1 on a write error, 2 on bad arguments or a model the compiler refuses at
+every point."""
 import argparse
 import concurrent.futures
+import importlib.util
+import io
 import json
 import math
 import os
+import shutil
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # Vendor capacities (docs/fpga.md "What fits which FPGA"): family, LUTs, FFs, DSPs, BRAM36.
@@ -42,6 +54,147 @@ LANE_LUT = {"xc7": 7600.0, "xcup": 7600.0 * 7878.0 / 6509.0}
 FIXED_LUT = {"xc7": 14600.0, "xcup": 16000.0}
 ROUTER_LUT = 1180.0 + 2 * 156.0 + 191.0  # router, two ring links, the AXI4-Lite splitter
 LUT_HEADROOM = 0.8                        # routing headroom: 80 % of LUTs usable
+
+EXIT_USAGE = 2  # bad arguments (every tool of the project)
+OUT_ALLOWED = "(allowed: a file name in an existing directory)"
+
+
+def die(msg, code=EXIT_USAGE):
+    """One line "tpu-explore: error: MSG" on stderr and exit `code` (2: bad arguments)."""
+    print("tpu-explore: error: %s" % msg, file=sys.stderr)
+    sys.exit(code)
+
+
+# What an interrupt must clean up (on_signal): the running tpu-compile processes, the
+# temporary files of outputs being written, the compiles' work folder. Guarded by LOCK: the
+# compiles run in threads.
+LOCK = threading.Lock()
+CHILDREN = set()
+TEMPS = set()
+WORKDIRS = set()
+STOPPING = threading.Event()
+
+
+def cleanup():
+    """Stops the compiles, removes the temporary files and folders (idempotent)."""
+    STOPPING.set()
+    with LOCK:
+        children, temps, works = list(CHILDREN), list(TEMPS), list(WORKDIRS)
+    for p in children:
+        try:
+            p.terminate()
+        except OSError:
+            pass
+    for p in children:
+        try:
+            p.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            p.kill()
+    for t in temps:
+        try:
+            os.unlink(t)
+        except OSError:
+            pass
+    for w in works:
+        shutil.rmtree(w, ignore_errors=True)
+
+
+def on_signal(sig, _frame):
+    """SIGTERM, SIGINT, SIGHUP: clean up, then end by the same signal (the exit status says
+    so, as for the C tools' tpu_out_clean_on_signals)."""
+    cleanup()
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def clean_on_signals():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        if signal.getsignal(sig) != signal.SIG_IGN:  # nohup's and a background job's stay
+            signal.signal(sig, on_signal)
+
+
+def check_out(opt, path, model, taken):
+    """An output path, before any work (tpu/cli.h tpu_out_check's rules): a new name in an
+    existing writable directory, an existing regular file, or a device or FIFO (written in
+    place); not a directory, not the model (same device and inode: another spelling, a hard
+    or a symbolic link) and not another output (`taken`: (opt, path) already checked)."""
+    if path == "":
+        die("%s '': empty %s" % (opt, OUT_ALLOWED))
+    if path.endswith("/") or os.path.isdir(path):
+        die("%s '%s': is a directory %s" % (opt, path, OUT_ALLOWED))
+    real = os.path.realpath(path)  # a symbolic link: the file it points to is written
+    parent = os.path.dirname(real) or "."
+    if not os.path.isdir(parent):
+        die("%s '%s': no such directory '%s' %s" % (opt, path, os.path.dirname(path) or ".",
+                                                   OUT_ALLOWED))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        die("%s '%s': cannot be used: %s %s" % (opt, path, e.strerror, OUT_ALLOWED))
+    # a regular file or a new name is replaced by a rename: its directory must be writable
+    if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
+        die("%s '%s': directory '%s' is not writable %s" % (opt, path, parent, OUT_ALLOWED))
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISCHR(st.st_mode) or
+                               stat.S_ISFIFO(st.st_mode)):
+        die("%s '%s': not a regular file, device or FIFO %s" % (opt, path, OUT_ALLOWED))
+    for other_opt, other in [("MODEL", model)] + taken:
+        try:
+            o = os.stat(other)
+        except OSError:
+            o = None
+        if (st is not None and o is not None and (o.st_dev, o.st_ino) == (st.st_dev, st.st_ino)
+                or os.path.realpath(other) == real):
+            if other_opt == "MODEL":
+                die("%s '%s' is the same file as the model '%s': refusing to overwrite an "
+                    "input %s" % (opt, path, other, OUT_ALLOWED))
+            die("%s '%s' is the same file as %s '%s' (allowed: two different files)" % (
+                opt, path, other_opt, other))
+    taken.append((opt, path))
+
+
+def write_out(path, write):
+    """Writes an output by write(file object opened for writing text or bytes): a regular
+    file or a new name through a temporary file beside it ("NAME.tmpXXXXXX", removed on an
+    interrupt) renamed into place only when complete, keeping an existing file's permission
+    bits; a device or FIFO in place. A write error: one line, exit 1, nothing replaced."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    tmp = None
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(real, "wb") as f:
+                write(f)
+            return
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(real) + ".tmp",
+                                   dir=os.path.dirname(real))
+        with LOCK:
+            TEMPS.add(tmp)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        if st is not None:
+            mode = stat.S_IMODE(st.st_mode)
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+        tmp = None
+    except OSError as e:
+        die("cannot write '%s': %s" % (path, e.strerror), 1)
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        with LOCK:
+            TEMPS.discard(tmp)
 
 
 # RAMB36 shapes (depth, width): a memory takes the one that needs the fewest blocks.
@@ -82,9 +235,18 @@ def predict(tools, model, n, c, batch, freq, imem, work, mem=(0, 0, 0)):
     for opt, v in zip(("--ub-kib", "--acc-kib", "--wmem-kib"), mem):
         if v:
             cmd += [opt, str(v)]
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if STOPPING.is_set():
+        return "interrupted"
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with LOCK:
+        CHILDREN.add(p)
+    try:
+        _, err = p.communicate()
+    finally:
+        with LOCK:
+            CHILDREN.discard(p)
     if p.returncode != 0:
-        line = (p.stderr.strip().splitlines() or ["tpu-compile exit %d" % p.returncode])[-1]
+        line = (err.strip().splitlines() or ["tpu-compile exit %d" % p.returncode])[-1]
         return line.replace("tpu-compile: error: ", "")
     with open(js) as f:
         return json.load(f)
@@ -105,9 +267,9 @@ def ints(s, what):
     try:
         v = [int(x) for x in s.split(",") if x != ""]
     except ValueError:
-        sys.exit("tpu-explore: error: %s '%s': expected comma-separated whole numbers" % (what, s))
+        die("%s '%s': expected comma-separated whole numbers" % (what, s))
     if not v or any(x < 1 for x in v):
-        sys.exit("tpu-explore: error: %s '%s': expected numbers >= 1" % (what, s))
+        die("%s '%s': expected numbers >= 1" % (what, s))
     return v
 
 
@@ -140,17 +302,26 @@ def main():
             for ac in (ints(a.acc_kib, "--acc-kib") if a.acc_kib else [0])
             for w in (ints(a.wmem_kib, "--wmem-kib") if a.wmem_kib else [0])]
     if any(n > 256 for n in ns):
-        sys.exit("tpu-explore: error: --mxu %s: N must be 1 .. 256" % a.mxu)
+        die("--mxu %s: N must be 1 .. 256" % a.mxu)
     if any(c > 64 for c in cs):
-        sys.exit("tpu-explore: error: --cores %s: C must be 1 .. 64" % a.cores)
+        die("--cores %s: C must be 1 .. 64" % a.cores)
     if a.per_core < 1:
-        sys.exit("tpu-explore: error: --per-core %d: expected >= 1" % a.per_core)
+        die("--per-core %d: expected >= 1" % a.per_core)
     if not 1 <= a.jobs <= 256:
-        sys.exit("tpu-explore: error: --jobs %d: expected 1 .. 256" % a.jobs)
+        die("--jobs %d: expected 1 .. 256" % a.jobs)
     if not 1 <= a.freq_mhz <= 1000:
-        sys.exit("tpu-explore: error: --freq-mhz %d: expected 1 .. 1000" % a.freq_mhz)
+        die("--freq-mhz %d: expected 1 .. 1000" % a.freq_mhz)
     if not os.path.isfile(a.model):
-        sys.exit("tpu-explore: error: %s: no such file" % a.model)
+        die("%s: no such file" % a.model)
+    # every output before any work: a bad path costs nothing and leaves nothing behind
+    taken = []
+    check_out("-o", a.out, a.model, taken)
+    if a.png is not None:
+        check_out("--png", a.png, a.model, taken)
+        if importlib.util.find_spec("matplotlib") is None:  # say so now, not at the end
+            die("--png '%s': matplotlib is not installed (allowed: no --png, or install "
+                "python3-matplotlib)" % a.png)
+    clean_on_signals()
     name, fam, luts, _ffs, dsps, brams = PARTS[a.part]
     t0 = time.time()
     rows = []
@@ -167,7 +338,10 @@ def main():
                 key = (n, 1, b // c, mem) if b % c == 0 else (n, c, b, mem)
                 pts.append((n, c, b, mem, key))
     keys = list(dict.fromkeys(p[4] for p in pts))
-    with tempfile.TemporaryDirectory() as work:
+    work = tempfile.mkdtemp(prefix="tpu-explore.")
+    with LOCK:
+        WORKDIRS.add(work)
+    try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
             fut = {k: ex.submit(predict, a.tools, a.model, k[0], k[1], k[2], a.freq_mhz,
                                 a.imem_insns, work, k[3]) for k in keys}
@@ -179,6 +353,10 @@ def main():
                     "" if mems == [(0, 0, 0)] else
                     ", UB/ACC/WMEM %s KiB" % "/".join(str(v or "-") for v in k[3])),
                     file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        with LOCK:
+            WORKDIRS.discard(work)
     for n, c, b, mem, key in pts:
         r = res[key]
         lut, dsp, bram = resources(n, c, a.imem_insns, fam, *mem)
@@ -205,8 +383,9 @@ def main():
     if not ok:
         for r in rows:
             print("N = %d, C = %d: %s" % (r["n"], r["c"], r["note"]), file=sys.stderr)
-        sys.exit("tpu-explore: error: the model compiles at no point of the sweep")
-    with open(a.out + ".tmp", "w") as f:
+        die("the model compiles at no point of the sweep")
+    def write_csv(fb):
+        f = io.TextIOWrapper(fb, encoding="utf-8", newline="")
         f.write("mxu,cores,ub_kib,acc_kib,wmem_kib,batch,instructions,cycles_per_batch,"
                 "cycles_per_image,s_per_batch_at_%dMHz,images_per_s_at_%dMHz,mxu_util,"
                 "lut_%s,dsp,bram36,fits_%s,note\n" % (a.freq_mhz, a.freq_mhz, fam, a.part))
@@ -221,7 +400,9 @@ def main():
                     r["n"], r["c"], mem, r["batch"], r["insns"], r["cycles"], r["cpi"],
                     r["spb"], r["ips"], r["util"], r["lut"], r["dsp"], r["bram"],
                     "yes" if r["fits"] else "no"))
-    os.replace(a.out + ".tmp", a.out)
+        f.flush()
+        f.detach()
+    write_out(a.out, write_csv)
     front = pareto([(r["lut"], r["ips"]) for r in ok])
     print("%s on %s (%s: %d LUT, %d DSP, %d BRAM36; 80 %% of LUTs usable), images/s at %d MHz "
           "(no timing closure claimed), %.1f s for %d points (%d compiles, %d at once)" % (
@@ -275,8 +456,7 @@ def main():
             ax.legend(fontsize=8)
         fig.suptitle("%s: N x C configurations (green: fits %s)" % (os.path.basename(a.model), a.part))
         fig.tight_layout()
-        fig.savefig(a.png + ".tmp.png", dpi=110)
-        os.replace(a.png + ".tmp.png", a.png)
+        write_out(a.png, lambda f: fig.savefig(f, format="png", dpi=110))
         print("plot: %s" % a.png)
 
 

@@ -150,7 +150,8 @@ ln -s h2.bin "$W/link.bin"
 "$T/tpu-as" "$W/h.s" -o "$W/link.bin" && [ -L "$W/link.bin" ] && cmp -s "$W/h2.bin" "$W/h.bin" ||
     fail "tpu-as -o SYMLINK: the link is not kept or its target not written"
 mkdir "$W/adir"
-expect_st 1 "adir: cannot write: Is a directory" "$T/tpu-as" "$W/h.s" -o "$W/adir"
+# a bad -o is a usage error found before any work (issue 28): exit 2
+expect_st 2 "adir': is a directory" "$T/tpu-as" "$W/h.s" -o "$W/adir"
 expect_st 1 "/proc/tpu-x.bin: cannot write:" "$T/tpu-as" "$W/h.s" -o /proc/tpu-x.bin
 # bounded inputs
 expect_st 1 "/dev/zero: larger than 67108864 bytes, expected an assembly source" "$T/tpu-as" /dev/zero -o "$W/x.bin"

@@ -86,7 +86,7 @@ check_dir "$T/n2" 7 142.857
 # ---- --constraints-dir ----
 (cd "$T" && mkdir -p s && "$GEN" --mxu 2 -o s/rtl --constraints-dir s/constraints) || bad "gen --constraints-dir"
 check_dir "$T/s/rtl" 100 10.000 "$T/s/constraints"
-[ -z "$(ls "$T/s/rtl" | grep -E '\.(xdc|sdc|pcf)$')" ] && [ "$(ls "$T/s/constraints" | tr '\n' ' ')" = "tpu_top.pcf tpu_top.sdc tpu_top.xdc " ] \
+[ -z "$(ls "$T/s/rtl" | grep -E '\.(xdc|sdc|pcf)$')" ] && [ "$(ls "$T/s/constraints" | tr '\n' ' ')" = "tpu_manifest.txt tpu_top.pcf tpu_top.sdc tpu_top.xdc " ] \
     && ok || bad "--constraints-dir: constraint files not (only) in CDIR"
 grep -q '^      - \.\./constraints/tpu_top\.xdc$' "$T/s/rtl/tpu.core" && ok || bad "--constraints-dir: tpu.core path"
 # the same directory twice is the default layout

@@ -21,6 +21,8 @@ tpu_rst_sync.sv tpu_top.sv tpu_top.f
 tpu_link.sv tpu_router.sv tpu_noc.sv tpu_noc.f tpu_noc.vlt"
 # FPGA constraints and the FuseSoC core: '#' comments, checked by tests/fpga/test_constraints.sh
 HASH_FILES="tpu_top.xdc tpu_top.sdc tpu_top.pcf tpu.core"
+# gen's manifest of the files it wrote into the directory (docs/fpga.md)
+MANIFEST=tpu_manifest.txt
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-gen-cli.XXXXXX") || exit 1
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -179,7 +181,7 @@ for n in 1 3 256; do
     l=$((2 * n)); b=$((2 * n - 2))
     if (cd w && gen --mxu $n --cores 3 -o n$n 2>"$T/err"); then ok; else bad "--mxu $n: $(cat "$T/err")"; fi
     header_ok w/n$n "gen --mxu $n --cores 3 -o n$n" "N=$n cores=3 pe_stages=1 latency_L=$l busy_cycles_B=$b vpu_lanes=$n freq_mhz=100"
-    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
+    [ "$(ls -A w/n$n | LC_ALL=C sort | tr '\n' ' ')" = "$(echo $FILES $HASH_FILES $MANIFEST | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')" ] \
         && ok || bad "--mxu $n: not exactly the files of FILES: $(ls -A w/n$n)"
     [ "$(param w/n$n TPU_MXU_N)" = $n ] && [ "$(param w/n$n TPU_MXU_LATENCY)" = $l ] \
         && [ "$(param w/n$n TPU_MXU_BUSY_CYCLES)" = $b ] && [ "$(param w/n$n TPU_CORES)" = 3 ] \
@@ -277,13 +279,37 @@ rm w/same/notes.txt && diff -r w/same.1 w/same >/dev/null && ok || bad "second r
 (cd w && gen --mxu 010 --axi-data-bits 064 -o dec) && header_ok w/dec "gen --mxu 010 --axi-data-bits 064 -o dec" "N=10 cores=8 pe_stages=1 latency_L=20 busy_cycles_B=18 vpu_lanes=10 freq_mhz=100" \
     && axi_ok w/dec 64 && ok || bad "--mxu 010 --axi-data-bits 064"
 rm -rf w/dec
-# issue 16 item 5: an existing DIR holds exactly what this configuration writes: the core's
-# files of an earlier N = 4 run are gone after an MXU-and-VPU-only run, other files stay
+# issue 16 item 5: gen's files in an existing DIR are exactly what this configuration writes:
+# the core's files of an earlier N = 4 run (listed in its manifest) are gone after an
+# MXU-and-VPU-only run; other files stay, even one named like gen's (issue 28: tpu_old.sv is
+# the user's, the manifest does not list it)
 (cd w && gen --mxu 4 -o stale) && echo mine >w/stale/notes.txt && echo x >w/stale/tpu_old.sv
 (cd w && gen --mxu 4 --vpu-lanes 2 -o stale2) && (cd w && gen --mxu 4 --vpu-lanes 2 -o stale) \
-    && [ ! -e w/stale/tpu_core.sv ] && [ ! -e w/stale/tpu_old.sv ] && [ "$(cat w/stale/notes.txt)" = mine ] \
-    && rm w/stale/notes.txt && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
+    && [ ! -e w/stale/tpu_core.sv ] && [ "$(cat w/stale/tpu_old.sv)" = x ] && [ "$(cat w/stale/notes.txt)" = mine ] \
+    && rm w/stale/notes.txt w/stale/tpu_old.sv && [ "$(ls w/stale)" = "$(ls w/stale2)" ] && ok || bad "stale files of an earlier configuration left in DIR: $(ls w/stale | head -50 | tr '\n' ' ')"
 rm -rf w/stale w/stale2
+# issue 28: the manifest is untrusted. A run into a folder whose manifest lists the core's
+# files removes them (the control case); one whose manifest is not gen's (the header changed)
+# removes nothing; names with '/' or "..", a directory, a symbolic link, a name not of gen's
+# kind and the manifest itself are never removed; a 10 MB or binary manifest: no crash,
+# nothing removed.
+mf_hdr() { head -n 2 w/mf0/tpu_manifest.txt; }
+(cd w && gen --mxu 4 -o mf0) && grep -qx tpu_core.sv w/mf0/tpu_manifest.txt && ok || bad "no manifest listing tpu_core.sv in w/mf0"
+cp -r w/mf0 w/mf1 && sed -i 's/do not edit/do edit/' w/mf1/tpu_manifest.txt
+(cd w && gen --mxu 4 --vpu-lanes 2 -o mf1) && [ -e w/mf1/tpu_core.sv ] && ok || bad "a manifest without gen's header removed tpu_core.sv"
+mkdir -p w/mf2/sub w/mf2/tpu_dir.sv w/victim && echo v >w/victim/tpu_v.sv && echo s >w/mf2/sub/tpu_s.sv \
+    && echo t >w/mf2/target.txt && ln -s target.txt w/mf2/tpu_lnk.sv && echo n >w/mf2/notes.txt && echo m >w/mf2/tpu_mine.sv
+{ mf_hdr; printf '%s\n' ../victim/tpu_v.sv sub/tpu_s.sv .. . tpu_dir.sv tpu_lnk.sv notes.txt target.txt \
+    "$T/w/victim/tpu_v.sv" tpu_manifest.txt ' tpu_mine.sv' 'tpu_mine.sv '; } >w/mf2/tpu_manifest.txt
+(cd w && gen --mxu 2 -o mf2) && [ -f w/victim/tpu_v.sv ] && [ -f w/mf2/sub/tpu_s.sv ] && [ -d w/mf2/tpu_dir.sv ] \
+    && [ -L w/mf2/tpu_lnk.sv ] && [ -f w/mf2/target.txt ] && [ -f w/mf2/notes.txt ] && [ -f w/mf2/tpu_mine.sv ] \
+    && [ -f w/mf2/tpu_manifest.txt ] && ok || bad "a hostile manifest removed something: $(ls -A w/mf2 w/victim | tr '\n' ' ')"
+cp -r w/mf0 w/mf3 && { mf_hdr; head -c 10000000 /dev/urandom; printf '\ntpu_core.sv\n'; } >w/mf3/tpu_manifest.txt
+(cd w && gen --mxu 4 --vpu-lanes 2 -o mf3 2>"$T/err") && [ -e w/mf3/tpu_core.sv ] && ok || bad "a 10 MB manifest: $(cat "$T/err")"
+cp -r w/mf0 w/mf4 && { mf_hdr; printf 'tpu_\000core.sv\n\377\376\ntpu_mxu.f'; } >w/mf4/tpu_manifest.txt && echo x >w/mf4/tpu_.sv
+(cd w && gen --mxu 4 --vpu-lanes 2 -o mf4 2>"$T/err") && [ -e w/mf4/tpu_core.sv ] && [ -e w/mf4/tpu_.sv ] && [ -e w/mf4/tpu_mxu.f ] \
+    && ok || bad "a binary manifest: $(cat "$T/err")"
+rm -rf w/mf0 w/mf1 w/mf2 w/mf3 w/mf4 w/victim
 # a --constraints-dir loses only stale constraint files, never other generated files
 (cd w && gen --mxu 2 -o other) && echo x >w/other/tpu_top.pcf.old && (cd w && gen --mxu 2 -o cs --constraints-dir other) \
     && [ -e w/other/tpu_mxu.sv ] && [ -e w/other/tpu_top.xdc ] && ok || bad "--constraints-dir removed files that are not constraints"
