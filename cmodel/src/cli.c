@@ -573,6 +573,7 @@ static int parent_ok(const char *opt, const char *path, const char *allowed, cha
 }
 
 #define ALLOWED_FILE "(allowed: a file name in an existing directory)"
+#define PATH_CHECK_MAX 4096 /* the longest path checked, with its NUL (Linux's PATH_MAX) */
 #define ALLOWED_DIR "(allowed: an existing directory, or a new name in one)"
 
 int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
@@ -581,6 +582,11 @@ int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
     size_t n = path ? strlen(path) : 0;
     if (n == 0) {
         set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_FILE);
+        return -1;
+    }
+    if (n >= PATH_CHECK_MAX) { /* the checks below copy it: never check a shortened path */
+        set_err(err, errlen, "%s '%.60s...': a path of %zu bytes (allowed: at most %d)", opt,
+                path, n, PATH_CHECK_MAX - 1);
         return -1;
     }
     if (stat(path, &st) == 0) {
@@ -619,13 +625,19 @@ int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
         /* a link to a file not yet there: the file it names is created */
         char t[4096], full[8192], d[4096];
         ssize_t k = readlink(path, t, sizeof t - 1);
-        if (k <= 0) {
+        if (k <= 0 || (size_t)k >= sizeof t - 1) {
             set_err(err, errlen, "%s '%s': the link cannot be read %s", opt, path, ALLOWED_FILE);
             return -1;
         }
         t[k] = 0;
         dir_of(path, d, sizeof d);
-        snprintf(full, sizeof full, "%s%s%s", t[0] == '/' ? "" : d, t[0] == '/' ? "" : "/", t);
+        int fl = snprintf(full, sizeof full, "%s%s%s", t[0] == '/' ? "" : d,
+                          t[0] == '/' ? "" : "/", t);
+        if (fl < 0 || fl >= PATH_CHECK_MAX) {
+            set_err(err, errlen, "%s '%s': the file its link names has a path over %d bytes",
+                    opt, path, PATH_CHECK_MAX - 1);
+            return -1;
+        }
         return parent_ok(opt, full, ALLOWED_FILE, err, errlen);
     }
     return parent_ok(opt, path, ALLOWED_FILE, err, errlen);
@@ -636,6 +648,11 @@ int tpu_outdir_check(const char *opt, const char *path, char *err, size_t errlen
     struct stat st;
     if (path == NULL || path[0] == 0) {
         set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_DIR);
+        return -1;
+    }
+    if (strlen(path) >= PATH_CHECK_MAX) {
+        set_err(err, errlen, "%s '%.60s...': a path of %zu bytes (allowed: at most %d)", opt,
+                path, strlen(path), PATH_CHECK_MAX - 1);
         return -1;
     }
     if (stat(path, &st) == 0) {
