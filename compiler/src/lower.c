@@ -116,6 +116,11 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM:
+            if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat)
+                LERR("a reduction of a Conv/pool output (channels-last in memory) is not supported");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
         case TPUC_OP_CONCAT:
             for (int k = 0; k < n->nin; k++)
                 if (g->t[n->in[k]].lay.kind != a->lay.kind || g->t[n->in[k]].lay.flat)
