@@ -163,8 +163,8 @@ static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a, 
     if (n->nin > (axes_in ? 2 : 1)) NODE_ERR(n, "%d inputs, expected %d", n->nin, axes_in ? 2 : 1);
     int64_t v = nax == 1 ? (ax[0] < 0 ? ax[0] + a->ndim : ax[0]) : -1;
     if (nax != 1 || v != a->ndim - 1 || a->ndim < 2)
-        NODE_ERR(n, "attribute 'axes' (%s): only the last axis of a tensor of 2 or more dimensions (axes = [%d] or [-1]) is supported",
-                 nax == 0 ? "absent: every axis" : nax == 1 ? "another axis" : "several axes", a->ndim - 1);
+        NODE_ERR(n, "%s (%s): only the last axis of a tensor of 2 or more dimensions (axes = [%d] or [-1]) is supported",
+                 axes_in ? "input 1 (axes)" : "attribute 'axes'", nax == 0 ? "absent: every axis" : nax == 1 ? "another axis" : "several axes", a->ndim - 1);
     int64_t d[TPUC_MAX_DIMS];
     for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
     d[a->ndim - 1] = 1;

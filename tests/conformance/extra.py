@@ -121,4 +121,19 @@ for name, op, shape, keep, opset in (("test_reduce_mean_last_axis", "ReduceMean"
     else:
         save(name, [helper.make_node(op, ["x"], ["y"], axes=[len(shape) - 1], keepdims=keep)],
              ["x"], [x], "y", y, opset)
+# a chain of the new operators after a Linear layer (torch: Linear, hardswish, 0.25 - h, neg,
+# hardsigmoid, mean over the last axis)
+x = rng.randn(6, 16).astype(np.float32)
+w = (rng.randn(12, 16) / 4).astype(np.float32)
+b = rng.randn(12).astype(np.float32)
+with torch.no_grad():
+    t = torch.nn.functional.hardswish(torch.from_numpy(x) @ torch.from_numpy(w).T + torch.from_numpy(b))
+    y = torch.nn.functional.hardsigmoid(-(0.25 - t)).mean(dim=-1, keepdim=True).numpy()
+save("test_chain_new_ops", [helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=1),
+                            helper.make_node("HardSwish", ["g"], ["h"]),
+                            helper.make_node("Sub", ["q", "h"], ["s"]),
+                            helper.make_node("Neg", ["s"], ["n"]),
+                            helper.make_node("HardSigmoid", ["n"], ["z"], alpha=1.0 / 6.0),
+                            helper.make_node("ReduceMean", ["z"], ["y"], axes=[-1], keepdims=1)],
+     ["x", "w", "b", "q"], [x, w, b, np.array([0.25], np.float32)], "y", y, 14)
 print("extra node tests written to", OUT)
