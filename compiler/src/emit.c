@@ -106,6 +106,19 @@ int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, ui
                     (unsigned long long)rs);
 }
 
+int tpuc_e_vred(tpuc_ectx_t *c, const char *red, unsigned smem, uint64_t src, unsigned dmem,
+                uint64_t dst, uint64_t g, uint64_t len, uint64_t cs, uint64_t rs)
+{
+    c->count++;
+    if (c->dry) return 0;
+    return tpuc_asm(c->p,
+                    "vred %s src=%s:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
+                    "row_stride=%llu\n",
+                    red, MEM[smem], (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
+                    (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
+                    (unsigned long long)rs);
+}
+
 int tpuc_e_halt(tpuc_ectx_t *c)
 {
     c->count++;

@@ -81,6 +81,97 @@ static int known_attrs(const tpuc_node_t *n, const char *const *names, char *err
     return 0;
 }
 
+/* Neg: the node becomes Mul by a constant -1 (exact; op_type stays "Neg" for messages). */
+static int rewrite_neg(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
+{
+    tpuc_node_t *n = &g->n[ni];
+    if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+    if (n->nin != 1) NODE_ERR(n, "%d inputs, expected 1", n->nin);
+    float *v = malloc(sizeof *v);
+    if (!v) return tpuc_err(err, errlen, "out of memory"), -1;
+    *v = -1.0f;
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s/minus_one", n->name);
+    int ti = tpuc_add_tensor(g, nm);
+    if (ti < 0) { free(v); return tpuc_err(err, errlen, "out of memory"), -1; }
+    n = &g->n[ni];
+    int64_t d[1] = {1};
+    g->t[ti].ndim = 1; g->t[ti].dims[0] = d[0];
+    g->t[ti].is_const = 1; g->t[ti].f = v;
+    n->op = TPUC_OP_MUL;
+    n->nin = 2;
+    n->in[1] = ti;
+    g->t[ti].nuses = 1;
+    return 0;
+}
+
+/* HardSigmoid (alpha, beta; defaults 0.2, 0.5) and HardSwish (alpha 1/6, beta 0.5). */
+static int fold_hard(tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y, char *err, size_t errlen)
+{
+    double alpha = 0.2, beta = 0.5;
+    if (n->op == TPUC_OP_HARDSWISH) {
+        if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+        alpha = 1.0 / 6.0;
+    } else {
+        static const char *const at[] = {"alpha", "beta", NULL};
+        if (known_attrs(n, at, err, errlen)) return -1;
+        for (size_t k = 0; k < n->nattrs; k++) {
+            const tpuc_attr_t *t = &n->attrs[k];
+            if (t->type != 1 || !isfinite(t->f))
+                NODE_ERR(n, "attribute '%s' must be a finite float", t->name);
+            if (strcmp(t->name, "alpha") == 0) alpha = t->f; else beta = t->f;
+        }
+    }
+    if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
+    n->hs_alpha = (float)alpha;
+    n->hs_beta = (float)beta;
+    n->clip_lo = 0.0f; /* the clamp's rows (tile's load_clip) */
+    n->clip_hi = 1.0f;
+    set_shape(y, a->ndim, a->dims);
+    return 0;
+}
+
+/* ReduceMean / ReduceSum over the last axis only (keepdims 0 or 1); axes from the attribute
+   (ReduceMean 1, 11, 13; ReduceSum 1, 11) or a constant int64 input (ReduceSum 13). */
+static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y,
+                       char *err, size_t errlen)
+{
+    const int axes_in = n->op == TPUC_OP_REDUCESUM && n->version >= 13;
+    static const char *const at_attr[] = {"axes", "keepdims", NULL};
+    static const char *const at_in[] = {"keepdims", "noop_with_empty_axes", NULL};
+    if (known_attrs(n, axes_in ? at_in : at_attr, err, errlen)) return -1;
+    for (size_t k = 0; k < n->nattrs; k++)
+        if (strcmp(n->attrs[k].name, "axes") ? n->attrs[k].type != 2 : n->attrs[k].type != 7)
+            NODE_ERR(n, "attribute '%s' has the wrong type", n->attrs[k].name);
+    int64_t keep = tpuc_attr_int(n, "keepdims", 1);
+    if (keep != 0 && keep != 1) NODE_ERR(n, "attribute 'keepdims' = %lld: 0 or 1 expected", (long long)keep);
+    if (tpuc_attr_int(n, "noop_with_empty_axes", 0)) NODE_ERR(n, "attribute 'noop_with_empty_axes' = 1 is not supported");
+    if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
+    const int64_t *ax = NULL;
+    int64_t nax = 0;
+    if (axes_in) {
+        const tpuc_tensor_t *t = in_t(g, n, 1);
+        if (t) {
+            if (!t->is_const || !t->i) NODE_ERR(n, "input 1 (axes) must be a constant int64 tensor");
+            ax = t->i;
+            nax = tpuc_tensor_elems(t);
+        }
+    } else {
+        const tpuc_attr_t *t = tpuc_attr(n, "axes");
+        if (t) { ax = t->ints; nax = (int64_t)t->nints; }
+    }
+    if (n->nin > (axes_in ? 2 : 1)) NODE_ERR(n, "%d inputs, expected %d", n->nin, axes_in ? 2 : 1);
+    int64_t v = nax == 1 ? (ax[0] < 0 ? ax[0] + a->ndim : ax[0]) : -1;
+    if (nax != 1 || v != a->ndim - 1 || a->ndim < 2)
+        NODE_ERR(n, "%s (%s): only the last axis of a tensor of 2 or more dimensions (axes = [%d] or [-1]) is supported",
+                 axes_in ? "input 1 (axes)" : "attribute 'axes'", nax == 0 ? "absent: every axis" : nax == 1 ? "another axis" : "several axes", a->ndim - 1);
+    int64_t d[TPUC_MAX_DIMS];
+    for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
+    d[a->ndim - 1] = 1;
+    set_shape(y, keep ? a->ndim : a->ndim - 1, d);
+    return 0;
+}
+
 /* ---- the tanh-form GELU: 0.5 * (x * (1 + tanh(c2 * (x + c1 * (x * (x * x)))))) ---- */
 static int const_scalar(const tpuc_graph_t *g, int t, float *v)
 {
@@ -594,7 +685,20 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             continue;
         }
         if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+        if (n->op == TPUC_OP_NEG) {
+            /* -x as x * -1 (exact: a sign flip; Neg(+0) = -0 as ONNX's) */
+            if (rewrite_neg(g, ni, err, errlen)) return -1;
+            n = &g->n[ni];
+            a = in_t(g, n, 0); b = in_t(g, n, 1);
+            y = &g->t[n->out[0]];
+        }
         switch (n->op) {
+        case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
+            if (fold_hard(n, a, y, err, errlen)) return -1;
+            break;
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM:
+            if (fold_reduce(g, n, a, y, err, errlen)) return -1;
+            break;
         case TPUC_OP_RESHAPE: {
             static const char *const at[] = {"allowzero", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
@@ -739,8 +843,10 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             set_shape(y, a->ndim, d);
             break;
         }
-        case TPUC_OP_ADD: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_POW: {
+        case TPUC_OP_ADD: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_POW: case TPUC_OP_SUB: {
             if (!b) NODE_ERR(n, "two inputs expected");
+            if (n->op == TPUC_OP_SUB && !a->is_const && !b->is_const && tpuc_tensor_elems(a) < tpuc_tensor_elems(b))
+                NODE_ERR(n, "an activation minus a larger one (broadcast of the first input): only the second may be broadcast");
             if (a->is_const && b->is_const) NODE_ERR(n, "both inputs are constants (not folded)");
             const tpuc_tensor_t *act = a->is_const ? b : a, *cst = a->is_const ? a : b;
             if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW) { /* only inside a GELU: checked later */ }
@@ -974,11 +1080,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         tpuc_node_t *p = &g->n[pi];
         if (p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL &&
             p->op != TPUC_OP_MAXPOOL && p->op != TPUC_OP_AVGPOOL && p->op != TPUC_OP_GAP &&
-            p->op != TPUC_OP_ADD && p->op != TPUC_OP_MUL && p->op != TPUC_OP_BN)
+            p->op != TPUC_OP_ADD && p->op != TPUC_OP_MUL && p->op != TPUC_OP_BN && p->op != TPUC_OP_SUB)
             continue;
         if (p->fuse_act) continue;
         if (n->op == TPUC_OP_CLIP && p->op != TPUC_OP_CONV && p->op != TPUC_OP_GEMM &&
-            p->op != TPUC_OP_MATMUL && p->op != TPUC_OP_ADD && p->op != TPUC_OP_BN)
+            p->op != TPUC_OP_MATMUL && p->op != TPUC_OP_ADD && p->op != TPUC_OP_BN && p->op != TPUC_OP_SUB)
             continue;
         p->fuse_act = n->op;
         p->clip_lo = n->clip_lo;

@@ -116,19 +116,29 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM:
+            if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat)
+                LERR("a reduction of a Conv/pool output (channels-last in memory) is not supported");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
         case TPUC_OP_CONCAT:
             for (int k = 0; k < n->nin; k++)
                 if (g->t[n->in[k]].lay.kind != a->lay.kind || g->t[n->in[k]].lay.flat)
                     LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor)");
             y->lay.kind = a->lay.kind;
             break;
-        default: /* elementwise, BN: the input's kind */
+        default: { /* elementwise, BN: the input's kind (the activation's: c + x, c - x) */
+            int second = n->nin > 1 && n->in[1] >= 0 ? n->in[1] : -1;
+            if (a->is_const && second >= 0 && !g->t[second].is_const) {
+                a = &g->t[second];
+                second = -1;
+            }
             if (a->lay.flat) LERR("a flattened Conv/pool output can only feed a Gemm or MatMul");
             y->lay.kind = a->lay.kind;
-            if (n->nin > 1 && n->in[1] >= 0 && !g->t[n->in[1]].is_const &&
-                g->t[n->in[1]].lay.kind != a->lay.kind)
+            if (second >= 0 && !g->t[second].is_const && g->t[second].lay.kind != a->lay.kind)
                 LERR("two inputs with different memory layouts");
             break;
+        }
         }
 #undef LERR
     }

@@ -54,6 +54,12 @@ static const op_info_t OPS[] = {
     {"Clip", TPUC_OP_CLIP, {1, 6, 11, 12, 13}, {6, 11, 12, 13}},
     {"Constant", TPUC_OP_CONSTANT, {1, 9, 11, 12, 13}, {9, 11, 12, 13}},
     {"Transpose", TPUC_OP_TRANSPOSE, {1, 13}, {1, 13}},
+    {"Sub", TPUC_OP_SUB, {1, 6, 7, 13, 14}, {7, 13, 14}},
+    {"Neg", TPUC_OP_NEG, {1, 6, 13}, {6, 13}},
+    {"HardSigmoid", TPUC_OP_HARDSIGMOID, {1, 6}, {6}},
+    {"HardSwish", TPUC_OP_HARDSWISH, {14}, {14}},
+    {"ReduceMean", TPUC_OP_REDUCEMEAN, {1, 11, 13}, {1, 11, 13}},
+    {"ReduceSum", TPUC_OP_REDUCESUM, {1, 11, 13}, {1, 11, 13}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 

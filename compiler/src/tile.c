@@ -1787,6 +1787,34 @@ static int alloc_clean(ctx_t *c, tpuc_tensor_t *y)
     return 0;
 }
 
+static int is_hard(const tpuc_node_t *n)
+{
+    return n->op == TPUC_OP_HARDSIGMOID || n->op == TPUC_OP_HARDSWISH;
+}
+
+/* The VPU op of a one-instruction elementwise node (a unary function, or Add/Sub/Mul). */
+static unsigned eltwise_vop(const tpuc_node_t *n)
+{
+    return n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
+         : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
+         : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL
+         : n->op == TPUC_OP_SUB ? V_SUB : V_ADD;
+}
+
+/* HardSigmoid / HardSwish of `rows` rows at UB xrow, in fp32 in ACC: t = x * alpha (alpha
+   row at ACC ka), t = t + beta (ACC kb), t = min(max(t, 0), 1) (the clip rows); HardSigmoid
+   writes t to dmem:drow, HardSwish t * x. ACC rows [tmp, tmp + rows) are scratch. */
+static int emit_hard(ctx_t *c, const tpuc_node_t *n, uint64_t xrow, uint64_t ka, uint64_t kb,
+                     uint64_t tmp, uint64_t clip_row, unsigned dmem, uint64_t drow, uint64_t rows)
+{
+    TRY(tpuc_e_vop(&c->e, V_MUL, UB, xrow, ACC, ka, 1, ACC, tmp, rows));
+    TRY(tpuc_e_vop(&c->e, V_ADD, ACC, tmp, ACC, kb, 1, ACC, tmp, rows));
+    if (n->op == TPUC_OP_HARDSIGMOID) return emit_act(c, TPUC_OP_CLIP, ACC, tmp, dmem, drow, rows, clip_row);
+    if (emit_act(c, TPUC_OP_CLIP, ACC, tmp, ACC, tmp, rows, clip_row)) return -1;
+    TRY(tpuc_e_vop(&c->e, V_MUL, ACC, tmp, UB, xrow, 0, dmem, drow, rows));
+    return 0;
+}
+
 /* Elementwise on SPATIAL tensors, image row by image row: the inputs may have any geometry
    (a wide Conv output, a clean padded buffer, pooled pixels wstep rows apart), the output is
    a clean buffer with the padding its readers need. x: the full-size input; x2: a second
@@ -1809,15 +1837,13 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
     if (k_off >= 0) TRY(tpuc_e_dma_in(&c->e, ACC, crow, CT, N, img_addr(c, k_off), (uint64_t)N * 4));
     if (k2_off >= 0) TRY(tpuc_e_dma_in(&c->e, ACC, crow + CT, CT, N, img_addr(c, k2_off), (uint64_t)N * 4));
     const uint64_t clip_row = crow + 2 * CT;
-    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP) && load_clip(c, n, clip_row)) return -1;
+    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP || is_hard(n)) && load_clip(c, n, clip_row)) return -1;
     /* G image rows per pass: UB x (G W), x2 (G W), out (G W); ACC temp and out (G W each) */
     uint64_t G = min64(gm->ub_rows / (3 * W), (crow) / (2 * W));
     G = min64(G, 65535 / W);
     if (G < 1) CERR(c, "an image row of %llu pixels does not fit UB/ACC", (unsigned long long)W);
     hw_mark(c, 3 * G * W, 2 * G * W + 2 * CT + 2, 0);
-    unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
-                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
-                : n->op == TPUC_OP_MUL ? V_MUL : n->op == TPUC_OP_IDENTITY ? V_CVT : V_ADD;
+    unsigned op = eltwise_vop(n);
     const uint64_t total = B * H;
     for (uint64_t t = 0; t < CT; t++) {
         uint64_t ct = min64(N, C - t * N);
@@ -1844,6 +1870,8 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
             if (n->op == TPUC_OP_BN) {
                 TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, crow + t, 1, ACC, 0, rows));
                 TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, rm, rr, rows));
+            } else if (is_hard(n)) {
+                if (emit_hard(c, n, 0, crow + t, crow + CT + t, 0, clip_row, rm, rr, rows)) return -1;
             } else if (x2 && !bcast) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, G * W, 0, rm, rr, rows));
             } else if (x2) {
@@ -1875,21 +1903,29 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const tpu_core_geom_t *gm = &c->hw->geom;
     const tpuc_tensor_t *cst = NULL, *b2 = NULL;
-    if (n->op == TPUC_OP_ADD || n->op == TPUC_OP_MUL) {
+    int rsub = 0; /* Sub with the constant first: c - x */
+    if (n->op == TPUC_OP_ADD || n->op == TPUC_OP_MUL || n->op == TPUC_OP_SUB) {
         const tpuc_tensor_t *p = &g->t[n->in[0]], *q = &g->t[n->in[1]];
         if (p->is_const) { cst = p; a = q; } else if (q->is_const) cst = q; else b2 = q;
-        if (b2 && tpuc_tensor_elems(b2) > tpuc_tensor_elems(a)) { const tpuc_tensor_t *t = a; a = b2; b2 = t; }
+        rsub = n->op == TPUC_OP_SUB && p->is_const;
+        if (b2 && tpuc_tensor_elems(b2) > tpuc_tensor_elems(a)) {
+            if (n->op == TPUC_OP_SUB) CERR(c, "the first input of a Sub is broadcast to the second: not supported");
+            const tpuc_tensor_t *t = a; a = b2; b2 = t;
+        }
     }
-    TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)" : "-"));
+    if (rsub && a->lay.kind != TPUC_LAYOUT_PLAIN)
+        CERR(c, "a constant minus a Conv/pool output is not supported (only activation - constant)");
+    TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)"
+                          : is_hard(n) ? "alpha, beta, 0, 1 fp32 (ACC)" : "-"));
     /* the output buffer: the input's geometry, or a clean one written row by row */
     need_t nd;
     if (consumer_needs(c, n->out[0], &nd)) return -1;
     if (a->lay.kind == TPUC_LAYOUT_SPATIAL &&
         ((b2 && !same_geometry(&a->lay, &b2->lay)) || (nd.pt | nd.pl | nd.pb | nd.pr) ||
-         WS(&a->lay) > 1 || n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP ||
+         WS(&a->lay) > 1 || n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP || is_hard(n) ||
          a->lay.img % nd.stride_w || a->lay.rpitch % nd.stride_w || nd.h_mult > 1 || y->is_output)) {
         int64_t k1 = -1, k2 = -1;
-        if (cst || n->op == TPUC_OP_BN) {
+        if (cst || n->op == TPUC_OP_BN || is_hard(n)) {
             uint64_t C = a->lay.cols, CT = (C + c->n - 1) / c->n;
             float *row = calloc(CT * c->n + 1, sizeof *row), *row2 = calloc(CT * c->n + 1, sizeof *row2);
             if (!row || !row2) { free(row); free(row2); return -1; }
@@ -1902,15 +1938,18 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
                     row[i] = (float)f;
                     row2[i] = (float)(bb[i] - mu[i] * f);
                 }
+            } else if (is_hard(n)) {
+                for (uint64_t i = 0; i < C; i++) { row[i] = n->hs_alpha; row2[i] = n->hs_beta; }
             } else {
                 int64_t ce = tpuc_tensor_elems(cst);
                 if (ce != 1 && (uint64_t)ce != C) { free(row); free(row2); CERR(c, "a constant that is not per-channel with a Conv/pool output is not supported"); }
                 for (uint64_t i = 0; i < C; i++) row[i] = cst->f[ce == 1 ? 0 : i];
             }
+            const int two = n->op == TPUC_OP_BN || is_hard(n);
             k1 = img_rows_f32(c, row, C, CT);
-            if (n->op == TPUC_OP_BN) k2 = img_rows_f32(c, row2, C, CT);
+            if (two) k2 = img_rows_f32(c, row2, C, CT);
             free(row); free(row2);
-            if (k1 < 0 || (n->op == TPUC_OP_BN && k2 < 0)) return -1;
+            if (k1 < 0 || (two && k2 < 0)) return -1;
         }
         return eltwise_rows(c, n, a, b2, k1, k2, y);
     }
@@ -1929,7 +1968,7 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     /* constants: one broadcast row per column tile, or a full matrix */
     int64_t k_off = -1, k2_off = -1;
     int full = 0;
-    if (cst || n->op == TPUC_OP_BN) {
+    if (cst || n->op == TPUC_OP_BN || is_hard(n)) {
         float *row = calloc(CT * N + 1, sizeof *row), *row2 = calloc(CT * N + 1, sizeof *row2);
         if (!row || !row2) { free(row); free(row2); return -1; }
         if (n->op == TPUC_OP_BN) {
@@ -1945,11 +1984,18 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
             }
             k_off = img_rows_f32(c, row, C, CT);
             k2_off = img_rows_f32(c, row2, C, CT);
+        } else if (is_hard(n)) {
+            for (uint64_t i = 0; i < C; i++) { row[i] = n->hs_alpha; row2[i] = n->hs_beta; }
+            k_off = img_rows_f32(c, row, C, CT);
+            k2_off = img_rows_f32(c, row2, C, CT);
         } else {
-            /* does the constant vary along the row (the last physical axis) only? */
+            /* does the constant vary along the row (the last physical axis) only? c - x (rsub)
+               takes the full matrix: vop sub's broadcast operand is the second */
             int64_t ce = tpuc_tensor_elems(cst);
             int rowb = 0;
-            if (ce == 1) {
+            if (rsub) {
+                rowb = 0;
+            } else if (ce == 1) {
                 for (uint64_t i = 0; i < C; i++) row[i] = cst->f[0];
                 rowb = 1;
             } else if (a->lay.kind == TPUC_LAYOUT_PLAIN && cst->dims[cst->ndim - 1] == (int64_t)C && (uint64_t)ce == C) {
@@ -1987,18 +2033,16 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
         }
         free(row);
         free(row2);
-        if (k_off < 0 || (n->op == TPUC_OP_BN && k2_off < 0)) return -1;
+        if (k_off < 0 || ((n->op == TPUC_OP_BN || is_hard(n)) && k2_off < 0)) return -1;
     }
-    unsigned op = n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
-                : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
-                : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL : V_ADD;
+    unsigned op = eltwise_vop(n);
     if (b2 && (b2->lay.kind != a->lay.kind || b2->lay.rows != a->lay.rows || b2->lay.cols != a->lay.cols))
         CERR(c, "two row-major inputs of different shapes are not supported");
     /* UB: x (mt), x2 (mt), out (mt); ACC: constants (2 CT rows at the top), temp, out */
     uint64_t crow = gm->acc_rows - 2 * CT;
     if (gm->acc_rows <= 2 * CT + 4) CERR(c, "ACC too small");
     const uint64_t clip_row = crow - 2;
-    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP) && load_clip(c, n, clip_row)) return -1;
+    if ((n->op == TPUC_OP_CLIP || n->fuse_act == TPUC_OP_CLIP || is_hard(n)) && load_clip(c, n, clip_row)) return -1;
     uint64_t mt = min64(min64(R, 65535), gm->ub_rows / 3);
     mt = min64(mt, (gm->acc_rows - 2 * CT - 2) / 2);
     if (mt < 1) CERR(c, "does not fit UB/ACC");
@@ -2019,12 +2063,15 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
             if (n->op == TPUC_OP_BN) {
                 TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, crow + t, 1, ACC, 0, rows));
                 TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, fmem, frow, rows));
+            } else if (is_hard(n)) {
+                if (emit_hard(c, n, 0, crow + t, crow + CT + t, 0, clip_row, fmem, frow, rows)) return -1;
             } else if (b2) {
                 TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, ct, b2->lay.addr + (m0 * C + t * N) * 2, C * 2));
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, mt, 0, fmem, frow, rows));
             } else if (cst && full) {
                 TRY(tpuc_e_dma_in(&c->e, ACC, 0, rows, N, img_addr(c, k_off) + (m0 * CT + t) * N * 4, CT * N * 4));
-                TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, 0, 0, fmem, frow, rows));
+                if (rsub) TRY(tpuc_e_vop(&c->e, V_SUB, ACC, 0, UB, 0, 0, fmem, frow, rows));
+                else TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, 0, 0, fmem, frow, rows));
             } else if (cst) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, crow + t, 1, fmem, frow, rows));
             } else if (n->op == TPUC_OP_CLIP) {
@@ -2035,6 +2082,66 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
             if (n->fuse_act && emit_act(c, n->fuse_act, fmem, frow, fmem, frow, rows, clip_row)) return -1;
             TRY(tpuc_e_dma_out(&c->e, fmem, frow, rows, ct, y->lay.addr + (m0 * C + t * N) * es, C * es));
         }
+    }
+    return 0;
+}
+
+/* ---- ReduceSum / ReduceMean over the last axis of a row-major tensor ----
+   Per tile of mt rows (a multiple of N): the row's chunks of N elements in UB (chunk t of
+   the tile at UB rows t*mt ..), one `vred sum` (docs/vpu.md "Reductions": the fixed order)
+   packing the mt sums N to an ACC row, for the mean times fp32(1/n) in one `vop mul`; the
+   packed rows are the output's elements in row-major order (one per input row). */
+static int emit_reduce(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    const int mean = n->op == TPUC_OP_REDUCEMEAN;
+    TRY(layer_begin(c, n, mean ? "1/n fp32 (ACC)" : "-"));
+    if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.esize != 2)
+        CERR(c, "internal: the input is not a row-major bf16 tensor");
+    uint64_t R = a->lay.rows, L = a->lay.cols, CT = (L + N - 1) / N;
+    memset(&y->lay, 0, sizeof y->lay);
+    y->lay.kind = TPUC_LAYOUT_PLAIN;
+    y->lay.esize = y->is_output ? 4 : 2;
+    y->lay.cols = (uint64_t)y->dims[y->ndim - 1];
+    y->lay.rows = (uint64_t)(tpuc_tensor_elems(y) / (int64_t)y->lay.cols);
+    if (y->lay.rows * y->lay.cols != R) CERR(c, "internal: %llu rows reduce to %llu elements", (unsigned long long)R, (unsigned long long)(y->lay.rows * y->lay.cols));
+    if (host_alloc(c, &y->lay, 0)) return -1;
+    /* UB: CT chunks of mt rows, then P = mt/N packed output rows; ACC: P sums, P results,
+       the 1/n row at the top */
+    uint64_t mt = min64(min64(R, 65535), gm->ub_rows / (CT + 1));
+    mt = min64(mt, (gm->acc_rows - 1) / 2 * N);
+    if (mt > N) mt -= mt % N;
+    if (mt < 1) CERR(c, "a row of %llu elements does not fit UB", (unsigned long long)L);
+    const uint64_t P = (mt + N - 1) / N, krow = gm->acc_rows - 1;
+    hw_mark(c, CT * mt + P, 2 * P + 1, 0);
+    if (mean) {
+        float v[512];
+        for (unsigned i = 0; i < N; i++) v[i] = (float)(1.0 / (double)L);
+        int64_t off = img_rows_f32(c, v, N, 1);
+        if (off < 0) return -1;
+        TRY(tpuc_e_dma_in(&c->e, ACC, krow, 1, N, img_addr(c, off), (uint64_t)N * 4));
+    }
+    const unsigned es = y->lay.esize;
+    const unsigned dm = es == 4 ? ACC : UB;
+    const uint64_t dr = es == 4 ? P : CT * mt;
+    for (uint64_t m0 = 0; m0 < R; m0 += mt) {
+        uint64_t rows = min64(mt, R - m0), pr = (rows + N - 1) / N;
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, L - t * N);
+            TRY(tpuc_e_dma_in(&c->e, UB, t * mt, rows, ct, a->lay.addr + (m0 * L + t * N) * 2, L * 2));
+        }
+        TRY(tpuc_e_vred(&c->e, "sum", UB, 0, ACC, 0, rows, L, mt, 1));
+        if (mean) TRY(tpuc_e_vop(&c->e, V_MUL, ACC, 0, ACC, krow, 1, dm, dr, pr));
+        else if (dm == UB) TRY(tpuc_e_vop(&c->e, V_CVT, ACC, 0, -1, 0, 0, dm, dr, pr));
+        const uint64_t src = mean || dm == UB ? dr : 0;
+        /* rows / N full packed rows, then the rest of the last one */
+        uint64_t full = rows / N, rest = rows % N, addr = y->lay.addr + m0 * es;
+        if (full) TRY(tpuc_e_dma_out(&c->e, dm, src, full, N, addr, (uint64_t)N * es));
+        if (rest) TRY(tpuc_e_dma_out(&c->e, dm, src + full, 1, rest, addr + full * N * es, (uint64_t)N * es));
     }
     return 0;
 }
@@ -2328,9 +2435,10 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             break;
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
         case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
-        case TPUC_OP_CLIP:
+        case TPUC_OP_CLIP: case TPUC_OP_SUB: case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
             rc = emit_eltwise(c, n);
             break;
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: rc = emit_reduce(c, n); break;
         default:
             tpuc_err(err, errlen, "node '%s' (%s): no lowering", n->name, n->op_type);
             return -1;

@@ -44,6 +44,9 @@ int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bm
                uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows);
 int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, uint64_t g,
                    uint64_t len, uint64_t cs, uint64_t rs);
+/* red: "sum", "max" or "min"; G logical rows of len elements, results packed N per dst row */
+int tpuc_e_vred(tpuc_ectx_t *c, const char *red, unsigned smem, uint64_t src, unsigned dmem,
+                uint64_t dst, uint64_t g, uint64_t len, uint64_t cs, uint64_t rs);
 int tpuc_e_halt(tpuc_ectx_t *c);
 /* The one-line message for a program of `count` instructions that IMEM cannot hold, naming
    the largest layers so far. */

@@ -83,4 +83,57 @@ for name, dt, neg, transpose in (("test_gather_embedding", np.int64, False, Fals
         nodes.append(helper.make_node("Transpose", ["e"], ["y"], perm=[0, 2, 1]))
         y = y.transpose(0, 2, 1)
     save(name, nodes, ["ids", "table"], [ids, table], "y", np.ascontiguousarray(y), 13)
+# Sub beyond libonnx's (whose first input is always the graph input minus a constant): a
+# constant minus the activation, and two activations; HardSigmoid / HardSwish on a Conv output
+# (its channels-last rows) and on a row wider than N; ReduceMean / ReduceSum over the last
+# axis (libonnx's reduce tests reduce other axes or all of them). Expected: numpy / PyTorch.
+x = rng.randn(3, 4, 5).astype(np.float32)
+c = rng.randn(5).astype(np.float32)
+save("test_sub_const_first", [helper.make_node("Sub", ["c", "x"], ["y"])], ["x", "c"], [x, c],
+     "y", c - x, 14)
+save("test_sub_two_activations", [helper.make_node("Relu", ["x"], ["r"]),
+                                  helper.make_node("Sub", ["x", "r"], ["y"])],
+     ["x"], [x], "y", x - np.maximum(x, 0), 14)
+x = (3 * rng.randn(4, 37)).astype(np.float32)
+with torch.no_grad():
+    y = torch.nn.functional.hardswish(torch.from_numpy(x)).numpy()
+save("test_hardswish_wide", [helper.make_node("HardSwish", ["x"], ["y"])], ["x"], [x], "y", y, 14)
+for name, op in (("test_conv_hardsigmoid", "HardSigmoid"), ("test_conv_hardswish", "HardSwish")):
+    x = rng.randn(2, 3, 7, 7).astype(np.float32)
+    w = rng.randn(6, 3, 3, 3).astype(np.float32)
+    with torch.no_grad():
+        t = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1)
+        y = (torch.nn.functional.hardsigmoid(t) if op == "HardSigmoid"
+             else torch.nn.functional.hardswish(t)).numpy()
+    at = {"alpha": 1.0 / 6.0} if op == "HardSigmoid" else {}
+    save(name, [helper.make_node("Conv", ["x", "w"], ["t"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                helper.make_node(op, ["t"], ["y"], **at)], ["x", "w"], [x, w], "y", y, 14)
+for name, op, shape, keep, opset in (("test_reduce_mean_last_axis", "ReduceMean", (2, 3, 37), 1, 13),
+                                     ("test_reduce_mean_last_axis_do_not_keepdims", "ReduceMean", (3, 45, 20), 0, 13),
+                                     ("test_reduce_sum_last_axis_input", "ReduceSum", (3, 45, 20), 0, 13),
+                                     ("test_reduce_sum_last_axis_attr", "ReduceSum", (5, 9), 1, 11)):
+    x = rng.randn(*shape).astype(np.float32)
+    y = (x.astype(np.float64).mean if op == "ReduceMean" else x.astype(np.float64).sum)(
+        axis=-1, keepdims=bool(keep)).astype(np.float32)
+    if op == "ReduceSum" and opset >= 13:
+        save(name, [helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], ["x", "axes"],
+             [x, np.array([-1], np.int64)], "y", y, opset)
+    else:
+        save(name, [helper.make_node(op, ["x"], ["y"], axes=[len(shape) - 1], keepdims=keep)],
+             ["x"], [x], "y", y, opset)
+# a chain of the new operators after a Linear layer (torch: Linear, hardswish, 0.25 - h, neg,
+# hardsigmoid, mean over the last axis)
+x = rng.randn(6, 16).astype(np.float32)
+w = (rng.randn(12, 16) / 4).astype(np.float32)
+b = rng.randn(12).astype(np.float32)
+with torch.no_grad():
+    t = torch.nn.functional.hardswish(torch.from_numpy(x) @ torch.from_numpy(w).T + torch.from_numpy(b))
+    y = torch.nn.functional.hardsigmoid(-(0.25 - t)).mean(dim=-1, keepdim=True).numpy()
+save("test_chain_new_ops", [helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=1),
+                            helper.make_node("HardSwish", ["g"], ["h"]),
+                            helper.make_node("Sub", ["q", "h"], ["s"]),
+                            helper.make_node("Neg", ["s"], ["n"]),
+                            helper.make_node("HardSigmoid", ["n"], ["z"], alpha=1.0 / 6.0),
+                            helper.make_node("ReduceMean", ["z"], ["y"], axes=[-1], keepdims=1)],
+     ["x", "w", "b", "q"], [x, w, b, np.array([0.25], np.float32)], "y", y, 14)
 print("extra node tests written to", OUT)

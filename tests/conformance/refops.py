@@ -372,6 +372,87 @@ def op_mul(node, ins):
     return f64_slack(y, np.abs(a.v) * np.abs(b.v))
 
 
+def op_sub(node, ins):
+    # as Add: one fp32 subtraction (vop sub) of the bf16 activation(s) and the fp32 constant
+    a, b = _act(ins[0]), _act(ins[1])
+    y = rf(vsub(a, b))
+    return f64_slack(y, np.abs(a.v) + np.abs(b.v))
+
+
+def op_neg(node, ins):
+    # x * -1 in fp32: a sign flip, exact, and rb(-x) = -rb(x): only the input's rounding
+    x = ins[0]
+    return x.like(-x.v, x.e)
+
+
+def _hard_sigmoid(x, alpha, alpha32, beta):
+    """max(0, min(1, alpha x + beta)) as rf(rf(alpha32 x^) + beta), then the clamp (monotone
+    and 1-Lipschitz: no error of its own). alpha32: the fp32 alpha the machine multiplies by
+    (HardSwish's 1/6 is rounded); alpha, beta: the operator's values (the exact result)."""
+    xr = _act(x)
+    al = Val(np.full_like(xr.v, alpha), abs(alpha32 - alpha))
+    t = rf(vmul(al, xr))
+    t = rf(vadd(t, Val(np.full_like(xr.v, beta))))
+    t = f64_slack(t, np.abs(alpha * xr.v) + abs(beta))
+    return xr, t.like(np.clip(t.v, 0.0, 1.0), t.e, bf=False)
+
+
+def op_hardsigmoid(node, ins):
+    a = attrs(node)
+    alpha, beta = float(a.get("alpha", 0.2)), float(a.get("beta", 0.5))
+    return _hard_sigmoid(ins[0], alpha, alpha, beta)[1]
+
+
+def op_hardswish(node, ins):
+    # x * HardSigmoid(x) with alpha = 1/6 (fp32 on the machine), beta = 0.5; one more rf
+    xr, h = _hard_sigmoid(ins[0], 1.0 / 6.0, float(np.float32(1.0 / 6.0)), 0.5)
+    y = rf(vmul(xr, h))
+    return f64_slack(y, np.abs(xr.v) * np.abs(h.v))
+
+
+def _reduce_axes(node, ins, ndim):
+    """The reduced axes (sorted), or None for the identity (noop_with_empty_axes)."""
+    a = attrs(node)
+    axes = a.get("axes")
+    if len(ins) > 1 and ins[1] is not None:
+        axes = np.asarray(ins[1].raw if ins[1].raw is not None else ins[1].v).astype(np.int64)
+        axes = axes.reshape(-1).tolist()
+    if axes is None or len(axes) == 0:
+        if a.get("noop_with_empty_axes", 0):
+            return None
+        axes = list(range(ndim))
+    return tuple(sorted(int(ax) % ndim for ax in axes))
+
+
+def _reduce_sum(node, ins):
+    x = ins[0]
+    axes = _reduce_axes(node, ins, x.v.ndim)
+    if axes is None:
+        return x, None
+    keep = bool(attrs(node).get("keepdims", 1))
+    n = int(np.prod([x.v.shape[k] for k in axes]))
+
+    def L(p, q):
+        return (p * q).sum(axis=axes, keepdims=keep)
+    # vred sum: n - 1 fp32 adds of the bf16 inputs in a fixed order (any order is covered):
+    # the dot product's bound with weights 1 (exact)
+    return dot_bound(L, _act(x), Val(np.ones_like(x.v)), n), n
+
+
+def op_reducesum(node, ins):
+    return _reduce_sum(node, ins)[0]
+
+
+def op_reducemean(node, ins):
+    s, n = _reduce_sum(node, ins)
+    if n is None:
+        return s
+    # times fp32(1/n) (a compile-time constant, one rounding) in one fp32 multiply
+    r = Val(np.full_like(s.v, 1.0 / n), abs(float(np.float32(1.0 / n)) - 1.0 / n))
+    y = rf(vmul(s, r))
+    return f64_slack(y, np.abs(y.v))
+
+
 def op_clip(node, ins):
     # max with lo, then min with hi: monotone and 1-Lipschitz, like relu (no rounding of its own)
     x = ins[0]
@@ -619,6 +700,12 @@ OPS = {
     "Clip": op_clip,
     "Gather": op_gather,
     "Transpose": op_transpose,
+    "Sub": op_sub,
+    "Neg": op_neg,
+    "HardSigmoid": op_hardsigmoid,
+    "HardSwish": op_hardswish,
+    "ReduceMean": op_reducemean,
+    "ReduceSum": op_reducesum,
 }
 
 

@@ -105,6 +105,32 @@ def emulate(graph, x, consts):
             y = add(bf16(X), ins[1])
         elif op == "Mul":
             y = mul(bf16(X), ins[1])
+        elif op == "Sub":
+            y = ftz(bf16(X) - np.asarray(ins[1], F32))
+        elif op == "Neg":
+            y = -bf16(X)
+        elif op in ("HardSigmoid", "HardSwish"):
+            al = F32(1.0 / 6.0) if op == "HardSwish" else F32(a.get("alpha", 0.2))
+            be = F32(0.5) if op == "HardSwish" else F32(a.get("beta", 0.5))
+            xb = bf16(X)
+            y = np.minimum(np.maximum(add(mul(xb, al), be), F32(0)), F32(1))
+            if op == "HardSwish":
+                y = mul(y, xb)
+        elif op in ("ReduceSum", "ReduceMean"):
+            axes = refops._reduce_axes(node, [refops.Val(X)] + [
+                refops.Val(i, raw=i) if i is not None else None for i in ins[1:]], X.ndim)
+            if axes is None:
+                y = X
+            else:
+                xb = bf16(X)
+                keep = bool(a.get("keepdims", 1))
+                moved = np.moveaxis(xb, axes, list(range(xb.ndim - len(axes), xb.ndim)))
+                flat = moved.reshape(moved.shape[:xb.ndim - len(axes)] + (-1,))
+                y = chain_sum(flat, -1)
+                if op == "ReduceMean":
+                    y = mul(y, F32(1.0 / flat.shape[-1]))
+                if keep:
+                    y = y.reshape([1 if k in axes else d for k, d in enumerate(X.shape)])
         elif op == "Clip":
             lo = ins[1] if len(ins) > 1 and ins[1] is not None else a.get("min", -np.inf)
             hi = ins[2] if len(ins) > 2 and ins[2] is not None else a.get("max", np.inf)

@@ -126,7 +126,8 @@ typedef enum {
     TPUC_OP_AVGPOOL, TPUC_OP_GAP, TPUC_OP_FLATTEN, TPUC_OP_RESHAPE, TPUC_OP_BN,
     TPUC_OP_DROPOUT, TPUC_OP_IDENTITY, TPUC_OP_CONSTANT, TPUC_OP_MUL, TPUC_OP_POW,
     TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_CONCAT, TPUC_OP_SHAPE, TPUC_OP_GATHER, TPUC_OP_UNSQUEEZE,
-    TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_TRANSPOSE, TPUC_OP_COUNT
+    TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_TRANSPOSE, TPUC_OP_SUB, TPUC_OP_NEG,
+    TPUC_OP_HARDSIGMOID, TPUC_OP_HARDSWISH, TPUC_OP_REDUCEMEAN, TPUC_OP_REDUCESUM, TPUC_OP_COUNT
 } tpuc_op_t;
 
 typedef struct {
@@ -144,6 +145,7 @@ typedef struct {
     int conv_k[2], conv_s[2], conv_p[4]; /* Conv/pool: kernel, stride, pads t l b r */
     int count_include_pad;
     float clip_lo, clip_hi;
+    float hs_alpha, hs_beta; /* HardSigmoid / HardSwish: y = max(0, min(1, alpha x + beta)) (x) */
     int depthwise;   /* Conv with group = channels (one input channel per output channel) */ /* Clip (and a Clip fused as the activation: fuse_act = CLIP) */
     int groups;      /* Conv: group (1 when absent); grouped (not depthwise) runs on the MXU */
     int embed;       /* Gather of rows of a float initializer (in[0], [V, D]) by the integer
