@@ -554,6 +554,12 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
         if (!version_ok(oi, n->version)) {
             char list[100];
             versions_text(oi->impl, list, sizeof list);
+            if (n->version == 0) { /* the operator came after the model's opset */
+                tpuc_err(err, errlen, "node '%s' (%s): the operator does not exist at opset %lld "
+                         "(the model's import); supported versions: %s", n->name, n->op_type,
+                         (long long)g->opset, list);
+                goto out;
+            }
             tpuc_err(err, errlen, "node '%s' (%s): opset %lld resolves to %s-%d, which is not "
                      "supported; supported versions: %s", n->name, n->op_type,
                      (long long)g->opset, n->op_type, n->version, list);
