@@ -119,7 +119,6 @@ fi
 
 # ---- 3. non-finite data and losses ----
 d="$W/nan"; mkdir -p "$d"
-printf 'good checkpoint\n' >"$d/ck"
 "$T" "$W/mlp.onnx" --x-train "$W/xnan.npy" --y-train "$W/y.npy" --mxu 4 --cores 1 --batch 8 \
     --save-onnx "$d/a.onnx" >"$d/out" 2>"$d/err"
 rc=$?
@@ -129,12 +128,17 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$d/err")" -eq 1 ] && grep -q "xnan.npy" "$d/err
 else
     bad "tpu-train: NaN in --x-train: exit $rc, $(cat "$d/err")"
 fi
+# the last checkpoint is the last finite step's: resuming it starts at the step that diverged
 # shellcheck disable=SC2086
 "$T" $D --epochs 3 --lr 1e3 --csv "$d/b.csv" --checkpoint "$d/ck" --save-onnx "$d/b.onnx" >"$d/out" 2>"$d/err"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "epoch 1, step [0-9]" "$d/err" && [ ! -e "$d/b.onnx" ] && [ ! -e "$d/b.csv" ] &&
-   [ "$(cat "$d/ck")" = "good checkpoint" ] && no_tmp "$d"; then
-    ok "tpu-train: --lr 1e3 diverges: exit 1, no ONNX, the checkpoint kept ($(tail -1 "$d/err"))"
+step=$(sed -n 's/.*error: epoch 1, step \([0-9]*\):.*/\1/p' "$d/err")
+# shellcheck disable=SC2086
+[ -n "$step" ] && "$T" $D --epochs 3 --lr 1e3 --checkpoint "$d/ck2" --resume "$d/ck" --max-steps 1 --allow-nonfinite \
+    >"$d/out2" 2>"$d/err2"
+if [ $rc -eq 1 ] && [ -n "$step" ] && [ ! -e "$d/b.onnx" ] && [ ! -e "$d/b.csv" ] &&
+   grep -q "resuming .* at epoch 1, step $((step - 1))\$" "$d/err2" && no_tmp "$d"; then
+    ok "tpu-train: --lr 1e3 diverges: exit 1, no ONNX or CSV, the checkpoint of step $((step - 1)) kept ($(tail -1 "$d/err"))"
 else
     bad "tpu-train: --lr 1e3: exit $rc, onnx $( [ -e "$d/b.onnx" ] && echo written || echo none), $(tail -1 "$d/err")"
 fi
