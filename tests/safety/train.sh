@@ -79,6 +79,21 @@ if [ "$left" -ge 1 ] && [ $rc -eq 0 ] && grep -q resuming "$d/err2" && no_tmp "$
 else
     bad "tpu-train: SIGKILL (left $left), --resume exit $rc: $(cd "$d" && ls | tr '\n' ' ') $(tail -1 "$d/err2")"
 fi
+# --plot: the PyTorch reference (models/train_ref.py, a child) is ended with tpu-train, not
+# left running to write its files (CSV.torch.csv, the PNG) after tpu-train is gone
+d="$W/sigPLOT"; mkdir -p "$d"
+# shellcheck disable=SC2086
+"$T" $D --epochs 1 --csv "$d/c.csv" --plot "$d/p.png" >"$d/out" 2>"$d/err" &
+pid=$!
+wait_for "$d/out" "Epoch 1/1" && sleep 0.5
+kill -TERM $pid; wait $pid 2>/dev/null; rc=$?
+orphan=$(ps -eo pid=,args= | grep "[t]rain_ref.py.*$d/c.csv.torch.csv" | awk '{print $1}')
+if [ $rc -eq 143 ] && [ -z "$orphan" ] && no_tmp "$d" && [ ! -e "$d/p.png" ]; then
+    ok "tpu-train --plot: SIGTERM ends the PyTorch reference too, no temporary file left"
+else
+    bad "tpu-train --plot: SIGTERM (exit $rc): reference still running: '$orphan'; left $(cd "$d" && ls | tr '\n' ' ')"
+    [ -n "$orphan" ] && kill $orphan
+fi
 
 # ---- 2. an output that is an input, or another output ----
 d="$W/same"; mkdir -p "$d"
