@@ -74,8 +74,9 @@ static void usage(FILE *f)
             "                        e.g. a job scheduler's time slice); no CSV or ONNX written\n"
             "Expert:\n"
             "  --allow-nonfinite     accept NaN/Inf in the data and train on after a non-finite\n"
-            "                        loss or weight (default: refused at load, exit 2; the run\n"
-            "                        stops at the first such step, exit 1, nothing written)\n"
+            "                        loss or weight (default: such data is refused at load, exit\n"
+            "                        2; a run stops at the first such step, exit 1, before that\n"
+            "                        step's checkpoint, the CSV or the ONNX is written)\n"
             "Hardware (the same options and defaults as gen):\n"
             TPUC_HW_HELP
             "Exit status: 0 done, 1 a run error (a core mismatch, a non-finite loss or weight),\n"
@@ -633,8 +634,8 @@ static int check_finite(const tpuc_train_t *t, const uint8_t *host, float loss, 
 {
     if (!isfinite(loss)) {
         snprintf(err, errlen, "epoch %" PRIu64 ", step %" PRIu64 ": the loss is %s: the run "
-                 "diverged (try a smaller --lr); stopped, no ONNX or CSV written, the last "
-                 "checkpoint kept (--allow-nonfinite trains on)", ep, step,
+                 "diverged (try a smaller --lr); stopped without writing this step's "
+                 "checkpoint, the CSV or the ONNX (--allow-nonfinite trains on)", ep, step,
                  isnan(loss) ? "NaN" : "Inf");
         return -1;
     }
@@ -653,8 +654,8 @@ static int check_finite(const tpuc_train_t *t, const uint8_t *host, float loss, 
         if (bad) {
             snprintf(err, errlen, "epoch %" PRIu64 ", step %" PRIu64 ": layer '%s' has a "
                      "non-finite weight after the update: the run diverged (try a smaller "
-                     "--lr); stopped, no ONNX or CSV written, the last checkpoint kept "
-                     "(--allow-nonfinite trains on)", ep, step, ly->name);
+                     "--lr); stopped without writing this step's checkpoint, the CSV or the "
+                     "ONNX (--allow-nonfinite trains on)", ep, step, ly->name);
             return -1;
         }
     }
