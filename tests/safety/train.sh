@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # usage: tests/safety/train.sh WORK TOOLS GEN -- test-safety's tpu-train part (issue 28):
-#   1. no temporary file left after SIGTERM or SIGINT, and none from a SIGKILLed run after the
-#      next run (--resume);
-#   2. an output that is an input (another spelling, a hard link) or another output: refused,
-#      exit 2, the input intact; --checkpoint F --resume F (docs/training.md) still works;
+#   1. no temporary file left after SIGTERM, SIGINT or SIGHUP (--plot's PyTorch reference ended
+#      too), and none from a SIGKILLed run after the next run (--resume);
+#   2. an output that is an input (another spelling, a hard link, --plot's CSV.torch.csv) or
+#      another output: refused, exit 2, the input intact; --checkpoint F --resume F
+#      (docs/training.md) still works;
 #   3. NaN in the data refused at load (exit 2, the file and the element named); a diverging
 #      run (--lr 1e3) stops at the first non-finite step (exit 1), no ONNX, the checkpoint kept;
 #      --allow-nonfinite goes on as before;
-#   4. every output option in a missing folder: exit 2, one line, before any work.
+#   4. every output option in a missing folder: exit 2, one line naming the option, before the
+#      model is read; --grads-dir DIR/ names DIR.
 # A tiny MLP (20 -> 16 -> 5) at --mxu 4, --cores 1: a step takes well under a millisecond.
 set -u
 W=$1; TOOLS=$2
@@ -121,6 +123,10 @@ same "--csv the --y-train" "same file" --csv "$d/y.npy"
 same "--csv and --save-onnx the same file" "same file" --csv "$d/keep" --save-onnx "$d/keep"
 same "--csv and --checkpoint the same new file" "same file" --csv "$d/new" --checkpoint "$d/../same/new"
 same "--plot the --csv" "same file" --csv "$d/keep" --plot "$d/keep"
+# --plot also writes CSV.torch.csv (the PyTorch reference's curves): an input by that name is kept
+cp "$W/y.npy" "$d/c.csv.torch.csv"
+same "--plot's reference CSV the --y-val" "same file" --x-val "$d/x.npy" --y-val "$d/c.csv.torch.csv" --csv "$d/c.csv" --plot "$d/p.png"
+rm -f "$d/c.csv.torch.csv"
 # the documented way to continue a run: --checkpoint F --resume F
 # shellcheck disable=SC2086
 "$T" $D --epochs 2 --checkpoint "$d/ck" --max-steps 3 >"$d/o1" 2>"$d/e1" &&
@@ -173,7 +179,8 @@ outbad() { # label opts...
     # shellcheck disable=SC2086
     "$T" $D --epochs 2 "$@" >"$d/out" 2>"$d/err"
     rc=$?
-    if [ $rc -eq 2 ] && [ "$(wc -l <"$d/err")" -eq 1 ] && grep -q "missing" "$d/err" && ! grep -q Epoch "$d/out" &&
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$d/err")" -eq 1 ] && grep -q -- "^tpu-train: error: $label '.*missing" "$d/err" &&
+       ! grep -q Epoch "$d/out" &&
        [ -z "$(ls "$d" | grep -v '^out$\|^err$')" ]; then
         ok "tpu-train: $label in a missing folder: exit 2 before any work ($(cat "$d/err"))"
     else
@@ -186,6 +193,14 @@ outbad "--save-onnx" --save-onnx "$d/missing/c.onnx"
 outbad "--plot" --csv "$d/c.csv" --plot "$d/missing/p.png"
 outbad "--grads-dir" --grads-dir "$d/missing/g"
 outbad "--work" --rtl 1 --work "$d/missing/w"
+# checked when the options are read: before the model (missing here) is even opened
+"$T" "$d/nomodel.onnx" --x-train "$W/x.npy" --y-train "$W/y.npy" --save-onnx "$d/missing/c.onnx" >"$d/out" 2>"$d/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--save-onnx '.*missing" "$d/err" && [ ! -e "$d/missing" ]; then
+    ok "tpu-train: the output path is checked before the model is read ($(cat "$d/err"))"
+else
+    bad "tpu-train: output path checked after the inputs: exit $rc, $(head -c 300 "$d/err")"
+fi
 # a trailing slash names the folder
 # shellcheck disable=SC2086
 "$T" $D --steps-per-epoch 1 --grads-dir "$d/g/" >"$d/out" 2>"$d/err"
