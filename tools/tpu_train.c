@@ -570,22 +570,51 @@ static int same_output(const char *a, const char *b)
     return strcmp(ba, bb) == 0 && tpu_same_file(da, db);
 }
 
-/* 1 when name is one of the files --grads-dir writes (grad<l>_w.npy, grad<l>_b.npy,
-   w<l>.npy, b<l>.npy, loss.npy) */
-static int grads_file_name(const char *name)
+/* 1 when name is one of the files output folder opt writes: --grads-dir's grad<l>_w.npy,
+   grad<l>_b.npy, w<l>.npy, b<l>.npy, loss.npy; --work's model.txt, model.bin, core<i>_in.npy,
+   core<i>.args (rtl_prepare) */
+static int dir_writes(const char *opt, const char *name)
 {
     int l, n = 0;
     char c;
+    if (!strcmp(opt, "--work")) {
+        if (!strcmp(name, "model.txt") || !strcmp(name, "model.bin")) return 1;
+        if (sscanf(name, "core%d_in.npy%n", &l, &n) == 1 && n > 0 && !name[n]) return 1;
+        n = 0;
+        return sscanf(name, "core%d.args%n", &l, &n) == 1 && n > 0 && !name[n];
+    }
     if (!strcmp(name, "loss.npy")) return 1;
     if (sscanf(name, "grad%d_%c.npy%n", &l, &c, &n) == 2 && n > 0 && !name[n] && (c == 'w' || c == 'b')) return 1;
     n = 0;
     return sscanf(name, "%c%d.npy%n", &c, &l, &n) == 2 && n > 0 && !name[n] && (c == 'w' || c == 'b');
 }
 
+/* An output folder dir (option opt) that holds one of the n files f (inputs or other outputs)
+   under a name it writes: -1 with one line in err, else 0. */
+static int dir_clobbers(const char *opt, const char *dir, const arg_path_t *f, int n, char *err,
+                        size_t errlen)
+{
+    for (int k = 0; k < n; k++) {
+        char d[4200];
+        const char *base;
+        if (!f[k].path) continue;
+        split_path(f[k].path, d, sizeof d, &base);
+        if (dir_writes(opt, base) && tpu_same_file(d, dir)) {
+            snprintf(err, errlen, "%s '%s' would overwrite %s '%s' (it writes %s; allowed: a "
+                     "folder without that file)", opt, dir, f[k].opt, f[k].path,
+                     strcmp(opt, "--work") ? "grad<l>_w.npy, grad<l>_b.npy, w<l>.npy, b<l>.npy, loss.npy"
+                                           : "model.txt, model.bin, core<i>_in.npy, core<i>.args");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Every output file writable (tpu_out_check) and every output folder possible
-   (tpu_outdir_check); no output the same file as an input or as another output, no input
-   among the files --grads-dir writes. --checkpoint F --resume F is allowed: it is how a run
-   continues (docs/training.md "Checkpoint and resume"). 0, or -1 with one line in err. */
+   (tpu_outdir_check); no output the same file as an input or as another output, no input or
+   output among the files --grads-dir or --work writes. --checkpoint F --resume F is allowed:
+   it is how a run continues (docs/training.md "Checkpoint and resume"). 0, or -1 with one
+   line in err. */
 static int check_paths(const arg_path_t *out, int nout, const arg_path_t *dirs, int ndirs,
                        const arg_path_t *in, int nin, char *err, size_t errlen)
 {
@@ -607,21 +636,10 @@ static int check_paths(const arg_path_t *out, int nout, const arg_path_t *dirs, 
                 return -1;
             }
     }
-    for (int i = 0; i < ndirs; i++) {
-        if (!dirs[i].path || strcmp(dirs[i].opt, "--grads-dir")) continue;
-        for (int k = 0; k < nin; k++) {
-            char d[4200];
-            const char *base;
-            if (!in[k].path) continue;
-            split_path(in[k].path, d, sizeof d, &base);
-            if (grads_file_name(base) && tpu_same_file(d, dirs[i].path)) {
-                snprintf(err, errlen, "%s '%s' would overwrite %s '%s' (it writes grad<l>_w.npy, "
-                         "w<l>.npy, b<l>.npy, loss.npy ...; allowed: a folder without the inputs)",
-                         dirs[i].opt, dirs[i].path, in[k].opt, in[k].path);
-                return -1;
-            }
-        }
-    }
+    for (int i = 0; i < ndirs; i++)
+        if (dirs[i].path && (dir_clobbers(dirs[i].opt, dirs[i].path, in, nin, err, errlen) ||
+                             dir_clobbers(dirs[i].opt, dirs[i].path, out, nout, err, errlen)))
+            return -1;
     return 0;
 }
 

@@ -105,7 +105,7 @@ same() { # label want-in-message opts... : exit 2, one line, the inputs and keep
     label=$1; want=$2; shift 2
     cp "$W/x.npy" "$d/x.npy"; cp "$W/y.npy" "$d/y.npy"; cp "$W/mlp.onnx" "$d/m.onnx"
     printf 'not yet\n' >"$d/keep"
-    "$T" "$d/m.onnx" --x-train "$d/x.npy" --y-train "$d/y.npy" --mxu 4 --cores 1 --batch 8 "$@" \
+    timeout 60 "$T" "$d/m.onnx" --x-train "$d/x.npy" --y-train "$d/y.npy" --mxu 4 --cores 1 --batch 8 "$@" \
         >"$d/out" 2>"$d/err"
     rc=$?
     if [ $rc -eq 2 ] && [ "$(wc -l <"$d/err")" -eq 1 ] && grep -q -- "$want" "$d/err" &&
@@ -127,6 +127,16 @@ same "--plot the --csv" "same file" --csv "$d/keep" --plot "$d/keep"
 cp "$W/y.npy" "$d/c.csv.torch.csv"
 same "--plot's reference CSV the --y-val" "same file" --x-val "$d/x.npy" --y-val "$d/c.csv.torch.csv" --csv "$d/c.csv" --plot "$d/p.png"
 rm -f "$d/c.csv.torch.csv"
+# output folders: an input or an output under a name they write
+mkdir -p "$d/g" "$d/w"; cp "$W/x.npy" "$d/g/w0.npy"; cp "$W/x.npy" "$d/w/core0_in.npy"
+same "--grads-dir holding the --x-val as w0.npy" "would overwrite" --x-val "$d/g/w0.npy" --y-val "$d/y.npy" --grads-dir "$d/g"
+same "--grads-dir holding the --csv as loss.npy" "would overwrite" --csv "$d/g/loss.npy" --grads-dir "$d/g/"
+# (timeout: the tpu-train of before ran the step and built the RTL)
+same "--work holding the --x-val as core0_in.npy" "would overwrite" --x-val "$d/w/core0_in.npy" --y-val "$d/y.npy" \
+    --rtl 1 --work "$d/w"
+cmp -s "$d/g/w0.npy" "$W/x.npy" && cmp -s "$d/w/core0_in.npy" "$W/x.npy" && ok "tpu-train: the inputs in the output folders intact" ||
+    bad "tpu-train: an input in --grads-dir or --work was overwritten"
+rm -rf "$d/g" "$d/w"
 # the documented way to continue a run: --checkpoint F --resume F
 # shellcheck disable=SC2086
 "$T" $D --epochs 2 --checkpoint "$d/ck" --max-steps 3 >"$d/o1" 2>"$d/e1" &&
