@@ -11,6 +11,9 @@ usage: train_ref.py MODEL.onnx (--dataset fashion-mnist | --x-train X --y-train 
 import argparse
 import csv
 import os
+import secrets
+import signal
+import string
 import sys
 
 import numpy as np
@@ -18,6 +21,49 @@ import numpy as np
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trainref  # noqa: E402
+
+
+# Temporary files being written: removed on TERM, INT and HUP (tpu-train forwards its
+# interrupts here). Named PATH.tmpXXXXXX (six letters or digits), as tpu_out_open names its
+# own, so that tpu-train removes what a killed run left (tpu_out_remove_stale).
+_live = set()
+
+
+def _on_signal(sig, frame):
+    for t in list(_live):
+        try:
+            os.unlink(t)
+        except OSError:
+            pass
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def clean_on_signals():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        if signal.getsignal(sig) != signal.SIG_IGN:  # nohup: stays ignored
+            signal.signal(sig, _on_signal)
+
+
+def write_atomic(path, write, mode="w"):
+    """write(f) into PATH.tmpXXXXXX beside path, then renamed over path."""
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        tmp = path + ".tmp" + "".join(secrets.choice(alphabet) for _ in range(6))
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    _live.add(tmp)
+    try:
+        with os.fdopen(fd, mode, newline="" if "b" not in mode else None) as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        _live.discard(tmp)
 
 
 def load(a):
@@ -50,9 +96,7 @@ def plot(ours, ref, png, title):
         ax[k].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    tmp = png + ".tmp.png"
-    fig.savefig(tmp, dpi=100, metadata={"Software": None})
-    os.replace(tmp, png)
+    write_atomic(png, lambda f: fig.savefig(f, format="png", dpi=100, metadata={"Software": None}), "wb")
 
 
 def main():
@@ -74,6 +118,7 @@ def main():
     ap.add_argument("--ours")
     ap.add_argument("--png")
     a = ap.parse_args()
+    clean_on_signals()
     x, y, xv, yv = load(a)
     if xv is not None and a.val_examples is not None:
         xv, yv = xv[:a.val_examples], yv[:a.val_examples]
@@ -81,13 +126,12 @@ def main():
     lr = a.lr if a.lr is not None else (1e-3 if a.optimizer == "adam" else 0.01)
     rows = trainref.train_curves(a.onnx, x, y, xv, yv, a.batch, a.epochs, steps, a.optimizer, lr,
                                  a.momentum, a.seed, a.logits)
-    tmp = a.csv + ".tmp"
-    with open(tmp, "w", newline="") as f:
+    def write_csv(f):
         w = csv.writer(f)
         w.writerow(["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "wall_s"])
         for r in rows:
             w.writerow([r[0]] + [f"{v:.6f}" for v in r[1:5]] + [f"{r[5]:.2f}"])
-    os.replace(tmp, a.csv)
+    write_atomic(a.csv, write_csv)
     for r in rows:
         print(f"PyTorch fp32 epoch {r[0]}: loss {r[1]:.4f} accuracy {r[2]:.4f} val_loss {r[3]:.4f} "
               f"val_accuracy {r[4]:.4f} ({r[5]:.1f} s for {steps} steps, one thread)")

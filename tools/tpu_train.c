@@ -4,7 +4,8 @@
    optimizer); the host places each core's share of the batch and its labels, and after the
    step checks that every core holds the same weights, bit for bit. Prints one line per epoch
    in the style of Keras, writes the curves as CSV and the trained model as ONNX.
-   Exit 0 done, 1 a run error or a core mismatch, 2 bad arguments or input. */
+   Exit 0 done, 1 a run error, a core mismatch or a non-finite loss or weight, 2 bad
+   arguments or input (every output path is checked before any work). */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
@@ -12,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +72,20 @@ static void usage(FILE *f)
             "                        data, options); the CSV, plot and ONNX cover the whole run\n"
             "  --max-steps S         stop after S steps of this invocation (with --checkpoint;\n"
             "                        e.g. a job scheduler's time slice); no CSV or ONNX written\n"
+            "Expert:\n"
+            "  --allow-nonfinite     accept NaN/Inf in the data and train on after a non-finite\n"
+            "                        loss or weight (default: such data is refused at load, exit\n"
+            "                        2; a run stops at the first such step, exit 1, before that\n"
+            "                        step's checkpoint, the CSV or the ONNX is written)\n"
             "Hardware (the same options and defaults as gen):\n"
             TPUC_HW_HELP
-            "Exit status: 0 done, 1 a run error, 2 bad arguments or input.\n");
+            "Exit status: 0 done, 1 a run error (a core mismatch, a non-finite loss or weight),\n"
+            "2 bad arguments or input (an output path is checked before any work).\n");
 }
 
 enum { O_HELP, O_DATASET, O_XT, O_YT, O_XV, O_YV, O_EPOCHS, O_SPE, O_BATCH, O_OPT, O_LR, O_MOM,
        O_SEED, O_LOGITS, O_VALSTEPS, O_CSV, O_PLOT, O_SAVE, O_GRADS, O_FREQ, O_RTL, O_WORK,
-       O_MICRO, O_CKPT, O_RESUME, O_MAXSTEPS };
+       O_MICRO, O_CKPT, O_RESUME, O_MAXSTEPS, O_NONFINITE };
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
     {"dataset", 0, TPU_CLI_VALUE, O_DATASET},
@@ -105,6 +113,7 @@ static const tpu_cli_opt_t opts[] = {
     {"checkpoint", 0, TPU_CLI_VALUE, O_CKPT},
     {"resume", 0, TPU_CLI_VALUE, O_RESUME},
     {"max-steps", 0, TPU_CLI_VALUE, O_MAXSTEPS},
+    {"allow-nonfinite", 0, 0, O_NONFINITE},
     TPUC_HW_CLI_OPTS,
     {NULL, 0, 0, 0},
 };
@@ -190,10 +199,32 @@ static int load_fmnist(const char *which, data_t *d, char *err, size_t errlen)
     return 0;
 }
 
-static int load_npy(const char *xp, const char *yp, data_t *d, char *err, size_t errlen)
+/* The first NaN or Inf of n floats: its index, or n when every value is finite. */
+static uint64_t first_nonfinite(const float *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return i;
+    return n;
+}
+
+/* Examples xp (float or integer token ids), labels yp. A NaN or Inf example value is refused
+   (it makes every loss after it NaN) unless allow_nonfinite. */
+static int load_npy(const char *xp, const char *yp, int allow_nonfinite, data_t *d, char *err,
+                    size_t errlen)
 {
     tpuc_npy_t x, y;
     if (tpuc_npy_load(xp, -1, &x, err, errlen)) return -1;
+    if (!x.i && !allow_nonfinite) {
+        const uint64_t k = first_nonfinite(x.f, x.elems);
+        if (k < x.elems) {
+            const uint64_t per = x.dims[0] > 0 ? x.elems / (uint64_t)x.dims[0] : 1;
+            snprintf(err, errlen, "%s: element %" PRIu64 " (example %" PRIu64 ") is %s; expected "
+                     "finite values (--allow-nonfinite trains on them anyway)", xp, k,
+                     per ? k / per : 0, isnan(x.f[k]) ? "NaN" : x.f[k] > 0 ? "+Inf" : "-Inf");
+            tpuc_npy_free(&x);
+            return -1;
+        }
+    }
     if (x.i) { /* integer examples: token ids (checked against the model's vocabulary later) */
         x.f = malloc(x.elems * sizeof *x.f + 4);
         if (!x.f) { tpuc_npy_free(&x); snprintf(err, errlen, "out of memory"); return -1; }
@@ -327,6 +358,8 @@ static int check_cores(const runner_t *r, const tpuc_train_t *t, char *err, size
     return 0;
 }
 
+static int run_child(const char *const *argv); /* below: a child an interrupt also ends */
+
 /* ---- --rtl: one step as a board job (scripts/infer_rtl.sh, tpu-board-cmp) ---- */
 static int write_u16(const char *path, const uint8_t *src, uint64_t bytes, char *err, size_t errlen)
 {
@@ -393,14 +426,8 @@ static int rtl_run(const char *w, runner_t *r, char *err, size_t errlen)
     char *slash = strrchr(self, '/');
     if (slash) *slash = 0;
     snprintf(script, sizeof script, "%s/../../scripts/infer_rtl.sh", self[0] ? self : ".");
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/bin/sh", "sh", script, w, w, (char *)NULL);
-        _exit(127);
-    }
-    int ws = 0;
-    if (pid < 0 || waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+    const char *av[] = {"/bin/sh", script, w, w, NULL};
+    if (run_child(av)) {
         snprintf(err, errlen, "the RTL run of the step differs from the model or failed (job in %.1500s)", w);
         return -1;
     }
@@ -440,10 +467,224 @@ static void progress(uint64_t step, uint64_t steps, double loss, double acc, int
     fflush(stdout);
 }
 
+/* ---- Interrupts (docs/training.md "Bad paths, interrupts and non-finite values") ----
+   tpu_out_clean_on_signals removes tpu_out_open's temporaries (the CSV, the checkpoint, the
+   ONNX, --grads-dir's files) on TERM, INT and HUP. Chained before it, on_signal cleans what
+   tpu-train makes otherwise: a child it waits for (train_ref.py for --plot, the --rtl job
+   script; in their own process group) gets the signal and is waited for, so that it removes
+   its own temporaries, then the temporary --rtl work folder is removed. Only
+   async-signal-safe calls: kill, waitpid, fork, execv, signal, raise. */
+static const int sig_list[3] = {SIGTERM, SIGINT, SIGHUP};
+static struct sigaction sig_next[3];      /* the handlers before ours (tpu_out_open's) */
+static volatile pid_t sig_child;          /* the child being waited for, or 0 */
+static volatile sig_atomic_t sig_have_work;
+static char sig_work[4200];               /* the temporary work folder tpu-train made */
+static char *sig_rm_argv[] = {"rm", "-rf", sig_work, NULL};
+
+static void on_signal(int sig)
+{
+    const pid_t c = sig_child;
+    if (c > 0) {
+        kill(-c, sig);
+        waitpid(c, NULL, 0);
+    }
+    if (sig_have_work) {
+        pid_t p = fork();
+        if (p == 0) { execv("/bin/rm", sig_rm_argv); _exit(127); }
+        if (p > 0) waitpid(p, NULL, 0);
+    }
+    for (int i = 0; i < 3; i++)
+        if (sig_list[i] == sig && sig_next[i].sa_handler != SIG_DFL && sig_next[i].sa_handler != SIG_IGN)
+            sig_next[i].sa_handler(sig); /* removes the temporaries and re-raises sig */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void clean_on_signals(void)
+{
+    tpu_out_clean_on_signals();
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        if (sigaction(sig_list[i], NULL, &sig_next[i]) || sig_next[i].sa_handler == SIG_IGN)
+            continue; /* ignored by the parent (nohup): stays ignored */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigfillset(&sa.sa_mask);
+        sigaction(sig_list[i], &sa, NULL);
+    }
+}
+
+/* Runs argv[0] (a path) in its own process group and waits: 0 when it exited 0. The signals
+   are blocked from the fork until sig_child names it, so an interrupt never misses it. */
+static int run_child(const char *const *argv)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        for (int i = 0; i < 3; i++)
+            if (sig_next[i].sa_handler != SIG_IGN) signal(sig_list[i], SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    if (pid > 0) {
+        setpgid(pid, pid);
+        sig_child = pid;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    int ws = 0;
+    int r = pid > 0 ? waitpid(pid, &ws, 0) : -1;
+    sig_child = 0;
+    return r < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0 ? -1 : 0;
+}
+
+/* ---- Output paths, checked before any work (exit 2) ---- */
+typedef struct {
+    const char *opt, *path; /* path NULL: not given */
+} arg_path_t;
+
+/* path's folder ("." for a bare name) and last component, into d and *base */
+static void split_path(const char *path, char *d, size_t dlen, const char **base)
+{
+    const char *sl = strrchr(path, '/');
+    *base = sl ? sl + 1 : path;
+    if (!sl) snprintf(d, dlen, ".");
+    else if (sl == path) snprintf(d, dlen, "/");
+    else snprintf(d, dlen, "%.*s", (int)(sl - path), path);
+}
+
+/* 1 when outputs a and b are one file: the same existing file (any spelling or link), or the
+   same new name in the same folder. */
+static int same_output(const char *a, const char *b)
+{
+    if (tpu_same_file(a, b)) return 1;
+    char da[4200], db[4200];
+    const char *ba, *bb;
+    split_path(a, da, sizeof da, &ba);
+    split_path(b, db, sizeof db, &bb);
+    return strcmp(ba, bb) == 0 && tpu_same_file(da, db);
+}
+
+/* 1 when name is one of the files output folder opt writes: --grads-dir's grad<l>_w.npy,
+   grad<l>_b.npy, w<l>.npy, b<l>.npy, loss.npy; --work's model.txt, model.bin, core<i>_in.npy,
+   core<i>.args (rtl_prepare) */
+static int dir_writes(const char *opt, const char *name)
+{
+    int l, n = 0;
+    char c;
+    if (!strcmp(opt, "--work")) {
+        if (!strcmp(name, "model.txt") || !strcmp(name, "model.bin")) return 1;
+        if (sscanf(name, "core%d_in.npy%n", &l, &n) == 1 && n > 0 && !name[n]) return 1;
+        n = 0;
+        return sscanf(name, "core%d.args%n", &l, &n) == 1 && n > 0 && !name[n];
+    }
+    if (!strcmp(name, "loss.npy")) return 1;
+    if (sscanf(name, "grad%d_%c.npy%n", &l, &c, &n) == 2 && n > 0 && !name[n] && (c == 'w' || c == 'b')) return 1;
+    n = 0;
+    return sscanf(name, "%c%d.npy%n", &c, &l, &n) == 2 && n > 0 && !name[n] && (c == 'w' || c == 'b');
+}
+
+/* An output folder dir (option opt) that holds one of the n files f (inputs or other outputs)
+   under a name it writes: -1 with one line in err, else 0. */
+static int dir_clobbers(const char *opt, const char *dir, const arg_path_t *f, int n, char *err,
+                        size_t errlen)
+{
+    for (int k = 0; k < n; k++) {
+        char d[4200];
+        const char *base;
+        if (!f[k].path) continue;
+        split_path(f[k].path, d, sizeof d, &base);
+        if (dir_writes(opt, base) && tpu_same_file(d, dir)) {
+            snprintf(err, errlen, "%s '%s' would overwrite %s '%s' (it writes %s; allowed: a "
+                     "folder without that file)", opt, dir, f[k].opt, f[k].path,
+                     strcmp(opt, "--work") ? "grad<l>_w.npy, grad<l>_b.npy, w<l>.npy, b<l>.npy, loss.npy"
+                                           : "model.txt, model.bin, core<i>_in.npy, core<i>.args");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every output file writable (tpu_out_check) and every output folder possible
+   (tpu_outdir_check); no output the same file as an input or as another output, no input or
+   output among the files --grads-dir or --work writes. --checkpoint F --resume F is allowed:
+   it is how a run continues (docs/training.md "Checkpoint and resume"). 0, or -1 with one
+   line in err. */
+static int check_paths(const arg_path_t *out, int nout, const arg_path_t *dirs, int ndirs,
+                       const arg_path_t *in, int nin, char *err, size_t errlen)
+{
+    for (int i = 0; i < nout; i++)
+        if (out[i].path && tpu_out_check(out[i].opt, out[i].path, err, errlen)) return -1;
+    for (int i = 0; i < ndirs; i++)
+        if (dirs[i].path && tpu_outdir_check(dirs[i].opt, dirs[i].path, err, errlen)) return -1;
+    for (int i = 0; i < nout; i++) {
+        if (!out[i].path) continue;
+        for (int k = 0; k < nin; k++) {
+            if (!strcmp(out[i].opt, "--checkpoint") && !strcmp(in[k].opt, "--resume")) continue;
+            if (tpu_out_distinct(out[i].opt, out[i].path, in[k].opt, in[k].path, err, errlen)) return -1;
+        }
+        for (int k = i + 1; k < nout; k++)
+            if (out[k].path && same_output(out[i].path, out[k].path)) {
+                snprintf(err, errlen, "%s '%s' and %s '%s' are the same file (allowed: a "
+                         "different file for each output)", out[i].opt, out[i].path, out[k].opt,
+                         out[k].path);
+                return -1;
+            }
+    }
+    for (int i = 0; i < ndirs; i++)
+        if (dirs[i].path && (dir_clobbers(dirs[i].opt, dirs[i].path, in, nin, err, errlen) ||
+                             dir_clobbers(dirs[i].opt, dirs[i].path, out, nout, err, errlen)))
+            return -1;
+    return 0;
+}
+
+/* ---- Non-finite values (stopped unless --allow-nonfinite) ---- */
+
+/* After a step: 0 when its loss and every layer's new master weights and biases are finite;
+   else -1 with "epoch E, step S: ..." in err. */
+static int check_finite(const tpuc_train_t *t, const uint8_t *host, float loss, uint64_t ep,
+                        uint64_t step, char *err, size_t errlen)
+{
+    if (!isfinite(loss)) {
+        snprintf(err, errlen, "epoch %" PRIu64 ", step %" PRIu64 ": the loss is %s: the run "
+                 "diverged (try a smaller --lr); stopped without writing this step's "
+                 "checkpoint, the CSV or the ONNX (--allow-nonfinite trains on)", ep, step,
+                 isnan(loss) ? "NaN" : "Inf");
+        return -1;
+    }
+    for (int l = 0; l < t->nlayers; l++) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const uint64_t nw = (uint64_t)(ly->k * ly->o), nb = (uint64_t)ly->o;
+        float *w = malloc(nw * 4 + 4), *b = malloc(nb * 4 + 4);
+        int bad = 0;
+        if (w && b) {
+            tpuc_train_host_weights(t, host, l, w, b);
+            bad = first_nonfinite(w, nw) < nw || (ly->has_bias && first_nonfinite(b, nb) < nb);
+        }
+        free(w);
+        free(b);
+        if (!w || !b) { snprintf(err, errlen, "out of memory"); return -1; }
+        if (bad) {
+            snprintf(err, errlen, "epoch %" PRIu64 ", step %" PRIu64 ": layer '%s' has a "
+                     "non-finite weight after the update: the run diverged (try a smaller "
+                     "--lr); stopped without writing this step's checkpoint, the CSV or the "
+                     "ONNX (--allow-nonfinite trains on)", ep, step, ly->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[2048];
     tpu_cli_t cli;
+    clean_on_signals();
     tpu_cli_init(&cli, argc, argv, opts);
     const char *model = NULL, *dataset = NULL, *xt = NULL, *yt = NULL, *xv = NULL, *yv = NULL;
     const char *csv = NULL, *plot = NULL, *save = NULL, *grads = NULL, *optname = "adam";
@@ -454,7 +695,7 @@ int main(int argc, char **argv)
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
     double lr = -1, mom = 0;
-    int logits = 0, have_spe = 0, have_vs = 0;
+    int logits = 0, have_spe = 0, have_vs = 0, allow_nf = 0;
     for (;;) {
         const char *name, *val;
         int id = tpu_cli_next(&cli, &name, &val, err, sizeof err);
@@ -495,6 +736,7 @@ int main(int argc, char **argv)
         case O_CKPT: ckpt = val; break;
         case O_RESUME: resume = val; break;
         case O_MAXSTEPS: bad = tpu_cli_count(name, val, 1, 1ull << 40, &maxsteps, err, sizeof err); break;
+        case O_NONFINITE: allow_nf = 1; break;
         case O_FREQ: bad = tpu_cli_count(name, val, 1, 10000, &freq, err, sizeof err); break;
         default: bad = tpuc_hwopts_parse(&ho, id, name, val, err, sizeof err); break;
         }
@@ -524,6 +766,19 @@ int main(int argc, char **argv)
     if ((xv != NULL) != (yv != NULL)) return fail(2, "--x-val and --y-val go together");
     if (plot && !csv) return fail(2, "--plot needs --csv (the curves it plots)");
     if (maxsteps && !ckpt) return fail(2, "--max-steps needs --checkpoint (where the run continues from)");
+    /* every output path, before any work; then what a killed run left of their temporaries */
+    char refcsv[4300] = "";
+    if (plot) snprintf(refcsv, sizeof refcsv, "%s.torch.csv", csv); /* train_ref.py's curves */
+    if (grads) tpu_path_trim((char *)grads); /* "DIR/" names DIR (argv is writable) */
+    if (work) tpu_path_trim((char *)work);
+    const arg_path_t outs[] = {{"--csv", csv}, {"--save-onnx", save}, {"--plot", plot},
+                               {"--checkpoint", ckpt}, {"--plot's reference CSV", plot ? refcsv : NULL}};
+    const arg_path_t dirs[] = {{"--grads-dir", grads}, {"--work", work}};
+    const arg_path_t ins[] = {{"the model", model}, {"--x-train", xt}, {"--y-train", yt},
+                              {"--x-val", xv}, {"--y-val", yv}, {"--resume", resume}};
+    if (check_paths(outs, 5, dirs, 2, ins, 6, err, sizeof err)) return fail(2, err);
+    for (int i = 0; i < 5; i++)
+        if (outs[i].path) tpu_out_remove_stale(outs[i].path);
     if (batch % ho.cores) {
         snprintf(err, sizeof err, "--batch %" PRIu64 ": must be a multiple of --cores %" PRIu64 " (every core takes the same share)", batch, ho.cores);
         return fail(2, err);
@@ -550,8 +805,8 @@ int main(int argc, char **argv)
         if (load_fmnist("train", &tr, err, sizeof err) || load_fmnist("t10k", &va, err, sizeof err))
             return fail(2, err);
     } else {
-        if (load_npy(xt, yt, &tr, err, sizeof err)) return fail(2, err);
-        if (xv && load_npy(xv, yv, &va, err, sizeof err)) return fail(2, err);
+        if (load_npy(xt, yt, allow_nf, &tr, err, sizeof err)) return fail(2, err);
+        if (xv && load_npy(xv, yv, allow_nf, &va, err, sizeof err)) return fail(2, err);
     }
 
     /* compile: the step, and the forward pass alone for validation (the same host layout) */
@@ -679,16 +934,18 @@ int main(int argc, char **argv)
     rows = at.csv;
     rows_len = at.csv_len;
     at.csv = NULL;
-    /* the outputs written at the end must be writable now, not after the training */
-    for (int k = 0; k < 2; k++) {
-        const char *path = k ? plot : save;
-        tpu_out_t probe;
-        if (!path) continue;
-        if (tpu_out_open(&probe, path, err, sizeof err)) { fail(2, err); goto done; }
-        tpu_out_abort(&probe);
-    }
+    /* (every output path was checked when the options were read) */
+    if (grads)
+        for (int l = 0; l < t.nlayers; l++) { /* what a killed run left of its files */
+            const char *fmt[4] = {"%s/grad%d_w.npy", "%s/grad%d_b.npy", "%s/w%d.npy", "%s/b%d.npy"};
+            char p[4400];
+            for (int k = 0; k < 4; k++) {
+                snprintf(p, sizeof p, fmt[k], grads, l);
+                tpu_out_remove_stale(p);
+            }
+        }
     if (csv) {
-        if (tpu_out_open(&csvo, csv, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
+        if (tpu_out_open(&csvo, csv, err, sizeof err)) { fail(2, err); goto done; }
         csvf = csvo.f;
         fprintf(csvf, "epoch,loss,accuracy,val_loss,val_accuracy,cycles_per_step,sim_ms_per_step,mxu_util,mxu_busy,wall_s\n");
         if (rows_len) fwrite(rows, 1, rows_len, csvf);
@@ -714,6 +971,10 @@ int main(int argc, char **argv)
         char abs[PATH_MAX];
         if (!realpath(wdir, abs) || strlen(abs) >= sizeof wdir) { fail(2, "--work: cannot resolve the folder"); goto done; }
         snprintf(wdir, sizeof wdir, "%s", abs);
+        if (own_work) { /* removed on TERM, INT or HUP (on_signal) */
+            snprintf(sig_work, sizeof sig_work, "%s", wdir);
+            sig_have_work = 1;
+        }
     }
     for (uint64_t i = 0; i < tr.n; i++) perm[i] = (uint32_t)i;
     uint64_t state = seed;
@@ -770,7 +1031,14 @@ int main(int argc, char **argv)
             }
             if (check_cores(&run, &t, err, sizeof err)) { printf("\n"); fail(1, err); goto done; }
             if (ep == 1 && s == 0) phases(&t, insn_done, insn_mxu);
-            lsum += tpuc_train_host_loss(&t, run.host[0]);
+            /* a diverged step: stopped before its checkpoint replaces the last good one */
+            const float sloss = tpuc_train_host_loss(&t, run.host[0]);
+            if (!allow_nf && check_finite(&t, run.host[0], sloss, ep, s + 1, err, sizeof err)) {
+                printf("\n");
+                fail(1, err);
+                goto done;
+            }
+            lsum += sloss;
             seen += B;
             if (grads && ep == 1 && s == 0) {
                 if (mkdir(grads, 0777) && errno != EEXIST) {
@@ -887,13 +1155,12 @@ int main(int argc, char **argv)
     }
     if (plot) {
         /* build/tools/tpu-train -> models/train_ref.py of the same tree */
-        char self[4096] = "", script[4300], refcsv[4300], ep[32], st[32], bs[32], lrs[64], ms[64], sd[32], ve[32];
+        char self[4096] = "", script[4300], ep[32], st[32], bs[32], lrs[64], ms[64], sd[32], ve[32];
         ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
         if (sl > 0) self[sl] = 0;
         char *slash = strrchr(self, '/');
         if (slash) *slash = 0;
         snprintf(script, sizeof script, "%s/../../models/train_ref.py", self[0] ? self : ".");
-        snprintf(refcsv, sizeof refcsv, "%s.torch.csv", csv);
         snprintf(ep, sizeof ep, "%" PRIu64, epochs);
         snprintf(st, sizeof st, "%" PRIu64, spe);
         snprintf(bs, sizeof bs, "%" PRIu64, B);
@@ -916,14 +1183,7 @@ int main(int argc, char **argv)
         av[k++] = "--val-examples"; av[k++] = ve;
         av[k++] = "--csv"; av[k++] = refcsv; av[k++] = "--ours"; av[k++] = csv; av[k++] = "--png"; av[k++] = plot;
         av[k] = NULL;
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-            execv(av[0], (char *const *)av);
-            _exit(127);
-        }
-        int ws = 0;
-        if (pid < 0 || waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        if (run_child(av)) {
             snprintf(err, sizeof err, "--plot: the PyTorch reference (%.1000s) failed", script);
             fail(1, err);
             goto done;
@@ -956,6 +1216,7 @@ done:
     for (unsigned i = 0; i < TPU_BOARD_CORES_MAX; i++)
         if (run.trace[i]) fclose(run.trace[i]);
     if (own_work && rc == 0) {
+        sig_have_work = 0;
         pid_t pid = fork();
         if (pid == 0) { execl("/bin/rm", "rm", "-rf", wdir, (char *)NULL); _exit(127); }
         if (pid > 0) waitpid(pid, NULL, 0);
