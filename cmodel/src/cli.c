@@ -574,6 +574,18 @@ static int parent_ok(const char *opt, const char *path, const char *allowed, cha
 
 #define ALLOWED_FILE "(allowed: a file name in an existing directory)"
 #define PATH_CHECK_MAX 4096 /* the longest path checked, with its NUL (Linux's PATH_MAX) */
+
+/* internal: -1 with the message when path is too long to check whole (the checks copy it:
+   a shortened path is never checked in its place) */
+static int too_long(const char *opt, const char *path, char *err, size_t errlen)
+{
+    size_t n = strlen(path);
+    if (n < PATH_CHECK_MAX)
+        return 0;
+    set_err(err, errlen, "%s '%.60s...': a path of %zu bytes (allowed: at most %d)", opt, path,
+            n, PATH_CHECK_MAX - 1);
+    return -1;
+}
 #define ALLOWED_DIR "(allowed: an existing directory, or a new name in one)"
 
 int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
@@ -584,11 +596,8 @@ int tpu_out_check(const char *opt, const char *path, char *err, size_t errlen)
         set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_FILE);
         return -1;
     }
-    if (n >= PATH_CHECK_MAX) { /* the checks below copy it: never check a shortened path */
-        set_err(err, errlen, "%s '%.60s...': a path of %zu bytes (allowed: at most %d)", opt,
-                path, n, PATH_CHECK_MAX - 1);
+    if (too_long(opt, path, err, errlen))
         return -1;
-    }
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             set_err(err, errlen, "%s '%s': is a directory %s", opt, path, ALLOWED_FILE);
@@ -650,11 +659,8 @@ int tpu_outdir_check(const char *opt, const char *path, char *err, size_t errlen
         set_err(err, errlen, "%s '': an empty path %s", opt, ALLOWED_DIR);
         return -1;
     }
-    if (strlen(path) >= PATH_CHECK_MAX) {
-        set_err(err, errlen, "%s '%.60s...': a path of %zu bytes (allowed: at most %d)", opt,
-                path, strlen(path), PATH_CHECK_MAX - 1);
+    if (too_long(opt, path, err, errlen))
         return -1;
-    }
     if (stat(path, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
             set_err(err, errlen, "%s '%s': exists and is not a directory %s", opt, path,

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # test-safety, tpu-explore (issue 28), SOURCED by tests/safety/tools.sh (". file": it uses
-# tools.sh's ok and bad, $W (the scratch folder), $T (build/tools) and $PY, and does not exit):
+# tools.sh's ok, bad, refused and listing, $W (the scratch folder), $T (build/tools) and $PY, and does not exit):
 #  - -o and --png are checked before any work: an existing directory (also "DIR/"), a file in
 #    a missing folder, the model itself (by device and inode: a hard link too), --png the
 #    same as -o: one line "tpu-explore: error: -o 'PATH': ...", exit 2, no compile started,
@@ -11,18 +11,7 @@
 # A stand-in tpu-compile (--tools) that records its call and hangs makes "no compile started"
 # and "interrupted in the middle" deterministic.
 
-# ex_refused NAME WANT CMD...: exit 2, exactly one line on stderr containing WANT
-ex_refused() {
-    ex_name=$1; ex_want=$2; shift 2
-    "$@" >"$W/ex.out" 2>"$W/ex.err"; ex_rc=$?
-    if [ $ex_rc -eq 2 ] && [ "$(wc -l <"$W/ex.err")" -eq 1 ] && grep -qF -- "$ex_want" "$W/ex.err"; then
-        ok "$ex_name: $(cut -c1-200 "$W/ex.err")"
-    else
-        bad "$ex_name: exit $ex_rc, expected 2 and one line naming $ex_want: $(head -c 800 "$W/ex.err")"
-    fi
-}
-# ex_listing DIR: its entries, hidden ones too, on one line
-ex_listing() { ls -A "$1" | LC_ALL=C sort | tr '\n' ' '; }
+# refused NAME WANT CMD... and listing DIR are tools.sh's
 
 EX_D=$W/explore; mkdir -p "$EX_D/isdir" "$EX_D/tmp" "$EX_D/out"
 $PY - "$EX_D/mlp.onnx" <<'PY' || bad "tpu-explore: making the model"
@@ -53,25 +42,25 @@ EX_E=$T/tpu-explore
 ex_run() { TMPDIR=$EX_D/tmp "$EX_E" "$EX_D/mlp.onnx" --mxu 8 --cores 1 --batch 4 "$@"; }
 for ex_o in "isdir" "isdir/" "nodir/e.csv" "mlp.onnx"; do
     case $ex_o in nodir*) ex_want="'$EX_D/nodir'";; mlp*) ex_want="same file as the model";; *) ex_want="directory";; esac
-    ex_refused "tpu-explore -o $ex_o" "$ex_want" ex_run -o "$EX_D/$ex_o" --tools "$EX_D/fail"
-    grep -q "^tpu-explore: error: -o '$EX_D/$ex_o'" "$W/ex.err" || bad "tpu-explore -o $ex_o: the message does not start with the option and the path"
+    refused "tpu-explore -o $ex_o" "$ex_want" ex_run -o "$EX_D/$ex_o" --tools "$EX_D/fail"
+    grep -q "^tpu-explore: error: -o '$EX_D/$ex_o'" "$W/r.err" || bad "tpu-explore -o $ex_o: the message does not start with the option and the path"
 done
-ex_refused "tpu-explore --png nodir/p.png" "'$EX_D/nodir'" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/nodir/p.png" --tools "$EX_D/fail"
-ex_refused "tpu-explore --png the same as -o" "same file" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/out/e.csv" --tools "$EX_D/fail"
+refused "tpu-explore --png nodir/p.png" "'$EX_D/nodir'" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/nodir/p.png" --tools "$EX_D/fail"
+refused "tpu-explore --png the same as -o" "same file" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/out/e.csv" --tools "$EX_D/fail"
 # the same with the real compiles (the issue's commands): no traceback, no DIR.tmp
 for ex_o in "isdir" "nodir/e.csv"; do
-    ex_refused "tpu-explore -o $ex_o (real tpu-compile)" "-o '$EX_D/$ex_o'" ex_run -o "$EX_D/$ex_o"
+    refused "tpu-explore -o $ex_o (real tpu-compile)" "-o '$EX_D/$ex_o'" ex_run -o "$EX_D/$ex_o"
 done
 ln "$EX_D/mlp.onnx" "$EX_D/hard.onnx"
-ex_refused "tpu-explore --png a hard link of the model" "same file as the model" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/hard.onnx" --tools "$EX_D/fail"
+refused "tpu-explore --png a hard link of the model" "same file as the model" ex_run -o "$EX_D/out/e.csv" --png "$EX_D/hard.onnx" --tools "$EX_D/fail"
 [ ! -e "$EX_D/fail/called" ] && ok "tpu-explore: no compile started for a bad output" \
     || bad "tpu-explore compiled before checking its outputs"
 ex_left=$(find "$EX_D/isdir" "$EX_D/out" "$EX_D/tmp" -mindepth 1; find "$EX_D" -maxdepth 1 -name '*.tmp*')
-[ "$(ex_listing "$EX_D")" = "fail hard.onnx isdir mlp.onnx out slow tmp " ] && [ -z "$ex_left" ] \
-    && ok "tpu-explore: nothing written for a bad output (no DIR.tmp)" || bad "tpu-explore left $(ex_listing "$EX_D") $ex_left"
+[ "$(listing "$EX_D")" = "fail hard.onnx isdir mlp.onnx out slow tmp " ] && [ -z "$ex_left" ] \
+    && ok "tpu-explore: nothing written for a bad output (no DIR.tmp)" || bad "tpu-explore left $(listing "$EX_D") $ex_left"
 # the real sweep: the CSV is written, and nothing else
-ex_run -o "$EX_D/out/e.csv" >/dev/null 2>"$EX_D/err" && [ -s "$EX_D/out/e.csv" ] && [ "$(ex_listing "$EX_D/out")" = "e.csv " ] \
-    && [ -z "$(ls -A "$EX_D/tmp")" ] && ok "tpu-explore -o out/e.csv" || bad "tpu-explore -o out/e.csv: $(tail -n 3 "$EX_D/err") $(ex_listing "$EX_D/out")"
+ex_run -o "$EX_D/out/e.csv" >/dev/null 2>"$EX_D/err" && [ -s "$EX_D/out/e.csv" ] && [ "$(listing "$EX_D/out")" = "e.csv " ] \
+    && [ -z "$(ls -A "$EX_D/tmp")" ] && ok "tpu-explore -o out/e.csv" || bad "tpu-explore -o out/e.csv: $(tail -n 3 "$EX_D/err") $(listing "$EX_D/out")"
 # SIGTERM and SIGINT in the middle of a sweep: no temporary file or folder, no compile left
 # running, the process ends by the signal. SIGINT is sent to a process that has it at the
 # default (a background job of sh ignores it; this python resets it before exec).
