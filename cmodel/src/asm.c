@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The core's assembler: one instruction per line, key=value operands, .equ constants and
-   +, -, * expressions, .insn raw words (docs/isa.md "Assembly language"). */
+/* The core's assembler: one instruction per line, key=value operands, .equ constants, labels
+   and +, -, * expressions, index registers on address operands, .insn raw words (docs/isa.md
+   "Assembly language", "Loops"). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,13 +14,15 @@
 #define MAX_TOKENS 32
 #define MAX_KEYS 8
 
-enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE };
-enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2 }; /* P_MEM2: ub or acc only */
+enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE, K_S32 };
+/* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..3; P_XREG: an index register x0..x7 */
+enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2, P_LEVEL, P_XREG };
 
 struct keyspec {
     const char *name;
     enum kind kind;
     int required;
+    unsigned xslot; /* 1 + the register slot of an address operand (+xR allowed); 0: none */
 };
 
 struct mnem {
@@ -32,47 +35,57 @@ struct mnem {
 
 /* Key slots per mnemonic, in the order listed (the encoder below uses the indices). */
 static const struct mnem mnems[] = {
-    { "nop", TPU_OP_NOP, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0 } } },
-    { "sync", TPU_OP_SYNC, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0 } } },
-    { "halt", TPU_OP_HALT, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0 } } },
+    { "nop", TPU_OP_NOP, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0, 0 } } },
+    { "sync", TPU_OP_SYNC, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0, 0 } } },
+    { "halt", TPU_OP_HALT, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0, 0 } } },
+    { "loop", TPU_OP_LOOP, P_LEVEL, { NULL, NULL },
+      { { "count", K_U16, 1, 0 }, { "skip", K_U16, 0, 0 }, { "body", K_U16, 1, 0 },
+        { NULL, K_U16, 0, 0 } } },
+    { "stride", TPU_OP_STRIDE, P_XREG, { NULL, NULL },
+      { { "l0", K_S32, 0, 0 }, { "l1", K_S32, 0, 0 }, { "l2", K_S32, 0, 0 },
+        { "l3", K_S32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
     { "dma_in", TPU_OP_DMA_IN, P_MEM, { NULL, NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "cols", K_COLS, 1 }, { "addr", K_U32, 1 },
-        { "stride", K_U32, 0 }, { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 2 }, { "rows", K_U16, 1, 0 }, { "cols", K_COLS, 1, 0 },
+        { "addr", K_U32, 1, 1 }, { "stride", K_U32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
     { "dma_out", TPU_OP_DMA_OUT, P_MEM, { NULL, NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "cols", K_COLS, 1 }, { "addr", K_U32, 1 },
-        { "stride", K_U32, 0 }, { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 2 }, { "rows", K_U16, 1, 0 }, { "cols", K_COLS, 1, 0 },
+        { "addr", K_U32, 1, 1 }, { "stride", K_U32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
     { "lw", TPU_OP_LW, P_NONE, { "transpose", NULL },
-      { { "w", K_U16, 1 }, { NULL, K_U16, 0 } } },
+      { { "w", K_U16, 1, 1 }, { NULL, K_U16, 0, 0 } } },
     { "matmul", TPU_OP_MATMUL, P_NONE, { "accumulate", "acc" },
-      { { "ub", K_U16, 1 }, { "acc", K_U16, 1 }, { "rows", K_U16, 1 }, { "acc_mode", K_MODE, 0 },
-        { NULL, K_U16, 0 } } },
+      { { "ub", K_U16, 1, 1 }, { "acc", K_U16, 1, 2 }, { "rows", K_U16, 1, 0 },
+        { "acc_mode", K_MODE, 0, 0 }, { NULL, K_U16, 0, 0 } } },
     { "vop", TPU_OP_VOP, P_VOP, { "bcast", NULL },
-      { { "a", K_MEMROW, 1 }, { "b", K_MEMROW, 0 }, { "dst", K_MEMROW, 1 }, { "rows", K_U16, 1 },
-        { NULL, K_U16, 0 } } },
+      { { "a", K_MEMROW, 1, 1 }, { "b", K_MEMROW, 0, 2 }, { "dst", K_MEMROW, 1, 3 },
+        { "rows", K_U16, 1, 0 }, { NULL, K_U16, 0, 0 } } },
     { "vred", TPU_OP_VRED, P_RED, { NULL, NULL },
-      { { "src", K_MEMROW, 1 }, { "dst", K_MEMROW, 1 }, { "rows", K_U16, 1 },
-        { "length", K_U16, 1 }, { "chunk_stride", K_U16, 1 }, { "row_stride", K_U16, 1 },
-        { NULL, K_U16, 0 } } },
+      { { "src", K_MEMROW, 1, 1 }, { "dst", K_MEMROW, 1, 2 }, { "rows", K_U16, 1, 0 },
+        { "length", K_U16, 1, 0 }, { "chunk_stride", K_U16, 1, 0 },
+        { "row_stride", K_U16, 1, 0 }, { NULL, K_U16, 0, 0 } } },
     { "softmax", TPU_OP_SOFTMAX, P_NONE, { NULL, NULL },
-      { { "src", K_MEMROW, 1 }, { "dst", K_MEMROW, 1 }, { "rows", K_U16, 1 },
-        { "length", K_U16, 1 }, { "chunk_stride", K_U16, 1 }, { "row_stride", K_U16, 1 },
-        { NULL, K_U16, 0 } } },
+      { { "src", K_MEMROW, 1, 1 }, { "dst", K_MEMROW, 1, 2 }, { "rows", K_U16, 1, 0 },
+        { "length", K_U16, 1, 0 }, { "chunk_stride", K_U16, 1, 0 },
+        { "row_stride", K_U16, 1, 0 }, { NULL, K_U16, 0, 0 } } },
     /* the board's collectives (docs/board.md "ISA extension") */
     { "send", TPU_OP_SEND, P_MEM2, { NULL, NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "core", K_CORE, 1 }, { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 1 }, { "rows", K_U16, 1, 0 }, { "core", K_CORE, 1, 0 },
+        { NULL, K_U16, 0, 0 } } },
     { "recv", TPU_OP_RECV, P_MEM2, { NULL, NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "core", K_CORE, 1 }, { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 1 }, { "rows", K_U16, 1, 0 }, { "core", K_CORE, 1, 0 },
+        { NULL, K_U16, 0, 0 } } },
     { "bcast", TPU_OP_BCAST, P_MEM2, { NULL, NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { "root", K_CORE, 1 }, { NULL, K_U16, 0 } } },
-    { "barrier", TPU_OP_BARRIER, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 1 }, { "rows", K_U16, 1, 0 }, { "root", K_CORE, 1, 0 },
+        { NULL, K_U16, 0, 0 } } },
+    { "barrier", TPU_OP_BARRIER, P_NONE, { NULL, NULL }, { { NULL, K_U16, 0, 0 } } },
     { "allreduce", TPU_OP_ALLREDUCE, P_MEM2, { "ring", NULL },
-      { { "row", K_U16, 1 }, { "rows", K_U16, 1 }, { NULL, K_U16, 0 } } },
+      { { "row", K_U16, 1, 1 }, { "rows", K_U16, 1, 0 }, { NULL, K_U16, 0, 0 } } },
 };
 #define NMNEM (sizeof mnems / sizeof mnems[0])
 
 struct equ {
     char *name;
     int64_t value;
+    unsigned line; /* a label's line (labels are known before pass 2); 0 for .equ */
 };
 
 struct strb {
@@ -202,11 +215,13 @@ static int eval_atom(struct as *as, const struct tok *t, const char **p, const c
             error_at(as, col, "number '%.*s' too large, expected at most 2^48", (int)n, b);
             return -1;
         }
+    } else if (n == 1 && b[0] == '.') {
+        x = (int64_t)as->count; /* this instruction's index */
     } else if (isalpha((unsigned char)b[0]) || b[0] == '_') {
         const struct equ *e = find_equ(as, b, n);
         if (e == NULL) {
-            error_at(as, col, "unknown name '%.*s', expected a number or a .equ name defined "
-                     "above", (int)n, b);
+            error_at(as, col, "unknown name '%.*s', expected a number, a label or a .equ name "
+                     "defined above", (int)n, b);
             return -1;
         }
         x = e->value;
@@ -220,16 +235,51 @@ static int eval_atom(struct as *as, const struct tok *t, const char **p, const c
     return 0;
 }
 
-/* internal: expression = product { (+|-) product }, product = atom { * atom }. */
-static int eval(struct as *as, const struct tok *t, int64_t *out)
+/* internal: the index register x0 .. x7 named by [b, b+n), or -1. */
+static int xreg_name(const char *b, size_t n)
+{
+    return n == 2 && b[0] == 'x' && b[1] >= '0' && b[1] < '0' + (int)TPU_XREGS ? b[1] - '0' : -1;
+}
+
+/* internal: expression = term { (+|-) term }, term = product or (for an address operand,
+   xsel != NULL) one index register xR added with +, product = atom { * atom }. */
+static int eval_x(struct as *as, const struct tok *t, int64_t *out, unsigned *xsel)
 {
     const char *p = t->s, *end = t->s + t->len;
     int64_t sum = 0;
-    int sign = 1;
+    int sign = 1, have_x = 0;
+    if (xsel)
+        *xsel = 0;
     for (;;) {
         int64_t prod;
-        if (eval_atom(as, t, &p, end, &prod))
+        const char *b = p;
+        while (b < end && *b != '+' && *b != '-' && *b != '*')
+            b++;
+        int xr = xreg_name(p, (size_t)(b - p));
+        if (xr >= 0) {
+            unsigned col = t->col + (unsigned)(p - t->s);
+            if (xsel == NULL) {
+                error_at(as, col, "index register '%.*s' in '%.*s', expected a number (only "
+                         "address operands take +xR)", 2, p, (int)t->len, t->s);
+                return -1;
+            }
+            if (sign < 0 || (b < end && *b == '*') || (p > t->s && p[-1] == '*')) {
+                error_at(as, col, "'%.*s' in '%.*s', expected the register added once with +",
+                         2, p, (int)t->len, t->s);
+                return -1;
+            }
+            if (have_x) {
+                error_at(as, col, "second index register '%.*s' in '%.*s', expected one", 2, p,
+                         (int)t->len, t->s);
+                return -1;
+            }
+            have_x = 1;
+            *xsel = (unsigned)xr;
+            p = b;
+            prod = 0;
+        } else if (eval_atom(as, t, &p, end, &prod)) {
             return -1;
+        }
         while (p < end && *p == '*') {
             int64_t f;
             p++;
@@ -270,6 +320,11 @@ static int eval(struct as *as, const struct tok *t, int64_t *out)
     return 0;
 }
 
+static int eval(struct as *as, const struct tok *t, int64_t *out)
+{
+    return eval_x(as, t, out, NULL);
+}
+
 static int range(struct as *as, const struct tok *t, const char *key, int64_t v, int64_t lo,
                  int64_t hi, const char *why)
 {
@@ -306,6 +361,8 @@ static void emit(struct as *as, tpu_insn_t w)
     as->prog[as->count++] = w;
 }
 
+static int add_equ(struct as *as, const struct tok *t, int64_t v, unsigned line);
+
 static void do_equ(struct as *as, struct tok *t, int nt)
 {
     if (nt < 3) {
@@ -318,9 +375,9 @@ static void do_equ(struct as *as, struct tok *t, int nt)
                  (int)t[3].len, t[3].s);
         return;
     }
-    if (!valid_name(&t[1])) {
-        error_at(as, t[1].col, "bad name '%.*s', expected a letter or _ then letters, digits, _",
-                 (int)t[1].len, t[1].s);
+    if (!valid_name(&t[1]) || xreg_name(t[1].s, t[1].len) >= 0) {
+        error_at(as, t[1].col, "bad name '%.*s', expected a letter or _ then letters, digits, _ "
+                 "(x0 .. x7 are the index registers)", (int)t[1].len, t[1].s);
         return;
     }
     if (find_equ(as, t[1].s, t[1].len) != NULL) {
@@ -331,26 +388,7 @@ static void do_equ(struct as *as, struct tok *t, int nt)
     int64_t v;
     if (eval(as, &t[2], &v))
         return;
-    if (as->nequ == as->capequ) {
-        size_t c = as->capequ ? as->capequ * 2 : 16;
-        struct equ *p = realloc(as->equs, c * sizeof *p);
-        if (p == NULL) {
-            as->oom = 1;
-            return;
-        }
-        as->equs = p;
-        as->capequ = c;
-    }
-    char *name = malloc(t[1].len + 1);
-    if (name == NULL) {
-        as->oom = 1;
-        return;
-    }
-    memcpy(name, t[1].s, t[1].len);
-    name[t[1].len] = 0;
-    as->equs[as->nequ].name = name;
-    as->equs[as->nequ].value = v;
-    as->nequ++;
+    add_equ(as, &t[1], v, 0);
 }
 
 static void do_insn(struct as *as, struct tok *t, int nt)
@@ -402,6 +440,7 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
 {
     int64_t val[MAX_KEYS] = { 0 };
     unsigned vmem[MAX_KEYS] = { 0 };
+    unsigned xs[3] = { 0, 0, 0 }; /* the register of each address slot */
     int seen[MAX_KEYS] = { 0 };
     struct tok keytok[MAX_KEYS];
     int flag = 0, flag_seen = 0, pos_seen = 0, bad = 0;
@@ -422,6 +461,21 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                                  (int)a->len, a->s);
                         bad = 1;
                     }
+                } else if (m->pos == P_LEVEL) {
+                    int64_t lv;
+                    if (eval(as, a, &lv) ||
+                        range(as, a, "level", lv, 0, TPU_LOOP_LEVELS - 1, " (a loop level)"))
+                        bad = 1;
+                    else
+                        pos = (unsigned)lv;
+                } else if (m->pos == P_XREG) {
+                    int xr = xreg_name(a->s, a->len);
+                    if (xr < 0) {
+                        error_at(as, a->col, "unknown register '%.*s', expected x1 .. x%u",
+                                 (int)a->len, a->s, TPU_XREGS - 1u);
+                        bad = 1;
+                    }
+                    pos = xr < 0 ? 0u : (unsigned)xr;
                 } else if (m->pos == P_MEM2) {
                     if (parse_mem(a, a->len, &pos) || pos == TPU_MEM_WMEM) {
                         error_at(as, a->col, "%s memory '%.*s' for %s, expected ub or acc",
@@ -533,12 +587,19 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                 bad = 1;
                 break;
             }
-            if (eval(as, &rt, &val[k]) || range(as, &rt, key, val[k], 0, 0xFFFF, ""))
+            if (eval_x(as, &rt, &val[k], &xs[m->keys[k].xslot - 1]) ||
+                range(as, &rt, key, val[k], 0, 0xFFFF, ""))
                 bad = 1;
             break;
         }
         case K_U16:
-            if (eval(as, &vt, &val[k]) || range(as, &vt, key, val[k], 0, 0xFFFF, ""))
+            if (eval_x(as, &vt, &val[k], m->keys[k].xslot ? &xs[m->keys[k].xslot - 1] : NULL) ||
+                range(as, &vt, key, val[k], 0, 0xFFFF, ""))
+                bad = 1;
+            break;
+        case K_S32:
+            if (eval(as, &vt, &val[k]) ||
+                range(as, &vt, key, val[k], INT32_MIN, INT32_MAX, " (a signed stride)"))
                 bad = 1;
             break;
         case K_CORE:
@@ -547,7 +608,8 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                 bad = 1;
             break;
         case K_U32:
-            if (eval(as, &vt, &val[k]) || range(as, &vt, key, val[k], 0, 0xFFFFFFFFll, ""))
+            if (eval_x(as, &vt, &val[k], m->keys[k].xslot ? &xs[m->keys[k].xslot - 1] : NULL) ||
+                range(as, &vt, key, val[k], 0, 0xFFFFFFFFll, ""))
                 bad = 1;
             break;
         case K_COLS: {
@@ -567,6 +629,8 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                  nt > 1 ? "operand" : "end of line", m->name,
                  m->pos == P_MEM    ? "a memory ub, acc or wmem first"
                  : m->pos == P_MEM2 ? "a memory ub or acc first"
+                 : m->pos == P_LEVEL ? "a loop level 0 .. 3 first"
+                 : m->pos == P_XREG  ? "an index register x1 .. x7 first"
                  : m->pos == P_VOP ? "an op first (add, sub, mul, max, min, cvt, relu, exp, tanh, "
                                      "sigmoid, gelu, recip)"
                                    : "a reduction first (sum, max, min)");
@@ -598,6 +662,17 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
             bad = 1;
         }
     }
+    if (m->opcode == TPU_OP_STRIDE && !bad) {
+        int lo = seen[0] || seen[1] || seen[2];
+        if (lo && seen[3]) {
+            error_at(as, keytok[3].col - 3, "l3 with l0, l1 or l2, expected either l0 .. l2 "
+                     "or l3 alone (one stride instruction each)");
+            bad = 1;
+        } else if (!lo && !seen[3]) {
+            error_at(as, endcol, "end of line without a stride, expected l0=, l1=, l2= or l3=");
+            bad = 1;
+        }
+    }
     if (m->opcode == TPU_OP_MATMUL && flag_seen && seen[3]) {
         error_at(as, flagtok.col, "flag '%.*s' and acc_mode=, expected one of them",
                  (int)flagtok.len, flagtok.s);
@@ -608,7 +683,24 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
     tpu_dinsn_t d;
     memset(&d, 0, sizeof d);
     d.opcode = m->opcode;
+    memcpy(d.xsel, xs, sizeof d.xsel);
     switch (m->opcode) {
+    case TPU_OP_LOOP:
+        d.level = pos;
+        d.n = (unsigned)val[0];
+        d.skip = seen[1] ? (unsigned)val[1] : 1u;
+        d.body = (unsigned)val[2];
+        break;
+    case TPU_OP_STRIDE:
+        d.xreg = pos;
+        d.group = seen[3] ? 1u : 0u;
+        if (d.group) {
+            d.s[0] = (int32_t)val[3];
+        } else {
+            for (unsigned l = 0; l < 3; l++)
+                d.s[l] = (int32_t)val[l];
+        }
+        break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
         d.mem = pos;
@@ -676,6 +768,70 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
     emit(as, tpu_insn_encode(&d));
 }
 
+/* internal: add a name with a value (a .equ, or a label of line `line`). */
+static int add_equ(struct as *as, const struct tok *t, int64_t v, unsigned line)
+{
+    if (as->nequ == as->capequ) {
+        size_t c = as->capequ ? as->capequ * 2 : 16;
+        struct equ *p = realloc(as->equs, c * sizeof *p);
+        if (p == NULL) {
+            as->oom = 1;
+            return -1;
+        }
+        as->equs = p;
+        as->capequ = c;
+    }
+    char *name = malloc(t->len + 1);
+    if (name == NULL) {
+        as->oom = 1;
+        return -1;
+    }
+    memcpy(name, t->s, t->len);
+    name[t->len] = 0;
+    as->equs[as->nequ].name = name;
+    as->equs[as->nequ].value = v;
+    as->equs[as->nequ].line = line;
+    as->nequ++;
+    return 0;
+}
+
+/* internal: the first token of a line and whether it is a label `NAME:`. */
+static size_t first_token(const char *s, size_t n, struct tok *t)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+        i++;
+    size_t b = i;
+    while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '#' && s[i] != ';')
+        i++;
+    t->s = s + b;
+    t->len = i - b;
+    t->col = (unsigned)b + 1;
+    return i;
+}
+
+/* internal: pass 1: every label's value is the index of the instruction it names (the next
+   instruction line), so a loop can name a body that follows it. */
+static void scan_label(struct as *as, const char *s, size_t n)
+{
+    struct tok t;
+    size_t i = first_token(s, n, &t);
+    if (t.len > 1 && t.s[t.len - 1] == ':') {
+        struct tok name = { t.s, t.len - 1, t.col };
+        if (!valid_name(&name) || xreg_name(name.s, name.len) >= 0)
+            error_at(as, t.col, "bad label '%.*s', expected a letter or _ then letters, digits, "
+                     "_ (x0 .. x7 are the index registers)", (int)name.len, name.s);
+        else if (find_equ(as, name.s, name.len) != NULL)
+            error_at(as, t.col, "duplicate label '%.*s', expected each name defined once",
+                     (int)name.len, name.s);
+        else
+            add_equ(as, &name, (int64_t)as->count, as->line);
+        first_token(s + i, n - i, &t);
+    }
+    if (t.len > 0 && !tok_is(&t, ".equ"))
+        as->count++; /* an instruction line (or an error pass 2 reports) */
+}
+
 static void do_line(struct as *as, const char *s, size_t n)
 {
     struct tok t[MAX_TOKENS];
@@ -699,6 +855,10 @@ static void do_line(struct as *as, const char *s, size_t n)
         t[nt].col = (unsigned)b + 1;
         nt++;
     }
+    if (nt > 0 && t[0].len > 1 && t[0].s[t[0].len - 1] == ':') { /* a label (pass 1) */
+        memmove(t, t + 1, sizeof t[0] * (size_t)(nt - 1));
+        nt--;
+    }
     if (nt == 0)
         return;
     if (tok_is(&t[0], ".equ")) {
@@ -714,9 +874,9 @@ static void do_line(struct as *as, const char *s, size_t n)
             do_mnem(as, &mnems[k], t, nt);
             return;
         }
-    error_at(as, t[0].col, "unknown mnemonic '%.*s', expected nop, sync, halt, dma_in, dma_out, "
-             "lw, matmul, vop, vred, softmax, send, recv, bcast, barrier, allreduce, .equ or "
-             ".insn", (int)t[0].len, t[0].s);
+    error_at(as, t[0].col, "unknown mnemonic '%.*s', expected nop, sync, halt, loop, stride, "
+             "dma_in, dma_out, lw, matmul, vop, vred, softmax, send, recv, bcast, barrier, "
+             "allreduce, .equ, .insn or a label NAME:", (int)t[0].len, t[0].s);
 }
 
 int tpu_asm_n(const char *src, const char *filename, unsigned n_mxu, tpu_insn_t **out,
@@ -733,18 +893,29 @@ int tpu_asm_len(const char *src, size_t len, const char *filename, unsigned n_mx
     as.file = filename ? filename : "<input>";
     as.n_mxu = n_mxu;
     const char *p = src, *end = src + len;
+    for (int pass = 1; pass <= 2; pass++) {
+    p = src;
+    as.line = 0;
+    as.count = 0;
     while (p < end && as.nerr <= TPU_ASM_MAX_ERRORS && !as.oom) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
         const char *z = memchr(p, 0, n);
         as.line++;
-        if (z != NULL) /* a NUL byte: not text; the line is not assembled */
-            error_at(&as, (unsigned)(z - p) + 1u, "NUL byte, expected text");
-        else
+        if (z != NULL) { /* a NUL byte: not text; the line is not assembled */
+            if (pass == 2)
+                error_at(&as, (unsigned)(z - p) + 1u, "NUL byte, expected text");
+        } else if (pass == 1) {
+            scan_label(&as, p, n);
+        } else {
             do_line(&as, p, n);
+        }
         p += n;
         if (p < end && *p == '\n')
             p++;
+    }
+    if (pass == 1 && as.nerr)
+        break; /* bad labels: pass 2 would only repeat what follows from them */
     }
     if (as.nerr > TPU_ASM_MAX_ERRORS) {
         const char *m = "too many errors, stopping\n";

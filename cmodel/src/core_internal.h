@@ -26,9 +26,13 @@ struct core_run {
     uint64_t all_done;  /* latest completion of anything dispatched */
     uint64_t axi_stop;  /* an AXI error completes: nothing dispatches after it */
     uint32_t axi_pc;
+    uint64_t axi_seq;
     uint32_t pc;        /* next instruction */
+    tpu_seq_t seq;      /* loops and index registers (docs/isa.md "Loops") */
+    uint64_t seqno;     /* dynamic instructions dispatched so far (the trace's key) */
     int err;
     uint32_t err_pc;
+    uint64_t err_seq;
     uint64_t end;
     int finished;
     int rc;             /* tpu_core_run's return value once finished */
@@ -36,6 +40,7 @@ struct core_run {
     uint64_t net_t;     /* its dispatch cycle */
     int link_err;       /* the collective at link_pc stopped on a dead link: error 9 next */
     uint32_t link_pc;
+    uint64_t link_seq;
 };
 
 struct tpu_core {
@@ -71,6 +76,9 @@ struct tpu_core {
     uint8_t *host;
     size_t host_bytes;
     uint32_t pc;          /* the instruction being executed */
+    uint64_t seqno;       /* its dynamic index (trace records) */
+    tpu_dinsn_t cur;      /* it, resolved (trace retire line) */
+    char iter[48];        /* the loop indices it dispatched with */
     tpu_core_result_t *res;
     /* functional MX state */
     int have_lw;
@@ -113,8 +121,8 @@ void core_net_abort(tpu_core_t *c, uint64_t t);
 /* core_trace.c */
 void core_trace_header(tpu_core_t *c);
 void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words);
-void core_trace_retire(tpu_core_t *c, unsigned opcode);
-void core_trace_error(tpu_core_t *c, uint32_t pc, int code);
+void core_trace_retire(tpu_core_t *c);
+void core_trace_error(tpu_core_t *c, uint64_t seq, uint32_t pc, int code);
 
 /* core_model.c: row access with trace and uninitialised-read bookkeeping. core_read_row and
    core_write_done are inline (they run once per row of every unit); the rare parts, an

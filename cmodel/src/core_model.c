@@ -205,6 +205,7 @@ static void run_finish(tpu_core_t *c)
     if (r->axi_stop != CORE_NEVER && r->err == 0) { /* the first error in time wins */
         r->err = TPU_ERR_AXI;
         r->err_pc = r->axi_pc;
+        r->err_seq = r->axi_seq;
         r->end = core_max(r->prev + 1u, r->all_done + 1u);
         /* gen's sequencer sees the error response in the cycle after the DMA completed
            (axi_err_q), then waits one cycle in SErr before it halts */
@@ -212,7 +213,7 @@ static void run_finish(tpu_core_t *c)
             r->end = core_max(r->end, r->axi_stop + 2u);
     }
     if (r->err) {
-        core_trace_error(c, r->err_pc, r->err);
+        core_trace_error(c, r->err_seq, r->err_pc, r->err);
         res->status = TPU_CORE_ERROR;
         res->err_code = r->err;
         res->err_pc = r->err_pc;
@@ -263,6 +264,8 @@ int core_run_begin(tpu_core_t *c, const tpu_insn_t *prog, size_t count, size_t p
     c->run.count = count;
     c->run.axi_stop = CORE_NEVER;
     c->run.pc = (uint32_t)pc_start;
+    tpu_seq_reset(&c->run.seq);
+    c->seqno = 0;
     core_trace_header(c);
     return TPU_OK;
 }
@@ -274,20 +277,22 @@ void core_net_complete(tpu_core_t *c, uint64_t done)
     c->pc = r->pc;
     cnt[TPU_CNT_INSNS]++;
     cnt[TPU_CNT_NET_BUSY] += done - r->net_t; /* busy in t+1 .. done, like DMA_BUSY */
-    core_trace_retire(c, r->net.opcode);
+    core_trace_retire(c);
     r->all_done = core_max(r->all_done, done);
     /* the next instruction dispatches after the collective is complete */
     r->prev = done;
-    r->pc++;
+    r->pc = tpu_seq_step(&r->seq, &r->net, r->pc);
 }
 
 void core_net_abort(tpu_core_t *c, uint64_t t)
 {
     struct core_run *r = &c->run;
     uint32_t pc = r->pc;
+    uint64_t seq = c->seqno;
     core_net_complete(c, t);
     r->link_err = 1;
     r->link_pc = pc;
+    r->link_seq = seq;
 }
 
 void core_run_stuck(tpu_core_t *c)
@@ -295,6 +300,7 @@ void core_run_stuck(tpu_core_t *c)
     struct core_run *r = &c->run;
     c->res->status = TPU_CORE_STUCK;
     c->res->err_pc = r->pc;
+    r->err_seq = c->seqno;
     r->end = r->net_t;
     run_finish(c);
 }
@@ -323,7 +329,9 @@ static uint64_t rtl_dispatch(const tpu_core_t *c, const tpu_dinsn_t *d, uint64_t
     const uint64_t *u = c->unit_done;
     const uint32_t n = c->n;
     switch (d->opcode) {
-    case TPU_OP_NOP: return t;
+    case TPU_OP_NOP:
+    case TPU_OP_LOOP:
+    case TPU_OP_STRIDE: return t;
     case TPU_OP_LW: {
         /* lw_dma_ok && !wl_busy: overlaps the VPU, the MX and a dma_in that does not write
            its WMEM rows */
@@ -389,6 +397,7 @@ int core_run_step(tpu_core_t *c)
         if (r->pc >= imem) {
             r->err = TPU_ERR_PC_END;
             r->err_pc = imem;
+            r->err_seq = c->seqno;
             r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }
@@ -397,20 +406,25 @@ int core_run_step(tpu_core_t *c)
             raw = r->prog[r->pc];
         tpu_dinsn_t d;
         tpu_insn_decode(raw, &d);
+        tpu_seq_resolve(&r->seq, &d); /* the operands as dispatched (docs/isa.md "Loops") */
         int code = tpu_insn_check_board(&d, &c->cfg.geom, c->cfg.core_id, c->cores);
         if (code == 0 && d.opcode == TPU_OP_MATMUL && !c->have_lw)
             code = TPU_ERR_NO_LW;
+        if (code == 0)
+            code = tpu_seq_check(&r->seq, &d, r->pc, imem);
         if (code != 0) {
             if (r->axi_stop != CORE_NEVER && r->axi_stop < t)
                 break; /* the AXI error halted the core first */
             r->err = code;
             r->err_pc = r->pc;
+            r->err_seq = c->seqno;
             r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }
         if (r->link_err) { /* the collective before stopped on a dead link */
             r->err = TPU_ERR_LINK;
             r->err_pc = r->link_pc;
+            r->err_seq = r->link_seq;
             r->end = core_max(t + eh, r->all_done + 1u);
             break;
         }
@@ -447,6 +461,8 @@ int core_run_step(tpu_core_t *c)
         }
         /* dispatch in cycle t */
         c->pc = r->pc;
+        c->cur = d;
+        tpu_seq_iter_text(&r->seq, c->iter, sizeof c->iter);
         if (c->cfg.insn_disp && r->pc < r->count)
             c->cfg.insn_disp[r->pc] = t;
         if (unit == TPU_UNIT_DMA) {
@@ -479,7 +495,7 @@ int core_run_step(tpu_core_t *c)
             break;
         default: break;
         }
-        core_trace_retire(c, d.opcode);
+        core_trace_retire(c);
         if (unit != TPU_UNIT_NONE) {
             c->unit_done[unit] = done;
             r->all_done = core_max(r->all_done, done);
@@ -510,6 +526,7 @@ int core_run_step(tpu_core_t *c)
         if (axi_err && r->axi_stop == CORE_NEVER) {
             r->axi_stop = done;
             r->axi_pc = r->pc;
+            r->axi_seq = c->seqno - 1u;
         }
         r->prev = t;
         if (r->pc < r->count) {
@@ -521,7 +538,7 @@ int core_run_step(tpu_core_t *c)
             r->end = t;
             break;
         }
-        r->pc++;
+        r->pc = tpu_seq_step(&r->seq, &d, r->pc);
     }
     run_finish(c);
     return CORE_STEP_DONE;

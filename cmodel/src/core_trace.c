@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The core trace (docs/isa.md "Trace (core)"): `w <pc> <mem> <row> <elements>`,
-   `r <pc> <mnemonic>`, `e <pc> <code>`. The model executes in program order, so writing each
-   record when it happens gives the pcs in ascending order. */
+/* The core trace (docs/isa.md "Trace (core)"): `w <seq> <mem> <row> <elements>`,
+   `r <seq> <pc> <i0.i1.i2.i3> <resolved instruction>`, `e <seq> <pc> <code>`. The model
+   executes in program order, so writing each record when it happens gives the dynamic
+   instructions in ascending order. */
 #include <stdio.h>
 #include "core_internal.h"
 
@@ -14,7 +15,7 @@ static void core_trace_check(tpu_core_t *c, int rc)
 void core_trace_header(tpu_core_t *c)
 {
     if (c->trace)
-        core_trace_check(c, fprintf(c->trace, "# tpu-core-trace 1\n"));
+        core_trace_check(c, fprintf(c->trace, "# tpu-core-trace 2\n"));
 }
 
 void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)
@@ -23,7 +24,8 @@ void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t 
     char buf[64];
     if (c->trace == NULL)
         return;
-    core_trace_check(c, fprintf(c->trace, "w %u %s %u", (unsigned)c->pc, tpu_mem_name(mem), row));
+    core_trace_check(c, fprintf(c->trace, "w %llu %s %u", (unsigned long long)c->seqno,
+                                        tpu_mem_name(mem), row));
     unsigned digits = mem == TPU_MEM_ACC ? 8u : 4u;
     for (unsigned i = 0; i < c->n; i++) {
         buf[0] = ' ';
@@ -37,15 +39,21 @@ void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t 
         c->trace_err = 1;
 }
 
-void core_trace_retire(tpu_core_t *c, unsigned opcode)
+void core_trace_retire(tpu_core_t *c)
 {
-    if (c->trace)
-        core_trace_check(c, fprintf(c->trace, "r %u %s\n", (unsigned)c->pc,
-                                    tpu_opcode_name(opcode)));
+    if (c->trace) {
+        char text[160];
+        tpu_insn_t raw = tpu_insn_encode(&c->cur);
+        tpu_insn_disasm(raw, text, sizeof text);
+        core_trace_check(c, fprintf(c->trace, "r %llu %u %s %s\n", (unsigned long long)c->seqno,
+                                    (unsigned)c->pc, c->iter, text));
+    }
+    c->seqno++;
 }
 
-void core_trace_error(tpu_core_t *c, uint32_t pc, int code)
+void core_trace_error(tpu_core_t *c, uint64_t seq, uint32_t pc, int code)
 {
     if (c->trace)
-        core_trace_check(c, fprintf(c->trace, "e %u %d\n", (unsigned)pc, code));
+        core_trace_check(c, fprintf(c->trace, "e %llu %u %d\n", (unsigned long long)seq,
+                                    (unsigned)pc, code));
 }

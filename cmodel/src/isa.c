@@ -39,6 +39,8 @@ const char *tpu_opcode_name(unsigned opcode)
     case TPU_OP_NOP: return "nop";
     case TPU_OP_SYNC: return "sync";
     case TPU_OP_HALT: return "halt";
+    case TPU_OP_LOOP: return "loop";
+    case TPU_OP_STRIDE: return "stride";
     case TPU_OP_DMA_IN: return "dma_in";
     case TPU_OP_DMA_OUT: return "dma_out";
     case TPU_OP_LW: return "lw";
@@ -76,6 +78,32 @@ tpu_unit_t tpu_opcode_unit(unsigned opcode)
 
 unsigned tpu_mem_elem_bytes(unsigned mem) { return mem == TPU_MEM_ACC ? 4u : 2u; }
 
+/* internal: the w3 register selectors of slots 0 .. k-1, and the mask of those bits. */
+static void w3_xsel(tpu_dinsn_t *d, uint32_t w3, unsigned k)
+{
+    static const unsigned lsb[3] = { TPU_XSEL_W3_LSB0, TPU_XSEL_W3_LSB1, TPU_XSEL_W3_LSB2 };
+    for (unsigned i = 0; i < k; i++)
+        d->xsel[i] = (w3 >> lsb[i]) & (TPU_XREGS - 1u);
+}
+
+static uint32_t w3_xsel_mask(unsigned k)
+{
+    static const unsigned lsb[3] = { TPU_XSEL_W3_LSB0, TPU_XSEL_W3_LSB1, TPU_XSEL_W3_LSB2 };
+    uint32_t m = 0;
+    for (unsigned i = 0; i < k; i++)
+        m |= (uint32_t)(TPU_XREGS - 1u) << lsb[i];
+    return m;
+}
+
+static uint32_t w3_xsel_encode(const tpu_dinsn_t *d, unsigned k)
+{
+    static const unsigned lsb[3] = { TPU_XSEL_W3_LSB0, TPU_XSEL_W3_LSB1, TPU_XSEL_W3_LSB2 };
+    uint32_t w = 0;
+    for (unsigned i = 0; i < k; i++)
+        w |= (uint32_t)(d->xsel[i] & (TPU_XREGS - 1u)) << lsb[i];
+    return w;
+}
+
 void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
 {
     uint32_t w0 = raw.w[0], w1 = raw.w[1], w2 = raw.w[2], w3 = raw.w[3];
@@ -90,6 +118,20 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
     case TPU_OP_HALT:
         d->reserved = (f | d->n | w1 | w2 | w3) != 0;
         break;
+    case TPU_OP_LOOP:
+        d->level = f & 3u;
+        d->skip = w1 & 0xFFFFu;
+        d->body = w2 & 0xFFFFu;
+        d->reserved = ((f & ~3u) | (w1 >> 16) | (w2 >> 16) | w3) != 0;
+        break;
+    case TPU_OP_STRIDE:
+        d->xreg = f & 7u;
+        d->group = (f >> 3) & 1u;
+        d->s[0] = (int32_t)w1;
+        d->s[1] = (int32_t)w2;
+        d->s[2] = (int32_t)w3;
+        d->reserved = ((f & ~15u) | d->n | (d->group ? (w2 | w3) : 0u)) != 0;
+        break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
         d->mem = f & 3u;
@@ -97,18 +139,21 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->row = w2 & 0xFFFFu;
         d->cols = w2 >> 16;
         d->stride = w3;
-        d->reserved = (f & ~3u) != 0;
+        d->xsel[0] = (f >> 2) & 7u;
+        d->xsel[1] = (f >> 5) & 7u;
         break;
     case TPU_OP_LW:
         d->w_row = w1 & 0xFFFFu;
         d->transpose = f & 1u;
-        d->reserved = ((f & ~1u) | d->n | (w1 >> 16) | w2 | w3) != 0;
+        w3_xsel(d, w3, 1);
+        d->reserved = ((f & ~1u) | d->n | (w1 >> 16) | w2 | (w3 & ~w3_xsel_mask(1))) != 0;
         break;
     case TPU_OP_MATMUL:
         d->accumulate = f & 1u;
         d->ub_row = w1 & 0xFFFFu;
         d->acc_row = w2 & 0xFFFFu;
-        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 16) | w3) != 0;
+        w3_xsel(d, w3, 2);
+        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 16) | (w3 & ~w3_xsel_mask(2))) != 0;
         break;
     case TPU_OP_VOP:
         d->vop = f & 15u;
@@ -119,9 +164,10 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->a_row = w1 & 0xFFFFu;
         d->b_row = w1 >> 16;
         d->d_row = w2 & 0xFFFFu;
-        d->reserved = ((w2 >> 16) | w3) != 0;
+        w3_xsel(d, w3, 3);
+        d->reserved = ((w2 >> 16) | (w3 & ~w3_xsel_mask(3))) != 0;
         if (d->vop >= TPU_VOP_CVT && d->vop < TPU_VOP_COUNT &&
-            (d->b_mem | d->bcast | d->b_row) != 0)
+            (d->b_mem | d->bcast | d->b_row | d->xsel[1]) != 0)
             d->reserved = 1;
         break;
     case TPU_OP_VRED:
@@ -134,7 +180,9 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->dst_row = w2 & 0xFFFFu;
         d->row_stride = w2 >> 16;
         d->length = w3 & 0xFFFFu;
-        d->reserved = ((f & (d->opcode == TPU_OP_VRED ? 0xACu : 0xAFu)) | (w3 >> 16)) != 0;
+        w3_xsel(d, w3, 2);
+        d->reserved = ((f & (d->opcode == TPU_OP_VRED ? 0xACu : 0xAFu)) |
+                       ((w3 >> 16) & ~(w3_xsel_mask(2) >> 16))) != 0;
         break;
     case TPU_OP_SEND:
     case TPU_OP_RECV:
@@ -142,7 +190,8 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->mem = f & 1u;
         d->row = w1 & 0xFFFFu;
         d->peer = w2 & 0x3Fu;
-        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 6) | w3) != 0;
+        w3_xsel(d, w3, 1);
+        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 6) | (w3 & ~w3_xsel_mask(1))) != 0;
         break;
     case TPU_OP_BARRIER:
         d->reserved = (f | d->n | w1 | w2 | w3) != 0;
@@ -151,7 +200,8 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->mem = f & 1u;
         d->ring = (f >> 1) & 1u;
         d->row = w1 & 0xFFFFu;
-        d->reserved = ((f & ~3u) | (w1 >> 16) | w2 | w3) != 0;
+        w3_xsel(d, w3, 1);
+        d->reserved = ((f & ~3u) | (w1 >> 16) | w2 | (w3 & ~w3_xsel_mask(1))) != 0;
         break;
     default:
         d->reserved = 1;
@@ -169,9 +219,23 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
     case TPU_OP_HALT:
         n = 0;
         break;
+    case TPU_OP_LOOP:
+        f = d->level & 3u;
+        r.w[1] = d->skip & 0xFFFFu;
+        r.w[2] = d->body & 0xFFFFu;
+        break;
+    case TPU_OP_STRIDE:
+        n = 0;
+        f = (d->xreg & 7u) | (d->group & 1u) << 3;
+        r.w[1] = (uint32_t)d->s[0];
+        if (!d->group) {
+            r.w[2] = (uint32_t)d->s[1];
+            r.w[3] = (uint32_t)d->s[2];
+        }
+        break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
-        f = d->mem & 3u;
+        f = (d->mem & 3u) | (d->xsel[0] & 7u) << 2 | (d->xsel[1] & 7u) << 5;
         r.w[1] = d->addr;
         r.w[2] = (d->row & 0xFFFFu) | ((uint32_t)(d->cols & 0xFFFFu) << 16);
         r.w[3] = d->stride;
@@ -180,17 +244,20 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         n = 0;
         f = d->transpose & 1u;
         r.w[1] = d->w_row & 0xFFFFu;
+        r.w[3] = w3_xsel_encode(d, 1);
         break;
     case TPU_OP_MATMUL:
         f = d->accumulate & 1u;
         r.w[1] = d->ub_row & 0xFFFFu;
         r.w[2] = d->acc_row & 0xFFFFu;
+        r.w[3] = w3_xsel_encode(d, 2);
         break;
     case TPU_OP_VOP:
         f = (d->vop & 15u) | (d->a_mem & 1u) << 4 | (d->b_mem & 1u) << 5 | (d->d_mem & 1u) << 6 |
             (d->bcast & 1u) << 7;
         r.w[1] = (d->a_row & 0xFFFFu) | ((uint32_t)(d->b_row & 0xFFFFu) << 16);
         r.w[2] = d->d_row & 0xFFFFu;
+        r.w[3] = w3_xsel_encode(d, 3);
         break;
     case TPU_OP_VRED:
     case TPU_OP_SOFTMAX:
@@ -198,7 +265,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
             (d->d_mem & 1u) << 6;
         r.w[1] = (d->src_row & 0xFFFFu) | ((uint32_t)(d->chunk_stride & 0xFFFFu) << 16);
         r.w[2] = (d->dst_row & 0xFFFFu) | ((uint32_t)(d->row_stride & 0xFFFFu) << 16);
-        r.w[3] = d->length & 0xFFFFu;
+        r.w[3] = (d->length & 0xFFFFu) | w3_xsel_encode(d, 2);
         break;
     case TPU_OP_SEND:
     case TPU_OP_RECV:
@@ -206,6 +273,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         f = d->mem & 1u;
         r.w[1] = d->row & 0xFFFFu;
         r.w[2] = d->peer & 0x3Fu;
+        r.w[3] = w3_xsel_encode(d, 1);
         break;
     case TPU_OP_BARRIER:
         n = 0;
@@ -213,6 +281,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
     case TPU_OP_ALLREDUCE:
         f = (d->mem & 1u) | (d->ring & 1u) << 1;
         r.w[1] = d->row & 0xFFFFu;
+        r.w[3] = w3_xsel_encode(d, 1);
         break;
     default:
         /* an unknown opcode keeps the raw fields it has */
@@ -252,6 +321,10 @@ int tpu_insn_check(const tpu_dinsn_t *d, const tpu_core_geom_t *g)
     if (tpu_opcode_name(d->opcode) == NULL || d->reserved)
         return TPU_ERR_OPCODE;
     switch (d->opcode) {
+    case TPU_OP_LOOP:
+        return d->n == 0 || d->skip == 0 || d->body == 0 ? TPU_ERR_COUNT : 0;
+    case TPU_OP_STRIDE:
+        return d->xreg == 0 ? TPU_ERR_COUNT : 0;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT: {
         if (d->n == 0 || d->cols == 0 || d->cols > n || d->mem == 3 ||
@@ -342,6 +415,7 @@ const char *tpu_err_name(int code)
     case TPU_ERR_AXI: return "axi error response";
     case TPU_ERR_CORE: return "bad core id";
     case TPU_ERR_LINK: return "a link of the board is dead";
+    case TPU_ERR_LOOP: return "bad loop nesting or body";
     default: return "unknown error";
     }
 }
@@ -432,9 +506,22 @@ int tpu_footprint_conflict(const tpu_footprint_t *a, const tpu_footprint_t *b)
     return 0;
 }
 
+/* internal: an operand's text, "V" or "V+xR" (hex for host addresses). */
+typedef struct { char t[3][48]; } opnd_t;
+
+static void opnd(opnd_t *o, unsigned slot, const char *mem, uint32_t v, unsigned sel, int hex)
+{
+    char x[16] = "";
+    if (sel)
+        snprintf(x, sizeof x, "+x%u", sel);
+    snprintf(o->t[slot], sizeof o->t[slot], hex ? "%s%s0x%x%s" : "%s%s%u%s", mem ? mem : "",
+             mem ? ":" : "", (unsigned)v, x);
+}
+
 size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
 {
     tpu_dinsn_t d;
+    opnd_t o;
     int k = -1;
     tpu_insn_decode(raw, &d);
     const char *name = tpu_opcode_name(d.opcode);
@@ -445,52 +532,72 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
     case TPU_OP_HALT:
         k = snprintf(buf, len, "%s", name);
         break;
+    case TPU_OP_LOOP:
+        k = snprintf(buf, len, "loop %u count=%u skip=%u body=%u", d.level, d.n, d.skip, d.body);
+        break;
+    case TPU_OP_STRIDE:
+        if (d.group)
+            k = snprintf(buf, len, "stride x%u l3=%d", d.xreg, (int)d.s[0]);
+        else
+            k = snprintf(buf, len, "stride x%u l0=%d l1=%d l2=%d", d.xreg, (int)d.s[0],
+                         (int)d.s[1], (int)d.s[2]);
+        break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
         if (d.mem == 3)
             break;
-        k = snprintf(buf, len, "%s %s row=%u rows=%u cols=%u addr=0x%x stride=%u", name,
-                     mem_names[d.mem], d.row, d.n, d.cols, (unsigned)d.addr, (unsigned)d.stride);
+        opnd(&o, 0, NULL, d.addr, d.xsel[0], 1);
+        opnd(&o, 1, NULL, d.row, d.xsel[1], 0);
+        k = snprintf(buf, len, "%s %s row=%s rows=%u cols=%u addr=%s stride=%u", name,
+                     mem_names[d.mem], o.t[1], d.n, d.cols, o.t[0], (unsigned)d.stride);
         break;
     case TPU_OP_LW:
-        k = snprintf(buf, len, "lw w=%u%s", d.w_row, d.transpose ? " transpose" : "");
+        opnd(&o, 0, NULL, d.w_row, d.xsel[0], 0);
+        k = snprintf(buf, len, "lw w=%s%s", o.t[0], d.transpose ? " transpose" : "");
         break;
     case TPU_OP_MATMUL:
-        k = snprintf(buf, len, "matmul ub=%u acc=%u rows=%u%s", d.ub_row, d.acc_row, d.n,
+        opnd(&o, 0, NULL, d.ub_row, d.xsel[0], 0);
+        opnd(&o, 1, NULL, d.acc_row, d.xsel[1], 0);
+        k = snprintf(buf, len, "matmul ub=%s acc=%s rows=%u%s", o.t[0], o.t[1], d.n,
                      d.accumulate ? " accumulate" : "");
         break;
     case TPU_OP_VOP:
         if (d.vop >= TPU_VOP_COUNT)
             break;
+        opnd(&o, 0, mem_names[d.a_mem], d.a_row, d.xsel[0], 0);
+        opnd(&o, 1, mem_names[d.b_mem], d.b_row, d.xsel[1], 0);
+        opnd(&o, 2, mem_names[d.d_mem], d.d_row, d.xsel[2], 0);
         if (tpu_vop_is_binary(d.vop))
-            k = snprintf(buf, len, "vop %s a=%s:%u b=%s:%u%s dst=%s:%u rows=%u", vop_names[d.vop],
-                         mem_names[d.a_mem], d.a_row, mem_names[d.b_mem], d.b_row,
-                         d.bcast ? " bcast" : "", mem_names[d.d_mem], d.d_row, d.n);
+            k = snprintf(buf, len, "vop %s a=%s b=%s%s dst=%s rows=%u", vop_names[d.vop],
+                         o.t[0], o.t[1], d.bcast ? " bcast" : "", o.t[2], d.n);
         else
-            k = snprintf(buf, len, "vop %s a=%s:%u dst=%s:%u rows=%u", vop_names[d.vop],
-                         mem_names[d.a_mem], d.a_row, mem_names[d.d_mem], d.d_row, d.n);
+            k = snprintf(buf, len, "vop %s a=%s dst=%s rows=%u", vop_names[d.vop], o.t[0],
+                         o.t[2], d.n);
         break;
     case TPU_OP_VRED:
         if (d.red == 0)
             break;
         /* fall through */
     case TPU_OP_SOFTMAX:
-        k = snprintf(buf, len, "%s%s%s src=%s:%u dst=%s:%u rows=%u length=%u chunk_stride=%u "
+        opnd(&o, 0, mem_names[d.src_mem], d.src_row, d.xsel[0], 0);
+        opnd(&o, 1, mem_names[d.d_mem], d.dst_row, d.xsel[1], 0);
+        k = snprintf(buf, len, "%s%s%s src=%s dst=%s rows=%u length=%u chunk_stride=%u "
                      "row_stride=%u", name, d.red ? " " : "", d.red ? red_names[d.red] : "",
-                     mem_names[d.src_mem], d.src_row, mem_names[d.d_mem], d.dst_row, d.n,
-                     d.length, d.chunk_stride, d.row_stride);
+                     o.t[0], o.t[1], d.n, d.length, d.chunk_stride, d.row_stride);
         break;
     case TPU_OP_SEND:
     case TPU_OP_RECV:
     case TPU_OP_BCAST:
-        k = snprintf(buf, len, "%s %s row=%u rows=%u %s=%u", name, mem_names[d.mem], d.row, d.n,
-                     d.opcode == TPU_OP_BCAST ? "root" : "core", d.peer);
+        opnd(&o, 0, NULL, d.row, d.xsel[0], 0);
+        k = snprintf(buf, len, "%s %s row=%s rows=%u %s=%u", name, mem_names[d.mem], o.t[0],
+                     d.n, d.opcode == TPU_OP_BCAST ? "root" : "core", d.peer);
         break;
     case TPU_OP_BARRIER:
         k = snprintf(buf, len, "barrier");
         break;
     case TPU_OP_ALLREDUCE:
-        k = snprintf(buf, len, "allreduce %s row=%u rows=%u%s", mem_names[d.mem], d.row, d.n,
+        opnd(&o, 0, NULL, d.row, d.xsel[0], 0);
+        k = snprintf(buf, len, "allreduce %s row=%s rows=%u%s", mem_names[d.mem], o.t[0], d.n,
                      d.ring ? " ring" : "");
         break;
     default:

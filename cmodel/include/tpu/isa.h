@@ -24,6 +24,8 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(NOP, 0x00, OpNop)                 \
     X(SYNC, 0x01, OpSync)               \
     X(HALT, 0x02, OpHalt)               \
+    X(LOOP, 0x03, OpLoop)               \
+    X(STRIDE, 0x04, OpStride)           \
     X(DMA_IN, 0x10, OpDmaIn)            \
     X(DMA_OUT, 0x11, OpDmaOut)          \
     X(LW, 0x20, OpLw)                   \
@@ -49,13 +51,31 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(PC_END, 6, ErrPcEnd)    /* PC ran off the end of IMEM */                               \
     X(AXI, 7, ErrAxi)         /* AXI error response during a DMA */                          \
     X(CORE, 8, ErrCore)       /* a collective names a core id >= C, or send/recv to itself */ \
-    X(LINK, 9, ErrLink)       /* a collective in progress when a link of the board is dead */
+    X(LINK, 9, ErrLink)       /* a collective in progress when a link of the board is dead */ \
+    X(LOOP, 10, ErrLoop)      /* a loop's body leaves IMEM or an outer body, or re-arms a running level */
 
 /* The fields of w0 common to every instruction: [lsb, width] */
 #define TPU_ISA_W0_FIELDS(X) \
     X(OPCODE, 0, 8, FOpcode) \
     X(FLAGS, 8, 8, FFlags)   \
     X(COUNT, 16, 16, FCount)
+
+/* Loops and affine operands (docs/isa.md "Loops"): TPU_LOOP_LEVELS nested levels, index
+   registers x1 .. TPU_XREGS-1 (x0 reads 0), and where each instruction keeps the register
+   selectors of its address operands. X(C suffix, value, SystemVerilog name). */
+#define TPU_ISA_LOOP_CONSTS(X)                                                                 \
+    X(LOOP_LEVELS, 4, LoopLevels)     /* loop levels 0 (outermost) .. 3 */                   \
+    X(XREGS, 8, XRegs)                /* x0 .. x7; x0 is 0 */                                \
+    X(XSEL_BITS, 3, XSelBits)         /* width of a register selector */                     \
+    X(XSEL_DMA_ADDR_LSB, 10, XSelDmaAddrLsb) /* dma: w0[12:10] = flags[4:2], addr's register */ \
+    X(XSEL_DMA_ROW_LSB, 13, XSelDmaRowLsb)   /* dma: w0[15:13] = flags[7:5], row's register */ \
+    X(XSEL_W3_LSB0, 20, XSelW3Lsb0)   /* others: slot 0's register in w3[22:20] */          \
+    X(XSEL_W3_LSB1, 24, XSelW3Lsb1)   /*         slot 1's in w3[26:24] */                    \
+    X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[30:28] */
+
+#define TPU_ISA_CONST_ENUM(name, value, sv) TPU_##name = value,
+enum { TPU_ISA_LOOP_CONSTS(TPU_ISA_CONST_ENUM) };
+#undef TPU_ISA_CONST_ENUM
 
 #define TPU_ISA_OP_ENUM(name, value, sv) TPU_OP_##name = value,
 typedef enum { TPU_ISA_OPCODES(TPU_ISA_OP_ENUM) } tpu_opcode_t;
@@ -138,7 +158,44 @@ typedef struct {
     /* send / recv / bcast / allreduce (n = rows; mem = flags[0]; row = w1[15:0]) */
     unsigned peer;         /* w2[5:0]: send dst core, recv src core, bcast root */
     unsigned ring;         /* allreduce flags[1]: one ring over all cores */
+    /* the index register (0 = none) added to each address operand (docs/isa.md "Loops"):
+       xsel[0..2] are the opcode's slots: dma addr, row; lw w; matmul ub, acc; vop a, b, dst;
+       vred/softmax src, dst; send/recv/bcast/allreduce row */
+    unsigned xsel[3];
+    /* loop: level (flags[1:0]), n = count, skip (w1[15:0]), body (w2[15:0]) */
+    unsigned level, skip, body;
+    /* stride: register (flags[2:0]), group (flags[3]), s[] = w1, w2, w3 */
+    unsigned xreg, group;
+    int32_t s[3];
 } tpu_dinsn_t;
+
+/* The sequencer's loop state (docs/isa.md "Loops"): every level's body, count and index, and
+   every index register's per-level strides and parts. x_r = sum over l of part[r][l]; part[r][l]
+   is 0 when level l is armed or completes and grows by stride[r][l] with each of its
+   iterations. All zero at START (tpu_seq_reset). */
+typedef struct {
+    unsigned armed[TPU_LOOP_LEVELS];
+    uint32_t first[TPU_LOOP_LEVELS], last[TPU_LOOP_LEVELS];
+    uint32_t count[TPU_LOOP_LEVELS], idx[TPU_LOOP_LEVELS];
+    uint32_t stride[TPU_XREGS][TPU_LOOP_LEVELS];
+    uint32_t part[TPU_XREGS][TPU_LOOP_LEVELS];
+} tpu_seq_t;
+
+void tpu_seq_reset(tpu_seq_t *s);
+/* x_r (two's complement, 32 bits); x0 is 0. */
+uint32_t tpu_seq_xval(const tpu_seq_t *s, unsigned r);
+/* The instruction as dispatched: every address operand with a register selector gets the
+   register's value added and its selector cleared. Host addresses wrap modulo 2^32; a row
+   whose sum is outside 0 .. 65535 becomes 0xFFFFFFFF, which no memory has (error 2). */
+void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d);
+/* Code 10 (TPU_ERR_LOOP) for a `loop` at pc that breaks the nesting rules, else 0 (other
+   opcodes: 0). Call after tpu_insn_check passed. */
+int tpu_seq_check(const tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc, unsigned imem_insns);
+/* Dispatch d (checked) at pc: a loop arms its level, a stride sets its strides; then the loop
+   levels whose body ends at pc iterate or complete. Returns the next pc. */
+uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc);
+/* The loop indices as the trace prints them: "i0.i1.i2.i3". */
+void tpu_seq_iter_text(const tpu_seq_t *s, char *buf, size_t len);
 
 void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d);
 tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d);
@@ -188,7 +245,7 @@ typedef struct {
     unsigned ports;        /* TPU_PORT_RD/WR bits */
 } tpu_footprint_t;
 
-/* n_mxu is N. Returns the number of ranges (0 for nop/sync/halt or an unknown opcode). */
+/* n_mxu is N; d must be resolved (tpu_seq_resolve). Returns the number of ranges (0 for nop/sync/halt or an unknown opcode). */
 int tpu_insn_footprint(const tpu_dinsn_t *d, unsigned n_mxu, tpu_footprint_t *fp);
 /* 1 when the two footprints conflict (a writes what b reads or writes, or reads what b
    writes) or share a port; 0 otherwise. */
