@@ -375,9 +375,14 @@ static void do_equ(struct as *as, struct tok *t, int nt)
                  (int)t[3].len, t[3].s);
         return;
     }
-    if (!valid_name(&t[1]) || xreg_name(t[1].s, t[1].len) >= 0) {
-        error_at(as, t[1].col, "bad name '%.*s', expected a letter or _ then letters, digits, _ "
-                 "(x0 .. x7 are the index registers)", (int)t[1].len, t[1].s);
+    if (!valid_name(&t[1])) {
+        error_at(as, t[1].col, "bad name '%.*s', expected a letter or _ then letters, digits, _",
+                 (int)t[1].len, t[1].s);
+        return;
+    }
+    if (xreg_name(t[1].s, t[1].len) >= 0) {
+        error_at(as, t[1].col, "name '%.*s' is an index register, expected another name",
+                 (int)t[1].len, t[1].s);
         return;
     }
     if (find_equ(as, t[1].s, t[1].len) != NULL) {

@@ -70,8 +70,8 @@ static void test_errors(void **state)
     (void)state;
     struct { unsigned n_mxu; const char *src, *err; } t[] = {
         { 0, "nop\n  foo x", "t.s:2:3: error: unknown mnemonic 'foo', expected nop, sync, halt, "
-          "dma_in, dma_out, lw, matmul, vop, vred, softmax, send, recv, bcast, barrier, "
-          "allreduce, .equ or .insn" },
+          "loop, stride, dma_in, dma_out, lw, matmul, vop, vred, softmax, send, recv, bcast, "
+          "barrier, allreduce, .equ, .insn or a label NAME:" },
         /* the collectives (docs/board.md "ISA extension") */
         { 0, "send wmem row=0 rows=1 core=1",
           "t.s:1:6: error: bad memory 'wmem' for send, expected ub or acc" },
@@ -134,8 +134,8 @@ static void test_errors(void **state)
         { 0, "lw w=0xg", "t.s:1:6: error: bad number '0xg', expected a decimal or 0x hex number" },
         { 0, "lw w=$3", "t.s:1:6: error: bad number '$3', expected a decimal or 0x hex number or "
           "a .equ name" },
-        { 0, "lw w=X+1", "t.s:1:6: error: unknown name 'X', expected a number or a .equ name "
-          "defined above" },
+        { 0, "lw w=X+1", "t.s:1:6: error: unknown name 'X', expected a number, a label or a "
+          ".equ name defined above" },
         { 0, "lw w=1+", "t.s:1:8: error: end of '1+', expected a term after the operator" },
         { 0, "lw w=", "t.s:1:6: error: empty value for 'w', expected a value" },
         { 0, "nop 3", "t.s:1:5: error: trailing '3', expected end of line (nop takes no operands)" },

@@ -251,11 +251,14 @@ static void test_check_codes(void **state)
         { "vred max src=acc:25 dst=ub:98 rows=5 length=9 chunk_stride=3 row_stride=2", 0 },
         { "softmax src=acc:35 dst=ub:85 rows=5 length=9 chunk_stride=3 row_stride=2", 0 },
         /* code 1 */
-        { ".insn 0x03, 0, 0, 0", 1 }, { ".insn 0x22, 0, 0, 0", 1 },
+        { ".insn 0x05, 0, 0, 0", 1 }, { ".insn 0x22, 0, 0, 0", 1 },
+        { ".insn 0x03, 0, 0, 0", 3 }, { "loop 0 count=1 skip=0 body=1", 3 },
+        { "loop 0 count=1 body=0", 3 }, { "stride x0 l0=1", 3 },
+        { ".insn 0x0103, 0x10000, 0, 0", 1 }, { ".insn 0x00010404, 0, 0, 0", 1 },
         { ".insn 0x100, 0, 0, 0", 1 },                 /* nop with a flag */
         { ".insn 0x10000, 0, 0, 0", 1 },               /* nop with n */
         { ".insn 0x00000002, 0, 0, 1", 1 },            /* halt with w3 */
-        { ".insn 0x00000410, 0, 0x00040000, 8", 1 },   /* dma_in flags[2] */
+        { ".insn 0x00010021, 0, 0, 0x00080000", 1 },   /* matmul w3[19] */
         { ".insn 0x00010020, 0, 0, 0", 1 },            /* lw with n */
         { ".insn 0x00000020, 0x10000, 0, 0", 1 },      /* lw w1[16] */
         { ".insn 0x00000220, 0, 0, 0", 1 },            /* lw flags[1] */

@@ -22,14 +22,14 @@ check() { # check DIR N "SIZES" [mkprog args...]: SIZES (memory options) go to b
         >"$d.run" 2>&1; st=$?
     case "$exp" in
     done)
-        if [ $st -eq 0 ] && grep -q '^tpu-run: done$' "$d.run" && tail -n 1 "$d/t.trace" | grep -q '^r [0-9]* halt$' &&
+        if [ $st -eq 0 ] && grep -q '^tpu-run: done$' "$d.run" && tail -n 1 "$d/t.trace" | grep -q '^r [0-9]* [0-9]* [0-9.]* halt$' &&
             ! grep -q 'never-written' "$d.run"; then
             pass=$((pass + 1))
         else echo "FAIL: tpu-mkprog random --mxu $n $*: expected done, exit $st:"; tail -n 3 "$d.run"; fail=$((fail + 1)); fi ;;
     error*)
         set -- $exp; code=$2; pc=$4
         if [ $st -eq 1 ] && grep -q "^tpu-run: error $code (.*) at pc $pc: " "$d.run" &&
-            [ "$(tail -n 1 "$d/t.trace")" = "e $pc $code" ]; then
+            tail -n 1 "$d/t.trace" | grep -qx "e [0-9]* $pc $code"; then
             pass=$((pass + 1)); errs=$((errs + 1))
         else echo "FAIL: $d (N=$n): expected error $code at pc $pc, exit $st:"; tail -n 2 "$d.run"; tail -n 1 "$d/t.trace"; fail=$((fail + 1)); fi ;;
     *) echo "FAIL: $d: no 'expect' line in job.txt"; fail=$((fail + 1)) ;;

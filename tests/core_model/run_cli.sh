@@ -32,8 +32,8 @@ expect 0 "dense job" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$
     --trace "$out/t.trace" --dump-dir "$out/dumps" &&
     grep -q "CYCLES=" "$out/log" && ok || bad "dense job: no counters line"
 [ -s "$out/dumps/out.npy" ] && ok || bad "dense job: no dumps/out.npy"
-[ "$(head -n 1 "$out/t.trace")" = "# tpu-core-trace 1" ] && ok || bad "trace header"
-tail -n 1 "$out/t.trace" | grep -qx 'r [0-9]* halt' && ok ||
+[ "$(head -n 1 "$out/t.trace")" = "# tpu-core-trace 2" ] && ok || bad "trace header"
+tail -n 1 "$out/t.trace" | grep -qx 'r [0-9]* [0-9]* 0.0.0.0 halt' && ok ||
     bad "trace does not end with the halt's retire line"
 # the same job with another AXI latency: same trace, same dump, other CYCLES
 expect 0 "latency 40" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$out/job/job.args" \
@@ -45,12 +45,12 @@ cmp -s "$out/dumps/out.npy" "$out/dumps40/out.npy" && ok || bad "the dump depend
 printf 'nop\nmatmul ub=0 acc=0 rows=1\nhalt\n' >"$out/nolw.s"
 expect 1 "error 5" "tpu-run: error 5 (matmul before any lw) at pc 1: matmul ub=0 acc=0 rows=1" \
     "$run" --mxu 3 --prog "$out/nolw.s" --trace "$out/e.trace"
-[ "$(tail -n 1 "$out/e.trace")" = "e 1 5" ] && ok || bad "error 5: trace ends with '$(tail -n 1 "$out/e.trace")'"
+[ "$(tail -n 1 "$out/e.trace")" = "e 1 1 5" ] && ok || bad "error 5: trace ends with '$(tail -n 1 "$out/e.trace")'"
 printf 'nop\ndma_in ub row=0 rows=1 cols=3 addr=0x100000\nhalt\n' >"$out/axi.s"
 expect 1 "error 7" "tpu-run: error 7" "$run" --mxu 3 --prog "$out/axi.s" --hostmem-mib 1
 printf 'nop\nnop\n' >"$out/runoff.s"
 expect 1 "error 6" "error 6" "$run" --mxu 3 --prog "$out/runoff.s" --imem-insns 4 --trace "$out/e6.trace"
-[ "$(tail -n 1 "$out/e6.trace")" = "e 4 6" ] && ok || bad "error 6: trace ends with '$(tail -n 1 "$out/e6.trace")'"
+[ "$(tail -n 1 "$out/e6.trace")" = "e 4 4 6" ] && ok || bad "error 6: trace ends with '$(tail -n 1 "$out/e6.trace")'"
 # collectives on a core alone (C = 1): no-ops, send/recv error 8, the NET_BUSY counter
 printf 'barrier\nallreduce acc row=0 rows=1 ring\nhalt\n' >"$out/coll.s"
 expect 0 "collectives alone" "INSNS=3 NET_BUSY=2" "$run" --mxu 3 --prog "$out/coll.s"
