@@ -139,20 +139,45 @@ int main(int argc, char **argv)
         if (ub) g.ub_rows = (unsigned)ub;
         if (acc) g.acc_rows = (unsigned)acc;
         if (wm) g.wmem_rows = (unsigned)wm;
+        /* follow the program as the core runs it (docs/isa.md "Loops"): every dynamic
+           instruction is checked as dispatched, and each pc warned about once */
         int lw = 0;
-        for (size_t i = 0; i < count; i++) {
-            tpu_dinsn_t d;
+        tpu_seq_t sq;
+        tpu_seq_reset(&sq);
+        unsigned char *warned = calloc(count ? count : 1, 1);
+        if (warned == NULL) {
+            fprintf(stderr, "tpu-as: error: out of memory\n");
+            free(prog);
+            return 2;
+        }
+        const uint64_t limit = 100000000u;
+        uint64_t steps = 0;
+        uint32_t pc = 0;
+        while (pc < count && steps < limit) {
+            tpu_dinsn_t d, raw_d;
             char text[160];
-            tpu_insn_decode(prog[i], &d);
+            size_t i = pc;
+            steps++;
+            tpu_insn_decode(prog[i], &raw_d);
+            d = raw_d;
+            tpu_seq_resolve(&sq, &d);
             int e = tpu_insn_check(&d, &g);
             if (e == 0 && d.opcode == TPU_OP_MATMUL && !lw)
                 e = TPU_ERR_NO_LW;
+            if (e == 0)
+                e = tpu_seq_check(&sq, &d, pc, g.imem_insns);
             if (d.opcode == TPU_OP_LW)
                 lw = 1;
             if (e) {
-                tpu_insn_disasm(prog[i], text, sizeof text);
-                fprintf(stderr, "%s: warning: instruction %zu (%s): the core stops with error %d "
-                        "(%s)\n", in, i, text, e, tpu_err_name(e));
+                if (!(warned[i] & 1)) {
+                    tpu_insn_disasm(prog[i], text, sizeof text);
+                    fprintf(stderr, "%s: warning: instruction %zu (%s): the core stops with "
+                            "error %d (%s)%s\n", in, i, text, e, tpu_err_name(e),
+                            raw_d.opcode != TPU_OP_LOOP && (raw_d.xsel[0] | raw_d.xsel[1] |
+                            raw_d.xsel[2]) ? " in some iteration" : "");
+                    warned[i] |= 1;
+                }
+                d.opcode = TPU_OP_NOP; /* go on as if it were a nop, to find more */
             } else if (d.opcode == TPU_OP_VOP) {
                 /* docs/isa.md "vop": dst may equal a (or a b that is not broadcast) but must
                    not otherwise overlap them in the same memory: the result is undefined */
@@ -161,14 +186,22 @@ int main(int argc, char **argv)
                          d.a_row < d.d_row + nr;
                 int pb = tpu_vop_is_binary(d.vop) && !d.bcast && d.d_mem == d.b_mem &&
                          d.d_row != d.b_row && d.d_row < d.b_row + nr && d.b_row < d.d_row + nr;
-                if (pa || pb) {
+                if ((pa || pb) && !(warned[i] & 2)) {
                     tpu_insn_disasm(prog[i], text, sizeof text);
                     fprintf(stderr, "%s: warning: instruction %zu (%s): dst partly overlaps %s: "
                             "undefined (the RTL and the model may differ; docs/isa.md vop)\n",
                             in, i, text, pa ? "a" : "b");
+                    warned[i] |= 2;
                 }
             }
+            if (d.opcode == TPU_OP_HALT)
+                break;
+            pc = tpu_seq_step(&sq, &d, pc);
         }
+        if (steps >= limit)
+            fprintf(stderr, "%s: warning: --check stopped after %llu dynamic instructions\n", in,
+                    (unsigned long long)limit);
+        free(warned);
     }
     uint8_t *bin = malloc(count * 16u + 1u);
     if (bin == NULL) {
