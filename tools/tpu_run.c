@@ -288,8 +288,11 @@ int main(int argc, char **argv)
             tpu_insn_disasm(prog[res.err_pc], dis, sizeof dis);
         else if (res.err_pc < cfg.geom.imem_insns)
             strcpy(dis, "nop");
-        printf("tpu-run: error %d (%s) at pc %u: %s\n", res.err_code, tpu_err_name(res.err_code),
-               (unsigned)res.err_pc, dis);
+        char dyn[64] = "";
+        if (res.err_seq + pcs != res.err_pc) /* a loop ran: name the dynamic instruction */
+            snprintf(dyn, sizeof dyn, " (dynamic instruction %" PRIu64 ")", res.err_seq);
+        printf("tpu-run: error %d (%s) at pc %u%s: %s\n", res.err_code,
+               tpu_err_name(res.err_code), (unsigned)res.err_pc, dyn, dis);
         status = 1;
     } else if (res.status == TPU_CORE_LIMIT) {
         printf("tpu-run: stopped: cycle %" PRIu64 " passed the --max-cycles limit of %" PRIu64

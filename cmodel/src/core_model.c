@@ -217,6 +217,7 @@ static void run_finish(tpu_core_t *c)
         res->status = TPU_CORE_ERROR;
         res->err_code = r->err;
         res->err_pc = r->err_pc;
+        res->err_seq = r->err_seq;
     } else if (res->status != TPU_CORE_STUCK && res->status != TPU_CORE_LIMIT) {
         res->status = TPU_CORE_DONE;
     }

@@ -94,6 +94,7 @@ typedef struct {
     tpu_core_status_t status;
     int err_code;               /* TPU_ERR_* (0 when done) */
     uint32_t err_pc;            /* the failing instruction (code 6: the IMEM size) */
+    uint64_t err_seq;           /* its dynamic index (the trace's `e` line; docs/isa.md) */
     uint64_t counters[TPU_CNT_COUNT];
     uint64_t rows_written[TPU_MEM_COUNT]; /* on-chip row writes per memory */
     uint64_t uninit_reads;      /* rows read that were never written (a program error) */
