@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "                      batch (default: C)\n"
             "  --optimizer O       sgd or adam (default adam), --lr R, --momentum M (sgd)\n"
             "  --logits            the model ends in logits (softmax + cross-entropy added)\n"
-            "  --micro-batch M     rows per core per micro-step (as tpu-train; default B / C)\n"
+            "  --micro-batch M     rows per core per micro-step (as tpu-train; default: chosen)\n"
             "Exit status: 0 done, 2 bad options or a model that cannot be compiled, 1 I/O.\n");
 }
 
@@ -231,11 +231,15 @@ int main(int argc, char **argv)
         o.logits = logits;
         tpuc_train_t t;
         tpuc_train_report_t r;
-        if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
-            tpuc_train_free(&t);
+        char note[1024];
+        tpuc_graph_free(&g);
+        if (tpuc_train_compile_micro(model, &hw, &o, B, B / C, mb == 0, &g, &t, note, sizeof note,
+                                     err, sizeof err)) {
+            memset(&g, 0, sizeof g);
             fail(2, err);
             goto done;
         }
+        if (note[0]) fprintf(stderr, "tpu-compile: %s\n", note);
         fprintf(stderr, "tpu-compile: training step of %zu instructions; predicting cycles on the board model...\n",
                 t.prog.ninsns);
         if (tpuc_train_report(&t, &g, &hw, &r, err, sizeof err)) {

@@ -42,9 +42,10 @@ static void usage(FILE *f)
             "  --epochs E            epochs (default 1)\n"
             "  --steps-per-epoch S   steps per epoch (default: all full batches of the data)\n"
             "  --batch B             global batch, split over the cores (default 64; a multiple of C)\n"
-            "  --micro-batch M       rows per core per micro-step (default: B / C, no micro-steps):\n"
-            "                        the step's forward and backward run (B / C) / M times, their\n"
-            "                        gradients summed on the device, then one all-reduce and update\n"
+            "  --micro-batch M       rows per core per micro-step: the step's forward and backward\n"
+            "                        run (B / C) / M times, their gradients summed on the device,\n"
+            "                        then one all-reduce and update (default: B / C when the step\n"
+            "                        fits UB, ACC and IMEM, else the fewest micro-steps that fit)\n"
             "  --optimizer O         sgd or adam (default adam)\n"
             "  --lr L                learning rate (default 1e-3 for adam, 0.01 for sgd)\n"
             "  --momentum M          sgd momentum (default 0)\n"
@@ -827,9 +828,16 @@ int main(int argc, char **argv)
     uint64_t *insn_done = NULL, *insn_mxu = NULL;
     char *rows = NULL; /* the CSV rows of the finished epochs (also in every checkpoint) */
     size_t rows_len = 0;
-    if (tpuc_fold(&g, &hw, err, sizeof err) || tpuc_train_compile(&g, &hw, &o, &t, err, sizeof err)) {
-        fail(2, err);
-        goto done;
+    {
+        char note[1024];
+        tpuc_graph_free(&g);
+        if (tpuc_train_compile_micro(model, &hw, &o, batch, batch / ho.cores, mb == 0, &g, &t, note,
+                                     sizeof note, err, sizeof err)) {
+            memset(&g, 0, sizeof g);
+            fail(2, err);
+            goto done;
+        }
+        if (note[0]) fprintf(stderr, "tpu-train: %s\n", note);
     }
     {
         tpuc_train_opts_t oe = o;

@@ -1287,6 +1287,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
                  "rows before the weight chunks; the core has %u and %u (a smaller --batch or "
                  "more --cores, or larger --ub-kib/--acc-kib)", U(b), U(ub), U(acc),
                  hw->geom.ub_rows, hw->geom.acc_rows);
+        t->fit_failed = 1;
         return -1;
     }
     const uint64_t freeu = hw->geom.ub_rows - UB_CHUNK, freea = hw->geom.acc_rows - ACC_CHUNK;
@@ -1352,6 +1353,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             tpuc_err(err, errlen, "node '%s': %llu rows of one output tile of the conv's gradient "
                      "and one row of its windows do not fit ACC/UB: larger --acc-kib/--ub-kib",
                      l0->name, U(R));
+            t->fit_failed = 1;
             return -1;
         }
         }
@@ -1381,6 +1383,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             if (pc == 0) {
                 tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
                          "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
+                t->fit_failed = 1;
                 return -1;
             }
             c->pc = pc;
@@ -1411,6 +1414,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         if (erc == 0) {
             tpuc_err(err, errlen, "node '%s': one row of the embedding's one-hot input (%llu UB "
                      "rows) does not fit: larger --ub-kib", el->name, U(KT + NT));
+            t->fit_failed = 1;
             return -1;
         }
     }
@@ -1428,6 +1432,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             tpuc_err(err, errlen, "node '%s': one chunk of %u weight rows (%llu N-tiles) does "
                      "not fit the free ACC/UB rows (%llu, %llu): larger --acc-kib/--ub-kib or a "
                      "smaller --batch", ly->name, N, U(NT), U(freea), U(freeu));
+            t->fit_failed = 1;
             return -1;
         }
         ly->chunk_rows = (unsigned)umin(r, cdiv(ly->kp, N) * N);
@@ -1757,6 +1762,7 @@ end:
             if (R == 0) {
                 tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
                          "ACC: larger --acc-kib", ly->name, U(NTl));
+                t->fit_failed = 1;
                 return -1;
             }
             for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
@@ -1777,11 +1783,15 @@ end:
         tpuc_err(err, errlen, "out of memory");
         return -1;
     }
-    if (tpuc_assemble(&t->prog, hw, err, errlen)) return -1;
+    if (tpuc_assemble(&t->prog, hw, err, errlen)) {
+        t->fit_failed = t->prog.ninsns > hw->geom.imem_insns; /* IMEM: fewer rows may fit */
+        return -1;
+    }
     if (t->prog.ninsns > hw->geom.imem_insns && !hw->predict_only) {
         tpuc_err(err, errlen, "the step program has %zu instructions at %llu rows per core; IMEM "
                  "holds %u: a larger --imem-insns (at most 32768) or a smaller --micro-batch",
                  t->prog.ninsns, U(b), hw->geom.imem_insns);
+        t->fit_failed = 1;
         return -1;
     }
     return 0;

@@ -53,6 +53,20 @@ step sgd_n8_c2_micro mlp.onnx --mxu 8 --cores 2 --batch 16 --micro-batch 4 --opt
 check sgd_n8_c2_micro mlp.onnx 16 --opt sgd --lr 0.1
 step adam_n4_torus_micro mlp.onnx --mxu 4 --cores 4 --topology torus --batch 24 --micro-batch 2 --optimizer adam
 check adam_n4_torus_micro mlp.onnx 24 --opt adam --lr 0.001
+# micro-steps chosen by tpu-train: 8 rows per core do not fit a 1 KiB UB at once; it picks
+# 4 micro-steps of 2 rows, says so in one line, and trains exactly as --micro-batch 2 does
+step sgd_auto_micro mlp.onnx --mxu 8 --cores 2 --batch 16 --ub-kib 1 --optimizer sgd --lr 0.1
+step sgd_given_micro mlp.onnx --mxu 8 --cores 2 --batch 16 --ub-kib 1 --micro-batch 2 --optimizer sgd --lr 0.1
+check sgd_auto_micro mlp.onnx 16 --opt sgd --lr 0.1
+d=""
+for f in "$W/g_sgd_given_micro"/*.npy; do cmp -s "$f" "$W/g_sgd_auto_micro/$(basename "$f")" || d="$d $(basename "$f")"; done
+if [ -z "$d" ] && [ -e "$W/g_sgd_auto_micro/grad0_w.npy" ] &&
+    [ "$(grep -c 'micro-steps of' "$W/run_sgd_auto_micro.log")" = 1 ] &&
+    grep -q "^tpu-train: the step's 8 rows per core do not fit UB, ACC or IMEM at once; 4 micro-steps of 2 rows (--micro-batch 2)$" "$W/run_sgd_auto_micro.log"; then
+    ok "micro-steps chosen (4 of 2 rows at --ub-kib 1), said in one line, the same gradients and weights as --micro-batch 2"
+else
+    bad "chosen micro-steps: differ:$d; $(grep 'micro' "$W/run_sgd_auto_micro.log" | head -2)"
+fi
 $PY - "$W" <<'PYEOF' || bad "deep.onnx: x.npy reshaped for a model without Flatten"
 import sys, numpy as np
 w = sys.argv[1]

@@ -157,6 +157,8 @@ typedef struct {
     uint64_t zrow_addr;     /* fp32 x N zeros: clears the running sums (micro) */
     unsigned micro;         /* micro-steps per step (1: none) */
     size_t u_pc;            /* micro > 1: the update part's first instruction (else 0) */
+    int fit_failed;         /* tpuc_train_compile failed because the rows of one micro-step
+                               do not fit UB, ACC or IMEM (more micro-steps may fit) */
     uint64_t host_bytes;
     /* the phase (TPUC_PH_*) and layer (TPUC_TRAIN_NO_LAYER outside the layers: the
        constants, the loss, the halt) of every instruction, for the reports */
@@ -177,6 +179,15 @@ const char *tpuc_train_phase_name(int ph);
 int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
                        tpuc_train_t *t, char *err, size_t errlen);
 void tpuc_train_free(tpuc_train_t *t);
+/* Read MODEL, fold it and compile its step of `batch` rows, `rows` per core (hw->batch and
+   o->micro are set here). choose = 0: o->micro micro-steps as given. choose = 1: the fewest
+   micro-steps (a divisor of rows) whose rows fit UB, ACC and IMEM; when that is more than one
+   a line for the user goes to note ("" otherwise). On failure g and t are freed and err has
+   the last attempt's message (one row per core: it names the layer and the memory). */
+int tpuc_train_compile_micro(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t *o,
+                             uint64_t batch, uint64_t rows, int choose, tpuc_graph_t *g,
+                             tpuc_train_t *t,
+                             char *note, size_t notelen, char *err, size_t errlen);
 
 /* A core's host image (t->host_bytes, zeroed by the caller): constants, the graph's initial
    weights (fp32 master, bf16 copy), zero optimizer state. */
