@@ -165,6 +165,12 @@ static const struct equ *find_equ(const struct as *as, const char *s, size_t n)
 
 #define VAL_LIMIT ((int64_t)1 << 48)
 
+/* internal: the index register x0 .. x7 named by [b, b+n), or -1. */
+static int xreg_name(const char *b, size_t n)
+{
+    return n == 2 && b[0] == 'x' && b[1] >= '0' && b[1] < '0' + (int)TPU_XREGS ? b[1] - '0' : -1;
+}
+
 /* internal: one term: a number (decimal, 0x hex) or a .equ name, optionally signed. */
 static int eval_atom(struct as *as, const struct tok *t, const char **p, const char *end,
                      int64_t *v)
@@ -217,6 +223,10 @@ static int eval_atom(struct as *as, const struct tok *t, const char **p, const c
         }
     } else if (n == 1 && b[0] == '.') {
         x = (int64_t)as->count; /* this instruction's index */
+    } else if (xreg_name(b, n) >= 0) {
+        error_at(as, col, "'%.*s' in '%.*s', expected the register added once with + (e.g. "
+                 "ROW+%.*s)", (int)n, b, (int)t->len, t->s, (int)n, b);
+        return -1;
     } else if (isalpha((unsigned char)b[0]) || b[0] == '_') {
         const struct equ *e = find_equ(as, b, n);
         if (e == NULL) {
@@ -233,12 +243,6 @@ static int eval_atom(struct as *as, const struct tok *t, const char **p, const c
     *v = neg ? -x : x;
     *p = s;
     return 0;
-}
-
-/* internal: the index register x0 .. x7 named by [b, b+n), or -1. */
-static int xreg_name(const char *b, size_t n)
-{
-    return n == 2 && b[0] == 'x' && b[1] >= '0' && b[1] < '0' + (int)TPU_XREGS ? b[1] - '0' : -1;
 }
 
 /* internal: expression = term { (+|-) term }, term = product or (for an address operand,
@@ -385,7 +389,13 @@ static void do_equ(struct as *as, struct tok *t, int nt)
                  (int)t[1].len, t[1].s);
         return;
     }
-    if (find_equ(as, t[1].s, t[1].len) != NULL) {
+    const struct equ *dup = find_equ(as, t[1].s, t[1].len);
+    if (dup != NULL && dup->line) {
+        error_at(as, t[1].col, "name '%.*s' is also a label (line %u), expected each name "
+                 "defined once", (int)t[1].len, t[1].s, dup->line);
+        return;
+    }
+    if (dup != NULL) {
         error_at(as, t[1].col, "duplicate .equ '%.*s', expected each name defined once",
                  (int)t[1].len, t[1].s);
         return;
