@@ -995,9 +995,11 @@ SC_MODULE(Host)
             TrOut t;
             io->sample_tr(i, &t);
             j.err_seq = t.err_seq;
-            if (t.disp_valid)
+            if (t.disp_valid) {
                 j.retired[t.disp_seq] =
                     tb::retire_line(t.disp_seq, t.disp_pc, t.disp_iter, t.disp_insn);
+                j.mem->dispatched(t.disp_insn);
+            }
             if (t.ub_we) {
                 j.writes[t.ub_seq].push_back(row_hex("ub", t.ub_row, t.ub_seq, 4, t.ub));
                 j.rows_written++;

@@ -407,6 +407,7 @@ int main(int argc, char **argv)
                 w[j] = get_field(top->tr_disp_insn_o, 32 * j, 32);
             retired[top->tr_disp_seq_o] =
                 tb::retire_line(top->tr_disp_seq_o, top->tr_disp_pc_o, top->tr_disp_iter_o, w);
+            mem.dispatched(w);
             disp_cycles.emplace_back(top->tr_disp_pc_o, cycle);
         }
         if (top->tr_ub_we_o) {
