@@ -74,13 +74,13 @@ if [ -d "$src/rtl_s0" ]; then
     old=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f6)
     new=$(printf '%08x' $(( 0x$old ^ 4 )))
     awk -v l="$line" -v v="$new" 'NR == l { $6 = v } { print }' "$src/rtl_s0/core1.trace" >"$f/core1.trace"
-    pc=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f2)
+    sq=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f2)
     row=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f4)
     build/sim/tpu-board-cmp --job "$src/job" --mxu 4 "$src/model" "$f" >"$f.log" 2>&1; rc=$?
     if [ $rc -eq 1 ] && grep -q "^tpu-board-cmp: core 1:" "$f.log" &&
-       grep -q "instruction $pc (" "$f.log" && grep -q "acc row $row .*element 1" "$f.log" &&
+       grep -q "dynamic instruction $sq (pc " "$f.log" && grep -q "acc row $row .*element 1" "$f.log" &&
        grep -q "FAIL: 1 of 2 cores differ" "$f.log"; then
-        echo "PASS: tpu-board-cmp names the flipped element (core 1, instruction $pc, acc row $row, element 1)"
+        echo "PASS: tpu-board-cmp names the flipped element (core 1, dynamic instruction $sq, acc row $row, element 1)"
     else
         echo "FAIL: tpu-board-cmp on a flipped trace element (exit $rc):"; sed 's/^/    /' "$f.log"; st=1
     fi
@@ -96,7 +96,7 @@ if [ -d "$src/rtl_s0" ]; then
     fi
 fi
 # A core that stops with an error leaves its peer waiting: board_tb stops, names the busy core
-# and its PC, and the erring core's trace ends as the model's (e 0 8: send to itself); two cores
+# and its PC, and the erring core's trace ends as the model's (e 0 0 8: send to itself); two cores
 # that both wait in recv never finish: --max-cycles ends the run with a timeout.
 tb=$(build 4 2 ring)
 e=$out/errors; rm -rf "$e"; mkdir -p "$e/err" "$e/hang"
@@ -109,7 +109,7 @@ for j in err hang; do for i in 0 1; do echo "--prog core$i.s" >"$e/$j/core$i.arg
 build/tools/tpu-board-run --mxu 4 --cores 2 --topology ring --job "$e/err" --out "$e/err_model" >"$e/err_model.log" 2>&1
 if [ $rc -eq 1 ] && grep -q "^board_tb: core 0: error 8 " "$e/err.log" &&
    grep -q "^board_tb: core 1 still busy (STATUS 0x1) at PC 1 " "$e/err.log" &&
-   [ "$(tail -n 1 "$e/err_rtl/core0.trace")" = "e 0 8" ] &&
+   [ "$(tail -n 1 "$e/err_rtl/core0.trace")" = "e 0 0 8" ] &&
    [ "$(grep -v '^#' "$e/err_rtl/core0.trace")" = "$(grep -v '^#' "$e/err_model/core0.trace")" ]; then
     echo "PASS: error 8 on core 0: board_tb stops, core 1 named busy (PC 1, its recv in progress), core 0's trace as the model's"
 else
