@@ -398,11 +398,54 @@ module tpu_core_seq (
 
   // ---- the next pc (tpu_seq_step): the state after this instruction if it dispatches ----
   // loop arms its level (and disarms the deeper ones), stride sets a register's strides; then
-  // the innermost armed level whose body ends at this pc with iterations left counts up and
-  // the next pc is its first (no cycle lost: its IMEM read starts in the dispatch cycle); the
-  // levels inside it that end here too complete (index and parts back to 0).
+  // the innermost armed level whose body ends at this pc with iterations left counts up (one
+  // add per register: its part of that level grows by its stride) and the next pc is its first
+  // (no cycle lost: its IMEM read starts in the dispatch cycle); the levels inside it that end
+  // here too complete (index and parts back to 0). Which levels step or complete depends on the
+  // loop state only: an instruction whose pc ends a body is never a `loop` that passed its
+  // check (code 10: a loop lies outside every armed body of its level or deeper, and the body
+  // it arms starts after it, so it cannot end an outer body that holds that body either).
+  logic [Lv-1:0] ends, more, step_k, zero_k;
+  always_comb begin
+    for (int k = 0; k < Lv; k++) begin
+      ends[k] = armed_q[k] && llast_q[16*k +: 16] == pc16;
+      more[k] = 17'(lidx_q[16*k +: 16]) + 17'd1 < 17'(lcount_q[16*k +: 16]);
+    end
+    step_k = '0;
+    zero_k = '0;
+    for (int k = Lv - 1; k >= 0; k--) begin
+      if (ends[k] && step_k == '0) begin
+        if (more[k]) step_k[k] = 1'b1;
+        else zero_k[k] = 1'b1;
+      end
+    end
+  end
+  logic [1:0]  ks;        // the level that steps (when one does)
   logic [16:0] step_pc;
-  logic        found;
+  always_comb begin
+    ks      = 2'd0;
+    step_pc = pc_q + 17'd1;
+    for (int k = 0; k < Lv; k++) begin
+      if (step_k[k]) begin
+        ks      = 2'(k);
+        step_pc = {1'b0, lfirst_q[16*k +: 16]};
+      end
+    end
+  end
+  // register r's stride of level ks: the one this instruction sets (a stride that ends a
+  // body steps with its new value), else the one held
+  logic        st_here;   // this is a stride of a register, setting level ks's stride
+  logic [31:0] st_new;
+  assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 ? ks == 2'd3 : ks != 2'd3);
+  assign st_new  = f_3 ? iw1 : ks == 2'd0 ? iw1 : ks == 2'd1 ? iw2 : iw3;
+  logic [32*Xr-1:0] stepped;  // register r's part of level ks after the step
+  always_comb begin
+    stepped = '0;
+    for (int r = 1; r < Xr; r++) begin
+      stepped[32*r +: 32] = part_q[32*(Lv*r) + 32*ks +: 32] +
+                            ((st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32]);
+    end
+  end
   always_comb begin
     armed_d  = armed_q;
     lfirst_d = lfirst_q;
@@ -411,8 +454,6 @@ module tpu_core_seq (
     lidx_d   = lidx_q;
     stride_d = stride_q;
     part_d   = part_q;
-    step_pc  = pc_q + 17'd1;
-    found    = 1'b0;
     if (opc == tpu_isa_pkg::OpLoop) begin
       for (int k = 0; k < Lv; k++) begin
         if (2'(k) == lvl) begin
@@ -425,7 +466,7 @@ module tpu_core_seq (
         end
         if (2'(k) >= lvl) begin
           lidx_d[16*k +: 16] = '0;
-          for (int r = 0; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
+          for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
         end
       end
     end else if (opc == tpu_isa_pkg::OpStride) begin
@@ -441,20 +482,19 @@ module tpu_core_seq (
         end
       end
     end
-    for (int k = Lv - 1; k >= 0; k--) begin
-      if (!found && armed_d[k] && llast_d[16*k +: 16] == pc16) begin
-        if (17'(lidx_d[16*k +: 16]) + 17'd1 < 17'(lcount_d[16*k +: 16])) begin
-          lidx_d[16*k +: 16] = lidx_d[16*k +: 16] + 16'd1;
-          for (int r = 0; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = part_d[32*(Lv*r+k) +: 32] + stride_d[32*(Lv*r+k) +: 32];
-          step_pc = {1'b0, lfirst_d[16*k +: 16]};
-          found   = 1'b1;
-        end else begin
-          lidx_d[16*k +: 16] = '0;
-          for (int r = 0; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
-        end
+    for (int k = 0; k < Lv; k++) begin
+      if (step_k[k]) begin
+        lidx_d[16*k +: 16] = lidx_q[16*k +: 16] + 16'd1;
+        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = stepped[32*r +: 32];
+      end else if (zero_k[k]) begin
+        lidx_d[16*k +: 16] = '0;
+        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
       end
     end
-    for (int r = 0; r < Xr; r++) xval_d[32*r +: 32] = part_d[32*(Lv*r+0) +: 32] + part_d[32*(Lv*r+1) +: 32] + part_d[32*(Lv*r+2) +: 32] + part_d[32*(Lv*r+3) +: 32];
+    xval_d = '0;
+    for (int r = 1; r < Xr; r++)
+      xval_d[32*r +: 32] = part_d[32*(Lv*r+0) +: 32] + part_d[32*(Lv*r+1) +: 32] +
+                           part_d[32*(Lv*r+2) +: 32] + part_d[32*(Lv*r+3) +: 32];
   end
 
   // the check code of the instruction on imem_rdata_i, in docs/isa.md's order
