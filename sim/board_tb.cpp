@@ -1344,8 +1344,11 @@ int sc_main(int argc, char **argv)
             char dis[256] = "?";
             if (j.err_pc < j.count)
                 tpu_insn_disasm(j.prog[j.err_pc], dis, sizeof dis);
-            std::printf("board_tb: core %u: error %u (%s) at pc %u: %s\n", c, j.err_code,
-                        tpu_err_name(static_cast<int>(j.err_code)), j.err_pc, dis);
+            char dyn[64] = ""; // a loop ran: name the dynamic instruction, as tpu-run does
+            if (static_cast<uint64_t>(j.err_seq) + j.pc_start != j.err_pc)
+                std::snprintf(dyn, sizeof dyn, " (dynamic instruction %u)", j.err_seq);
+            std::printf("board_tb: core %u: error %u (%s) at pc %u%s: %s\n", c, j.err_code,
+                        tpu_err_name(static_cast<int>(j.err_code)), j.err_pc, dyn, dis);
             status = 1;
         } else if (!j.finished) {
             status = 1;

@@ -687,8 +687,11 @@ int main(int argc, char **argv)
         char dis[256] = "?";
         if (err_pc < count)
             tpu_insn_disasm(prog[err_pc], dis, sizeof dis);
-        std::printf("core_tb: error %u (%s) at pc %u: %s\n", err_code,
-                    tpu_err_name(static_cast<int>(err_code)), err_pc, dis);
+        char dyn[64] = ""; // a loop ran: name the dynamic instruction, as tpu-run does
+        if (static_cast<uint64_t>(err_seq) + opt.pc_start != err_pc)
+            std::snprintf(dyn, sizeof dyn, " (dynamic instruction %u)", err_seq);
+        std::printf("core_tb: error %u (%s) at pc %u%s: %s\n", err_code,
+                    tpu_err_name(static_cast<int>(err_code)), err_pc, dyn, dis);
         status = 1;
     } else if (!timeout) {
         std::printf("core_tb: done\n");

@@ -13,8 +13,9 @@
 #   imemend  a loop whose body runs past the IMEM: error 10
 #   count0   loop count=0: error 3
 # Each case: tpu-run and core_tb (stall 0; matmul and deep also stall 30) end the same way,
-# the traces are identical (tpu-core-cmp), the dumps byte for byte, and at stall 0 all seven
-# counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's.
+# the traces are identical (tpu-core-cmp), the dumps byte for byte, at stall 0 all seven
+# counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's, and an error halt is reported
+# alike (code, pc and dynamic instruction).
 # usage: tests/corecosim/loops.sh   Environment: BUILD (default build). Exit 0 PASS, 1 FAIL.
 set -u
 n=4
@@ -85,6 +86,11 @@ case_() {
         rctr=$(grep -m1 'counters:' "$r.log" | sed 's/^core_tb: counters: //')
         if [ "$s" = 0 ] && [ "$rctr" != "$mctr" ]; then
             echo "FAIL: $what: counters differ"; echo "    rtl:   $rctr"; echo "    model: $mctr"; st=1; continue
+        fi
+        if [ "$want" = 1 ]; then # the error line names the same pc and dynamic instruction
+            me=$(grep -m1 '^tpu-run: error' "$d/model.log" | sed 's/^tpu-run: //')
+            re_=$(grep -m1 '^core_tb: error' "$r.log" | sed 's/^core_tb: //')
+            [ "$me" = "$re_" ] || { echo "FAIL: $what: core_tb says '$re_', tpu-run '$me'"; st=1; continue; }
         fi
         end=$(tail -n 1 "$r.trace")
         echo "PASS: $what: $(sed -n 's/.*PASS: \([0-9]*\) records.*/\1/p' "$r.cmp") trace records identical, ends '$(echo "$end" | cut -c1-48)'"
