@@ -274,10 +274,11 @@ struct board_port {
 
 static const struct board_port tr_ports[] = {
     { "tr_ub_we_o", 1, "" },    { "tr_ub_row_o", 1, "16" },  { "tr_ub_data_o", 1, "16*N" },
-    { "tr_ub_pc_o", 1, "16" },  { "tr_acc_we_o", 1, "" },    { "tr_acc_row_o", 1, "16" },
-    { "tr_acc_data_o", 1, "32*N" }, { "tr_acc_pc_o", 1, "16" }, { "tr_wm_we_o", 1, "" },
-    { "tr_wm_row_o", 1, "16" }, { "tr_wm_data_o", 1, "16*N" }, { "tr_wm_pc_o", 1, "16" },
-    { "tr_disp_valid_o", 1, "" }, { "tr_disp_pc_o", 1, "16" },
+    { "tr_ub_seq_o", 1, "32" }, { "tr_acc_we_o", 1, "" },    { "tr_acc_row_o", 1, "16" },
+    { "tr_acc_data_o", 1, "32*N" }, { "tr_acc_seq_o", 1, "32" }, { "tr_wm_we_o", 1, "" },
+    { "tr_wm_row_o", 1, "16" }, { "tr_wm_data_o", 1, "16*N" }, { "tr_wm_seq_o", 1, "32" },
+    { "tr_disp_valid_o", 1, "" }, { "tr_disp_seq_o", 1, "32" }, { "tr_disp_pc_o", 1, "16" },
+    { "tr_disp_iter_o", 1, "64" }, { "tr_disp_insn_o", 1, "128" }, { "tr_err_seq_o", 1, "32" },
 };
 
 static void port_decl(struct strbuf *sb, const struct board_port *p, int last)

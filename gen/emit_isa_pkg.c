@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tpu_isa_pkg: the ISA's codes for the RTL, written from the C side's one definition
    (cmodel/include/tpu/isa.h: TPU_ISA_OPCODES, TPU_ISA_ERRORS, TPU_ISA_W0_FIELDS,
-   TPU_ISA_MEMS), as Ibex keeps its ibex_pkg.sv: the modules that decode instructions name its
-   codes instead of typing opcodes and bit positions themselves. They name them qualified,
-   tpu_isa_pkg::OpMatmul: Yosys 0.23 (the FPGA flow) reads those but not `import`. */
+   TPU_ISA_MEMS, TPU_ISA_LOOP_CONSTS), as Ibex keeps its ibex_pkg.sv: the modules that
+   decode instructions name its codes instead of typing opcodes and bit positions themselves.
+   They name them qualified, tpu_isa_pkg::OpMatmul: Yosys 0.23 (the FPGA flow) reads those
+   but not `import`. */
 #include "emit.h"
 #include "tpu/isa.h"
 
@@ -38,6 +39,11 @@ int emit_isa_pkg(struct gen_output *out, const struct gen_config *cfg)
     sb_printf(sb, "  localparam int %sLsb = %u, %sW = %u;\n", #sv, lsb, #sv, width);
     TPU_ISA_W0_FIELDS(PKG_FIELD)
 #undef PKG_FIELD
+    sb_puts(sb, "\n  // Loops and index registers (docs/isa.md \"Loops\"): levels, registers, "
+                "selector fields\n");
+#define PKG_CONST(name, value, sv) sb_printf(sb, "  localparam int %-15s = %u;\n", #sv, value);
+    TPU_ISA_LOOP_CONSTS(PKG_CONST)
+#undef PKG_CONST
     sb_puts(sb, "\nendpackage\n");
     return 0;
 }

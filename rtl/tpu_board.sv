@@ -78,17 +78,21 @@ module tpu_board #(
   output logic [C-1:0]              tr_ub_we_o,
   output logic [C-1:0][16-1:0]      tr_ub_row_o,
   output logic [C-1:0][16*N-1:0]    tr_ub_data_o,
-  output logic [C-1:0][16-1:0]      tr_ub_pc_o,
+  output logic [C-1:0][32-1:0]      tr_ub_seq_o,
   output logic [C-1:0]              tr_acc_we_o,
   output logic [C-1:0][16-1:0]      tr_acc_row_o,
   output logic [C-1:0][32*N-1:0]    tr_acc_data_o,
-  output logic [C-1:0][16-1:0]      tr_acc_pc_o,
+  output logic [C-1:0][32-1:0]      tr_acc_seq_o,
   output logic [C-1:0]              tr_wm_we_o,
   output logic [C-1:0][16-1:0]      tr_wm_row_o,
   output logic [C-1:0][16*N-1:0]    tr_wm_data_o,
-  output logic [C-1:0][16-1:0]      tr_wm_pc_o,
+  output logic [C-1:0][32-1:0]      tr_wm_seq_o,
   output logic [C-1:0]              tr_disp_valid_o,
-  output logic [C-1:0][16-1:0]      tr_disp_pc_o
+  output logic [C-1:0][32-1:0]      tr_disp_seq_o,
+  output logic [C-1:0][16-1:0]      tr_disp_pc_o,
+  output logic [C-1:0][64-1:0]      tr_disp_iter_o,
+  output logic [C-1:0][128-1:0]     tr_disp_insn_o,
+  output logic [C-1:0][32-1:0]      tr_err_seq_o
 );
 
   localparam logic [6:0] TopoCores = 7'(C);
@@ -246,17 +250,21 @@ module tpu_board #(
       .tr_ub_we_o      (tr_ub_we_o[i]),
       .tr_ub_row_o     (tr_ub_row_o[i]),
       .tr_ub_data_o    (tr_ub_data_o[i]),
-      .tr_ub_pc_o      (tr_ub_pc_o[i]),
+      .tr_ub_seq_o     (tr_ub_seq_o[i]),
       .tr_acc_we_o     (tr_acc_we_o[i]),
       .tr_acc_row_o    (tr_acc_row_o[i]),
       .tr_acc_data_o   (tr_acc_data_o[i]),
-      .tr_acc_pc_o     (tr_acc_pc_o[i]),
+      .tr_acc_seq_o    (tr_acc_seq_o[i]),
       .tr_wm_we_o      (tr_wm_we_o[i]),
       .tr_wm_row_o     (tr_wm_row_o[i]),
       .tr_wm_data_o    (tr_wm_data_o[i]),
-      .tr_wm_pc_o      (tr_wm_pc_o[i]),
+      .tr_wm_seq_o     (tr_wm_seq_o[i]),
       .tr_disp_valid_o (tr_disp_valid_o[i]),
-      .tr_disp_pc_o    (tr_disp_pc_o[i])
+      .tr_disp_seq_o   (tr_disp_seq_o[i]),
+      .tr_disp_pc_o    (tr_disp_pc_o[i]),
+      .tr_disp_iter_o  (tr_disp_iter_o[i]),
+      .tr_disp_insn_o  (tr_disp_insn_o[i]),
+      .tr_err_seq_o    (tr_err_seq_o[i])
     );
   end
 

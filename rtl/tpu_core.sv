@@ -16,9 +16,10 @@
 // the collectives of docs/board.md on the noc_* port, a local port of the board's tpu_noc).
 // Each memory has one read and one write port, shared by the units that use it; the
 // sequencer lets one unit work at a time, so at most one unit drives a port in any cycle
-// (checked in simulation below). The tr_* outputs show every memory write with the pc of the
-// instruction that made it, and every dispatch (simulation only; synthesis removes them when
-// they are left open).
+// (checked in simulation below). The tr_* outputs show every memory write with the dynamic
+// instruction number (seq) of the instruction that made it, every dispatch (seq, pc, loop
+// indices, the resolved instruction) and the seq of an error halt (simulation only; synthesis
+// removes them when they are left open).
 // Performance counters (docs/isa.md "Host interface"): CYCLES, MXU_BUSY, WL_STALL, DMA_BUSY,
 // VPU_BUSY, INSNS, NET_BUSY; cleared by START, counting while the core is busy.
 
@@ -93,17 +94,21 @@ module tpu_core #(
   output logic              tr_ub_we_o,
   output logic [15:0]       tr_ub_row_o,
   output logic [16*N-1:0]   tr_ub_data_o,
-  output logic [15:0]       tr_ub_pc_o,
+  output logic [31:0]       tr_ub_seq_o,
   output logic              tr_acc_we_o,
   output logic [15:0]       tr_acc_row_o,
   output logic [32*N-1:0]   tr_acc_data_o,
-  output logic [15:0]       tr_acc_pc_o,
+  output logic [31:0]       tr_acc_seq_o,
   output logic              tr_wm_we_o,
   output logic [15:0]       tr_wm_row_o,
   output logic [16*N-1:0]   tr_wm_data_o,
-  output logic [15:0]       tr_wm_pc_o,
+  output logic [31:0]       tr_wm_seq_o,
   output logic              tr_disp_valid_o,
-  output logic [15:0]       tr_disp_pc_o
+  output logic [31:0]       tr_disp_seq_o,
+  output logic [15:0]       tr_disp_pc_o,
+  output logic [63:0]       tr_disp_iter_o,
+  output logic [127:0]      tr_disp_insn_o,
+  output logic [31:0]       tr_err_seq_o
 );
 
   localparam int UbRows    = 4096;
@@ -124,6 +129,7 @@ module tpu_core #(
   logic              busy, done, error;
   logic [7:0]        err_code;
   logic [15:0]       err_pc, pc;
+  logic [31:0]       err_seq;
   logic [7*64-1:0]   counters;
 
   tpu_core_regs #(
@@ -190,6 +196,8 @@ module tpu_core #(
   // ---- sequencer ----
   logic [127:0] insn;
   logic [15:0]  insn_pc;
+  logic [31:0]  insn_seq;
+  logic [63:0]  insn_iter;
   logic         dma_go, lw_go, mm_go, vpu_go, disp_valid;
   logic         dma_busy, dma_done, dma_err, mx_busy, vpu_busy, wl_busy, mm_full;
   logic [15:0]  mx_lw_row;
@@ -209,12 +217,15 @@ module tpu_core #(
     .error_o      (error),
     .err_code_o   (err_code),
     .err_pc_o     (err_pc),
+    .err_seq_o    (err_seq),
     .pc_o         (pc),
     .imem_re_o    (imem_re),
     .imem_raddr_o (imem_raddr),
     .imem_rdata_i (imem_rdata),
     .insn_o       (insn),
     .insn_pc_o    (insn_pc),
+    .insn_seq_o   (insn_seq),
+    .insn_iter_o  (insn_iter),
     .dma_go_o     (dma_go),
     .lw_go_o      (lw_go),
     .mm_go_o      (mm_go),
@@ -247,7 +258,7 @@ module tpu_core #(
   logic [15:0]     ub_waddr, ub_raddr, acc_waddr, acc_raddr, wm_waddr, wm_raddr;
   logic [16*N-1:0] ub_wdata, ub_rdata, wm_wdata, wm_rdata;
   logic [32*N-1:0] acc_wdata, acc_rdata;
-  logic [15:0]     ub_wpc, acc_wpc, wm_wpc;
+  logic [31:0]     ub_wseq, acc_wseq, wm_wseq;
 
   tpu_sram #(.Width (16*N), .Depth (UbRows), .AddrW (UbAw)) u_ub (
     .clk_i,
@@ -283,7 +294,7 @@ module tpu_core #(
   logic [15:0]     mw_row, mr_row;
   logic [32*N-1:0] mw_data, mr_data;
   logic            dma_ready;
-  logic [15:0]     dma_pc_q;
+  logic [31:0]     dma_seq_q;
   logic            dma_rd_acc_q;
 
   tpu_core_dma #(
@@ -342,10 +353,10 @@ module tpu_core #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      dma_pc_q     <= 16'd0;
+      dma_seq_q    <= 32'd0;
       dma_rd_acc_q <= 1'b0;
     end else begin
-      if (dma_go) dma_pc_q <= insn_pc;
+      if (dma_go) dma_seq_q <= insn_seq;
       if (mr_valid) dma_rd_acc_q <= mr_mem == 2'd1;
     end
   end
@@ -353,7 +364,8 @@ module tpu_core #(
 
   // ---- MX / WL ----
   logic            mx_wm_re, mx_ub_re, mx_acc_re, mx_acc_we;
-  logic [15:0]     mx_wm_ra, mx_ub_ra, mx_acc_ra, mx_acc_wa, mx_acc_wpc;
+  logic [15:0]     mx_wm_ra, mx_ub_ra, mx_acc_ra, mx_acc_wa;
+  logic [31:0]     mx_acc_wseq;
   logic [32*N-1:0] mx_acc_wd;
   logic            wl_valid, wl_bank, wl_transpose, act_valid, act_bank, out_valid, wl_stall;
   logic [16*N-1:0] wl_data, act_data;
@@ -367,7 +379,7 @@ module tpu_core #(
     .lw_go_i     (lw_go),
     .mm_go_i     (mm_go),
     .insn_i      (insn),
-    .pc_i        (insn_pc),
+    .seq_i       (insn_seq),
     .busy_o      (mx_busy),
     .wl_busy_o   (wl_busy),
     .mm_full_o   (mm_full),
@@ -391,7 +403,7 @@ module tpu_core #(
     .acc_we_o    (mx_acc_we),
     .acc_waddr_o (mx_acc_wa),
     .acc_wdata_o (mx_acc_wd),
-    .acc_wpc_o   (mx_acc_wpc),
+    .acc_wseq_o  (mx_acc_wseq),
     .wl_valid_o  (wl_valid),
     .wl_bank_o   (wl_bank),
     .wl_transpose_o (wl_transpose),
@@ -424,7 +436,8 @@ module tpu_core #(
 
   // ---- VPU ----
   logic            vc_ub_re, vc_ub_we, vc_acc_re, vc_acc_we;
-  logic [15:0]     vc_ub_ra, vc_ub_wa, vc_acc_ra, vc_acc_wa, vc_wpc;
+  logic [15:0]     vc_ub_ra, vc_ub_wa, vc_acc_ra, vc_acc_wa;
+  logic [31:0]     vc_wseq;
   logic [16*N-1:0] vc_ub_wd;
   logic [32*N-1:0] vc_acc_wd;
   logic            v_valid, v_fa, v_fb, v_fy, v_first, v_last, v_valid_o, v_red_valid;
@@ -439,7 +452,7 @@ module tpu_core #(
     .rst_ni,
     .go_i            (vpu_go),
     .insn_i          (insn),
-    .pc_i            (insn_pc),
+    .seq_i           (insn_seq),
     .busy_o          (vpu_busy),
     .ub_re_o         (vc_ub_re),
     .ub_raddr_o      (vc_ub_ra),
@@ -453,7 +466,7 @@ module tpu_core #(
     .acc_we_o        (vc_acc_we),
     .acc_waddr_o     (vc_acc_wa),
     .acc_wdata_o     (vc_acc_wd),
-    .wpc_o           (vc_wpc),
+    .wseq_o          (vc_wseq),
     .vpu_valid_o     (v_valid),
     .vpu_op_o        (v_op),
     .vpu_fmt_a_o     (v_fa),
@@ -493,7 +506,8 @@ module tpu_core #(
 
   // ---- the network unit (collectives) ----
   logic            nc_ub_re, nc_ub_we, nc_acc_re, nc_acc_we;
-  logic [15:0]     nc_ub_ra, nc_ub_wa, nc_acc_ra, nc_acc_wa, nc_wpc;
+  logic [15:0]     nc_ub_ra, nc_ub_wa, nc_acc_ra, nc_acc_wa;
+  logic [31:0]     nc_wseq;
   logic [16*N-1:0] nc_ub_wd;
   logic [32*N-1:0] nc_acc_wd;
 
@@ -505,7 +519,7 @@ module tpu_core #(
     .rst_ni,
     .go_i         (coll_go),
     .insn_i       (insn),
-    .pc_i         (insn_pc),
+    .seq_i        (insn_seq),
     .busy_o       (coll_busy),
     .net_dead_i,
     .abort_o      (coll_abort),
@@ -533,7 +547,7 @@ module tpu_core #(
     .acc_we_o     (nc_acc_we),
     .acc_waddr_o  (nc_acc_wa),
     .acc_wdata_o  (nc_acc_wd),
-    .wpc_o        (nc_wpc)
+    .wseq_o       (nc_wseq)
   );
 
   // ---- port multiplexers (one owner per port per cycle) ----
@@ -552,7 +566,7 @@ module tpu_core #(
   assign ub_we    = dma_ub_w || vc_ub_we || nc_ub_we;
   assign ub_waddr = dma_ub_w ? mw_row : nc_ub_we ? nc_ub_wa : vc_ub_wa;
   assign ub_wdata = dma_ub_w ? mw_bf16 : nc_ub_we ? nc_ub_wd : vc_ub_wd;
-  assign ub_wpc   = dma_ub_w ? dma_pc_q : nc_ub_we ? nc_wpc : vc_wpc;
+  assign ub_wseq  = dma_ub_w ? dma_seq_q : nc_ub_we ? nc_wseq : vc_wseq;
 
   assign acc_re    = dma_acc_r || mx_acc_re || vc_acc_re || nc_acc_re;
   assign acc_raddr = dma_acc_r ? mr_row : mx_acc_re ? mx_acc_ra : nc_acc_re ? nc_acc_ra :
@@ -562,15 +576,15 @@ module tpu_core #(
                      vc_acc_wa;
   assign acc_wdata = dma_acc_w ? mw_data : mx_acc_we ? mx_acc_wd : nc_acc_we ? nc_acc_wd :
                      vc_acc_wd;
-  assign acc_wpc   = dma_acc_w ? dma_pc_q : mx_acc_we ? mx_acc_wpc : nc_acc_we ? nc_wpc :
-                     vc_wpc;
+  assign acc_wseq  = dma_acc_w ? dma_seq_q : mx_acc_we ? mx_acc_wseq : nc_acc_we ? nc_wseq :
+                     vc_wseq;
 
   assign wm_re    = mx_wm_re;
   assign wm_raddr = mx_wm_ra;
   assign wm_we    = dma_wm_w;
   assign wm_waddr = mw_row;
   assign wm_wdata = mw_bf16;
-  assign wm_wpc   = dma_pc_q;
+  assign wm_wseq  = dma_seq_q;
 
 `ifndef SYNTHESIS
   // two units must never drive one memory port in the same cycle
@@ -594,17 +608,21 @@ module tpu_core #(
   assign tr_ub_we_o      = ub_we;
   assign tr_ub_row_o     = ub_waddr;
   assign tr_ub_data_o    = ub_wdata;
-  assign tr_ub_pc_o      = ub_wpc;
+  assign tr_ub_seq_o     = ub_wseq;
   assign tr_acc_we_o     = acc_we;
   assign tr_acc_row_o    = acc_waddr;
   assign tr_acc_data_o   = acc_wdata;
-  assign tr_acc_pc_o     = acc_wpc;
+  assign tr_acc_seq_o    = acc_wseq;
   assign tr_wm_we_o      = wm_we;
   assign tr_wm_row_o     = wm_waddr;
   assign tr_wm_data_o    = wm_wdata;
-  assign tr_wm_pc_o      = wm_wpc;
+  assign tr_wm_seq_o     = wm_wseq;
   assign tr_disp_valid_o = disp_valid;
+  assign tr_disp_seq_o   = insn_seq;
   assign tr_disp_pc_o    = insn_pc;
+  assign tr_disp_iter_o  = insn_iter;
+  assign tr_disp_insn_o  = insn;
+  assign tr_err_seq_o    = err_seq;
 
   // ---- performance counters ----
   logic [6:0]       ev;

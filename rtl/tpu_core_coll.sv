@@ -35,10 +35,10 @@ module tpu_core_coll #(
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
-  // dispatch (tpu_core_seq): the instruction and its pc
+  // dispatch (tpu_core_seq): the instruction and its dynamic instruction number (trace tag)
   input  logic              go_i,
   input  logic [127:0]      insn_i,
-  input  logic [15:0]       pc_i,
+  input  logic [31:0]       seq_i,
   output logic              busy_o,
   // a link of the board is dead: the instruction in progress stops (abort_o, one cycle)
   input  logic              net_dead_i,
@@ -70,7 +70,7 @@ module tpu_core_coll #(
   output logic              acc_we_o,
   output logic [15:0]       acc_waddr_o,
   output logic [32*N-1:0]   acc_wdata_o,
-  output logic [15:0]       wpc_o
+  output logic [31:0]       wseq_o
 );
 
   // elements per flit (UB 16-bit, ACC 32-bit elements) and flits per whole row
@@ -122,7 +122,7 @@ module tpu_core_coll #(
   logic        ringf_q;    // allreduce flags[1]
   logic [16:0] row_q, nrows_q;
   logic [5:0]  peer_q;
-  logic [15:0] pc_q;
+  logic [31:0] seq_q;
 
   // ==== the read port, shared by the sender (tx) and the receiver (rx) ====
   logic [RowW-1:0] rd_row;
@@ -298,7 +298,7 @@ module tpu_core_coll #(
   assign acc_waddr_o = rx_row_q[15:0];
   assign ub_wdata_o  = rx_merged[16*N-1:0];
   assign acc_wdata_o = rx_merged;
-  assign wpc_o       = pc_q;
+  assign wseq_o      = seq_q;
 
   // ---- read arbitration: alternate when both want the port ----
   logic prio_rx_q, gnt_rx, gnt_tx;
@@ -643,7 +643,7 @@ module tpu_core_coll #(
       row_q       <= 17'd0;
       nrows_q     <= 17'd0;
       peer_q      <= 6'd0;
-      pc_q        <= 16'd0;
+      seq_q       <= 32'd0;
       rdy_q       <= 64'd0;
       arr_q       <= 7'd0;
       rel_q       <= 7'd0;
@@ -714,7 +714,7 @@ module tpu_core_coll #(
         nrows_q <= {1'b0, insn_i[31:16]};
         row_q   <= {1'b0, insn_i[47:32]};
         peer_q  <= insn_i[69:64];
-        pc_q    <= pc_i;
+        seq_q   <= seq_i;
         ph_q    <= 3'd1;
       end
       // tokens and barrier counters

@@ -21,7 +21,7 @@
 // the lw of its bank dispatched before it has read its last row (so that row is shifted in
 // by t), the previous vector was presented before t, and, when accumulating, no vector
 // presented in t-(L+2) .. t-1 writes the ACC row it reads. The seed is that ACC row or -0.
-// A delay line carries (valid, ACC row, pc) of every vector L+1 cycles: the MXU's result
+// A delay line carries (valid, ACC row, seq) of every vector L+1 cycles: the MXU's result
 // of the vector presented in t leaves in t+L and is written to ACC in t+L+1.
 
 module tpu_core_mx #(
@@ -33,7 +33,7 @@ module tpu_core_mx #(
   input  logic              lw_go_i,
   input  logic              mm_go_i,
   input  logic [127:0]      insn_i,
-  input  logic [15:0]       pc_i,
+  input  logic [31:0]       seq_i,      // the dispatch's dynamic instruction number (trace tag)
   output logic              busy_o,      // anything in flight (lw, vectors, results)
   output logic              wl_busy_o,   // an lw is in flight: no new lw
   output logic              mm_full_o,   // two MATMULs with vectors left: no new matmul
@@ -61,7 +61,7 @@ module tpu_core_mx #(
   output logic              acc_we_o,
   output logic [15:0]       acc_waddr_o,
   output logic [32*N-1:0]   acc_wdata_o,
-  output logic [15:0]       acc_wpc_o,
+  output logic [31:0]       acc_wseq_o,
   // tpu_mxu
   output logic              wl_valid_o,
   output logic              wl_bank_o,
@@ -82,7 +82,8 @@ module tpu_core_mx #(
 
   // ---- MATMUL queue: entry 0 presents, entry 1 waits ----
   logic [1:0]       q_v_q, q_acc_q, q_bank_q, q_wl_q, q_blk_q;
-  logic [1:0][15:0] q_ub_q, q_row_q, q_left_q, q_pc_q;
+  logic [1:0][15:0] q_ub_q, q_row_q, q_left_q;
+  logic [1:0][31:0] q_seq_q;
   // q_wl_q[i]: waits for the lw in flight (dispatched before it, same bank)
   // q_blk_q[i]: dispatched before the lw in flight, same bank: the lw waits for it
 
@@ -98,7 +99,8 @@ module tpu_core_mx #(
   logic        lw_sh_q;      // a row was read last cycle: shift it in now
   logic        lw_rd;
   logic        pres_q, pres_bank_q, pres_last_q;
-  logic [15:0] pres_row_q, pres_pc_q;
+  logic [15:0] pres_row_q;
+  logic [31:0] pres_seq_q;
   logic        lw_blocked;
   assign lw_blocked = |(q_v_q & q_blk_q) || (pres_q && pres_bank_q == lw_bank_q) ||
                       bank_busy_i[lw_bank_q];
@@ -146,7 +148,8 @@ module tpu_core_mx #(
 
   // ---- results delay line: stage k = the vector presented k+1 cycles ago ----
   logic [Latency:0]       d_v_q;
-  logic [Latency:0][15:0] d_row_q, d_pc_q;
+  logic [Latency:0][15:0] d_row_q;
+  logic [Latency:0][31:0] d_seq_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       d_v_q <= '0;
@@ -156,7 +159,7 @@ module tpu_core_mx #(
   end
   always_ff @(posedge clk_i) begin
     d_row_q <= {d_row_q[Latency-1:0], pres_row_q};
-    d_pc_q  <= {d_pc_q[Latency-1:0], pres_pc_q};
+    d_seq_q <= {d_seq_q[Latency-1:0], pres_seq_q};
   end
 
   // RAW window: a vector read now is presented in t = now+1; the vectors presented in
@@ -187,7 +190,7 @@ module tpu_core_mx #(
       q_ub_q   <= '0;
       q_row_q  <= '0;
       q_left_q <= '0;
-      q_pc_q   <= '0;
+      q_seq_q  <= '0;
     end else begin
       // the lw in flight has read its last row: nothing waits for it any more
       if (lw_rd && lw_left_q == 16'd1) q_wl_q <= '0;
@@ -206,7 +209,7 @@ module tpu_core_mx #(
         q_ub_q[0]   <= q_ub_q[1];
         q_row_q[0]  <= q_row_q[1];
         q_left_q[0] <= q_left_q[1];
-        q_pc_q[0]   <= q_pc_q[1];
+        q_seq_q[0]  <= q_seq_q[1];
         q_v_q[1]    <= 1'b0;
       end
       if (mm_go_i) begin
@@ -220,7 +223,7 @@ module tpu_core_mx #(
           q_ub_q[0]   <= insn_i[47:32];
           q_row_q[0]  <= insn_i[79:64];
           q_left_q[0] <= insn_i[31:16];
-          q_pc_q[0]   <= pc_i;
+          q_seq_q[0]  <= seq_i;
         end else begin
           q_v_q[1]    <= 1'b1;
           q_acc_q[1]  <= insn_i[8];
@@ -230,7 +233,7 @@ module tpu_core_mx #(
           q_ub_q[1]   <= insn_i[47:32];
           q_row_q[1]  <= insn_i[79:64];
           q_left_q[1] <= insn_i[31:16];
-          q_pc_q[1]   <= pc_i;
+          q_seq_q[1]  <= seq_i;
         end
       end
     end
@@ -245,14 +248,14 @@ module tpu_core_mx #(
       pres_acc_q  <= 1'b0;
       pres_last_q <= 1'b0;
       pres_row_q  <= 16'd0;
-      pres_pc_q   <= 16'd0;
+      pres_seq_q  <= 32'd0;
     end else begin
       pres_q      <= mm_rd;
       pres_bank_q <= q_bank_q[0];
       pres_acc_q  <= q_acc_q[0];
       pres_last_q <= mm_pop;
       pres_row_q  <= q_row_q[0];
-      pres_pc_q   <= q_pc_q[0];
+      pres_seq_q  <= q_seq_q[0];
     end
   end
 
@@ -280,7 +283,7 @@ module tpu_core_mx #(
   assign acc_we_o    = d_v_q[Latency];
   assign acc_waddr_o = d_row_q[Latency];
   assign acc_wdata_o = out_d_q;
-  assign acc_wpc_o   = d_pc_q[Latency];
+  assign acc_wseq_o  = d_seq_q[Latency];
 
   // a vector is ready (queued, RAW window clear) but its bank is still loading
   assign wl_stall_o = q_v_q[0] && !raw_wait && wl_wait;

@@ -8,14 +8,24 @@
 //
 // tpu_core_seq: the core's sequencer: fetch, checks, dispatch
 //
-// The core's sequencer (docs/isa.md "Timing", "Errors"): fetches one instruction at a time
-// from the four IMEM words, checks it (codes 1-6, 8) when it is next, and dispatches it to its
+// The core's sequencer (docs/isa.md "Timing", "Errors", "Loops"): fetches one instruction at a
+// time from the four IMEM words, resolves its address operands (index registers added), checks
+// the resolved instruction (codes 1-6, 8, 10) when it is next, and dispatches it to its
 // unit (DMA, WL, MX, VPU, NET) when every unit is idle; sync and halt also wait for idle. After a
 // dispatch in cycle d the next instruction is read in d and can dispatch from d+1. A DMA that
 // ends with an AXI error response (code 7) stops dispatching; the core then halts; so does a
 // collective the network unit stopped because a link of the board is dead (code 9). A bad
 // instruction is never dispatched: the sequencer waits until every unit is idle and halts
 // with ERR_CODE and ERR_PC.
+//
+// Loops (docs/isa.md "Loops"; cmodel/src/seq.c is the reference): four levels (armed, first,
+// last, count, index) and the index registers x1..x7 (a 32-bit stride and part per level; x_r
+// is the sum of its parts, kept in a register). loop and stride dispatch as nop does. The next
+// pc (pc + 1 or the first instruction of the innermost level whose body ends here with
+// iterations left) is computed in the dispatch cycle and its IMEM read starts there, so a jump
+// back costs no cycle. The units receive the resolved instruction (rows and addresses with
+// their registers added, selectors cleared) and the dynamic instruction number seq (0 for the
+// first dispatch after START), which tags their trace writes.
 //
 // Dispatch is in order. lw and matmul overlap (the WL/MX unit keeps them apart by weight
 // bank), and a dma_in into UB or WMEM overlaps them when its rows meet none of theirs (the
@@ -34,14 +44,18 @@ module tpu_core_seq (
   output logic          error_o,
   output logic [7:0]    err_code_o,
   output logic [15:0]   err_pc_o,
+  output logic [31:0]   err_seq_o,   // simulation: the trace's e line (docs/isa.md "Trace (core)")
   output logic [15:0]   pc_o,
   // instruction memory (four 32-bit words per instruction)
   output logic          imem_re_o,
   output logic [15:0]   imem_raddr_o,
   input  logic [127:0]  imem_rdata_i,
-  // dispatch: the instruction word and its pc, with one go pulse per unit
+  // dispatch: the resolved instruction, its pc, its dynamic instruction number (seq) and the
+  // loop indices i0..i3 at dispatch (i_l in [16l +: 16]), with one go pulse per unit
   output logic [127:0]  insn_o,
   output logic [15:0]   insn_pc_o,
+  output logic [31:0]   insn_seq_o,
+  output logic [63:0]   insn_iter_o,
   output logic          dma_go_o,
   output logic          lw_go_o,
   output logic          mm_go_o,
@@ -71,8 +85,6 @@ module tpu_core_seq (
   input  logic [5:0]    core_id_i,
   input  logic [6:0]    topo_cores_i
 );
-
-
   localparam int N         = 16;
   localparam int UbRows    = 4096;
   localparam int AccRows   = 2048;
@@ -94,20 +106,121 @@ module tpu_core_seq (
   logic         lw_seen_q, lw_seen_d;
   logic         axi_err_q, axi_err_d;
   logic [15:0]  dma_pc_q, coll_pc_q;
+  logic [31:0]  seq_q, eseq_q, eseq_d, dma_seq_q, coll_seq_q;  // dynamic instruction numbers
 
   // ---- decode ----
+  // iw0..iw3: the instruction as stored; w0..w3: as dispatched (resolved, below)
+  logic [31:0] iw0, iw1, iw2, iw3;
   logic [31:0] w0, w1, w2, w3;
   logic [7:0]  opc, flags;
   logic [15:0] cnt;
-  assign w0    = imem_rdata_i[31:0];
-  assign w1    = imem_rdata_i[63:32];
-  assign w2    = imem_rdata_i[95:64];
-  assign w3    = imem_rdata_i[127:96];
-  assign opc   = w0[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW];
-  assign flags = w0[tpu_isa_pkg::FFlagsLsb +: tpu_isa_pkg::FFlagsW];
-  assign cnt   = w0[tpu_isa_pkg::FCountLsb +: tpu_isa_pkg::FCountW];
+  assign iw0   = imem_rdata_i[31:0];
+  assign iw1   = imem_rdata_i[63:32];
+  assign iw2   = imem_rdata_i[95:64];
+  assign iw3   = imem_rdata_i[127:96];
+  assign opc   = iw0[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW];
+  assign flags = iw0[tpu_isa_pkg::FFlagsLsb +: tpu_isa_pkg::FFlagsW];
+  assign cnt   = iw0[tpu_isa_pkg::FCountLsb +: tpu_isa_pkg::FCountW];
+
+  // ---- loop state and index registers (docs/isa.md "Loops", cmodel/src/seq.c) ----
+  localparam int Lv = tpu_isa_pkg::LoopLevels;
+  localparam int Xr = tpu_isa_pkg::XRegs;  // x0 .. x7; x0's stride, part and value stay 0
+  logic [Lv-1:0]             armed_q, armed_d;
+  // level k's fields at [16k +: 16]; register r's stride and part of level k at
+  // [32(Lv r + k) +: 32]; x_r at [32r +: 32] (flat vectors: iverilog indexes these only)
+  logic [16*Lv-1:0]          lfirst_q, lfirst_d, llast_q, llast_d, lcount_q, lcount_d;
+  logic [16*Lv-1:0]          lidx_q, lidx_d;
+  logic [32*Xr*Lv-1:0]       stride_q, stride_d, part_q, part_d;
+  logic [32*Xr-1:0]          xval_q, xval_d;  // x_r = the sum of r's parts
+
+  // the register selectors of the address operands (docs/isa.md "Instruction format")
+  localparam int Xs = tpu_isa_pkg::XSelBits;
+  localparam logic [31:0] XSel0 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb0;
+  localparam logic [31:0] XSel1 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb1;
+  localparam logic [31:0] XSel2 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb2;
+  localparam logic [31:0] XSelW0Dma = (32'((1 << Xs) - 1) << tpu_isa_pkg::XSelDmaAddrLsb) |
+                                      (32'((1 << Xs) - 1) << tpu_isa_pkg::XSelDmaRowLsb);
+  logic          is_dma;
+  logic [Xs-1:0] sel0, sel1, sel2;
+  assign is_dma = opc == tpu_isa_pkg::OpDmaIn || opc == tpu_isa_pkg::OpDmaOut;
+  assign sel0   = is_dma ? iw0[tpu_isa_pkg::XSelDmaAddrLsb +: Xs] : iw3[tpu_isa_pkg::XSelW3Lsb0 +: Xs];
+  assign sel1   = is_dma ? iw0[tpu_isa_pkg::XSelDmaRowLsb +: Xs] : iw3[tpu_isa_pkg::XSelW3Lsb1 +: Xs];
+  assign sel2   = is_dma ? '0 : iw3[tpu_isa_pkg::XSelW3Lsb2 +: Xs];
+  logic [31:0] xa, xb, xc;  // the registers' values
+  assign xa = xval_q[32*sel0 +: 32];
+  assign xb = xval_q[32*sel1 +: 32];
+  assign xc = xval_q[32*sel2 +: 32];
+  // a 16-bit row plus x (signed, exact): the sum and whether it leaves 0 .. 65535 (the model's
+  // row 0xFFFFFFFF, which no memory holds: code 2)
+  logic [15:0] row_a, row_b, row_c;
+  logic [33:0] sum_a, sum_b, sum_c;
+  assign row_a = iw1[15:0];
+  assign row_b = is_dma ? iw2[15:0] : (opc == tpu_isa_pkg::OpVop) ? iw1[31:16] : iw2[15:0];
+  assign row_c = iw2[15:0];
+  assign sum_a = {18'd0, row_a} + {{2{xa[31]}}, xa};
+  assign sum_b = {18'd0, row_b} + {{2{xb[31]}}, xb};
+  assign sum_c = {18'd0, row_c} + {{2{xc[31]}}, xc};
+  logic oor_a, oor_b, oor_c;
+  assign oor_a = |sum_a[33:16];
+  assign oor_b = |sum_b[33:16];
+  assign oor_c = |sum_c[33:16];
+  logic [15:0] sa, sb, sc, iw1_hi, iw2_hi;
+  assign sa     = sum_a[15:0];
+  assign sb     = sum_b[15:0];
+  assign sc     = sum_c[15:0];
+  assign iw1_hi = iw1[31:16];
+  assign iw2_hi = iw2[31:16];
+  logic [31:0] dma_addr;  // host addresses wrap modulo 2^32
+  assign dma_addr = iw1 + xa;
+  // the resolved instruction: each opcode's operands with their registers added, its
+  // selectors cleared (tpu_seq_resolve); oor: a row operand left its range
+  logic oor;
+  always_comb begin
+    w0  = iw0;
+    w1  = iw1;
+    w2  = iw2;
+    w3  = iw3;
+    oor = 1'b0;
+    case (opc)
+      tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
+        w0  = iw0 & ~XSelW0Dma;
+        w1  = dma_addr;
+        w2  = {iw2_hi, sb};
+        oor = oor_b;
+      end
+      tpu_isa_pkg::OpLw: begin
+        w1  = {iw1_hi, sa};
+        w3  = iw3 & ~XSel0;
+        oor = oor_a;
+      end
+      tpu_isa_pkg::OpMatmul: begin
+        w1  = {iw1_hi, sa};
+        w2  = {iw2_hi, sb};
+        w3  = iw3 & ~(XSel0 | XSel1);
+        oor = oor_a || oor_b;
+      end
+      tpu_isa_pkg::OpVop: begin
+        w1  = {sb, sa};
+        w2  = {iw2_hi, sc};
+        w3  = iw3 & ~(XSel0 | XSel1 | XSel2);
+        oor = oor_a || oor_b || oor_c;
+      end
+      tpu_isa_pkg::OpVred, tpu_isa_pkg::OpSoftmax: begin
+        w1  = {iw1_hi, sa};
+        w2  = {iw2_hi, sb};
+        w3  = iw3 & ~(XSel0 | XSel1);
+        oor = oor_a || oor_b;
+      end
+      tpu_isa_pkg::OpSend, tpu_isa_pkg::OpRecv, tpu_isa_pkg::OpBcast, tpu_isa_pkg::OpAllreduce: begin
+        w1  = {iw1_hi, sa};
+        w3  = iw3 & ~XSel0;
+        oor = oor_a;
+      end
+      default: ;
+    endcase
+  end
   // the fields as whole signals (iverilog wants no constant part-selects in always_comb)
-  logic [15:0] w1_lo, w1_hi, w2_lo, w2_hi, w3_lo, w3_hi;
+  logic [15:0] w1_lo, w1_hi, w2_lo, w2_hi, w3_lo;
   logic [1:0]  f_mem;
   logic [3:0]  f_op;
   logic [5:0]  f_7_2;
@@ -118,7 +231,6 @@ module tpu_core_seq (
   assign w2_lo = w2[15:0];
   assign w2_hi = w2[31:16];
   assign w3_lo = w3[15:0];
-  assign w3_hi = w3[31:16];
   assign f_mem = flags[1:0];
   assign f_op  = flags[3:0];
   logic [1:0] f_op_3_2;
@@ -163,11 +275,26 @@ module tpu_core_seq (
   assign vred_dst_rows = 17'((18'(cnt) + 18'(N - 1)) / 18'(N));
 
   logic known, reserved, bad_count, bad_align, bad_row, bad_core, vop_bin;
+  // the stored instruction's fields the reserved-bit checks read (tpu_insn_decode)
+  logic [31:0] iw3_x1, iw3_x2, iw3_x3;  // w3 without the selectors of 1, 2, 3 operands
+  logic [15:0] iw1_lo, iw2_lo, iw3_hi_x2;
+  logic [25:0] iw2_6;
+  assign iw3_x1    = iw3 & ~XSel0;
+  assign iw3_x2    = iw3 & ~(XSel0 | XSel1);
+  assign iw3_x3    = iw3 & ~(XSel0 | XSel1 | XSel2);
+  assign iw3_hi_x2 = iw3_x2[31:16];
+  assign iw1_lo    = iw1[15:0];
+  assign iw2_lo    = iw2[15:0];
+  assign iw2_6     = iw2[31:6];
+  logic [2:0] f_2_0;
+  logic [3:0] f_7_4;
+  logic       f_3;
+  assign f_2_0 = flags[2:0];
+  assign f_7_4 = flags[7:4];
+  assign f_3   = flags[3];
   // a collective's core id (w2[5:0]): >= C, or the executing core for send/recv (code 8)
   logic [5:0] peer;
-  logic [25:0] w2_6;
   assign peer = w2[5:0];
-  assign w2_6 = w2[31:6];
   logic [1:0] esize;  // log2 of the element size of a DMA's memory
   assign esize = (f_mem == tpu_isa_pkg::MemAcc) ? 2'd2 : 2'd1;
   assign vop_bin = flags[3:0] <= 4'd4;
@@ -182,57 +309,192 @@ module tpu_core_seq (
     bad_row   = 1'b0;
     bad_core  = 1'b0;
     case (opc)
-      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved = |{flags, cnt, w1, w2, w3};
+      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved = |{flags, cnt, iw1, iw2, iw3};
+      tpu_isa_pkg::OpLoop: begin
+        reserved  = |{f_7_2, iw1_hi, iw2_hi, iw3};
+        bad_count = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
+      end
+      tpu_isa_pkg::OpStride: begin
+        reserved  = |{f_7_4, cnt} || (f_3 && |{iw2, iw3});
+        bad_count = f_2_0 == 3'd0;
+      end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
-        reserved  = |f_7_2;
+        // flags[7:2]: the selectors
         bad_count = (cnt == 16'd0) || (w2_hi == 16'd0) || (32'(w2_hi) > 32'(N)) ||
                     (f_mem == 2'd3) || (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemWmem);
         bad_align = dma_misaligned;
-        bad_row   = !in_range(f_mem, w2_lo, 17'(cnt));
+        bad_row   = !in_range(f_mem, w2_lo, 17'(cnt)) || oor;
       end
       tpu_isa_pkg::OpLw: begin
-        reserved = |{f_7_1, cnt, w1_hi, w2, w3};  // flags[0]: transpose
-        bad_row  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N));
+        reserved = |{f_7_1, cnt, iw1_hi, iw2, iw3_x1};  // flags[0]: transpose
+        bad_row  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N)) || oor;
       end
       tpu_isa_pkg::OpMatmul: begin
-        reserved  = |{f_7_1, w1_hi, w2_hi, w3};
+        reserved  = |{f_7_1, iw1_hi, iw2_hi, iw3_x2};
         bad_count = cnt == 16'd0;
-        bad_row   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt));
+        bad_row   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt)) ||
+                    oor;
       end
       tpu_isa_pkg::OpVop: begin
-        reserved  = |{w2_hi, w3} ||
-                    (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, w1_hi});
+        reserved  = |{iw2_hi, iw3_x3} ||
+                    (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, iw1_hi, sel1});
         bad_count = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
         bad_row   = !in_range({1'b0, f_4}, w1_lo, 17'(cnt)) ||
                     (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
-                    !in_range({1'b0, f_6}, w2_lo, 17'(cnt));
+                    !in_range({1'b0, f_6}, w2_lo, 17'(cnt)) || oor;
       end
       tpu_isa_pkg::OpVred: begin
-        reserved  = |{f_7, f_5, f_op_3_2, w3_hi};
+        reserved  = |{f_7, f_5, f_op_3_2, iw3_hi_x2};
         bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || (f_mem == 2'd0);  // reduction 0
         bad_row   = (src_last >= 35'(mem_rows({1'b0, f_4}))) ||
-                    !in_range({1'b0, f_6}, w2_lo, vred_dst_rows);
+                    !in_range({1'b0, f_6}, w2_lo, vred_dst_rows) || oor;
       end
       tpu_isa_pkg::OpSoftmax: begin
-        reserved  = |{f_7, f_5, f_op, w3_hi};
+        reserved  = |{f_7, f_5, f_op, iw3_hi_x2};
         bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || !f_4;
         bad_row   = (src_last >= 35'(AccRows)) ||
-                    (dst_last >= 35'(mem_rows({1'b0, f_6})));
+                    (dst_last >= 35'(mem_rows({1'b0, f_6}))) || oor;
       end
       tpu_isa_pkg::OpSend, tpu_isa_pkg::OpRecv, tpu_isa_pkg::OpBcast: begin
-        reserved  = |{f_7_1, w1_hi, w2_6, w3};
+        reserved  = |{f_7_1, iw1_hi, iw2_6, iw3_x1};
         bad_count = cnt == 16'd0;
-        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
+        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
         bad_core  = ({1'b0, peer} >= topo_cores_i) || (opc != tpu_isa_pkg::OpBcast && peer == core_id_i);
       end
-      tpu_isa_pkg::OpBarrier: reserved = |{flags, cnt, w1, w2, w3};
+      tpu_isa_pkg::OpBarrier: reserved = |{flags, cnt, iw1, iw2, iw3};
       tpu_isa_pkg::OpAllreduce: begin
-        reserved  = |{f_7_2, w1_hi, w2, w3};
+        reserved  = |{f_7_2, iw1_hi, iw2, iw3_x1};
         bad_count = (cnt == 16'd0) || !f_0;
-        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt));
+        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
       end
       default: known = 1'b0;
     endcase
+  end
+
+  // ---- code 10 (tpu_seq_check): a loop's body lies in IMEM and inside the body of every
+  // outer level (armed), and the loop lies outside the body of every armed level >= its own ----
+  logic [1:0]  lvl;
+  logic [15:0] pc16;
+  logic [17:0] lp_first, lp_last;
+  logic [15:0] lp_first16, lp_last16;
+  assign lvl        = flags[1:0];
+  assign pc16       = pc_q[15:0];
+  assign lp_first   = 18'(pc16) + 18'(iw1_lo);
+  assign lp_last    = lp_first + 18'(iw2_lo) - 18'd1;
+  assign lp_first16 = lp_first[15:0];
+  assign lp_last16  = lp_last[15:0];
+  logic loop_bad;
+  always_comb begin
+    loop_bad = lp_last >= 18'(ImemInsns);
+    for (int k = 0; k < Lv; k++) begin
+      if (2'(k) < lvl) begin
+        if (!armed_q[k] || lp_first < 18'(lfirst_q[16*k +: 16]) || lp_last > 18'(llast_q[16*k +: 16])) loop_bad = 1'b1;
+      end else if (armed_q[k] && pc16 >= lfirst_q[16*k +: 16] && pc16 <= llast_q[16*k +: 16]) begin
+        loop_bad = 1'b1;
+      end
+    end
+    if (opc != tpu_isa_pkg::OpLoop) loop_bad = 1'b0;
+  end
+
+  // ---- the next pc (tpu_seq_step): the state after this instruction if it dispatches ----
+  // loop arms its level (and disarms the deeper ones), stride sets a register's strides; then
+  // the innermost armed level whose body ends at this pc with iterations left counts up (one
+  // add per register: its part of that level grows by its stride) and the next pc is its first
+  // (no cycle lost: its IMEM read starts in the dispatch cycle); the levels inside it that end
+  // here too complete (index and parts back to 0). Which levels step or complete depends on the
+  // loop state only: an instruction whose pc ends a body is never a `loop` that passed its
+  // check (code 10: a loop lies outside every armed body of its level or deeper, and the body
+  // it arms starts after it, so it cannot end an outer body that holds that body either).
+  logic [Lv-1:0] ends, more, step_k, zero_k;
+  always_comb begin
+    for (int k = 0; k < Lv; k++) begin
+      ends[k] = armed_q[k] && llast_q[16*k +: 16] == pc16;
+      more[k] = 17'(lidx_q[16*k +: 16]) + 17'd1 < 17'(lcount_q[16*k +: 16]);
+    end
+    step_k = '0;
+    zero_k = '0;
+    for (int k = Lv - 1; k >= 0; k--) begin
+      if (ends[k] && step_k == '0) begin
+        if (more[k]) step_k[k] = 1'b1;
+        else zero_k[k] = 1'b1;
+      end
+    end
+  end
+  logic [1:0]  ks;        // the level that steps (when one does)
+  logic [16:0] step_pc;
+  always_comb begin
+    ks      = 2'd0;
+    step_pc = pc_q + 17'd1;
+    for (int k = 0; k < Lv; k++) begin
+      if (step_k[k]) begin
+        ks      = 2'(k);
+        step_pc = {1'b0, lfirst_q[16*k +: 16]};
+      end
+    end
+  end
+  // register r's stride of level ks: the one this instruction sets (a stride that ends a
+  // body steps with its new value), else the one held
+  logic        st_here;   // this is a stride of a register, setting level ks's stride
+  logic [31:0] st_new;
+  assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 ? ks == 2'd3 : ks != 2'd3);
+  assign st_new  = f_3 ? iw1 : ks == 2'd0 ? iw1 : ks == 2'd1 ? iw2 : iw3;
+  logic [32*Xr-1:0] stepped;  // register r's part of level ks after the step
+  always_comb begin
+    stepped = '0;
+    for (int r = 1; r < Xr; r++) begin
+      stepped[32*r +: 32] = part_q[32*(Lv*r) + 32*ks +: 32] +
+                            ((st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32]);
+    end
+  end
+  always_comb begin
+    armed_d  = armed_q;
+    lfirst_d = lfirst_q;
+    llast_d  = llast_q;
+    lcount_d = lcount_q;
+    lidx_d   = lidx_q;
+    stride_d = stride_q;
+    part_d   = part_q;
+    if (opc == tpu_isa_pkg::OpLoop) begin
+      for (int k = 0; k < Lv; k++) begin
+        if (2'(k) == lvl) begin
+          armed_d[k]  = 1'b1;
+          lfirst_d[16*k +: 16] = lp_first16;
+          llast_d[16*k +: 16]  = lp_last16;
+          lcount_d[16*k +: 16] = cnt;
+        end else if (2'(k) > lvl) begin
+          armed_d[k] = 1'b0;
+        end
+        if (2'(k) >= lvl) begin
+          lidx_d[16*k +: 16] = '0;
+          for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
+        end
+      end
+    end else if (opc == tpu_isa_pkg::OpStride) begin
+      for (int r = 1; r < Xr; r++) begin
+        if (3'(r) == f_2_0) begin
+          if (f_3) begin
+            stride_d[32*(Lv*r+3) +: 32] = iw1;
+          end else begin
+            stride_d[32*(Lv*r+0) +: 32] = iw1;
+            stride_d[32*(Lv*r+1) +: 32] = iw2;
+            stride_d[32*(Lv*r+2) +: 32] = iw3;
+          end
+        end
+      end
+    end
+    for (int k = 0; k < Lv; k++) begin
+      if (step_k[k]) begin
+        lidx_d[16*k +: 16] = lidx_q[16*k +: 16] + 16'd1;
+        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = stepped[32*r +: 32];
+      end else if (zero_k[k]) begin
+        lidx_d[16*k +: 16] = '0;
+        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
+      end
+    end
+    xval_d = '0;
+    for (int r = 1; r < Xr; r++)
+      xval_d[32*r +: 32] = part_d[32*(Lv*r+0) +: 32] + part_d[32*(Lv*r+1) +: 32] +
+                           part_d[32*(Lv*r+2) +: 32] + part_d[32*(Lv*r+3) +: 32];
   end
 
   // the check code of the instruction on imem_rdata_i, in docs/isa.md's order
@@ -244,6 +506,7 @@ module tpu_core_seq (
     else if (bad_row)                       check = tpu_isa_pkg::ErrRow;
     else if (bad_core)                      check = tpu_isa_pkg::ErrCore;
     else if (opc == tpu_isa_pkg::OpMatmul && !lw_seen_q) check = tpu_isa_pkg::ErrNoLw;
+    else if (loop_bad)                      check = tpu_isa_pkg::ErrLoop;
     else                                    check = tpu_isa_pkg::ErrNone;
   end
 
@@ -307,7 +570,8 @@ module tpu_core_seq (
   logic can_go;
   always_comb begin
     case (opc)
-      tpu_isa_pkg::OpNop:    can_go = !coll_busy_i;
+      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpLoop,
+      tpu_isa_pkg::OpStride: can_go = !coll_busy_i;  // no unit (docs/isa.md "Loops")
       tpu_isa_pkg::OpLw:     can_go = lw_dma_ok && !wl_busy_i && !coll_busy_i;  // the VPU never touches WMEM
       tpu_isa_pkg::OpMatmul: can_go = mm_dma_ok && !vpu_busy_i && !mm_full_i && !coll_busy_i;
       tpu_isa_pkg::OpDmaIn,
@@ -319,7 +583,7 @@ module tpu_core_seq (
 
   logic [15:0] pc_lo, pc_next;
   assign pc_lo   = pc_q[15:0];
-  assign pc_next = pc_lo + 16'd1;
+  assign pc_next = step_pc[15:0];
 
   logic go;
   always_comb begin
@@ -330,6 +594,7 @@ module tpu_core_seq (
     code_d    = code_q;
     epc_d     = epc_q;
     lw_seen_d = lw_seen_q;
+    eseq_d    = eseq_q;
     axi_err_d = axi_err_q || (dma_done_i && dma_err_i);
     go        = 1'b0;
     imem_re_o    = 1'b0;
@@ -345,6 +610,7 @@ module tpu_core_seq (
           epc_d     = 16'd0;
           lw_seen_d = 1'b0;
           axi_err_d = 1'b0;
+          eseq_d    = '0;
         end
       end
       SFetch: begin
@@ -357,19 +623,23 @@ module tpu_core_seq (
           state_d = SErr;
           code_d  = tpu_isa_pkg::ErrAxi;
           epc_d   = dma_pc_q;
+          eseq_d  = dma_seq_q;
         end else if (pc_q >= 17'(ImemInsns)) begin
           state_d = SErr;
           code_d  = tpu_isa_pkg::ErrPcEnd;
           epc_d   = pc_lo;
+          eseq_d  = seq_q;
         end else if (check != tpu_isa_pkg::ErrNone) begin
           state_d = SErr;
           code_d  = check;
           epc_d   = pc_lo;
+          eseq_d  = seq_q;
         end else if (coll_abort_i) begin
           // the collective in progress stopped on a dead link (it was the only unit busy)
           state_d = SErr;
           code_d  = tpu_isa_pkg::ErrLink;
           epc_d   = coll_pc_q;
+          eseq_d  = coll_seq_q;
         end else if (can_go && !(dma_done_i && dma_err_i)) begin
           go = 1'b1;
           if (opc == tpu_isa_pkg::OpLw) lw_seen_d = 1'b1;
@@ -377,7 +647,7 @@ module tpu_core_seq (
             state_d = SIdle;
             done_d  = 1'b1;
           end else begin
-            pc_d         = pc_q + 17'd1;
+            pc_d         = step_pc;
             imem_re_o    = 1'b1;
             imem_raddr_o = pc_next;
           end
@@ -406,6 +676,18 @@ module tpu_core_seq (
       axi_err_q <= 1'b0;
       dma_pc_q  <= 16'd0;
       coll_pc_q <= 16'd0;
+      seq_q      <= '0;
+      eseq_q     <= '0;
+      dma_seq_q  <= '0;
+      coll_seq_q <= '0;
+      armed_q    <= '0;
+      lfirst_q   <= '0;
+      llast_q    <= '0;
+      lcount_q   <= '0;
+      lidx_q     <= '0;
+      stride_q   <= '0;
+      part_q     <= '0;
+      xval_q     <= '0;
       d_in_q    <= 1'b0;
       d_mem_q   <= tpu_isa_pkg::MemUb;
       d_lo_q    <= 17'd0;
@@ -427,6 +709,31 @@ module tpu_core_seq (
       axi_err_q <= axi_err_d;
       if (dma_go_o) dma_pc_q <= pc_q[15:0];
       if (coll_go_o) coll_pc_q <= pc_q[15:0];
+      if (dma_go_o) dma_seq_q <= seq_q;
+      if (coll_go_o) coll_seq_q <= seq_q;
+      eseq_q <= eseq_d;
+      // the loop state: all zero at START (tpu_seq_reset), stepped at each dispatch
+      if (state_q == SIdle && start_i) begin
+        seq_q    <= '0;
+        armed_q  <= '0;
+        lfirst_q <= '0;
+        llast_q  <= '0;
+        lcount_q <= '0;
+        lidx_q   <= '0;
+        stride_q <= '0;
+        part_q   <= '0;
+        xval_q   <= '0;
+      end else if (go) begin
+        seq_q    <= seq_q + 32'd1;
+        armed_q  <= armed_d;
+        lfirst_q <= lfirst_d;
+        llast_q  <= llast_d;
+        lcount_q <= lcount_d;
+        lidx_q   <= lidx_d;
+        stride_q <= stride_d;
+        part_q   <= part_d;
+        xval_q   <= xval_d;
+      end
     end
   end
 
@@ -435,9 +742,12 @@ module tpu_core_seq (
   assign error_o      = error_q;
   assign err_code_o   = code_q;
   assign err_pc_o     = epc_q;
+  assign err_seq_o    = eseq_q;
   assign pc_o         = pc_q[15:0];
-  assign insn_o       = imem_rdata_i;
+  assign insn_o       = {w3, w2, w1, w0};
   assign insn_pc_o    = pc_q[15:0];
+  assign insn_seq_o   = seq_q;
+  assign insn_iter_o  = lidx_q;
   assign disp_valid_o = go;
   assign dma_go_o     = go && (opc == tpu_isa_pkg::OpDmaIn || opc == tpu_isa_pkg::OpDmaOut);
   assign lw_go_o      = go && opc == tpu_isa_pkg::OpLw;

@@ -32,7 +32,7 @@ module tpu_core_vctl #(
   input  logic              rst_ni,
   input  logic              go_i,
   input  logic [127:0]      insn_i,
-  input  logic [15:0]       pc_i,
+  input  logic [31:0]       seq_i,      // the dispatch's dynamic instruction number (trace tag)
   output logic              busy_o,
   // UB ports
   output logic              ub_re_o,
@@ -48,7 +48,7 @@ module tpu_core_vctl #(
   output logic              acc_we_o,
   output logic [15:0]       acc_waddr_o,
   output logic [32*N-1:0]   acc_wdata_o,
-  output logic [15:0]       wpc_o,
+  output logic [31:0]       wseq_o,
   // tpu_vpu
   output logic              vpu_valid_o,
   output logic [3:0]        vpu_op_o,
@@ -98,7 +98,8 @@ module tpu_core_vctl #(
   logic [15:0] t_row;
 
   // instruction
-  logic [15:0] chunks_q, rem_q, cs_q, rs_q, pc_q;
+  logic [15:0] chunks_q, rem_q, cs_q, rs_q;
+  logic [31:0] seq_q;
   logic [3:0]  op_q;
   logic        amem_q, bmem_q, dmem_q, bcast_q, bin_q, same_q;
   logic [1:0]  red_q;
@@ -274,7 +275,7 @@ module tpu_core_vctl #(
       rem_q     <= 16'd0;
       cs_q      <= 16'd0;
       rs_q      <= 16'd0;
-      pc_q      <= 16'd0;
+      seq_q     <= 32'd0;
       op_q      <= 4'd0;
       amem_q    <= 1'b0;
       bmem_q    <= 1'b0;
@@ -303,7 +304,7 @@ module tpu_core_vctl #(
         rem_q     <= len_w - 16'((chunks_w - 17'd1) * 17'(N));
         cs_q      <= insn_i[63:48];
         rs_q      <= insn_i[95:80];
-        pc_q      <= pc_i;
+        seq_q     <= seq_i;
         // vop 0..11 are the lane's opcodes; vop 12 log, 13 rsqrt are lane opcodes 13, 14
         // (lane opcode 12 is smexp, the softmax's)
         op_q      <= (insn_i[11:8] == 4'd12 || insn_i[11:8] == 4'd13) ? insn_i[11:8] + 4'd1
@@ -508,7 +509,7 @@ module tpu_core_vctl #(
   assign ub_waddr_o  = wr_row;
   assign acc_waddr_o = wr_row;
   assign acc_wdata_o = wrow;
-  assign wpc_o       = pc_q;
+  assign wseq_o      = seq_q;
 
   assign ub_re_o     = ub_re;
   assign ub_raddr_o  = ub_ra;

@@ -18,6 +18,8 @@ package tpu_isa_pkg;
   localparam logic [7:0] OpNop       = 8'h00;
   localparam logic [7:0] OpSync      = 8'h01;
   localparam logic [7:0] OpHalt      = 8'h02;
+  localparam logic [7:0] OpLoop      = 8'h03;
+  localparam logic [7:0] OpStride    = 8'h04;
   localparam logic [7:0] OpDmaIn     = 8'h10;
   localparam logic [7:0] OpDmaOut    = 8'h11;
   localparam logic [7:0] OpLw        = 8'h20;
@@ -42,6 +44,7 @@ package tpu_isa_pkg;
   localparam logic [7:0] ErrAxi      = 8'd7;
   localparam logic [7:0] ErrCore     = 8'd8;
   localparam logic [7:0] ErrLink     = 8'd9;
+  localparam logic [7:0] ErrLoop     = 8'd10;
 
   // Memory ids: a DMA's flags[1:0]; the VPU's one-bit memory fields are the low bit
   localparam logic [1:0] MemUb       = 2'd0;
@@ -52,5 +55,15 @@ package tpu_isa_pkg;
   localparam int FOpcodeLsb = 0, FOpcodeW = 8;
   localparam int FFlagsLsb = 8, FFlagsW = 8;
   localparam int FCountLsb = 16, FCountW = 16;
+
+  // Loops and index registers (docs/isa.md "Loops"): levels, registers, selector fields
+  localparam int LoopLevels      = 4;
+  localparam int XRegs           = 8;
+  localparam int XSelBits        = 3;
+  localparam int XSelDmaAddrLsb  = 10;
+  localparam int XSelDmaRowLsb   = 13;
+  localparam int XSelW3Lsb0      = 20;
+  localparam int XSelW3Lsb1      = 24;
+  localparam int XSelW3Lsb2      = 28;
 
 endpackage

@@ -132,17 +132,21 @@ module tpu_top (
     .tr_ub_we_o (),
     .tr_ub_row_o (),
     .tr_ub_data_o (),
-    .tr_ub_pc_o (),
+    .tr_ub_seq_o (),
     .tr_acc_we_o (),
     .tr_acc_row_o (),
     .tr_acc_data_o (),
-    .tr_acc_pc_o (),
+    .tr_acc_seq_o (),
     .tr_wm_we_o (),
     .tr_wm_row_o (),
     .tr_wm_data_o (),
-    .tr_wm_pc_o (),
+    .tr_wm_seq_o (),
     .tr_disp_valid_o (),
-    .tr_disp_pc_o ()
+    .tr_disp_seq_o (),
+    .tr_disp_pc_o (),
+    .tr_disp_iter_o (),
+    .tr_disp_insn_o (),
+    .tr_err_seq_o ()
   );
 
 endmodule

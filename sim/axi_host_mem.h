@@ -65,7 +65,9 @@ public:
         inj_hold_ = hold;
     }
 
-    // The bytes of host memory the program's DMA may touch.
+    // The bytes of host memory the program's DMA may touch: every dma_in/dma_out whose host
+    // address has no index register; one with a register (docs/isa.md "Loops") adds its
+    // resolved rows when it dispatches (dispatched(), before any of its beats).
     void footprint(const tpu_insn_t *prog, size_t count)
     {
         read_beat_.assign(bytes_ / beat_ + 1, false);
@@ -73,19 +75,32 @@ public:
         for (size_t i = 0; i < count; i++) {
             tpu_dinsn_t d;
             tpu_insn_decode(prog[i], &d);
-            if ((d.opcode != TPU_OP_DMA_IN && d.opcode != TPU_OP_DMA_OUT) || d.mem > 2)
-                continue;
-            const uint64_t e = tpu_mem_elem_bytes(d.mem);
-            for (uint64_t r = 0; r < d.n; r++) {
-                const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
-                const uint64_t hi = lo + d.cols * e; // exclusive
-                if (d.opcode == TPU_OP_DMA_IN) {
-                    for (uint64_t b = lo / beat_; b * beat_ < hi && b < read_beat_.size(); b++)
-                        read_beat_[b] = true;
-                } else {
-                    for (uint64_t b = lo; b < hi && b < bytes_; b++)
-                        write_byte_[b] = true;
-                }
+            if (d.xsel[0] == 0)
+                add_dma(d);
+        }
+    }
+    // A dispatched instruction, resolved (the tr_disp_insn_o trace port).
+    void dispatched(const uint32_t w[4])
+    {
+        tpu_insn_t raw = { { w[0], w[1], w[2], w[3] } };
+        tpu_dinsn_t d;
+        tpu_insn_decode(raw, &d);
+        add_dma(d);
+    }
+    void add_dma(const tpu_dinsn_t &d)
+    {
+        if ((d.opcode != TPU_OP_DMA_IN && d.opcode != TPU_OP_DMA_OUT) || d.mem > 2)
+            return;
+        const uint64_t e = tpu_mem_elem_bytes(d.mem);
+        for (uint64_t r = 0; r < d.n; r++) {
+            const uint64_t lo = d.addr + r * static_cast<uint64_t>(d.stride);
+            const uint64_t hi = lo + d.cols * e; // exclusive
+            if (d.opcode == TPU_OP_DMA_IN) {
+                for (uint64_t b = lo / beat_; b * beat_ < hi && b < read_beat_.size(); b++)
+                    read_beat_[b] = true;
+            } else {
+                for (uint64_t b = lo; b < hi && b < bytes_; b++)
+                    write_byte_[b] = true;
             }
         }
     }

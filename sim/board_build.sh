@@ -150,7 +150,7 @@ mkdir -p "$hdir"
 (
     flock 9
     # shellcheck disable=SC2086
-    if newer "$hdir/board_tb.o" sim/board_tb.cpp sim/axi_host_mem.h sim/board_bits.h sim/tb_errors.h \
+    if newer "$hdir/board_tb.o" sim/board_tb.cpp sim/axi_host_mem.h sim/board_bits.h sim/tb_errors.h sim/tb_trace.h \
              sim/tb_options.h sim/tb_rng.h $hdrs \
              cmodel/include/tpu/host.h cmodel/include/tpu/isa.h "$root/sim/board_build.sh"; then
         s=$(date +%s)

@@ -88,7 +88,7 @@ st=$?
     --job "$dir/job" --out "$dir/model_dead" --link-dead 0@0 >"$dir/model_dead.log" 2>&1
 mst=$?
 e9=$(grep -c '^board_tb: core [0-9]*: error 9 (a link of the board is dead) at pc' "$r.log")
-t9=$(for f in "$r"/core*.trace; do tail -n 1 "$f"; done | grep -c '^e [0-9]* 9$')
+t9=$(for f in "$r"/core*.trace; do tail -n 1 "$f"; done | grep -c '^e [0-9]* [0-9]* 9$')
 if [ $st -ne 1 ] || ! grep -q '^board_tb: ERROR: link 0 (core 0.s output port 1) is dead since cycle' "$r.log"; then
     bad "stuck: board_tb exit $st (expected 1 with a dead link 0): $(grep 'ERROR\|links:' "$r.log" | head -n 3)"
 elif [ "$e9" -eq 0 ] || [ "$t9" -ne "$e9" ] || grep -q 'still busy' "$r.log"; then

@@ -58,6 +58,7 @@
 #include "axi_host_mem.h"
 #include "board_bits.h"
 #include "tb_options.h"
+#include "tb_trace.h"
 
 #include "tpu/host.h"
 #include "tpu/isa.h"
@@ -118,9 +119,10 @@ const char *const kMode = "assembled";
     X(m_axi_araddr) X(m_axi_arlen) X(m_axi_arsize) X(m_axi_arburst) X(m_axi_arvalid)         \
     X(m_axi_rready)
 #define TR_OUT(X)                                                                            \
-    X(tr_ub_we_o) X(tr_ub_row_o) X(tr_ub_data_o) X(tr_ub_pc_o) X(tr_acc_we_o)                \
-    X(tr_acc_row_o) X(tr_acc_data_o) X(tr_acc_pc_o) X(tr_wm_we_o) X(tr_wm_row_o)             \
-    X(tr_wm_data_o) X(tr_wm_pc_o) X(tr_disp_valid_o) X(tr_disp_pc_o)
+    X(tr_ub_we_o) X(tr_ub_row_o) X(tr_ub_data_o) X(tr_ub_seq_o) X(tr_acc_we_o)               \
+    X(tr_acc_row_o) X(tr_acc_data_o) X(tr_acc_seq_o) X(tr_wm_we_o) X(tr_wm_row_o)            \
+    X(tr_wm_data_o) X(tr_wm_seq_o) X(tr_disp_valid_o) X(tr_disp_seq_o) X(tr_disp_pc_o)       \
+    X(tr_disp_iter_o) X(tr_disp_insn_o) X(tr_err_seq_o)
 #define TOPO_IN(X) X(core_id_i) X(topo_cores_i) X(topo_rows_i) X(topo_cols_i)
 #define NOC_OUT(X) X(noc_inj_valid_o) X(noc_inj_last_o) X(noc_inj_flit_o) X(noc_ej_ready_o)
 #define NOC_IN(X) X(noc_inj_ready_i) X(noc_ej_valid_i) X(noc_ej_last_i) X(noc_ej_flit_i) X(net_dead_i)
@@ -137,7 +139,10 @@ struct LiteOut {
 // One core's trace ports in one cycle.
 struct TrOut {
     bool ub_we, acc_we, wm_we, disp_valid;
-    unsigned ub_row, ub_pc, acc_row, acc_pc, wm_row, wm_pc, disp_pc;
+    unsigned ub_row, acc_row, wm_row, disp_pc;
+    uint32_t ub_seq, acc_seq, wm_seq, disp_seq, err_seq; // dynamic instruction numbers
+    uint64_t disp_iter;                                  // i_l at [16l +: 16]
+    uint32_t disp_insn[4];                               // the resolved instruction
     Bits ub, acc, wm; // the rows, lane i at bits [16i or 32i, +16 or +32)
 };
 
@@ -277,12 +282,19 @@ SC_MODULE(BoardIO)
         t->wm_we = slice(tr_wm_we_o, i);
         t->disp_valid = slice(tr_disp_valid_o, i);
         t->ub_row = static_cast<unsigned>(slice(tr_ub_row_o, i, 16));
-        t->ub_pc = static_cast<unsigned>(slice(tr_ub_pc_o, i, 16));
+        t->ub_seq = static_cast<uint32_t>(slice(tr_ub_seq_o, i, 32));
         t->acc_row = static_cast<unsigned>(slice(tr_acc_row_o, i, 16));
-        t->acc_pc = static_cast<unsigned>(slice(tr_acc_pc_o, i, 16));
+        t->acc_seq = static_cast<uint32_t>(slice(tr_acc_seq_o, i, 32));
         t->wm_row = static_cast<unsigned>(slice(tr_wm_row_o, i, 16));
-        t->wm_pc = static_cast<unsigned>(slice(tr_wm_pc_o, i, 16));
+        t->wm_seq = static_cast<uint32_t>(slice(tr_wm_seq_o, i, 32));
         t->disp_pc = static_cast<unsigned>(slice(tr_disp_pc_o, i, 16));
+        t->disp_seq = static_cast<uint32_t>(slice(tr_disp_seq_o, i, 32));
+        t->err_seq = static_cast<uint32_t>(slice(tr_err_seq_o, i, 32));
+        if (t->disp_valid) {
+            t->disp_iter = slice(tr_disp_iter_o, i, 64);
+            for (unsigned k = 0; k < 4; k++)
+                t->disp_insn[k] = static_cast<uint32_t>(slice(tr_disp_insn_o, i * 4 + k, 32));
+        }
         if (t->ub_we)
             rows(tr_ub_data_o, i, 16 * kN, &t->ub);
         if (t->acc_we)
@@ -540,12 +552,21 @@ SC_MODULE(BoardIO)
         t->wm_we = as_u64(s.tr_wm_we_o.read());
         t->disp_valid = as_u64(s.tr_disp_valid_o.read());
         t->ub_row = static_cast<unsigned>(as_u64(s.tr_ub_row_o.read()));
-        t->ub_pc = static_cast<unsigned>(as_u64(s.tr_ub_pc_o.read()));
+        t->ub_seq = static_cast<uint32_t>(as_u64(s.tr_ub_seq_o.read()));
         t->acc_row = static_cast<unsigned>(as_u64(s.tr_acc_row_o.read()));
-        t->acc_pc = static_cast<unsigned>(as_u64(s.tr_acc_pc_o.read()));
+        t->acc_seq = static_cast<uint32_t>(as_u64(s.tr_acc_seq_o.read()));
         t->wm_row = static_cast<unsigned>(as_u64(s.tr_wm_row_o.read()));
-        t->wm_pc = static_cast<unsigned>(as_u64(s.tr_wm_pc_o.read()));
+        t->wm_seq = static_cast<uint32_t>(as_u64(s.tr_wm_seq_o.read()));
         t->disp_pc = static_cast<unsigned>(as_u64(s.tr_disp_pc_o.read()));
+        t->disp_seq = static_cast<uint32_t>(as_u64(s.tr_disp_seq_o.read()));
+        t->err_seq = static_cast<uint32_t>(as_u64(s.tr_err_seq_o.read()));
+        if (t->disp_valid) {
+            t->disp_iter = as_u64(s.tr_disp_iter_o.read());
+            Bits b;
+            to_bits(s.tr_disp_insn_o.read(), &b);
+            for (unsigned k = 0; k < 4; k++)
+                t->disp_insn[k] = static_cast<uint32_t>(b.get(32 * k, 32));
+        }
         if (t->ub_we)
             to_bits(s.tr_ub_data_o.read(), &t->ub);
         if (t->acc_we)
@@ -747,8 +768,10 @@ struct CoreJob {
     tpu_insn_t *prog = nullptr;
     size_t count = 0;
     std::unique_ptr<AxiMem> mem;
-    std::map<unsigned, std::vector<std::string>> writes; // per pc, in the order made
-    std::map<unsigned, bool> dispatched;
+    // per dynamic instruction (seq): its writes in the order made and its retire line
+    std::map<uint32_t, std::vector<std::string>> writes;
+    std::map<uint32_t, std::string> retired;
+    uint32_t err_seq = 0; // tr_err_seq_o: the seq of the e line
     uint64_t rows_written = 0;
     uint64_t ctr[kCounters] = {};
     uint32_t status = 0, err_code = 0, err_pc = 0, pc = 0;
@@ -836,9 +859,9 @@ int load_job(const std::string &dir, unsigned i, const std::string &out, CoreJob
     return -1;
 }
 
-std::string row_hex(const char *m, unsigned row, unsigned pc, unsigned digits, const Bits &b)
+std::string row_hex(const char *m, unsigned row, uint32_t seq, unsigned digits, const Bits &b)
 {
-    std::string s = "w " + std::to_string(pc) + " " + m + " " + std::to_string(row);
+    std::string s = "w " + std::to_string(seq) + " " + m + " " + std::to_string(row);
     char t[16];
     for (unsigned i = 0; i < kN; i++) {
         std::snprintf(t, sizeof t, " %0*x", static_cast<int>(digits),
@@ -971,18 +994,22 @@ SC_MODULE(Host)
             j.mem->sample(cycle, ao);
             TrOut t;
             io->sample_tr(i, &t);
-            if (t.disp_valid)
-                j.dispatched[t.disp_pc] = true;
+            j.err_seq = t.err_seq;
+            if (t.disp_valid) {
+                j.retired[t.disp_seq] =
+                    tb::retire_line(t.disp_seq, t.disp_pc, t.disp_iter, t.disp_insn);
+                j.mem->dispatched(t.disp_insn);
+            }
             if (t.ub_we) {
-                j.writes[t.ub_pc].push_back(row_hex("ub", t.ub_row, t.ub_pc, 4, t.ub));
+                j.writes[t.ub_seq].push_back(row_hex("ub", t.ub_row, t.ub_seq, 4, t.ub));
                 j.rows_written++;
             }
             if (t.acc_we) {
-                j.writes[t.acc_pc].push_back(row_hex("acc", t.acc_row, t.acc_pc, 8, t.acc));
+                j.writes[t.acc_seq].push_back(row_hex("acc", t.acc_row, t.acc_seq, 8, t.acc));
                 j.rows_written++;
             }
             if (t.wm_we) {
-                j.writes[t.wm_pc].push_back(row_hex("wmem", t.wm_row, t.wm_pc, 4, t.wm));
+                j.writes[t.wm_seq].push_back(row_hex("wmem", t.wm_row, t.wm_seq, 4, t.wm));
                 j.rows_written++;
             }
         }
@@ -1181,31 +1208,24 @@ int write_outputs(const Options &opt, Host &h)
                          std::strerror(errno));
             return 2;
         }
-        std::fprintf(tf, "# tpu-core-trace 1\n# board_tb core %u of %u (%s %ux%u)\n", c, kC,
+        std::fprintf(tf, "# tpu-core-trace 2\n# board_tb core %u of %u (%s %ux%u)\n", c, kC,
                      BOARD_TOPO, BOARD_ROWS, BOARD_COLS);
-        std::map<unsigned, bool> pcs = j.dispatched;
+        // the dynamic instructions in ascending order: each one's writes, then its retire line
+        std::map<uint32_t, bool> seqs;
+        for (auto const &kv : j.retired)
+            seqs[kv.first] = true;
         for (auto const &kv : j.writes)
-            pcs[kv.first] |= false;
-        for (auto const &kv : pcs) {
-            const unsigned pc = kv.first;
-            auto it = j.writes.find(pc);
+            seqs[kv.first] |= false;
+        for (auto const &kv : seqs) {
+            auto it = j.writes.find(kv.first);
             if (it != j.writes.end())
                 for (auto const &l : it->second)
                     std::fprintf(tf, "%s\n", l.c_str());
-            if (kv.second) {
-                const char *mn = nullptr;
-                if (pc < j.count) {
-                    tpu_dinsn_t d;
-                    tpu_insn_decode(j.prog[pc], &d);
-                    mn = tpu_opcode_name(d.opcode);
-                } else if (tb::imem_fill_needed(j.prog, j.count, j.pc_start)) {
-                    mn = "nop"; // past the program: the zeros the harness wrote
-                }
-                std::fprintf(tf, "r %u %s\n", pc, mn ? mn : "?");
-            }
+            if (kv.second)
+                std::fprintf(tf, "%s\n", j.retired[kv.first].c_str());
         }
         if (j.finished && (j.status & 4u) != 0)
-            std::fprintf(tf, "e %u %u\n", j.err_pc, j.err_code);
+            std::fprintf(tf, "e %u %u %u\n", j.err_seq, j.err_pc, j.err_code);
         if (std::fclose(tf) != 0) {
             std::fprintf(stderr, "board_tb: error: cannot write %s.trace\n", base.c_str());
             return 2;
@@ -1324,8 +1344,11 @@ int sc_main(int argc, char **argv)
             char dis[256] = "?";
             if (j.err_pc < j.count)
                 tpu_insn_disasm(j.prog[j.err_pc], dis, sizeof dis);
-            std::printf("board_tb: core %u: error %u (%s) at pc %u: %s\n", c, j.err_code,
-                        tpu_err_name(static_cast<int>(j.err_code)), j.err_pc, dis);
+            char dyn[64] = ""; // a loop ran: name the dynamic instruction, as tpu-run does
+            if (static_cast<uint64_t>(j.err_seq) + j.pc_start != j.err_pc)
+                std::snprintf(dyn, sizeof dyn, " (dynamic instruction %u)", j.err_seq);
+            std::printf("board_tb: core %u: error %u (%s) at pc %u%s: %s\n", c, j.err_code,
+                        tpu_err_name(static_cast<int>(j.err_code)), j.err_pc, dyn, dis);
             status = 1;
         } else if (!j.finished) {
             status = 1;

@@ -62,7 +62,7 @@ $(SIM_DIR)/core_N%/obj/Vtpu_core.mk: $(SIM_DIR)/core_N%/rtl.stamp sim/core.mk
 # first so that a changed library is relinked.
 $(SIM_DIR)/core_N%/core_tb: $(SIM_DIR)/core_N%/obj/Vtpu_core.mk sim/core_tb.cpp sim/vl_ports.h \
                             sim/axi_host_mem.h sim/tb_context.h sim/tb_errors.h sim/tb_options.h \
-                            sim/tb_rng.h \
+                            sim/tb_rng.h sim/tb_trace.h \
                             $(CMODEL_LIB) $(wildcard cmodel/include/tpu/*.h)
 	@d=$(SIM_DIR)/core_N$*; start=$$(date +%s); rm -f $@; \
 	$(MAKE) --no-print-directory -s -C $$d/obj -f Vtpu_core.mk OBJCACHE="$(OBJCACHE)" \

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tpu-core-cmp: compares two core traces (docs/isa.md "Trace (core)") line by line and
-   reports the first divergence: the instruction (index and mnemonic, or its full
-   disassembly with --prog), the memory and row, the first differing element, expected
-   (model) vs got (RTL), how many elements of the row differ; or a missing / extra line.
+/* tpu-core-cmp: compares two core traces, format 2 (docs/isa.md "Trace (core)": records keyed
+   by the dynamic instruction seq) line by line and reports the first divergence: the dynamic
+   instruction (seq, its pc, the loop indices at dispatch and the resolved disassembly, from
+   the expected trace's retire line; with --prog also the instruction as written), the memory
+   and row, the first differing element, expected (model) vs got (RTL), how many elements of
+   the row differ; or a missing / extra line. A format 1 trace (keyed by pc) is refused.
    Within one instruction, writes to different rows may interleave differently (the RTL
    overlaps the passes of a vred or softmax over its logical rows): each instruction's run of
    writes is put in (memory, row) order first, keeping the order of writes to one row.
@@ -27,12 +29,14 @@ enum { K_WRITE, K_RETIRE, K_ERROR };
 
 typedef struct {
     int kind;
-    unsigned long pc;
-    char what[24];     /* w: ub | acc | wmem; r: the mnemonic; e: the code */
-    unsigned long row; /* w only */
-    unsigned nel;      /* w only */
-    uint32_t *el;      /* w only, malloc'd */
-    long lineno;       /* 1-based line in the file */
+    unsigned long long seq; /* the dynamic instruction */
+    unsigned long pc;       /* r and e only */
+    char what[24];          /* w: ub | acc | wmem; r: the loop indices i0.i1.i2.i3; e: the code */
+    char *text;             /* r only: the resolved instruction's disassembly, malloc'd */
+    unsigned long row;      /* w only */
+    unsigned nel;           /* w only */
+    uint32_t *el;           /* w only, malloc'd */
+    long lineno;            /* 1-based line in the file */
 } rec_t;
 
 typedef struct {
@@ -57,11 +61,37 @@ static int io_error(const char *path, long line, const char *what)
 static int parse_ulong(const char *s, int base, unsigned long *v)
 {
     char *end;
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
         return 0;
     errno = 0;
     *v = strtoul(s, &end, base);
     return errno == 0 && *end == '\0';
+}
+
+static int parse_ull(const char *s, unsigned long long *v)
+{
+    char *end;
+    if (s == NULL || *s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+/* The loop indices field: four decimals 0 .. 65535 joined by dots. */
+static int iter_ok(const char *s)
+{
+    for (unsigned k = 0; k < 4; k++) {
+        unsigned long v = 0;
+        unsigned nd = 0;
+        for (; *s >= '0' && *s <= '9' && nd < 6; s++, nd++)
+            v = 10 * v + (unsigned long)(*s - '0');
+        if (nd == 0 || v > 65535)
+            return 0;
+        if (k < 3 && *s++ != '.')
+            return 0;
+    }
+    return *s == '\0';
 }
 
 /* Element width in hex digits of a memory name, 0 if unknown. */
@@ -92,11 +122,33 @@ static int next_record(reader_t *r, rec_t *rec)
         r->lineno++;
         while (len > 0 && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r'))
             r->buf[--len] = '\0';
-        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 1") != 0)
+        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 1") == 0)
+            return io_error(r->path, 1, "a format 1 core trace (keyed by pc, before loops); "
+                                        "this tool reads format 2 ('# tpu-core-trace 2'): "
+                                        "write it again with the current tools");
+        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 2") != 0)
             return io_error(r->path, 1, "not a core trace: the first line must be "
-                                        "'# tpu-core-trace 1'");
+                                        "'# tpu-core-trace 2'");
         if (len == 0 || r->buf[0] == '#')
             continue;
+        /* an r line's disassembly is the rest of the line after its fourth field */
+        const char *rest = NULL;
+        if (r->buf[0] == 'r' && r->buf[1] == ' ') {
+            const char *q = r->buf;
+            for (unsigned f = 0; f < 4 && q != NULL; f++) {
+                q = strchr(q, ' ');
+                if (q != NULL)
+                    q++;
+            }
+            rest = q;
+        }
+        free(rec->text);
+        rec->text = NULL;
+        if (rest != NULL && *rest != '\0' && *rest != ' ') {
+            rec->text = strdup(rest);
+            if (rec->text == NULL)
+                return io_error(r->path, r->lineno, "out of memory");
+        }
         char *save = NULL;
         static char *tok[4 + MAX_ELEMS];
         unsigned nt = 0;
@@ -107,17 +159,27 @@ static int next_record(reader_t *r, rec_t *rec)
             tok[nt++] = t;
         }
         rec->lineno = r->lineno;
-        if (!parse_ulong(nt > 1 ? tok[1] : NULL, 10, &rec->pc))
-            return io_error(r->path, r->lineno, "expected 'w|r|e <pc> ...' with a decimal pc");
-        if (strcmp(tok[0], "r") == 0 || strcmp(tok[0], "e") == 0) {
-            unsigned long code;
-            if (nt != 3 || strlen(tok[2]) >= sizeof rec->what)
+        rec->pc = 0;
+        if (!parse_ull(nt > 1 ? tok[1] : NULL, &rec->seq))
+            return io_error(r->path, r->lineno, "expected 'w|r|e <seq> ...' with a decimal seq");
+        if (strcmp(tok[0], "r") == 0) {
+            if (nt < 5 || !parse_ulong(tok[2], 10, &rec->pc) || strlen(tok[3]) >= sizeof rec->what ||
+                !iter_ok(tok[3]) || rec->text == NULL)
                 return io_error(r->path, r->lineno,
-                                "expected 'r <pc> <mnemonic>' or 'e <pc> <code>'");
-            if (tok[0][0] == 'e' && !parse_ulong(tok[2], 10, &code))
-                return io_error(r->path, r->lineno, "expected 'e <pc> <code>' with a decimal code");
-            rec->kind = tok[0][0] == 'r' ? K_RETIRE : K_ERROR;
-            strcpy(rec->what, tok[2]);
+                                "expected 'r <seq> <pc> <i0>.<i1>.<i2>.<i3> <instruction>'");
+            rec->kind = K_RETIRE;
+            strcpy(rec->what, tok[3]);
+            rec->nel = 0;
+            return 1;
+        }
+        if (strcmp(tok[0], "e") == 0) {
+            unsigned long code;
+            if (nt != 4 || !parse_ulong(tok[2], 10, &rec->pc) || strlen(tok[3]) >= sizeof rec->what ||
+                !parse_ulong(tok[3], 10, &code))
+                return io_error(r->path, r->lineno,
+                                "expected 'e <seq> <pc> <code>' with decimal pc and code");
+            rec->kind = K_ERROR;
+            strcpy(rec->what, tok[3]);
             rec->nel = 0;
             return 1;
         }
@@ -125,7 +187,7 @@ static int next_record(reader_t *r, rec_t *rec)
             return io_error(r->path, r->lineno, "unknown record (expected w, r or e)");
         if (nt < 5 || mem_digits(tok[2]) == 0 || !parse_ulong(tok[3], 10, &rec->row))
             return io_error(r->path, r->lineno,
-                            "expected 'w <pc> ub|acc|wmem <row> <element>...'");
+                            "expected 'w <seq> ub|acc|wmem <row> <element>...'");
         rec->kind = K_WRITE;
         strcpy(rec->what, tok[2]);
         const unsigned dig = mem_digits(tok[2]);
@@ -151,8 +213,10 @@ typedef struct {
 
 static void trace_free(trace_t *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->r[i].el);
+        free(t->r[i].text);
+    }
     free(t->r);
 }
 
@@ -164,6 +228,7 @@ static int trace_read(const char *path, trace_t *t)
         return io_error(path, 0, strerror(errno));
     static uint32_t el[MAX_ELEMS];
     rec_t rec;
+    memset(&rec, 0, sizeof rec);
     rec.el = el;
     int st;
     while ((st = next_record(&rd, &rec)) == 1) {
@@ -178,14 +243,17 @@ static int trace_read(const char *path, trace_t *t)
         }
         rec_t *d = &t->r[t->n];
         *d = rec;
+        rec.text = NULL; /* now d's */
         d->el = malloc((rec.nel ? rec.nel : 1) * sizeof *d->el);
         if (d->el == NULL) {
+            free(d->text);
             st = io_error(path, rd.lineno, "out of memory");
             break;
         }
         memcpy(d->el, el, rec.nel * sizeof *el);
         t->n++;
     }
+    free(rec.text);
     free(rd.buf);
     fclose(rd.f);
     return st == 0 ? 0 : 2;
@@ -209,7 +277,7 @@ static void canonicalise(trace_t *t)
     size_t i = 0;
     while (i < t->n) {
         size_t j = i;
-        while (j < t->n && t->r[j].kind == K_WRITE && t->r[j].pc == t->r[i].pc)
+        while (j < t->n && t->r[j].kind == K_WRITE && t->r[j].seq == t->r[i].seq)
             j++;
         for (size_t k = i + 1; k < j; k++) {
             rec_t x = t->r[k];
@@ -226,31 +294,48 @@ static void canonicalise(trace_t *t)
 
 static void print_rec(const char *label, const rec_t *r)
 {
-    if (r->kind == K_WRITE) {
-        printf("  %s line %ld: w %lu %s %lu (%u elements)\n", label, r->lineno, r->pc, r->what,
+    if (r->kind == K_WRITE)
+        printf("  %s line %ld: w %llu %s %lu (%u elements)\n", label, r->lineno, r->seq, r->what,
                r->row, r->nel);
-    } else {
-        printf("  %s line %ld: %s %lu %s\n", label, r->lineno, r->kind == K_RETIRE ? "r" : "e",
-               r->pc, r->what);
-    }
+    else if (r->kind == K_RETIRE)
+        printf("  %s line %ld: r %llu %lu %s %s\n", label, r->lineno, r->seq, r->pc, r->what,
+               r->text);
+    else
+        printf("  %s line %ld: e %llu %lu %s\n", label, r->lineno, r->seq, r->pc, r->what);
 }
 
-/* The instruction at pc as text: the full disassembly when a program was given, else the
-   mnemonic of its retire line in the expected trace, else "?". */
-static void insn_text(unsigned long pc, const tpu_insn_t *prog, size_t count, const trace_t *exp,
-                      char *out, size_t len)
+/* The dynamic instruction seq as text, from the trace t (the expected one; records are
+   grouped by seq in ascending order, its retire line after its writes; near is the index of
+   one of its records): "pc P, loop I0.I1.I2.I3: <resolved disassembly>" from its retire line,
+   or "pc P, not dispatched: error C" from an error line, else "not dispatched"; with a program,
+   also the instruction as written at that pc. */
+static void insn_text(unsigned long long seq, size_t near, const tpu_insn_t *prog, size_t count,
+                      const trace_t *t, char *out, size_t len)
 {
-    if (prog != NULL && pc < count) {
-        tpu_insn_disasm(prog[pc], out, len);
+    const rec_t *x = NULL;
+    for (size_t i = near < t->n ? near : t->n; i < t->n && t->r[i].seq == seq; i++)
+        if (t->r[i].kind != K_WRITE) {
+            x = &t->r[i];
+            break;
+        }
+    if (x == NULL)
+        for (size_t i = 0; i < t->n && x == NULL; i++)
+            if (t->r[i].kind != K_WRITE && t->r[i].seq == seq)
+                x = &t->r[i];
+    if (x == NULL) {
+        snprintf(out, len, "not dispatched");
         return;
     }
-    snprintf(out, len, "?");
-    for (size_t i = 0; i < exp->n; i++) {
-        if (exp->r[i].kind == K_RETIRE && exp->r[i].pc == pc) {
-            snprintf(out, len, "%s", exp->r[i].what);
-            return;
-        }
+    char as[160] = "";
+    if (prog != NULL && x->pc < count) {
+        char d[128];
+        tpu_insn_disasm(prog[x->pc], d, sizeof d);
+        snprintf(as, sizeof as, "; as written: %s", d);
     }
+    if (x->kind == K_RETIRE)
+        snprintf(out, len, "pc %lu, loop %s: %s%s", x->pc, x->what, x->text, as);
+    else
+        snprintf(out, len, "pc %lu, not dispatched: error %s%s", x->pc, x->what, as);
 }
 
 static const char *kind_name(int k)
@@ -268,7 +353,8 @@ static int usage(const char *msg, const char *arg)
         printf("usage: %s [--prog FILE.s|FILE.bin] [--mxu N] EXPECTED ACTUAL\n"
                "Compares two core traces (docs/isa.md \"Trace (core)\"); EXPECTED is the "
                "model's, ACTUAL the RTL's.\n"
-               "  --prog FILE   the program, to print the full disassembly of the instruction\n"
+               "  --prog FILE   the program, to print the instruction as written beside the\n"
+               "                resolved one of the trace\n"
                "  --mxu N       N for assembling a .s program\n"
                "Exit status: 0 identical, 1 different, 2 usage, I/O or format error.\n",
                prog_name);
@@ -279,26 +365,31 @@ static int usage(const char *msg, const char *arg)
 /* Reports the first divergence at index i (both traces have a record there). */
 static void report(size_t i, const rec_t *re, const rec_t *rg, const char *text)
 {
-    printf("%s: first divergence at record %zu, instruction %lu (%s):\n", prog_name, i + 1,
-           re->pc, text);
-    const int same_key = re->kind == rg->kind && re->pc == rg->pc &&
+    printf("%s: first divergence at record %zu, dynamic instruction %llu (%s):\n", prog_name,
+           i + 1, re->seq, text);
+    const int same_key = re->kind == rg->kind && re->seq == rg->seq && re->pc == rg->pc &&
                          strcmp(re->what, rg->what) == 0 &&
+                         (re->kind != K_RETIRE || strcmp(re->text, rg->text) == 0) &&
                          (re->kind != K_WRITE || re->row == rg->row);
     if (!same_key) {
         print_rec("expected", re);
         print_rec("got     ", rg);
         if (re->kind != rg->kind)
             printf("  expected %s, got %s\n", kind_name(re->kind), kind_name(rg->kind));
+        else if (re->seq != rg->seq)
+            printf("  a record of dynamic instruction %llu where one of %llu was expected\n",
+                   rg->seq, re->seq);
         else if (re->pc != rg->pc)
-            printf("  a record of instruction %lu where one of instruction %lu was expected\n",
-                   rg->pc, re->pc);
+            printf("  pc %lu, expected %lu\n", rg->pc, re->pc);
         else if (re->kind == K_WRITE)
             printf("  a write to %s row %lu where one to %s row %lu was expected\n", rg->what,
                    rg->row, re->what, re->row);
         else if (re->kind == K_ERROR)
             printf("  error code %s, expected %s\n", rg->what, re->what);
+        else if (strcmp(re->what, rg->what) != 0)
+            printf("  loop indices %s, expected %s\n", rg->what, re->what);
         else
-            printf("  mnemonic %s, expected %s\n", rg->what, re->what);
+            printf("  instruction '%s', expected '%s'\n", rg->text, re->text);
         return;
     }
     if (re->nel != rg->nel) {
@@ -324,7 +415,9 @@ static void report(size_t i, const rec_t *re, const rec_t *rg, const char *text)
 
 static int same_rec(const rec_t *a, const rec_t *b)
 {
-    return a->kind == b->kind && a->pc == b->pc && strcmp(a->what, b->what) == 0 &&
+    return a->kind == b->kind && a->seq == b->seq && a->pc == b->pc &&
+           strcmp(a->what, b->what) == 0 &&
+           (a->kind != K_RETIRE || strcmp(a->text, b->text) == 0) &&
            (a->kind != K_WRITE ||
             (a->row == b->row && a->nel == b->nel &&
              memcmp(a->el, b->el, a->nel * sizeof a->el[0]) == 0));
@@ -357,18 +450,19 @@ static int core_trace_compare(const char *exp_path, const char *got_path,
                     first = i;
             }
         }
-        char text[256];
+        char text[512];
         if (first != SIZE_MAX) {
-            insn_text(te.r[first].pc, prog, count, &te, text, sizeof text);
+            insn_text(te.r[first].seq, first, prog, count, &te, text, sizeof text);
             report(first, &te.r[first], &tg.r[first], text);
         } else if (te.n != tg.n) {
             const int got_short = tg.n < te.n;
             const rec_t *x = got_short ? &te.r[n] : &tg.r[n];
-            insn_text(x->pc, prog, count, &te, text, sizeof text);
+            insn_text(x->seq, got_short ? n : 0, prog, count, got_short ? &te : &tg, text,
+                      sizeof text);
             printf("%s: the %s trace ends after record %zu; the %s trace goes on with %s of "
-                   "instruction %lu (%s):\n",
+                   "dynamic instruction %llu (%s):\n",
                    prog_name, got_short ? "ACTUAL (RTL)" : "EXPECTED (model)", n,
-                   got_short ? "expected" : "actual", kind_name(x->kind), x->pc, text);
+                   got_short ? "expected" : "actual", kind_name(x->kind), x->seq, text);
             print_rec(got_short ? "missing, expected" : "extra, got", x);
         }
         differ += te.n > tg.n ? te.n - tg.n : tg.n - te.n;

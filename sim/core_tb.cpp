@@ -13,7 +13,7 @@
 //
 // Usage: core_tb --prog FILE [--load ..] [--dump ..] [@FILE] [--trace F] [--axi-latency C]
 //                [--stall P] [--seed S] [--max-cycles C] [--pc-start PC] [--fst F]
-//                [--inject-fault PC[,ELEM,BIT]] [+verilator+seed+N] [+trace]
+//                [--inject-fault SEQ[,ELEM,BIT]] [+verilator+seed+N] [+trace]
 // Exit status: 0 done, 1 error halt, protocol violation or timeout, 2 bad arguments or I/O.
 
 #include <cerrno>
@@ -42,6 +42,7 @@
 #include "tb_errors.h"
 #include "tb_options.h"
 #include "tb_rng.h"
+#include "tb_trace.h"
 #include "tpu_params.h"
 #include "vl_ports.h"
 
@@ -86,7 +87,8 @@ struct Options {
     unsigned pc_start = 0;
     std::string inject_axi; // "", "wlast", "len", "hold": corrupt what the checker sees once
     bool fault = false;
-    unsigned f_pc = 0, f_elem = 0, f_bit = 0;
+    uint32_t f_seq = 0;
+    unsigned f_elem = 0, f_bit = 0;
 };
 
 int usage_error(const char *what, const char *arg)
@@ -116,8 +118,9 @@ void help()
         "  --seed S                 seed of the random stalls (default 1)\n"
         "  --max-cycles C           give up after C cycles from START (default 50000000)\n"
         "  --pc-start PC            PC_START (default 0)\n"
-        "  --inject-fault PC[,E,B]  flip bit B (default 0) of element E (default 0) of the\n"
-        "                           first row instruction PC writes, as recorded in the trace\n"
+        "  --inject-fault SEQ[,E,B] flip bit B (default 0) of element E (default 0) of the\n"
+        "                           first row the dynamic instruction SEQ (0 = the first\n"
+        "                           dispatched) writes, as recorded in the trace\n"
         "                           (proves that the compare catches it)\n"
         "  --inject-axi wlast|len|hold   show the AXI checker, once, a wrong WLAST, an AR\n"
         "                           len of 17 beats, or an AR payload changed while waiting\n"
@@ -203,15 +206,15 @@ int parse_options(int argc, char **argv, Options *o, tpu_host_t *host)
                 return usage_error("--inject-axi takes wlast, len or hold", v);
             o->inject_axi = value;
         } else if (name == "--inject-fault") {
-            unsigned long long pc = 0, e = 0, b = 0;
+            unsigned long long sq = 0, e = 0, b = 0;
             char tail;
-            const int got = std::sscanf(v, "%llu,%llu,%llu%c", &pc, &e, &b, &tail);
-            if ((got != 1 && got != 3) || pc > 65535 || e >= kN || b >= 32)
-                return usage_error("--inject-fault takes PC or PC,ELEM,BIT (ELEM < N, BIT < "
+            const int got = std::sscanf(v, "%llu,%llu,%llu%c", &sq, &e, &b, &tail);
+            if ((got != 1 && got != 3) || sq > 0xFFFFFFFFull || e >= kN || b >= 32)
+                return usage_error("--inject-fault takes SEQ or SEQ,ELEM,BIT (ELEM < N, BIT < "
                                    "32; BIT < 16 for a bf16 row)",
                                    v);
             o->fault = true;
-            o->f_pc = static_cast<unsigned>(pc);
+            o->f_seq = static_cast<uint32_t>(sq);
             o->f_elem = static_cast<unsigned>(e);
             o->f_bit = static_cast<unsigned>(b);
         } else {
@@ -297,8 +300,9 @@ int main(int argc, char **argv)
     } lm;
 
     // ---- trace capture ----
-    std::map<unsigned, std::vector<std::string>> writes; // per pc, in the order made
-    std::map<unsigned, bool> dispatched;
+    // per dynamic instruction (seq): its writes in the order made and its retire line
+    std::map<uint32_t, std::vector<std::string>> writes;
+    std::map<uint32_t, std::string> retired;
     std::vector<std::pair<unsigned, uint64_t>> disp_cycles; // (pc, cycle) in order
     uint64_t ub_writes = 0, acc_writes = 0, wm_writes = 0;
 
@@ -306,9 +310,9 @@ int main(int argc, char **argv)
 
     auto edge = [&](int clk) { tb::edge(ctx.get(), top.get(), fst.get(), clk); };
 
-    auto row_hex = [&](const char *m, unsigned row, unsigned pc, unsigned digits,
+    auto row_hex = [&](const char *m, unsigned row, uint32_t seq, unsigned digits,
                        auto const &data) -> std::string {
-        std::string s = "w " + std::to_string(pc) + " " + m + " " + std::to_string(row);
+        std::string s = "w " + std::to_string(seq) + " " + m + " " + std::to_string(row);
         char b[16];
         for (unsigned i = 0; i < kN; i++) {
             const uint32_t v = get_field(data, digits * 4 * i, digits * 4);
@@ -398,22 +402,27 @@ int main(int argc, char **argv)
 
         // trace ports
         if (top->tr_disp_valid_o) {
-            dispatched[top->tr_disp_pc_o] = true;
+            uint32_t w[4];
+            for (unsigned j = 0; j < 4; j++)
+                w[j] = get_field(top->tr_disp_insn_o, 32 * j, 32);
+            retired[top->tr_disp_seq_o] =
+                tb::retire_line(top->tr_disp_seq_o, top->tr_disp_pc_o, top->tr_disp_iter_o, w);
+            mem.dispatched(w);
             disp_cycles.emplace_back(top->tr_disp_pc_o, cycle);
         }
         if (top->tr_ub_we_o) {
-            writes[top->tr_ub_pc_o].push_back(
-                row_hex("ub", top->tr_ub_row_o, top->tr_ub_pc_o, 4, top->tr_ub_data_o));
+            writes[top->tr_ub_seq_o].push_back(
+                row_hex("ub", top->tr_ub_row_o, top->tr_ub_seq_o, 4, top->tr_ub_data_o));
             ub_writes++;
         }
         if (top->tr_acc_we_o) {
-            writes[top->tr_acc_pc_o].push_back(
-                row_hex("acc", top->tr_acc_row_o, top->tr_acc_pc_o, 8, top->tr_acc_data_o));
+            writes[top->tr_acc_seq_o].push_back(
+                row_hex("acc", top->tr_acc_row_o, top->tr_acc_seq_o, 8, top->tr_acc_data_o));
             acc_writes++;
         }
         if (top->tr_wm_we_o) {
-            writes[top->tr_wm_pc_o].push_back(
-                row_hex("wmem", top->tr_wm_row_o, top->tr_wm_pc_o, 4, top->tr_wm_data_o));
+            writes[top->tr_wm_seq_o].push_back(
+                row_hex("wmem", top->tr_wm_row_o, top->tr_wm_seq_o, 4, top->tr_wm_data_o));
             wm_writes++;
         }
 
@@ -556,6 +565,7 @@ int main(int argc, char **argv)
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const uint64_t sim_cycles = cycle - start_cycle;
     const uint32_t err_code = lite_read(0x0018), err_pc = lite_read(0x001C);
+    const uint32_t err_seq = top->tr_err_seq_o;
     uint64_t ctr[kCounters];
     for (unsigned k = 0; k < kCounters; k++) {
         const uint64_t lo = lite_read(0x0040 + 8 * k), hi = lite_read(0x0044 + 8 * k);
@@ -570,14 +580,15 @@ int main(int argc, char **argv)
 
     // ---- the trace ----
     if (opt.fault) {
-        auto it = writes.find(opt.f_pc);
+        auto it = writes.find(opt.f_seq);
         if (it == writes.end() || it->second.empty()) {
-            std::fprintf(stderr, "core_tb: error: --inject-fault: instruction %u wrote no row\n",
-                         opt.f_pc);
+            std::fprintf(stderr,
+                         "core_tb: error: --inject-fault: dynamic instruction %u wrote no row\n",
+                         opt.f_seq);
             return 2;
         }
         std::string &line = it->second.front();
-        // fields: w pc mem row e0 e1 ...
+        // fields: w seq mem row e0 e1 ...
         size_t pos = 0;
         for (unsigned f = 0; f < 4 + opt.f_elem; f++)
             pos = line.find(' ', pos) + 1;
@@ -594,7 +605,7 @@ int main(int argc, char **argv)
         std::snprintf(b, sizeof b, "%0*x", static_cast<int>(hex.size()), v);
         line.replace(pos, hex.size(), b);
         std::printf("core_tb: injected fault: instruction %u's first row, element %u: %s -> %s\n",
-                    opt.f_pc, opt.f_elem, hex.c_str(), b);
+                    opt.f_seq, opt.f_elem, hex.c_str(), b);
     }
     FILE *tf = std::fopen(opt.trace.c_str(), "w");
     if (tf == nullptr) {
@@ -602,33 +613,26 @@ int main(int argc, char **argv)
                      std::strerror(errno));
         return 2;
     }
-    std::fprintf(tf, "# tpu-core-trace 1\n# core_tb (verilator) N=%u stall=%u seed=%" PRIu64
+    std::fprintf(tf, "# tpu-core-trace 2\n# core_tb (verilator) N=%u stall=%u seed=%" PRIu64
                      " verilator-seed %d\n",
                  kN, opt.stall, opt.seed, ctx->randSeed());
     const bool error = (st & 4u) != 0;
-    std::map<unsigned, bool> pcs = dispatched;
+    // the dynamic instructions in ascending order: each one's writes, then its retire line
+    std::map<uint32_t, bool> seqs;
+    for (auto const &kv : retired)
+        seqs[kv.first] = true;
     for (auto const &kv : writes)
-        pcs[kv.first] |= false;
-    for (auto const &kv : pcs) {
-        const unsigned pc = kv.first;
-        auto it = writes.find(pc);
+        seqs[kv.first] |= false;
+    for (auto const &kv : seqs) {
+        auto it = writes.find(kv.first);
         if (it != writes.end())
             for (auto const &l : it->second)
                 std::fprintf(tf, "%s\n", l.c_str());
-        if (kv.second) {
-            const char *mn = nullptr;
-            if (pc < count) {
-                tpu_dinsn_t d;
-                tpu_insn_decode(prog[pc], &d);
-                mn = tpu_opcode_name(d.opcode);
-            } else if (imem_filled) {
-                mn = "nop"; // past the program: the zeros the harness wrote
-            }
-            std::fprintf(tf, "r %u %s\n", pc, mn ? mn : "?");
-        }
+        if (kv.second)
+            std::fprintf(tf, "%s\n", retired[kv.first].c_str());
     }
     if (error)
-        std::fprintf(tf, "e %u %u\n", err_pc, err_code);
+        std::fprintf(tf, "e %u %u %u\n", err_seq, err_pc, err_code);
     if (std::fclose(tf) != 0) {
         std::fprintf(stderr, "core_tb: error: cannot write %s\n", opt.trace.c_str());
         return 2;
@@ -683,8 +687,11 @@ int main(int argc, char **argv)
         char dis[256] = "?";
         if (err_pc < count)
             tpu_insn_disasm(prog[err_pc], dis, sizeof dis);
-        std::printf("core_tb: error %u (%s) at pc %u: %s\n", err_code,
-                    tpu_err_name(static_cast<int>(err_code)), err_pc, dis);
+        char dyn[64] = ""; // a loop ran: name the dynamic instruction, as tpu-run does
+        if (static_cast<uint64_t>(err_seq) + opt.pc_start != err_pc)
+            std::snprintf(dyn, sizeof dyn, " (dynamic instruction %u)", err_seq);
+        std::printf("core_tb: error %u (%s) at pc %u%s: %s\n", err_code,
+                    tpu_err_name(static_cast<int>(err_code)), err_pc, dyn, dis);
         status = 1;
     } else if (!timeout) {
         std::printf("core_tb: done\n");

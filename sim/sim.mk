@@ -11,7 +11,7 @@
 SIM_DIR      := $(BUILD)/sim
 GEN          ?= $(BUILD)/gen/gen
 SIM_CFLAGS   := $(CFLAGS_COMMON) $(CMODEL_INC) -Isim
-SIM_HDRS     := sim/matgen.h sim/trace_cmp.h sim/vl_ports.h sim/tb_context.h sim/tb_errors.h \
+SIM_HDRS     := sim/matgen.h sim/trace_cmp.h sim/vl_ports.h sim/tb_context.h sim/tb_errors.h sim/tb_trace.h \
                 sim/tb_options.h sim/tb_rng.h $(wildcard cmodel/include/tpu/*.h)
 SIM_LIB      := $(SIM_DIR)/libtpusim.a
 SIM_LIB_OBJS := $(SIM_DIR)/obj/trace_cmp_lib.o

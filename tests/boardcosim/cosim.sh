@@ -3,7 +3,7 @@
 # test-board-cosim: sim/board_case.sh over the matrix of tests/boardcosim/suite.mk. The
 # harnesses are built first, one at a time (sim/board_build.sh; the core once per N); then the
 # checks of tpu-board-cmp (a changed element, a changed dump byte) and of board_tb (an error
-# halt with a peer left waiting, a deadlock ended by --max-cycles).
+# halt with a peer left waiting, a deadlock ended by --max-cycles), and collectives in a loop.
 # usage: tests/boardcosim/cosim.sh [test|full]
 #   test  (default, make test) the matrix at N = 3 and 4 with gen's default AXI width, then
 #         the checks
@@ -74,13 +74,13 @@ if [ -d "$src/rtl_s0" ]; then
     old=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f6)
     new=$(printf '%08x' $(( 0x$old ^ 4 )))
     awk -v l="$line" -v v="$new" 'NR == l { $6 = v } { print }' "$src/rtl_s0/core1.trace" >"$f/core1.trace"
-    pc=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f2)
+    sq=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f2)
     row=$(sed -n "${line}p" "$f/core1.trace" | cut -d' ' -f4)
     build/sim/tpu-board-cmp --job "$src/job" --mxu 4 "$src/model" "$f" >"$f.log" 2>&1; rc=$?
     if [ $rc -eq 1 ] && grep -q "^tpu-board-cmp: core 1:" "$f.log" &&
-       grep -q "instruction $pc (" "$f.log" && grep -q "acc row $row .*element 1" "$f.log" &&
+       grep -q "dynamic instruction $sq (pc " "$f.log" && grep -q "acc row $row .*element 1" "$f.log" &&
        grep -q "FAIL: 1 of 2 cores differ" "$f.log"; then
-        echo "PASS: tpu-board-cmp names the flipped element (core 1, instruction $pc, acc row $row, element 1)"
+        echo "PASS: tpu-board-cmp names the flipped element (core 1, dynamic instruction $sq, acc row $row, element 1)"
     else
         echo "FAIL: tpu-board-cmp on a flipped trace element (exit $rc):"; sed 's/^/    /' "$f.log"; st=1
     fi
@@ -96,7 +96,7 @@ if [ -d "$src/rtl_s0" ]; then
     fi
 fi
 # A core that stops with an error leaves its peer waiting: board_tb stops, names the busy core
-# and its PC, and the erring core's trace ends as the model's (e 0 8: send to itself); two cores
+# and its PC, and the erring core's trace ends as the model's (e 0 0 8: send to itself); two cores
 # that both wait in recv never finish: --max-cycles ends the run with a timeout.
 tb=$(build 4 2 ring)
 e=$out/errors; rm -rf "$e"; mkdir -p "$e/err" "$e/hang"
@@ -109,7 +109,7 @@ for j in err hang; do for i in 0 1; do echo "--prog core$i.s" >"$e/$j/core$i.arg
 build/tools/tpu-board-run --mxu 4 --cores 2 --topology ring --job "$e/err" --out "$e/err_model" >"$e/err_model.log" 2>&1
 if [ $rc -eq 1 ] && grep -q "^board_tb: core 0: error 8 " "$e/err.log" &&
    grep -q "^board_tb: core 1 still busy (STATUS 0x1) at PC 1 " "$e/err.log" &&
-   [ "$(tail -n 1 "$e/err_rtl/core0.trace")" = "e 0 8" ] &&
+   [ "$(tail -n 1 "$e/err_rtl/core0.trace")" = "e 0 0 8" ] &&
    [ "$(grep -v '^#' "$e/err_rtl/core0.trace")" = "$(grep -v '^#' "$e/err_model/core0.trace")" ]; then
     echo "PASS: error 8 on core 0: board_tb stops, core 1 named busy (PC 1, its recv in progress), core 0's trace as the model's"
 else
@@ -121,6 +121,52 @@ if [ $rc -eq 1 ] && grep -q "ERROR: timeout" "$e/hang.log" &&
     echo "PASS: two cores waiting in recv: timeout after --max-cycles, both named busy"
 else
     echo "FAIL: deadlock and --max-cycles (exit $rc):"; sed 's/^/    /' "$e/hang.log"; st=1
+fi
+# Collectives in a loop (docs/isa.md "Loops"): core 0 sends rows 2 i (x1) to core 1, which
+# receives them at 10 + 3 i (x3), and both all-reduce row i (x2), for i = 0 .. 2: every
+# core's trace, dumps and counters as the model's
+lp=$out/loops; rm -rf "$lp"; mkdir -p "$lp/job"
+python3 - "$lp/job/f.npy" <<'EOF'
+import struct, sys
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 4), }"
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() +
+            struct.pack("<32f", *[i + 0.5 for i in range(32)]))
+EOF
+cat >"$lp/job/core0.s" <<'EOF'
+        dma_in acc row=0 rows=20 cols=4 addr=0x1000 stride=16
+        stride x1 l0=2
+        stride x2 l0=1
+        loop 0 count=3 body=3
+        send acc row=0+x1 rows=2 core=1
+        allreduce acc row=0+x2 rows=1
+        nop
+        dma_out acc row=0 rows=8 cols=4 addr=0x8000 stride=16
+        halt
+EOF
+cat >"$lp/job/core1.s" <<'EOF'
+        dma_in acc row=0 rows=20 cols=4 addr=0x1000 stride=16
+        stride x2 l0=1
+        stride x3 l0=3
+        loop 0 count=3 body=2
+        recv acc row=10+x3 rows=2 core=0
+        allreduce acc row=0+x2 rows=1
+        dma_out acc row=0 rows=20 cols=4 addr=0x8000 stride=16
+        halt
+EOF
+printf -- '--prog core0.s\n--load 0x1000=f.npy\n--dump 0x8000=o0.npy:f32:8x4\n--hostmem-mib 1\n' >"$lp/job/core0.args"
+printf -- '--prog core1.s\n--load 0x1000=f.npy\n--dump 0x8000=o1.npy:f32:20x4\n--hostmem-mib 1\n' >"$lp/job/core1.args"
+build/tools/tpu-board-run --mxu 4 --cores 2 --topology ring --job "$lp/job" --out "$lp/model" >"$lp/model.log" 2>&1; mrc=$?
+"$tb" --job "$lp/job" --out "$lp/rtl" >"$lp/rtl.log" 2>&1; rc=$?
+if [ $mrc -eq 0 ] && [ $rc -eq 0 ] &&
+   build/sim/tpu-board-cmp --job "$lp/job" --mxu 4 "$lp/model" "$lp/rtl" >"$lp/cmp.log" 2>&1 &&
+   cmp -s "$lp/model/core0.counters" "$lp/rtl/core0.counters" &&
+   cmp -s "$lp/model/core1.counters" "$lp/rtl/core1.counters"; then
+    echo "PASS: send/recv/allreduce in a loop with index registers (C = 2 ring): traces, dumps and counters as the model's (core 1: $(sed 's/^counters: //' "$lp/rtl/core1.counters"))"
+else
+    echo "FAIL: collectives in a loop (model exit $mrc, board_tb exit $rc):"
+    cat "$lp/cmp.log" "$lp/model/core"*.counters "$lp/rtl/core"*.counters 2>/dev/null | sed 's/^/    /'; st=1
 fi
 [ $st -eq 0 ] && echo "test-board-cosim: PASS" || echo "test-board-cosim: FAIL"
 exit $st

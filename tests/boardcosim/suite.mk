@@ -18,7 +18,9 @@
 #                                  torus:2x3 (D = 5, stall 30); plain per-core
 #                                  programs (dense) on C = 2 ring (the harness);
 #                                  tpu-board-cmp names a changed element / dump byte; an error
-#                                  halt and a deadlock (--max-cycles) name the busy cores
+#                                  halt and a deadlock (--max-cycles) name the busy cores;
+#                                  send/recv/allreduce in a loop with index registers (C = 2
+#                                  ring): traces, dumps and counters as the model's
 #   test-board-flat   (make test)  the flat build (one verilated tpu_board, host through the
 #                                  AXI4-Lite windows) against the assembled one, N = 4, C = 2
 #                                  ring and C = 4 torus:2x2: traces and dumps byte-identical

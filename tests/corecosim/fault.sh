@@ -5,7 +5,7 @@
 #    recorded): tpu-core-cmp must fail and name that instruction, the memory, the row, the
 #    element, expected (read from the model trace) and got (that value with the bit flipped);
 #  - bad programs (every error code of docs/isa.md "Errors") halt the RTL with the model's
-#    `e <pc> <code>` after the same writes (traces identical, both report the error);
+#    `e <seq> <pc> <code>` after the same writes (traces identical, both report the error);
 #  - the AXI assertion layer fires (--inject-axi shows it one bad WLAST, burst length or
 #    changed payload), also on the 512-bit data master of build/sim/core_N<N>_A512 (the
 #    wide model test-core-cosim runs);
@@ -48,21 +48,23 @@ run 0 "clean RTL run" $tb $job --trace "$p/rtl.trace" --dump-dir "$p/rtl" &&
 # fault MNEMONIC MEM ELEM BIT: the first instruction MNEMONIC that writes MEM
 fault() {
     mn=$1; mem=$2; e=$3; b=$4
-    # the first write to MEM by an instruction MNEMONIC (retire lines follow their writes)
+    # the first write to MEM by an instruction MNEMONIC (retire lines follow their writes;
+    # r <seq> <pc> <loop indices> <mnemonic> ...)
     line=$(awk -v mn="$mn" -v mem="$mem" '
         $1 == "w" && $3 == mem && !($2 in first) { first[$2] = $0 }
-        $1 == "r" && $3 == mn && ($2 in first) { print first[$2]; exit }' "$p/model.trace")
-    pc=$(echo "$line" | awk '{ print $2 }')
-    [ -n "$pc" ] && [ -n "$line" ] || { bad "no $mn writing $mem in the model trace"; return; }
+        $1 == "r" && $5 == mn && ($2 in first) { print first[$2]; exit }' "$p/model.trace")
+    sq=$(echo "$line" | awk '{ print $2 }')
+    [ -n "$sq" ] && [ -n "$line" ] || { bad "no $mn writing $mem in the model trace"; return; }
+    pc=$(awk -v s="$sq" '$1 == "r" && $2 == s { print $3; exit }' "$p/model.trace")
     row=$(echo "$line" | awk '{ print $4 }')
     exp=$(echo "$line" | awk -v e="$e" '{ print $(5 + e) }')
     gotv=$(printf "%0${#exp}x" $(( 0x$exp ^ (1 << b) )))
-    what="fault in $mn (pc $pc) $mem row $row element $e bit $b"
+    what="fault in $mn (seq $sq, pc $pc) $mem row $row element $e bit $b"
     run 0 "$what: RTL run" $tb $job --trace "$p/fault.trace" --dump-dir "$p/rtl" \
-        --inject-fault "$pc,$e,$b" || return
+        --inject-fault "$sq,$e,$b" || return
     run 1 "$what: the compare fails" $cmp --prog "$p/prog.s" --mxu "$n" "$p/model.trace" \
         "$p/fault.trace" || return
-    has "$what: instruction" "instruction $pc ($mn "
+    has "$what: instruction" "dynamic instruction $sq (pc $pc, loop 0.0.0.0: $mn "
     has "$what: row" "$mem row $row ("
     has "$what: element" "): element $e"
     has "$what: expected" "expected $exp (model)"
@@ -93,8 +95,8 @@ errprog() {
         return
     run 1 "$what: RTL" $tb --prog "$d/prog.s" --trace "$d/rtl.trace" "$@" || return
     has "$what: RTL reports it" "core_tb: error $code ("
-    if tail -n 1 "$d/model.trace" | grep -qx "e 3 $code"; then ok "$what: model halts with e 3 $code"
-    else bad "$what: model trace ends with '$(tail -n 1 "$d/model.trace")', expected 'e 3 $code'"; fi
+    if tail -n 1 "$d/model.trace" | grep -qx "e 3 3 $code"; then ok "$what: model halts with e 3 3 $code"
+    else bad "$what: model trace ends with '$(tail -n 1 "$d/model.trace")', expected 'e 3 3 $code'"; fi
     run 0 "$what: traces identical" $cmp --prog "$d/prog.s" --mxu "$n" "$d/model.trace" \
         "$d/rtl.trace" && ok "$what: traces identical"
 }
@@ -145,7 +147,7 @@ run 1 "timeout" $tb $job --trace "$out/t.trace" --max-cycles 5 &&
 run 2 "bad --stall" $tb $job --stall 95 && has "bad --stall message" "--stall takes a percentage in 0 .. 90: 95"
 run 2 "no program" $tb --trace "$out/t.trace" && has "no program message" "--prog FILE is required"
 run 2 "bad --inject-fault" $tb $job --inject-fault "1,$n,0" &&
-    has "bad --inject-fault message" "--inject-fault takes PC or PC,ELEM,BIT"
+    has "bad --inject-fault message" "--inject-fault takes SEQ or SEQ,ELEM,BIT"
 
 echo "test-core-cosim-fault: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

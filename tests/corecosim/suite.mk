@@ -13,9 +13,14 @@
 #                                     training step on core_N4 and on the N = 8 2-core ring
 #                                     board (tests/corecosim/cycles.sh); a program of 5480
 #                                     instructions (more than a 16-bit AXI4-Lite address
-#                                     reaches) on core_N4_I8192 (tests/corecosim/longprog.sh)
+#                                     reaches) on core_N4_I8192 (tests/corecosim/longprog.sh);
+#                                     loops and index registers on core_N4: a tiled matmul
+#                                     (hoisted and re-armed), 4 levels with all seven
+#                                     registers and negative strides, errors 2, 10 and 3 in
+#                                     a loop: traces and all counters equal to the model's
+#                                     (tests/corecosim/loops.sh)
 #   test-core-cosim-fault (make test) an injected fault is reported at the right instruction;
-#                                     bad programs halt with the model's `e <pc> <code>`; the
+#                                     bad programs halt with the model's `e <seq> <pc> <code>`; the
 #                                     AXI checker also on the 512-bit master of core_N4_A512
 #   test-core-cosim-full (make test-full) the other widths: N = 4 with --axi-data-bits 128
 #                                     and 256, the same DMA-heavy kinds (axi.sh)
@@ -56,6 +61,7 @@ core_cosim = \
 test-core-cosim: core-cosim-tools $(BUILD)/tools/tpu-train $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	$(call core_cosim,$(CORE_COSIM_N),$(CORE_COSIM_AXI))
 	@BUILD=$(BUILD) sh tests/corecosim/cycles.sh $(BUILD)/tests/corecosim/cycles
+	@BUILD=$(BUILD) sh tests/corecosim/loops.sh
 	@$(MAKE) -j$(CORE_COSIM_JOBS) --no-print-directory $(SIM_DIR)/core_N4_I8192/core_tb
 	@BUILD=$(BUILD) sh tests/corecosim/longprog.sh 4 8192
 

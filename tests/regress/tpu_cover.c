@@ -400,12 +400,15 @@ static void load_trace(const char *path, run_t *r)
     long k;
     r->have_trace = 1;
     while ((k = tpu_file_getline(&line, &cap, f, TPU_LIM_LINE_BYTES_MAX)) >= 0) {
+        unsigned long long seq;
         unsigned long pc;
         int code;
-        if (line[0] == 'r' && line[1] == ' ' && sscanf(line + 2, "%lu", &pc) == 1) {
+        /* trace format 2 (docs/isa.md "Trace (core)"): r <seq> <pc> ..., e <seq> <pc> <code> */
+        if (line[0] == 'r' && line[1] == ' ' && sscanf(line + 2, "%llu %lu", &seq, &pc) == 2) {
             if (pc < r->count)
                 r->retired[pc] = 1;
-        } else if (line[0] == 'e' && line[1] == ' ' && sscanf(line + 2, "%lu %d", &pc, &code) == 2) {
+        } else if (line[0] == 'e' && line[1] == ' ' &&
+                   sscanf(line + 2, "%llu %lu %d", &seq, &pc, &code) == 3) {
             r->err_code = code;
             r->err_pc = (uint32_t)pc;
         }

@@ -1,0 +1,211 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# test-core-cosim: loops and index registers (docs/isa.md "Loops") on the verilated N = 4 core
+# against the C model. Cases:
+#   matmul   tests/asm/loop_matmul.s (A, B loaded by two dma_in before it, C dumped after it)
+#   rearm    the same matmul with its inner loop re-armed at the head of the outer body
+#            (one cycle more per outer iteration; the same C, byte for byte)
+#   deep     4 levels (two hoisted, two re-armed), all seven registers, negative strides,
+#            VPU and DMA operands (rows and a host address) advanced by them
+#   range    a stride takes a vop's dst row past UB's end in the third iteration: error 2
+#   negative a negative stride takes a row below 0 in the fourth iteration: error 2
+#   nest     a loop whose body leaves its outer level's body: error 10
+#   imemend  a loop whose body runs past the IMEM: error 10
+#   count0   loop count=0: error 3
+# Each case: tpu-run and core_tb (stall 0; matmul and deep also stall 30) end the same way,
+# the traces are identical (tpu-core-cmp), the dumps byte for byte, at stall 0 all seven
+# counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's, and an error halt is reported
+# alike (code, pc and dynamic instruction).
+# usage: tests/corecosim/loops.sh   Environment: BUILD (default build). Exit 0 PASS, 1 FAIL.
+set -u
+n=4
+BUILD=${BUILD:-build}
+tb=$BUILD/sim/core_N$n/core_tb
+run=$BUILD/tools/tpu-run
+cmp=$BUILD/sim/tpu-core-cmp
+out=$BUILD/tests/corecosim/loops_N$n
+rm -rf "$out"; mkdir -p "$out"
+st=0
+
+# inputs (python3's standard library only): a.npy 16 x 4 bf16 (UB), b.npy 24 x 4 bf16 (WMEM),
+# f.npy 16 x 4 fp32 (ACC), negzero.npy one fp32 -0 word
+python3 - "$out" <<'EOF' || { echo "FAIL: loops: cannot write the inputs"; exit 1; }
+import random, struct, sys
+def npy(path, descr, rows, cols, words):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % (descr, rows, cols)
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    fmt = "<%d%s" % (len(words), "H" if descr == "<u2" else "I")
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack(fmt, *words))
+r = random.Random(7)
+bf = lambda: (r.randrange(2) << 15) | (r.randrange(120, 131) << 7) | r.randrange(128)
+f32 = lambda: (r.randrange(2) << 31) | (r.randrange(120, 131) << 23) | r.randrange(1 << 23)
+d = sys.argv[1]
+npy(d + "/a.npy", "<u2", 16, 4, [bf() for _ in range(64)])
+npy(d + "/b.npy", "<u2", 24, 4, [bf() for _ in range(96)])
+npy(d + "/f.npy", "<u4", 16, 4, [f32() for _ in range(64)])
+npy(d + "/negzero.npy", "<u4", 1, 1, [0x80000000])
+EOF
+cat >"$out/job.args" <<'EOF'
+--load 0x1000=a.npy
+--load 0x2000=b.npy
+--load 0x3000=f.npy
+--load 0x100=negzero.npy
+--hostmem-mib 1
+EOF
+
+# case NAME STALLS EXPECT-EXIT [extra job options]: $out/NAME.s against the model
+case_() {
+    name=$1; stalls=$2; want=$3; shift 3
+    d=$out/$name; mkdir -p "$d"
+    { cat "$out/job.args"; for o in "$@"; do echo "$o"; done; } >"$d/job.args"
+    cp "$out"/*.npy "$d/"
+    "$run" --mxu $n --prog "$out/$name.s" "@$d/job.args" --trace "$d/model.trace" \
+        --dump-dir "$d/model" >"$d/model.log" 2>&1
+    mst=$?
+    if [ $mst -ne "$want" ]; then
+        echo "FAIL: loops $name: tpu-run exit $mst, expected $want"; tail -n 5 "$d/model.log" | sed 's/^/    /'; st=1; return
+    fi
+    mctr=$(grep -m1 'counters:' "$d/model.log" | sed 's/^tpu-run: counters: //')
+    for s in $(echo "$stalls" | tr ',' ' '); do
+        r=$d/rtl_s$s; what="loops $name stall=$s"
+        "$tb" --prog "$out/$name.s" "@$d/job.args" --trace "$r.trace" --dump-dir "$r" \
+            --stall "$s" --seed "1$s" >"$r.log" 2>&1
+        rst=$?
+        if [ $rst -ne $mst ] || grep -q 'AXI protocol violation\|timeout' "$r.log"; then
+            echo "FAIL: $what: core_tb exit $rst, tpu-run exit $mst"; tail -n 6 "$r.log" | sed 's/^/    /'; st=1; continue
+        fi
+        if ! "$cmp" --prog "$out/$name.s" --mxu $n "$d/model.trace" "$r.trace" >"$r.cmp" 2>&1; then
+            echo "FAIL: $what: the traces differ"; sed 's/^/    /' "$r.cmp"; st=1; continue
+        fi
+        for f in "$d"/model/*.npy; do
+            [ -e "$f" ] || continue
+            cmp -s "$f" "$r/$(basename "$f")" ||
+                { echo "FAIL: $what: dump $(basename "$f") differs"; st=1; continue 2; }
+        done
+        rctr=$(grep -m1 'counters:' "$r.log" | sed 's/^core_tb: counters: //')
+        if [ "$s" = 0 ] && [ "$rctr" != "$mctr" ]; then
+            echo "FAIL: $what: counters differ"; echo "    rtl:   $rctr"; echo "    model: $mctr"; st=1; continue
+        fi
+        if [ "$want" = 1 ]; then # the error line names the same pc and dynamic instruction
+            me=$(grep -m1 '^tpu-run: error' "$d/model.log" | sed 's/^tpu-run: //')
+            re_=$(grep -m1 '^core_tb: error' "$r.log" | sed 's/^core_tb: //')
+            [ "$me" = "$re_" ] || { echo "FAIL: $what: core_tb says '$re_', tpu-run '$me'"; st=1; continue; }
+        fi
+        end=$(tail -n 1 "$r.trace")
+        echo "PASS: $what: $(sed -n 's/.*PASS: \([0-9]*\) records.*/\1/p' "$r.cmp") trace records identical, ends '$(echo "$end" | cut -c1-48)'"
+        echo "    rtl:   $rctr"
+        [ "$s" = 0 ] && echo "    model: $mctr (equal)"
+    done
+}
+
+# -- matmul: docs/isa.md's example, its A and B loaded first, C dumped after
+{
+    echo "dma_in ub row=0 rows=16 cols=4 addr=0x1000 stride=8"
+    echo "dma_in wmem row=0 rows=24 cols=4 addr=0x2000 stride=8"
+    grep -v '^ *halt' tests/asm/loop_matmul.s
+    echo "dma_out acc row=0 rows=24 cols=4 addr=0x4000 stride=16"
+    echo "halt"
+} >"$out/matmul.s"
+case_ matmul 0,30 0 "--dump 0x4000=c.npy:f32:24x4"
+
+# -- rearm: the same with the inner loop at the head of the outer body
+sed 's/^\( *loop 0 count=3\) skip=NT-\. body=END-NT+1 .*/\1 skip=1 body=END-./; s/^\( *loop 1 count=2\) skip=NT-\. body=2 .*/HEAD: \1 skip=1 body=2/' \
+    "$out/matmul.s" >"$out/rearm.s"
+grep -q '^HEAD: *loop 1' "$out/rearm.s" || { echo "FAIL: loops rearm: the sed did not apply"; st=1; }
+case_ rearm 0 0 "--dump 0x4000=c.npy:f32:24x4"
+if cmp -s "$out/matmul/model/c.npy" "$out/rearm/model/c.npy"; then
+    echo "PASS: loops rearm: C identical to the hoisted matmul's"
+else echo "FAIL: loops rearm: C differs from the hoisted matmul's"; st=1; fi
+
+# -- deep: i_l in 0..1 for l = 0..3, k = 8 i0 + 4 i1 + 2 i2 + i3 and its permutation
+#    p = i0 + 2 i1 + 4 i2 + 8 i3 (both 0..15): acc[16 + p] = ub[k] + ub[15 - k];
+#    acc[47 - p] = acc[16 + p] * acc[16 + p] + f[k] (f: ACC rows 0..15); out row 15 - p =
+#    acc[47 - p] (host 0x8000 + 16 (15 - p)); also ub[20 + k] = relu(ub[k])
+cat >"$out/deep.s" <<'EOF'
+        dma_in ub row=0 rows=16 cols=4 addr=0x1000 stride=8
+        dma_in acc row=0 rows=16 cols=4 addr=0x3000 stride=16
+        stride x1 l0=8 l1=4 l2=2          # k
+        stride x1 l3=1
+        stride x2 l0=-8 l1=-4 l2=-2       # -k
+        stride x2 l3=-1
+        stride x3 l0=1 l1=2 l2=4          # p
+        stride x3 l3=8
+        stride x4 l0=1 l1=2 l2=4          # p (a second register)
+        stride x4 l3=8
+        stride x5 l0=-1 l1=-2 l2=-4       # -p
+        stride x5 l3=-8
+        stride x6 l0=-1 l1=-2 l2=-4       # -p
+        stride x6 l3=-8
+        stride x7 l0=-16 l1=-32 l2=-64    # -16 p bytes
+        stride x7 l3=-128
+        loop 0 count=2 skip=B0-. body=E-B0+1
+        loop 1 count=2 skip=B1-. body=E-B1+1   # hoisted: armed once
+B0:     nop
+B1:     loop 2 count=2 skip=1 body=E-B2+1      # re-armed in every level-1 iteration
+B2:     loop 3 count=2 skip=1 body=E-B3+1      # re-armed in every level-2 iteration
+B3:     vop add a=ub:0+x1 b=ub:15+x2 dst=acc:16+x3 rows=1
+        vop mul a=acc:16+x4 b=acc:16+x3 dst=acc:47+x5 rows=1
+        vop add a=acc:47+x5 b=acc:0+x1 dst=acc:47+x6 rows=1
+        vop relu a=ub:0+x1 dst=ub:20+x1 rows=1
+E:      dma_out acc row=47+x6 rows=1 cols=4 addr=0x80F0+x7 stride=16
+        dma_out ub row=20 rows=16 cols=4 addr=0x9000 stride=8
+        halt
+EOF
+case_ deep 0,30 0 "--dump 0x8000=out.npy:f32:16x4" "--dump 0x9000=relu.npy:bf16:16x4"
+
+# -- range: dst = 100 + 2000 i0 leaves UB (4096 rows) at i0 = 2 (4100 + 4 rows)
+cat >"$out/range.s" <<'EOF'
+        dma_in ub row=0 rows=4 cols=4 addr=0x1000 stride=8
+        stride x1 l0=2000
+        loop 0 count=4 body=2
+        vop relu a=ub:0 dst=ub:100+x1 rows=4
+        nop
+        halt
+EOF
+case_ range 0 1
+
+# -- negative: a = 100 - 40 i0 is below 0 at i0 = 3
+cat >"$out/negative.s" <<'EOF'
+        dma_in ub row=0 rows=104 cols=4 addr=0x1000 stride=8
+        stride x3 l0=-40
+        loop 0 count=5 body=2
+        vop exp a=ub:100+x3 dst=acc:120+x3 rows=4
+        dma_out acc row=121+x3 rows=2 cols=4 addr=0x8000 stride=16
+        halt
+EOF
+case_ negative 0 1
+
+# -- nest: loop 1's body (pc 3 .. 7) leaves level 0's (pc 2 .. 3): error 10 at pc 2
+cat >"$out/nest.s" <<'EOF'
+        nop
+        loop 0 count=2 skip=1 body=2
+        loop 1 count=2 skip=1 body=5
+        nop
+        nop
+        halt
+EOF
+case_ nest 0 1
+
+# -- imemend: the body ends past the IMEM (1024 instructions), after a DMA in flight
+cat >"$out/imemend.s" <<'EOF'
+        dma_in ub row=0 rows=16 cols=4 addr=0x1000 stride=8
+        loop 0 count=1 skip=1 body=1023
+        halt
+EOF
+case_ imemend 0 1
+
+# -- count0: error 3
+cat >"$out/count0.s" <<'EOF'
+        nop
+        loop 0 count=0 body=1
+        nop
+        halt
+EOF
+case_ count0 0 1
+
+for c in range negative nest imemend count0; do
+    echo "    $c: $(tail -n 1 "$out/$c/model.trace") (model), $(tail -n 1 "$out/$c/rtl_s0.trace" 2>/dev/null) (RTL)"
+done
+echo "test-core-cosim loops N=$n: $([ $st -eq 0 ] && echo PASS || echo FAIL)"
+exit $st
