@@ -25,6 +25,8 @@ FUZZ_GEN_OBJS := $(FUZZ_DIR)/gen/config.o $(FUZZ_DIR)/gen/strbuf.o
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 # -malloc_limit_mb: an input must never make a reader allocate what its header claims
 FUZZ_OPTS    := -malloc_limit_mb=512 -rss_limit_mb=2048 -timeout=10
+# the assembler's tokens (mnemonics, keys, loop/stride/label/register syntax)
+FUZZ_OPTS_asm := -dict=tests/fuzz/asm.dict
 
 TEST_SUITES += test-fuzz-replay
 
