@@ -9,7 +9,8 @@
 #       every crash found so far -- run once through its target; the .npy corpus is also
 #       checked against numpy (tests/fuzz/npy_numpy.sh), and 3 x 4000 random headers
 #       (tests/fuzz/npy_headers.py, fixed seeds): never accepted here when numpy rejects
-# Targets: asm (assembler + disassemble/assemble round trip), prog (binary program loader +
+# Targets: asm (assembler + disassemble/assemble round trip + the sequencer over the program's
+# loops; dictionary tests/fuzz/asm.dict), prog (binary program loader +
 # round trip), npy (.npy reader, memory and file), args (@FILE, option scanner, host
 # options), trace (MXU and core trace readers), gen (gen's command line).
 
