@@ -28,6 +28,8 @@ struct cfg {
     unsigned hostmem_mib;
     unsigned imem_insns;
     int error;          /* random: the error code the program must end in; -1: by the seed */
+    int loop_error;     /* random: --loop-error (codes 2 and 3 from a loop) */
+    int no_loops;       /* random: --no-loops (straight-line programs) */
 };
 
 struct job {
@@ -681,6 +683,10 @@ static void kind_random(struct job *j)
     rc.host_bytes = (uint64_t)c->hostmem_mib << 20;
     rc.seed = c->seed;
     rc.want_error = c->error;
+    rc.loop_error = c->loop_error;
+    rc.no_loops = c->no_loops;
+    if (c->loop_error && c->error != 2 && c->error != 3)
+        die("random: --loop-error needs --error 2 or 3 (--error 10 is always a loop's)");
     if (rc.host_bytes >= ((uint64_t)1 << 32))
         die("random: --hostmem-mib %u, expected at most 4095 (error 7 needs an address past the "
             "host memory)", c->hostmem_mib);
@@ -725,9 +731,14 @@ static void usage(FILE *f)
         "  --ub-rows R --acc-rows R --wmem-rows R   memory sizes (default gen's: 4096, 2048, 8N)\n"
         "  --hostmem-mib M   host memory the job must fit in (default 64)\n"
         "  --imem-insns I    instructions the program must fit in (default 1024)\n"
-        "  --error E     random: the error code (1 .. 8) the program must end in, 0 for a\n"
-        "                program that halts (default: by the seed, one in three ends in an\n"
-        "                error); job.txt says 'expect done' or 'expect error E pc P'\n"
+        "  --error E     random: the error code (1 .. 8, or 10: a malformed loop nest) the\n"
+        "                program must end in, 0 for a program that halts (default: by the\n"
+        "                seed, one in three ends in an error); job.txt says 'expect done'\n"
+        "                or 'expect error E pc P'\n"
+        "  --loop-error  random, with --error 2 or 3: the error comes from a loop (a stride\n"
+        "                that leaves the memory in a later iteration; count, skip or body 0)\n"
+        "  --no-loops    random, random-board: straight-line programs (no loop, stride or\n"
+        "                index register)\n"
         "job.args holds --load/--dump options, one per line, for `@DIR/job.args`.\n");
 }
 
@@ -753,6 +764,7 @@ int main(int argc, char **argv)
         { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
         { "cores", 0, TPU_CLI_VALUE, 'C' },    { "topology", 0, TPU_CLI_VALUE, 'T' },
         { "error", 0, TPU_CLI_VALUE, 'E' },
+        { "loop-error", 0, 0, 'L' },           { "no-loops", 0, 0, 'X' },
         { NULL, 0, 0, 0 }
     };
     const char *board_opt = NULL; /* --cores/--topology: only for the board kinds */
@@ -811,7 +823,13 @@ int main(int argc, char **argv)
         case 'M': c.hostmem_mib = parse_u("--hostmem-mib", optarg, 1, TPU_LIM_HOSTMEM_MIB_MAX); break;
         case 'I': c.imem_insns = parse_u("--imem-insns", optarg, 1, TPU_LIM_IMEM_INSNS_MAX); break;
         case 'o': c.dir = optarg; break;
-        case 'E': c.error = (int)parse_u("--error", optarg, 0, 8); break;
+        case 'E':
+            c.error = (int)parse_u("--error", optarg, 0, 10);
+            if (c.error == 9)
+                die_usage("--error '9': a dead link is a board's (tpu-board-run --link-dead), expected 0 .. 8 or 10");
+            break;
+        case 'L': c.loop_error = 1; break;
+        case 'X': c.no_loops = 1; break;
         case 'C': board_opt = "--cores"; break;
         case 'T': board_opt = "--topology"; break;
         default: help = 1; break;

@@ -31,6 +31,7 @@ struct bcfg {
     uint64_t seed;
     unsigned ub_rows, acc_rows, wmem_rows, imem_insns;
     unsigned coll_rows;            /* random-board: --coll-rows (0: the generator's) */
+    int no_loops;                  /* random-board: --no-loops */
 };
 
 struct bjob {
@@ -498,6 +499,7 @@ static void part_random(struct bjob *j)
     rc.host_bytes = 1u << 20; /* the job's --hostmem-mib is 1 */
     rc.seed = c->seed;
     rc.coll_rows = c->coll_rows;
+    rc.no_loops = c->no_loops;
     char *texts[MAXC];
     size_t insns[MAXC];
     if (tpu_randprog_board(&rc, c->cores, texts, insns) != 0)
@@ -673,6 +675,8 @@ static void usage(FILE *f)
         "  --imem-insns I    instructions each program must fit in (default 1024)\n"
         "  --coll-rows R random-board: rows a round's collective moves at most (1 .. 65535,\n"
         "                default 2048: one round in four moves hundreds; 8 keeps them small)\n"
+        "  --no-loops    random-board: straight-line programs (no loop nest, no collective\n"
+        "                in a loop)\n"
         "Run with tpu-board-run --mxu N --cores C --topology T --job DIR --out OUT.\n");
 }
 
@@ -688,6 +692,7 @@ int tpu_mkprog_board_main(int argc, char **argv)
         { "imem-insns", 0, TPU_CLI_VALUE, 'I' },
         { "output", 'o', TPU_CLI_VALUE, 'o' }, { "help", 'h', 0, 'h' },
         { "coll-rows", 0, TPU_CLI_VALUE, 'R' },
+        { "no-loops", 0, 0, 'X' },
         { NULL, 0, 0, 0 }
     };
     struct bcfg c;
@@ -723,6 +728,7 @@ int tpu_mkprog_board_main(int argc, char **argv)
         }
         case 'd': c.dist = optarg; break;
         case 'R': c.coll_rows = parse_u("--coll-rows", optarg, 1, 65535); break;
+        case 'X': c.no_loops = 1; break;
         case 'u': c.ub_rows = parse_u("--ub-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
         case 'a': c.acc_rows = parse_u("--acc-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
         case 'w': c.wmem_rows = parse_u("--wmem-rows", optarg, 1, TPU_LIM_MEM_ROWS_MAX); break;
@@ -769,6 +775,8 @@ int tpu_mkprog_board_main(int argc, char **argv)
         c.imem_insns = 1024;
     if (c.coll_rows && strcmp(c.kind, "random-board") != 0)
         die("--coll-rows is an option of random-board, not of %s", c.kind);
+    if (c.no_loops && strcmp(c.kind, "random-board") != 0)
+        die("--no-loops is an option of random-board, not of %s", c.kind);
     if ((kind == 2 || kind == 5) && c.cores < 2)
         die("kind %s needs --cores >= 2 for send/recv (a core cannot send to itself), got 1",
             c.kind);

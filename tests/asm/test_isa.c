@@ -25,7 +25,8 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_state * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
-static const unsigned opcodes[] = { TPU_OP_NOP, TPU_OP_SYNC, TPU_OP_HALT, TPU_OP_DMA_IN,
+static const unsigned opcodes[] = { TPU_OP_NOP, TPU_OP_SYNC, TPU_OP_HALT, TPU_OP_LOOP,
+                                    TPU_OP_STRIDE, TPU_OP_DMA_IN,
                                     TPU_OP_DMA_OUT, TPU_OP_LW, TPU_OP_MATMUL, TPU_OP_VOP,
                                     TPU_OP_VRED, TPU_OP_SOFTMAX, TPU_OP_SEND, TPU_OP_RECV,
                                     TPU_OP_BCAST, TPU_OP_BARRIER, TPU_OP_ALLREDUCE };
@@ -41,37 +42,55 @@ static tpu_insn_t random_valid(unsigned op)
     case TPU_OP_NOP: case TPU_OP_SYNC: case TPU_OP_HALT:
         n = 0;
         break;
+    case TPU_OP_LOOP: /* docs/isa.md "Loops": level, count, skip, body */
+        f = rnd() & 3;
+        r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0xFFFF;
+        break;
+    case TPU_OP_STRIDE: /* register (x0 encodable), group; three strides or the l3 one */
+        n = 0;
+        f = (rnd() & 7) | (rnd() & 8);
+        r.w[1] = rnd();
+        if (!(f & 8)) {
+            r.w[2] = rnd(); r.w[3] = rnd();
+        }
+        break;
     case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
         f = rnd() % 3; /* ub acc wmem (3 is not encodable by name) */
+        f |= rnd() & 0xFC; /* the addr and row registers, flags[4:2] and [7:5] */
         r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd();
         break;
     case TPU_OP_LW:
         n = 0;
         f = rnd() & 1; /* transpose */
         r.w[1] = rnd() & 0xFFFF;
+        r.w[3] = rnd() & 0x700000u; /* w's register, w3[22:20] */
         break;
     case TPU_OP_MATMUL:
         f = rnd() & 1;
         r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0xFFFF;
+        r.w[3] = rnd() & 0x7700000u; /* ub's and acc's registers */
         break;
     case TPU_OP_VOP: {
         unsigned vop = rnd() % TPU_VOP_COUNT;
         f = vop | (rnd() & 0x10) | (rnd() & 0x40);
         r.w[1] = rnd() & 0xFFFF;
+        r.w[3] = rnd() & 0x70700000u; /* a's and dst's registers */
         if (vop <= 4) {
             f |= (rnd() & 0x20) | (rnd() & 0x80);
             r.w[1] |= rnd() & 0xFFFF0000u;
+            r.w[3] |= rnd() & 0x7000000u; /* b's register: binary ops only */
         }
         r.w[2] = rnd() & 0xFFFF;
         break;
     }
     case TPU_OP_VRED: case TPU_OP_SOFTMAX:
         f = (op == TPU_OP_VRED ? 1 + rnd() % 3 : 0) | (rnd() & 0x10) | (rnd() & 0x40);
-        r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd() & 0xFFFF;
+        r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = (rnd() & 0xFFFF) | (rnd() & 0x7700000u);
         break;
     case TPU_OP_SEND: case TPU_OP_RECV: case TPU_OP_BCAST: /* docs/board.md "ISA extension" */
         f = rnd() & 1;
         r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0x3F;
+        r.w[3] = rnd() & 0x700000u; /* row's register */
         break;
     case TPU_OP_BARRIER:
         n = 0;
@@ -79,6 +98,7 @@ static tpu_insn_t random_valid(unsigned op)
     case TPU_OP_ALLREDUCE:
         f = rnd() & 3;
         r.w[1] = rnd() & 0xFFFF;
+        r.w[3] = rnd() & 0x700000u;
         break;
     }
     r.w[0] = op | f << 8 | n << 16;
@@ -184,6 +204,74 @@ static void dis_asm(tpu_insn_t r)
     assert_same(p[0], r);
     free(p);
     free(e);
+}
+
+/* docs/isa.md "Loops": every new form written out, its disassembly reassembles to the same
+   bits and names the register (+xR) or the loop's fields */
+static void test_loop_forms_roundtrip(void **state)
+{
+    (void)state;
+    static const char *const src[] = {
+        "loop 0 count=1 skip=1 body=1",
+        "loop 1 count=65535 skip=65535 body=65535",
+        "loop 2 count=3 body=2",
+        "loop 3 count=0 skip=0 body=0", /* assembles; error 3 at run time */
+        "stride x1 l0=8 l1=-4 l2=0",
+        "stride x7 l0=-2147483648 l1=2147483647 l2=-1",
+        "stride x3 l3=-5",
+        "stride x0 l0=1", /* assembles; error 3 at run time */
+        "dma_in ub row=16+x2 rows=2 cols=1 addr=0x1000+x4 stride=2",
+        "dma_in wmem row=x7 rows=1 cols=1 addr=x1",
+        "dma_out acc row=3+x5 rows=1 cols=1 addr=0x40 stride=4",
+        "lw w=4+x6 transpose",
+        "matmul ub=x1 acc=8+x2 rows=8 accumulate",
+        "vop add a=ub:1+x1 b=acc:2+x2 bcast dst=acc:3+x3 rows=4",
+        "vop relu a=acc:0+x4 dst=ub:0+x4 rows=1",
+        "vred max src=acc:5+x5 dst=ub:6+x6 rows=2 length=3 chunk_stride=1 row_stride=1",
+        "softmax src=acc:0+x7 dst=acc:0+x7 rows=1 length=1 chunk_stride=0 row_stride=0",
+        "send ub row=1+x1 rows=1 core=1",
+        "recv acc row=x2 rows=1 core=0",
+        "bcast ub row=2+x3 rows=2 root=3",
+        "allreduce acc row=x4 rows=1 ring",
+    };
+    for (size_t i = 0; i < sizeof src / sizeof src[0]; i++) {
+        tpu_insn_t *p;
+        size_t n;
+        char *e, text[200];
+        if (tpu_asm(src[i], "l.s", &p, &n, &e) != 0)
+            fail_msg("'%s': %s", src[i], e);
+        assert_int_equal(n, 1);
+        tpu_dinsn_t d;
+        tpu_insn_decode(p[0], &d);
+        assert_int_equal(d.reserved, 0);
+        tpu_insn_disasm(p[0], text, sizeof text);
+        if (strstr(src[i], "+x") || strstr(src[i], "=x"))
+            if (!strstr(text, "+x"))
+                fail_msg("'%s' disassembles to '%s': no register", src[i], text);
+        dis_asm(p[0]);
+        free(p);
+        free(e);
+    }
+    /* the fields land where the table says */
+    char text[200];
+    tpu_insn_t l = { { 0x03 | 2u << 8 | 7u << 16, 3, 5, 0 } };
+    tpu_insn_disasm(l, text, sizeof text);
+    assert_string_equal(text, "loop 2 count=7 skip=3 body=5");
+    tpu_insn_t st = { { 0x04 | (3u | 8u) << 8, 0xFFFFFFFBu, 0, 0 } };
+    tpu_insn_disasm(st, text, sizeof text);
+    assert_string_equal(text, "stride x3 l3=-5");
+    tpu_insn_t mm = { { 0x21 | 1u << 8 | 8u << 16, 0, 8, 1u << 20 | 2u << 24 } };
+    tpu_insn_disasm(mm, text, sizeof text);
+    assert_string_equal(text, "matmul ub=0+x1 acc=8+x2 rows=8 accumulate");
+    /* a unary vop's b register, or a stride group 1's w2, is reserved: .insn */
+    tpu_insn_t ub = { { 0x30 | 6u << 8 | 1u << 16, 0, 0, 1u << 24 } };
+    tpu_insn_disasm(ub, text, sizeof text);
+    assert_int_equal(strncmp(text, ".insn", 5), 0);
+    dis_asm(ub);
+    tpu_insn_t sg = { { 0x04 | (1u | 8u) << 8, 1, 1, 0 } };
+    tpu_insn_disasm(sg, text, sizeof text);
+    assert_int_equal(strncmp(text, ".insn", 5), 0);
+    dis_asm(sg);
 }
 
 static void test_disasm_roundtrip(void **state)
@@ -472,7 +560,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_encodings), cmocka_unit_test(test_roundtrip_random),
-        cmocka_unit_test(test_disasm_roundtrip), cmocka_unit_test(test_check_codes),
+        cmocka_unit_test(test_disasm_roundtrip), cmocka_unit_test(test_loop_forms_roundtrip), cmocka_unit_test(test_check_codes),
         cmocka_unit_test(test_footprint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
 # code forced at each N; each program runs on the C model (tpu-run) and must end as the
 # generator predicted in job.txt: "tpu-run: done" for "expect done", "error E ... at pc P"
 # for "expect error E pc P", and its trace must end with that record; no row is read before
-# it is written (the prologue writes every row). The same seed gives
+# it is written (the prologue writes every row). Loop nests (docs/isa.md "Loops") and the
+# malformed loops (--error 10, --error 2|3 --loop-error) included. The same seed gives
 # the same program. Usage: random.sh TPU-MKPROG TPU-RUN WORKDIR [SEEDS]
 set -u
 mkprog=$1; run=$2; out=$3; seeds=${4:-40}
@@ -28,7 +29,7 @@ check() { # check DIR N "SIZES" [mkprog args...]: SIZES (memory options) go to b
         else echo "FAIL: tpu-mkprog random --mxu $n $*: expected done, exit $st:"; tail -n 3 "$d.run"; fail=$((fail + 1)); fi ;;
     error*)
         set -- $exp; code=$2; pc=$4
-        if [ $st -eq 1 ] && grep -q "^tpu-run: error $code (.*) at pc $pc: " "$d.run" &&
+        if [ $st -eq 1 ] && grep -q "^tpu-run: error $code (.*) at pc $pc\( (dynamic instruction [0-9]*)\)\{0,1\}: " "$d.run" &&
             tail -n 1 "$d/t.trace" | grep -qx "e [0-9]* $pc $code"; then
             pass=$((pass + 1)); errs=$((errs + 1))
         else echo "FAIL: $d (N=$n): expected error $code at pc $pc, exit $st:"; tail -n 2 "$d.run"; tail -n 1 "$d/t.trace"; fail=$((fail + 1)); fi ;;
@@ -42,9 +43,17 @@ for n in 1 2 3 4 8 16; do
         check "$out/n$n-s$s" "$n" "" --seed "$s"
         s=$((s + 1))
     done
-    for e in 0 1 2 3 4 5 6 7 8; do
+    for e in 0 1 2 3 4 5 6 7 8 10; do
         check "$out/n$n-e$e" "$n" "" --seed "$((n * 100 + e))" --error "$e"
     done
+    # the malformed loops: count/skip/body 0 (3), a stride out of the memory in a later
+    # iteration (2), bad nests (10, above); a few seeds each for their forms
+    for s in 1 2 3; do
+        check "$out/n$n-l2-$s" "$n" "" --seed "$((n * 100 + s))" --error 2 --loop-error
+        check "$out/n$n-l3-$s" "$n" "" --seed "$((n * 100 + s))" --error 3 --loop-error
+        check "$out/n$n-l10-$s" "$n" "" --seed "$((n * 100 + 50 + s))" --error 10
+    done
+    check "$out/n$n-straight" "$n" "" --seed "$n" --no-loops
 done
 # small memories: rows at their boundaries meet more often
 for s in 1 2 3 4 5 6 7 8; do
@@ -69,6 +78,9 @@ for ct in "1 ring" "2 ring" "3 ring" "4 torus" "6 torus:2x3" "8 torus:2x4"; do
         done
     done
 done
+# --no-loops: straight-line programs (no loop, stride or index register)
+"$mkprog" random --mxu 4 --seed 5 --no-loops -o "$out/nl" >/dev/null && ! grep -q '^ *loop \|^ *stride \|+x[1-7]' "$out/nl/prog.s" &&
+    pass=$((pass + 1)) || { echo "FAIL: random --no-loops wrote a loop, a stride or a register"; fail=$((fail + 1)); }
 # the same seed, the same program; another seed, another program
 "$mkprog" random --mxu 4 --seed 77 -o "$out/d1" >/dev/null && "$mkprog" random --mxu 4 --seed 77 -o "$out/d2" >/dev/null &&
     cmp -s "$out/d1/prog.s" "$out/d2/prog.s" && pass=$((pass + 1)) || { echo "FAIL: random is not deterministic"; fail=$((fail + 1)); }

@@ -3,7 +3,8 @@
    tested library functions (tpu_matmul, vpu_bias_add, vpu_relu, vpu_softmax, vpu_reduce,
    fp32_to_bf16), bit for bit, at N = 1, 3, 4, 8, 16; every error code; the timing model
    against the MXU-level schedule (tpu_mxu_schedule); trace independence from timing; the AXI
-   data width (default rule, DMA timing at 64 .. 512 bits). */
+   data width (default rule, DMA timing at 64 .. 512 bits); a loop nest (tests/asm/loop_matmul.s)
+   against its straight-line program: the same rows, one dispatch cycle per loop and stride. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tpu/asm.h"
 #include "tpu/core.h"
 #include "tpu/isa.h"
 #include "tpu/mxu.h"
@@ -1170,6 +1172,121 @@ static void test_collectives_alone(void **state)
     free(p);
 }
 
+/* ---- loops (docs/isa.md "Loops") ----------------------------------------------------- */
+/* tests/asm/loop_matmul.s (the tiled matmul of docs/isa.md, N = 4) against the same program
+   written straight-line: the same ACC rows bit for bit, and CYCLES larger by exactly one
+   dispatch cycle per `loop` and `stride` executed (five: three strides, loop 0, loop 1
+   hoisted), the jumps back costing nothing. */
+static const char kStraight[] =
+    "dma_in acc row=0 rows=24 cols=1 addr=0x100 stride=0\n"
+    "lw w=0\nmatmul ub=0 acc=0 rows=8 accumulate\nlw w=4\nmatmul ub=8 acc=0 rows=8 accumulate\n"
+    "vop relu a=acc:0 dst=acc:0 rows=8\n"
+    "lw w=8\nmatmul ub=0 acc=8 rows=8 accumulate\nlw w=12\nmatmul ub=8 acc=8 rows=8 accumulate\n"
+    "vop relu a=acc:8 dst=acc:8 rows=8\n"
+    "lw w=16\nmatmul ub=0 acc=16 rows=8 accumulate\nlw w=20\nmatmul ub=8 acc=16 rows=8 accumulate\n"
+    "vop relu a=acc:16 dst=acc:16 rows=8\n"
+    "halt\n";
+
+static void run_loop_matmul(const char *src, size_t len, const char *name, tpu_core_result_t *res,
+                            uint32_t acc[24][4], uint64_t seed)
+{
+    tpu_insn_t *prog;
+    size_t count;
+    char *errs;
+    if (tpu_asm_len(src, len, name, 4, &prog, &count, &errs) != 0)
+        fail_msg("%s: %s", name, errs);
+    free(errs);
+    tpu_core_cfg_t cfg = cfg_for(4);
+    tpu_core_t *c = tpu_core_new(&cfg);
+    assert_non_null(c);
+    uint8_t *host = calloc(1, HOST_BYTES);
+    assert_non_null(host);
+    put32(host, 0x100, 0x80000000u); /* NEGZERO */
+    rng_state = seed; /* the same A (UB rows 0..15) and B (WMEM rows 0..23) for both */
+    for (unsigned r = 0; r < 16 + 24; r++) {
+        uint32_t w[4];
+        for (unsigned i = 0; i < 4; i++)
+            w[i] = rnd_bf16();
+        assert_int_equal(tpu_core_set_row(c, r < 16 ? TPU_MEM_UB : TPU_MEM_WMEM, r < 16 ? r : r - 16, w), 0);
+    }
+    assert_int_equal(tpu_core_run(c, prog, count, 0, host, HOST_BYTES, NULL, res), TPU_OK);
+    assert_int_equal(res->status, TPU_CORE_DONE);
+    assert_int_equal(res->uninit_reads, 0);
+    for (unsigned r = 0; r < 24; r++)
+        memcpy(acc[r], tpu_core_row(c, TPU_MEM_ACC, r), sizeof acc[r]);
+    tpu_core_free(c);
+    free(host);
+    free(prog);
+}
+
+/* src with `ins` inserted after its line holding "dma_in" (malloc'd) */
+static char *insert_after_dma(const char *src, size_t len, const char *ins, size_t *olen)
+{
+    const char *d = strstr(src, "dma_in");
+    assert_non_null(d);
+    const char *e = strchr(d, '\n');
+    assert_non_null(e);
+    size_t head = (size_t)(e + 1 - src), il = strlen(ins);
+    char *o = malloc(len + il + 1);
+    assert_non_null(o);
+    memcpy(o, src, head);
+    memcpy(o + head, ins, il);
+    memcpy(o + head + il, src + head, len - head);
+    o[len + il] = 0;
+    *olen = len + il;
+    return o;
+}
+
+static void test_loop_matmul(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/asm/loop_matmul.s", "rb"); /* make runs the tests from the root */
+    assert_non_null(f);
+    char src[4096];
+    size_t len = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    assert_true(len > 0 && len < sizeof src - 1);
+    src[len] = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        tpu_core_result_t rl, rs, rn;
+        uint32_t al[24][4], as[24][4], an[24][4];
+        run_loop_matmul(src, len, "loop_matmul.s", &rl, al, seed);
+        run_loop_matmul(kStraight, sizeof kStraight - 1, "straight.s", &rs, as, seed);
+        assert_memory_equal(al, as, sizeof al);
+        /* 22 dispatched (dma_in, 3 strides, 2 loops, 3 x (2 x 2 + 1), halt) against 17 */
+        assert_int_equal(rl.counters[TPU_CNT_INSNS], 22);
+        assert_int_equal(rs.counters[TPU_CNT_INSNS], 17);
+        /* every busy counter the same; the five dispatch cycles may hide behind the dma_in
+           (the first matmul accumulates onto its rows) */
+        for (unsigned k = 1; k < TPU_CNT_COUNT; k++)
+            if (k != TPU_CNT_INSNS)
+                assert_int_equal(rl.counters[k], rs.counters[k]);
+        assert_true(rl.counters[TPU_CNT_CYCLES] >= rs.counters[TPU_CNT_CYCLES] &&
+                    rl.counters[TPU_CNT_CYCLES] <= rs.counters[TPU_CNT_CYCLES] + 5);
+        /* `loop` and `stride` dispatch as `nop`: five nops in their place, the same cycles */
+        size_t nl;
+        char *nops = insert_after_dma(kStraight, sizeof kStraight - 1, "nop\nnop\nnop\nnop\nnop\n", &nl);
+        run_loop_matmul(nops, nl, "nops.s", &rn, an, seed);
+        assert_memory_equal(al, an, sizeof al);
+        assert_int_equal(rn.counters[TPU_CNT_CYCLES], rl.counters[TPU_CNT_CYCLES]);
+        free(nops);
+        /* with a sync after the dma_in, nothing hides them: exactly five cycles more */
+        size_t ll, sl;
+        char *lsync = insert_after_dma(src, len, "sync\n", &ll);
+        char *ssync = insert_after_dma(kStraight, sizeof kStraight - 1, "sync\n", &sl);
+        run_loop_matmul(lsync, ll, "loop_sync.s", &rl, al, seed);
+        run_loop_matmul(ssync, sl, "straight_sync.s", &rs, as, seed);
+        assert_memory_equal(al, as, sizeof al);
+        if (rl.counters[TPU_CNT_CYCLES] != rs.counters[TPU_CNT_CYCLES] + 5)
+            fail_msg("seed %u, sync after the dma_in: loop_matmul.s %llu cycles, straight-line "
+                     "%llu: expected 5 more", (unsigned)seed,
+                     (unsigned long long)rl.counters[TPU_CNT_CYCLES],
+                     (unsigned long long)rs.counters[TPU_CNT_CYCLES]);
+        free(lsync);
+        free(ssync);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1185,6 +1302,7 @@ int main(void)
         cmocka_unit_test(test_timing_vpu_hazards),
         cmocka_unit_test(test_serial_dispatch),
         cmocka_unit_test(test_collectives_alone),
+        cmocka_unit_test(test_loop_matmul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the assembler (tpu_asm_len). Property: whatever assembles, disassembled and
    assembled again, gives the same 128-bit words (docs/isa.md "Assembly language"); the
-   --check rules (tpu_insn_check, the footprint) run on every word without fault. */
+   --check rules (tpu_insn_check, the footprint) run on every word without fault, and the
+   program runs through the sequencer (tpu_seq_*: loops, index registers; at most 4096 dynamic
+   instructions) with every dynamic instruction resolved and checked as dispatched. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tpu_insn_decode(prog[i], &d);
         if (tpu_insn_check(&d, &g) == 0)
             tpu_insn_footprint(&d, n, &fp);
+    }
+    /* the sequencer as tpu-as --check follows it: a failing instruction goes on as a nop */
+    tpu_seq_t sq;
+    tpu_seq_reset(&sq);
+    uint32_t pc = 0;
+    for (unsigned steps = 0; steps < 4096 && pc < count; steps++) {
+        tpu_dinsn_t d;
+        tpu_footprint_t fp;
+        tpu_insn_decode(prog[pc], &d);
+        if (d.opcode == TPU_OP_HALT)
+            break;
+        tpu_seq_resolve(&sq, &d);
+        int e = tpu_insn_check(&d, &g);
+        if (e == 0)
+            e = tpu_seq_check(&sq, &d, pc, g.imem_insns);
+        if (e == 0)
+            tpu_insn_footprint(&d, n, &fp);
+        else
+            d.opcode = TPU_OP_NOP;
+        char it[64];
+        tpu_seq_iter_text(&sq, it, sizeof it);
+        pc = tpu_seq_step(&sq, &d, pc);
     }
     tpu_insn_t *again = NULL;
     size_t count2 = 0;

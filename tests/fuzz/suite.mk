@@ -9,7 +9,8 @@
 #       every crash found so far -- run once through its target; the .npy corpus is also
 #       checked against numpy (tests/fuzz/npy_numpy.sh), and 3 x 4000 random headers
 #       (tests/fuzz/npy_headers.py, fixed seeds): never accepted here when numpy rejects
-# Targets: asm (assembler + disassemble/assemble round trip), prog (binary program loader +
+# Targets: asm (assembler + disassemble/assemble round trip + the sequencer over the program's
+# loops; dictionary tests/fuzz/asm.dict), prog (binary program loader +
 # round trip), npy (.npy reader, memory and file), args (@FILE, option scanner, host
 # options), trace (MXU and core trace readers), gen (gen's command line).
 
@@ -25,6 +26,8 @@ FUZZ_GEN_OBJS := $(FUZZ_DIR)/gen/config.o $(FUZZ_DIR)/gen/strbuf.o
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 # -malloc_limit_mb: an input must never make a reader allocate what its header claims
 FUZZ_OPTS    := -malloc_limit_mb=512 -rss_limit_mb=2048 -timeout=10
+# the assembler's tokens (mnemonics, keys, loop/stride/label/register syntax)
+FUZZ_OPTS_asm := -dict=tests/fuzz/asm.dict
 
 TEST_SUITES += test-fuzz-replay
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The functional coverage of the constrained-random generators on the C model alone (no RTL:
 # seconds, not the regression's hour), for work on tpu/randprog.h: tpu-mkprog random at each N
-# of NS for seeds 1 .. SEEDS through tpu-run, tpu-mkprog random-board on each board of BOARDS
+# of NS for seeds 1 .. SEEDS through tpu-run (which must end as job.txt expects), tpu-mkprog random-board on each board of BOARDS
 # for seeds 1 .. BOARD_SEEDS through tpu-board-run, fault-free and with one link dead from
 # cycle 0 (--link-dead, the link drawn from the seed), each job's coverage by tpu-cover, the
 # report in OUT/coverage.txt. The link group's RTL bins (back-pressure, faults, replays) stay
@@ -28,7 +28,16 @@ for n in $ns; do
         if "$t/tpu-mkprog" random --mxu "$n" --seed "$s" -o "$d" >/dev/null 2>&1; then
             "$t/tpu-run" --mxu "$n" --prog "$d/prog.s" "@$d/job.args" --trace "$d/m.trace" \
                 --dump-dir "$d/m" >"$d/m.log" 2>&1
-            [ $? -le 1 ] || bad "tpu-run N=$n seed $s"
+            st=$?
+            # the model ends as job.txt predicts (expect done, or expect error E pc P)
+            exp=$(sed -n 's/^expect //p' "$d/job.txt")
+            case $exp in
+            done) [ $st -eq 0 ] || bad "tpu-run N=$n seed $s: exit $st, expected done" ;;
+            error*) set -- $exp
+                [ $st -eq 1 ] && tail -n 1 "$d/m.trace" | grep -qx "e [0-9]* $4 $2" ||
+                    bad "tpu-run N=$n seed $s: expected error $2 at pc $4: $(tail -n 1 "$d/m.trace")" ;;
+            *) bad "tpu-mkprog random N=$n seed $s: no expect line" ;;
+            esac
             "$t/tpu-cover" core --mxu "$n" --prog "$d/prog.s" --trace "$d/m.trace" --log "$d/m.log" \
                 --args "$d/job.args" --tag "N=$n" -o "$out/res/c$n-$s.cov" || bad "tpu-cover N=$n seed $s"
         else

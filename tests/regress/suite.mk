@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Regressions (issue 16 "Regressions on an existing engine"): constrained-random programs
-# (tpu-mkprog random) on the C model and on the verilated core, traces compared; the same
+# (tpu-mkprog random: loop nests and index registers included, docs/isa.md "Loops") on the C
+# model and on the verilated core, traces compared; the same
 # programs with X-initialisation (+verilator+rand+reset+2, random +verilator+seed+S: traces
 # identical to the model's); AXI back-pressure (--stall P, random --seed) and AXI latency
 # (--axi-latency L, 1 .. 1000 cycles, with back-pressure); random-board jobs on

@@ -73,7 +73,7 @@ x=$(grep -h 'trace header: verilator-seed' "$dir/results"/xinit-N4-s1-*.log | gr
 cov=${TPU_COVER:-build/tools/tpu-cover}
 grep -q "^coverage: $k coverage files (one per job)" "$dir/coverage.txt" && ok ||
     bad "coverage.txt: $(head -n 1 "$dir/coverage.txt" 2>/dev/null)"
-for g in insn error hazard port rows dma coll state link sweep total; do
+for g in insn error hazard port rows dma coll state loop link sweep total; do
     grep -q "^$g  *[0-9]" "$dir/coverage.txt" || bad "coverage.txt has no '$g' row"
 done
 grep -q '^hole: ' "$dir/coverage.txt" && ok || bad "coverage.txt lists no hole"
@@ -100,9 +100,38 @@ for b in "insn:vop relu a=ub dst=acc:1" "hazard:RAW DMA->VPU ub:1" "hazard:RAW V
     [ "$got" -eq "$c" ] && ok || bad "tpu-cover: bin '$key' hit $got times in t.cov, expected $c"
 done
 grep -q '^insn  *[0-9]*  *5 ' "$dir/cover/report.txt" && ok || bad "report: $(grep '^insn' "$dir/cover/report.txt")"
+# the loop group (docs/isa.md "Loops") on a nest run by the model (trace format 2): a hoisted
+# level 1, then a sibling level 1 re-armed in the outer body, two bodies ending at the lw
+cat >"$dir/cover/l.s" <<'EOF'
+dma_in ub row=0 rows=8 cols=4 addr=0x1000 stride=0
+dma_in wmem row=0 rows=8 cols=4 addr=0x1000 stride=0
+stride x1 l0=1 l1=-1 l2=0
+stride x2 l3=4
+loop 0 count=2 skip=2 body=4
+loop 1 count=3 skip=2 body=1
+nop
+vop relu a=ub:2+x1 dst=ub:2+x1 rows=1
+loop 1 count=1 body=1
+lw w=0+x2
+halt
+EOF
+${TPU_RUN:-build/tools/tpu-run} --mxu 4 --prog "$dir/cover/l.s" --trace "$dir/cover/l.trace" >"$dir/cover/l.log" 2>&1 &&
+"$cov" core --mxu 4 --prog "$dir/cover/l.s" --trace "$dir/cover/l.trace" -o "$dir/cover/l.cov" && ok ||
+    bad "tpu-cover on a loop nest"
+for b in "loop:level 0 armed:1" "loop:level 1 armed:3" "loop:nest depth 1:5" "loop:nest depth 2:5" \
+         "loop:hoisted inner loop (armed once, outside its outer body):1" \
+         "loop:re-armed inner loop (armed at its place in the outer body):2" \
+         "loop:sibling loops at one level (two bodies in one outer body):1" \
+         "loop:bodies of two levels ending at the same instruction:2" "loop:stride l1 negative:1" \
+         "loop:stride l3 positive:1" "loop:register on vop a:4" "loop:register on lw w:2" \
+         "loop:negative register value on an operand:4" "insn:loop:4" "insn:vop relu a=ub dst=ub:4"; do
+    c=${b##*:}; key=$(echo "${b%:*}" | sed "s/:/$tab/")
+    got=$(grep -c "^$key$tab$c\$" "$dir/cover/l.cov")
+    [ "$got" -eq 1 ] && ok || bad "tpu-cover: bin '$key' in l.cov: $(grep "^$key$tab" "$dir/cover/l.cov"), expected $c hits"
+done
 # the bins come from the ISA: every mnemonic, each legal flag combination (a new flag shows up)
 "$cov" bins --mxu 4 >"$dir/cover/bins.txt" || bad "tpu-cover bins"
-for m in nop sync halt dma_in dma_out lw matmul vop vred softmax send recv bcast barrier allreduce; do
+for m in nop sync halt loop stride dma_in dma_out lw matmul vop vred softmax send recv bcast barrier allreduce; do
     grep -q "^insn$tab$m\( \|\$\)" "$dir/cover/bins.txt" || bad "tpu-cover bins: no insn bin for $m"
 done
 echo "test-regress: coverage: $(grep '^total' "$dir/coverage.txt")"

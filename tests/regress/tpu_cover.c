@@ -60,7 +60,8 @@ static char *xstrdup(const char *s)
 }
 
 /* ---- The coverpoints ---- */
-enum { G_INSN, G_ERROR, G_HAZARD, G_PORT, G_ROWS, G_DMA, G_COLL, G_STATE, G_LINK, G_SWEEP, G_COUNT };
+enum { G_INSN, G_ERROR, G_HAZARD, G_PORT, G_ROWS, G_DMA, G_COLL, G_STATE, G_LOOP, G_LINK, G_SWEEP,
+       G_COUNT };
 
 static const struct {
     const char *name, *what;
@@ -75,6 +76,10 @@ static const struct {
     { "dma", "DMA corners: cols 1 and N, stride 0, rows overlapping in host memory, the last host byte" },
     { "coll", "each collective (with its flags) on each topology: single core, ring, torus" },
     { "state", "model outcomes and stall reasons: done, error halt, weight-load stall, network busy" },
+    { "loop", "loops and index registers (docs/isa.md \"Loops\"), over the dispatched instructions: "
+              "levels, nest depth, hoisted/re-armed/sibling inner loops, counts, shared body ends, "
+              "strides per level and sign, each register and each operand kind with a register, "
+              "negative register values, the errors a loop ends in" },
     { "link", "the board's links in the RTL run (board_tb's links line, --rtl-log): back-pressure, "
               "long stalls, faults hit, flits rejected, replays; NoC congestion (NET_BUSY > CYCLES/2)" },
     { "sweep", "the regression's sweeps the jobs ran under (tags: AXI stall, AXI latency, X-init, "
@@ -185,6 +190,8 @@ static const char *unit_name(unsigned opcode)
 
 static int is_number(const char *s)
 {
+    if (*s == '-') /* a stride's l0=-8 */
+        s++;
     if (!*s)
         return 0;
     int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
@@ -210,7 +217,9 @@ static void combo_name(tpu_insn_t raw, char *out, size_t len)
         char *eq = strchr(t, '=');
         if (eq) {
             *eq = 0;
-            char *v = eq + 1, *colon = strchr(v, ':');
+            char *v = eq + 1, *colon = strchr(v, ':'), *xr = strstr(v, "+x");
+            if (xr)
+                *xr = 0; /* row=16+x2 -> row=16: the register is the loop group's */
             if (colon)
                 *colon = 0; /* a=ub:12 -> a=ub */
             if (is_number(v))
@@ -226,6 +235,119 @@ static void combo_name(tpu_insn_t raw, char *out, size_t len)
             break;
         o += (size_t)w;
     }
+}
+
+
+/* ---- Loops (docs/isa.md "Loops") ---- */
+/* the operand of register slot s of an opcode (docs/isa.md "Instruction format"), or NULL */
+static const char *slot_name(unsigned opcode, unsigned s)
+{
+    static const char *const dma[] = { "addr", "row", NULL }, *const lw[] = { "w", NULL, NULL },
+                             *const mm[] = { "ub", "acc", NULL }, *const vop[] = { "a", "b", "dst" },
+                             *const red[] = { "src", "dst", NULL }, *const net[] = { "row", NULL, NULL };
+    if (s > 2)
+        return NULL;
+    switch (opcode) {
+    case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: return dma[s];
+    case TPU_OP_LW: return lw[s];
+    case TPU_OP_MATMUL: return mm[s];
+    case TPU_OP_VOP: return vop[s];
+    case TPU_OP_VRED: case TPU_OP_SOFTMAX: return red[s];
+    case TPU_OP_SEND: case TPU_OP_RECV: case TPU_OP_BCAST: case TPU_OP_ALLREDUCE: return net[s];
+    default: return NULL;
+    }
+}
+
+static const char *const loop_fixed[] = {
+    "hoisted inner loop (armed once, outside its outer body)",
+    "re-armed inner loop (armed at its place in the outer body)",
+    "sibling loops at one level (two bodies in one outer body)",
+    "loop count=1",
+    "loop count 2..16",
+    "loop count > 16",
+    "loop body of one instruction",
+    "bodies of two levels ending at the same instruction",
+    "stride of a register set again (between nests)",
+    "negative register value on an operand",
+    "error 2 from a register (an operand leaves its memory in some iteration)",
+    "error 3 from a loop (count, skip or body 0)",
+    "error 10 (a malformed nest)",
+    "error in a later iteration (a loop index > 0)",
+};
+
+static void loop_universe(void)
+{
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++) {
+        exists(G_LOOP, "level %u armed", l);
+        exists(G_LOOP, "nest depth %u", l + 1u);
+        exists(G_LOOP, "stride l%u negative", l);
+        exists(G_LOOP, "stride l%u zero", l);
+        exists(G_LOOP, "stride l%u positive", l);
+    }
+    for (unsigned r = 1; r < TPU_XREGS; r++)
+        exists(G_LOOP, "register x%u on an operand", r);
+    for (unsigned op = 0; op < 256; op++) {
+        const char *mn = tpu_opcode_name(op);
+        if (!mn)
+            continue;
+        for (unsigned sl = 0; sl < 3; sl++)
+            if (slot_name(op, sl))
+                exists(G_LOOP, "register on %s %s", mn, slot_name(op, sl));
+        if (tpu_opcode_is_collective(op))
+            exists(G_LOOP, "%s in a loop body", mn);
+    }
+    for (size_t j = 0; j < sizeof loop_fixed / sizeof loop_fixed[0]; j++)
+        exists(G_LOOP, "%s", loop_fixed[j]);
+    exists(G_INSN, "loop"); /* enumerate_legal's templates have no body of 1 */
+}
+
+/* the loop bins of one dispatch (sq: the sequencer before it) */
+static void loop_bins(const tpu_seq_t *sq, const tpu_dinsn_t *d, uint32_t pc, int *strided)
+{
+    unsigned depth = 0;
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
+        if (sq->armed[l] && pc >= sq->first[l] && pc <= sq->last[l])
+            depth++;
+    if (depth)
+        hit(G_LOOP, 1, "nest depth %u", depth);
+    if (d->opcode == TPU_OP_LOOP) {
+        unsigned L = d->level & 3u;
+        uint64_t first = (uint64_t)pc + d->skip, last = first + d->body - 1u;
+        hit(G_LOOP, 1, "level %u armed", L);
+        hit(G_LOOP, 1, "%s", d->n == 1 ? loop_fixed[3] : d->n <= 16 ? loop_fixed[4] : loop_fixed[5]);
+        if (d->body == 1)
+            hit(G_LOOP, 1, "%s", loop_fixed[6]);
+        if (L > 0) {
+            int inside = sq->armed[L - 1] && pc >= sq->first[L - 1] && pc <= sq->last[L - 1];
+            hit(G_LOOP, 1, "%s", inside ? loop_fixed[1] : loop_fixed[0]);
+            if (inside && sq->armed[L] && sq->first[L] != first && sq->first[L] >= sq->first[L - 1] &&
+                sq->last[L] <= sq->last[L - 1])
+                hit(G_LOOP, 1, "%s", loop_fixed[2]);
+        }
+        for (unsigned k = 0; k < L; k++)
+            if (sq->armed[k] && sq->last[k] == last)
+                hit(G_LOOP, 1, "%s", loop_fixed[7]);
+    }
+    if (d->opcode == TPU_OP_STRIDE && d->xreg > 0 && d->xreg < TPU_XREGS) {
+        for (unsigned k = 0; k < (d->group ? 1u : 3u); k++) {
+            unsigned l = d->group ? 3u : k;
+            hit(G_LOOP, 1, "stride l%u %s", l, d->s[k] < 0 ? "negative" : d->s[k] ? "positive" : "zero");
+        }
+        if (strided[d->xreg])
+            hit(G_LOOP, 1, "%s", loop_fixed[8]);
+        strided[d->xreg] = 1;
+    }
+    for (unsigned sl = 0; sl < 3; sl++) {
+        unsigned r = d->xsel[sl];
+        if (!r || !slot_name(d->opcode, sl))
+            continue;
+        hit(G_LOOP, 1, "register x%u on an operand", r);
+        hit(G_LOOP, 1, "register on %s %s", tpu_opcode_name(d->opcode), slot_name(d->opcode, sl));
+        if ((int32_t)tpu_seq_xval(sq, r) < 0)
+            hit(G_LOOP, 1, "%s", loop_fixed[9]);
+    }
+    if (tpu_opcode_is_collective(d->opcode) && depth)
+        hit(G_LOOP, 1, "%s in a loop body", tpu_opcode_name(d->opcode));
 }
 
 static const char *rw_name(unsigned w) { return w ? "write" : "read"; }
@@ -362,6 +484,7 @@ static void universe(unsigned n)
                                 "congestion (a core's NET_BUSY > CYCLES / 2)" };
     for (size_t j = 0; j < sizeof lk / sizeof lk[0]; j++)
         exists(G_LINK, "%s", lk[j]);
+    loop_universe();
 }
 
 /* ---- Collecting from a job ---- */
@@ -372,6 +495,8 @@ typedef struct {
     int err_code;
     uint32_t err_pc;
     int have_trace;
+    uint32_t *seq_pc;       /* the pc of each dispatched instruction, in trace order */
+    size_t nseq, capseq;
 } run_t;
 
 static void load_prog(const char *path, unsigned n, run_t *r)
@@ -399,16 +524,27 @@ static void load_trace(const char *path, run_t *r)
     size_t cap = 0;
     long k;
     r->have_trace = 1;
+    int fmt = 1; /* "# tpu-core-trace 2": r <seq> <pc> <i0.i1.i2.i3> ..., e <seq> <pc> <code> */
     while ((k = tpu_file_getline(&line, &cap, f, TPU_LIM_LINE_BYTES_MAX)) >= 0) {
-        unsigned long long seq;
-        unsigned long pc;
+        unsigned long seq, pc;
         int code;
-        /* trace format 2 (docs/isa.md "Trace (core)"): r <seq> <pc> ..., e <seq> <pc> <code> */
-        if (line[0] == 'r' && line[1] == ' ' && sscanf(line + 2, "%llu %lu", &seq, &pc) == 2) {
+        if (strncmp(line, "# tpu-core-trace ", 17) == 0) {
+            fmt = atoi(line + 17);
+        } else if (line[0] == 'r' && line[1] == ' ' &&
+                   (fmt >= 2 ? sscanf(line + 2, "%lu %lu", &seq, &pc) == 2
+                             : sscanf(line + 2, "%lu", &pc) == 1)) {
             if (pc < r->count)
                 r->retired[pc] = 1;
+            if (r->nseq == r->capseq) {
+                r->capseq = r->capseq ? r->capseq * 2 : 1024;
+                r->seq_pc = realloc(r->seq_pc, r->capseq * sizeof *r->seq_pc);
+                if (!r->seq_pc)
+                    die("out of memory");
+            }
+            r->seq_pc[r->nseq++] = (uint32_t)pc;
         } else if (line[0] == 'e' && line[1] == ' ' &&
-                   sscanf(line + 2, "%llu %lu %d", &seq, &pc, &code) == 3) {
+                   (fmt >= 2 ? sscanf(line + 2, "%lu %lu %d", &seq, &pc, &code) == 3
+                             : sscanf(line + 2, "%lu %d", &pc, &code) == 2)) {
             r->err_code = code;
             r->err_pc = (uint32_t)pc;
         }
@@ -472,12 +608,21 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
     /* the latest instruction of each unit since the last sync */
     static const char *units[] = { "DMA", "WL", "MX", "VPU", "NET" };
     long last[5] = { -1, -1, -1, -1, -1 };
-    for (size_t pc = 0; pc < r->count; pc++) {
-        if (!r->retired[pc])
+    /* the dispatched instructions in order, through the sequencer: each as dispatched (its
+       registers added), as the trace's r lines show it */
+    tpu_seq_t sq;
+    tpu_seq_reset(&sq);
+    int strided[TPU_XREGS] = { 0 };
+    for (size_t q = 0; q < r->nseq; q++) {
+        uint32_t pc = r->seq_pc[q];
+        if (pc >= r->count)
             continue;
-        tpu_insn_t raw = r->prog[pc];
         tpu_dinsn_t d;
-        tpu_insn_decode(raw, &d);
+        tpu_insn_decode(r->prog[pc], &d);
+        loop_bins(&sq, &d, pc, strided);
+        tpu_seq_resolve(&sq, &d);
+        tpu_seq_step(&sq, &d, pc);
+        tpu_insn_t raw = tpu_insn_encode(&d);
         char name[256];
         combo_name(raw, name, sizeof name);
         hit(G_INSN, 1, "%s", name);
@@ -556,6 +701,21 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
             if (d.n && end == host_bytes)
                 hit(G_DMA, 1, "%s last host byte", mn);
         }
+    }
+    if (r->have_trace && r->err_code && r->err_pc < r->count) {
+        tpu_dinsn_t d;
+        tpu_insn_decode(r->prog[r->err_pc], &d);
+        if (r->err_code == TPU_ERR_LOOP)
+            hit(G_LOOP, 1, "%s", loop_fixed[12]);
+        if (r->err_code == TPU_ERR_COUNT && d.opcode == TPU_OP_LOOP)
+            hit(G_LOOP, 1, "%s", loop_fixed[11]);
+        if (r->err_code == TPU_ERR_ROW && (d.xsel[0] | d.xsel[1] | d.xsel[2]))
+            hit(G_LOOP, 1, "%s", loop_fixed[10]);
+        int later = 0;
+        for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
+            later |= sq.armed[l] && sq.idx[l] > 0;
+        if (later)
+            hit(G_LOOP, 1, "%s", loop_fixed[13]);
     }
     if (r->have_trace) {
         if (r->err_code) {
@@ -917,6 +1077,7 @@ int main(int argc, char **argv)
             load_counters(cp, &wl, &net, &found, &congested);
             free(r.prog);
             free(r.retired);
+            free(r.seq_pc);
         }
         if (wl)
             hit(G_STATE, 1, "weight-load stall (WL_STALL > 0)");

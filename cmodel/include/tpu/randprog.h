@@ -23,7 +23,12 @@ typedef struct {
     uint64_t seed;
     unsigned max_insns;    /* instructions before the halt (0: 48; at most IMEM - 2) */
     int want_error;        /* -1: chosen by the seed (one program in three ends in an error),
-                              0: a valid program, 1 .. 8: one that ends in that error code */
+                              0: a valid program, 1 .. 8 or 10: one that ends in that error
+                              code (10: a malformed loop nest) */
+    int loop_error;        /* with want_error 2 or 3: the error comes from a loop (a stride
+                              that leaves the memory in a later iteration; count, skip or body
+                              0); with -1 the seed chooses */
+    int no_loops;          /* 1: straight-line programs only (no loop, stride or register) */
     unsigned coll_rows;    /* tpu_randprog_board: rows a round's collective moves at most
                               (0: 2048); above 8, one round in four moves 256 .. coll_rows
                               (9 .. when smaller) */
