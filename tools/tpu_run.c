@@ -91,13 +91,13 @@ int main(int argc, char **argv)
     uint64_t max_cycles = TPU_LIM_MAX_CYCLES_DEFAULT;
     const char *trace_path = NULL;
     const char *disp_path = NULL;
-    uint64_t *disp = NULL;
     unsigned dispatch = TPU_DISPATCH_RTL;
     int status = 2;
     tpu_insn_t *prog = NULL;
     tpu_core_t *core = NULL;
-    tpu_out_t tout;
+    tpu_out_t tout, dout;
     memset(&tout, 0, sizeof tout);
+    memset(&dout, 0, sizeof dout);
     tpu_cli_t cl;
     tpu_cli_init(&cl, xargc, xargv, opts);
     for (;;) {
@@ -214,14 +214,11 @@ int main(int argc, char **argv)
         goto out;
     }
     if (disp_path) {
-        disp = malloc(sizeof *disp * (count ? count : 1u));
-        if (disp == NULL) {
-            fprintf(stderr, "tpu-run: error: out of memory\n");
+        if (tpu_out_open(&dout, disp_path, err, sizeof err) != 0) {
+            fprintf(stderr, "tpu-run: error: --disp-cycles %s\n", err);
             goto out;
         }
-        for (size_t i = 0; i < count; i++)
-            disp[i] = UINT64_MAX;
-        cfg.insn_disp = disp;
+        cfg.disp_log = dout.f;
     }
     core = tpu_core_new(&cfg);
     if (core == NULL) {
@@ -243,18 +240,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tpu-run: error: --trace %s\n", err);
         goto out;
     }
-    if (disp_path) {
-        FILE *df = fopen(disp_path, "w");
-        int bad_w = df == NULL;
-        for (size_t i = 0; df && i < count; i++)
-            if (disp[i] != UINT64_MAX)
-                fprintf(df, "%zu %" PRIu64 "\n", i, disp[i]);
-        if (df && fclose(df) != 0)
-            bad_w = 1;
-        if (bad_w) {
-            fprintf(stderr, "tpu-run: error: --disp-cycles '%s': cannot write\n", disp_path);
-            goto out;
-        }
+    if (disp_path && tpu_out_commit(&dout, err, sizeof err) != 0) {
+        fprintf(stderr, "tpu-run: error: --disp-cycles %s\n", err);
+        goto out;
     }
     if (host.dump_dir && host.ndumps && mkdir(host.dump_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "tpu-run: error: --dump-dir '%s': cannot create the folder: %s\n",
@@ -313,8 +301,8 @@ int main(int argc, char **argv)
     }
 out:
     tpu_out_abort(&tout);
+    tpu_out_abort(&dout);
     tpu_core_free(core);
-    free(disp);
     free(prog);
     tpu_host_free(&host);
     tpu_args_free(xargc, xargv);

@@ -466,6 +466,8 @@ int core_run_step(tpu_core_t *c)
         tpu_seq_iter_text(&r->seq, c->iter, sizeof c->iter);
         if (c->cfg.insn_disp && r->pc < r->count)
             c->cfg.insn_disp[r->pc] = t;
+        if (c->cfg.disp_log)
+            fprintf(c->cfg.disp_log, "%u %llu\n", (unsigned)r->pc, (unsigned long long)t);
         if (unit == TPU_UNIT_DMA) {
             c->dma_out = d.opcode == TPU_OP_DMA_OUT;
             c->dma_mem = d.mem;

@@ -47,6 +47,9 @@ typedef struct {
     /* When set (count entries): insn_disp[pc] is the cycle instruction pc dispatched in
        (the cycle tpu_core_seq's disp_valid_o is high for it; core_tb --disp-cycles). */
     uint64_t *insn_disp;
+    /* When set: one line "PC CYCLE" per dispatched instruction, in dispatch order (a pc in a
+       loop body once per iteration; core_tb --disp-cycles writes the same lines). */
+    FILE *disp_log;
     /* When set (count entries): insn_end[pc] is the cycle instruction pc itself completed
        in (its unit's last busy cycle; the dispatch cycle for nop, sync, halt and collectives)
        -- tpu-compile's report takes each unit's busy span per layer from it. */
