@@ -65,7 +65,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -82,6 +82,7 @@ static const tpu_cli_opt_t opts[] = {
     {"no-reuse", 0, 0, O_NOREUSE},
     {"no-share", 0, 0, O_NOSHARE},
     {"no-dense", 0, 0, O_NODENSE},
+    {"no-loops", 0, 0, O_NOLOOPS}, /* hidden: the straight-line program (docs/compiler.md "Loops") */
     {"train", 0, 0, O_TRAIN},
     {"optimizer", 0, TPU_CLI_VALUE, O_OPT},
     {"lr", 0, TPU_CLI_VALUE, O_LR},
@@ -124,7 +125,7 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, no_dense = 0, train = 0, logits = 0;
+    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, no_dense = 0, no_loops = 0, train = 0, logits = 0;
     const char *optname = "adam";
     double lr = -1.0, mom = 0.0;
     for (;;) {
@@ -155,6 +156,7 @@ int main(int argc, char **argv)
         case O_NOREUSE: no_reuse = 1; break;
         case O_NOSHARE: no_share = 1; break;
         case O_NODENSE: no_dense = 1; break;
+        case O_NOLOOPS: no_loops = 1; break;
         case O_TRAIN: train = 1; break;
         case O_OPT: optname = val; break;
         case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
     hw.no_reuse = no_reuse;
     hw.no_share = no_share;
     hw.no_dense = no_dense;
+    hw.no_loops = no_loops;
     hw.predict_only = report_only;
 
     tpuc_graph_t g;
