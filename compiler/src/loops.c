@@ -325,7 +325,7 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
 
 static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc);
 
-static int rule_cover = -1; /* TPUC_LOOPS_RULE=cover: the candidate that covers most */
+static int rule_cover; /* the candidate that covers most, else the shortest period */
 
 /* One pass: list -> out. Returns 1 when something was rolled. */
 static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx_t *rc)
@@ -387,15 +387,17 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             size_t P = 0;
             for (size_t q = 0; q < bestk; q++) P += NODE(c, list[i + q]).dyn;
             long id = -1;
-            if (rc->budget >= 2) {
-                /* the body's own repetitions, inside this loop */
+            /* the body's own repetitions, inside this loop; with fewer levels when the
+               nest would need too many registers */
+            for (unsigned b = rc->budget; b-- > 1 && id < 0;) {
                 sub.n = 0;
                 if (vpush(&sub, list + i, bestk)) { c->oom = 1; goto out; }
                 rctx_t r2 = *rc;
                 r2.P[r2.np++] = P;
-                r2.budget = rc->budget - 1;
+                r2.budget = b;
                 if (roll_list(c, &sub, &r2)) goto out;
-                if (sub.n < bestk) id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1);
+                if (sub.n == bestk) break; /* nothing inside */
+                id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1);
                 if (c->oom) goto out;
             }
             if (id < 0) id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1);
@@ -600,6 +602,22 @@ fail:
     return -1;
 }
 
+/* Static instructions of a rolled list, a stride per register of each nest counted */
+static uint64_t list_cost(ctx_t *c, const vec_t *l)
+{
+    uint64_t n = 0;
+    for (size_t j = 0; j < l->n; j++) {
+        const node_t *nd = &NODE(c, ((const uint32_t *)l->p)[j]);
+        n += nd->len;
+        if (nd->count) {
+            regc_t rc[TPU_XREGS + 1];
+            n += reg_need((const int32_t *)c->vecs.p + 4 * nd->slot0,
+                          (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc, TPU_XREGS, NULL);
+        }
+    }
+    return n;
+}
+
 /* Rolls one region [a, b) of the stream. */
 static int roll_region(ctx_t *c, size_t a, size_t b)
 {
@@ -627,7 +645,19 @@ static int roll_region(ctx_t *c, size_t a, size_t b)
     rctx_t r0;
     memset(&r0, 0, sizeof r0);
     r0.budget = TPU_LOOP_LEVELS;
-    if (roll_list(c, &l1, &r0)) goto out;
+    if (b - a > 1) {
+        /* two rules (the shortest period at each position; the period that covers most),
+           the shorter result kept */
+        vec_t la = {0, 0, 0, sizeof(uint32_t)};
+        if (vpush(&la, l1.p, l1.n)) goto out;
+        rule_cover = 0;
+        int e = roll_list(c, &l1, &r0);
+        rule_cover = 1;
+        e |= roll_list(c, &la, &r0);
+        if (e) { free(la.p); goto out; }
+        if (list_cost(c, &la) < list_cost(c, &l1)) { vec_t t = l1; l1 = la; la = t; }
+        free(la.p);
+    }
     for (size_t j = 0; j < l1.n; j++) {
         uint32_t id = ((uint32_t *)l1.p)[j];
         const node_t *nd = &NODE(c, id);
@@ -705,10 +735,6 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
     c.kids.esz = sizeof(uint32_t);
     c.out.esz = sizeof(tpu_insn_t);
     c.orig.esz = sizeof(size_t);
-    if (rule_cover < 0) {
-        const char *r = getenv("TPUC_LOOPS_RULE");
-        rule_cover = r && strcmp(r, "cover") == 0;
-    }
     *out = NULL;
     *orig = NULL;
     *nout = 0;
