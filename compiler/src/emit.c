@@ -254,7 +254,7 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
             if (p->layers[i].end_insn <= count) cut[p->layers[i].end_insn] = 1;
         }
         for (size_t i = 0; i < nstarts; i++)
-            if (starts[i] <= count) cut[starts[i]] = 1;
+            if (starts[i] <= count) cut[starts[i]] = 2; /* a START: strides 0 again */
         tpu_insn_t *out = NULL;
         size_t nout = 0, *orig = NULL;
         int rc = tpuc_loops(insns, count, cut, &out, &nout, &orig, err, errlen);

@@ -770,6 +770,8 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
     for (size_t a = 0; a < n && !c.oom;) {
         size_t b = a + 1;
         while (b < n && !(cut && cut[b])) b++;
+        if (cut && cut[a] == 2) /* a START: the strides are 0 again */
+            memset(c.sreg, 0, sizeof c.sreg);
         if (roll_region(&c, a, b)) break;
         a = b;
     }
