@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tpu/asm.h"
+#include "tpu/cli.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
@@ -262,12 +263,24 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
         free(p->cut);
         p->cut = NULL;
         if (rc) { free(insns); return -1; }
-        for (size_t i = 0; i < nstarts; i++) starts[i] = map_pc(orig, nout, starts[i]);
+        size_t st[4];
+        for (size_t i = 0; i < nstarts && i < 4; i++) st[i] = map_pc(orig, nout, starts[i]);
         /* the proof: the same dynamic instructions */
-        if (tpuc_loops_expand_check(out, nout, starts, nstarts, insns, count, err, errlen)) {
+        if (tpuc_loops_expand_check(out, nout, st, nstarts < 4 ? nstarts : 4, insns, count, err,
+                                    errlen)) {
             free(insns); free(out); free(orig);
             return -1;
         }
+        if (nout > TPU_LIM_IMEM_INSNS_MAX) {
+            /* no IMEM holds it either way: the straight-line program, which the predictor
+               can run in segments */
+            free(out);
+            free(orig);
+            p->insns = insns;
+            p->ninsns = count;
+            goto checked;
+        }
+        for (size_t i = 0; i < nstarts && i < 4; i++) starts[i] = st[i];
         for (size_t i = 0; i < p->nlayers; i++) {
             p->layers[i].first_insn = map_pc(orig, nout, p->layers[i].first_insn);
             if (p->layers[i].end_insn) p->layers[i].end_insn = map_pc(orig, nout, p->layers[i].end_insn);
@@ -300,6 +313,7 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
         p->ninsns = nout;
         p->orig = orig;
     }
+checked:
     if (p->ninsns > hw->geom.imem_insns && !hw->predict_only) {
         tpuc_imem_error(p, hw, p->ninsns, 0, err, errlen);
         return -1;
