@@ -92,6 +92,20 @@ static const tpu_cli_opt_t opts[] = {
     {NULL, 0, 0, 0},
 };
 
+/* " (N straight-line: L loops, S strides)" for a looped program (docs/compiler.md "Loops"),
+   else "" */
+static const char *straight_note(const tpuc_prog_t *p)
+{
+    static char b[128];
+    b[0] = 0;
+    if (p->straight)
+        snprintf(b, sizeof b, " (%zu straight-line: %zu loops, %zu strides)", p->nstraight,
+                 p->nloops, p->nstrides);
+    else if (p->nrolled)
+        snprintf(b, sizeof b, " (straight-line: %zu with loops, more than any IMEM)", p->nrolled);
+    return b;
+}
+
 static int fail(int code, const char *msg)
 {
     fprintf(stderr, "tpu-compile: error: %s\n", msg);
@@ -243,8 +257,8 @@ int main(int argc, char **argv)
             goto done;
         }
         if (note[0]) fprintf(stderr, "tpu-compile: %s\n", note);
-        fprintf(stderr, "tpu-compile: training step of %zu instructions; predicting cycles on the board model...\n",
-                t.prog.ninsns);
+        fprintf(stderr, "tpu-compile: training step of %zu instructions%s; predicting cycles on the board model...\n",
+                t.prog.ninsns, straight_note(&t.prog));
         if (tpuc_train_report(&t, &g, &hw, &r, err, sizeof err)) {
             tpuc_train_free(&t);
             fail(2, err);
@@ -272,7 +286,8 @@ int main(int argc, char **argv)
         fail(2, "the model needs more than 4 GiB of host memory");
         goto done;
     }
-    fprintf(stderr, "tpu-compile: %zu instructions; predicting cycles on the C model...\n", p.ninsns);
+    fprintf(stderr, "tpu-compile: %zu instructions%s; predicting cycles on the C model...\n", p.ninsns,
+            straight_note(&p));
     if (tpuc_report(&g, &hw, &p, err, sizeof err)) { fail(2, err); goto done; }
 
     char cmd[2048];

@@ -271,6 +271,7 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
             free(insns); free(out); free(orig);
             return -1;
         }
+        p->nrolled = nout;
         if (nout > TPU_LIM_IMEM_INSNS_MAX) {
             /* no IMEM holds it either way: the straight-line program, which the predictor
                can run in segments */

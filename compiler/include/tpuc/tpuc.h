@@ -230,6 +230,8 @@ typedef struct {
     tpu_insn_t *straight; size_t nstraight;
     size_t *orig;
     size_t nloops, nstrides;         /* loop and stride instructions written */
+    size_t nrolled;                  /* the loop pass's result, also when it was not kept (more
+                                        than 32768 instructions: insns is the straight line) */
     uint8_t *cut;                    /* set by the caller before tpuc_assemble (nstraight + 1,
                                         may be NULL): cut[i] = 1, no loop spans i-1 and i (the
                                         layers' boundaries are always cuts) */
