@@ -339,6 +339,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
     hent_t *ht = calloc(hsz, sizeof *ht);
     vec_t dv = {0, 0, 0, sizeof(int32_t)}, sub = {0, 0, 0, sizeof(uint32_t)};
     int changed = 0;
+    size_t *failed = NULL;
     if (!sg || !ph || !pw || !nxt || !ht) { c->oom = 1; goto out; }
     const uint64_t B = 0x100000001B3ull * 2 + 1;
     ph[0] = 0;
@@ -357,6 +358,11 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
         ht[h].sig = s;
         ht[h].pos = (uint32_t)i;
     }
+    /* failed[k]: the end of the last run of period k refused for its levels or registers; the
+       same run seen from a later position (rotated) is refused too, and not measured again:
+       this keeps a pass linear */
+    failed = calloc(MAX_PERIOD + 1, sizeof *failed);
+    if (!failed) { c->oom = 1; goto out; }
     for (size_t i = 0; i < n;) {
         size_t bestk = 0;
         uint32_t bestC = 0;
@@ -364,6 +370,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
         int cand = 0;
         for (size_t j = nxt[i]; j < n && j - i <= MAX_PERIOD && cand < MAX_CAND; j = nxt[j], cand++) {
             size_t k = j - i;
+            if (i < failed[k]) continue;
             uint32_t C = run_count(c, list, sg, n, i, k, ph, pw, &dv);
             if (c->oom) goto out;
             if (C < 2) continue;
@@ -376,6 +383,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             if (rule_cover && (uint64_t)C * k <= bestcov) continue;
             if (make_loop(c, list, i, k, C, P, rc->budget, 0) < 0) {
                 if (c->oom) goto out;
+                failed[k] = i + (size_t)C * k;
                 continue;
             }
             bestk = k;
@@ -389,7 +397,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             long id = -1;
             /* the body's own repetitions, inside this loop; with fewer levels when the
                nest would need too many registers */
-            for (unsigned b = rc->budget; b-- > 1 && id < 0;) {
+            for (unsigned b = rc->budget - 1; b >= 1 && id < 0; b = b > 1 ? 1 : 0) {
                 sub.n = 0;
                 if (vpush(&sub, list + i, bestk)) { c->oom = 1; goto out; }
                 rctx_t r2 = *rc;
@@ -412,7 +420,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
         }
     }
 out:
-    free(sg); free(ph); free(pw); free(nxt); free(ht); free(dv.p); free(sub.p);
+    free(sg); free(ph); free(pw); free(nxt); free(ht); free(dv.p); free(sub.p); free(failed);
     return changed;
 }
 
