@@ -217,6 +217,22 @@ else
     bad "segmented prediction: '$segd' against '$exact': $(tail -1 "$W/pred_seg.log")"
 fi
 
+# the loop pass (docs/compiler.md "Loops"): the looped step program gives the gradients and
+# weights of the straight-line one bit for bit (the same micro-steps: a large IMEM for both)
+for e in 0 1; do
+    rm -rf "$W/g_loops$e"
+    TPUC_NO_LOOPS=$e "$T" "$W/cnn.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 2 \
+        --mxu 8 --cores 2 --batch 16 --imem-insns 32768 --grads-dir "$W/g_loops$e" >"$W/run_loops$e.log" 2>&1 ||
+        bad "loops: tpu-train (TPUC_NO_LOOPS=$e) failed: $(tail -1 "$W/run_loops$e.log")"
+done
+d=""
+for f in "$W/g_loops1"/*.npy; do cmp -s "$f" "$W/g_loops0/$(basename "$f")" || d="$d $(basename "$f")"; done
+if [ -z "$d" ] && [ -e "$W/g_loops0/grad0_w.npy" ]; then
+    ok "loops: the CNN's step looped ($(grep -o '[0-9]* instructions per step' "$W/run_loops0.log")) and straight-line ($(grep -o '[0-9]* instructions per step' "$W/run_loops1.log")): the same gradients and weights"
+else
+    bad "loops: gradients differ from the straight-line step:$d"
+fi
+
 for m in batch sign; do
     if $PY tests/train/ref.py "$W/mlp.onnx" "$W/x.npy" "$W/y.npy" --batch 16 --grads "$W/g_sgd_n8_c2" --mutate $m >/dev/null 2>&1; then
         bad "the gradient check passes a mutated gradient ($m)"
