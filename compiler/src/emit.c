@@ -266,8 +266,8 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
         size_t st[4];
         for (size_t i = 0; i < nstarts && i < 4; i++) st[i] = map_pc(orig, nout, starts[i]);
         /* the proof: the same dynamic instructions */
-        if (tpuc_loops_expand_check(out, nout, st, nstarts < 4 ? nstarts : 4, insns, count, err,
-                                    errlen)) {
+        if (tpuc_loops_expand_check(out, nout, st, nstarts < 4 ? nstarts : 4, insns, count,
+                                    &p->loop_dispatches, err, errlen)) {
             free(insns); free(out); free(orig);
             return -1;
         }

@@ -689,9 +689,10 @@ out:
 }
 
 int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *starts,
-                            size_t nstarts, const tpu_insn_t *ref, size_t nref, char *err,
-                            size_t errlen)
+                            size_t nstarts, const tpu_insn_t *ref, size_t nref, uint64_t *ndisp,
+                            char *err, size_t errlen)
 {
+    uint64_t nd = 0;
     tpu_seq_t s;
     tpu_seq_reset(&s);
     size_t k = 0, si = 0;
@@ -714,6 +715,8 @@ int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *
                 return -1;
             }
             k++;
+        } else {
+            nd++;
         }
         if (++steps > limit) {
             tpuc_err(err, errlen, "internal error: the rolled program does not end");
@@ -726,6 +729,7 @@ int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *
                  k, nref);
         return -1;
     }
+    if (ndisp) *ndisp = nd;
     return 0;
 }
 

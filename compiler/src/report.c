@@ -282,11 +282,12 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     fprintf(f, "{\n  \"mxu\": %u, \"cores\": %u, \"batch_per_core\": %ld, \"ub_rows\": %u, "
             "\"acc_rows\": %u, \"wmem_rows\": %u, \"imem_insns\": %u, \"instructions\": %zu, "
             "\"straight_line_instructions\": %zu, \"loops\": %zu, \"strides\": %zu, "
+            "\"loop_dispatches\": %" PRIu64 ", "
             "\"host_bytes\": %" PRIu64 ", \"activation_bytes\": %" PRIu64 ", "
             "\"activation_bytes_no_reuse\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n",
             n, hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
             hw->geom.imem_insns, p->ninsns, p->straight ? p->nstraight : p->ninsns, p->nloops,
-            p->nstrides, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
+            p->nstrides, p->loop_dispatches, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
         fprintf(f, "    {\"node\": ");

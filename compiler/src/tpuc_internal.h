@@ -61,10 +61,11 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
                size_t *nout, size_t **orig, char *err, size_t errlen);
 /* Expands prog (control flow only: tpu_seq_step / tpu_seq_resolve; the sequencer state reset
    at pc 0 and at each pc of starts[], ascending) and compares every dynamic instruction with
-   ref[0..nref): 0 when they are the same, else -1 with an internal error in err. */
+   ref[0..nref): 0 when they are the same (*ndisp, when not NULL: the loops and strides
+   dispatched), else -1 with an internal error in err. */
 int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *starts,
-                            size_t nstarts, const tpu_insn_t *ref, size_t nref, char *err,
-                            size_t errlen);
+                            size_t nstarts, const tpu_insn_t *ref, size_t nref, uint64_t *ndisp,
+                            char *err, size_t errlen);
 /* Assembles p->text into p->insns, rolls it into loops (unless hw->no_loops; p->straight
    keeps the straight-line stream, the text is rewritten to the rolled program, the layers'
    pc ranges follow) and checks the IMEM size of the rolled program. `starts` (may be NULL)

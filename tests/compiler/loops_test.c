@@ -172,7 +172,7 @@ static int check(const buf_t *b, const uint8_t *cut, size_t *nout_ret, const cha
     size_t nout = 0, *orig = NULL;
     char err[512] = "";
     if (tpuc_loops(b->v, b->n, cut, &out, &nout, &orig, err, sizeof err) ||
-        tpuc_loops_expand_check(out, nout, NULL, 0, b->v, b->n, err, sizeof err)) {
+        tpuc_loops_expand_check(out, nout, NULL, 0, b->v, b->n, NULL, err, sizeof err)) {
         fprintf(stderr, "FAIL: %s seed %u: %s\n", what, seed, err);
         free(out); free(orig);
         return 1;

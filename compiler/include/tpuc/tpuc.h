@@ -230,6 +230,8 @@ typedef struct {
     tpu_insn_t *straight; size_t nstraight;
     size_t *orig;
     size_t nloops, nstrides;         /* loop and stride instructions written */
+    uint64_t loop_dispatches;        /* loop and stride instructions dispatched in a run (each
+                                        costs at most one cycle) */
     size_t nrolled;                  /* the loop pass's result, also when it was not kept (more
                                         than 32768 instructions: insns is the straight line) */
     uint8_t *cut;                    /* set by the caller before tpuc_assemble (nstraight + 1,
