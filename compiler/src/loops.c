@@ -326,6 +326,8 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
 static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc);
 
 static int rule_cover; /* the candidate that covers most, else the shortest period */
+static size_t kmax_cur = MAX_PERIOD; /* the longest period a pass looks for */
+static int rule_grow;  /* periods from short to long: 1, 2, 4, .. MAX_PERIOD */
 
 /* One pass: list -> out. Returns 1 when something was rolled. */
 static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx_t *rc)
@@ -368,7 +370,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
         uint32_t bestC = 0;
         uint64_t bestcov = 0;
         int cand = 0;
-        for (size_t j = nxt[i]; j < n && j - i <= MAX_PERIOD && cand < MAX_CAND; j = nxt[j], cand++) {
+        for (size_t j = nxt[i]; j < n && j - i <= kmax_cur && cand < MAX_CAND; j = nxt[j], cand++) {
             size_t k = j - i;
             if (i < failed[k]) continue;
             uint32_t C = run_count(c, list, sg, n, i, k, ph, pw, &dv);
@@ -428,13 +430,20 @@ out:
 static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc)
 {
     vec_t l2 = {0, 0, 0, sizeof(uint32_t)};
-    for (int p = 0; p < MAX_PASSES && rc->budget >= 1; p++) {
-        l2.n = 0;
-        int ch = pass(c, l1->p, l1->n, &l2, rc);
-        if (c->oom) break;
-        vec_t t = *l1; *l1 = l2; l2 = t;
-        if (!ch) break;
+    size_t saved = kmax_cur;
+    for (size_t km = rule_grow ? 1 : MAX_PERIOD;; km = km * 2 > MAX_PERIOD ? MAX_PERIOD : km * 2) {
+        kmax_cur = km;
+        for (int p = 0; p < MAX_PASSES && rc->budget >= 1; p++) {
+            l2.n = 0;
+            int ch = pass(c, l1->p, l1->n, &l2, rc);
+            kmax_cur = km; /* (a body rolled inside may have changed it) */
+            if (c->oom) break;
+            vec_t t = *l1; *l1 = l2; l2 = t;
+            if (!ch) break;
+        }
+        if (km == MAX_PERIOD || c->oom) break;
     }
+    kmax_cur = saved;
     free(l2.p);
     return c->oom ? -1 : 0;
 }
@@ -656,15 +665,22 @@ static int roll_region(ctx_t *c, size_t a, size_t b)
     if (b - a > 1) {
         /* two rules (the shortest period at each position; the period that covers most),
            the shorter result kept */
-        vec_t la = {0, 0, 0, sizeof(uint32_t)};
-        if (vpush(&la, l1.p, l1.n)) goto out;
+        vec_t la = {0, 0, 0, sizeof(uint32_t)}, lb = {0, 0, 0, sizeof(uint32_t)};
+        if (vpush(&la, l1.p, l1.n) || vpush(&lb, l1.p, l1.n)) { free(la.p); free(lb.p); goto out; }
         rule_cover = 0;
+        rule_grow = 0;
         int e = roll_list(c, &l1, &r0);
         rule_cover = 1;
         e |= roll_list(c, &la, &r0);
-        if (e) { free(la.p); goto out; }
+        rule_cover = 0;
+        rule_grow = 1;
+        e |= roll_list(c, &lb, &r0);
+        rule_grow = 0;
+        if (e) { free(la.p); free(lb.p); goto out; }
         if (list_cost(c, &la) < list_cost(c, &l1)) { vec_t t = l1; l1 = la; la = t; }
+        if (list_cost(c, &lb) < list_cost(c, &l1)) { vec_t t = l1; l1 = lb; lb = t; }
         free(la.p);
+        free(lb.p);
     }
     for (size_t j = 0; j < l1.n; j++) {
         uint32_t id = ((uint32_t *)l1.p)[j];
