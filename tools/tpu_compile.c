@@ -65,7 +65,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -82,6 +82,7 @@ static const tpu_cli_opt_t opts[] = {
     {"no-reuse", 0, 0, O_NOREUSE},
     {"no-share", 0, 0, O_NOSHARE},
     {"no-dense", 0, 0, O_NODENSE},
+    {"no-loops", 0, 0, O_NOLOOPS}, /* hidden: the straight-line program (docs/compiler.md "Loops") */
     {"train", 0, 0, O_TRAIN},
     {"optimizer", 0, TPU_CLI_VALUE, O_OPT},
     {"lr", 0, TPU_CLI_VALUE, O_LR},
@@ -90,6 +91,20 @@ static const tpu_cli_opt_t opts[] = {
     {"micro-batch", 0, TPU_CLI_VALUE, O_MICRO},
     {NULL, 0, 0, 0},
 };
+
+/* " (N straight-line: L loops, S strides)" for a looped program (docs/compiler.md "Loops"),
+   else "" */
+static const char *straight_note(const tpuc_prog_t *p)
+{
+    static char b[128];
+    b[0] = 0;
+    if (p->straight)
+        snprintf(b, sizeof b, " (%zu straight-line: %zu loops, %zu strides)", p->nstraight,
+                 p->nloops, p->nstrides);
+    else if (p->nrolled)
+        snprintf(b, sizeof b, " (straight-line: %zu with loops, more than any IMEM)", p->nrolled);
+    return b;
+}
 
 static int fail(int code, const char *msg)
 {
@@ -124,7 +139,7 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, no_dense = 0, train = 0, logits = 0;
+    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, no_dense = 0, no_loops = 0, train = 0, logits = 0;
     const char *optname = "adam";
     double lr = -1.0, mom = 0.0;
     for (;;) {
@@ -155,6 +170,7 @@ int main(int argc, char **argv)
         case O_NOREUSE: no_reuse = 1; break;
         case O_NOSHARE: no_share = 1; break;
         case O_NODENSE: no_dense = 1; break;
+        case O_NOLOOPS: no_loops = 1; break;
         case O_TRAIN: train = 1; break;
         case O_OPT: optname = val; break;
         case O_LR: bad = tpuc_opt_real("lr", val, 0, 1e6, &lr, err, sizeof err); break;
@@ -195,6 +211,7 @@ int main(int argc, char **argv)
     hw.no_reuse = no_reuse;
     hw.no_share = no_share;
     hw.no_dense = no_dense;
+    hw.no_loops = no_loops;
     hw.predict_only = report_only;
 
     tpuc_graph_t g;
@@ -240,8 +257,8 @@ int main(int argc, char **argv)
             goto done;
         }
         if (note[0]) fprintf(stderr, "tpu-compile: %s\n", note);
-        fprintf(stderr, "tpu-compile: training step of %zu instructions; predicting cycles on the board model...\n",
-                t.prog.ninsns);
+        fprintf(stderr, "tpu-compile: training step of %zu instructions%s; predicting cycles on the board model...\n",
+                t.prog.ninsns, straight_note(&t.prog));
         if (tpuc_train_report(&t, &g, &hw, &r, err, sizeof err)) {
             tpuc_train_free(&t);
             fail(2, err);
@@ -269,7 +286,8 @@ int main(int argc, char **argv)
         fail(2, "the model needs more than 4 GiB of host memory");
         goto done;
     }
-    fprintf(stderr, "tpu-compile: %zu instructions; predicting cycles on the C model...\n", p.ninsns);
+    fprintf(stderr, "tpu-compile: %zu instructions%s; predicting cycles on the C model...\n", p.ninsns,
+            straight_note(&p));
     if (tpuc_report(&g, &hw, &p, err, sizeof err)) { fail(2, err); goto done; }
 
     char cmd[2048];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tpu/asm.h"
+#include "tpu/cli.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
@@ -151,7 +152,78 @@ void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, in
              count, hw->geom.imem_insns, hw->geom.imem_insns, big);
 }
 
-int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
+/* the first pc of the rolled program that stands for straight-line pc i or a later one */
+static size_t map_pc(const size_t *orig, size_t n, size_t i)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (orig[mid] < i) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static int is_insn_line(const char *a, const char *e)
+{
+    while (a < e && (*a == ' ' || *a == '\t' || *a == '\r')) a++;
+    return a < e && *a != '#' && *a != ';';
+}
+
+/* The rolled program's text: each instruction disassembled, the comment lines that stood
+   before a straight-line instruction kept before the first pc that stands for it (the node
+   headers among them; those before instructions folded into a loop are dropped). */
+static int rewrite_text(tpuc_prog_t *p, size_t nstraight, const tpu_insn_t *prog, size_t n,
+                        const size_t *orig)
+{
+    size_t *cstart = malloc((nstraight + 2) * sizeof *cstart), *cend = malloc((nstraight + 2) * sizeof *cend);
+    if (!cstart || !cend) { free(cstart); free(cend); return -1; }
+    const char *t = p->text ? p->text : "", *end = t + p->len, *a = t, *com = t;
+    size_t k = 0;
+    while (a < end) {
+        const char *nl = memchr(a, '\n', (size_t)(end - a));
+        const char *le = nl ? nl + 1 : end;
+        if (is_insn_line(a, nl ? nl : end)) {
+            if (k < nstraight) { cstart[k] = (size_t)(com - t); cend[k] = (size_t)(a - t); }
+            k++;
+            com = le;
+        }
+        a = le;
+    }
+    if (k != nstraight) { free(cstart); free(cend); return -1; }
+    size_t tail = (size_t)(com - t);
+    tpuc_prog_t q;
+    memset(&q, 0, sizeof q);
+    int rc = 0;
+    size_t done = (size_t)-1;
+    char buf[256];
+    for (size_t pc = 0; pc < n && rc == 0; pc++) {
+        size_t o = orig[pc];
+        if (o < nstraight && o != done) {
+            rc |= tpuc_asm(&q, "%.*s", (int)(cend[o] - cstart[o]), t + cstart[o]);
+            done = o;
+        }
+        tpu_insn_disasm(prog[pc], buf, sizeof buf);
+        rc |= tpuc_asm(&q, "%s\n", buf);
+    }
+    if (rc == 0) rc = tpuc_asm(&q, "%.*s", (int)(p->len - tail), t + tail);
+    free(cstart);
+    free(cend);
+    if (rc) { free(q.text); return -1; }
+    free(p->text);
+    p->text = q.text;
+    p->len = q.len;
+    p->cap = q.cap;
+    return 0;
+}
+
+int tpuc_loops_on(const tpuc_hw_t *hw)
+{
+    const char *ev = getenv("TPUC_NO_LOOPS");
+    return !hw->no_loops && !(ev && *ev && strcmp(ev, "0") != 0);
+}
+
+int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, size_t nstarts,
+                        char *err, size_t errlen)
 {
     char *errors = NULL;
     tpu_insn_t *insns = NULL;
@@ -168,13 +240,91 @@ int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
         return -1;
     }
     free(errors);
-    p->insns = insns;
-    p->ninsns = count;
-    if (count > hw->geom.imem_insns && !hw->predict_only) {
-        tpuc_imem_error(p, hw, count, 0, err, errlen);
+    if (!tpuc_loops_on(hw) || count == 0) {
+        free(p->cut);
+        p->cut = NULL;
+        p->insns = insns;
+        p->ninsns = count;
+    } else {
+        /* the loop pass: no nest across a layer's boundary or a part's start */
+        uint8_t *cut = calloc(count + 1, 1);
+        if (!cut) { free(insns); tpuc_err(err, errlen, "out of memory"); return -1; }
+        if (p->cut) memcpy(cut, p->cut, count + 1);
+        for (size_t i = 0; i < p->nlayers; i++) {
+            if (p->layers[i].first_insn <= count) cut[p->layers[i].first_insn] = 1;
+            if (p->layers[i].end_insn <= count) cut[p->layers[i].end_insn] = 1;
+        }
+        for (size_t i = 0; i < nstarts; i++)
+            if (starts[i] <= count) cut[starts[i]] = 2; /* a START: strides 0 again */
+        tpu_insn_t *out = NULL;
+        size_t nout = 0, *orig = NULL;
+        int rc = tpuc_loops(insns, count, cut, &out, &nout, &orig, err, errlen);
+        free(cut);
+        free(p->cut);
+        p->cut = NULL;
+        if (rc) { free(insns); return -1; }
+        size_t st[4];
+        for (size_t i = 0; i < nstarts && i < 4; i++) st[i] = map_pc(orig, nout, starts[i]);
+        /* the proof: the same dynamic instructions */
+        if (tpuc_loops_expand_check(out, nout, st, nstarts < 4 ? nstarts : 4, insns, count,
+                                    &p->loop_dispatches, err, errlen)) {
+            free(insns); free(out); free(orig);
+            return -1;
+        }
+        p->nrolled = nout;
+        if (nout > TPU_LIM_IMEM_INSNS_MAX) {
+            /* no IMEM holds it either way: the straight-line program, which the predictor
+               can run in segments */
+            free(out);
+            free(orig);
+            p->insns = insns;
+            p->ninsns = count;
+            goto checked;
+        }
+        for (size_t i = 0; i < nstarts && i < 4; i++) starts[i] = st[i];
+        for (size_t i = 0; i < p->nlayers; i++) {
+            p->layers[i].first_insn = map_pc(orig, nout, p->layers[i].first_insn);
+            if (p->layers[i].end_insn) p->layers[i].end_insn = map_pc(orig, nout, p->layers[i].end_insn);
+        }
+        p->nloops = p->nstrides = 0;
+        for (size_t i = 0; i < nout; i++) {
+            unsigned op = out[i].w[0] & 0xFFu;
+            p->nloops += op == TPU_OP_LOOP;
+            p->nstrides += op == TPU_OP_STRIDE;
+        }
+        if (rewrite_text(p, count, out, nout, orig)) {
+            free(insns); free(out); free(orig);
+            tpuc_err(err, errlen, "out of memory (rewriting the program's text)");
+            return -1;
+        }
+        /* the text is the program: it assembles to the same bits */
+        tpu_insn_t *chk = NULL;
+        size_t nchk = 0;
+        ne = tpu_asm_n(p->text, "<rolled>", hw->geom.n, &chk, &nchk, NULL);
+        if (ne != 0 || nchk != nout || memcmp(chk, out, nout * sizeof *out) != 0) {
+            free(chk); free(insns); free(out); free(orig);
+            tpuc_err(err, errlen, "internal error: the rolled program's text does not assemble "
+                     "to the rolled program");
+            return -1;
+        }
+        free(chk);
+        p->straight = insns;
+        p->nstraight = count;
+        p->insns = out;
+        p->ninsns = nout;
+        p->orig = orig;
+    }
+checked:
+    if (p->ninsns > hw->geom.imem_insns && !hw->predict_only) {
+        tpuc_imem_error(p, hw, p->ninsns, 0, err, errlen);
         return -1;
     }
     return 0;
+}
+
+int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen)
+{
+    return tpuc_assemble_parts(p, hw, NULL, 0, err, errlen);
 }
 
 void tpuc_prog_free(tpuc_prog_t *p)
@@ -182,6 +332,9 @@ void tpuc_prog_free(tpuc_prog_t *p)
     if (!p) return;
     free(p->text);
     free(p->insns);
+    free(p->straight);
+    free(p->orig);
+    free(p->cut);
     free(p->image);
     for (size_t i = 0; i < p->nlayers; i++) {
         free(p->layers[i].node);

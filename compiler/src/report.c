@@ -14,28 +14,32 @@
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
-/* One run of the whole program on the core model with the per-instruction timing recorded
-   (tpu_core_cfg_t.insn_done, insn_mxu): a layer's cycles are the completion cycle of its last
-   instruction minus that of the instruction before its first (the last layer runs to the
-   halt), so the layers add up to the program's CYCLES. The timing does not depend on the
-   data, so the input is zero. */
-int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
-                size_t errlen)
+/* Runs ins[0..n) (its last instruction the halt) on the core model with the per-instruction
+   timing recorded into done/mxu/disp/fin (n entries; per pc, its last execution): in one run
+   when it fits the model's IMEM (60,000 instructions here), else in segments cut right before
+   an `lw`, or where no matmul comes before the next one (the weight banks restart with each
+   run; every other state is in the memories, which persist); each segment ends with halt, so
+   its drain is counted once per segment: an estimate, stated in the report. Only a
+   straight-line stream is cut (a loop cannot be). Returns 0, or -1 with err. */
+static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_t *ins, size_t n,
+                      int can_cut, uint64_t *done, uint64_t *mxu, uint64_t *disp, uint64_t *fin,
+                      uint64_t *cycles, uint64_t *mxbusy, size_t *segments, char *err, size_t errlen)
 {
-    (void)g;
     size_t seg_max = 60000; /* instructions per run: the model's IMEM is 16-bit */
     const char *sv = getenv("TPUC_REPORT_SEGMENT"); /* shorter runs, to check the estimate */
-    if (sv && atol(sv) >= 64 && (size_t)atol(sv) < seg_max) seg_max = (size_t)atol(sv);
+    if (can_cut && sv && atol(sv) >= 64 && (size_t)atol(sv) < seg_max) seg_max = (size_t)atol(sv);
+    if (!can_cut && n > seg_max + 1) {
+        tpuc_err(err, errlen, "internal error: a looped program of %zu instructions is longer "
+                 "than the model's IMEM", n);
+        return -1;
+    }
     uint8_t *host = calloc(1, (size_t)p->host_bytes);
-    uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
     uint64_t *sd = calloc(seg_max + 2, sizeof *sd), *sm = calloc(seg_max + 2, sizeof *sm);
-    uint64_t *disp = calloc(p->ninsns + 1, sizeof *disp), *sp = calloc(seg_max + 2, sizeof *sp);
-    uint64_t *fin = calloc(p->ninsns + 1, sizeof *fin), *se = calloc(seg_max + 2, sizeof *se);
+    uint64_t *sp = calloc(seg_max + 2, sizeof *sp), *se = calloc(seg_max + 2, sizeof *se);
     tpu_insn_t *seg = malloc((seg_max + 2) * sizeof *seg);
-    uint8_t *cut = calloc(p->ninsns + 1, 1);
-    if (!host || !done || !mxu || !sd || !sm || !seg || !disp || !sp || !fin || !se || !cut) {
-        free(host); free(done); free(mxu); free(sd); free(sm); free(seg); free(disp); free(sp);
-        free(fin); free(se); free(cut);
+    uint8_t *cut = calloc(n + 1, 1);
+    if (!host || !sd || !sm || !seg || !sp || !se || !cut) {
+        free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut);
         tpuc_err(err, errlen, "out of memory (host image)");
         return -1;
     }
@@ -53,32 +57,27 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     tpu_core_result_t res;
     memset(&res, 0, sizeof res);
     int rc = core ? 0 : -1;
-    /* A program longer than the model's IMEM (predict_only) runs in segments cut right
-       before an `lw`, or where no matmul comes before the next one (the weight banks
-       restart with each run; every other state is in the memories, which persist); each
-       segment ends with halt, so its drain is counted once per segment: an estimate, stated
-       in the report. */
-    const size_t body = p->ninsns - 1; /* the final halt */
+    const size_t body = n - 1; /* the final halt */
     /* cut[i]: a segment may start at i -- an lw, or no matmul before the next lw (a pool's or
        an elementwise node's long run of DMAs and vops has no lw to cut before) */
     for (size_t i = body, mm = 0; i-- > 0;) {
-        unsigned op = p->insns[i].w[0] & 0xFFu;
+        unsigned op = ins[i].w[0] & 0xFFu;
         if (op == TPU_OP_LW) mm = 0;
         else if (op == TPU_OP_MATMUL) mm = 1;
         cut[i] = !mm;
     }
     uint64_t base_c = 0, base_m = 0;
     size_t start = 0;
-    p->segments = 0;
-    while (rc == 0 && (start < body || p->segments == 0)) { /* a bare halt runs once too */
+    *segments = 0;
+    while (rc == 0 && (start < body || *segments == 0)) { /* a bare halt runs once too */
         size_t end = body - start > seg_max ? start + seg_max : body;
         if (end < body) {
             while (end > start + 1 && !cut[end]) end--;
             if (end == start + 1) { rc = -2; break; }
         }
         size_t k = end - start;
-        memcpy(seg, p->insns + start, k * sizeof *seg);
-        seg[k] = p->insns[body];
+        memcpy(seg, ins + start, k * sizeof *seg);
+        seg[k] = ins[body];
         rc = tpu_core_run(core, seg, k + 1, 0, host, (size_t)p->host_bytes, NULL, &res);
         if (rc != 0 || res.status != TPU_CORE_DONE) break;
         for (size_t i = 0; i < k; i++) {
@@ -89,28 +88,81 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         }
         base_c += res.counters[TPU_CNT_CYCLES];
         base_m += res.counters[TPU_CNT_MXU_BUSY];
-        p->segments++;
+        (*segments)++;
         start = end;
     }
     tpu_core_free(core);
     free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut);
     if (rc != 0 || res.status != TPU_CORE_DONE) {
-        free(done); free(mxu); free(disp); free(fin);
         tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
                  "(status %d, error %d at pc %u)", rc ? rc : (int)res.status,
                  rc ? 0 : res.err_code, rc ? 0u : res.err_pc);
         return -1;
     }
+    *cycles = base_c;
+    *mxbusy = base_m;
+    return 0;
+}
+
+/* One run of the whole program with the per-instruction timing recorded
+   (tpu_core_cfg_t.insn_done, insn_mxu): a layer's cycles are the completion cycle of its last
+   instruction minus that of the instruction before its first (the last layer runs to the
+   halt), so the layers add up to the program's CYCLES. The timing does not depend on the
+   data, so the input is zero. With loops (loops.c) the per-pc records are each pc's last
+   execution, which for a layer's last pc is the layer's last dynamic instruction (no loop
+   crosses a layer's boundary): the layers' cycles come from the looped program, run whole
+   as the core runs it. Each unit's busy span per layer needs every execution of every
+   instruction: it is taken from a run of the straight-line stream (the same dynamic
+   instructions in the same cycles, less the loops' and strides' own dispatch cycles). */
+int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
+                size_t errlen)
+{
+    (void)g;
+    const int looped = p->straight && p->orig;
+    const tpu_insn_t *sins = looped ? p->straight : p->insns;
+    const size_t sn = looped ? p->nstraight : p->ninsns;
+    uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
+    uint64_t *disp = calloc(sn + 1, sizeof *disp), *fin = calloc(sn + 1, sizeof *fin);
+    uint64_t *d2 = calloc(sn + 1, sizeof *d2), *m2 = calloc(sn + 1, sizeof *m2);
+    uint64_t *p2 = looped ? calloc(p->ninsns + 1, sizeof *p2) : NULL;
+    uint64_t *f2 = looped ? calloc(p->ninsns + 1, sizeof *f2) : NULL;
+    if (!done || !mxu || !disp || !fin || !d2 || !m2 || (looped && (!p2 || !f2))) {
+        free(done); free(mxu); free(disp); free(fin); free(d2); free(m2); free(p2); free(f2);
+        tpuc_err(err, errlen, "out of memory");
+        return -1;
+    }
+    uint64_t base_c = 0, base_m = 0, c2, mb2;
+    size_t segs2;
+    int rc;
+    if (looped) {
+        rc = run_stream(hw, p, p->insns, p->ninsns, 0, done, mxu, p2, f2, &base_c, &base_m,
+                        &p->segments, err, errlen);
+        if (rc == 0)
+            rc = run_stream(hw, p, sins, sn, 1, d2, m2, disp, fin, &c2, &mb2, &segs2, err, errlen);
+    } else {
+        rc = run_stream(hw, p, sins, sn, 1, done, mxu, disp, fin, &base_c, &base_m,
+                        &p->segments, err, errlen);
+    }
+    free(d2); free(m2); free(p2); free(f2);
+    if (rc) {
+        free(done); free(mxu); free(disp); free(fin);
+        return -1;
+    }
     /* each unit's busy span in each layer: the union of (dispatch, completion] of its
-       instructions (lw and matmul together: the matmul phase) */
+       instructions (lw and matmul together: the matmul phase), in the straight-line stream */
     for (size_t i = 0; i < p->nlayers; i++) {
         tpuc_layer_t *l = &p->layers[i];
         uint64_t *span[3] = {&l->mx_cycles, &l->dma_cycles, &l->vpu_cycles};
         uint64_t s0[3] = {0, 0, 0}, e0[3] = {0, 0, 0};
         l->mx_cycles = l->dma_cycles = l->vpu_cycles = 0;
-        for (size_t j = l->first_insn; j < l->end_insn && j < body; j++) {
+        size_t j0 = l->first_insn, j1 = l->end_insn;
+        if (looped) {
+            j0 = j0 < p->ninsns ? p->orig[j0] : sn;
+            j1 = j1 < p->ninsns ? p->orig[j1] : sn;
+        }
+        for (size_t j = j0; j < j1 && j + 1 < sn; j++) {
             int u;
-            switch (p->insns[j].w[0] & 0xFFu) {
+            switch (sins[j].w[0] & 0xFFu) {
             case TPU_OP_LW: case TPU_OP_MATMUL: u = 0; break;
             case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: u = 1; break;
             case TPU_OP_VOP: case TPU_OP_VRED: case TPU_OP_SOFTMAX: u = 2; break;
@@ -168,11 +220,15 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
 {
     (void)g;
     unsigned n = hw->geom.n;
+    char loops_note[160] = "";
+    if (p->straight)
+        snprintf(loops_note, sizeof loops_note, ": %zu loops and %zu strides for %zu "
+                 "straight-line instructions", p->nloops, p->nstrides, p->nstraight);
     fprintf(f, "tpu-compile report: N = %u, %u core(s), %ld image(s) per core, UB %u / ACC %u / "
-            "WMEM %u rows, IMEM %u (program %zu instructions), host memory %.1f MiB "
+            "WMEM %u rows, IMEM %u (program %zu instructions%s), host memory %.1f MiB "
             "(activations %.2f MiB, %.2f MiB without reuse)\n", n,
             hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
-            hw->geom.imem_insns, p->ninsns, (double)p->host_bytes / 1048576.0,
+            hw->geom.imem_insns, p->ninsns, loops_note, (double)p->host_bytes / 1048576.0,
             (double)p->act_bytes / 1048576.0, (double)p->act_all / 1048576.0);
     fprintf(f, "%-28s %-22s %12s %10s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
             "op", "MACs", "cycles", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
@@ -225,10 +281,13 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
     unsigned n = hw->geom.n;
     fprintf(f, "{\n  \"mxu\": %u, \"cores\": %u, \"batch_per_core\": %ld, \"ub_rows\": %u, "
             "\"acc_rows\": %u, \"wmem_rows\": %u, \"imem_insns\": %u, \"instructions\": %zu, "
+            "\"straight_line_instructions\": %zu, \"loops\": %zu, \"strides\": %zu, "
+            "\"loop_dispatches\": %" PRIu64 ", "
             "\"host_bytes\": %" PRIu64 ", \"activation_bytes\": %" PRIu64 ", "
             "\"activation_bytes_no_reuse\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n",
             n, hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
-            hw->geom.imem_insns, p->ninsns, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
+            hw->geom.imem_insns, p->ninsns, p->straight ? p->nstraight : p->ninsns, p->nloops,
+            p->nstrides, p->loop_dispatches, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
         fprintf(f, "    {\"node\": ");

@@ -2458,8 +2458,17 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             p->layers[p->nlayers - 1].mxu_rows = c->e.mxu_rows;
         }
         release_dead(c, i);
-        if (c->e.count > (hw->predict_only ? (size_t)4 << 20 : hw->geom.imem_insns)) {
-            /* stop early: it cannot fit (the predictor stops at 4 M instructions) */
+        if (c->e.count > (hw->predict_only || tpuc_loops_on(hw) ? (size_t)4 << 20 : hw->geom.imem_insns)) {
+            /* stop early: it cannot fit (the predictor stops at 4 M instructions; with the
+               loop pass, at 4 M straight-line instructions: the rolled size is checked after
+               the pass) */
+            if (tpuc_loops_on(hw)) {
+                tpuc_err(err, errlen, "the straight-line program needs more than %zu "
+                         "instructions (the loop pass takes at most 4194304; IMEM holds %u): a "
+                         "larger --mxu or a smaller --batch needs fewer", c->e.count,
+                         hw->geom.imem_insns);
+                return -1;
+            }
             tpuc_imem_error(p, hw, c->e.count, i + 1 < g->nn, err, errlen);
             return -1;
         }

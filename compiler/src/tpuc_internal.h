@@ -52,6 +52,29 @@ int tpuc_e_halt(tpuc_ectx_t *c);
    the largest layers so far. */
 void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,
                      char *err, size_t errlen);
+/* The loop pass (loops.c): the straight-line stream in[0..n) rolled into loop nests that
+   dispatch the same instructions; no nest spans i-1 and i where cut[i] (cut may be NULL).
+   *out (*nout instructions) and *orig (per output pc: the first input instruction it stands
+   for) are malloc'd. cut[i] = 2 marks a START there (the sequencer's state, strides included,
+   reset: a part of the program run on its own). 0, or -1 with err. */
+int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **out,
+               size_t *nout, size_t **orig, char *err, size_t errlen);
+/* Expands prog (control flow only: tpu_seq_step / tpu_seq_resolve; the sequencer state reset
+   at pc 0 and at each pc of starts[], ascending) and compares every dynamic instruction with
+   ref[0..nref): 0 when they are the same (*ndisp, when not NULL: the loops and strides
+   dispatched), else -1 with an internal error in err. */
+int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *starts,
+                            size_t nstarts, const tpu_insn_t *ref, size_t nref, uint64_t *ndisp,
+                            char *err, size_t errlen);
+/* Assembles p->text into p->insns, rolls it into loops (unless hw->no_loops; p->straight
+   keeps the straight-line stream, the text is rewritten to the rolled program, the layers'
+   pc ranges follow) and checks the IMEM size of the rolled program. `starts` (may be NULL)
+   are straight-line pcs where a part of the program is started on its own (a training
+   step's update part): they become cuts, and are mapped to the rolled pcs in place. */
+int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, size_t nstarts,
+                        char *err, size_t errlen);
+/* 1 unless --no-loops or TPUC_NO_LOOPS (a value other than 0) turns the loop pass off. */
+int tpuc_loops_on(const tpuc_hw_t *hw);
 /* Assembles p->text into p->insns and checks the IMEM size. */
 int tpuc_assemble(tpuc_prog_t *p, const tpuc_hw_t *hw, char *err, size_t errlen);
 

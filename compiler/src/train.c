@@ -1783,9 +1783,44 @@ end:
         tpuc_err(err, errlen, "out of memory");
         return -1;
     }
-    if (tpuc_assemble(&t->prog, hw, err, errlen)) {
+    /* the loop pass keeps each layer's phases apart (the reports attribute pcs by them) and
+       the update part on its own */
+    if (t->nphase == 0 || !t->phase || !t->layer_of) {
+        tpuc_err(err, errlen, "internal error: no instructions");
+        return -1;
+    }
+    free(t->prog.cut);
+    t->prog.cut = calloc(t->nphase + 1, 1);
+    if (!t->prog.cut) {
+        tpuc_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 1; i < t->nphase; i++)
+        t->prog.cut[i] = t->phase[i] != t->phase[i - 1] || t->layer_of[i] != t->layer_of[i - 1];
+    size_t starts[1] = {t->u_pc};
+    const size_t nstraight = t->nphase;
+    if (tpuc_assemble_parts(&t->prog, hw, starts, t->u_pc ? 1 : 0, err, errlen)) {
         t->fit_failed = t->prog.ninsns > hw->geom.imem_insns; /* IMEM: fewer rows may fit */
         return -1;
+    }
+    if (t->prog.orig) { /* per-pc phases and layers of the rolled program */
+        uint8_t *ph = malloc(t->prog.ninsns + 1), *ly = malloc(t->prog.ninsns + 1);
+        if (!ph || !ly) {
+            free(ph); free(ly);
+            tpuc_err(err, errlen, "out of memory");
+            return -1;
+        }
+        for (size_t pc = 0; pc < t->prog.ninsns; pc++) {
+            size_t o = t->prog.orig[pc] < nstraight ? t->prog.orig[pc] : nstraight - 1;
+            ph[pc] = t->phase[o];
+            ly[pc] = t->layer_of[o];
+        }
+        free(t->phase);
+        free(t->layer_of);
+        t->phase = ph;
+        t->layer_of = ly;
+        t->nphase = t->prog.ninsns;
+        if (t->u_pc) t->u_pc = starts[0];
     }
     if (t->prog.ninsns > hw->geom.imem_insns && !hw->predict_only) {
         tpuc_err(err, errlen, "the step program has %zu instructions at %llu rows per core; IMEM "

@@ -53,7 +53,8 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     size_t SEG = 32767;
     const char *sv = getenv("TPUC_REPORT_SEGMENT"); /* shorter segments, to check the estimate */
     if (sv && atol(sv) >= 64 && (size_t)atol(sv) < SEG) SEG = (size_t)atol(sv);
-    const int segmented = t->prog.ninsns > hw->geom.imem_insns || SEG < 32767;
+    /* (a looped program, loops.c, is never cut: it holds at most 32768 instructions) */
+    const int segmented = !t->prog.orig && (t->prog.ninsns > hw->geom.imem_insns || SEG < 32767);
     uint64_t *sd = segmented ? calloc(SEG + 2, sizeof *sd) : NULL;
     uint64_t *sm = segmented ? calloc(SEG + 2, sizeof *sm) : NULL;
     tpu_insn_t *seg = segmented ? malloc((SEG + 2) * sizeof *seg) : NULL;

@@ -191,6 +191,9 @@ near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host bu
 # views"): the same bits as --no-share (each DMA'd on its own) on five models at N = 4, 8, 16,
 # with less DMA; must be taken so that this can fail ----
 sv=0 svn=0
+# the UB DMA is counted in model.s: straight-line programs here (the loop pass rolls the DMAs
+# into loops; 2l compares the two)
+export TPUC_NO_LOOPS=1
 for m in residual net grouped poolpad pools; do
     for n in 4 8 16; do
         d="$W/share_${m}_N$n"
@@ -202,6 +205,7 @@ for m in residual net grouped poolpad pools; do
         [ "$v" -gt 0 ] && [ "$(dma "$d")" -ge "$(dma "${d}_off")" ] && bad "share $m N=$n: no less UB DMA ($(dma "$d") against $(dma "${d}_off") elements)"
     done
 done
+unset TPUC_NO_LOOPS
 [ $svn -ge 12 ] && ok "shifted views in $sv matmuls and pools of $svn of 15 compiles: the same bits as --no-share, less UB DMA" ||
     bad "shifted views taken in only $svn of 15 compiles"
 
@@ -379,8 +383,9 @@ PY
 
 # the predictor in segments (what --report-only does for a program longer than the model's
 # IMEM) against one run of the whole program: within 2 %
-"$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_whole.json" >/dev/null 2>&1
-TPUC_REPORT_SEGMENT=300 "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only --json "$W/net_seg.json" >/dev/null 2>&1
+# (a straight-line program: a looped one is always run whole)
+"$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --no-loops --report-only --json "$W/net_whole.json" >/dev/null 2>&1
+TPUC_REPORT_SEGMENT=300 "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --no-loops --report-only --json "$W/net_seg.json" >/dev/null 2>&1
 $PY - "$W/net_whole.json" "$W/net_seg.json" <<'PY' && ok "the predictor in segments within 2 % of one run" || bad "segmented prediction"
 import json, sys
 w, s = (json.load(open(p))["total"] for p in sys.argv[1:3])
@@ -420,8 +425,35 @@ fi
 "$B/tpu-explore" "$W/net.onnx" --mxu 0x8 -o "$W/explore2.csv" >/dev/null 2>"$W/explore2.err" &&
     bad "tpu-explore accepted --mxu 0x8" || ok "tpu-explore refuses --mxu 0x8: $(tail -n 1 "$W/explore2.err")"
 
+# ---- 2l. the loop pass (compiler/src/loops.c, docs/compiler.md "Loops"): the rolled programs
+# give the same bits as the straight-line ones (--no-loops) on six models at N = 4, 8 and on
+# 2 cores, are shorter, and their report's cycles exceed the straight-line program's by at
+# most one cycle per loop and stride dispatched ----
+lp=0
+for cfg in "net 4 1 6" "net 8 2 6" "residual 4 1 2" "grouped 8 1 2" "pools 4 1 2" "poolpad 8 1 2" "chain 4 1 32" "tiny 8 2 4"; do
+    set -- $cfg
+    d="$W/loops_$1_N$2_C$3"
+    ab "loops $cfg" "$d" $1 $2 $3 $4 --no-loops
+    $PY - "$d/report.json" "${d}_off/report.json" "$cfg" <<'PY' && lp=$((lp + 1)) || bad "loops $cfg: report"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+n, s = a["instructions"], a["straight_line_instructions"]
+extra = a["total"]["cycles"] - b["total"]["cycles"]
+ok = b["instructions"] == s and n < s and 0 <= extra <= a["loop_dispatches"]
+print(sys.argv[3], ": %d -> %d instructions, %+d cycles (%d loops and strides dispatched)" % (s, n, extra, a["loop_dispatches"]))
+sys.exit(0 if ok else 1)
+PY
+done
+[ $lp -eq 8 ] && ok "loop pass: 8 compiles the same bits as --no-loops, shorter programs" || bad "loop pass: only $lp of 8"
+
 # ---- 5. RTL ----
+# (gen's sequencer has no loops yet: the RTL runs straight-line programs)
 if [ "$RTL" = 1 ]; then
+    export TPUC_NO_LOOPS=1
+    d="$W/keep_N4_B32_U6"
+    "$B/tpu-compile" "$W/chain.onnx" --mxu 4 --cores 1 --batch 32 --imem-insns 32768 --ub-kib 6 -o "$d" >"$d.log" 2>&1 || bad "chain straight-line compile"
+    d="$W/share_residual_N4"
+    "$B/tpu-compile" "$W/residual.onnx" --mxu 4 --cores 1 --batch 2 --imem-insns 32768 -o "$d" >"$d.log" 2>&1 || bad "residual straight-line compile"
     "$B/tpu-compile" "$W/tiny.onnx" --mxu 4 --cores 1 --batch 4 -o "$W/tiny4" >"$W/tiny4.log" 2>&1 || bad "tiny compile: $(tail -n 1 "$W/tiny4.log")"
     "$B/tpu-infer" "$W/tiny4" --input "$W/tiny_x.npy" --output "$W/tiny4.npy" --rtl --work "$W/tiny4_work" >"$W/tiny4_rtl.log" 2>&1 &&
         ok "tiny CNN on the N = 4 core: $(grep -h 'identical' "$W/tiny4_rtl.log" | tail -n 1)" || { bad "tiny CNN on the RTL"; tail -n 20 "$W/tiny4_rtl.log"; }

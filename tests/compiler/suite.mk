@@ -42,3 +42,14 @@ FULL_SUITES += test-compiler-board
 test-compiler-board: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB) \
                      $(BUILD)/models/mlp/model.onnx $(BUILD)/models/cnn/model.onnx $(BUILD)/models/data/test_x.npy
 	sh tests/compiler/board.sh $(BUILD)/test-compiler-board $(BUILD)/models $(BUILD)/models/data/test_x.npy
+
+# ---- the loop pass (compiler/src/loops.c): planted nests and ordinary streams rolled and
+#      expanded again (tests/compiler/loops_test.c) ----
+.PHONY: test-compiler-loops
+TEST_SUITES += test-compiler-loops
+$(BUILD)/tests/loops_test: tests/compiler/loops_test.c $(TPUC_LIB) $(CMODEL_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -Icompiler/include -Icompiler/src $(CMODEL_INC) $< $(TPUC_LIB) $(CMODEL_LIB) -lprotobuf-c -lm -o $@
+
+test-compiler-loops: $(BUILD)/tests/loops_test
+	$(BUILD)/tests/loops_test 400

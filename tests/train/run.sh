@@ -204,16 +204,33 @@ done
 
 # a step longer than IMEM is predicted in segments (tpu-compile --report-only of a large model):
 # forced here with short segments, the estimate within 1 % of the whole step's exact cycles
+# (straight-line programs: a looped one, docs/compiler.md "Loops", is always run whole)
 exact=$(${BUILD:-build}/tools/tpu-compile "$W/cc.onnx" --train --mxu 8 --cores 4 --topology torus --batch 8 \
-    --imem-insns 32768 --report-only 2>/dev/null | grep -o '^total: [0-9]*' | cut -d' ' -f2)
+    --imem-insns 32768 --no-loops --report-only 2>/dev/null | grep -o '^total: [0-9]*' | cut -d' ' -f2)
 TPUC_REPORT_SEGMENT=300 ${BUILD:-build}/tools/tpu-compile "$W/cc.onnx" --train --mxu 8 --cores 4 --topology torus \
-    --batch 8 --imem-insns 32768 --report-only >"$W/pred_seg.log" 2>&1
+    --batch 8 --imem-insns 32768 --no-loops --report-only >"$W/pred_seg.log" 2>&1
 segd=$(grep -o '^total: [0-9]*' "$W/pred_seg.log" | cut -d' ' -f2)
 if [ -n "$exact" ] && [ -n "$segd" ] && grep -q "in [0-9]* segments" "$W/pred_seg.log" &&
    $PY -c "import sys; e, s = $exact, $segd; sys.exit(0 if s >= e and s - e <= 0.01 * e else 1)"; then
     ok "a step predicted in segments of 300 instructions: $segd cycles, the whole step $exact ($(grep -o 'in [0-9]* segments' "$W/pred_seg.log"))"
 else
     bad "segmented prediction: '$segd' against '$exact': $(tail -1 "$W/pred_seg.log")"
+fi
+
+# the loop pass (docs/compiler.md "Loops"): the looped step program gives the gradients and
+# weights of the straight-line one bit for bit (the same micro-steps: a large IMEM for both)
+for e in 0 1; do
+    rm -rf "$W/g_loops$e"
+    TPUC_NO_LOOPS=$e "$T" "$W/cnn.onnx" --x-train "$W/xc.npy" --y-train "$W/y.npy" --epochs 1 --steps-per-epoch 2 \
+        --mxu 8 --cores 2 --batch 16 --imem-insns 32768 --grads-dir "$W/g_loops$e" >"$W/run_loops$e.log" 2>&1 ||
+        bad "loops: tpu-train (TPUC_NO_LOOPS=$e) failed: $(tail -1 "$W/run_loops$e.log")"
+done
+d=""
+for f in "$W/g_loops1"/*.npy; do cmp -s "$f" "$W/g_loops0/$(basename "$f")" || d="$d $(basename "$f")"; done
+if [ -z "$d" ] && [ -e "$W/g_loops0/grad0_w.npy" ]; then
+    ok "loops: the CNN's step looped ($(grep -o '[0-9]* instructions per step' "$W/run_loops0.log")) and straight-line ($(grep -o '[0-9]* instructions per step' "$W/run_loops1.log")): the same gradients and weights"
+else
+    bad "loops: gradients differ from the straight-line step:$d"
 fi
 
 for m in batch sign; do

@@ -6,7 +6,8 @@
 # ResNet-50, ResNeXt-50 32x4d (grouped Conv) and EfficientNet-B0 at N = 128, which their
 # programs need to fit 32768 instructions; the text model at N = 16):
 #   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, the one
-#     image alone the same bits as its row of the batch and as with --no-reuse --no-share
+#     image alone the same bits as its row of the batch, as the straight-line program
+#     (--no-loops: the loop pass off) and as with --no-reuse --no-share
 #     --no-fuse-add --no-dense (every activation in a host buffer of its own, every K-chunk
 #     DMA'd on its own, every Add its own node, strided outputs in their r-space);
 #   - against the derived bound (tests/zoo/bound.py: docs/conformance.md's per-operator bounds
@@ -46,7 +47,10 @@ for m in $MODELS; do
     case $m in vgg*|resnet50|resnext*|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     t0=$(date +%s)
     run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
-        run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" || continue
+        run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" &&
+        run "$m" $n 1 1 "${m}_x1.npy" SL "--no-loops" || continue
+    # the loop pass (docs/compiler.md "Loops") against the straight-line program
+    cmp -s "$W/${m}_B1.npy" "$W/${m}_SL.npy" || { echo "FAIL: $m: differs from --no-loops"; fails=$((fails + 1)); }
     for c in C2 C4; do
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
     done

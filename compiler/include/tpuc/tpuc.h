@@ -50,6 +50,9 @@ typedef struct {
                                none reused after its last reader (same results) */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
                                (run in segments on the model), not refused */
+    int no_loops;           /* --no-loops (hidden; TPUC_NO_LOOPS=1 in the environment too):
+                               the program is written straight-line, without the loop pass
+                               (loops.c); the same dynamic instructions, so the same bits */
 } tpuc_hw_t;
 
 /* ---- IR ---- */
@@ -221,6 +224,19 @@ typedef struct {
     long batch;                      /* images per core */
     uint64_t total_cycles, total_macs;
     size_t segments;                 /* model runs the report took (1: the whole program) */
+    /* the loop pass (loops.c): insns are the rolled program; straight the stream the
+       lowering wrote (the same dynamic instructions), orig[pc] the first straight-line
+       instruction each pc stands for (a loop or stride: its nest's first) */
+    tpu_insn_t *straight; size_t nstraight;
+    size_t *orig;
+    size_t nloops, nstrides;         /* loop and stride instructions written */
+    uint64_t loop_dispatches;        /* loop and stride instructions dispatched in a run (each
+                                        costs at most one cycle) */
+    size_t nrolled;                  /* the loop pass's result, also when it was not kept (more
+                                        than 32768 instructions: insns is the straight line) */
+    uint8_t *cut;                    /* set by the caller before tpuc_assemble (nstraight + 1,
+                                        may be NULL): cut[i] = 1, no loop spans i-1 and i (the
+                                        layers' boundaries are always cuts) */
 } tpuc_prog_t;
 
 int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen);

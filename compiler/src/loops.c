@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The loop pass (docs/compiler.md "Loops"): the straight-line instruction stream the lowering
+   writes -> the same dynamic instructions as loop nests of the sequencer (docs/isa.md "Loops").
+
+   Bottom-up rerolling. The stream of one region (a layer, or a training phase of a layer: no
+   nest crosses a region's boundary, so the report's per-pc attribution stays meaningful) is a
+   list of nodes, at first one per instruction. A pass walks the list and at each position i
+   looks for the smallest period k (a distance to a later node of the same signature, at most
+   MAX_PERIOD) such that the block of k nodes at i repeats C >= 2 times with every field equal
+   but the address operands (rows, host addresses), which advance by a constant per repetition
+   (the stride of every operand slot, modulo 2^32 for host addresses). Such a run becomes one
+   loop node whose body is the first repetition's nodes; passes repeat until nothing changes,
+   so a body may hold loops (up to 4 levels). A node's signature hashes its structure: the
+   instruction without its address operands, or a loop's count, its body's signatures and its
+   strides. A run is taken only when it saves instructions, its nest stays within 4 levels
+   and its slots' stride vectors fit the 7 index registers (slots with equal strides on the
+   levels around them share a register).
+
+   Emission: each top-level loop node is a nest at level 0. Its registers are taken from
+   those whose strides are already set as needed (a nest like the previous one costs no
+   `stride`), the others get `stride` instructions before the nest. A loop that is the only
+   loop of its parent's body is hoisted (armed once, before the outermost body); any other
+   stands at its place in the parent's body and is re-armed in each iteration.
+
+   Correctness by construction: the rolled program is expanded with the sequencer's own
+   functions (tpu_seq_step, tpu_seq_resolve) and compared instruction by instruction with
+   the straight-line stream; any difference is an internal error. So the dynamic instructions,
+   and with them every output bit, are those of the straight-line program. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/isa.h"
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+#define MAX_PERIOD 512   /* longest block (in nodes) a pass looks for */
+#define MAX_CAND 48      /* candidate periods per position */
+#define MAX_PASSES 12
+#define MAX_COUNT 65535u
+
+/* ---- address operands of an instruction ---- */
+/* Slot k (0..2, the instruction's xsel index) of d: 1 and its value, or 0 when d has no such
+   address operand. kind 1: a host address (modulo 2^32), 0: a row. */
+static int slot_get(const tpu_dinsn_t *d, unsigned k, uint32_t *v, int *kind)
+{
+    *kind = 0;
+    switch (d->opcode) {
+    case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
+        if (k == 0) { *v = d->addr; *kind = 1; return 1; }
+        if (k == 1) { *v = d->row; return 1; }
+        return 0;
+    case TPU_OP_LW: if (k == 0) { *v = d->w_row; return 1; } return 0;
+    case TPU_OP_MATMUL:
+        if (k == 0) { *v = d->ub_row; return 1; }
+        if (k == 1) { *v = d->acc_row; return 1; }
+        return 0;
+    case TPU_OP_VOP:
+        if (k == 0) { *v = d->a_row; return 1; }
+        if (k == 1) { if (!tpu_vop_is_binary(d->vop)) return 0; *v = d->b_row; return 1; }
+        *v = d->d_row;
+        return 1;
+    case TPU_OP_VRED: case TPU_OP_SOFTMAX:
+        if (k == 0) { *v = d->src_row; return 1; }
+        if (k == 1) { *v = d->dst_row; return 1; }
+        return 0;
+    case TPU_OP_SEND: case TPU_OP_RECV: case TPU_OP_BCAST: case TPU_OP_ALLREDUCE:
+        if (k == 0) { *v = d->row; return 1; }
+        return 0;
+    default: return 0;
+    }
+}
+
+static void slot_set(tpu_dinsn_t *d, unsigned k, uint32_t v)
+{
+    switch (d->opcode) {
+    case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: if (k == 0) d->addr = v; else d->row = v; break;
+    case TPU_OP_LW: d->w_row = v; break;
+    case TPU_OP_MATMUL: if (k == 0) d->ub_row = v; else d->acc_row = v; break;
+    case TPU_OP_VOP: if (k == 0) d->a_row = v; else if (k == 1) d->b_row = v; else d->d_row = v; break;
+    case TPU_OP_VRED: case TPU_OP_SOFTMAX: if (k == 0) d->src_row = v; else d->dst_row = v; break;
+    default: d->row = v; break;
+    }
+}
+
+/* ---- growable arrays ---- */
+typedef struct { void *p; size_t n, cap, esz; } vec_t;
+static int vpush(vec_t *v, const void *e, size_t cnt)
+{
+    if (v->n + cnt > v->cap) {
+        size_t cap = v->cap ? v->cap : 1024;
+        while (cap < v->n + cnt) cap *= 2;
+        void *q = realloc(v->p, cap * v->esz);
+        if (!q) return -1;
+        v->p = q;
+        v->cap = cap;
+    }
+    if (e) memcpy((char *)v->p + v->n * v->esz, e, cnt * v->esz);
+    v->n += cnt;
+    return 0;
+}
+
+/* ---- nodes ---- */
+typedef struct {
+    uint64_t sig;
+    uint32_t count;  /* 0: an instruction; else a loop's count */
+    uint32_t len;    /* static instructions (a loop: its `loop` and its body) */
+    uint32_t depth;  /* loop levels (0: an instruction) */
+    uint32_t nslots;
+    size_t dyn;      /* straight-line instructions it covers */
+    size_t orig;     /* the first original instruction it covers */
+    size_t slot0;    /* offset into slots[] (and, for a loop, vec[] x4, encl[]) */
+    size_t child0;   /* loop: offset into kids[] */
+    uint32_t nchild;
+} node_t;
+
+typedef struct {
+    const tpu_insn_t *in;
+    size_t n;
+    uint32_t *opv;   /* n*3: the address operand values */
+    uint8_t *opk;    /* n*3: 0 none, 1 row, 2 host address */
+    uint64_t *key;   /* n: the instruction's hash without its address operands */
+    vec_t nodes;     /* node_t */
+    vec_t slots;     /* uint32_t: orig*3 + k of each slot of each node */
+    vec_t vecs;      /* int32_t x4 per slot of a loop node: strides at its levels (0 = it) */
+    vec_t encl;      /* uint8_t per slot of a loop node: its levels around the slot */
+    vec_t kids;      /* uint32_t: body node indices */
+    vec_t out;       /* tpu_insn_t */
+    vec_t orig;      /* size_t per output pc */
+    int32_t sreg[TPU_XREGS][TPU_LOOP_LEVELS]; /* the strides set so far (emission) */
+    unsigned lru[TPU_XREGS];
+    unsigned tick;
+    size_t nloops, nstrides;
+    int oom;
+} ctx_t;
+
+#define NODE(c, i) (((node_t *)(c)->nodes.p)[i])
+#define SLOTS(c, nd) ((uint32_t *)(c)->slots.p + (nd)->slot0)
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+}
+
+/* the stride from value a to b of a slot of kind k (2: host address, modulo 2^32); 0 and
+   *ok = 0 when it does not fit a stride */
+static int64_t delta(unsigned k, uint32_t a, uint32_t b)
+{
+    if (k == 2) return (int64_t)(int32_t)(b - a);
+    return (int64_t)b - (int64_t)a;
+}
+
+/* ---- register needs: slots grouped by their stride vector on the levels around them ---- */
+typedef struct { int32_t v[TPU_LOOP_LEVELS]; unsigned e; } regc_t;
+
+/* Greedy: slots by enclosing depth, deepest first, each joins the first register that agrees
+   on its levels. Returns the registers needed (up to max + 1) and, when slotreg is not NULL,
+   each slot's register index (0 none, else 1 + index into rc). */
+static unsigned reg_need(const int32_t *vec, const uint8_t *encl, uint32_t ns, regc_t *rc,
+                         unsigned max, uint8_t *slotreg)
+{
+    unsigned nr = 0;
+    for (unsigned e = TPU_LOOP_LEVELS; e >= 1; e--) {
+        for (uint32_t s = 0; s < ns; s++) {
+            if (encl[s] != e) continue;
+            const int32_t *v = vec + 4 * (size_t)s;
+            int nz = 0;
+            for (unsigned l = 0; l < e; l++) nz |= v[l] != 0;
+            if (!nz) { if (slotreg) slotreg[s] = 0; continue; }
+            unsigned r = 0;
+            for (; r < nr; r++) {
+                unsigned l = 0;
+                while (l < e && rc[r].v[l] == v[l]) l++;
+                if (l == e) break;
+            }
+            if (r == nr) {
+                if (nr > max) return nr;
+                memset(&rc[nr], 0, sizeof rc[nr]);
+                for (unsigned l = 0; l < e; l++) rc[nr].v[l] = v[l];
+                rc[nr].e = e;
+                nr++;
+            }
+            if (slotreg) slotreg[s] = (uint8_t)(r + 1);
+        }
+    }
+    return nr;
+}
+
+/* ---- one pass over a node list ---- */
+typedef struct { uint64_t sig; uint32_t pos; } hent_t;
+
+/* The loops a list is rolled inside: the period (straight-line instructions) of each
+   enclosing loop being formed, and the levels left. A node inside may be merged with another
+   only when each enclosing loop advances their slots alike (else the inner loop's strides
+   would differ between the outer iterations): their signatures in this context hash those
+   outer strides too. */
+typedef struct { size_t P[TPU_LOOP_LEVELS]; unsigned np, budget; } rctx_t;
+
+static uint64_t ctx_sig(const ctx_t *c, uint32_t id, const rctx_t *rc)
+{
+    const node_t *nd = &NODE(c, id);
+    uint64_t h = nd->sig;
+    if (!rc->np) return h;
+    const uint32_t *sl = SLOTS(c, nd);
+    for (uint32_t s = 0; s < nd->nslots; s++)
+        for (unsigned l = 0; l < rc->np; l++) {
+            size_t o = sl[s] + 3 * rc->P[l];
+            h = mix(h, (uint64_t)delta(c->opk[sl[s]], c->opv[sl[s]], c->opv[o]));
+        }
+    return h ? h : 1;
+}
+
+/* The block [i, i+k) of list repeats (signatures, and constant deltas of every slot from one
+   repetition to the next): the count (>= 2), or 0. */
+static uint32_t run_count(ctx_t *c, const uint32_t *list, const uint64_t *sg, size_t n,
+                          size_t i, size_t k, const uint64_t *ph, const uint64_t *pw, vec_t *dv)
+{
+#define BH(a, len) (ph[(a) + (len)] - ph[(a)] * pw[(len)])
+    uint64_t h0 = BH(i, k);
+    if (i + 2 * k > n || BH(i + k, k) != h0) return 0;
+    dv->n = 0;
+    for (size_t j = 0; j < k; j++) {
+        const node_t *a = &NODE(c, list[i + j]), *b = &NODE(c, list[i + k + j]);
+        if (sg[i + j] != sg[i + k + j] || a->nslots != b->nslots) return 0;
+        const uint32_t *sa = SLOTS(c, a), *sb = SLOTS(c, b);
+        for (uint32_t s = 0; s < a->nslots; s++) {
+            int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]);
+            if (d < INT32_MIN || d > INT32_MAX) return 0;
+            int32_t d32 = (int32_t)d;
+            if (vpush(dv, &d32, 1)) { c->oom = 1; return 0; }
+        }
+    }
+    const int32_t *d = dv->p;
+    uint32_t C = 2;
+    while (C < MAX_COUNT && i + (size_t)(C + 1) * k <= n && BH(i + (size_t)C * k, k) == h0) {
+        size_t q = 0;
+        int ok = 1;
+        for (size_t j = 0; j < k && ok; j++) {
+            size_t pa = i + (size_t)(C - 1) * k + j, pb = i + (size_t)C * k + j;
+            const node_t *a = &NODE(c, list[pa]), *b = &NODE(c, list[pb]);
+            if (sg[pa] != sg[pb] || a->nslots != b->nslots) { ok = 0; break; }
+            const uint32_t *sa = SLOTS(c, a), *sb = SLOTS(c, b);
+            for (uint32_t s = 0; s < a->nslots; s++, q++)
+                if (delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]) != d[q]) { ok = 0; break; }
+        }
+        if (!ok) break;
+        C++;
+    }
+#undef BH
+    return C;
+}
+
+/* A loop node over list[i .. i+k) repeated C times, one repetition P straight-line
+   instructions long (so slot s of repetition 0 is slot s + 3P of repetition 1); -1 when it
+   breaks a limit (levels, registers), else its index (0 when !commit). */
+static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32_t C, size_t P,
+                      unsigned budget, int commit)
+{
+    uint32_t depth = 0, len = 1, ns = 0;
+    uint64_t sig = mix(mix(0x10095ull, C), k), dyn = 0;
+    for (size_t j = 0; j < k; j++) {
+        const node_t *a = &NODE(c, list[i + j]);
+        if (a->depth > depth) depth = a->depth;
+        len += a->len;
+        ns += a->nslots;
+        dyn += a->dyn;
+        sig = mix(sig, a->sig);
+    }
+    if (depth + 1 > budget || len - 1 > 65535u || dyn != P) return -1;
+    size_t s0 = c->slots.n;
+    if (vpush(&c->vecs, NULL, 4 * (size_t)ns) || vpush(&c->encl, NULL, ns) || vpush(&c->slots, NULL, ns)) {
+        c->oom = 1;
+        return -1;
+    }
+    int32_t *vec = (int32_t *)c->vecs.p + 4 * s0;
+    uint8_t *en = (uint8_t *)c->encl.p + s0;
+    uint32_t *sl = (uint32_t *)c->slots.p + s0;
+    size_t q = 0;
+    for (size_t j = 0; j < k; j++) {
+        const node_t *a = &NODE(c, list[i + j]);
+        const uint32_t *sa = SLOTS(c, a);
+        for (uint32_t s = 0; s < a->nslots; s++, q++) {
+            sl[q] = sa[s];
+            int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sa[s] + 3 * P]);
+            vec[4 * q] = (int32_t)d;
+            sig = mix(sig, (uint64_t)(uint32_t)d);
+            if (a->count) {
+                const int32_t *cv = (const int32_t *)c->vecs.p + 4 * (a->slot0 + s);
+                vec[4 * q + 1] = cv[0];
+                vec[4 * q + 2] = cv[1];
+                vec[4 * q + 3] = cv[2];
+                en[q] = (uint8_t)(1 + ((const uint8_t *)c->encl.p)[a->slot0 + s]);
+            } else {
+                vec[4 * q + 1] = vec[4 * q + 2] = vec[4 * q + 3] = 0;
+                en[q] = 1;
+            }
+        }
+    }
+    regc_t rc[TPU_XREGS + 1];
+    unsigned nr = reg_need(vec, en, ns, rc, TPU_XREGS - 1, NULL);
+    if (nr > TPU_XREGS - 1 || !commit) {
+        c->vecs.n = 4 * s0; c->encl.n = s0; c->slots.n = s0;
+        return nr > TPU_XREGS - 1 ? -1 : 0;
+    }
+    size_t k0 = c->kids.n;
+    if (vpush(&c->kids, list + i, k)) { c->oom = 1; return -1; }
+    node_t nd;
+    memset(&nd, 0, sizeof nd);
+    nd.sig = sig ? sig : 1;
+    nd.count = C;
+    nd.len = len;
+    nd.depth = depth + 1;
+    nd.nslots = ns;
+    nd.dyn = (size_t)C * P;
+    nd.orig = NODE(c, list[i]).orig;
+    nd.slot0 = s0;
+    nd.child0 = k0;
+    nd.nchild = (uint32_t)k;
+    if (vpush(&c->nodes, &nd, 1)) { c->oom = 1; return -1; }
+    return (long)(c->nodes.n - 1);
+}
+
+static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc);
+
+static int rule_cover; /* the candidate that covers most, else the shortest period */
+static size_t kmax_cur = MAX_PERIOD; /* the longest period a pass looks for */
+static int rule_grow;  /* periods from short to long: 1, 2, 4, .. MAX_PERIOD */
+
+/* One pass: list -> out. Returns 1 when something was rolled. */
+static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx_t *rc)
+{
+    uint64_t *sg = malloc((n + 1) * sizeof *sg);
+    uint64_t *ph = malloc((n + 1) * sizeof *ph);
+    uint64_t *pw = malloc((MAX_PERIOD + 2) * sizeof *pw);
+    uint32_t *nxt = malloc((n + 1) * sizeof *nxt);
+    size_t hsz = 1;
+    while (hsz < 2 * n + 2) hsz <<= 1;
+    hent_t *ht = calloc(hsz, sizeof *ht);
+    vec_t dv = {0, 0, 0, sizeof(int32_t)}, sub = {0, 0, 0, sizeof(uint32_t)};
+    int changed = 0;
+    size_t *failed = NULL;
+    if (!sg || !ph || !pw || !nxt || !ht) { c->oom = 1; goto out; }
+    const uint64_t B = 0x100000001B3ull * 2 + 1;
+    ph[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        sg[i] = ctx_sig(c, list[i], rc);
+        ph[i + 1] = ph[i] * B + sg[i];
+    }
+    pw[0] = 1;
+    for (size_t i = 1; i <= MAX_PERIOD + 1; i++) pw[i] = pw[i - 1] * B;
+    /* nxt[i]: the next position with the same signature (n: none) */
+    for (size_t i = n; i-- > 0;) {
+        uint64_t s = sg[i];
+        size_t h = (size_t)(s ^ (s >> 29)) & (hsz - 1);
+        while (ht[h].sig != 0 && ht[h].sig != s) h = (h + 1) & (hsz - 1);
+        nxt[i] = ht[h].sig == s ? ht[h].pos : (uint32_t)n;
+        ht[h].sig = s;
+        ht[h].pos = (uint32_t)i;
+    }
+    /* failed[k]: the end of the last run of period k refused for its levels or registers; the
+       same run seen from a later position (rotated) is refused too, and not measured again:
+       this keeps a pass linear */
+    failed = calloc(MAX_PERIOD + 1, sizeof *failed);
+    if (!failed) { c->oom = 1; goto out; }
+    for (size_t i = 0; i < n;) {
+        size_t bestk = 0;
+        uint32_t bestC = 0;
+        uint64_t bestcov = 0;
+        int cand = 0;
+        for (size_t j = nxt[i]; j < n && j - i <= kmax_cur && cand < MAX_CAND; j = nxt[j], cand++) {
+            size_t k = j - i;
+            if (i < failed[k]) continue;
+            uint32_t C = run_count(c, list, sg, n, i, k, ph, pw, &dv);
+            if (c->oom) goto out;
+            if (C < 2) continue;
+            uint64_t blen = 0, P = 0;
+            for (size_t q = 0; q < k; q++) {
+                blen += NODE(c, list[i + q]).len;
+                P += NODE(c, list[i + q]).dyn;
+            }
+            if ((uint64_t)(C - 1) * blen < 2) continue;
+            if (rule_cover && (uint64_t)C * k <= bestcov) continue;
+            if (make_loop(c, list, i, k, C, P, rc->budget, 0) < 0) {
+                if (c->oom) goto out;
+                failed[k] = i + (size_t)C * k;
+                continue;
+            }
+            bestk = k;
+            bestC = C;
+            bestcov = (uint64_t)C * k;
+            if (!rule_cover) break;
+        }
+        if (bestk) {
+            size_t P = 0;
+            for (size_t q = 0; q < bestk; q++) P += NODE(c, list[i + q]).dyn;
+            long id = -1;
+            /* the body's own repetitions, inside this loop; with fewer levels when the
+               nest would need too many registers */
+            for (unsigned b = rc->budget - 1; b >= 1 && id < 0; b = b > 1 ? 1 : 0) {
+                sub.n = 0;
+                if (vpush(&sub, list + i, bestk)) { c->oom = 1; goto out; }
+                rctx_t r2 = *rc;
+                r2.P[r2.np++] = P;
+                r2.budget = b;
+                if (roll_list(c, &sub, &r2)) goto out;
+                if (sub.n == bestk) break; /* nothing inside */
+                id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1);
+                if (c->oom) goto out;
+            }
+            if (id < 0) id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1);
+            if (id < 0) { c->oom = 1; goto out; }
+            uint32_t u = (uint32_t)id;
+            if (vpush(out, &u, 1)) { c->oom = 1; goto out; }
+            i += (size_t)bestC * bestk;
+            changed = 1;
+        } else {
+            if (vpush(out, &list[i], 1)) { c->oom = 1; goto out; }
+            i++;
+        }
+    }
+out:
+    free(sg); free(ph); free(pw); free(nxt); free(ht); free(dv.p); free(sub.p); free(failed);
+    return changed;
+}
+
+/* Passes over l1 (replaced by the rolled list) until nothing changes. 0 or -1 (memory). */
+static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc)
+{
+    vec_t l2 = {0, 0, 0, sizeof(uint32_t)};
+    size_t saved = kmax_cur;
+    for (size_t km = rule_grow ? 1 : MAX_PERIOD;; km = km * 2 > MAX_PERIOD ? MAX_PERIOD : km * 2) {
+        kmax_cur = km;
+        for (int p = 0; p < MAX_PASSES && rc->budget >= 1; p++) {
+            l2.n = 0;
+            int ch = pass(c, l1->p, l1->n, &l2, rc);
+            kmax_cur = km; /* (a body rolled inside may have changed it) */
+            if (c->oom) break;
+            vec_t t = *l1; *l1 = l2; l2 = t;
+            if (!ch) break;
+        }
+        if (km == MAX_PERIOD || c->oom) break;
+    }
+    kmax_cur = saved;
+    free(l2.p);
+    return c->oom ? -1 : 0;
+}
+
+/* ---- emission ---- */
+static int put(ctx_t *c, tpu_insn_t w, size_t orig)
+{
+    if (vpush(&c->out, &w, 1) || vpush(&c->orig, &orig, 1)) { c->oom = 1; return -1; }
+    return 0;
+}
+
+/* 1 when the loop node's body has exactly one loop (hoisted with it) */
+static long only_loop(ctx_t *c, const node_t *nd)
+{
+    long one = -1;
+    const uint32_t *kid = (const uint32_t *)c->kids.p + nd->child0;
+    for (uint32_t j = 0; j < nd->nchild; j++)
+        if (NODE(c, kid[j]).count) {
+            if (one >= 0) return -1;
+            one = (long)kid[j];
+        }
+    return one;
+}
+
+typedef struct {
+    uint8_t *slotreg; /* per slot of the nest: register number 0..7 */
+    size_t slot;      /* next slot */
+    uint32_t hoist[TPU_LOOP_LEVELS]; /* node indices of the hoisted chain */
+    unsigned nhoist;
+    size_t body_pc[TPU_LOOP_LEVELS];
+} em_t;
+
+static int is_hoisted(const em_t *e, uint32_t idx)
+{
+    for (unsigned h = 0; h < e->nhoist; h++) if (e->hoist[h] == idx) return 1;
+    return 0;
+}
+
+static uint32_t blen(ctx_t *c, const em_t *e, uint32_t idx)
+{
+    const node_t *nd = &NODE(c, idx);
+    const uint32_t *kid = (const uint32_t *)c->kids.p + nd->child0;
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < nd->nchild; j++) {
+        const node_t *k = &NODE(c, kid[j]);
+        if (!k->count) n++;
+        else n += (is_hoisted(e, kid[j]) ? 0 : 1) + blen(c, e, kid[j]);
+    }
+    return n;
+}
+
+static int emit_body(ctx_t *c, em_t *e, uint32_t idx, unsigned level)
+{
+    const node_t *nd = &NODE(c, idx);
+    for (unsigned h = 0; h < e->nhoist; h++)
+        if (e->hoist[h] == idx) e->body_pc[h] = c->out.n;
+    uint32_t nk = nd->nchild;
+    size_t k0 = nd->child0;
+    for (uint32_t j = 0; j < nk; j++) {
+        uint32_t ki = ((const uint32_t *)c->kids.p)[k0 + j];
+        const node_t *k = &NODE(c, ki);
+        if (!k->count) {
+            tpu_dinsn_t d;
+            tpu_insn_decode(c->in[k->orig], &d);
+            for (unsigned s = 0; s < 3; s++) {
+                uint32_t v;
+                int kind;
+                if (!slot_get(&d, s, &v, &kind)) continue;
+                d.xsel[s] = e->slotreg[e->slot++];
+            }
+            if (put(c, tpu_insn_encode(&d), k->orig)) return -1;
+        } else {
+            if (!is_hoisted(e, ki)) {
+                tpu_dinsn_t d;
+                memset(&d, 0, sizeof d);
+                d.opcode = TPU_OP_LOOP;
+                d.level = level + 1;
+                d.n = k->count;
+                d.skip = 1;
+                d.body = blen(c, e, ki);
+                c->nloops++;
+                if (put(c, tpu_insn_encode(&d), k->orig)) return -1;
+            }
+            if (emit_body(c, e, ki, level + 1)) return -1;
+        }
+    }
+    return 0;
+}
+
+static int emit_nest(ctx_t *c, uint32_t idx)
+{
+    const node_t *nd = &NODE(c, idx);
+    em_t e;
+    memset(&e, 0, sizeof e);
+    e.slotreg = calloc(nd->nslots + 1, 1);
+    if (!e.slotreg) { c->oom = 1; return -1; }
+    regc_t rc[TPU_XREGS + 1];
+    unsigned nr = reg_need((const int32_t *)c->vecs.p + 4 * nd->slot0,
+                           (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc,
+                           TPU_XREGS - 1, e.slotreg);
+    /* registers: one whose strides already agree, else the least recently used free one */
+    unsigned phys[TPU_XREGS] = {0}, taken = 0;
+    for (unsigned r = 0; r < nr; r++)
+        for (unsigned x = 1; x < TPU_XREGS; x++) {
+            if (taken & (1u << x)) continue;
+            unsigned l = 0;
+            while (l < rc[r].e && c->sreg[x][l] == rc[r].v[l]) l++;
+            if (l == rc[r].e) { phys[r] = x; taken |= 1u << x; break; }
+        }
+    for (unsigned r = 0; r < nr; r++) {
+        if (phys[r]) continue;
+        unsigned best = 0;
+        for (unsigned x = 1; x < TPU_XREGS; x++)
+            if (!(taken & (1u << x)) && (!best || c->lru[x] < c->lru[best])) best = x;
+        phys[r] = best;
+        taken |= 1u << best;
+        tpu_dinsn_t d;
+        memset(&d, 0, sizeof d);
+        d.opcode = TPU_OP_STRIDE;
+        d.xreg = best;
+        int g0 = 0, g1 = 0;
+        for (unsigned l = 0; l < rc[r].e; l++) {
+            if (c->sreg[best][l] == rc[r].v[l]) continue;
+            if (l < 3) g0 = 1; else g1 = 1;
+        }
+        if (g0) {
+            for (unsigned l = 0; l < 3; l++) {
+                /* levels outside the slots' reach keep what they had */
+                d.s[l] = l < rc[r].e ? rc[r].v[l] : c->sreg[best][l];
+                c->sreg[best][l] = d.s[l];
+            }
+            c->nstrides++;
+            if (put(c, tpu_insn_encode(&d), nd->orig)) goto fail;
+        }
+        if (g1) {
+            d.group = 1;
+            d.s[0] = rc[r].v[3];
+            d.s[1] = d.s[2] = 0;
+            c->sreg[best][3] = rc[r].v[3];
+            c->nstrides++;
+            if (put(c, tpu_insn_encode(&d), nd->orig)) goto fail;
+        }
+    }
+    for (unsigned r = 0; r < nr; r++) c->lru[phys[r]] = ++c->tick;
+    for (uint32_t s = 0; s < nd->nslots; s++)
+        e.slotreg[s] = e.slotreg[s] ? (uint8_t)phys[e.slotreg[s] - 1] : 0;
+    /* the hoisted chain */
+    e.hoist[0] = idx;
+    e.nhoist = 1;
+    for (long h; e.nhoist < TPU_LOOP_LEVELS && (h = only_loop(c, &NODE(c, e.hoist[e.nhoist - 1]))) >= 0;)
+        e.hoist[e.nhoist++] = (uint32_t)h;
+    size_t lpc = c->out.n;
+    for (unsigned h = 0; h < e.nhoist; h++) {
+        tpu_insn_t z = {{0, 0, 0, 0}};
+        c->nloops++;
+        if (put(c, z, nd->orig)) goto fail;
+    }
+    if (emit_body(c, &e, idx, 0)) goto fail;
+    for (unsigned h = 0; h < e.nhoist; h++) {
+        tpu_dinsn_t d;
+        memset(&d, 0, sizeof d);
+        d.opcode = TPU_OP_LOOP;
+        d.level = h;
+        d.n = NODE(c, e.hoist[h]).count;
+        d.skip = (unsigned)(e.body_pc[h] - (lpc + h));
+        d.body = blen(c, &e, e.hoist[h]);
+        ((tpu_insn_t *)c->out.p)[lpc + h] = tpu_insn_encode(&d);
+    }
+    free(e.slotreg);
+    return 0;
+fail:
+    free(e.slotreg);
+    return -1;
+}
+
+/* Static instructions of a rolled list, a stride per register of each nest counted */
+static uint64_t list_cost(ctx_t *c, const vec_t *l)
+{
+    uint64_t n = 0;
+    for (size_t j = 0; j < l->n; j++) {
+        const node_t *nd = &NODE(c, ((const uint32_t *)l->p)[j]);
+        n += nd->len;
+        if (nd->count) {
+            regc_t rc[TPU_XREGS + 1];
+            n += reg_need((const int32_t *)c->vecs.p + 4 * nd->slot0,
+                          (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc, TPU_XREGS, NULL);
+        }
+    }
+    return n;
+}
+
+/* Rolls one region [a, b) of the stream. */
+static int roll_region(ctx_t *c, size_t a, size_t b)
+{
+    vec_t l1 = {0, 0, 0, sizeof(uint32_t)};
+    size_t nodes0 = c->nodes.n, slots0 = c->slots.n, kids0 = c->kids.n;
+    int rc = -1;
+    for (size_t i = a; i < b; i++) {
+        node_t nd;
+        memset(&nd, 0, sizeof nd);
+        nd.sig = c->key[i];
+        nd.len = 1;
+        nd.dyn = 1;
+        nd.orig = i;
+        nd.slot0 = c->slots.n;
+        for (uint32_t k = 0; k < 3; k++)
+            if (c->opk[3 * i + k]) {
+                uint32_t s = (uint32_t)(3 * i + k);
+                /* vec/encl kept at the slots' offsets (unused for instructions) */
+                if (vpush(&c->slots, &s, 1) || vpush(&c->vecs, NULL, 4) || vpush(&c->encl, NULL, 1)) goto out;
+                nd.nslots++;
+            }
+        uint32_t id = (uint32_t)c->nodes.n;
+        if (vpush(&c->nodes, &nd, 1) || vpush(&l1, &id, 1)) goto out;
+    }
+    rctx_t r0;
+    memset(&r0, 0, sizeof r0);
+    r0.budget = TPU_LOOP_LEVELS;
+    if (b - a > 1) {
+        /* two rules (the shortest period at each position; the period that covers most),
+           the shorter result kept */
+        vec_t la = {0, 0, 0, sizeof(uint32_t)}, lb = {0, 0, 0, sizeof(uint32_t)};
+        if (vpush(&la, l1.p, l1.n) || vpush(&lb, l1.p, l1.n)) { free(la.p); free(lb.p); goto out; }
+        rule_cover = 0;
+        rule_grow = 0;
+        int e = roll_list(c, &l1, &r0);
+        rule_cover = 1;
+        e |= roll_list(c, &la, &r0);
+        rule_cover = 0;
+        rule_grow = 1;
+        e |= roll_list(c, &lb, &r0);
+        rule_grow = 0;
+        if (e) { free(la.p); free(lb.p); goto out; }
+        if (list_cost(c, &la) < list_cost(c, &l1)) { vec_t t = l1; l1 = la; la = t; }
+        if (list_cost(c, &lb) < list_cost(c, &l1)) { vec_t t = l1; l1 = lb; lb = t; }
+        free(la.p);
+        free(lb.p);
+    }
+    for (size_t j = 0; j < l1.n; j++) {
+        uint32_t id = ((uint32_t *)l1.p)[j];
+        const node_t *nd = &NODE(c, id);
+        if (!nd->count) {
+            if (put(c, c->in[nd->orig], nd->orig)) goto out;
+        } else if (emit_nest(c, id)) {
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (rc) c->oom = 1;
+    free(l1.p);
+    /* the region's nodes are no longer needed */
+    c->nodes.n = nodes0;
+    c->slots.n = slots0;
+    c->vecs.n = 4 * slots0;
+    c->encl.n = slots0;
+    c->kids.n = kids0;
+    return rc;
+}
+
+int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *starts,
+                            size_t nstarts, const tpu_insn_t *ref, size_t nref, uint64_t *ndisp,
+                            char *err, size_t errlen)
+{
+    uint64_t nd = 0;
+    tpu_seq_t s;
+    tpu_seq_reset(&s);
+    size_t k = 0, si = 0;
+    uint64_t steps = 0, limit = 2 * (uint64_t)nref + (uint64_t)nprog + 16;
+    for (uint32_t pc = 0; pc < nprog;) {
+        while (si < nstarts && starts[si] < pc) si++;
+        if (si < nstarts && starts[si] == pc) tpu_seq_reset(&s); /* a part started on its own */
+        tpu_dinsn_t d;
+        tpu_insn_decode(prog[pc], &d);
+        if (d.opcode == TPU_OP_LOOP && tpu_seq_check(&s, &d, pc, (unsigned)nprog) != 0) {
+            tpuc_err(err, errlen, "internal error: the loop pass wrote an ill-formed loop at pc %u", pc);
+            return -1;
+        }
+        if (d.opcode != TPU_OP_LOOP && d.opcode != TPU_OP_STRIDE) {
+            tpu_seq_resolve(&s, &d);
+            tpu_insn_t w = tpu_insn_encode(&d);
+            if (k >= nref || memcmp(&w, &ref[k], sizeof w) != 0) {
+                tpuc_err(err, errlen, "internal error: the loop pass changed dynamic instruction "
+                         "%zu (pc %u)", k, pc);
+                return -1;
+            }
+            k++;
+        } else {
+            nd++;
+        }
+        if (++steps > limit) {
+            tpuc_err(err, errlen, "internal error: the rolled program does not end");
+            return -1;
+        }
+        pc = tpu_seq_step(&s, &d, pc);
+    }
+    if (k != nref) {
+        tpuc_err(err, errlen, "internal error: the rolled program runs %zu instructions, not %zu",
+                 k, nref);
+        return -1;
+    }
+    if (ndisp) *ndisp = nd;
+    return 0;
+}
+
+int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **out,
+               size_t *nout, size_t **orig, char *err, size_t errlen)
+{
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.n = n;
+    c.nodes.esz = sizeof(node_t);
+    c.slots.esz = sizeof(uint32_t);
+    c.vecs.esz = sizeof(int32_t);
+    c.encl.esz = 1;
+    c.kids.esz = sizeof(uint32_t);
+    c.out.esz = sizeof(tpu_insn_t);
+    c.orig.esz = sizeof(size_t);
+    *out = NULL;
+    *orig = NULL;
+    *nout = 0;
+    c.opv = calloc(3 * n + 1, sizeof *c.opv);
+    c.opk = calloc(3 * n + 1, 1);
+    c.key = calloc(n + 1, sizeof *c.key);
+    if (!c.opv || !c.opk || !c.key) { c.oom = 1; goto done; }
+    for (size_t i = 0; i < n; i++) {
+        tpu_dinsn_t d;
+        tpu_insn_decode(in[i], &d);
+        int any = d.opcode == TPU_OP_LOOP || d.opcode == TPU_OP_STRIDE ||
+                  d.xsel[0] || d.xsel[1] || d.xsel[2];
+        if (any) {
+            tpuc_err(err, errlen, "internal error: the loop pass takes a straight-line program "
+                     "(pc %zu)", i);
+            free(c.opv); free(c.opk); free(c.key);
+            return -1;
+        }
+        for (unsigned k = 0; k < 3; k++) {
+            uint32_t v;
+            int kind;
+            if (slot_get(&d, k, &v, &kind)) {
+                c.opv[3 * i + k] = v;
+                c.opk[3 * i + k] = (uint8_t)(kind ? 2 : 1);
+                slot_set(&d, k, 0);
+            }
+        }
+        tpu_insn_t z = tpu_insn_encode(&d);
+        uint64_t h = 0x51ED27ull;
+        for (unsigned w = 0; w < 4; w++) h = mix(h, z.w[w]);
+        c.key[i] = h ? h : 1;
+    }
+    for (size_t a = 0; a < n && !c.oom;) {
+        size_t b = a + 1;
+        while (b < n && !(cut && cut[b])) b++;
+        if (cut && cut[a] == 2) /* a START: the strides are 0 again */
+            memset(c.sreg, 0, sizeof c.sreg);
+        if (roll_region(&c, a, b)) break;
+        a = b;
+    }
+done:
+    free(c.opv); free(c.opk); free(c.key);
+    free(c.nodes.p); free(c.slots.p); free(c.vecs.p); free(c.encl.p); free(c.kids.p);
+    if (c.oom) {
+        free(c.out.p);
+        free(c.orig.p);
+        tpuc_err(err, errlen, "out of memory (loop pass)");
+        return -1;
+    }
+    *out = c.out.p;
+    *nout = c.out.n;
+    *orig = c.orig.p;
+    return 0;
+}

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit test of the compiler's loop pass (compiler/src/loops.c, docs/compiler.md "Loops"):
+   random straight-line streams with planted affine loop nests (up to 4 levels, strides per
+   level on every address operand, many distinct stride vectors for register pressure),
+   between random filler instructions and random cuts, are rolled and expanded again with the
+   sequencer's functions; the expansion must be the stream, instruction for instruction, and
+   every cut respected. Planted nests must shrink the program; streams with nothing to roll
+   (random fields) must round-trip. usage: loops_test [SEEDS] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpu/isa.h"
+#include "tpuc_internal.h"
+
+static uint64_t rs;
+static uint32_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 11);
+}
+static uint32_t rr(uint32_t lo, uint32_t hi) { return lo + rnd() % (hi - lo + 1); }
+
+typedef struct { tpu_insn_t *v; size_t n, cap; } buf_t;
+static void push(buf_t *b, tpu_insn_t w)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 1024;
+        b->v = realloc(b->v, b->cap * sizeof *b->v);
+        if (!b->v) { fprintf(stderr, "out of memory\n"); exit(2); }
+    }
+    b->v[b->n++] = w;
+}
+
+/* a template instruction: opcode and fixed fields, its address slots' bases */
+typedef struct {
+    tpu_dinsn_t d;
+    int nslot;
+    unsigned slot[3];            /* xsel index of each address slot */
+    int64_t base[3];
+    int32_t str[3][4];           /* stride per level of the nest */
+} tmpl_t;
+
+static void set_slot(tpu_dinsn_t *d, unsigned k, uint32_t v)
+{
+    switch (d->opcode) {
+    case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: if (k == 0) d->addr = v; else d->row = v; break;
+    case TPU_OP_LW: d->w_row = v; break;
+    case TPU_OP_MATMUL: if (k == 0) d->ub_row = v; else d->acc_row = v; break;
+    case TPU_OP_VOP: if (k == 0) d->a_row = v; else if (k == 1) d->b_row = v; else d->d_row = v; break;
+    default: if (k == 0) d->src_row = v; else d->dst_row = v; break;
+    }
+}
+
+/* a random instruction template; its rows are bases in 20000..40000 (room for strides) */
+static void rand_tmpl(tmpl_t *t, int fixed_only)
+{
+    memset(t, 0, sizeof *t);
+    tpu_dinsn_t *d = &t->d;
+    switch (rr(0, 6)) {
+    case 0: case 1:
+        d->opcode = rr(0, 1) ? TPU_OP_DMA_IN : TPU_OP_DMA_OUT;
+        d->mem = rr(0, 1);
+        d->n = rr(1, 64);
+        d->cols = rr(1, 16);
+        d->stride = rr(1, 64) * 4;
+        t->nslot = 2; t->slot[0] = 0; t->slot[1] = 1;
+        t->base[0] = rnd() & ~3u;
+        t->base[1] = rr(20000, 40000);
+        break;
+    case 2:
+        d->opcode = TPU_OP_LW;
+        d->transpose = rr(0, 1);
+        t->nslot = 1; t->slot[0] = 0; t->base[0] = rr(20000, 40000);
+        break;
+    case 3: case 4:
+        d->opcode = TPU_OP_MATMUL;
+        d->n = rr(1, 64);
+        d->accumulate = rr(0, 1);
+        t->nslot = 2; t->slot[0] = 0; t->slot[1] = 1;
+        t->base[0] = rr(20000, 40000); t->base[1] = rr(20000, 40000);
+        break;
+    case 5:
+        d->opcode = TPU_OP_VOP;
+        d->vop = rr(0, 6);
+        d->n = rr(1, 16);
+        d->a_mem = rr(0, 1); d->d_mem = rr(0, 1);
+        t->nslot = 0;
+        t->slot[t->nslot] = 0; t->base[t->nslot++] = rr(20000, 40000);
+        if (tpu_vop_is_binary(d->vop)) {
+            d->b_mem = rr(0, 1);
+            d->bcast = rr(0, 1);
+            t->slot[t->nslot] = 1; t->base[t->nslot++] = rr(20000, 40000);
+        }
+        t->slot[t->nslot] = 2; t->base[t->nslot++] = rr(20000, 40000);
+        break;
+    default:
+        d->opcode = TPU_OP_VRED;
+        d->red = rr(1, 3);
+        d->n = rr(1, 8);
+        d->length = rr(1, 64);
+        d->chunk_stride = rr(0, 4);
+        d->row_stride = rr(0, 4);
+        t->nslot = 2; t->slot[0] = 0; t->slot[1] = 1;
+        t->base[0] = rr(20000, 40000); t->base[1] = rr(20000, 40000);
+        break;
+    }
+    (void)fixed_only;
+}
+
+static tpu_insn_t inst(const tmpl_t *t, const unsigned *idx, unsigned depth)
+{
+    tpu_dinsn_t d = t->d;
+    for (int s = 0; s < t->nslot; s++) {
+        int64_t v = t->base[s];
+        for (unsigned l = 0; l < depth; l++) v += (int64_t)idx[l] * t->str[s][l];
+        set_slot(&d, t->slot[s], (uint32_t)v);
+    }
+    return tpu_insn_encode(&d);
+}
+
+/* a planted nest: depth levels, counts, a body of k templates per level (innermost holds the
+   instructions; outer levels hold a prefix instruction and the inner level) */
+static size_t plant(buf_t *b, unsigned depth, int pressure)
+{
+    unsigned cnt[4];
+    tmpl_t body[8], pre[4];
+    unsigned nb = rr(1, 4);
+    for (unsigned l = 0; l < depth; l++) cnt[l] = rr(2, 5);
+    int32_t pool[3][4];
+    for (int q = 0; q < 3; q++)
+        for (unsigned l = 0; l < 4; l++) pool[q][l] = (int32_t)rr(0, 60) - 30;
+    for (unsigned j = 0; j < nb; j++) {
+        rand_tmpl(&body[j], 0);
+        for (int s = 0; s < body[j].nslot; s++)
+            for (unsigned l = 0; l < depth; l++)
+                /* shared vectors (one of three) or, under pressure, each its own */
+                body[j].str[s][l] = pressure ? (int32_t)rr(0, 60) - 30 : pool[rr(0, 2)][l];
+    }
+    for (unsigned l = 0; l < depth; l++) {
+        rand_tmpl(&pre[l], 0);
+        for (int s = 0; s < pre[l].nslot; s++)
+            for (unsigned m = 0; m < l; m++) pre[l].str[s][m] = pool[0][m];
+    }
+    unsigned idx[4] = {0, 0, 0, 0};
+    int haspre[4];
+    for (unsigned l = 0; l < 4; l++) haspre[l] = rr(0, 1);
+    /* odometer over the levels; a level's prefix instruction before its inner level */
+    for (;;) {
+        for (unsigned l = 0; l < depth; l++) {
+            int first_inner = 1;
+            for (unsigned m = l; m < depth; m++) first_inner &= idx[m] == 0;
+            if (l > 0 && first_inner && haspre[l]) push(b, inst(&pre[l], idx, l));
+        }
+        for (unsigned j = 0; j < nb; j++) push(b, inst(&body[j], idx, depth));
+        unsigned l = depth;
+        while (l-- > 0) {
+            if (++idx[l] < cnt[l]) break;
+            idx[l] = 0;
+        }
+        if (l == (unsigned)-1) break;
+    }
+    return nb + 2 * depth + 1;
+}
+
+static int check(const buf_t *b, const uint8_t *cut, size_t *nout_ret, const char *what, unsigned seed)
+{
+    tpu_insn_t *out = NULL;
+    size_t nout = 0, *orig = NULL;
+    char err[512] = "";
+    if (tpuc_loops(b->v, b->n, cut, &out, &nout, &orig, err, sizeof err) ||
+        tpuc_loops_expand_check(out, nout, NULL, 0, b->v, b->n, NULL, err, sizeof err)) {
+        fprintf(stderr, "FAIL: %s seed %u: %s\n", what, seed, err);
+        free(out); free(orig);
+        return 1;
+    }
+    /* no nest across a cut: the pcs that stand for cut instructions start fresh (orig equal
+       to the cut), and orig ascends */
+    for (size_t pc = 1; pc < nout; pc++)
+        if (orig[pc] < orig[pc - 1]) {
+            fprintf(stderr, "FAIL: %s seed %u: orig not ascending at pc %zu\n", what, seed, pc);
+            free(out); free(orig);
+            return 1;
+        }
+    if (cut) {
+        /* every loop's body lies between two cuts */
+        for (size_t pc = 0; pc < nout; pc++) {
+            tpu_dinsn_t d;
+            tpu_insn_decode(out[pc], &d);
+            if (d.opcode != TPU_OP_LOOP) continue;
+            size_t first = pc + d.skip, last = first + d.body - 1;
+            size_t lo = orig[first], hi = last + 1 < nout ? orig[last + 1] : b->n;
+            for (size_t i = lo + 1; i < hi; i++)
+                if (cut[i] && !(i >= orig[last] && i <= orig[last])) {
+                    /* a cut strictly inside the straight-line range of the body's first
+                       iteration .. the body's end */
+                    if (i <= orig[last]) {
+                        fprintf(stderr, "FAIL: %s seed %u: the loop at pc %zu spans cut %zu\n", what, seed, pc, i);
+                        free(out); free(orig);
+                        return 1;
+                    }
+                }
+        }
+    }
+    *nout_ret = nout;
+    free(out);
+    free(orig);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned seeds = argc > 1 ? (unsigned)atoi(argv[1]) : 300;
+    int fails = 0;
+    size_t planted_in = 0, planted_out = 0;
+    for (unsigned seed = 1; seed <= seeds; seed++) {
+        rs = 0x9E3779B97F4A7C15ull * seed + 1;
+        buf_t b = {0, 0, 0};
+        int pressure = seed % 5 == 0;
+        unsigned nests = rr(1, 6);
+        size_t bound = 1;
+        for (unsigned q = 0; q < nests; q++) {
+            unsigned f = rr(0, 4);
+            for (unsigned i = 0; i < f; i++) {
+                tmpl_t t;
+                rand_tmpl(&t, 0);
+                unsigned z[4] = {0, 0, 0, 0};
+                push(&b, inst(&t, z, 0));
+            }
+            bound += f + plant(&b, rr(1, 4), pressure) + 2 * 7;
+        }
+        tpu_dinsn_t h;
+        memset(&h, 0, sizeof h);
+        h.opcode = TPU_OP_HALT;
+        push(&b, tpu_insn_encode(&h));
+        uint8_t *cut = calloc(b.n + 1, 1);
+        if (!cut) return 2;
+        if (seed % 3 == 0)
+            for (unsigned k = 0; k < 3; k++) cut[rr(1, (uint32_t)b.n)] = 1;
+        size_t nout = 0;
+        fails += check(&b, seed % 3 == 0 ? cut : NULL, &nout, "planted", seed);
+        planted_in += b.n;
+        planted_out += nout;
+        if (!pressure && seed % 3 != 0 && nout > 2 * bound) {
+            /* each nest: its body, its prefixes, its loops and at most 7 x 2 strides */
+            fprintf(stderr, "FAIL: planted seed %u: %zu instructions rolled to %zu, more than %zu\n", seed, b.n, nout, 2 * bound);
+            fails++;
+        }
+        /* an ordinary stream: random fields, nothing planted */
+        b.n = 0;
+        unsigned m = rr(1, 400);
+        for (unsigned i = 0; i < m; i++) {
+            tmpl_t t;
+            rand_tmpl(&t, 0);
+            unsigned z[4] = {0, 0, 0, 0};
+            push(&b, inst(&t, z, 0));
+            if (rr(0, 9) == 0) push(&b, b.v[b.n - 1]); /* repeats, equal fields */
+        }
+        push(&b, tpu_insn_encode(&h));
+        fails += check(&b, NULL, &nout, "ordinary", seed);
+        free(cut);
+        free(b.v);
+    }
+    printf("loops_test: %u seeds, planted nests %zu -> %zu instructions (%.1f%%), %s\n", seeds,
+           planted_in, planted_out, planted_in ? 100.0 * (double)planted_out / (double)planted_in : 0.0,
+           fails ? "FAIL" : "ok");
+    return fails ? 1 : 0;
+}
