@@ -799,9 +799,6 @@ int main(int argc, char **argv)
     const unsigned nn = hw.geom.n;
     hw.freq_mhz = (unsigned)freq;
     hw.batch = (long)(batch / o.micro); /* one micro-step's rows over the cores */
-    /* gen's sequencer runs no loops yet: the co-simulated steps run the straight-line
-       program (the same dynamic instructions as the looped one, docs/compiler.md "Loops") */
-    if (rtl_steps) hw.no_loops = 1;
 
     /* data */
     data_t tr = {0}, va = {0};

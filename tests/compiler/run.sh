@@ -446,10 +446,8 @@ PY
 done
 [ $lp -eq 8 ] && ok "loop pass: 8 compiles the same bits as --no-loops, shorter programs" || bad "loop pass: only $lp of 8"
 
-# ---- 5. RTL ----
-# (gen's sequencer has no loops yet: the RTL runs straight-line programs)
+# ---- 5. RTL ---- (the looped programs: gen's sequencer runs the loops)
 if [ "$RTL" = 1 ]; then
-    export TPUC_NO_LOOPS=1
     d="$W/keep_N4_B32_U6"
     "$B/tpu-compile" "$W/chain.onnx" --mxu 4 --cores 1 --batch 32 --imem-insns 32768 --ub-kib 6 -o "$d" >"$d.log" 2>&1 || bad "chain straight-line compile"
     d="$W/share_residual_N4"

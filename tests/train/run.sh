@@ -61,7 +61,7 @@ check sgd_auto_micro mlp.onnx 16 --opt sgd --lr 0.1
 d=""
 for f in "$W/g_sgd_given_micro"/*.npy; do cmp -s "$f" "$W/g_sgd_auto_micro/$(basename "$f")" || d="$d $(basename "$f")"; done
 if [ -z "$d" ] && [ -e "$W/g_sgd_auto_micro/grad0_w.npy" ] &&
-    [ "$(grep -c 'micro-steps of' "$W/run_sgd_auto_micro.log")" = 1 ] &&
+    [ "$(grep -c 'do not fit UB, ACC or IMEM' "$W/run_sgd_auto_micro.log")" = 1 ] &&
     grep -q "^tpu-train: the step's 8 rows per core do not fit UB, ACC or IMEM at once; 4 micro-steps of 2 rows (--micro-batch 2)$" "$W/run_sgd_auto_micro.log"; then
     ok "micro-steps chosen (4 of 2 rows at --ub-kib 1), said in one line, the same gradients and weights as --micro-batch 2"
 else
