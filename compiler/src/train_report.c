@@ -70,6 +70,10 @@ int tpuc_train_report(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_h
     bc.core.insn_done = segmented ? sd : done;
     bc.core.insn_mxu = segmented ? sm : mxu;
     if (segmented) bc.core.geom.imem_insns = (unsigned)SEG + 1;
+    /* a looped program larger than the IMEM (--report-only predicts it anyway): the model
+       runs it whole in an IMEM that holds it (no cycle depends on the IMEM's size) */
+    if (!segmented && t->prog.ninsns > bc.core.geom.imem_insns)
+        bc.core.geom.imem_insns = (unsigned)t->prog.ninsns;
     board = tpu_board_new(&bc);
     if (!board) {
         tpuc_err(err, errlen, "the board model refused the configuration (%u cores)", C);
