@@ -24,9 +24,9 @@
 // outside l, from which x_r restarts when l is armed or completes). loop and stride dispatch as
 // nop does. The next pc (pc + 1 or the first instruction of the innermost level whose body
 // ends here with iterations left) is computed in the dispatch cycle and its IMEM read starts
-// there, so a jump back costs no cycle. The units receive the resolved instruction (rows and addresses with
-// their registers added, selectors cleared) and the dynamic instruction number seq (0 for the
-// first dispatch after START), which tags their trace writes.
+// there, so a jump back costs no cycle. The units receive the resolved instruction (rows and
+// addresses with their registers added, selectors cleared) and the dynamic instruction number
+// seq (0 for the first dispatch after START), which tags their trace writes.
 //
 // Dispatch is in order. lw and matmul overlap (the WL/MX unit keeps them apart by weight
 // bank), and a dma_in into UB or WMEM overlaps them when its rows meet none of theirs (the
