@@ -19,13 +19,14 @@
 // with ERR_CODE and ERR_PC.
 //
 // Loops (docs/isa.md "Loops"; cmodel/src/seq.c is the reference): four levels (armed, first,
-// last, count, index) and the index registers x1..x7 (a 32-bit stride and part per level; x_r
-// is the sum of its parts, kept in a register). loop and stride dispatch as nop does. The next
-// pc (pc + 1 or the first instruction of the innermost level whose body ends here with
-// iterations left) is computed in the dispatch cycle and its IMEM read starts there, so a jump
-// back costs no cycle. The units receive the resolved instruction (rows and addresses with
-// their registers added, selectors cleared) and the dynamic instruction number seq (0 for the
-// first dispatch after START), which tags their trace writes.
+// last, count, index) and the index registers x1..x7 (a 32-bit stride per level; x_r, the sum
+// of its parts, is kept in a register, and per level l >= 1 the sum of its parts of the levels
+// outside l, from which x_r restarts when l is armed or completes). loop and stride dispatch as
+// nop does. The next pc (pc + 1 or the first instruction of the innermost level whose body
+// ends here with iterations left) is computed in the dispatch cycle and its IMEM read starts
+// there, so a jump back costs no cycle. The units receive the resolved instruction (rows and
+// addresses with their registers added, selectors cleared) and the dynamic instruction number
+// seq (0 for the first dispatch after START), which tags their trace writes.
 //
 // Dispatch is in order. lw and matmul overlap (the WL/MX unit keeps them apart by weight
 // bank), and a dma_in into UB or WMEM overlaps them when its rows meet none of theirs (the
@@ -124,14 +125,20 @@ module tpu_core_seq (
 
   // ---- loop state and index registers (docs/isa.md "Loops", cmodel/src/seq.c) ----
   localparam int Lv = tpu_isa_pkg::LoopLevels;
-  localparam int Xr = tpu_isa_pkg::XRegs;  // x0 .. x7; x0's stride, part and value stay 0
+  localparam int Xr = tpu_isa_pkg::XRegs;  // x0 .. x7; x0's stride, bases and value stay 0
+  localparam int Lb = Lv - 1;              // levels 1 .. Lv-1 keep a base (level 0's is 0)
   logic [Lv-1:0]             armed_q, armed_d;
-  // level k's fields at [16k +: 16]; register r's stride and part of level k at
-  // [32(Lv r + k) +: 32]; x_r at [32r +: 32] (flat vectors: iverilog indexes these only)
+  // level k's fields at [16k +: 16]; register r's stride of level k at [32(Lv r + k) +: 32];
+  // its base of level k >= 1 at [32(Lb r + k - 1) +: 32]; x_r at [32r +: 32] (flat vectors:
+  // iverilog indexes these only)
   logic [16*Lv-1:0]          lfirst_q, lfirst_d, llast_q, llast_d, lcount_q, lcount_d;
   logic [16*Lv-1:0]          lidx_q, lidx_d;
-  logic [32*Xr*Lv-1:0]       stride_q, stride_d, part_q, part_d;
-  logic [32*Xr-1:0]          xval_q, xval_d;  // x_r = the sum of r's parts
+  logic [32*Xr*Lv-1:0]       stride_q, stride_d;
+  // x_r = P[r][0] + .. + P[r][3] (the spec's parts, docs/isa.md "Loops", not kept as such);
+  // base of level k = P[r][0] + .. + P[r][k-1], the value x_r restarts from when k is armed
+  // or completes
+  logic [32*Xr*Lb-1:0]       base_q, base_d;
+  logic [32*Xr-1:0]          xval_q, xval_d;
 
   // the register selectors of the address operands (docs/isa.md "Instruction format")
   localparam int Xs = tpu_isa_pkg::XSelBits;
@@ -398,10 +405,10 @@ module tpu_core_seq (
 
   // ---- the next pc (tpu_seq_step): the state after this instruction if it dispatches ----
   // loop arms its level (and disarms the deeper ones), stride sets a register's strides; then
-  // the innermost armed level whose body ends at this pc with iterations left counts up (one
-  // add per register: its part of that level grows by its stride) and the next pc is its first
-  // (no cycle lost: its IMEM read starts in the dispatch cycle); the levels inside it that end
-  // here too complete (index and parts back to 0). Which levels step or complete depends on the
+  // the innermost armed level whose body ends at this pc with iterations left counts up (its
+  // registers' parts grow by their strides: below) and the next pc is its first (no cycle
+  // lost: its IMEM read starts in the dispatch cycle); the levels inside it that end here too
+  // complete (index and parts back to 0). Which levels step or complete depends on the
   // loop state only: an instruction whose pc ends a body is never a `loop` that passed its
   // check (code 10: a loop lies outside every armed body of its level or deeper, and the body
   // it arms starts after it, so it cannot end an outer body that holds that body either).
@@ -438,12 +445,53 @@ module tpu_core_seq (
   logic [31:0] st_new;
   assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 ? ks == 2'd3 : ks != 2'd3);
   assign st_new  = f_3 ? iw1 : ks == 2'd0 ? iw1 : ks == 2'd1 ? iw2 : iw3;
-  logic [32*Xr-1:0] stepped;  // register r's part of level ks after the step
+  // The registers after this instruction. Invariant (the spec's parts P[r][l] are implied):
+  // xval = P[0] + P[1] + P[2] + P[3], base[k] = P[0] + .. + P[k-1]. An armed level's parts
+  // are nonzero only while the pc is inside its body (a body is left through its last
+  // instruction only, where the level steps or is zeroed), so after any level steps or
+  // completes, every level deeper than it has parts 0. Hence, with bsel the level the value
+  // restarts from (base[0] = 0, base[Lv] = xval):
+  //   level ks steps (deeper ones ending here complete): x = base[ks+1] + S[ks]
+  //   levels a .. complete (none steps; a outermost):     x = base[a]
+  //   loop arms level L (never at a body's end):          x = base[L]
+  //   anything else:                                      x = base[Lv] = x (unchanged)
+  // and every base[k] with k >= bsel becomes the new x (their levels' parts are 0 now). One
+  // adder per register; a stride never changes x (only the increments to come).
+  logic [2:0] bsel;
+  logic       addst;
   always_comb begin
-    stepped = '0;
+    bsel  = 3'(Lv);
+    addst = 1'b0;
+    if (opc == tpu_isa_pkg::OpLoop) bsel = {1'b0, lvl};
+    for (int k = Lv - 1; k >= 0; k--) begin
+      if (zero_k[k]) bsel = 3'(k);
+    end
+    if (step_k != '0) begin
+      bsel  = 3'(ks) + 3'd1;
+      addst = 1'b1;
+    end
+  end
+  logic [32*Xr-1:0] xbase, xinc;
+  always_comb begin
+    xbase = '0;
+    xinc  = '0;
     for (int r = 1; r < Xr; r++) begin
-      stepped[32*r +: 32] = part_q[32*(Lv*r) + 32*ks +: 32] +
-                            ((st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32]);
+      for (int k = 1; k < Lv; k++) begin
+        if (bsel == 3'(k)) xbase[32*r +: 32] = base_q[32*(Lb*r+k-1) +: 32];
+      end
+      if (bsel == 3'(Lv)) xbase[32*r +: 32] = xval_q[32*r +: 32];
+      if (addst)
+        xinc[32*r +: 32] = (st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32];
+    end
+  end
+  always_comb begin
+    xval_d = '0;
+    base_d = base_q;
+    for (int r = 1; r < Xr; r++) begin
+      xval_d[32*r +: 32] = xbase[32*r +: 32] + xinc[32*r +: 32];
+      for (int k = 1; k < Lv; k++) begin
+        if (3'(k) >= bsel) base_d[32*(Lb*r+k-1) +: 32] = xval_d[32*r +: 32];
+      end
     end
   end
   always_comb begin
@@ -453,7 +501,6 @@ module tpu_core_seq (
     lcount_d = lcount_q;
     lidx_d   = lidx_q;
     stride_d = stride_q;
-    part_d   = part_q;
     if (opc == tpu_isa_pkg::OpLoop) begin
       for (int k = 0; k < Lv; k++) begin
         if (2'(k) == lvl) begin
@@ -466,7 +513,6 @@ module tpu_core_seq (
         end
         if (2'(k) >= lvl) begin
           lidx_d[16*k +: 16] = '0;
-          for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
         end
       end
     end else if (opc == tpu_isa_pkg::OpStride) begin
@@ -485,16 +531,10 @@ module tpu_core_seq (
     for (int k = 0; k < Lv; k++) begin
       if (step_k[k]) begin
         lidx_d[16*k +: 16] = lidx_q[16*k +: 16] + 16'd1;
-        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = stepped[32*r +: 32];
       end else if (zero_k[k]) begin
         lidx_d[16*k +: 16] = '0;
-        for (int r = 1; r < Xr; r++) part_d[32*(Lv*r+k) +: 32] = '0;
       end
     end
-    xval_d = '0;
-    for (int r = 1; r < Xr; r++)
-      xval_d[32*r +: 32] = part_d[32*(Lv*r+0) +: 32] + part_d[32*(Lv*r+1) +: 32] +
-                           part_d[32*(Lv*r+2) +: 32] + part_d[32*(Lv*r+3) +: 32];
   end
 
   // the check code of the instruction on imem_rdata_i, in docs/isa.md's order
@@ -686,7 +726,7 @@ module tpu_core_seq (
       lcount_q   <= '0;
       lidx_q     <= '0;
       stride_q   <= '0;
-      part_q     <= '0;
+      base_q     <= '0;
       xval_q     <= '0;
       d_in_q    <= 1'b0;
       d_mem_q   <= tpu_isa_pkg::MemUb;
@@ -721,7 +761,7 @@ module tpu_core_seq (
         lcount_q <= '0;
         lidx_q   <= '0;
         stride_q <= '0;
-        part_q   <= '0;
+        base_q   <= '0;
         xval_q   <= '0;
       end else if (go) begin
         seq_q    <= seq_q + 32'd1;
@@ -731,7 +771,7 @@ module tpu_core_seq (
         lcount_q <= lcount_d;
         lidx_q   <= lidx_d;
         stride_q <= stride_d;
-        part_q   <= part_d;
+        base_q   <= base_d;
         xval_q   <= xval_d;
       end
     end
