@@ -639,7 +639,7 @@ static void test_error8(void **state)
                     fail_msg("C = %u core %u '%s': status %d code %d pc %u, expected error 8 at "
                              "pc 1", c, i, bad[k], r->res[i].status, r->res[i].err_code,
                              r->res[i].err_pc);
-                assert_non_null(strstr(r->trace[i], "e 1 8"));
+                assert_non_null(strstr(r->trace[i], "e 1 1 8"));
             }
             run_free(r);
             free(r);
