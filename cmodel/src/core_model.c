@@ -280,6 +280,9 @@ void core_net_complete(tpu_core_t *c, uint64_t done)
     cnt[TPU_CNT_NET_BUSY] += done - r->net_t; /* busy in t+1 .. done, like DMA_BUSY */
     core_trace_retire(c);
     r->all_done = core_max(r->all_done, done);
+    if (c->cfg.on_insn)
+        c->cfg.on_insn(c->cfg.on_insn_ctx, r->pc, r->net_t, done, r->all_done,
+                       cnt[TPU_CNT_MXU_BUSY]);
     /* the next instruction dispatches after the collective is complete */
     r->prev = done;
     r->pc = tpu_seq_step(&r->seq, &r->net, r->pc);
@@ -537,6 +540,9 @@ int core_run_step(tpu_core_t *c)
             if (c->cfg.insn_mxu) c->cfg.insn_mxu[r->pc] = cnt[TPU_CNT_MXU_BUSY];
             if (c->cfg.insn_end) c->cfg.insn_end[r->pc] = done;
         }
+        if (c->cfg.on_insn)
+            c->cfg.on_insn(c->cfg.on_insn_ctx, r->pc, t, done, core_max(r->all_done, t),
+                           cnt[TPU_CNT_MXU_BUSY]);
         if (d.opcode == TPU_OP_HALT) {
             r->end = t;
             break;

@@ -135,7 +135,7 @@ void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, in
         size_t best = (size_t)-1, bn = 0;
         for (size_t i = 0; i < p->nlayers; i++) {
             size_t end = p->layers[i].end_insn ? p->layers[i].end_insn : count;
-            size_t ni = end - p->layers[i].first_insn;
+            size_t ni = p->orig ? p->layers[i].insns : end - p->layers[i].first_insn;
             if (i == used[0] || i == used[1]) continue;
             if (best == (size_t)-1 || ni > bn) { best = i; bn = ni; }
         }
@@ -246,13 +246,16 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
         p->insns = insns;
         p->ninsns = count;
     } else {
-        /* the loop pass: no nest across a layer's boundary or a part's start */
+        /* the loop pass: no nest across a part's start or a cut the caller set (a training
+           step's phases); layers are rolled on their own first, then a nest may cross them
+           (the report attributes per dynamic instruction) */
         uint8_t *cut = calloc(count + 1, 1);
         if (!cut) { free(insns); tpuc_err(err, errlen, "out of memory"); return -1; }
         if (p->cut) memcpy(cut, p->cut, count + 1);
-        for (size_t i = 0; i < p->nlayers; i++) {
-            if (p->layers[i].first_insn <= count) cut[p->layers[i].first_insn] = 1;
-            if (p->layers[i].end_insn <= count) cut[p->layers[i].end_insn] = 1;
+        for (size_t i = 0; i < p->nlayers; i++) { /* soft: rolled apart first, then together */
+            size_t f = p->layers[i].first_insn, e = p->layers[i].end_insn;
+            if (f <= count && !cut[f]) cut[f] = 4;
+            if (e && e <= count && !cut[e]) cut[e] = 4;
         }
         for (size_t i = 0; i < nstarts; i++)
             if (starts[i] <= count) cut[starts[i]] = 2; /* a START: strides 0 again */
@@ -282,9 +285,11 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
             goto checked;
         }
         for (size_t i = 0; i < nstarts && i < 4; i++) starts[i] = st[i];
+        /* each layer keeps its straight-line range; its share of the program: the pcs that
+           stand first for one of its instructions */
         for (size_t i = 0; i < p->nlayers; i++) {
-            p->layers[i].first_insn = map_pc(orig, nout, p->layers[i].first_insn);
-            if (p->layers[i].end_insn) p->layers[i].end_insn = map_pc(orig, nout, p->layers[i].end_insn);
+            size_t e = p->layers[i].end_insn ? p->layers[i].end_insn : count;
+            p->layers[i].insns = map_pc(orig, nout, e) - map_pc(orig, nout, p->layers[i].first_insn);
         }
         p->nloops = p->nstrides = 0;
         for (size_t i = 0; i < nout; i++) {

@@ -635,12 +635,44 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
     return n;
 }
 
-/* Rolls one region [a, b) of the stream. */
-static int roll_region(ctx_t *c, size_t a, size_t b)
+/* Rolls l1 in place with the three rules (the shortest period at each position; the period
+   that covers most; periods from short to long), the cheapest result kept. 0 or -1. */
+static int roll_best(ctx_t *c, vec_t *l1, const rctx_t *r0)
 {
-    vec_t l1 = {0, 0, 0, sizeof(uint32_t)};
+    if (l1->n < 2) return 0;
+    vec_t la = {0, 0, 0, sizeof(uint32_t)}, lb = {0, 0, 0, sizeof(uint32_t)};
+    if (vpush(&la, l1->p, l1->n) || vpush(&lb, l1->p, l1->n)) { free(la.p); free(lb.p); return -1; }
+    rule_cover = 0;
+    rule_grow = 0;
+    int e = roll_list(c, l1, r0);
+    rule_cover = 1;
+    e |= roll_list(c, &la, r0);
+    rule_cover = 0;
+    rule_grow = 1;
+    e |= roll_list(c, &lb, r0);
+    rule_grow = 0;
+    if (!e) {
+        if (list_cost(c, &la) < list_cost(c, l1)) { vec_t t = *l1; *l1 = la; la = t; }
+        if (list_cost(c, &lb) < list_cost(c, l1)) { vec_t t = *l1; *l1 = lb; lb = t; }
+    }
+    free(la.p);
+    free(lb.p);
+    return e ? -1 : 0;
+}
+
+/* Rolls one region [a, b) of the stream: each part between soft cuts (cut[i] == 4: a layer's
+   boundary) on its own first, then the parts' rolled lists together, so that a nest crosses
+   parts only where whole repetitions of them line up (layers of one shape in a row); the
+   cheaper of the two is kept. */
+static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
+{
+    vec_t l1 = {0, 0, 0, sizeof(uint32_t)}, part = {0, 0, 0, sizeof(uint32_t)};
     size_t nodes0 = c->nodes.n, slots0 = c->slots.n, kids0 = c->kids.n;
+    size_t nparts = 0;
     int rc = -1;
+    rctx_t r0;
+    memset(&r0, 0, sizeof r0);
+    r0.budget = TPU_LOOP_LEVELS;
     for (size_t i = a; i < b; i++) {
         node_t nd;
         memset(&nd, 0, sizeof nd);
@@ -657,30 +689,18 @@ static int roll_region(ctx_t *c, size_t a, size_t b)
                 nd.nslots++;
             }
         uint32_t id = (uint32_t)c->nodes.n;
-        if (vpush(&c->nodes, &nd, 1) || vpush(&l1, &id, 1)) goto out;
+        if (vpush(&c->nodes, &nd, 1) || vpush(&part, &id, 1)) goto out;
+        if (i + 1 == b || (cut && cut[i + 1] == 4)) { /* the part ends: rolled on its own */
+            if (roll_best(c, &part, &r0) || vpush(&l1, part.p, part.n)) goto out;
+            part.n = 0;
+            nparts++;
+        }
     }
-    rctx_t r0;
-    memset(&r0, 0, sizeof r0);
-    r0.budget = TPU_LOOP_LEVELS;
-    if (b - a > 1) {
-        /* two rules (the shortest period at each position; the period that covers most),
-           the shorter result kept */
-        vec_t la = {0, 0, 0, sizeof(uint32_t)}, lb = {0, 0, 0, sizeof(uint32_t)};
-        if (vpush(&la, l1.p, l1.n) || vpush(&lb, l1.p, l1.n)) { free(la.p); free(lb.p); goto out; }
-        rule_cover = 0;
-        rule_grow = 0;
-        int e = roll_list(c, &l1, &r0);
-        rule_cover = 1;
-        e |= roll_list(c, &la, &r0);
-        rule_cover = 0;
-        rule_grow = 1;
-        e |= roll_list(c, &lb, &r0);
-        rule_grow = 0;
-        if (e) { free(la.p); free(lb.p); goto out; }
-        if (list_cost(c, &la) < list_cost(c, &l1)) { vec_t t = l1; l1 = la; la = t; }
-        if (list_cost(c, &lb) < list_cost(c, &l1)) { vec_t t = l1; l1 = lb; lb = t; }
-        free(la.p);
-        free(lb.p);
+    if (nparts > 1) {
+        vec_t lx = {0, 0, 0, sizeof(uint32_t)};
+        if (vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0)) { free(lx.p); goto out; }
+        if (list_cost(c, &lx) < list_cost(c, &l1)) { vec_t t = l1; l1 = lx; lx = t; }
+        free(lx.p);
     }
     for (size_t j = 0; j < l1.n; j++) {
         uint32_t id = ((uint32_t *)l1.p)[j];
@@ -695,6 +715,7 @@ static int roll_region(ctx_t *c, size_t a, size_t b)
 out:
     if (rc) c->oom = 1;
     free(l1.p);
+    free(part.p);
     /* the region's nodes are no longer needed */
     c->nodes.n = nodes0;
     c->slots.n = slots0;
@@ -797,10 +818,10 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
     }
     for (size_t a = 0; a < n && !c.oom;) {
         size_t b = a + 1;
-        while (b < n && !(cut && cut[b])) b++;
+        while (b < n && !(cut && cut[b] && cut[b] != 4)) b++;
         if (cut && cut[a] == 2) /* a START: the strides are 0 again */
             memset(c.sreg, 0, sizeof c.sreg);
-        if (roll_region(&c, a, b)) break;
+        if (roll_region(&c, a, b, cut)) break;
         a = b;
     }
 done:

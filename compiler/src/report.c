@@ -104,16 +104,75 @@ static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_
     return 0;
 }
 
-/* One run of the whole program with the per-instruction timing recorded
-   (tpu_core_cfg_t.insn_done, insn_mxu): a layer's cycles are the completion cycle of its last
-   instruction minus that of the instruction before its first (the last layer runs to the
-   halt), so the layers add up to the program's CYCLES. The timing does not depend on the
-   data, so the input is zero. With loops (loops.c) the per-pc records are each pc's last
-   execution, which for a layer's last pc is the layer's last dynamic instruction (no loop
-   crosses a layer's boundary): the layers' cycles come from the looped program, run whole
-   as the core runs it. Each unit's busy span per layer needs every execution of every
-   instruction: it is taken from a run of the straight-line stream (the same dynamic
-   instructions in the same cycles, less the loops' and strides' own dispatch cycles). */
+/* The per-dynamic-instruction records of a looped program's run (tpu_core_cfg_t.on_insn):
+   every dynamic instruction but `loop` and `stride` is the next instruction of the
+   straight-line stream (the loop pass proved it), so its timing lands at that index. */
+typedef struct {
+    const tpu_insn_t *prog;
+    size_t nprog, k, sn;
+    uint64_t *done, *mxu, *disp, *fin;
+} seqrec_t;
+
+static void on_insn(void *ctx, uint32_t pc, uint64_t disp, uint64_t end, uint64_t done,
+                    uint64_t mxu_busy)
+{
+    seqrec_t *s = ctx;
+    if (pc >= s->nprog) return;
+    unsigned op = s->prog[pc].w[0] & 0xFFu;
+    if (op == TPU_OP_LOOP || op == TPU_OP_STRIDE || s->k >= s->sn) return;
+    s->done[s->k] = done;
+    s->mxu[s->k] = mxu_busy;
+    s->disp[s->k] = disp;
+    s->fin[s->k] = end;
+    s->k++;
+}
+
+/* A looped program run whole on the model, each straight-line instruction's timing recorded
+   from its dynamic instance: 0, or -1 with err. */
+static int run_looped(const tpuc_hw_t *hw, const tpuc_prog_t *p, seqrec_t *s, uint64_t *cycles,
+                      uint64_t *mxbusy, char *err, size_t errlen)
+{
+    uint8_t *host = calloc(1, (size_t)p->host_bytes);
+    if (!host) {
+        tpuc_err(err, errlen, "out of memory (host image)");
+        return -1;
+    }
+    memcpy(host + p->image_base, p->image, p->image_bytes);
+    tpu_core_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.geom = hw->geom;
+    if (cfg.geom.imem_insns < p->ninsns) cfg.geom.imem_insns = (unsigned)p->ninsns;
+    cfg.axi_data_bits = hw->axi_data_bits;
+    cfg.on_insn = on_insn;
+    cfg.on_insn_ctx = s;
+    tpu_core_t *core = tpu_core_new(&cfg);
+    tpu_core_result_t res;
+    memset(&res, 0, sizeof res);
+    int rc = core ? tpu_core_run(core, p->insns, p->ninsns, 0, host, (size_t)p->host_bytes,
+                                 NULL, &res)
+                  : -1;
+    tpu_core_free(core);
+    free(host);
+    if (rc != 0 || res.status != TPU_CORE_DONE || s->k != s->sn) {
+        tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
+                 "(status %d, error %d at pc %u; %zu of %zu instructions)", rc ? rc : (int)res.status,
+                 rc ? 0 : res.err_code, rc ? 0u : res.err_pc, s->k, s->sn);
+        return -1;
+    }
+    *cycles = res.counters[TPU_CNT_CYCLES];
+    *mxbusy = res.counters[TPU_CNT_MXU_BUSY];
+    return 0;
+}
+
+/* One run of the whole program with the timing of every straight-line instruction recorded:
+   a layer's cycles are the cycle by which its last instruction and everything before it has
+   completed minus the same of the layer before (the last layer runs to the halt), so the
+   layers add up to the program's CYCLES, and each unit's busy span per layer is the union of
+   its instructions' (dispatch, completion]. The timing does not depend on the data, so the
+   input is zero. A looped program (loops.c) runs whole as the core runs it, its dynamic
+   instructions mapped back to the straight-line stream (tpu_core_cfg_t.on_insn), so a loop
+   may cross a layer's boundary; a straight-line program longer than the model's IMEM runs
+   in segments (run_stream). Layer ranges are straight-line indices here. */
 int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err,
                 size_t errlen)
 {
@@ -121,46 +180,33 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
     const int looped = p->straight && p->orig;
     const tpu_insn_t *sins = looped ? p->straight : p->insns;
     const size_t sn = looped ? p->nstraight : p->ninsns;
-    uint64_t *done = calloc(p->ninsns + 1, sizeof *done), *mxu = calloc(p->ninsns + 1, sizeof *mxu);
+    uint64_t *done = calloc(sn + 1, sizeof *done), *mxu = calloc(sn + 1, sizeof *mxu);
     uint64_t *disp = calloc(sn + 1, sizeof *disp), *fin = calloc(sn + 1, sizeof *fin);
-    uint64_t *d2 = calloc(sn + 1, sizeof *d2), *m2 = calloc(sn + 1, sizeof *m2);
-    uint64_t *p2 = looped ? calloc(p->ninsns + 1, sizeof *p2) : NULL;
-    uint64_t *f2 = looped ? calloc(p->ninsns + 1, sizeof *f2) : NULL;
-    if (!done || !mxu || !disp || !fin || !d2 || !m2 || (looped && (!p2 || !f2))) {
-        free(done); free(mxu); free(disp); free(fin); free(d2); free(m2); free(p2); free(f2);
+    if (!done || !mxu || !disp || !fin) {
+        free(done); free(mxu); free(disp); free(fin);
         tpuc_err(err, errlen, "out of memory");
         return -1;
     }
-    uint64_t base_c = 0, base_m = 0, c2, mb2;
-    size_t segs2;
+    uint64_t base_c = 0, base_m = 0;
     int rc;
     if (looped) {
-        rc = run_stream(hw, p, p->insns, p->ninsns, 0, done, mxu, p2, f2, &base_c, &base_m,
-                        &p->segments, err, errlen);
-        if (rc == 0)
-            rc = run_stream(hw, p, sins, sn, 1, d2, m2, disp, fin, &c2, &mb2, &segs2, err, errlen);
+        seqrec_t s = {p->insns, p->ninsns, 0, sn, done, mxu, disp, fin};
+        rc = run_looped(hw, p, &s, &base_c, &base_m, err, errlen);
+        p->segments = 1;
     } else {
         rc = run_stream(hw, p, sins, sn, 1, done, mxu, disp, fin, &base_c, &base_m,
                         &p->segments, err, errlen);
     }
-    free(d2); free(m2); free(p2); free(f2);
     if (rc) {
         free(done); free(mxu); free(disp); free(fin);
         return -1;
     }
-    /* each unit's busy span in each layer: the union of (dispatch, completion] of its
-       instructions (lw and matmul together: the matmul phase), in the straight-line stream */
     for (size_t i = 0; i < p->nlayers; i++) {
         tpuc_layer_t *l = &p->layers[i];
         uint64_t *span[3] = {&l->mx_cycles, &l->dma_cycles, &l->vpu_cycles};
         uint64_t s0[3] = {0, 0, 0}, e0[3] = {0, 0, 0};
         l->mx_cycles = l->dma_cycles = l->vpu_cycles = 0;
-        size_t j0 = l->first_insn, j1 = l->end_insn;
-        if (looped) {
-            j0 = j0 < p->ninsns ? p->orig[j0] : sn;
-            j1 = j1 < p->ninsns ? p->orig[j1] : sn;
-        }
-        for (size_t j = j0; j < j1 && j + 1 < sn; j++) {
+        for (size_t j = l->first_insn; j < l->end_insn && j + 1 < sn; j++) {
             int u;
             switch (sins[j].w[0] & 0xFFu) {
             case TPU_OP_LW: case TPU_OP_MATMUL: u = 0; break;
@@ -177,8 +223,6 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         }
         for (int u = 0; u < 3; u++) *span[u] += e0[u] - s0[u];
     }
-    free(disp);
-    free(fin);
     uint64_t prev_c = 0, prev_m = 0;
     for (size_t i = 0; i < p->nlayers; i++) {
         tpuc_layer_t *l = &p->layers[i];
@@ -192,8 +236,7 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         prev_m = m_end;
     }
     p->total_cycles = base_c;
-    free(done);
-    free(mxu);
+    free(done); free(mxu); free(disp); free(fin);
     return 0;
 }
 

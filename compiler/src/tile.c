@@ -618,6 +618,13 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
              (unsigned long long)prow, (unsigned long long)mt);
     mt = mt / prow * prow;
+    /* scattered output rows: tiles of whole r-space rows (whole images when they fit), so
+       that every tile writes the same pattern and the loop pass rolls the layer into one
+       body; at most 1/8 of the tile is given up for it */
+    if (m->scatter && !m->gather && !m->pool_k && mt < m->mtot) {
+        const uint64_t a = mt >= m->r_img ? m->r_img : m->r_pitch;
+        if (mt / a * a * 8 >= mt * 7) mt = mt / a * a;
+    }
     if (mt < 1)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
              "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);

@@ -53,10 +53,11 @@ int tpuc_e_halt(tpuc_ectx_t *c);
 void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,
                      char *err, size_t errlen);
 /* The loop pass (loops.c): the straight-line stream in[0..n) rolled into loop nests that
-   dispatch the same instructions; no nest spans i-1 and i where cut[i] (cut may be NULL).
-   *out (*nout instructions) and *orig (per output pc: the first input instruction it stands
-   for) are malloc'd. cut[i] = 2 marks a START there (the sequencer's state, strides included,
-   reset: a part of the program run on its own). 0, or -1 with err. */
+   dispatch the same instructions; no nest spans i-1 and i where cut[i] is 1 or 2 (cut may be
+   NULL); cut[i] = 4 is soft: the parts between soft cuts are rolled on their own first,
+   then together. *out (*nout instructions) and *orig (per output pc: the first input
+   instruction it stands for) are malloc'd. cut[i] = 2 marks a START there (the sequencer's
+   state, strides included, reset: a part of the program run on its own). 0, or -1 with err. */
 int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **out,
                size_t *nout, size_t **orig, char *err, size_t errlen);
 /* Expands prog (control flow only: tpu_seq_step / tpu_seq_resolve; the sequencer state reset

@@ -54,6 +54,15 @@ typedef struct {
        in (its unit's last busy cycle; the dispatch cycle for nop, sync, halt and collectives)
        -- tpu-compile's report takes each unit's busy span per layer from it. */
     uint64_t *insn_end;
+    /* When set: called once per dynamic instruction, in dispatch order, when it has been
+       dispatched and its completion is known (a loop body's instructions once per iteration,
+       `loop` and `stride` included): its pc, dispatch cycle, its own completion cycle (as
+       insn_end), the cycle by which everything up to it has completed (as insn_done) and
+       MXU_BUSY so far. A predictor of a looped program attributes cycles per dynamic
+       instruction with it, where the per-pc arrays hold only each pc's last execution. */
+    void (*on_insn)(void *ctx, uint32_t pc, uint64_t disp, uint64_t end, uint64_t done,
+                    uint64_t mxu_busy);
+    void *on_insn_ctx;
 } tpu_core_cfg_t;
 
 /* tpu_core_cfg_t.dispatch */

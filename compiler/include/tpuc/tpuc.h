@@ -193,7 +193,8 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen);
 typedef struct {
     char *node;       /* the ONNX node(s) it comes from */
     char *op;
-    size_t first_insn, end_insn;
+    size_t first_insn, end_insn; /* its straight-line instructions [first, end) */
+    size_t insns;     /* with loops: the program's pcs that stand first for one of them */
     uint64_t macs;    /* useful multiply-accumulates (per core) */
     uint64_t mxu_rows;/* vectors presented to the MXU */
     uint64_t ub_hi, acc_hi, wmem_hi; /* high-water rows */
