@@ -635,6 +635,50 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
     return n;
 }
 
+/* The emission's state, to try a list and take it back */
+typedef struct {
+    size_t n, nloops, nstrides;
+    int32_t sreg[TPU_XREGS][TPU_LOOP_LEVELS];
+    unsigned lru[TPU_XREGS], tick;
+} emstate_t;
+
+static emstate_t em_save(const ctx_t *c)
+{
+    emstate_t s;
+    s.n = c->out.n;
+    s.nloops = c->nloops;
+    s.nstrides = c->nstrides;
+    memcpy(s.sreg, c->sreg, sizeof s.sreg);
+    memcpy(s.lru, c->lru, sizeof s.lru);
+    s.tick = c->tick;
+    return s;
+}
+
+static void em_restore(ctx_t *c, const emstate_t *s)
+{
+    c->out.n = c->orig.n = s->n;
+    c->nloops = s->nloops;
+    c->nstrides = s->nstrides;
+    memcpy(c->sreg, s->sreg, sizeof s->sreg);
+    memcpy(c->lru, s->lru, sizeof s->lru);
+    c->tick = s->tick;
+}
+
+/* Emits a rolled list: its instructions, its nests. 0 or -1. */
+static int emit_list(ctx_t *c, const vec_t *l)
+{
+    for (size_t j = 0; j < l->n; j++) {
+        uint32_t id = ((const uint32_t *)l->p)[j];
+        const node_t *nd = &NODE(c, id);
+        if (!nd->count) {
+            if (put(c, c->in[nd->orig], nd->orig)) return -1;
+        } else if (emit_nest(c, id)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Rolls l1 in place with the three rules (the shortest period at each position; the period
    that covers most; periods from short to long), the cheapest result kept. 0 or -1. */
 static int roll_best(ctx_t *c, vec_t *l1, const rctx_t *r0)
@@ -697,20 +741,21 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         }
     }
     if (nparts > 1) {
+        /* the parts rolled together, kept when their emission (strides included) is shorter */
         vec_t lx = {0, 0, 0, sizeof(uint32_t)};
         if (vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0)) { free(lx.p); goto out; }
-        if (list_cost(c, &lx) < list_cost(c, &l1)) { vec_t t = l1; l1 = lx; lx = t; }
+        if (lx.n < l1.n) {
+            const emstate_t s0 = em_save(c);
+            if (emit_list(c, &l1)) { free(lx.p); goto out; }
+            const size_t na = c->out.n - s0.n;
+            em_restore(c, &s0);
+            if (emit_list(c, &lx)) { free(lx.p); goto out; }
+            if (c->out.n - s0.n < na) { free(lx.p); rc = 0; goto out; }
+            em_restore(c, &s0);
+        }
         free(lx.p);
     }
-    for (size_t j = 0; j < l1.n; j++) {
-        uint32_t id = ((uint32_t *)l1.p)[j];
-        const node_t *nd = &NODE(c, id);
-        if (!nd->count) {
-            if (put(c, c->in[nd->orig], nd->orig)) goto out;
-        } else if (emit_nest(c, id)) {
-            goto out;
-        }
-    }
+    if (emit_list(c, &l1)) goto out;
     rc = 0;
 out:
     if (rc) c->oom = 1;

@@ -351,6 +351,8 @@ typedef struct {
     unsigned *vcls, *vcols;
     uint64_t *vsh, *vmax, *vaddr;
     uint64_t vsum;               /* the sum of vmax */
+    uint64_t vpad;               /* the largest vmax: region g is placed at g x (rows + vpad),
+                                    so that a chunk's UB row is affine in its region */
 } mm_t;
 
 static unsigned act_vop(int act)
@@ -501,7 +503,7 @@ static uint64_t mm_rows(ctx_t *c, const mm_t *m, int *keep, int *pf)
     uint64_t lim = min64(min64(m->mtot, 65535), acc_avail / a_acc);
     /* one M-tile's chunks take R x mt + D UB rows: R = T, D = 0, or the regions of shared
        views (mm_views) */
-    const uint64_t R = m->nv ? m->nv : T, D = m->nv ? m->vsum : 0, ub = gm->ub_rows;
+    const uint64_t R = m->nv ? m->nv : T, D = m->nv ? (uint64_t)m->nv * m->vpad : 0, ub = gm->ub_rows;
     uint64_t mt_keep = ub > D ? min64(lim, (ub - D) / (R + e_ub)) : 0;
     uint64_t mt_stream = min64(lim, gm->ub_rows / (2 + e_ub));
     *keep = mt_keep >= min64(m->mtot, c->n) || mt_keep >= mt_stream;
@@ -553,6 +555,8 @@ static int mm_views(ctx_t *c, mm_t *m)
     }
     m->nv = nv; m->vcls = cls; m->vcols = cols; m->vsh = sh; m->vmax = mx; m->vaddr = ad;
     m->vsum = sum;
+    m->vpad = 0;
+    for (unsigned g = 0; g < nv; g++) m->vpad = max64(m->vpad, mx[g]);
     return 0;
 }
 
@@ -618,10 +622,10 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
              (unsigned long long)prow, (unsigned long long)mt);
     mt = mt / prow * prow;
-    /* scattered output rows: tiles of whole r-space rows (whole images when they fit), so
-       that every tile writes the same pattern and the loop pass rolls the layer into one
-       body; at most 1/8 of the tile is given up for it */
-    if (m->scatter && !m->gather && !m->pool_k && mt < m->mtot) {
+    /* output rows scattered, or a residual input gathered, per image row: tiles of whole
+       r-space rows (whole images when they fit), so that every tile moves the same pattern
+       and the loop pass rolls the layer into one body; at most 1/8 of the tile is given up */
+    if ((m->scatter || m->res) && m->r_pitch && !m->gather && !m->pool_k && mt < m->mtot) {
         const uint64_t a = mt >= m->r_img ? m->r_img : m->r_pitch;
         if (mt / a * a * 8 >= mt * 7) mt = mt / a * a;
     }
@@ -646,9 +650,9 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     uint64_t vrow[TPUC_MAX_CHUNKS_VIEW];
     if (nv > TPUC_MAX_CHUNKS_VIEW && keep && !m->in_kept)
         CERR(c, "internal: %u K-chunk regions kept in UB", nv);
-    const uint64_t fp = (uint64_t)nv * mt_r + (m->nv ? m->vsum : 0);
+    const uint64_t fp = (uint64_t)nv * (mt_r + (m->nv ? m->vpad : 0));
     if (keep && !m->in_kept)
-        for (unsigned g = 0, r = 0; g < nv; g++) { vrow[g] = r; r += (unsigned)(mt_r + VMAX(g)); }
+        for (unsigned g = 0; g < nv; g++) vrow[g] = (uint64_t)g * (mt_r + (m->nv ? m->vpad : 0));
     uint64_t ub_act = m->in_kept ? 0 : keep ? fp * (pf ? 2 : 1) : 2 * mt;
     uint64_t ub_e = ub_act;
     uint64_t ub_hi = ub_act + e_ub * mt;
