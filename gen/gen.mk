@@ -15,7 +15,7 @@ GEN_ARGS := --mxu $(MXU) --cores $(CORES)
 # constraints in constraints/ (tpu.core refers to them as ../constraints/...).
 GEN_OUT  := -o rtl --constraints-dir constraints
 
-$(BUILD)/gen/%.o: gen/%.c $(wildcard gen/*.h)
+$(BUILD)/gen/%.o: gen/%.c $(wildcard gen/*.h) $(wildcard cmodel/include/tpu/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Icmodel/include -c $< -o $@
 

@@ -179,6 +179,23 @@ module tpu_core_seq (
   assign iw2_hi = iw2[31:16];
   logic [31:0] dma_addr;  // host addresses wrap modulo 2^32
   assign dma_addr = iw1 + xa;
+  // a matmul's acc_first (flags[3:1] = 1 + L): it accumulates unless the indices of level L
+  // and of every level inside it are all 0 (its first iteration there); af_bad: a level
+  // beyond Lv - 1, or flags[0] beside it (reserved, code 1)
+  logic [2:0]    af;
+  logic [Lv-1:0] lnz;
+  logic          af_acc, af_bad;
+  assign af = flags[tpu_isa_pkg::AccFirstLsb - tpu_isa_pkg::FFlagsLsb +: tpu_isa_pkg::AccFirstBits];
+  always_comb begin
+    af_acc = 1'b0;
+    for (int k = 0; k < Lv; k++) begin
+      lnz[k] = |lidx_q[16*k +: 16];
+      if (32'(k) + 32'd1 >= 32'(af)) af_acc = af_acc | lnz[k];
+    end
+  end
+  assign af_bad = 32'(af) > 32'(Lv) || (af != 3'd0 && flags[0]);
+  logic [31:0] w0_af;  // the matmul's w0 with acc_first resolved into flags[0]
+  assign w0_af = {iw0[31:12], 3'd0, af_acc, iw0[7:0]};
   // the resolved instruction: each opcode's operands with their registers added, its
   // selectors cleared (tpu_seq_resolve); oor: a row operand left its range
   logic oor;
@@ -201,6 +218,8 @@ module tpu_core_seq (
         oor = oor_a;
       end
       tpu_isa_pkg::OpMatmul: begin
+        if (af != 3'd0 && !af_bad)
+          w0 = w0_af;
         w1  = {iw1_hi, sa};
         w2  = {iw2_hi, sb};
         w3  = iw3 & ~(XSel0 | XSel1);
@@ -337,7 +356,7 @@ module tpu_core_seq (
         bad_row  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N)) || oor;
       end
       tpu_isa_pkg::OpMatmul: begin
-        reserved  = |{f_7_1, iw1_hi, iw2_hi, iw3_x2};
+        reserved  = |{f_7_4, iw1_hi, iw2_hi, iw3_x2} || af_bad;  // flags[3:1]: acc_first
         bad_count = cnt == 16'd0;
         bad_row   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt)) ||
                     oor;

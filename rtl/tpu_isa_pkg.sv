@@ -65,5 +65,7 @@ package tpu_isa_pkg;
   localparam int XSelW3Lsb0      = 20;
   localparam int XSelW3Lsb1      = 24;
   localparam int XSelW3Lsb2      = 28;
+  localparam int AccFirstLsb     = 9;
+  localparam int AccFirstBits    = 3;
 
 endpackage

@@ -575,9 +575,12 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                 val[k] = 1;
             else if (tok_is(&vt, "overwrite"))
                 val[k] = 0;
+            else if (vt.len == 8 && memcmp(vt.s, "first:l", 7) == 0 && vt.s[7] >= '0' &&
+                     vt.s[7] < '0' + TPU_LOOP_LEVELS)
+                val[k] = 2 + (vt.s[7] - '0'); /* first:lL: acc_first = 1 + L */
             else {
-                error_at(as, vt.col, "acc_mode '%.*s', expected accumulate or overwrite",
-                         (int)vt.len, vt.s);
+                error_at(as, vt.col, "acc_mode '%.*s', expected accumulate, overwrite or "
+                         "first:l0 .. first:l3", (int)vt.len, vt.s);
                 bad = 1;
             }
             break;
@@ -738,7 +741,16 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         d.ub_row = (unsigned)val[0];
         d.acc_row = (unsigned)val[1];
         d.n = (unsigned)val[2];
-        d.accumulate = flag_seen ? 1u : (unsigned)val[3];
+        if (val[3] >= 2) {
+            if (flag_seen) {
+                error_at(as, keytok[3].col, "acc_mode=%.*s with 'accumulate', expected one of "
+                         "them", (int)keytok[3].len, keytok[3].s);
+                bad = 1;
+            }
+            d.acc_first = (unsigned)val[3] - 1;
+        } else {
+            d.accumulate = flag_seen ? 1u : (unsigned)val[3];
+        }
         break;
     case TPU_OP_VOP:
         d.vop = pos;

@@ -150,10 +150,13 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         break;
     case TPU_OP_MATMUL:
         d->accumulate = f & 1u;
+        d->acc_first = (f >> 1) & 7u;
         d->ub_row = w1 & 0xFFFFu;
         d->acc_row = w2 & 0xFFFFu;
         w3_xsel(d, w3, 2);
-        d->reserved = ((f & ~1u) | (w1 >> 16) | (w2 >> 16) | (w3 & ~w3_xsel_mask(2))) != 0;
+        /* acc_first names a level 0 .. 3 and leaves flags[0] 0 */
+        d->reserved = ((f & ~15u) | (w1 >> 16) | (w2 >> 16) | (w3 & ~w3_xsel_mask(2))) != 0 ||
+                      d->acc_first > TPU_LOOP_LEVELS || (d->acc_first && d->accumulate);
         break;
     case TPU_OP_VOP:
         d->vop = f & 15u;
@@ -247,7 +250,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         r.w[3] = w3_xsel_encode(d, 1);
         break;
     case TPU_OP_MATMUL:
-        f = d->accumulate & 1u;
+        f = (d->accumulate & 1u) | (d->acc_first & 7u) << 1;
         r.w[1] = d->ub_row & 0xFFFFu;
         r.w[2] = d->acc_row & 0xFFFFu;
         r.w[3] = w3_xsel_encode(d, 2);
@@ -558,8 +561,12 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
     case TPU_OP_MATMUL:
         opnd(&o, 0, NULL, d.ub_row, d.xsel[0], 0);
         opnd(&o, 1, NULL, d.acc_row, d.xsel[1], 0);
-        k = snprintf(buf, len, "matmul ub=%s acc=%s rows=%u%s", o.t[0], o.t[1], d.n,
-                     d.accumulate ? " accumulate" : "");
+        if (d.acc_first)
+            k = snprintf(buf, len, "matmul ub=%s acc=%s rows=%u acc_mode=first:l%u", o.t[0],
+                         o.t[1], d.n, d.acc_first - 1);
+        else
+            k = snprintf(buf, len, "matmul ub=%s acc=%s rows=%u%s", o.t[0], o.t[1], d.n,
+                         d.accumulate ? " accumulate" : "");
         break;
     case TPU_OP_VOP:
         if (d.vop >= TPU_VOP_COUNT)

@@ -44,6 +44,13 @@ void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d)
     case TPU_OP_MATMUL:
         d->ub_row = row_plus(d->ub_row, x[0]);
         d->acc_row = row_plus(d->acc_row, x[1]);
+        if (d->acc_first) { /* overwrite in the first iteration of level L and those inside */
+            unsigned any = 0;
+            for (unsigned l = d->acc_first - 1; l < TPU_LOOP_LEVELS; l++)
+                any |= s->idx[l] != 0;
+            d->accumulate = any;
+            d->acc_first = 0;
+        }
         break;
     case TPU_OP_VOP:
         d->a_row = row_plus(d->a_row, x[0]);

@@ -1287,6 +1287,71 @@ static void test_loop_matmul(void **state)
     }
 }
 
+/* acc_mode=first:lL (docs/isa.md "Loops"): the tiled matmul without the -0 fill, its
+   matmul overwriting in the first K-chunk of each N-tile, against the straight-line program
+   that overwrites then accumulates: the same ACC bits, the same cycles but for the loops'
+   and strides' dispatches; and first:l0 (overwrite only in the first N-tile's first chunk)
+   against its own straight-line form. */
+static const char kFirst[] =
+    "stride x1 l0=8 l1=4\nstride x2 l0=8\nstride x3 l1=8\n"
+    "loop 0 count=3 skip=2 body=3\nloop 1 count=2 skip=1 body=2\n"
+    "lw w=0+x1\nmatmul ub=0+x3 acc=0+x2 rows=8 acc_mode=first:lL\n"
+    "vop relu a=acc:0+x2 dst=acc:0+x2 rows=8\nhalt\n";
+
+static void test_loop_acc_first(void **state)
+{
+    (void)state;
+    for (unsigned lv = 0; lv <= 1; lv++) {
+        char src[sizeof kFirst];
+        memcpy(src, kFirst, sizeof kFirst);
+        strstr(src, "first:l")[7] = (char)('0' + lv);
+        if (lv == 0) /* every N-tile onto ACC rows 0 .. 7: overwritten once, at the start */
+            for (char *x; (x = strstr(src, "+x2")) != NULL;)
+                memcpy(x, "   ", 3);
+        char straight[1024];
+        size_t k = 0;
+        for (unsigned nt = 0; nt < 3; nt++) {
+            for (unsigned kt = 0; kt < 2; kt++)
+                k += (size_t)snprintf(straight + k, sizeof straight - k,
+                                      "lw w=%u\nmatmul ub=%u acc=%u rows=8%s\n", 4 * (2 * nt + kt),
+                                      8 * kt, lv ? 8 * nt : 0, (lv == 1 ? kt : kt + nt) ? " accumulate" : "");
+            k += (size_t)snprintf(straight + k, sizeof straight - k,
+                                  "vop relu a=acc:%u dst=acc:%u rows=8\n", lv ? 8 * nt : 0, lv ? 8 * nt : 0);
+        }
+        k += (size_t)snprintf(straight + k, sizeof straight - k, "halt\n");
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            tpu_core_result_t rl, rs;
+            uint32_t al[24][4], as[24][4];
+            run_loop_matmul(src, strlen(src), "first.s", &rl, al, seed);
+            run_loop_matmul(straight, k, "first_straight.s", &rs, as, seed);
+            assert_memory_equal(al, as, sizeof al);
+            assert_int_equal(rl.counters[TPU_CNT_INSNS], rs.counters[TPU_CNT_INSNS] + 5);
+            for (unsigned c = 1; c < TPU_CNT_COUNT; c++)
+                if (c != TPU_CNT_INSNS && c != TPU_CNT_CYCLES)
+                    assert_int_equal(rl.counters[c], rs.counters[c]);
+            assert_true(rl.counters[TPU_CNT_CYCLES] >= rs.counters[TPU_CNT_CYCLES] &&
+                        rl.counters[TPU_CNT_CYCLES] <= rs.counters[TPU_CNT_CYCLES] + 5);
+        }
+    }
+    /* the encoding round-trips; acc_first with flags[0] set, or level 4, is reserved */
+    tpu_dinsn_t d;
+    memset(&d, 0, sizeof d);
+    d.opcode = TPU_OP_MATMUL;
+    d.n = 8;
+    d.acc_first = 3;
+    tpu_insn_t w = tpu_insn_encode(&d);
+    tpu_dinsn_t e;
+    tpu_insn_decode(w, &e);
+    assert_int_equal(e.acc_first, 3);
+    assert_int_equal(e.reserved, 0);
+    w.w[0] |= 1u << 8; /* accumulate beside acc_first */
+    tpu_insn_decode(w, &e);
+    assert_int_not_equal(e.reserved, 0);
+    w.w[0] = (w.w[0] & ~(0xFu << 8)) | (5u << 9); /* level 4 */
+    tpu_insn_decode(w, &e);
+    assert_int_not_equal(e.reserved, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1303,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_serial_dispatch),
         cmocka_unit_test(test_collectives_alone),
         cmocka_unit_test(test_loop_matmul),
+        cmocka_unit_test(test_loop_acc_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

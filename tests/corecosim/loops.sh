@@ -12,6 +12,8 @@
 #   nest     a loop whose body leaves its outer level's body: error 10
 #   imemend  a loop whose body runs past the IMEM: error 10
 #   count0   loop count=0: error 3
+#   first    the matmul with acc_mode=first:l1 in place of the -0 fill (the same C)
+#   afbad    a matmul with acc_first and flags[0] both set: error 1 (reserved)
 # Each case: tpu-run and core_tb (stall 0; matmul and deep also stall 30) end the same way,
 # the traces are identical (tpu-core-cmp), the dumps byte for byte, at stall 0 all seven
 # counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's, and an error halt is reported
@@ -117,6 +119,26 @@ case_ rearm 0 0 "--dump 0x4000=c.npy:f32:24x4"
 if cmp -s "$out/matmul/model/c.npy" "$out/rearm/model/c.npy"; then
     echo "PASS: loops rearm: C identical to the hoisted matmul's"
 else echo "FAIL: loops rearm: C differs from the hoisted matmul's"; st=1; fi
+
+# -- first: the matmul without the -0 fill, its matmul acc_mode=first:l1 (overwrite in each
+#    N-tile's first K-chunk): the same C, byte for byte
+sed 's/^\( *dma_in acc row=0 rows=24 cols=1 addr=NEGZERO stride=0\)/#\1/; s/rows=8 accumulate/rows=8 acc_mode=first:l1/' \
+    "$out/matmul.s" >"$out/first.s"
+grep -q 'acc_mode=first:l1' "$out/first.s" && grep -q '^#.*NEGZERO' "$out/first.s" ||
+    { echo "FAIL: loops first: the sed did not apply"; st=1; }
+case_ first 0,30 0 "--dump 0x4000=c.npy:f32:24x4"
+if cmp -s "$out/matmul/model/c.npy" "$out/first/model/c.npy"; then
+    echo "PASS: loops first: C identical to the -0 filled matmul's"
+else echo "FAIL: loops first: C differs from the -0 filled matmul's"; st=1; fi
+
+# -- afbad: acc_first with flags[0] set (a reserved encoding, written as a raw word): error 1
+{
+    echo "dma_in ub row=0 rows=16 cols=4 addr=0x1000 stride=8"
+    echo "lw w=0"
+    echo ".insn 0x00080321 0 0 0   # matmul rows=8 flags=3: acc_first 1 and accumulate"
+    echo "halt"
+} >"$out/afbad.s"
+case_ afbad 0 1
 
 # -- deep: i_l in 0..1 for l = 0..3, k = 8 i0 + 4 i1 + 2 i2 + i3 and its permutation
 #    p = i0 + 2 i1 + 4 i2 + 8 i3 (both 0..15): acc[16 + p] = ub[k] + ub[15 - k];

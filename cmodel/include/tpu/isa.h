@@ -71,7 +71,9 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(XSEL_DMA_ROW_LSB, 13, XSelDmaRowLsb)   /* dma: w0[15:13] = flags[7:5], row's register */ \
     X(XSEL_W3_LSB0, 20, XSelW3Lsb0)   /* others: slot 0's register in w3[22:20] */          \
     X(XSEL_W3_LSB1, 24, XSelW3Lsb1)   /*         slot 1's in w3[26:24] */                    \
-    X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[30:28] */
+    X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[30:28] */                    \
+    X(ACC_FIRST_LSB, 9, AccFirstLsb)  /* matmul: w0[11:9] = flags[3:1], acc_first */          \
+    X(ACC_FIRST_BITS, 3, AccFirstBits)
 
 #define TPU_ISA_CONST_ENUM(name, value, sv) TPU_##name = value,
 enum { TPU_ISA_LOOP_CONSTS(TPU_ISA_CONST_ENUM) };
@@ -140,6 +142,9 @@ typedef struct {
     unsigned transpose; /* lw flags[0]: the tile is loaded transposed (docs/isa.md) */
     /* matmul */
     unsigned accumulate; /* flags[0] */
+    unsigned acc_first;  /* flags[3:1]: 0, or 1 + L: overwrite in the first iteration of loop
+                            level L and of every level inside it (i_L .. i_3 all 0), accumulate
+                            in the others (docs/isa.md "Loops"); flags[0] is then 0 */
     unsigned ub_row;     /* w1[15:0] */
     unsigned acc_row;    /* w2[15:0] */
     /* vop */
@@ -185,7 +190,8 @@ void tpu_seq_reset(tpu_seq_t *s);
 /* x_r (two's complement, 32 bits); x0 is 0. */
 uint32_t tpu_seq_xval(const tpu_seq_t *s, unsigned r);
 /* The instruction as dispatched: every address operand with a register selector gets the
-   register's value added and its selector cleared. Host addresses wrap modulo 2^32; a row
+   register's value added and its selector cleared; a matmul's acc_first becomes its
+   accumulate flag for the current loop indices. Host addresses wrap modulo 2^32; a row
    whose sum is outside 0 .. 65535 becomes 0xFFFFFFFF, which no memory has (error 2). */
 void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d);
 /* Code 10 (TPU_ERR_LOOP) for a `loop` at pc that breaks the nesting rules, else 0 (other
