@@ -39,6 +39,13 @@
 #define MAX_CAND 48      /* candidate periods per position */
 #define MAX_PASSES 12
 #define MAX_COUNT 65535u
+/* Slots per instruction: its three address operands, then a matmul's accumulate mode (kind 3:
+   not an operand but the flag, which a loop may turn into acc_mode=first:lL) */
+#define SPI 4
+#define K_MODE 3
+/* A matmul's accumulate mode in a node: M_OVER / M_ACC in every instance, or M_FIRST + d:
+   it overwrites exactly when the d innermost loops of the node around it are at index 0 */
+enum { M_OVER = 0, M_ACC = 1, M_FIRST = 2 };
 
 /* ---- address operands of an instruction ---- */
 /* Slot k (0..2, the instruction's xsel index) of d: 1 and its value, or 0 when d has no such
@@ -125,6 +132,7 @@ typedef struct {
     vec_t slots;     /* uint32_t: orig*3 + k of each slot of each node */
     vec_t vecs;      /* int32_t x4 per slot of a loop node: strides at its levels (0 = it) */
     vec_t encl;      /* uint8_t per slot of a loop node: its levels around the slot */
+    vec_t modes;     /* int32_t per slot of a loop node: a K_MODE slot's mode (M_*) */
     vec_t kids;      /* uint32_t: body node indices */
     vec_t out;       /* tpu_insn_t */
     vec_t orig;      /* size_t per output pc */
@@ -151,6 +159,28 @@ static int64_t delta(unsigned k, uint32_t a, uint32_t b)
 {
     if (k == 2) return (int64_t)(int32_t)(b - a);
     return (int64_t)b - (int64_t)a;
+}
+
+/* The accumulate mode of slot s (K_MODE) of node nd, and the loops of nd around it */
+static int32_t slot_mode(const ctx_t *c, const node_t *nd, uint32_t s)
+{
+    if (!nd->count) return (int32_t)c->opv[SLOTS(c, nd)[s]];
+    return ((const int32_t *)c->modes.p)[nd->slot0 + s];
+}
+
+static uint32_t slot_depth(const ctx_t *c, const node_t *nd, uint32_t s)
+{
+    return nd->count ? ((const uint8_t *)c->encl.p)[nd->slot0 + s] : 0;
+}
+
+/* The mode of a loop around a body whose first repetition has mode m0 (its slot inside d
+   loops of the body) and whose later repetitions all have m1: -1 when no mode says it */
+static int32_t mode_join(int32_t m0, int32_t m1, uint32_t d)
+{
+    if (m0 == m1) return m0;
+    if (m1 == M_ACC && ((m0 == M_OVER && d == 0) || m0 == M_FIRST + (int32_t)d))
+        return M_FIRST + (int32_t)d + 1;
+    return -1;
 }
 
 /* ---- register needs: slots grouped by their stride vector on the levels around them ---- */
@@ -206,8 +236,8 @@ static uint64_t ctx_sig(const ctx_t *c, uint32_t id, const rctx_t *rc)
     if (!rc->np) return h;
     const uint32_t *sl = SLOTS(c, nd);
     for (uint32_t s = 0; s < nd->nslots; s++)
-        for (unsigned l = 0; l < rc->np; l++) {
-            size_t o = sl[s] + 3 * rc->P[l];
+        for (unsigned l = 0; l < rc->np && c->opk[sl[s]] != K_MODE; l++) {
+            size_t o = sl[s] + SPI * rc->P[l];
             h = mix(h, (uint64_t)delta(c->opk[sl[s]], c->opv[sl[s]], c->opv[o]));
         }
     return h ? h : 1;
@@ -227,9 +257,15 @@ static uint32_t run_count(ctx_t *c, const uint32_t *list, const uint64_t *sg, si
         if (sg[i + j] != sg[i + k + j] || a->nslots != b->nslots) return 0;
         const uint32_t *sa = SLOTS(c, a), *sb = SLOTS(c, b);
         for (uint32_t s = 0; s < a->nslots; s++) {
-            int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]);
-            if (d < INT32_MIN || d > INT32_MAX) return 0;
-            int32_t d32 = (int32_t)d;
+            int32_t d32;
+            if (c->opk[sa[s]] == K_MODE) { /* the later repetitions' mode, joinable with the first's */
+                d32 = slot_mode(c, b, s);
+                if (mode_join(slot_mode(c, a, s), d32, slot_depth(c, a, s)) < 0) return 0;
+            } else {
+                int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]);
+                if (d < INT32_MIN || d > INT32_MAX) return 0;
+                d32 = (int32_t)d;
+            }
             if (vpush(dv, &d32, 1)) { c->oom = 1; return 0; }
         }
     }
@@ -244,7 +280,11 @@ static uint32_t run_count(ctx_t *c, const uint32_t *list, const uint64_t *sg, si
             if (sg[pa] != sg[pb] || a->nslots != b->nslots) { ok = 0; break; }
             const uint32_t *sa = SLOTS(c, a), *sb = SLOTS(c, b);
             for (uint32_t s = 0; s < a->nslots; s++, q++)
-                if (delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]) != d[q]) { ok = 0; break; }
+                if (c->opk[sa[s]] == K_MODE ? slot_mode(c, b, s) != d[q]
+                                            : delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sb[s]]) != d[q]) {
+                    ok = 0;
+                    break;
+                }
         }
         if (!ok) break;
         C++;
@@ -271,20 +311,36 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     }
     if (depth + 1 > budget || len - 1 > 65535u || dyn != P) return -1;
     size_t s0 = c->slots.n;
-    if (vpush(&c->vecs, NULL, 4 * (size_t)ns) || vpush(&c->encl, NULL, ns) || vpush(&c->slots, NULL, ns)) {
+    if (vpush(&c->vecs, NULL, 4 * (size_t)ns) || vpush(&c->encl, NULL, ns) || vpush(&c->slots, NULL, ns) ||
+        vpush(&c->modes, NULL, ns)) {
         c->oom = 1;
         return -1;
     }
     int32_t *vec = (int32_t *)c->vecs.p + 4 * s0;
     uint8_t *en = (uint8_t *)c->encl.p + s0;
     uint32_t *sl = (uint32_t *)c->slots.p + s0;
+    int32_t *md = (int32_t *)c->modes.p + s0;
     size_t q = 0;
+    int bad = 0;
     for (size_t j = 0; j < k; j++) {
         const node_t *a = &NODE(c, list[i + j]);
         const uint32_t *sa = SLOTS(c, a);
         for (uint32_t s = 0; s < a->nslots; s++, q++) {
             sl[q] = sa[s];
-            int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sa[s] + 3 * P]);
+            md[q] = 0;
+            if (c->opk[sa[s]] == K_MODE) {
+                /* the later repetitions accumulate from their first instance on (run_count
+                   checked that they all have one mode, joinable with this one's), else they
+                   keep this one's mode */
+                int32_t m0 = slot_mode(c, a, s);
+                int32_t m1 = c->opv[sa[s] + SPI * P] && !c->opv[sa[s]] ? M_ACC : m0;
+                md[q] = mode_join(m0, m1, slot_depth(c, a, s));
+                bad |= md[q] < 0;
+                vec[4 * q] = vec[4 * q + 1] = vec[4 * q + 2] = vec[4 * q + 3] = 0;
+                en[q] = (uint8_t)(1 + slot_depth(c, a, s));
+                continue;
+            }
+            int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sa[s] + SPI * P]);
             vec[4 * q] = (int32_t)d;
             sig = mix(sig, (uint64_t)(uint32_t)d);
             if (a->count) {
@@ -301,9 +357,9 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     }
     regc_t rc[TPU_XREGS + 1];
     unsigned nr = reg_need(vec, en, ns, rc, TPU_XREGS - 1, NULL);
-    if (nr > TPU_XREGS - 1 || !commit) {
-        c->vecs.n = 4 * s0; c->encl.n = s0; c->slots.n = s0;
-        return nr > TPU_XREGS - 1 ? -1 : 0;
+    if (bad || nr > TPU_XREGS - 1 || !commit) {
+        c->vecs.n = 4 * s0; c->encl.n = s0; c->slots.n = s0; c->modes.n = s0;
+        return bad || nr > TPU_XREGS - 1 ? -1 : 0;
     }
     size_t k0 = c->kids.n;
     if (vpush(&c->kids, list + i, k)) { c->oom = 1; return -1; }
@@ -469,6 +525,7 @@ static long only_loop(ctx_t *c, const node_t *nd)
 }
 
 typedef struct {
+    const node_t *top; /* the nest */
     uint8_t *slotreg; /* per slot of the nest: register number 0..7 */
     size_t slot;      /* next slot */
     uint32_t hoist[TPU_LOOP_LEVELS]; /* node indices of the hoisted chain */
@@ -514,6 +571,17 @@ static int emit_body(ctx_t *c, em_t *e, uint32_t idx, unsigned level)
                 if (!slot_get(&d, s, &v, &kind)) continue;
                 d.xsel[s] = e->slotreg[e->slot++];
             }
+            if (d.opcode == TPU_OP_MATMUL) {
+                /* the nest's mode: M_FIRST + n overwrites when the n innermost of the level + 1
+                   loops around it are at 0: acc_mode=first:l(level + 1 - n) */
+                int32_t m = ((const int32_t *)c->modes.p)[e->top->slot0 + e->slot++];
+                if (m >= M_FIRST) {
+                    d.accumulate = 0;
+                    d.acc_first = (unsigned)((int32_t)level + 2 - (m - M_FIRST));
+                } else {
+                    d.accumulate = (unsigned)m;
+                }
+            }
             if (put(c, tpu_insn_encode(&d), k->orig)) return -1;
         } else {
             if (!is_hoisted(e, ki)) {
@@ -538,6 +606,7 @@ static int emit_nest(ctx_t *c, uint32_t idx)
     const node_t *nd = &NODE(c, idx);
     em_t e;
     memset(&e, 0, sizeof e);
+    e.top = nd;
     e.slotreg = calloc(nd->nslots + 1, 1);
     if (!e.slotreg) { c->oom = 1; return -1; }
     regc_t rc[TPU_XREGS + 1];
@@ -725,11 +794,13 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         nd.dyn = 1;
         nd.orig = i;
         nd.slot0 = c->slots.n;
-        for (uint32_t k = 0; k < 3; k++)
-            if (c->opk[3 * i + k]) {
-                uint32_t s = (uint32_t)(3 * i + k);
-                /* vec/encl kept at the slots' offsets (unused for instructions) */
-                if (vpush(&c->slots, &s, 1) || vpush(&c->vecs, NULL, 4) || vpush(&c->encl, NULL, 1)) goto out;
+        for (uint32_t k = 0; k < SPI; k++)
+            if (c->opk[SPI * i + k]) {
+                uint32_t s = (uint32_t)(SPI * i + k);
+                /* vec/encl/modes kept at the slots' offsets (unused for instructions) */
+                if (vpush(&c->slots, &s, 1) || vpush(&c->vecs, NULL, 4) || vpush(&c->encl, NULL, 1) ||
+                    vpush(&c->modes, NULL, 1))
+                    goto out;
                 nd.nslots++;
             }
         uint32_t id = (uint32_t)c->nodes.n;
@@ -766,6 +837,7 @@ out:
     c->slots.n = slots0;
     c->vecs.n = 4 * slots0;
     c->encl.n = slots0;
+    c->modes.n = slots0;
     c->kids.n = kids0;
     return rc;
 }
@@ -826,21 +898,22 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
     c.slots.esz = sizeof(uint32_t);
     c.vecs.esz = sizeof(int32_t);
     c.encl.esz = 1;
+    c.modes.esz = sizeof(int32_t);
     c.kids.esz = sizeof(uint32_t);
     c.out.esz = sizeof(tpu_insn_t);
     c.orig.esz = sizeof(size_t);
     *out = NULL;
     *orig = NULL;
     *nout = 0;
-    c.opv = calloc(3 * n + 1, sizeof *c.opv);
-    c.opk = calloc(3 * n + 1, 1);
+    c.opv = calloc(SPI * n + 1, sizeof *c.opv);
+    c.opk = calloc(SPI * n + 1, 1);
     c.key = calloc(n + 1, sizeof *c.key);
     if (!c.opv || !c.opk || !c.key) { c.oom = 1; goto done; }
     for (size_t i = 0; i < n; i++) {
         tpu_dinsn_t d;
         tpu_insn_decode(in[i], &d);
         int any = d.opcode == TPU_OP_LOOP || d.opcode == TPU_OP_STRIDE ||
-                  d.xsel[0] || d.xsel[1] || d.xsel[2];
+                  d.xsel[0] || d.xsel[1] || d.xsel[2] || d.acc_first;
         if (any) {
             tpuc_err(err, errlen, "internal error: the loop pass takes a straight-line program "
                      "(pc %zu)", i);
@@ -851,10 +924,15 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
             uint32_t v;
             int kind;
             if (slot_get(&d, k, &v, &kind)) {
-                c.opv[3 * i + k] = v;
-                c.opk[3 * i + k] = (uint8_t)(kind ? 2 : 1);
+                c.opv[SPI * i + k] = v;
+                c.opk[SPI * i + k] = (uint8_t)(kind ? 2 : 1);
                 slot_set(&d, k, 0);
             }
+        }
+        if (d.opcode == TPU_OP_MATMUL) { /* the flag: a mode slot, not in the key */
+            c.opv[SPI * i + 3] = d.accumulate;
+            c.opk[SPI * i + 3] = K_MODE;
+            d.accumulate = 0;
         }
         tpu_insn_t z = tpu_insn_encode(&d);
         uint64_t h = 0x51ED27ull;
@@ -871,7 +949,8 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
     }
 done:
     free(c.opv); free(c.opk); free(c.key);
-    free(c.nodes.p); free(c.slots.p); free(c.vecs.p); free(c.encl.p); free(c.kids.p);
+    free(c.nodes.p); free(c.slots.p); free(c.vecs.p); free(c.encl.p); free(c.modes.p);
+    free(c.kids.p);
     if (c.oom) {
         free(c.out.p);
         free(c.orig.p);
