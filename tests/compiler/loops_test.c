@@ -42,6 +42,9 @@ typedef struct {
     unsigned slot[3];            /* xsel index of each address slot */
     int64_t base[3];
     int32_t str[3][4];           /* stride per level of the nest */
+    int afirst;                  /* a planted matmul: 1 + L, it overwrites exactly when the
+                                    indices of levels L .. depth-1 are 0 (the loop pass must
+                                    find acc_mode=first:lL); 0: its flag as drawn */
 } tmpl_t;
 
 static void set_slot(tpu_dinsn_t *d, unsigned k, uint32_t v)
@@ -114,6 +117,10 @@ static void rand_tmpl(tmpl_t *t, int fixed_only)
 static tpu_insn_t inst(const tmpl_t *t, const unsigned *idx, unsigned depth)
 {
     tpu_dinsn_t d = t->d;
+    if (t->afirst) {
+        d.accumulate = 0;
+        for (unsigned l = (unsigned)t->afirst - 1; l < depth; l++) d.accumulate |= idx[l] != 0;
+    }
     for (int s = 0; s < t->nslot; s++) {
         int64_t v = t->base[s];
         for (unsigned l = 0; l < depth; l++) v += (int64_t)idx[l] * t->str[s][l];
@@ -135,6 +142,8 @@ static size_t plant(buf_t *b, unsigned depth, int pressure)
         for (unsigned l = 0; l < 4; l++) pool[q][l] = (int32_t)rr(0, 60) - 30;
     for (unsigned j = 0; j < nb; j++) {
         rand_tmpl(&body[j], 0);
+        if (body[j].d.opcode == TPU_OP_MATMUL && rr(0, 1))
+            body[j].afirst = (int)rr(1, depth);
         for (int s = 0; s < body[j].nslot; s++)
             for (unsigned l = 0; l < depth; l++)
                 /* shared vectors (one of three) or, under pressure, each its own */
