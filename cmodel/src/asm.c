@@ -741,16 +741,10 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         d.ub_row = (unsigned)val[0];
         d.acc_row = (unsigned)val[1];
         d.n = (unsigned)val[2];
-        if (val[3] >= 2) {
-            if (flag_seen) {
-                error_at(as, keytok[3].col, "acc_mode=%.*s with 'accumulate', expected one of "
-                         "them", (int)keytok[3].len, keytok[3].s);
-                bad = 1;
-            }
+        if (val[3] >= 2) /* first:lL (with the flag too, refused above) */
             d.acc_first = (unsigned)val[3] - 1;
-        } else {
+        else
             d.accumulate = flag_seen ? 1u : (unsigned)val[3];
-        }
         break;
     case TPU_OP_VOP:
         d.vop = pos;

@@ -287,9 +287,15 @@ static void test_disasm_roundtrip(void **state)
         dis_asm(r);
     }
     char text[200];
-    tpu_insn_t r = { { 0x21 | 2 << 8, 0, 0, 0 } }; /* matmul flags[1] reserved */
+    tpu_insn_t r = { { 0x21 | 16 << 8, 0, 0, 0 } }; /* matmul flags[4] reserved */
     tpu_insn_disasm(r, text, sizeof text);
-    assert_string_equal(text, ".insn 0x00000221, 0x00000000, 0x00000000, 0x00000000");
+    assert_string_equal(text, ".insn 0x00001021, 0x00000000, 0x00000000, 0x00000000");
+    tpu_insn_t r3 = { { 0x21 | 3 << 8, 0, 0, 0 } }; /* acc_first beside flags[0] reserved */
+    tpu_insn_disasm(r3, text, sizeof text);
+    assert_string_equal(text, ".insn 0x00000321, 0x00000000, 0x00000000, 0x00000000");
+    tpu_insn_t r4 = { { 0x21 | 4 << 8 | 8u << 16, 0, 0, 0 } }; /* acc_first 2: level 1 */
+    tpu_insn_disasm(r4, text, sizeof text);
+    assert_string_equal(text, "matmul ub=0 acc=0 rows=8 acc_mode=first:l1");
     tpu_insn_t t = { { 0x20 | 1 << 8, 7, 0, 0 } }; /* lw transpose */
     tpu_insn_disasm(t, text, sizeof text);
     assert_string_equal(text, "lw w=7 transpose");
@@ -353,7 +359,9 @@ static void test_check_codes(void **state)
         { ".insn 0x00000320, 0, 0, 0", 1 },            /* lw flags[1] with transpose */
         { ".insn 0x00008020, 0, 0, 0", 1 },            /* lw flags[7] */
         { ".insn 0x00010120, 0, 0, 0", 1 },            /* lw transpose with n */
-        { ".insn 0x00010221, 0, 0, 0", 1 },            /* matmul flags[1] */
+        { ".insn 0x00011021, 0, 0, 0", 1 },            /* matmul flags[4] */
+        { ".insn 0x00010321, 0, 0, 0", 1 },            /* matmul acc_first and flags[0] */
+        { ".insn 0x00010C21, 0, 0, 0", 1 },            /* matmul acc_first 6: no level 5 */
         { ".insn 0x00010021, 0, 0x10000, 0", 1 },      /* matmul w2[16] */
         { ".insn 0x00010021, 0, 0, 1", 1 },            /* matmul w3 */
         { ".insn 0x00012630, 0, 0, 0", 1 },            /* relu with b mem (flags[5]) */
