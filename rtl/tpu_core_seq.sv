@@ -179,19 +179,28 @@ module tpu_core_seq (
   assign iw2_hi = iw2[31:16];
   logic [31:0] dma_addr;  // host addresses wrap modulo 2^32
   assign dma_addr = iw1 + xa;
+  // Icarus 11.0 (the iverilog of Debian and Ubuntu; steveicarus/iverilog issue #508, fixed
+  // after that release) also wakes, whenever the inputs of an always_comb change, every
+  // always_comb elaborated before it. A block woken so that gives a result a default and then
+  // an override changes that result twice, which wakes its readers and so again every block
+  // before them: with a few such blocks in a row Icarus never leaves the time step. So every
+  // always_comb here whose results another always_comb reads, or which leave the module,
+  // assigns each result once per run (defaults and overrides are worked out in block-local
+  // copies, _v, first): run again on the same inputs, it changes nothing. The registers' next
+  // values (_d), which only the always_ff reads, keep the plain form.
+
   // a matmul's acc_first (flags[3:1] = 1 + L): it accumulates unless the indices of level L
   // and of every level inside it are all 0 (its first iteration there); af_bad: a level
   // beyond Lv - 1, or flags[0] beside it (reserved, code 1)
   logic [2:0]    af;
-  logic [Lv-1:0] lnz;
   logic          af_acc, af_bad;
   assign af = flags[tpu_isa_pkg::AccFirstLsb - tpu_isa_pkg::FFlagsLsb +: tpu_isa_pkg::AccFirstBits];
   always_comb begin
-    af_acc = 1'b0;
-    for (int k = 0; k < Lv; k++) begin
-      lnz[k] = |lidx_q[16*k +: 16];
-      if (32'(k) + 32'd1 >= 32'(af)) af_acc = af_acc | lnz[k];
-    end
+    logic acc_v;
+    acc_v = 1'b0;
+    for (int k = 0; k < Lv; k++)
+      if (32'(k) + 32'd1 >= 32'(af)) acc_v = acc_v | (|lidx_q[16*k +: 16]);
+    af_acc = acc_v;
   end
   assign af_bad = 32'(af) > 32'(Lv) || (af != 3'd0 && flags[0]);
   logic [31:0] w0_af;  // the matmul's w0 with acc_first resolved into flags[0]
@@ -200,50 +209,57 @@ module tpu_core_seq (
   // selectors cleared (tpu_seq_resolve); oor: a row operand left its range
   logic oor;
   always_comb begin
-    w0  = iw0;
-    w1  = iw1;
-    w2  = iw2;
-    w3  = iw3;
-    oor = 1'b0;
+    logic [31:0] w0_v, w1_v, w2_v, w3_v;
+    logic        oor_v;
+    w0_v  = iw0;
+    w1_v  = iw1;
+    w2_v  = iw2;
+    w3_v  = iw3;
+    oor_v = 1'b0;
     case (opc)
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
-        w0  = iw0 & ~XSelW0Dma;
-        w1  = dma_addr;
-        w2  = {iw2_hi, sb};
-        oor = oor_b;
+        w0_v  = iw0 & ~XSelW0Dma;
+        w1_v  = dma_addr;
+        w2_v  = {iw2_hi, sb};
+        oor_v = oor_b;
       end
       tpu_isa_pkg::OpLw: begin
-        w1  = {iw1_hi, sa};
-        w3  = iw3 & ~XSel0;
-        oor = oor_a;
+        w1_v  = {iw1_hi, sa};
+        w3_v  = iw3 & ~XSel0;
+        oor_v = oor_a;
       end
       tpu_isa_pkg::OpMatmul: begin
         if (af != 3'd0 && !af_bad)
-          w0 = w0_af;
-        w1  = {iw1_hi, sa};
-        w2  = {iw2_hi, sb};
-        w3  = iw3 & ~(XSel0 | XSel1);
-        oor = oor_a || oor_b;
+          w0_v = w0_af;
+        w1_v  = {iw1_hi, sa};
+        w2_v  = {iw2_hi, sb};
+        w3_v  = iw3 & ~(XSel0 | XSel1);
+        oor_v = oor_a || oor_b;
       end
       tpu_isa_pkg::OpVop: begin
-        w1  = {sb, sa};
-        w2  = {iw2_hi, sc};
-        w3  = iw3 & ~(XSel0 | XSel1 | XSel2);
-        oor = oor_a || oor_b || oor_c;
+        w1_v  = {sb, sa};
+        w2_v  = {iw2_hi, sc};
+        w3_v  = iw3 & ~(XSel0 | XSel1 | XSel2);
+        oor_v = oor_a || oor_b || oor_c;
       end
       tpu_isa_pkg::OpVred, tpu_isa_pkg::OpSoftmax: begin
-        w1  = {iw1_hi, sa};
-        w2  = {iw2_hi, sb};
-        w3  = iw3 & ~(XSel0 | XSel1);
-        oor = oor_a || oor_b;
+        w1_v  = {iw1_hi, sa};
+        w2_v  = {iw2_hi, sb};
+        w3_v  = iw3 & ~(XSel0 | XSel1);
+        oor_v = oor_a || oor_b;
       end
       tpu_isa_pkg::OpSend, tpu_isa_pkg::OpRecv, tpu_isa_pkg::OpBcast, tpu_isa_pkg::OpAllreduce: begin
-        w1  = {iw1_hi, sa};
-        w3  = iw3 & ~XSel0;
-        oor = oor_a;
+        w1_v  = {iw1_hi, sa};
+        w3_v  = iw3 & ~XSel0;
+        oor_v = oor_a;
       end
       default: ;
     endcase
+    w0  = w0_v;
+    w1  = w1_v;
+    w2  = w2_v;
+    w3  = w3_v;
+    oor = oor_v;
   end
   // the fields as whole signals (iverilog wants no constant part-selects in always_comb)
   logic [15:0] w1_lo, w1_hi, w2_lo, w2_hi, w3_lo;
@@ -328,73 +344,80 @@ module tpu_core_seq (
   assign dma_misaligned = (esize == 2'd2) ? (|w1[1:0] || |w3[1:0]) : (w1[0] || w3[0]);
 
   always_comb begin
-    known     = 1'b1;
-    reserved  = 1'b0;
-    bad_count = 1'b0;
-    bad_align = 1'b0;
-    bad_row   = 1'b0;
-    bad_core  = 1'b0;
+    logic known_v, reserved_v, bad_count_v, bad_align_v, bad_row_v, bad_core_v;
+    known_v     = 1'b1;
+    reserved_v  = 1'b0;
+    bad_count_v = 1'b0;
+    bad_align_v = 1'b0;
+    bad_row_v   = 1'b0;
+    bad_core_v  = 1'b0;
     case (opc)
-      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved = |{flags, cnt, iw1, iw2, iw3};
+      tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved_v = |{flags, cnt, iw1, iw2, iw3};
       tpu_isa_pkg::OpLoop: begin
-        reserved  = |{f_7_2, iw1_hi, iw2_hi, iw3};
-        bad_count = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
+        reserved_v  = |{f_7_2, iw1_hi, iw2_hi, iw3};
+        bad_count_v = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
       end
       tpu_isa_pkg::OpStride: begin
-        reserved  = |{f_7_4, cnt} || (f_3 && |{iw2, iw3});
-        bad_count = f_2_0 == 3'd0;
+        reserved_v  = |{f_7_4, cnt} || (f_3 && |{iw2, iw3});
+        bad_count_v = f_2_0 == 3'd0;
       end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
         // flags[7:2]: the selectors
-        bad_count = (cnt == 16'd0) || (w2_hi == 16'd0) || (32'(w2_hi) > 32'(N)) ||
-                    (f_mem == 2'd3) || (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemWmem);
-        bad_align = dma_misaligned;
-        bad_row   = !in_range(f_mem, w2_lo, 17'(cnt)) || oor;
+        bad_count_v = (cnt == 16'd0) || (w2_hi == 16'd0) || (32'(w2_hi) > 32'(N)) ||
+                      (f_mem == 2'd3) || (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemWmem);
+        bad_align_v = dma_misaligned;
+        bad_row_v   = !in_range(f_mem, w2_lo, 17'(cnt)) || oor;
       end
       tpu_isa_pkg::OpLw: begin
-        reserved = |{f_7_1, cnt, iw1_hi, iw2, iw3_x1};  // flags[0]: transpose
-        bad_row  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N)) || oor;
+        reserved_v = |{f_7_1, cnt, iw1_hi, iw2, iw3_x1};  // flags[0]: transpose
+        bad_row_v  = !in_range(tpu_isa_pkg::MemWmem, w1_lo, 17'(N)) || oor;
       end
       tpu_isa_pkg::OpMatmul: begin
-        reserved  = |{f_7_4, iw1_hi, iw2_hi, iw3_x2} || af_bad;  // flags[3:1]: acc_first
-        bad_count = cnt == 16'd0;
-        bad_row   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt)) ||
-                    oor;
+        reserved_v  = |{f_7_4, iw1_hi, iw2_hi, iw3_x2} || af_bad;  // flags[3:1]: acc_first
+        bad_count_v = cnt == 16'd0;
+        bad_row_v   = !in_range(tpu_isa_pkg::MemUb, w1_lo, 17'(cnt)) || !in_range(tpu_isa_pkg::MemAcc, w2_lo, 17'(cnt)) ||
+                      oor;
       end
       tpu_isa_pkg::OpVop: begin
-        reserved  = |{iw2_hi, iw3_x3} ||
-                    (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, iw1_hi, sel1});
-        bad_count = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
-        bad_row   = !in_range({1'b0, f_4}, w1_lo, 17'(cnt)) ||
-                    (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
-                    !in_range({1'b0, f_6}, w2_lo, 17'(cnt)) || oor;
+        reserved_v  = |{iw2_hi, iw3_x3} ||
+                      (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, iw1_hi, sel1});
+        bad_count_v = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
+        bad_row_v   = !in_range({1'b0, f_4}, w1_lo, 17'(cnt)) ||
+                      (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
+                      !in_range({1'b0, f_6}, w2_lo, 17'(cnt)) || oor;
       end
       tpu_isa_pkg::OpVred: begin
-        reserved  = |{f_7, f_5, f_op_3_2, iw3_hi_x2};
-        bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || (f_mem == 2'd0);  // reduction 0
-        bad_row   = (src_last >= 35'(mem_rows({1'b0, f_4}))) ||
-                    !in_range({1'b0, f_6}, w2_lo, vred_dst_rows) || oor;
+        reserved_v  = |{f_7, f_5, f_op_3_2, iw3_hi_x2};
+        bad_count_v = (cnt == 16'd0) || (w3_lo == 16'd0) || (f_mem == 2'd0);  // reduction 0
+        bad_row_v   = (src_last >= 35'(mem_rows({1'b0, f_4}))) ||
+                      !in_range({1'b0, f_6}, w2_lo, vred_dst_rows) || oor;
       end
       tpu_isa_pkg::OpSoftmax: begin
-        reserved  = |{f_7, f_5, f_op, iw3_hi_x2};
-        bad_count = (cnt == 16'd0) || (w3_lo == 16'd0) || !f_4;
-        bad_row   = (src_last >= 35'(AccRows)) ||
-                    (dst_last >= 35'(mem_rows({1'b0, f_6}))) || oor;
+        reserved_v  = |{f_7, f_5, f_op, iw3_hi_x2};
+        bad_count_v = (cnt == 16'd0) || (w3_lo == 16'd0) || !f_4;
+        bad_row_v   = (src_last >= 35'(AccRows)) ||
+                      (dst_last >= 35'(mem_rows({1'b0, f_6}))) || oor;
       end
       tpu_isa_pkg::OpSend, tpu_isa_pkg::OpRecv, tpu_isa_pkg::OpBcast: begin
-        reserved  = |{f_7_1, iw1_hi, iw2_6, iw3_x1};
-        bad_count = cnt == 16'd0;
-        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
-        bad_core  = ({1'b0, peer} >= topo_cores_i) || (opc != tpu_isa_pkg::OpBcast && peer == core_id_i);
+        reserved_v  = |{f_7_1, iw1_hi, iw2_6, iw3_x1};
+        bad_count_v = cnt == 16'd0;
+        bad_row_v   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
+        bad_core_v  = ({1'b0, peer} >= topo_cores_i) || (opc != tpu_isa_pkg::OpBcast && peer == core_id_i);
       end
-      tpu_isa_pkg::OpBarrier: reserved = |{flags, cnt, iw1, iw2, iw3};
+      tpu_isa_pkg::OpBarrier: reserved_v = |{flags, cnt, iw1, iw2, iw3};
       tpu_isa_pkg::OpAllreduce: begin
-        reserved  = |{f_7_2, iw1_hi, iw2, iw3_x1};
-        bad_count = (cnt == 16'd0) || !f_0;
-        bad_row   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
+        reserved_v  = |{f_7_2, iw1_hi, iw2, iw3_x1};
+        bad_count_v = (cnt == 16'd0) || !f_0;
+        bad_row_v   = !in_range({1'b0, f_0}, w1_lo, 17'(cnt)) || oor;
       end
-      default: known = 1'b0;
+      default: known_v = 1'b0;
     endcase
+    known     = known_v;
+    reserved  = reserved_v;
+    bad_count = bad_count_v;
+    bad_align = bad_align_v;
+    bad_row   = bad_row_v;
+    bad_core  = bad_core_v;
   end
 
   // ---- code 10 (tpu_seq_check): a loop's body lies in IMEM and inside the body of every
@@ -411,15 +434,17 @@ module tpu_core_seq (
   assign lp_last16  = lp_last[15:0];
   logic loop_bad;
   always_comb begin
-    loop_bad = lp_last >= 18'(ImemInsns);
+    logic loop_bad_v;
+    loop_bad_v = lp_last >= 18'(ImemInsns);
     for (int k = 0; k < Lv; k++) begin
       if (2'(k) < lvl) begin
-        if (!armed_q[k] || lp_first < 18'(lfirst_q[16*k +: 16]) || lp_last > 18'(llast_q[16*k +: 16])) loop_bad = 1'b1;
+        if (!armed_q[k] || lp_first < 18'(lfirst_q[16*k +: 16]) || lp_last > 18'(llast_q[16*k +: 16])) loop_bad_v = 1'b1;
       end else if (armed_q[k] && pc16 >= lfirst_q[16*k +: 16] && pc16 <= llast_q[16*k +: 16]) begin
-        loop_bad = 1'b1;
+        loop_bad_v = 1'b1;
       end
     end
-    if (opc != tpu_isa_pkg::OpLoop) loop_bad = 1'b0;
+    if (opc != tpu_isa_pkg::OpLoop) loop_bad_v = 1'b0;
+    loop_bad = loop_bad_v;
   end
 
   // ---- the next pc (tpu_seq_step): the state after this instruction if it dispatches ----
@@ -433,30 +458,37 @@ module tpu_core_seq (
   // it arms starts after it, so it cannot end an outer body that holds that body either).
   logic [Lv-1:0] ends, more, step_k, zero_k;
   always_comb begin
+    logic [Lv-1:0] step_k_v, zero_k_v;
     for (int k = 0; k < Lv; k++) begin
       ends[k] = armed_q[k] && llast_q[16*k +: 16] == pc16;
       more[k] = 17'(lidx_q[16*k +: 16]) + 17'd1 < 17'(lcount_q[16*k +: 16]);
     end
-    step_k = '0;
-    zero_k = '0;
+    step_k_v = '0;
+    zero_k_v = '0;
     for (int k = Lv - 1; k >= 0; k--) begin
-      if (ends[k] && step_k == '0) begin
-        if (more[k]) step_k[k] = 1'b1;
-        else zero_k[k] = 1'b1;
+      if (ends[k] && step_k_v == '0) begin
+        if (more[k]) step_k_v[k] = 1'b1;
+        else zero_k_v[k] = 1'b1;
       end
     end
+    step_k = step_k_v;
+    zero_k = zero_k_v;
   end
   logic [1:0]  ks;        // the level that steps (when one does)
   logic [16:0] step_pc;
   always_comb begin
-    ks      = 2'd0;
-    step_pc = pc_q + 17'd1;
+    logic [1:0]  ks_v;
+    logic [16:0] step_pc_v;
+    ks_v      = 2'd0;
+    step_pc_v = pc_q + 17'd1;
     for (int k = 0; k < Lv; k++) begin
       if (step_k[k]) begin
-        ks      = 2'(k);
-        step_pc = {1'b0, lfirst_q[16*k +: 16]};
+        ks_v      = 2'(k);
+        step_pc_v = {1'b0, lfirst_q[16*k +: 16]};
       end
     end
+    ks      = ks_v;
+    step_pc = step_pc_v;
   end
   // register r's stride of level ks: the one this instruction sets (a stride that ends a
   // body steps with its new value), else the one held
@@ -479,29 +511,36 @@ module tpu_core_seq (
   logic [2:0] bsel;
   logic       addst;
   always_comb begin
-    bsel  = 3'(Lv);
-    addst = 1'b0;
-    if (opc == tpu_isa_pkg::OpLoop) bsel = {1'b0, lvl};
+    logic [2:0] bsel_v;
+    logic       addst_v;
+    bsel_v  = 3'(Lv);
+    addst_v = 1'b0;
+    if (opc == tpu_isa_pkg::OpLoop) bsel_v = {1'b0, lvl};
     for (int k = Lv - 1; k >= 0; k--) begin
-      if (zero_k[k]) bsel = 3'(k);
+      if (zero_k[k]) bsel_v = 3'(k);
     end
     if (step_k != '0) begin
-      bsel  = 3'(ks) + 3'd1;
-      addst = 1'b1;
+      bsel_v  = 3'(ks) + 3'd1;
+      addst_v = 1'b1;
     end
+    bsel  = bsel_v;
+    addst = addst_v;
   end
   logic [32*Xr-1:0] xbase, xinc;
   always_comb begin
-    xbase = '0;
-    xinc  = '0;
+    logic [32*Xr-1:0] xbase_v, xinc_v;
+    xbase_v = '0;
+    xinc_v  = '0;
     for (int r = 1; r < Xr; r++) begin
       for (int k = 1; k < Lv; k++) begin
-        if (bsel == 3'(k)) xbase[32*r +: 32] = base_q[32*(Lb*r+k-1) +: 32];
+        if (bsel == 3'(k)) xbase_v[32*r +: 32] = base_q[32*(Lb*r+k-1) +: 32];
       end
-      if (bsel == 3'(Lv)) xbase[32*r +: 32] = xval_q[32*r +: 32];
+      if (bsel == 3'(Lv)) xbase_v[32*r +: 32] = xval_q[32*r +: 32];
       if (addst)
-        xinc[32*r +: 32] = (st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32];
+        xinc_v[32*r +: 32] = (st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32];
     end
+    xbase = xbase_v;
+    xinc  = xinc_v;
   end
   always_comb begin
     xval_d = '0;
@@ -646,6 +685,8 @@ module tpu_core_seq (
 
   logic go;
   always_comb begin
+    logic        go_v, imem_re_v;
+    logic [15:0] imem_raddr_v;
     state_d   = state_q;
     pc_d      = pc_q;
     done_d    = done_q;
@@ -655,9 +696,9 @@ module tpu_core_seq (
     lw_seen_d = lw_seen_q;
     eseq_d    = eseq_q;
     axi_err_d = axi_err_q || (dma_done_i && dma_err_i);
-    go        = 1'b0;
-    imem_re_o    = 1'b0;
-    imem_raddr_o = pc_lo;
+    go_v      = 1'b0;
+    imem_re_v    = 1'b0;
+    imem_raddr_v = pc_lo;
     case (state_q)
       SIdle: begin
         if (start_i) begin
@@ -673,7 +714,7 @@ module tpu_core_seq (
         end
       end
       SFetch: begin
-        imem_re_o = 1'b1;
+        imem_re_v = 1'b1;
         state_d   = SRun;
       end
       SRun: begin
@@ -700,15 +741,15 @@ module tpu_core_seq (
           epc_d   = coll_pc_q;
           eseq_d  = coll_seq_q;
         end else if (can_go && !(dma_done_i && dma_err_i)) begin
-          go = 1'b1;
+          go_v = 1'b1;
           if (opc == tpu_isa_pkg::OpLw) lw_seen_d = 1'b1;
           if (opc == tpu_isa_pkg::OpHalt) begin
             state_d = SIdle;
             done_d  = 1'b1;
           end else begin
             pc_d         = step_pc;
-            imem_re_o    = 1'b1;
-            imem_raddr_o = pc_next;
+            imem_re_v    = 1'b1;
+            imem_raddr_v = pc_next;
           end
         end
       end
@@ -721,6 +762,9 @@ module tpu_core_seq (
       end
       default: state_d = SIdle;
     endcase
+    go           = go_v;
+    imem_re_o    = imem_re_v;
+    imem_raddr_o = imem_raddr_v;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -77,7 +77,15 @@ flat=$(for f in $files; do echo "$work/flat/$(basename "$f")"; done)
 iverilog -g2012 -o "$work/tb.vvp" -s tb "$work/tb.sv" $files $flat
 # The designs' own assertions may fire under random inputs (a protocol a real neighbour
 # keeps): both copies print them alike; they are counted here, not shown (in equiv.log).
-vvp -n "$work/tb.vvp" >"$work/equiv.log" 2>&1 || true
+# A simulation that does not end within EQUIV_TIMEOUT seconds (default 120) fails the check
+# instead of hanging the suite (Icarus 11.0 can loop forever in one time step on some
+# always_comb blocks: gen/emit_core_seq.c says which and how the sequencer avoids them).
+rc=0
+timeout "${EQUIV_TIMEOUT:-120}" vvp -n "$work/tb.vvp" >"$work/equiv.log" 2>&1 || rc=$?
+if [ "$rc" = 124 ]; then
+    echo "equiv $top: vvp did not finish within ${EQUIV_TIMEOUT:-120} s ($work/equiv.log)" >&2
+    exit 1
+fi
 grep -v -e '^ERROR: ' -e '^ *Time: [0-9]* *Scope: ' "$work/equiv.log" || true
 n=$(grep -c '^ERROR: ' "$work/equiv.log" || true)
 [ "$n" = 0 ] || echo "($n assertion messages of the two copies under random inputs: $work/equiv.log)"
