@@ -678,8 +678,14 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
                                   VADDR(g) + g0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
-           slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. */
-        const uint64_t G = c->slots >= 2 ? c->slots / 2 : 1;
+           slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. Streamed at
+           N >= 64, one tile at a time (G = 1: a tile of 8 KiB or more, its DMA's fixed cost
+           small): the next tile's DMA then overlaps each matmul, which is faster on every
+           model measured (bench/RESULTS.md), and the K loop's body is one step, which the
+           loop pass rolls whatever the kernel's taps; at smaller N the groups' fewer DMAs
+           are faster. */
+        const uint64_t G0 = c->slots >= 2 ? c->slots / 2 : 1;
+        const uint64_t G = N >= 64 && S > 2 * G0 ? 1 : G0;
 #define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
 #define WROW(k) (c->slots >= 2 ? ((((k) / G) % 2) * G + (k) % G) * N : 0)
         /* a group of the last N-tile's tiles only reads its valid columns: dma_in pads the
@@ -689,7 +695,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
 #define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, WCOLS(k0_), WADDR(k0_), (uint64_t)N * 2)); } while (0)
         /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
            later ones find them in place */
-        const int resident = c->slots >= 2 && S <= 2 * G;
+        const int resident = c->slots >= 2 && S <= 2 * G0;
         if (m0 == 0 || !resident) {
             WGROUP(0);
             if (c->slots >= 2) WGROUP(1);
