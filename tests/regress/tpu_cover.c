@@ -636,6 +636,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
     /* the latest instruction of each unit since the last sync */
     static const char *units[] = { "DMA", "WL", "MX", "VPU", "NET" };
     long last[5] = { -1, -1, -1, -1, -1 };
+    tpu_dinsn_t lastd[5]; /* each one as dispatched (registers added, acc_first resolved) */
     /* the dispatched instructions in order, through the sequencer: each as dispatched (its
        registers added), as the trace's r lines show it */
     tpu_seq_t sq;
@@ -687,8 +688,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
         for (int u = 0; u < 5; u++) {
             if (u == ui || last[u] < 0)
                 continue;
-            tpu_dinsn_t p;
-            tpu_insn_decode(r->prog[last[u]], &p);
+            const tpu_dinsn_t p = lastd[u];
             tpu_footprint_t pf;
             int np = tpu_insn_footprint(&p, n, &pf);
             int row_conflict = 0;
@@ -717,6 +717,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
                     }
         }
         last[ui] = (long)pc;
+        lastd[ui] = d;
         if (d.opcode == TPU_OP_DMA_IN || d.opcode == TPU_OP_DMA_OUT) {
             const char *mn = tpu_opcode_name(d.opcode);
             uint64_t eb = tpu_mem_elem_bytes(d.mem), rowb = (uint64_t)d.cols * eb;
