@@ -737,8 +737,8 @@ static void usage(FILE *f)
         "                or 'expect error E pc P'\n"
         "  --loop-error  random, with --error 2 or 3: the error comes from a loop (a stride\n"
         "                that leaves the memory in a later iteration; count, skip or body 0)\n"
-        "  --no-loops    random, random-board: straight-line programs (no loop, stride or\n"
-        "                index register)\n"
+        "  --no-loops    random, random-board: straight-line programs (no loop, stride,\n"
+        "                index register or matmul acc_mode=first)\n"
         "job.args holds --load/--dump options, one per line, for `@DIR/job.args`.\n");
 }
 

@@ -18,6 +18,9 @@ struct gen {
     uint64_t st;
     uint64_t tst;     /* lw transpose's coin: its own stream, so a seed's program is the one
                          it was before the flag existed, with " transpose" on some lw lines */
+    uint64_t ast;     /* matmul acc_mode=first:lL's draws (and the reserved acc_first of error
+                         1): their own stream too, so a seed's program is otherwise the one it
+                         was before the mode existed */
     const tpu_randprog_cfg_t *cfg;
     unsigned n;
     unsigned rows[3]; /* UB, ACC, WMEM */
@@ -34,6 +37,8 @@ struct gen {
     tpu_insn_t *prog;
     size_t nprog, capprog;
     int loops;        /* generate loop nests (docs/isa.md "Loops") */
+    unsigned depth;   /* the loop levels enclosing the instruction gen_valid draws (0: none;
+                         a nest's body at level l: l + 1) */
     unsigned labels;  /* labels used so far (L<k>) */
     unsigned self, cores; /* the core this program runs on, and the board's size */
 };
@@ -221,11 +226,31 @@ static void gen_lw(struct gen *g)
     g->have_lw = 1;
 }
 
+static uint64_t arnd(struct gen *g) { return tpu_matgen_rand(&g->ast); }
+
+/* internal: the accumulate mode of a matmul: overwrite, accumulate, or (loops on) one of
+   acc_mode=first:l0 .. l3 (docs/isa.md "Loops": it overwrites when i_L .. i_3 are all 0).
+   In a nest's body, one matmul in two takes it, three in four of those on a level enclosing
+   it (overwrite in the first iteration of level L, accumulate in the others; the innermost
+   one time in two, else any: the deep levels of the rarer deep nests come out too) and the
+   rest on a level inside its own (no iteration of it runs there: it always overwrites);
+   outside the nests one in six, on any level (all indices 0: it overwrites). Every row of ACC
+   is written first (the prologue), so accumulating onto any row is defined. */
 static void gen_matmul(struct gen *g)
 {
     unsigned m = count(g, cap_rows(g, 0, cap_rows(g, 1, 64)));
     static const char *const flags[] = { "", " accumulate", " acc_mode=overwrite" };
     const char *flag = flags[rnd(g) % 3];
+    char first[32];
+    if (g->loops && arnd(g) % (g->depth ? 2u : 6u) == 0) {
+        unsigned d = g->depth, lv;
+        if (d > 0 && (d == TPU_LOOP_LEVELS || arnd(g) % 4 != 0))  /* a level enclosing it: */
+            lv = arnd(g) % 2 ? d - 1u : (unsigned)(arnd(g) % d); /* the innermost in two */
+        else
+            lv = d + (unsigned)(arnd(g) % (TPU_LOOP_LEVELS - d)); /* a level inside its own */
+        snprintf(first, sizeof first, " acc_mode=first:l%u", lv);
+        flag = first;
+    }
     unsigned ub = row_in(g, 0, m), acc = row_in(g, 1, m);
     put(g, "matmul ub=%u acc=%u rows=%u%s", ub, acc, m, flag);
 }
@@ -415,6 +440,20 @@ static void gen_bad(struct gen *g, int code)
 {
     switch (code) {
     case TPU_ERR_OPCODE: {
+        /* (loops on) one time in two a reserved matmul encoding: acc_first (flags[3:1])
+           beside accumulate (flags[0]), or acc_first 5 .. 7 (no such level); its fields drawn
+           from its own stream. Code 1 comes before the missing lw's 5 (docs/isa.md "Errors") */
+        if (g->loops && arnd(g) % 2 == 0) {
+            unsigned af = 1u + (unsigned)(arnd(g) % 7u);
+            unsigned acc = af > TPU_LOOP_LEVELS ? (unsigned)(arnd(g) % 2u) : 1u;
+            unsigned m = 1u + (unsigned)(arnd(g) % cap_rows(g, 0, cap_rows(g, 1, 8)));
+            unsigned ub = (unsigned)(arnd(g) % (g->rows[0] - m + 1u));
+            unsigned ar = (unsigned)(arnd(g) % (g->rows[1] - m + 1u));
+            unsigned f = acc | af << 1;
+            put(g, ".insn 0x%x, 0x%x, 0x%x, 0   # matmul rows=%u, acc_first %u%s: reserved",
+                TPU_OP_MATMUL | f << 8 | m << 16, ub, ar, m, af, acc ? " beside accumulate" : "");
+            break;
+        }
         unsigned op;
         do
             op = (unsigned)range(g, 0, 255);
@@ -766,7 +805,9 @@ static void emit_body(struct nest *ns, int k)
         }
         /* gen_valid's instruction(s), taken back out of the program */
         size_t len = g->len, np = g->nprog, ni = g->insns;
+        g->depth = ns->node[k].level + 1u; /* the levels 0 .. level enclose it */
         gen_valid(g, 1);
+        g->depth = 0;
         for (size_t j = np; j < g->nprog; j++)
             nest_add(ns, -1, g->prog[j]);
         g->len = len;
@@ -1224,6 +1265,7 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     uint64_t h = cfg->seed ^ 0x5EED5EED5EED5EEDull;
     g.st = tpu_matgen_rand(&h);
     g.tst = g.st ^ 0x7A4E5B05E0000000ull;
+    g.ast = g.st ^ 0xACCF125700000000ull;
     g.cfg = cfg;
     g.n = geo->n;
     g.rows[0] = geo->ub_rows;
@@ -1359,6 +1401,7 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
         uint64_t h = (cfg->seed ^ 0xB0A2DB0A2DB0A2DBull) + 0x1000193ull * (i + 1u);
         g[i].st = tpu_matgen_rand(&h); /* hashed, as tpu_randprog's */
         g[i].tst = g[i].st ^ 0x7A4E5B05E0000000ull;
+        g[i].ast = g[i].st ^ 0xACCF125700000000ull;
         g[i].cfg = cfg;
         g[i].n = cfg->geom.n;
         g[i].rows[0] = cfg->geom.ub_rows;

@@ -6,7 +6,8 @@
 # generator predicted in job.txt: "tpu-run: done" for "expect done", "error E ... at pc P"
 # for "expect error E pc P", and its trace must end with that record; no row is read before
 # it is written (the prologue writes every row). Loop nests (docs/isa.md "Loops") and the
-# malformed loops (--error 10, --error 2|3 --loop-error) included. The same seed gives
+# malformed loops (--error 10, --error 2|3 --loop-error) included; matmul acc_mode=first:lL
+# at every level, and a reserved acc_first ending in error 1. The same seed gives
 # the same program. Usage: random.sh TPU-MKPROG TPU-RUN WORKDIR [SEEDS]
 set -u
 mkprog=$1; run=$2; out=$3; seeds=${4:-40}
@@ -78,9 +79,25 @@ for ct in "1 ring" "2 ring" "3 ring" "4 torus" "6 torus:2x3" "8 torus:2x4"; do
         done
     done
 done
-# --no-loops: straight-line programs (no loop, stride or index register)
-"$mkprog" random --mxu 4 --seed 5 --no-loops -o "$out/nl" >/dev/null && ! grep -q '^ *loop \|^ *stride \|+x[1-7]' "$out/nl/prog.s" &&
-    pass=$((pass + 1)) || { echo "FAIL: random --no-loops wrote a loop, a stride or a register"; fail=$((fail + 1)); }
+# matmul acc_mode=first:lL (docs/isa.md "Loops"): the programs above draw every level
+for l in 0 1 2 3; do
+    if cat "$out"/n*-s*/prog.s | grep -q "^ *matmul .* acc_mode=first:l$l\$"; then pass=$((pass + 1))
+    else echo "FAIL: no random program above has a matmul acc_mode=first:l$l"; fail=$((fail + 1)); fi
+done
+# error 1 from a reserved acc_first (beside accumulate, or level 4 .. 6): one error-1 program
+# in two with loops on; the first seed that draws it must end in error 1 at its pc
+s=1; af=0
+while [ $s -le 20 ] && [ $af -eq 0 ]; do
+    check "$out/af$s" 4 "" --seed "$s" --error 1
+    grep -q '^\.insn 0x[0-9a-f]*21, .*reserved' "$out/af$s/prog.s" && af=1
+    s=$((s + 1))
+done
+[ $af -eq 1 ] && pass=$((pass + 1)) ||
+    { echo "FAIL: random --error 1 drew no reserved matmul acc_first in 20 seeds"; fail=$((fail + 1)); }
+# --no-loops: straight-line programs (no loop, stride, index register or acc_mode=first)
+"$mkprog" random --mxu 4 --seed 5 --no-loops -o "$out/nl" >/dev/null &&
+    ! grep -q '^ *loop \|^ *stride \|+x[1-7]\|acc_mode=first\|reserved' "$out/nl/prog.s" &&
+    pass=$((pass + 1)) || { echo "FAIL: random --no-loops wrote a loop, a stride, a register or acc_mode=first"; fail=$((fail + 1)); }
 # the same seed, the same program; another seed, another program
 "$mkprog" random --mxu 4 --seed 77 -o "$out/d1" >/dev/null && "$mkprog" random --mxu 4 --seed 77 -o "$out/d2" >/dev/null &&
     cmp -s "$out/d1/prog.s" "$out/d2/prog.s" && pass=$((pass + 1)) || { echo "FAIL: random is not deterministic"; fail=$((fail + 1)); }

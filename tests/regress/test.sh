@@ -13,6 +13,7 @@ set -u
 dir=$1
 cd "$(dirname "$0")/../.." || exit 2
 rm -rf "$dir"
+mkdir -p "$(dirname "$dir")" || exit 2 # $dir.log beside it (a fresh build directory has no build/tests)
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }

@@ -273,6 +273,17 @@ static const char *const loop_fixed[] = {
     "error 3 from a loop (count, skip or body 0)",
     "error 10 (a malformed nest)",
     "error in a later iteration (a loop index > 0)",
+    "error 1 from a matmul's reserved acc_first (beside accumulate, or level 4 .. 6)",
+};
+
+/* matmul acc_mode=first:lL (docs/isa.md "Loops"), per level L, as dispatched: the outcome
+   (overwrite when i_L .. i_3 are all 0, else accumulate) and where L stands (a level whose
+   body holds the matmul, or one inside its own, which runs no iteration there) */
+static const char *const acc_first_fixed[] = {
+    "acc_mode=first:l%u overwrote, level %u enclosing it (its first iteration there)",
+    "acc_mode=first:l%u accumulated (a later iteration of level %u or of one inside it)",
+    "acc_mode=first:l%u overwrote, level %u not enclosing it (all its indices 0)",
+    "acc_mode=first:l%u overwrote in a later iteration of an outer level (some i_k > 0, k < %u)",
 };
 
 static void loop_universe(void)
@@ -298,6 +309,10 @@ static void loop_universe(void)
     }
     for (size_t j = 0; j < sizeof loop_fixed / sizeof loop_fixed[0]; j++)
         exists(G_LOOP, "%s", loop_fixed[j]);
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
+        for (unsigned j = 0; j < 4; j++)
+            if (j < 3 || l > 0) /* level 0 has no outer level */
+                exists(G_LOOP, acc_first_fixed[j], l, l);
     exists(G_INSN, "loop"); /* enumerate_legal's templates have no body of 1 */
 }
 
@@ -348,6 +363,19 @@ static void loop_bins(const tpu_seq_t *sq, const tpu_dinsn_t *d, uint32_t pc, in
     }
     if (tpu_opcode_is_collective(d->opcode) && depth)
         hit(G_LOOP, 1, "%s in a loop body", tpu_opcode_name(d->opcode));
+    if (d->opcode == TPU_OP_MATMUL && d->acc_first && !d->reserved) {
+        unsigned L = d->acc_first - 1u, outer = 0;
+        tpu_dinsn_t e = *d;
+        tpu_seq_resolve(sq, &e); /* the model's own resolution: the mode as dispatched */
+        for (unsigned k = 0; k < L; k++)
+            outer |= sq->idx[k] != 0;
+        if (e.accumulate)
+            hit(G_LOOP, 1, acc_first_fixed[1], L, L);
+        else
+            hit(G_LOOP, 1, acc_first_fixed[L < depth ? 0 : 2], L, L);
+        if (!e.accumulate && outer)
+            hit(G_LOOP, 1, acc_first_fixed[3], L, L);
+    }
 }
 
 static const char *rw_name(unsigned w) { return w ? "write" : "read"; }
@@ -608,6 +636,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
     /* the latest instruction of each unit since the last sync */
     static const char *units[] = { "DMA", "WL", "MX", "VPU", "NET" };
     long last[5] = { -1, -1, -1, -1, -1 };
+    tpu_dinsn_t lastd[5]; /* each one as dispatched (registers added, acc_first resolved) */
     /* the dispatched instructions in order, through the sequencer: each as dispatched (its
        registers added), as the trace's r lines show it */
     tpu_seq_t sq;
@@ -620,11 +649,14 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
         tpu_dinsn_t d;
         tpu_insn_decode(r->prog[pc], &d);
         loop_bins(&sq, &d, pc, strided);
+        int af = d.opcode == TPU_OP_MATMUL && d.acc_first; /* resolved away at dispatch */
         tpu_seq_resolve(&sq, &d);
         tpu_seq_step(&sq, &d, pc);
         tpu_insn_t raw = tpu_insn_encode(&d);
         char name[256];
-        combo_name(raw, name, sizeof name);
+        /* the combination as written for a matmul's acc_mode=first (`matmul acc_mode=first`;
+           its outcome and level are the loop group's), else as dispatched */
+        combo_name(af ? r->prog[pc] : raw, name, sizeof name);
         hit(G_INSN, 1, "%s", name);
         if (tpu_opcode_is_collective(d.opcode))
             hit(G_COLL, 1, "%s %s", topo, name);
@@ -656,8 +688,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
         for (int u = 0; u < 5; u++) {
             if (u == ui || last[u] < 0)
                 continue;
-            tpu_dinsn_t p;
-            tpu_insn_decode(r->prog[last[u]], &p);
+            const tpu_dinsn_t p = lastd[u];
             tpu_footprint_t pf;
             int np = tpu_insn_footprint(&p, n, &pf);
             int row_conflict = 0;
@@ -686,6 +717,7 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
                     }
         }
         last[ui] = (long)pc;
+        lastd[ui] = d;
         if (d.opcode == TPU_OP_DMA_IN || d.opcode == TPU_OP_DMA_OUT) {
             const char *mn = tpu_opcode_name(d.opcode);
             uint64_t eb = tpu_mem_elem_bytes(d.mem), rowb = (uint64_t)d.cols * eb;
@@ -711,6 +743,9 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
             hit(G_LOOP, 1, "%s", loop_fixed[11]);
         if (r->err_code == TPU_ERR_ROW && (d.xsel[0] | d.xsel[1] | d.xsel[2]))
             hit(G_LOOP, 1, "%s", loop_fixed[10]);
+        if (r->err_code == TPU_ERR_OPCODE && d.opcode == TPU_OP_MATMUL && d.acc_first &&
+            (d.accumulate || d.acc_first > TPU_LOOP_LEVELS))
+            hit(G_LOOP, 1, "%s", loop_fixed[14]);
         int later = 0;
         for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
             later |= sq.armed[l] && sq.idx[l] > 0;

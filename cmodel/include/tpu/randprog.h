@@ -28,7 +28,8 @@ typedef struct {
     int loop_error;        /* with want_error 2 or 3: the error comes from a loop (a stride
                               that leaves the memory in a later iteration; count, skip or body
                               0); with -1 the seed chooses */
-    int no_loops;          /* 1: straight-line programs only (no loop, stride or register) */
+    int no_loops;          /* 1: straight-line programs only (no loop, stride, register or
+                              matmul acc_mode=first) */
     unsigned coll_rows;    /* tpu_randprog_board: rows a round's collective moves at most
                               (0: 2048); above 8, one round in four moves 256 .. coll_rows
                               (9 .. when smaller) */
