@@ -654,10 +654,12 @@ module tpu_core_seq (
   logic [16:0] mma_lo, mma_hi;  // the new matmul's ACC rows
   assign mma_lo = {1'b0, w2_lo};
   assign mma_hi = {1'b0, w2_lo} + 17'(cnt) - 17'd1;
+  logic mm_acc;  // the new matmul accumulates (as dispatched: acc_first resolved)
+  assign mm_acc = w0[tpu_isa_pkg::FFlagsLsb];
   assign mm_dma_ok = !dma_busy_i ||
                      (d_in_q && (d_mem_q == tpu_isa_pkg::MemWmem ||
                                  (d_mem_q == tpu_isa_pkg::MemUb && !meets(mm_lo, mm_hi, d_lo_q, d_hi_q)))) ||
-                     (!d_in_q && d_mem_q == tpu_isa_pkg::MemAcc && !f_0 &&
+                     (!d_in_q && d_mem_q == tpu_isa_pkg::MemAcc && !mm_acc &&
                       !meets(mma_lo, mma_hi, d_lo_q, d_hi_q));
 
   // lw and matmul may overlap each other (WL: one lw at a time; MX: two MATMULs with vectors
