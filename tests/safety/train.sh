@@ -54,9 +54,10 @@ wait_for() {
 for sw in TERM:143 INT:130 HUP:129; do  # the signal and the status of dying by it
     sig=${sw%:*}; want=${sw#*:}
     d="$W/sig$sig"; mkdir -p "$d"
-    # a shell starts background jobs with SIGINT ignored: env restores the default
+    # a shell starts background jobs with SIGINT ignored, and under nohup SIGHUP is ignored
+    # too (tpu-train, like any program, keeps an inherited ignore): env restores the defaults
     # shellcheck disable=SC2086
-    env --default-signal=INT "$T" $D --epochs 100000 --csv "$d/c.csv" --checkpoint "$d/c.ckpt" \
+    env --default-signal=INT,HUP "$T" $D --epochs 100000 --csv "$d/c.csv" --checkpoint "$d/c.ckpt" \
         --save-onnx "$d/c.onnx" >"$d/out" 2>"$d/err" &
     pid=$!
     started=yes; wait_for "$d/out" "Epoch 3/" || started=no
