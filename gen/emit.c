@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The in-memory output set and the header every generated file starts with. */
+#include <string.h>
+
+#include "tpu/isa.h"
+
 #include "emit.h"
 
 void gen_output_init(struct gen_output *out)
@@ -20,6 +24,17 @@ int gen_output_failed(const struct gen_output *out)
         if (sb_failed(&out->files[i].text))
             return 1;
     return 0;
+}
+
+void gen_put_line(struct strbuf *sb, const char *line)
+{
+    const char *at = strstr(line, GEN_ITER_MSB);
+    if (at == NULL) {
+        sb_printf(sb, "%s\n", line);
+        return;
+    }
+    sb_printf(sb, "%.*s%u%s\n", (int)(at - line), line, 16u * TPU_LOOP_LEVELS - 1u,
+              at + strlen(GEN_ITER_MSB));
 }
 
 /* internal: the header, each line starting with `c` ("//" or "#"). Every file type gen writes

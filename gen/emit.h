@@ -39,6 +39,11 @@ struct strbuf *gen_output_add_ex(struct gen_output *out, const struct gen_config
                                  const char *first_line);
 /* Nonzero if building any file ran out of memory. */
 int gen_output_failed(const struct gen_output *out);
+/* Appends one line of static SystemVerilog and a newline; GEN_ITER_MSB in it becomes the
+   msb of the loop-index vector, 16 x TPU_LOOP_LEVELS - 1 (tr_disp_iter_o: a number, not a
+   package constant, so that every tool reading the ports sees a plain width). */
+#define GEN_ITER_MSB "@ITER_MSB@"
+void gen_put_line(struct strbuf *sb, const char *line);
 
 /* Emitters: each adds its file(s). emit_arith.c */
 int emit_bf16_mul(struct gen_output *out, const struct gen_config *cfg);

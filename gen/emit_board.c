@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tpu/isa.h"
+
 #include "emit.h"
 
 /* internal: ceil(log2(c)), 0 for c = 1 */
@@ -278,15 +280,17 @@ static const struct board_port tr_ports[] = {
     { "tr_acc_data_o", 1, "32*N" }, { "tr_acc_seq_o", 1, "32" }, { "tr_wm_we_o", 1, "" },
     { "tr_wm_row_o", 1, "16" }, { "tr_wm_data_o", 1, "16*N" }, { "tr_wm_seq_o", 1, "32" },
     { "tr_disp_valid_o", 1, "" }, { "tr_disp_seq_o", 1, "32" }, { "tr_disp_pc_o", 1, "16" },
-    { "tr_disp_iter_o", 1, "64" }, { "tr_disp_insn_o", 1, "128" }, { "tr_err_seq_o", 1, "32" },
+    { "tr_disp_iter_o", 1, "ITER" }, { "tr_disp_insn_o", 1, "128" }, { "tr_err_seq_o", 1, "32" },
 };
 
 static void port_decl(struct strbuf *sb, const struct board_port *p, int last)
 {
-    char w[32] = "";
-    if (p->width[0])
+    char w[48] = "";
+    if (strcmp(p->width, "ITER") == 0) /* the loop indices: 16 bits per level */
+        snprintf(w, sizeof w, "[%u:0]", 16u * TPU_LOOP_LEVELS - 1u);
+    else if (p->width[0])
         snprintf(w, sizeof w, "[%s-1:0]", p->width);
-    char ty[48];
+    char ty[64];
     snprintf(ty, sizeof ty, "[C-1:0]%s", w);
     sb_printf(sb, "  %s logic %-20s %s%s\n", p->out ? "output" : "input ", ty, p->name,
               last ? "" : ",");

@@ -139,7 +139,7 @@ static const char *const emit_core_part1b[] = {
     "  output logic              tr_disp_valid_o,",
     "  output logic [31:0]       tr_disp_seq_o,",
     "  output logic [15:0]       tr_disp_pc_o,",
-    "  output logic [63:0]       tr_disp_iter_o,",
+    "  output logic [@ITER_MSB@:0] tr_disp_iter_o,  // i_l at [16l +: 16]",
     "  output logic [127:0]      tr_disp_insn_o,",
     "  output logic [31:0]       tr_err_seq_o",
     ");",
@@ -225,7 +225,7 @@ static const char *const emit_core_part2[] = {
     "  logic [127:0] insn;",
     "  logic [15:0]  insn_pc;",
     "  logic [31:0]  insn_seq;",
-    "  logic [63:0]  insn_iter;",
+    "  logic [@ITER_MSB@:0] insn_iter;",
     "  logic         dma_go, lw_go, mm_go, vpu_go, disp_valid;",
     "  logic         dma_busy, dma_done, dma_err, mx_busy, vpu_busy, wl_busy, mm_full;",
     "  logic [15:0]  mx_lw_row;",
@@ -675,7 +675,7 @@ static const char *const emit_core_part2[] = {
 static void put_lines(struct strbuf *sb, const char *const *l, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        sb_printf(sb, "%s\n", l[i]);
+        gen_put_line(sb, l[i]);
 }
 
 int emit_core(struct gen_output *out, const struct gen_config *cfg)

@@ -90,7 +90,7 @@ module tpu_board #(
   output logic [C-1:0]              tr_disp_valid_o,
   output logic [C-1:0][32-1:0]      tr_disp_seq_o,
   output logic [C-1:0][16-1:0]      tr_disp_pc_o,
-  output logic [C-1:0][64-1:0]      tr_disp_iter_o,
+  output logic [C-1:0][95:0]        tr_disp_iter_o,
   output logic [C-1:0][128-1:0]     tr_disp_insn_o,
   output logic [C-1:0][32-1:0]      tr_err_seq_o
 );

@@ -106,7 +106,7 @@ module tpu_core #(
   output logic              tr_disp_valid_o,
   output logic [31:0]       tr_disp_seq_o,
   output logic [15:0]       tr_disp_pc_o,
-  output logic [63:0]       tr_disp_iter_o,
+  output logic [95:0] tr_disp_iter_o,  // i_l at [16l +: 16]
   output logic [127:0]      tr_disp_insn_o,
   output logic [31:0]       tr_err_seq_o
 );
@@ -197,7 +197,7 @@ module tpu_core #(
   logic [127:0] insn;
   logic [15:0]  insn_pc;
   logic [31:0]  insn_seq;
-  logic [63:0]  insn_iter;
+  logic [95:0] insn_iter;
   logic         dma_go, lw_go, mm_go, vpu_go, disp_valid;
   logic         dma_busy, dma_done, dma_err, mx_busy, vpu_busy, wl_busy, mm_full;
   logic [15:0]  mx_lw_row;

@@ -18,7 +18,7 @@
 // instruction is never dispatched: the sequencer waits until every unit is idle and halts
 // with ERR_CODE and ERR_PC.
 //
-// Loops (docs/isa.md "Loops"; cmodel/src/seq.c is the reference): four levels (armed, first,
+// Loops (docs/isa.md "Loops"; cmodel/src/seq.c is the reference): six levels (armed, first,
 // last, count, index) and the index registers x1..x7 (a 32-bit stride per level; x_r, the sum
 // of its parts, is kept in a register, and per level l >= 1 the sum of its parts of the levels
 // outside l, from which x_r restarts when l is armed or completes). loop and stride dispatch as
@@ -52,11 +52,11 @@ module tpu_core_seq (
   output logic [15:0]   imem_raddr_o,
   input  logic [127:0]  imem_rdata_i,
   // dispatch: the resolved instruction, its pc, its dynamic instruction number (seq) and the
-  // loop indices i0..i3 at dispatch (i_l in [16l +: 16]), with one go pulse per unit
+  // loop indices i0..i5 at dispatch (i_l in [16l +: 16]), with one go pulse per unit
   output logic [127:0]  insn_o,
   output logic [15:0]   insn_pc_o,
   output logic [31:0]   insn_seq_o,
-  output logic [63:0]   insn_iter_o,
+  output logic [95:0] insn_iter_o,
   output logic          dma_go_o,
   output logic          lw_go_o,
   output logic          mm_go_o,
@@ -354,11 +354,12 @@ module tpu_core_seq (
     case (opc)
       tpu_isa_pkg::OpNop, tpu_isa_pkg::OpSync, tpu_isa_pkg::OpHalt: reserved_v = |{flags, cnt, iw1, iw2, iw3};
       tpu_isa_pkg::OpLoop: begin
-        reserved_v  = |{f_7_2, iw1_hi, iw2_hi, iw3};
+        // flags[2:0]: the level (Lv .. 7 reserved)
+        reserved_v  = |{f_7_4, f_3, iw1_hi, iw2_hi, iw3} || 32'(f_2_0) >= 32'(Lv);
         bad_count_v = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
       end
       tpu_isa_pkg::OpStride: begin
-        reserved_v  = |{f_7_4, cnt} || (f_3 && |{iw2, iw3});
+        reserved_v  = |{f_7_4, cnt};
         bad_count_v = f_2_0 == 3'd0;
       end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
@@ -422,11 +423,11 @@ module tpu_core_seq (
 
   // ---- code 10 (tpu_seq_check): a loop's body lies in IMEM and inside the body of every
   // outer level (armed), and the loop lies outside the body of every armed level >= its own ----
-  logic [1:0]  lvl;
+  logic [2:0]  lvl;
   logic [15:0] pc16;
   logic [17:0] lp_first, lp_last;
   logic [15:0] lp_first16, lp_last16;
-  assign lvl        = flags[1:0];
+  assign lvl        = flags[tpu_isa_pkg::LoopLevelBits-1:0];
   assign pc16       = pc_q[15:0];
   assign lp_first   = 18'(pc16) + 18'(iw1_lo);
   assign lp_last    = lp_first + 18'(iw2_lo) - 18'd1;
@@ -437,7 +438,7 @@ module tpu_core_seq (
     logic loop_bad_v;
     loop_bad_v = lp_last >= 18'(ImemInsns);
     for (int k = 0; k < Lv; k++) begin
-      if (2'(k) < lvl) begin
+      if (3'(k) < lvl) begin
         if (!armed_q[k] || lp_first < 18'(lfirst_q[16*k +: 16]) || lp_last > 18'(llast_q[16*k +: 16])) loop_bad_v = 1'b1;
       end else if (armed_q[k] && pc16 >= lfirst_q[16*k +: 16] && pc16 <= llast_q[16*k +: 16]) begin
         loop_bad_v = 1'b1;
@@ -474,16 +475,16 @@ module tpu_core_seq (
     step_k = step_k_v;
     zero_k = zero_k_v;
   end
-  logic [1:0]  ks;        // the level that steps (when one does)
+  logic [2:0]  ks;        // the level that steps (when one does)
   logic [16:0] step_pc;
   always_comb begin
-    logic [1:0]  ks_v;
+    logic [2:0]  ks_v;
     logic [16:0] step_pc_v;
-    ks_v      = 2'd0;
+    ks_v      = 3'd0;
     step_pc_v = pc_q + 17'd1;
     for (int k = 0; k < Lv; k++) begin
       if (step_k[k]) begin
-        ks_v      = 2'(k);
+        ks_v      = 3'(k);
         step_pc_v = {1'b0, lfirst_q[16*k +: 16]};
       end
     end
@@ -491,13 +492,16 @@ module tpu_core_seq (
     step_pc = step_pc_v;
   end
   // register r's stride of level ks: the one this instruction sets (a stride that ends a
-  // body steps with its new value), else the one held
+  // body steps with its new value), else the one held. A stride of group g (flags[3])
+  // sets levels 3g .. 3g + 2 from w1, w2, w3.
   logic        st_here;   // this is a stride of a register, setting level ks's stride
   logic [31:0] st_new;
-  assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 ? ks == 2'd3 : ks != 2'd3);
-  assign st_new  = f_3 ? iw1 : ks == 2'd0 ? iw1 : ks == 2'd1 ? iw2 : iw3;
+  logic [2:0]  ks_j;      // ks's place in its group
+  assign ks_j    = ks >= 3'(tpu_isa_pkg::StrideGroupLevels) ? ks - 3'(tpu_isa_pkg::StrideGroupLevels) : ks;
+  assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 == (ks >= 3'(tpu_isa_pkg::StrideGroupLevels)));
+  assign st_new  = ks_j == 3'd0 ? iw1 : ks_j == 3'd1 ? iw2 : iw3;
   // The registers after this instruction. Invariant (the spec's parts P[r][l] are implied):
-  // xval = P[0] + P[1] + P[2] + P[3], base[k] = P[0] + .. + P[k-1]. An armed level's parts
+  // xval = P[0] + .. + P[Lv-1], base[k] = P[0] + .. + P[k-1]. An armed level's parts
   // are nonzero only while the pc is inside its body (a body is left through its last
   // instruction only, where the level steps or is zeroed), so after any level steps or
   // completes, every level deeper than it has parts 0. Hence, with bsel the level the value
@@ -515,7 +519,7 @@ module tpu_core_seq (
     logic       addst_v;
     bsel_v  = 3'(Lv);
     addst_v = 1'b0;
-    if (opc == tpu_isa_pkg::OpLoop) bsel_v = {1'b0, lvl};
+    if (opc == tpu_isa_pkg::OpLoop) bsel_v = lvl;
     for (int k = Lv - 1; k >= 0; k--) begin
       if (zero_k[k]) bsel_v = 3'(k);
     end
@@ -561,27 +565,25 @@ module tpu_core_seq (
     stride_d = stride_q;
     if (opc == tpu_isa_pkg::OpLoop) begin
       for (int k = 0; k < Lv; k++) begin
-        if (2'(k) == lvl) begin
+        if (3'(k) == lvl) begin
           armed_d[k]  = 1'b1;
           lfirst_d[16*k +: 16] = lp_first16;
           llast_d[16*k +: 16]  = lp_last16;
           lcount_d[16*k +: 16] = cnt;
-        end else if (2'(k) > lvl) begin
+        end else if (3'(k) > lvl) begin
           armed_d[k] = 1'b0;
         end
-        if (2'(k) >= lvl) begin
+        if (3'(k) >= lvl) begin
           lidx_d[16*k +: 16] = '0;
         end
       end
     end else if (opc == tpu_isa_pkg::OpStride) begin
       for (int r = 1; r < Xr; r++) begin
         if (3'(r) == f_2_0) begin
-          if (f_3) begin
-            stride_d[32*(Lv*r+3) +: 32] = iw1;
-          end else begin
-            stride_d[32*(Lv*r+0) +: 32] = iw1;
-            stride_d[32*(Lv*r+1) +: 32] = iw2;
-            stride_d[32*(Lv*r+2) +: 32] = iw3;
+          for (int j = 0; j < tpu_isa_pkg::StrideGroupLevels; j++) begin : g_st
+            // level 3 f_3 + j takes w1, w2 or w3
+            if (f_3) stride_d[32*(Lv*r+tpu_isa_pkg::StrideGroupLevels+j) +: 32] = j == 0 ? iw1 : j == 1 ? iw2 : iw3;
+            else     stride_d[32*(Lv*r+j) +: 32] = j == 0 ? iw1 : j == 1 ? iw2 : iw3;
           end
         end
       end

@@ -57,7 +57,9 @@ package tpu_isa_pkg;
   localparam int FCountLsb = 16, FCountW = 16;
 
   // Loops and index registers (docs/isa.md "Loops"): levels, registers, selector fields
-  localparam int LoopLevels      = 4;
+  localparam int LoopLevels      = 6;
+  localparam int LoopLevelBits   = 3;
+  localparam int StrideGroupLevels = 3;
   localparam int XRegs           = 8;
   localparam int XSelBits        = 3;
   localparam int XSelDmaAddrLsb  = 10;

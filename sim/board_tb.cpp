@@ -141,7 +141,7 @@ struct TrOut {
     bool ub_we, acc_we, wm_we, disp_valid;
     unsigned ub_row, acc_row, wm_row, disp_pc;
     uint32_t ub_seq, acc_seq, wm_seq, disp_seq, err_seq; // dynamic instruction numbers
-    uint64_t disp_iter;                                  // i_l at [16l +: 16]
+    uint32_t disp_iter[tb::kIterWords];                  // i_l at [16l +: 16]
     uint32_t disp_insn[4];                               // the resolved instruction
     Bits ub, acc, wm; // the rows, lane i at bits [16i or 32i, +16 or +32)
 };
@@ -291,7 +291,8 @@ SC_MODULE(BoardIO)
         t->disp_seq = static_cast<uint32_t>(slice(tr_disp_seq_o, i, 32));
         t->err_seq = static_cast<uint32_t>(slice(tr_err_seq_o, i, 32));
         if (t->disp_valid) {
-            t->disp_iter = slice(tr_disp_iter_o, i, 64);
+            for (unsigned k = 0; k < tb::kIterWords; k++)
+                t->disp_iter[k] = static_cast<uint32_t>(slice(tr_disp_iter_o, i * tb::kIterWords + k, 32));
             for (unsigned k = 0; k < 4; k++)
                 t->disp_insn[k] = static_cast<uint32_t>(slice(tr_disp_insn_o, i * 4 + k, 32));
         }
@@ -561,7 +562,10 @@ SC_MODULE(BoardIO)
         t->disp_seq = static_cast<uint32_t>(as_u64(s.tr_disp_seq_o.read()));
         t->err_seq = static_cast<uint32_t>(as_u64(s.tr_err_seq_o.read()));
         if (t->disp_valid) {
-            t->disp_iter = as_u64(s.tr_disp_iter_o.read());
+            Bits bi;
+            to_bits(s.tr_disp_iter_o.read(), &bi);
+            for (unsigned k = 0; k < tb::kIterWords; k++)
+                t->disp_iter[k] = static_cast<uint32_t>(bi.get(32 * k, 32));
             Bits b;
             to_bits(s.tr_disp_insn_o.read(), &b);
             for (unsigned k = 0; k < 4; k++)
@@ -1208,7 +1212,7 @@ int write_outputs(const Options &opt, Host &h)
                          std::strerror(errno));
             return 2;
         }
-        std::fprintf(tf, "# tpu-core-trace 2\n# board_tb core %u of %u (%s %ux%u)\n", c, kC,
+        std::fprintf(tf, "# tpu-core-trace 3\n# board_tb core %u of %u (%s %ux%u)\n", c, kC,
                      BOARD_TOPO, BOARD_ROWS, BOARD_COLS);
         // the dynamic instructions in ascending order: each one's writes, then its retire line
         std::map<uint32_t, bool> seqs;

@@ -31,7 +31,7 @@ typedef struct {
     int kind;
     unsigned long long seq; /* the dynamic instruction */
     unsigned long pc;       /* r and e only */
-    char what[24];          /* w: ub | acc | wmem; r: the loop indices i0.i1.i2.i3; e: the code */
+    char what[24];          /* w: ub | acc | wmem; r: the loop indices i0.i1.i2.i3.i4.i5; e: the code */
     char *text;             /* r only: the resolved instruction's disassembly, malloc'd */
     unsigned long row;      /* w only */
     unsigned nel;           /* w only */
@@ -78,17 +78,17 @@ static int parse_ull(const char *s, unsigned long long *v)
     return errno == 0 && *end == '\0';
 }
 
-/* The loop indices field: four decimals 0 .. 65535 joined by dots. */
+/* The loop indices field: six decimals 0 .. 65535 joined by dots. */
 static int iter_ok(const char *s)
 {
-    for (unsigned k = 0; k < 4; k++) {
+    for (unsigned k = 0; k < 6; k++) {
         unsigned long v = 0;
         unsigned nd = 0;
         for (; *s >= '0' && *s <= '9' && nd < 6; s++, nd++)
             v = 10 * v + (unsigned long)(*s - '0');
         if (nd == 0 || v > 65535)
             return 0;
-        if (k < 3 && *s++ != '.')
+        if (k < 5 && *s++ != '.')
             return 0;
     }
     return *s == '\0';
@@ -124,11 +124,15 @@ static int next_record(reader_t *r, rec_t *rec)
             r->buf[--len] = '\0';
         if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 1") == 0)
             return io_error(r->path, 1, "a format 1 core trace (keyed by pc, before loops); "
-                                        "this tool reads format 2 ('# tpu-core-trace 2'): "
+                                        "this tool reads format 3 ('# tpu-core-trace 3'): "
                                         "write it again with the current tools");
-        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 2") != 0)
+        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 2") == 0)
+            return io_error(r->path, 1, "a format 2 core trace (four loop levels); "
+                                        "this tool reads format 3 ('# tpu-core-trace 3'): "
+                                        "write it again with the current tools");
+        if (r->lineno == 1 && strcmp(r->buf, "# tpu-core-trace 3") != 0)
             return io_error(r->path, 1, "not a core trace: the first line must be "
-                                        "'# tpu-core-trace 2'");
+                                        "'# tpu-core-trace 3'");
         if (len == 0 || r->buf[0] == '#')
             continue;
         /* an r line's disassembly is the rest of the line after its fourth field */
@@ -166,7 +170,7 @@ static int next_record(reader_t *r, rec_t *rec)
             if (nt < 5 || !parse_ulong(tok[2], 10, &rec->pc) || strlen(tok[3]) >= sizeof rec->what ||
                 !iter_ok(tok[3]) || rec->text == NULL)
                 return io_error(r->path, r->lineno,
-                                "expected 'r <seq> <pc> <i0>.<i1>.<i2>.<i3> <instruction>'");
+                                "expected 'r <seq> <pc> <i0>.<i1>.<i2>.<i3>.<i4>.<i5> <instruction>'");
             rec->kind = K_RETIRE;
             strcpy(rec->what, tok[3]);
             rec->nel = 0;

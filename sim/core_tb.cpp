@@ -405,8 +405,11 @@ int main(int argc, char **argv)
             uint32_t w[4];
             for (unsigned j = 0; j < 4; j++)
                 w[j] = get_field(top->tr_disp_insn_o, 32 * j, 32);
+            uint32_t it[tb::kIterWords];
+            for (unsigned j = 0; j < tb::kIterWords; j++)
+                it[j] = get_field(top->tr_disp_iter_o, 32 * j, 32);
             retired[top->tr_disp_seq_o] =
-                tb::retire_line(top->tr_disp_seq_o, top->tr_disp_pc_o, top->tr_disp_iter_o, w);
+                tb::retire_line(top->tr_disp_seq_o, top->tr_disp_pc_o, it, w);
             mem.dispatched(w);
             disp_cycles.emplace_back(top->tr_disp_pc_o, cycle);
         }
@@ -613,7 +616,7 @@ int main(int argc, char **argv)
                      std::strerror(errno));
         return 2;
     }
-    std::fprintf(tf, "# tpu-core-trace 2\n# core_tb (verilator) N=%u stall=%u seed=%" PRIu64
+    std::fprintf(tf, "# tpu-core-trace 3\n# core_tb (verilator) N=%u stall=%u seed=%" PRIu64
                      " verilator-seed %d\n",
                  kN, opt.stall, opt.seed, ctx->randSeed());
     const bool error = (st & 4u) != 0;

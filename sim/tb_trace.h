@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The retire line of the core trace, format 2 (docs/isa.md "Trace (core)"), from a core's
+// The retire line of the core trace, format 3 (docs/isa.md "Trace (core)"), from a core's
 // dispatch trace ports (tr_disp_seq_o, tr_disp_pc_o, tr_disp_iter_o, tr_disp_insn_o):
-// `r <seq> <pc> <i0>.<i1>.<i2>.<i3> <disassembly of the resolved instruction>`, the text the
+// `r <seq> <pc> <i0>.<i1>. ... .<i5> <disassembly of the resolved instruction>`, the text the
 // model writes (cmodel/src/core_trace.c). Used by sim/core_tb.cpp and sim/board_tb.cpp.
 #ifndef TPU_SIM_TB_TRACE_H
 #define TPU_SIM_TB_TRACE_H
@@ -14,19 +14,24 @@
 
 namespace tb {
 
-// iter: i_l in bits [16l +: 16]; w: the resolved instruction's words w0..w3
-inline std::string retire_line(uint32_t seq, unsigned pc, uint64_t iter, const uint32_t w[4])
+// The 32-bit words of tr_disp_iter_o (16 bits per loop level).
+constexpr unsigned kIterWords = (16u * TPU_LOOP_LEVELS + 31u) / 32u;
+
+// iter: i_l in bits [16l +: 16] of the words iter[0 .. kIterWords-1]; w: the resolved
+// instruction's words w0..w3
+inline std::string retire_line(uint32_t seq, unsigned pc, const uint32_t iter[kIterWords],
+                               const uint32_t w[4])
 {
     tpu_insn_t raw = { { w[0], w[1], w[2], w[3] } };
     char text[160];
     tpu_insn_disasm(raw, text, sizeof text);
-    char head[96];
-    std::snprintf(head, sizeof head, "r %u %u %u.%u.%u.%u ", static_cast<unsigned>(seq), pc,
-                  static_cast<unsigned>(iter & 0xFFFFu),
-                  static_cast<unsigned>((iter >> 16) & 0xFFFFu),
-                  static_cast<unsigned>((iter >> 32) & 0xFFFFu),
-                  static_cast<unsigned>((iter >> 48) & 0xFFFFu));
-    return std::string(head) + text;
+    std::string line = "r " + std::to_string(seq) + " " + std::to_string(pc) + " ";
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++) {
+        if (l)
+            line += '.';
+        line += std::to_string((iter[l / 2] >> (16 * (l % 2))) & 0xFFFFu);
+    }
+    return line + " " + text;
 }
 
 } // namespace tb

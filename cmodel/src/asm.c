@@ -15,7 +15,7 @@
 #define MAX_KEYS 8
 
 enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE, K_S32 };
-/* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..3; P_XREG: an index register x0..x7 */
+/* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..5; P_XREG: an index register x0..x7 */
 enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2, P_LEVEL, P_XREG };
 
 struct keyspec {
@@ -43,7 +43,8 @@ static const struct mnem mnems[] = {
         { NULL, K_U16, 0, 0 } } },
     { "stride", TPU_OP_STRIDE, P_XREG, { NULL, NULL },
       { { "l0", K_S32, 0, 0 }, { "l1", K_S32, 0, 0 }, { "l2", K_S32, 0, 0 },
-        { "l3", K_S32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
+        { "l3", K_S32, 0, 0 }, { "l4", K_S32, 0, 0 }, { "l5", K_S32, 0, 0 },
+        { NULL, K_U16, 0, 0 } } },
     { "dma_in", TPU_OP_DMA_IN, P_MEM, { NULL, NULL },
       { { "row", K_U16, 1, 2 }, { "rows", K_U16, 1, 0 }, { "cols", K_COLS, 1, 0 },
         { "addr", K_U32, 1, 1 }, { "stride", K_U32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
@@ -580,7 +581,7 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                 val[k] = 2 + (vt.s[7] - '0'); /* first:lL: acc_first = 1 + L */
             else {
                 error_at(as, vt.col, "acc_mode '%.*s', expected accumulate, overwrite or "
-                         "first:l0 .. first:l3", (int)vt.len, vt.s);
+                         "first:l0 .. first:l5", (int)vt.len, vt.s);
                 bad = 1;
             }
             break;
@@ -647,7 +648,7 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                  nt > 1 ? "operand" : "end of line", m->name,
                  m->pos == P_MEM    ? "a memory ub, acc or wmem first"
                  : m->pos == P_MEM2 ? "a memory ub or acc first"
-                 : m->pos == P_LEVEL ? "a loop level 0 .. 3 first"
+                 : m->pos == P_LEVEL ? "a loop level 0 .. 5 first"
                  : m->pos == P_XREG  ? "an index register x1 .. x7 first"
                  : m->pos == P_VOP ? "an op first (add, sub, mul, max, min, cvt, relu, exp, tanh, "
                                      "sigmoid, gelu, recip)"
@@ -681,13 +682,14 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         }
     }
     if (m->opcode == TPU_OP_STRIDE && !bad) {
-        int lo = seen[0] || seen[1] || seen[2];
-        if (lo && seen[3]) {
-            error_at(as, keytok[3].col - 3, "l3 with l0, l1 or l2, expected either l0 .. l2 "
-                     "or l3 alone (one stride instruction each)");
+        int lo = seen[0] || seen[1] || seen[2], hi = seen[3] || seen[4] || seen[5];
+        if (lo && hi) {
+            int k = seen[3] ? 3 : seen[4] ? 4 : 5;
+            error_at(as, keytok[k].col - 3, "l%d with l0, l1 or l2, expected either l0 .. l2 "
+                     "or l3 .. l5 (one stride instruction each)", k);
             bad = 1;
-        } else if (!lo && !seen[3]) {
-            error_at(as, endcol, "end of line without a stride, expected l0=, l1=, l2= or l3=");
+        } else if (!lo && !hi) {
+            error_at(as, endcol, "end of line without a stride, expected l0= .. l5=");
             bad = 1;
         }
     }
@@ -711,13 +713,9 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         break;
     case TPU_OP_STRIDE:
         d.xreg = pos;
-        d.group = seen[3] ? 1u : 0u;
-        if (d.group) {
-            d.s[0] = (int32_t)val[3];
-        } else {
-            for (unsigned l = 0; l < 3; l++)
-                d.s[l] = (int32_t)val[l];
-        }
+        d.group = seen[3] || seen[4] || seen[5] ? 1u : 0u;
+        for (unsigned j = 0; j < TPU_STRIDE_GROUP_LEVELS; j++)
+            d.s[j] = (int32_t)val[TPU_STRIDE_GROUP_LEVELS * d.group + j];
         break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The core trace (docs/isa.md "Trace (core)"): `w <seq> <mem> <row> <elements>`,
-   `r <seq> <pc> <i0.i1.i2.i3> <resolved instruction>`, `e <seq> <pc> <code>`. The model
+   `r <seq> <pc> <i0.i1.i2.i3.i4.i5> <resolved instruction>`, `e <seq> <pc> <code>`. The model
    executes in program order, so writing each record when it happens gives the dynamic
    instructions in ascending order. */
 #include <stdio.h>
@@ -15,7 +15,7 @@ static void core_trace_check(tpu_core_t *c, int rc)
 void core_trace_header(tpu_core_t *c)
 {
     if (c->trace)
-        core_trace_check(c, fprintf(c->trace, "# tpu-core-trace 2\n"));
+        core_trace_check(c, fprintf(c->trace, "# tpu-core-trace 3\n"));
 }
 
 void core_trace_write(tpu_core_t *c, unsigned mem, unsigned row, const uint32_t *words)

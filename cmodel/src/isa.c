@@ -119,10 +119,11 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->reserved = (f | d->n | w1 | w2 | w3) != 0;
         break;
     case TPU_OP_LOOP:
-        d->level = f & 3u;
+        d->level = f & 7u;
         d->skip = w1 & 0xFFFFu;
         d->body = w2 & 0xFFFFu;
-        d->reserved = ((f & ~3u) | (w1 >> 16) | (w2 >> 16) | w3) != 0;
+        d->reserved = ((f & ~7u) | (w1 >> 16) | (w2 >> 16) | w3) != 0 ||
+                      d->level >= TPU_LOOP_LEVELS;
         break;
     case TPU_OP_STRIDE:
         d->xreg = f & 7u;
@@ -130,7 +131,8 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->s[0] = (int32_t)w1;
         d->s[1] = (int32_t)w2;
         d->s[2] = (int32_t)w3;
-        d->reserved = ((f & ~15u) | d->n | (d->group ? (w2 | w3) : 0u)) != 0;
+        d->reserved = ((f & ~15u) | d->n) != 0 ||
+                      TPU_STRIDE_GROUP_LEVELS * d->group >= TPU_LOOP_LEVELS;
         break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
@@ -154,7 +156,7 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->ub_row = w1 & 0xFFFFu;
         d->acc_row = w2 & 0xFFFFu;
         w3_xsel(d, w3, 2);
-        /* acc_first names a level 0 .. 3 and leaves flags[0] 0 */
+        /* acc_first names a level 0 .. TPU_LOOP_LEVELS - 1 and leaves flags[0] 0 */
         d->reserved = ((f & ~15u) | (w1 >> 16) | (w2 >> 16) | (w3 & ~w3_xsel_mask(2))) != 0 ||
                       d->acc_first > TPU_LOOP_LEVELS || (d->acc_first && d->accumulate);
         break;
@@ -223,7 +225,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         n = 0;
         break;
     case TPU_OP_LOOP:
-        f = d->level & 3u;
+        f = d->level & 7u;
         r.w[1] = d->skip & 0xFFFFu;
         r.w[2] = d->body & 0xFFFFu;
         break;
@@ -231,10 +233,8 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         n = 0;
         f = (d->xreg & 7u) | (d->group & 1u) << 3;
         r.w[1] = (uint32_t)d->s[0];
-        if (!d->group) {
-            r.w[2] = (uint32_t)d->s[1];
-            r.w[3] = (uint32_t)d->s[2];
-        }
+        r.w[2] = (uint32_t)d->s[1];
+        r.w[3] = (uint32_t)d->s[2];
         break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
@@ -539,11 +539,11 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
         k = snprintf(buf, len, "loop %u count=%u skip=%u body=%u", d.level, d.n, d.skip, d.body);
         break;
     case TPU_OP_STRIDE:
-        if (d.group)
-            k = snprintf(buf, len, "stride x%u l3=%d", d.xreg, (int)d.s[0]);
-        else
-            k = snprintf(buf, len, "stride x%u l0=%d l1=%d l2=%d", d.xreg, (int)d.s[0],
-                         (int)d.s[1], (int)d.s[2]);
+        {
+            unsigned l0 = TPU_STRIDE_GROUP_LEVELS * d.group;
+            k = snprintf(buf, len, "stride x%u l%u=%d l%u=%d l%u=%d", d.xreg, l0, (int)d.s[0],
+                         l0 + 1, (int)d.s[1], l0 + 2, (int)d.s[2]);
+        }
         break;
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:

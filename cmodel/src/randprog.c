@@ -440,10 +440,18 @@ static void gen_bad(struct gen *g, int code)
 {
     switch (code) {
     case TPU_ERR_OPCODE: {
-        /* (loops on) one time in two a reserved matmul encoding: acc_first (flags[3:1])
-           beside accumulate (flags[0]), or acc_first 5 .. 7 (no such level); its fields drawn
-           from its own stream. Code 1 comes before the missing lw's 5 (docs/isa.md "Errors") */
-        if (g->loops && arnd(g) % 2 == 0) {
+        /* (loops on) one time in four a `loop` of a reserved level (6, 7: flags[2:0]) */
+        if (g->loops && arnd(g) % 4 == 0) {
+            unsigned lv = TPU_LOOP_LEVELS + (unsigned)(arnd(g) % (8u - TPU_LOOP_LEVELS));
+            put(g, ".insn 0x%x, 1, 1, 0   # loop %u count=1 body=1: reserved level",
+                TPU_OP_LOOP | lv << 8 | 1u << 16, lv);
+            break;
+        }
+        /* (loops on) one time in three of the rest a reserved matmul encoding: acc_first
+           (flags[3:1]) beside accumulate (flags[0]), or acc_first 7 (no such level); its fields
+           drawn from its own stream. Code 1 comes before the missing lw's 5 (docs/isa.md
+           "Errors") */
+        if (g->loops && arnd(g) % 3 == 0) {
             unsigned af = 1u + (unsigned)(arnd(g) % 7u);
             unsigned acc = af > TPU_LOOP_LEVELS ? (unsigned)(arnd(g) % 2u) : 1u;
             unsigned m = 1u + (unsigned)(arnd(g) % cap_rows(g, 0, cap_rows(g, 1, 8)));
@@ -907,9 +915,9 @@ static int gen_nest(struct gen *g, unsigned room)
     }
     ns->g = g;
     int lw0 = g->have_lw;
-    /* depth 1 .. 4: single loops and deep nests both often */
-    static const unsigned depths[] = { 0, 0, 0, 1, 1, 2, 3, 3 };
-    unsigned maxlevel = depths[rnd(g) % 8];
+    /* depth 1 .. 6: single loops and deep nests both often */
+    static const unsigned depths[] = { 0, 0, 0, 1, 1, 2, 3, 4, 5, 5 };
+    unsigned maxlevel = depths[rnd(g) % 10];
     int root = tree_new(ns, 0, maxlevel);
     /* at most ~300 dynamic instructions per nest: the largest counts shrink */
     while (tree_dyn(ns, root) > 300) {
@@ -972,7 +980,7 @@ static int gen_nest(struct gen *g, unsigned room)
     }
     /* the registers' strides: which registers this nest sets, each row-like or byte-like */
     int set[TPU_XREGS] = { 0 }, set3[TPU_XREGS] = { 0 };
-    int32_t st[TPU_XREGS][4];
+    int32_t st[TPU_XREGS][TPU_LOOP_LEVELS];
     unsigned nstride = 0;
     memset(st, 0, sizeof st);
     int used[TPU_XREGS] = { 0 };
@@ -988,10 +996,10 @@ static int gen_nest(struct gen *g, unsigned room)
     for (unsigned r = 1; r < TPU_XREGS; r++) {
         if (used[r] ? !chance(g, 6) : chance(g, 4)) {
             int bytes = chance(g, 4);
-            for (unsigned l = 0; l < 4; l++)
+            for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
                 st[r][l] = stride_value(g, bytes);
             set[r] = 1;
-            set3[r] = maxlevel == 3 || chance(g, 4);
+            set3[r] = maxlevel >= TPU_STRIDE_GROUP_LEVELS || chance(g, 4);
             nstride += 1u + (unsigned)set3[r];
         }
     }
@@ -1023,8 +1031,8 @@ static int gen_nest(struct gen *g, unsigned room)
         if (set3[r]) {
             d.group = 1;
             d.flags = r | 8u;
-            d.s[0] = st[r][3];
-            d.s[1] = d.s[2] = 0;
+            for (unsigned l = 0; l < 3; l++)
+                d.s[l] = st[r][TPU_STRIDE_GROUP_LEVELS + l];
             all[na++] = tpu_insn_encode(&d);
         }
     }
@@ -1153,11 +1161,11 @@ static void gen_bad_loop(struct gen *g, int code, uint32_t *pc)
 {
     unsigned imem = g->cfg->geom.imem_insns;
     if (code == TPU_ERR_COUNT) {
-        unsigned level = (unsigned)range(g, 0, 3);
+        unsigned level = (unsigned)range(g, 0, TPU_LOOP_LEVELS - 1);
         if (chance(g, 3)) { /* inside a running loop's body: its first dispatch */
             put(g, "loop 0 count=%u skip=1 body=2", (unsigned)range(g, 2, 4));
             put(g, "nop");
-            level = (unsigned)range(g, 1, 3);
+            level = (unsigned)range(g, 1, TPU_LOOP_LEVELS - 1);
         }
         *pc = (uint32_t)g->insns;
         switch (rnd(g) % 3) {
@@ -1172,7 +1180,7 @@ static void gen_bad_loop(struct gen *g, int code, uint32_t *pc)
         switch (rnd(g) % 4) {
         case 0: /* an inner level with no armed outer level holding it */
             *pc = (uint32_t)g->insns;
-            put(g, "loop %u count=2 skip=1 body=1", (unsigned)range(g, 1, 3));
+            put(g, "loop %u count=2 skip=1 body=1", (unsigned)range(g, 1, TPU_LOOP_LEVELS - 1));
             put(g, "nop");
             break;
         case 1: /* a body past the end of IMEM */

@@ -105,7 +105,7 @@ static void level_zero(tpu_seq_t *s, unsigned l)
 uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc)
 {
     if (d->opcode == TPU_OP_LOOP) {
-        unsigned l = d->level & 3u;
+        unsigned l = d->level; /* < TPU_LOOP_LEVELS: tpu_insn_check refused the others */
         s->armed[l] = 1;
         s->first[l] = pc + d->skip;
         s->last[l] = pc + d->skip + d->body - 1;
@@ -116,11 +116,10 @@ uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc)
             level_zero(s, k);
         }
     } else if (d->opcode == TPU_OP_STRIDE && d->xreg > 0 && d->xreg < TPU_XREGS) {
-        if (d->group) {
-            s->stride[d->xreg][3] = (uint32_t)d->s[0];
-        } else {
-            for (unsigned l = 0; l < 3; l++)
-                s->stride[d->xreg][l] = (uint32_t)d->s[l];
+        for (unsigned j = 0; j < TPU_STRIDE_GROUP_LEVELS; j++) {
+            unsigned l = TPU_STRIDE_GROUP_LEVELS * d->group + j;
+            if (l < TPU_LOOP_LEVELS)
+                s->stride[d->xreg][l] = (uint32_t)d->s[j];
         }
     }
     /* the innermost level whose body ends here and has iterations left jumps back; the
@@ -141,6 +140,13 @@ uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc)
 
 void tpu_seq_iter_text(const tpu_seq_t *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%u.%u.%u.%u", (unsigned)s->idx[0], (unsigned)s->idx[1],
-             (unsigned)s->idx[2], (unsigned)s->idx[3]);
+    size_t k = 0;
+    if (len)
+        buf[0] = 0;
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS && k < len; l++) {
+        int w = snprintf(buf + k, len - k, l ? ".%u" : "%u", (unsigned)s->idx[l]);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
 }

@@ -240,6 +240,10 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
         return -1;
     }
     free(errors);
+    for (size_t i = 0; i < p->nlayers; i++) { /* straight-line: each layer's own range */
+        size_t e = p->layers[i].end_insn ? p->layers[i].end_insn : count;
+        p->layers[i].insns = e - p->layers[i].first_insn;
+    }
     if (!tpuc_loops_on(hw) || count == 0) {
         free(p->cut);
         p->cut = NULL;

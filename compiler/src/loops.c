@@ -43,6 +43,8 @@
    not an operand but the flag, which a loop may turn into acc_mode=first:lL) */
 #define SPI 4
 #define K_MODE 3
+/* Stride vector entries per slot: one per loop level, the node's own level first */
+#define VL TPU_LOOP_LEVELS
 /* A matmul's accumulate mode in a node: M_OVER / M_ACC in every instance, or M_FIRST + d:
    it overwrites exactly when the d innermost loops of the node around it are at index 0 */
 enum { M_OVER = 0, M_ACC = 1, M_FIRST = 2 };
@@ -196,7 +198,7 @@ static unsigned reg_need(const int32_t *vec, const uint8_t *encl, uint32_t ns, r
     for (unsigned e = TPU_LOOP_LEVELS; e >= 1; e--) {
         for (uint32_t s = 0; s < ns; s++) {
             if (encl[s] != e) continue;
-            const int32_t *v = vec + 4 * (size_t)s;
+            const int32_t *v = vec + VL * (size_t)s;
             int nz = 0;
             for (unsigned l = 0; l < e; l++) nz |= v[l] != 0;
             if (!nz) { if (slotreg) slotreg[s] = 0; continue; }
@@ -311,12 +313,12 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     }
     if (depth + 1 > budget || len - 1 > 65535u || dyn != P) return -1;
     size_t s0 = c->slots.n;
-    if (vpush(&c->vecs, NULL, 4 * (size_t)ns) || vpush(&c->encl, NULL, ns) || vpush(&c->slots, NULL, ns) ||
+    if (vpush(&c->vecs, NULL, VL * (size_t)ns) || vpush(&c->encl, NULL, ns) || vpush(&c->slots, NULL, ns) ||
         vpush(&c->modes, NULL, ns)) {
         c->oom = 1;
         return -1;
     }
-    int32_t *vec = (int32_t *)c->vecs.p + 4 * s0;
+    int32_t *vec = (int32_t *)c->vecs.p + VL * s0;
     uint8_t *en = (uint8_t *)c->encl.p + s0;
     uint32_t *sl = (uint32_t *)c->slots.p + s0;
     int32_t *md = (int32_t *)c->modes.p + s0;
@@ -336,21 +338,21 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
                 int32_t m1 = c->opv[sa[s] + SPI * P] && !c->opv[sa[s]] ? M_ACC : m0;
                 md[q] = mode_join(m0, m1, slot_depth(c, a, s));
                 bad |= md[q] < 0;
-                vec[4 * q] = vec[4 * q + 1] = vec[4 * q + 2] = vec[4 * q + 3] = 0;
+                memset(vec + VL * q, 0, VL * sizeof *vec);
                 en[q] = (uint8_t)(1 + slot_depth(c, a, s));
                 continue;
             }
             int64_t d = delta(c->opk[sa[s]], c->opv[sa[s]], c->opv[sa[s] + SPI * P]);
-            vec[4 * q] = (int32_t)d;
+            vec[VL * q] = (int32_t)d;
             sig = mix(sig, (uint64_t)(uint32_t)d);
             if (a->count) {
-                const int32_t *cv = (const int32_t *)c->vecs.p + 4 * (a->slot0 + s);
-                vec[4 * q + 1] = cv[0];
-                vec[4 * q + 2] = cv[1];
-                vec[4 * q + 3] = cv[2];
+                const int32_t *cv = (const int32_t *)c->vecs.p + VL * (a->slot0 + s);
+                for (unsigned l = 1; l < VL; l++)
+                    vec[VL * q + l] = cv[l - 1];
                 en[q] = (uint8_t)(1 + ((const uint8_t *)c->encl.p)[a->slot0 + s]);
             } else {
-                vec[4 * q + 1] = vec[4 * q + 2] = vec[4 * q + 3] = 0;
+                for (unsigned l = 1; l < VL; l++)
+                    vec[VL * q + l] = 0;
                 en[q] = 1;
             }
         }
@@ -358,7 +360,7 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     regc_t rc[TPU_XREGS + 1];
     unsigned nr = reg_need(vec, en, ns, rc, TPU_XREGS - 1, NULL);
     if (bad || nr > TPU_XREGS - 1 || !commit) {
-        c->vecs.n = 4 * s0; c->encl.n = s0; c->slots.n = s0; c->modes.n = s0;
+        c->vecs.n = VL * s0; c->encl.n = s0; c->slots.n = s0; c->modes.n = s0;
         return bad || nr > TPU_XREGS - 1 ? -1 : 0;
     }
     size_t k0 = c->kids.n;
@@ -610,7 +612,7 @@ static int emit_nest(ctx_t *c, uint32_t idx)
     e.slotreg = calloc(nd->nslots + 1, 1);
     if (!e.slotreg) { c->oom = 1; return -1; }
     regc_t rc[TPU_XREGS + 1];
-    unsigned nr = reg_need((const int32_t *)c->vecs.p + 4 * nd->slot0,
+    unsigned nr = reg_need((const int32_t *)c->vecs.p + VL * nd->slot0,
                            (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc,
                            TPU_XREGS - 1, e.slotreg);
     /* registers: one whose strides already agree, else the least recently used free one */
@@ -633,25 +635,20 @@ static int emit_nest(ctx_t *c, uint32_t idx)
         memset(&d, 0, sizeof d);
         d.opcode = TPU_OP_STRIDE;
         d.xreg = best;
-        int g0 = 0, g1 = 0;
-        for (unsigned l = 0; l < rc[r].e; l++) {
-            if (c->sreg[best][l] == rc[r].v[l]) continue;
-            if (l < 3) g0 = 1; else g1 = 1;
-        }
-        if (g0) {
-            for (unsigned l = 0; l < 3; l++) {
+        /* one stride instruction per group of levels (3g .. 3g + 2) whose strides change */
+        enum { GL = TPU_STRIDE_GROUP_LEVELS };
+        unsigned chg = 0;
+        for (unsigned l = 0; l < rc[r].e; l++)
+            if (c->sreg[best][l] != rc[r].v[l]) chg |= 1u << (l / GL);
+        for (unsigned g = 0; g * GL < TPU_LOOP_LEVELS; g++) {
+            if (!(chg & (1u << g))) continue;
+            d.group = g;
+            for (unsigned j = 0; j < GL; j++) {
+                unsigned l = GL * g + j;
                 /* levels outside the slots' reach keep what they had */
-                d.s[l] = l < rc[r].e ? rc[r].v[l] : c->sreg[best][l];
-                c->sreg[best][l] = d.s[l];
+                d.s[j] = l < rc[r].e ? rc[r].v[l] : l < TPU_LOOP_LEVELS ? c->sreg[best][l] : 0;
+                if (l < TPU_LOOP_LEVELS) c->sreg[best][l] = d.s[j];
             }
-            c->nstrides++;
-            if (put(c, tpu_insn_encode(&d), nd->orig)) goto fail;
-        }
-        if (g1) {
-            d.group = 1;
-            d.s[0] = rc[r].v[3];
-            d.s[1] = d.s[2] = 0;
-            c->sreg[best][3] = rc[r].v[3];
             c->nstrides++;
             if (put(c, tpu_insn_encode(&d), nd->orig)) goto fail;
         }
@@ -697,7 +694,7 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
         n += nd->len;
         if (nd->count) {
             regc_t rc[TPU_XREGS + 1];
-            n += reg_need((const int32_t *)c->vecs.p + 4 * nd->slot0,
+            n += reg_need((const int32_t *)c->vecs.p + VL * nd->slot0,
                           (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc, TPU_XREGS, NULL);
         }
     }
@@ -798,7 +795,7 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
             if (c->opk[SPI * i + k]) {
                 uint32_t s = (uint32_t)(SPI * i + k);
                 /* vec/encl/modes kept at the slots' offsets (unused for instructions) */
-                if (vpush(&c->slots, &s, 1) || vpush(&c->vecs, NULL, 4) || vpush(&c->encl, NULL, 1) ||
+                if (vpush(&c->slots, &s, 1) || vpush(&c->vecs, NULL, VL) || vpush(&c->encl, NULL, 1) ||
                     vpush(&c->modes, NULL, 1))
                     goto out;
                 nd.nslots++;
@@ -835,7 +832,7 @@ out:
     /* the region's nodes are no longer needed */
     c->nodes.n = nodes0;
     c->slots.n = slots0;
-    c->vecs.n = 4 * slots0;
+    c->vecs.n = VL * slots0;
     c->encl.n = slots0;
     c->modes.n = slots0;
     c->kids.n = kids0;

@@ -273,15 +273,15 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
             hw->geom.imem_insns, p->ninsns, loops_note, (double)p->host_bytes / 1048576.0,
             (double)p->act_bytes / 1048576.0, (double)p->act_all / 1048576.0);
-    fprintf(f, "%-28s %-22s %12s %10s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
-            "op", "MACs", "cycles", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
+    fprintf(f, "%-28s %-22s %12s %10s %6s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
+            "op", "MACs", "cycles", "insns", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
             "UBhi", "ACChi", "WMhi", "constants");
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
         uint64_t ch = l->cycles;
-        fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %7.2f %7.2f %7.2f %7.2f %5.1f"
+        fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %6zu %7.2f %7.2f %7.2f %7.2f %5.1f"
                 " %5.1f %5.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node, l->op,
-                l->macs, l->cycles, 100.0 * util(l->macs, n, l->cycles),
+                l->macs, l->cycles, l->insns, 100.0 * util(l->macs, n, l->cycles),
                 100.0 * util(l->macs, n, l->mx_cycles), 100.0 * shape_bound(l, n),
                 100.0 * util(l->macs, n, l->mxu_rows), pct(l->mx_cycles, ch),
                 pct(l->dma_cycles, ch), pct(l->vpu_cycles, ch), l->ub_hi, l->acc_hi,
@@ -344,12 +344,12 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
                 ", \"vpu_cycles\": %" PRIu64
                 ", \"phase_util\": %.6f, \"ub_high\": %" PRIu64
                 ", \"acc_high\": %" PRIu64 ", \"wmem_high\": %" PRIu64
-                ", \"first_insn\": %zu, \"end_insn\": %zu, \"constants\": ",
+                ", \"first_insn\": %zu, \"end_insn\": %zu, \"insns\": %zu, \"constants\": ",
                 l->macs, l->cycles, l->mxu_busy, util(l->macs, n, l->cycles),
                 util(l->macs, n, l->mxu_rows), l->k, l->nout, shape_bound(l, n),
                 l->mx_cycles, l->dma_cycles, l->vpu_cycles,
                 util(l->macs, n, l->mx_cycles), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
-                l->end_insn);
+                l->end_insn, l->insns);
         tpuc_json_str(f, l->consts);
         fprintf(f, "}%s\n", i + 1 < p->nlayers ? "," : "");
     }

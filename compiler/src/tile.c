@@ -686,16 +686,29 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
            are faster. */
         const uint64_t G0 = c->slots >= 2 ? c->slots / 2 : 1;
         const uint64_t G = N >= 64 && S > 2 * G0 ? 1 : G0;
+        /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
+           later ones find them in place */
+        const int resident = c->slots >= 2 && S <= 2 * G0;
+        /* Streamed, each N-tile's K-chunks start a group (its last group may be short): step
+           k's place in the stream is KP(k), with Tp = T rounded up to G, so every N-tile
+           takes its WMEM slots in the same order (from the other half when it has an odd
+           number of groups) and its K loop repeats from one N-tile to the next, which the
+           loop pass rolls; a group never spans two N-tiles. */
+        const uint64_t Tp = resident ? T : (T + G - 1) / G * G;
+#define KP(k) ((k) / T * Tp + (k) % T)
 #define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
-#define WROW(k) (c->slots >= 2 ? ((((k) / G) % 2) * G + (k) % G) * N : 0)
+#define WROW(kp) (c->slots >= 2 ? ((((kp) / G) % 2) * G + (kp) % G) * N : 0)
         /* a group of the last N-tile's tiles only reads its valid columns: dma_in pads the
            rest with -0, the image's own padding, so WMEM holds the same bits in fewer beats */
         const unsigned ct_last = (unsigned)(m->nout - (uint64_t)(U - 1) * N);
 #define WCOLS(k0) ((k0) / T == U - 1 ? ct_last : N)
-#define WGROUP(gi) do { uint64_t k0_ = (gi) * G; if (k0_ < S) TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(k0_), min64(G, S - k0_) * N, WCOLS(k0_), WADDR(k0_), (uint64_t)N * 2)); } while (0)
-        /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
-           later ones find them in place */
-        const int resident = c->slots >= 2 && S <= 2 * G0;
+        /* group gi of the stream: G steps from step gi G on (resident: they may span N-tiles;
+           streamed: the steps k0_ .. k0_ + cnt_ - 1 of one N-tile, padded) */
+#define WGROUP(gi) do { uint64_t p_ = (gi) * G, nt_ = resident ? 0 : p_ / Tp, \
+            j_ = resident ? p_ : p_ % Tp, lim_ = resident ? S : T; \
+            if (nt_ < U && j_ < lim_) { uint64_t k0_ = nt_ * T + j_, cnt_ = min64(G, lim_ - j_); \
+                TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(p_), cnt_ * N, WCOLS(k0_), WADDR(k0_), \
+                                  (uint64_t)N * 2)); } } while (0)
         if (m0 == 0 || !resident) {
             WGROUP(0);
             if (c->slots >= 2) WGROUP(1);
@@ -731,9 +744,10 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
                 }
             }
             if (k + 1 < S) {
-                if (c->slots < 2) WGROUP(k + 1);
-                TRY(tpuc_e_lw(&c->e, WROW(k + 1)));
-                if (c->slots >= 2 && (k + 1) % G == 0) WGROUP((k + 1) / G + 1);
+                const uint64_t kp1 = KP(k + 1);
+                if (c->slots < 2) WGROUP(kp1);
+                TRY(tpuc_e_lw(&c->e, WROW(kp1)));
+                if (c->slots >= 2 && kp1 % G == 0) WGROUP(kp1 / G + 1);
                 if (!keep) {
                     unsigned j1 = (unsigned)((k + 1) % T);
                     TRY(tpuc_e_dma_in(&c->e, UB, ((k + 1) % 2) * mt, rows, m->a_cols[j1],
@@ -817,6 +831,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             }
         }
 #undef WGROUP
+#undef KP
 #undef WCOLS
 #undef WROW
 #undef WADDR

@@ -163,11 +163,11 @@ static void test_errors(void **state)
         { 0, "vop add a=ub: b=ub:0 dst=ub:0 rows=1",
           "t.s:1:14: error: empty row for 'a', expected a row number" },
         { 0, "matmul ub=0 acc=0 rows=1 acc_mode=maybe",
-          "t.s:1:35: error: acc_mode 'maybe', expected accumulate, overwrite or first:l0 .. first:l3" },
-        { 0, "matmul ub=0 acc=0 rows=1 acc_mode=first:l4",
-          "t.s:1:35: error: acc_mode 'first:l4', expected accumulate, overwrite or first:l0 .. first:l3" },
+          "t.s:1:35: error: acc_mode 'maybe', expected accumulate, overwrite or first:l0 .. first:l5" },
+        { 0, "matmul ub=0 acc=0 rows=1 acc_mode=first:l6",
+          "t.s:1:35: error: acc_mode 'first:l6', expected accumulate, overwrite or first:l0 .. first:l5" },
         { 0, "matmul ub=0 acc=0 rows=1 acc_mode=first:1",
-          "t.s:1:35: error: acc_mode 'first:1', expected accumulate, overwrite or first:l0 .. first:l3" },
+          "t.s:1:35: error: acc_mode 'first:1', expected accumulate, overwrite or first:l0 .. first:l5" },
         { 0, "matmul ub=0 acc=0 rows=1 accumulate acc_mode=first:l1",
           "t.s:1:26: error: flag 'accumulate' and acc_mode=, expected one of them" },
         { 0, "matmul ub=0 acc=0 rows=1 acc acc",
@@ -221,6 +221,9 @@ static void test_loop_syntax(void **state)
     same("stride x2 l1=-4", "stride x2 l0=0 l1=-4 l2=0");
     same("stride x2 l2=3 l0=1", ".insn 0x204, 1, 0, 3");
     same("stride x5 l3=-1", ".insn 0xd04, 0xffffffff, 0, 0");
+    same("stride x5 l5=2 l3=-1", ".insn 0xd04, 0xffffffff, 0, 2");
+    same("stride x5 l4=3", "stride x5 l3=0 l4=3 l5=0");
+    same("matmul ub=0 acc=0 rows=1 acc_mode=first:l5", ".insn 0x10c21, 0, 0, 0");
     same(".equ S 4\nstride x1 l0=-S*2 l1=S", "stride x1 l0=-8 l1=4 l2=0");
     /* registers: one term of the expression, anywhere in it; x0 is none */
     same(".equ BASE 16\nvop add a=acc:BASE+4+x3 b=ub:x1 dst=acc:x3+BASE+4 rows=1",
@@ -256,14 +259,16 @@ static void test_loop_errors(void **state)
     struct { const char *src, *err; } t[] = {
         { "loop 0 body=1", "t.s:1:14: error: end of line without key 'count' for loop, expected count=<value>" },
         { "nop\nloop 0 count=1", "t.s:2:15: error: end of line without key 'body' for loop, expected body=<value>" },
-        { "loop 4 count=1 body=1", "t.s:1:6: error: value 4 out of range for 'level', expected 0..3 (a loop level)" },
-        { "loop count=1 body=1", "t.s:1:6: error: operand after loop, expected a loop level 0 .. 3 first" },
+        { "loop 6 count=1 body=1", "t.s:1:6: error: value 6 out of range for 'level', expected 0..5 (a loop level)" },
+        { "loop count=1 body=1", "t.s:1:6: error: operand after loop, expected a loop level 0 .. 5 first" },
         { "loop 0 count=65536 body=1", "t.s:1:14: error: value 65536 out of range for 'count', expected 0..65535" },
         { "loop 0 count=2 skip=.-1 body=1", "t.s:1:21: error: value -1 out of range for 'skip', expected 0..65535" },
         { "nop\nnop\nloop 0 count=1 body=1 skip=END-.", "t.s:3:28: error: unknown name 'END', expected a number, a label or a .equ name defined above" },
         { "stride x8 l0=1", "t.s:1:8: error: unknown register 'x8', expected x1 .. x7" },
         { "stride l0=1", "t.s:1:8: error: operand after stride, expected an index register x1 .. x7 first" },
-        { "stride x1 l0=1 l3=2", "t.s:1:16: error: l3 with l0, l1 or l2, expected either l0 .. l2 or l3 alone (one stride instruction each)" },
+        { "stride x1 l0=1 l3=2", "t.s:1:16: error: l3 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
+        { "stride x1 l5=2 l1=1", "t.s:1:11: error: l5 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
+        { "stride x1", "t.s:1:10: error: end of line without a stride, expected l0= .. l5=" },
         { "stride x1 l0=2147483648", "t.s:1:14: error: value 2147483648 out of range for 'l0', expected -2147483648..2147483647 (a signed stride)" },
         /* a register on a key that is not an address */
         { "dma_in ub row=0 rows=x1 cols=1 addr=0", "t.s:1:22: error: index register 'x1' in 'x1', expected a number (only address operands take +xR)" },

@@ -43,16 +43,13 @@ static tpu_insn_t random_valid(unsigned op)
         n = 0;
         break;
     case TPU_OP_LOOP: /* docs/isa.md "Loops": level, count, skip, body */
-        f = rnd() & 3;
+        f = rnd() % TPU_LOOP_LEVELS;
         r.w[1] = rnd() & 0xFFFF; r.w[2] = rnd() & 0xFFFF;
         break;
-    case TPU_OP_STRIDE: /* register (x0 encodable), group; three strides or the l3 one */
+    case TPU_OP_STRIDE: /* register (x0 encodable), group; three strides each */
         n = 0;
         f = (rnd() & 7) | (rnd() & 8);
-        r.w[1] = rnd();
-        if (!(f & 8)) {
-            r.w[2] = rnd(); r.w[3] = rnd();
-        }
+        r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd();
         break;
     case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
         f = rnd() % 3; /* ub acc wmem (3 is not encodable by name) */
@@ -219,6 +216,10 @@ static void test_loop_forms_roundtrip(void **state)
         "stride x1 l0=8 l1=-4 l2=0",
         "stride x7 l0=-2147483648 l1=2147483647 l2=-1",
         "stride x3 l3=-5",
+        "stride x2 l3=1 l4=-2 l5=3",
+        "stride x4 l5=7",
+        "loop 5 count=2 body=1",
+        "loop 4 count=9 skip=2 body=3",
         "stride x0 l0=1", /* assembles; error 3 at run time */
         "dma_in ub row=16+x2 rows=2 cols=1 addr=0x1000+x4 stride=2",
         "dma_in wmem row=x7 rows=1 cols=1 addr=x1",
@@ -259,16 +260,22 @@ static void test_loop_forms_roundtrip(void **state)
     assert_string_equal(text, "loop 2 count=7 skip=3 body=5");
     tpu_insn_t st = { { 0x04 | (3u | 8u) << 8, 0xFFFFFFFBu, 0, 0 } };
     tpu_insn_disasm(st, text, sizeof text);
-    assert_string_equal(text, "stride x3 l3=-5");
+    assert_string_equal(text, "stride x3 l3=-5 l4=0 l5=0");
+    tpu_insn_t st5 = { { 0x04 | (3u | 8u) << 8, 1, 2, 0xFFFFFFFFu } };
+    tpu_insn_disasm(st5, text, sizeof text);
+    assert_string_equal(text, "stride x3 l3=1 l4=2 l5=-1");
+    tpu_insn_t l5 = { { 0x03 | 5u << 8 | 2u << 16, 1, 1, 0 } };
+    tpu_insn_disasm(l5, text, sizeof text);
+    assert_string_equal(text, "loop 5 count=2 skip=1 body=1");
     tpu_insn_t mm = { { 0x21 | 1u << 8 | 8u << 16, 0, 8, 1u << 20 | 2u << 24 } };
     tpu_insn_disasm(mm, text, sizeof text);
     assert_string_equal(text, "matmul ub=0+x1 acc=8+x2 rows=8 accumulate");
-    /* a unary vop's b register, or a stride group 1's w2, is reserved: .insn */
+    /* a unary vop's b register, or a loop level 6, is reserved: .insn */
     tpu_insn_t ub = { { 0x30 | 6u << 8 | 1u << 16, 0, 0, 1u << 24 } };
     tpu_insn_disasm(ub, text, sizeof text);
     assert_int_equal(strncmp(text, ".insn", 5), 0);
     dis_asm(ub);
-    tpu_insn_t sg = { { 0x04 | (1u | 8u) << 8, 1, 1, 0 } };
+    tpu_insn_t sg = { { 0x03 | 6u << 8 | 1u << 16, 1, 1, 0 } };
     tpu_insn_disasm(sg, text, sizeof text);
     assert_int_equal(strncmp(text, ".insn", 5), 0);
     dis_asm(sg);
@@ -361,7 +368,13 @@ static void test_check_codes(void **state)
         { ".insn 0x00010120, 0, 0, 0", 1 },            /* lw transpose with n */
         { ".insn 0x00011021, 0, 0, 0", 1 },            /* matmul flags[4] */
         { ".insn 0x00010321, 0, 0, 0", 1 },            /* matmul acc_first and flags[0] */
-        { ".insn 0x00010C21, 0, 0, 0", 1 },            /* matmul acc_first 6: no level 5 */
+        { ".insn 0x00010C21, 0, 0, 0", 0 },            /* matmul acc_first 6: level 5 */
+        { ".insn 0x00010E21, 0, 0, 0", 1 },            /* matmul acc_first 7: no level 6 */
+        { ".insn 0x00010603, 1, 1, 0", 1 },            /* loop level 6 */
+        { ".insn 0x00010703, 1, 1, 0", 1 },            /* loop level 7 */
+        { ".insn 0x00010803, 1, 1, 0", 1 },            /* loop flags[3] */
+        { ".insn 0x00010503, 1, 1, 0", 0 },            /* loop level 5 */
+        { ".insn 0x00000904, 1, 2, 3", 0 },            /* stride x1 l3=1 l4=2 l5=3 */
         { ".insn 0x00010021, 0, 0x10000, 0", 1 },      /* matmul w2[16] */
         { ".insn 0x00010021, 0, 0, 1", 1 },            /* matmul w3 */
         { ".insn 0x00012630, 0, 0, 0", 1 },            /* relu with b mem (flags[5]) */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit test of the compiler's loop pass (compiler/src/loops.c, docs/compiler.md "Loops"):
-   random straight-line streams with planted affine loop nests (up to 4 levels, strides per
+   random straight-line streams with planted affine loop nests (up to 6 levels, strides per
    level on every address operand, many distinct stride vectors for register pressure),
    between random filler instructions and random cuts, are rolled and expanded again with the
    sequencer's functions; the expansion must be the stream, instruction for instruction, and
@@ -41,7 +41,7 @@ typedef struct {
     int nslot;
     unsigned slot[3];            /* xsel index of each address slot */
     int64_t base[3];
-    int32_t str[3][4];           /* stride per level of the nest */
+    int32_t str[3][TPU_LOOP_LEVELS]; /* stride per level of the nest */
     int afirst;                  /* a planted matmul: 1 + L, it overwrites exactly when the
                                     indices of levels L .. depth-1 are 0 (the loop pass must
                                     find acc_mode=first:lL); 0: its flag as drawn */
@@ -133,30 +133,32 @@ static tpu_insn_t inst(const tmpl_t *t, const unsigned *idx, unsigned depth)
    instructions; outer levels hold a prefix instruction and the inner level) */
 static size_t plant(buf_t *b, unsigned depth, int pressure)
 {
-    unsigned cnt[4];
-    tmpl_t body[8], pre[4];
+    unsigned cnt[TPU_LOOP_LEVELS];
+    tmpl_t body[8], pre[TPU_LOOP_LEVELS];
     unsigned nb = rr(1, 4);
-    for (unsigned l = 0; l < depth; l++) cnt[l] = rr(2, 5);
-    int32_t pool[3][4];
+    for (unsigned l = 0; l < depth; l++) cnt[l] = depth > 4 ? rr(2, 3) : rr(2, 5);
+    int32_t pool[3][TPU_LOOP_LEVELS];
     for (int q = 0; q < 3; q++)
-        for (unsigned l = 0; l < 4; l++) pool[q][l] = (int32_t)rr(0, 60) - 30;
+        for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++) pool[q][l] = (int32_t)rr(0, 60) - 30;
     for (unsigned j = 0; j < nb; j++) {
         rand_tmpl(&body[j], 0);
         if (body[j].d.opcode == TPU_OP_MATMUL && rr(0, 1))
             body[j].afirst = (int)rr(1, depth);
-        for (int s = 0; s < body[j].nslot; s++)
+        for (int s = 0; s < body[j].nslot; s++) {
+            /* shared vectors (one of three for the slot) or, under pressure, each its own */
+            unsigned q = rr(0, 2);
             for (unsigned l = 0; l < depth; l++)
-                /* shared vectors (one of three) or, under pressure, each its own */
-                body[j].str[s][l] = pressure ? (int32_t)rr(0, 60) - 30 : pool[rr(0, 2)][l];
+                body[j].str[s][l] = pressure ? (int32_t)rr(0, 60) - 30 : pool[q][l];
+        }
     }
     for (unsigned l = 0; l < depth; l++) {
         rand_tmpl(&pre[l], 0);
         for (int s = 0; s < pre[l].nslot; s++)
             for (unsigned m = 0; m < l; m++) pre[l].str[s][m] = pool[0][m];
     }
-    unsigned idx[4] = {0, 0, 0, 0};
-    int haspre[4];
-    for (unsigned l = 0; l < 4; l++) haspre[l] = rr(0, 1);
+    unsigned idx[TPU_LOOP_LEVELS] = {0};
+    int haspre[TPU_LOOP_LEVELS];
+    for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++) haspre[l] = rr(0, 1);
     /* odometer over the levels; a level's prefix instruction before its inner level */
     for (;;) {
         for (unsigned l = 0; l < depth; l++) {
@@ -236,10 +238,10 @@ int main(int argc, char **argv)
             for (unsigned i = 0; i < f; i++) {
                 tmpl_t t;
                 rand_tmpl(&t, 0);
-                unsigned z[4] = {0, 0, 0, 0};
+                unsigned z[TPU_LOOP_LEVELS] = {0};
                 push(&b, inst(&t, z, 0));
             }
-            bound += f + plant(&b, rr(1, 4), pressure) + 2 * 7;
+            bound += f + plant(&b, rr(1, TPU_LOOP_LEVELS), pressure) + 2 * 7;
         }
         tpu_dinsn_t h;
         memset(&h, 0, sizeof h);
@@ -280,7 +282,7 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < m; i++) {
             tmpl_t t;
             rand_tmpl(&t, 0);
-            unsigned z[4] = {0, 0, 0, 0};
+            unsigned z[TPU_LOOP_LEVELS] = {0};
             push(&b, inst(&t, z, 0));
             if (rr(0, 9) == 0) push(&b, b.v[b.n - 1]); /* repeats, equal fields */
         }

@@ -380,6 +380,17 @@ for p in sys.argv[1:]:
         print("no shape for", need - kinds); bad += 1
 sys.exit(1 if bad else 0)
 PY
+# each layer's share of the program (insns): every layer has instructions, and the shares
+# add up to the program's size less the instructions before the first layer and after the last
+$PY - "$W/mlp10/report.json" "$W/net_spans.json" <<'PY' && ok "report.json: layer insns within the program" || bad "report.json insns"
+import json, sys
+for p in sys.argv[1:]:
+    r = json.load(open(p))
+    ins = [l["insns"] for l in r["layers"]]
+    print(p, "insns per layer", ins, "program", r["instructions"])
+    if min(ins) < 1 or sum(ins) > r["instructions"] or sum(ins) < r["instructions"] - 8:
+        sys.exit(1)
+PY
 
 # the predictor in segments (what --report-only does for a program longer than the model's
 # IMEM) against one run of the whole program: within 2 %

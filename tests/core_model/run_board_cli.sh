@@ -43,8 +43,8 @@ expect 0 "allreduce job" "tpu-board-run: done" \
     "$run" --mxu 3 --cores 4 --topology torus --job "$out/job" --out "$out/o"
 grep -q "board: 4 cores, torus 2x2" "$out/log" && ok || bad "no board line"
 for i in 0 1 2 3; do
-    [ "$(head -n 1 "$out/o/core$i.trace")" = "# tpu-core-trace 2" ] && ok || bad "core $i: trace header"
-    grep -q "^r [0-9]* [0-9]* 0.0.0.0 allreduce " "$out/o/core$i.trace" && ok || bad "core $i: no allreduce in the trace"
+    [ "$(head -n 1 "$out/o/core$i.trace")" = "# tpu-core-trace 3" ] && ok || bad "core $i: trace header"
+    grep -q "^r [0-9]* [0-9]* 0.0.0.0.0.0 allreduce " "$out/o/core$i.trace" && ok || bad "core $i: no allreduce in the trace"
     grep -qx 'counters: CYCLES=[0-9]* MXU_BUSY=[0-9]* WL_STALL=[0-9]* DMA_BUSY=[0-9]* VPU_BUSY=[0-9]* INSNS=[0-9]* NET_BUSY=[0-9]*' \
         "$out/o/core$i.counters" && ok || bad "core $i: counters file"
     n=$(ls "$out/o/core$i"/*.npy 2>/dev/null | wc -l)
@@ -90,7 +90,7 @@ expect 2 "--link-dead torus link" "--link-dead '16@0': link 16 does not exist (a
 expect 1 "data lost" "tpu-board-run: core 1: error 9 (a link of the board is dead) at pc 0: recv ub row=0 rows=1 core=0" \
     "$run" --mxu 2 --cores 2 --job "$out/dl" --out "$out/ld" --link-dead 0@0
 grep -q "tpu-board-run: core 0: done" "$out/log" && ok || bad "data lost: the sender is not done"
-[ "$(tail -n 2 "$out/ld/core1.trace" | tr '\n' ' ')" = "r 0 0 0.0.0.0 recv ub row=0 rows=1 core=0 e 0 0 9 " ] && ok ||
+[ "$(tail -n 2 "$out/ld/core1.trace" | tr '\n' ' ')" = "r 0 0 0.0.0.0.0.0 recv ub row=0 rows=1 core=0 e 0 0 9 " ] && ok ||
     bad "data lost: core 1's trace ends with '$(tail -n 2 "$out/ld/core1.trace" | tr '\n' ' ')'"
 grep -q "^w " "$out/ld/core1.trace" && bad "data lost: core 1 wrote a row" || ok
 # the ready token lost: neither side moves

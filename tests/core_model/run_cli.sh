@@ -32,8 +32,8 @@ expect 0 "dense job" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$
     --trace "$out/t.trace" --dump-dir "$out/dumps" &&
     grep -q "CYCLES=" "$out/log" && ok || bad "dense job: no counters line"
 [ -s "$out/dumps/out.npy" ] && ok || bad "dense job: no dumps/out.npy"
-[ "$(head -n 1 "$out/t.trace")" = "# tpu-core-trace 2" ] && ok || bad "trace header"
-tail -n 1 "$out/t.trace" | grep -qx 'r [0-9]* [0-9]* 0.0.0.0 halt' && ok ||
+[ "$(head -n 1 "$out/t.trace")" = "# tpu-core-trace 3" ] && ok || bad "trace header"
+tail -n 1 "$out/t.trace" | grep -qx 'r [0-9]* [0-9]* 0.0.0.0.0.0 halt' && ok ||
     bad "trace does not end with the halt's retire line"
 # the same job with another AXI latency: same trace, same dump, other CYCLES
 expect 0 "latency 40" "tpu-run: done" "$run" --mxu 3 --prog "$out/job/prog.s" "@$out/job/job.args" \

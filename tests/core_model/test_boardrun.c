@@ -214,7 +214,7 @@ static void check_allreduce(unsigned R, unsigned S, int ring, unsigned N, unsign
             if (got[k] != want[k] + base)
                 fail_msg("%ux%u N=%u: core %u write %zu: row %u, expected %u", R, S, N, i, k,
                          got[k], want[k] + base);
-        assert_non_null(strstr(x.tbuf[i], "r 0 0 0.0.0.0 allreduce "));
+        assert_non_null(strstr(x.tbuf[i], "r 0 0 0.0.0.0.0.0 allreduce "));
         free(in[i]);
         free(out[i]);
     }
@@ -337,10 +337,10 @@ static void test_sendrecv_bcast_barrier(void **state)
     assert_int_equal(trace_rows(x.tbuf[0], 2, "acc", rows, 16), 2);
     assert_true(rows[0] == 10 && rows[1] == 11);
     assert_int_equal(trace_rows(x.tbuf[3], 2, "acc", rows, 16), 0);
-    assert_non_null(strstr(x.tbuf[3], "r 2 2 0.0.0.0 bcast "));
-    assert_non_null(strstr(x.tbuf[3], "r 3 3 0.0.0.0 barrier\nr 4 4 0.0.0.0 halt\n"));
-    assert_non_null(strstr(x.tbuf[0], "r 0 0 0.0.0.0 send "));
-    assert_non_null(strstr(x.tbuf[2], "r 0 0 0.0.0.0 recv "));
+    assert_non_null(strstr(x.tbuf[3], "r 2 2 0.0.0.0.0.0 bcast "));
+    assert_non_null(strstr(x.tbuf[3], "r 3 3 0.0.0.0.0.0 barrier\nr 4 4 0.0.0.0.0.0 halt\n"));
+    assert_non_null(strstr(x.tbuf[0], "r 0 0 0.0.0.0.0.0 send "));
+    assert_non_null(strstr(x.tbuf[2], "r 0 0 0.0.0.0.0.0 recv "));
     /* after the barrier: core 0 leaves first (it only sends the releases), then 1, 3 (one
        hop from core 0) and 2 (two hops), within a few cycles */
     for (unsigned i = 1; i < 4; i++) {

@@ -737,7 +737,7 @@ static void test_trace_timing_free(void **state)
     assert_true(cycles[1] > cycles[0]);
     assert_int_equal(len[0], len[1]);
     assert_memory_equal(buf[0], buf[1], len[0]);
-    assert_true(strncmp(buf[0], "# tpu-core-trace 2\nw 0 ub 0 ", 27) == 0);
+    assert_true(strncmp(buf[0], "# tpu-core-trace 3\nw 0 ub 0 ", 27) == 0);
     free(buf[0]);
     free(buf[1]);
 }
@@ -1090,8 +1090,8 @@ static void test_collectives_alone(void **state)
     assert_int_equal(TPU_CNT_NET_BUSY, 6);
     assert_memory_equal(r.host, r.host + 0x1000, 64); /* the data did not change */
     /* no row written by pcs 1..4, each retired with its mnemonic */
-    const char *want[] = { "r 1 1 0.0.0.0 allreduce ", "r 2 2 0.0.0.0 allreduce ",
-                           "r 3 3 0.0.0.0 bcast ", "r 4 4 0.0.0.0 barrier\n" };
+    const char *want[] = { "r 1 1 0.0.0.0.0.0 allreduce ", "r 2 2 0.0.0.0.0.0 allreduce ",
+                           "r 3 3 0.0.0.0.0.0 bcast ", "r 4 4 0.0.0.0.0.0 barrier\n" };
     for (unsigned i = 0; i < 4; i++)
         assert_non_null(strstr(buf, want[i]));
     for (unsigned i = 1; i <= 4; i++) {
@@ -1333,7 +1333,7 @@ static void test_loop_acc_first(void **state)
                         rl.counters[TPU_CNT_CYCLES] <= rs.counters[TPU_CNT_CYCLES] + 5);
         }
     }
-    /* the encoding round-trips; acc_first with flags[0] set, or level 4, is reserved */
+    /* the encoding round-trips; acc_first with flags[0] set, or level 6, is reserved */
     tpu_dinsn_t d;
     memset(&d, 0, sizeof d);
     d.opcode = TPU_OP_MATMUL;
@@ -1347,7 +1347,10 @@ static void test_loop_acc_first(void **state)
     w.w[0] |= 1u << 8; /* accumulate beside acc_first */
     tpu_insn_decode(w, &e);
     assert_int_not_equal(e.reserved, 0);
-    w.w[0] = (w.w[0] & ~(0xFu << 8)) | (5u << 9); /* level 4 */
+    w.w[0] = (w.w[0] & ~(0xFu << 8)) | (6u << 9); /* level 5, the innermost */
+    tpu_insn_decode(w, &e);
+    assert_int_equal(e.reserved, 0);
+    w.w[0] = (w.w[0] & ~(0xFu << 8)) | (7u << 9); /* level 6: none */
     tpu_insn_decode(w, &e);
     assert_int_not_equal(e.reserved, 0);
 }

@@ -42,28 +42,28 @@ expect 0 interleave "PASS"
 
 # the two writes to acc row 7 by seq 6 swapped: their order matters
 variant sameroworder 's/^w 6 acc 7 00000001 00000002$/X/; s/^w 6 acc 7 00000003 00000004$/w 6 acc 7 00000001 00000002/; s/^X$/w 6 acc 7 00000003 00000004/'
-expect 1 sameroworder "dynamic instruction 6 (pc 5, loop 0.0.0.0: softmax src=acc:7 dst=ub:5" "acc row 7" \
+expect 1 sameroworder "dynamic instruction 6 (pc 5, loop 0.0.0.0.0.0: softmax src=acc:7 dst=ub:5" "acc row 7" \
     "element 0" "expected 00000001 (model)" "got      00000003 (RTL)" \
     "2 of 2 elements of the row differ" "FAIL: 2 of 19 records differ"
 
 variant value 's/^w 5 acc 1 40400000 80000000$/w 5 acc 1 40400000 80000001/'
-expect 1 value "first divergence at record 11, dynamic instruction 5 (pc 4, loop 0.0.0.0: matmul ub=0 acc=0 rows=2)" \
+expect 1 value "first divergence at record 11, dynamic instruction 5 (pc 4, loop 0.0.0.0.0.0: matmul ub=0 acc=0 rows=2)" \
     "acc row 1 (expected line 13, got line 13): element 1" \
     "expected 80000000 (model)" "got      80000001 (RTL)" "1 of 2 elements of the row differ" \
     "FAIL: 1 of 19 records differ"
 
 # a retire line: the loop indices, the pc, the resolved instruction
-variant iter 's/^r 4 3 1.0.0.0 lw w=0$/r 4 3 0.0.0.0 lw w=0/'
-expect 1 iter "first divergence at record 9, dynamic instruction 4 (pc 3, loop 1.0.0.0: lw w=0)" \
-    "loop indices 0.0.0.0, expected 1.0.0.0"
-variant resolved 's/^r 4 3 1.0.0.0 lw w=0$/r 4 3 1.0.0.0 lw w=4/'
-expect 1 resolved "dynamic instruction 4 (pc 3, loop 1.0.0.0: lw w=0)" "instruction 'lw w=4', expected 'lw w=0'"
-variant pc 's/^r 4 3 1.0.0.0 lw w=0$/r 4 2 1.0.0.0 lw w=0/'
-expect 1 pc "dynamic instruction 4 (pc 3, loop 1.0.0.0: lw w=0)" "pc 2, expected 3"
+variant iter 's/^r 4 3 1.0.0.0.0.0 lw w=0$/r 4 3 0.0.0.0.0.0 lw w=0/'
+expect 1 iter "first divergence at record 9, dynamic instruction 4 (pc 3, loop 1.0.0.0.0.0: lw w=0)" \
+    "loop indices 0.0.0.0.0.0, expected 1.0.0.0.0.0"
+variant resolved 's/^r 4 3 1.0.0.0.0.0 lw w=0$/r 4 3 1.0.0.0.0.0 lw w=4/'
+expect 1 resolved "dynamic instruction 4 (pc 3, loop 1.0.0.0.0.0: lw w=0)" "instruction 'lw w=4', expected 'lw w=0'"
+variant pc 's/^r 4 3 1.0.0.0.0.0 lw w=0$/r 4 2 1.0.0.0.0.0 lw w=0/'
+expect 1 pc "dynamic instruction 4 (pc 3, loop 1.0.0.0.0.0: lw w=0)" "pc 2, expected 3"
 
 # --prog: also the instruction as written (its index register)
 $cmp --prog tests/corecosim/traces/good.s --mxu 2 "$good" "$out/resolved.trace" >"$out/last.log" 2>&1
-if [ $? -eq 1 ] && grep -qF "dynamic instruction 4 (pc 3, loop 1.0.0.0: lw w=0; as written: lw w=0+x1)" "$out/last.log"; then
+if [ $? -eq 1 ] && grep -qF "dynamic instruction 4 (pc 3, loop 1.0.0.0.0.0: lw w=0; as written: lw w=0+x1)" "$out/last.log"; then
     ok "--prog gives the instruction as written"
 else bad "--prog gives the instruction as written"; fi
 $cmp --prog "$out/nosuch.s" "$good" "$good" >"$out/last.log" 2>&1
@@ -71,7 +71,7 @@ if [ $? -eq 2 ] && grep -qF "nosuch.s" "$out/last.log"; then ok "--prog: missing
 else bad "--prog: missing file"; fi
 
 variant bf16 's/^w 0 ub 1 4040 8000$/w 0 ub 1 4041 8001/'
-expect 1 bf16 "dynamic instruction 0 (pc 0, loop 0.0.0.0: dma_in ub" "ub row 1" "element 0" \
+expect 1 bf16 "dynamic instruction 0 (pc 0, loop 0.0.0.0.0.0: dma_in ub" "ub row 1" "element 0" \
     "expected 4040" "got      4041" "2 of 2 elements"
 
 variant row 's/^w 5 acc 1 /w 5 acc 2 /'
@@ -84,10 +84,10 @@ expect 1 mem "dynamic instruction 1 (pc 1" "a write to ub row 1 where one to wme
 variant width 's/^w 5 acc 0 3f800000 40000000$/w 5 acc 0 3f800000 40000000 00000000/'
 expect 1 width "acc row 0" "3 elements, expected 2"
 
-variant short '/^r 8 7 0.0.0.0 halt$/d'
+variant short '/^r 8 7 0.0.0.0.0.0 halt$/d'
 expect 1 short "ACTUAL (RTL) trace ends after record 18" \
-    "a retire of dynamic instruction 8 (pc 7, loop 0.0.0.0: halt)" \
-    "missing, expected line 21: r 8 7 0.0.0.0 halt"
+    "a retire of dynamic instruction 8 (pc 7, loop 0.0.0.0.0.0: halt)" \
+    "missing, expected line 21: r 8 7 0.0.0.0.0.0 halt"
 
 variant long '$a w 8 ub 9 0000 0000'
 expect 1 long "EXPECTED (model) trace ends after record 19" \
@@ -96,21 +96,21 @@ expect 1 long "EXPECTED (model) trace ends after record 19" \
 variant missingwrite '/^w 0 ub 1 /d'
 expect 1 missingwrite "dynamic instruction 0 (pc 0" "expected a memory write, got a retire"
 
-variant errhalt 's/^r 8 7 0.0.0.0 halt$/e 8 7 2/'
-expect 1 errhalt "dynamic instruction 8 (pc 7, loop 0.0.0.0: halt)" "expected a retire, got an error halt"
+variant errhalt 's/^r 8 7 0.0.0.0.0.0 halt$/e 8 7 2/'
+expect 1 errhalt "dynamic instruction 8 (pc 7, loop 0.0.0.0.0.0: halt)" "expected a retire, got an error halt"
 
-variant mnemonic 's/^r 7 6 0.0.0.0 sync$/r 7 6 0.0.0.0 nop/'
+variant mnemonic 's/^r 7 6 0.0.0.0.0.0 sync$/r 7 6 0.0.0.0.0.0 nop/'
 expect 1 mnemonic "instruction 'nop', expected 'sync'"
 
 # two error halts with different codes (both files edited)
-sed 's/^r 8 7 0.0.0.0 halt$/e 8 7 2/' "$good" >"$out/err2.trace"
-sed 's/^r 8 7 0.0.0.0 halt$/e 8 7 3/' "$good" >"$out/err3.trace"
+sed 's/^r 8 7 0.0.0.0.0.0 halt$/e 8 7 2/' "$good" >"$out/err2.trace"
+sed 's/^r 8 7 0.0.0.0.0.0 halt$/e 8 7 3/' "$good" >"$out/err3.trace"
 $cmp "$out/err2.trace" "$out/err3.trace" >"$out/last.log" 2>&1
 if [ $? -eq 1 ] && grep -qF "error code 3, expected 2" "$out/last.log" &&
    grep -qF "dynamic instruction 8 (pc 7, not dispatched: error 2)" "$out/last.log"; then ok "error codes"
 else bad "error codes"; fi
 
-variant seq 's/^r 2 2 0.0.0.0 loop/r 1 2 0.0.0.0 loop/'
+variant seq 's/^r 2 2 0.0.0.0.0.0 loop/r 1 2 0.0.0.0.0.0 loop/'
 expect 1 seq "first divergence at record 7, dynamic instruction 2 (pc 2" \
     "a record of dynamic instruction 1 where one of 2 was expected"
 
@@ -119,13 +119,13 @@ variant baddigits 's/^w 0 ub 0 3f80 4000$/w 0 ub 0 3f80 04000/'
 expect 2 baddigits "baddigits.trace:3: element 1 is not 4 hex digits"
 variant badmem 's/^w 0 ub 0 /w 0 vmem 0 /'
 expect 2 badmem "badmem.trace:3: expected 'w <seq> ub|acc|wmem <row> <element>...'"
-variant badrec 's/^r 3 3 0.0.0.0 lw w=0$/x 3 3 0.0.0.0 lw w=0/'
+variant badrec 's/^r 3 3 0.0.0.0.0.0 lw w=0$/x 3 3 0.0.0.0.0.0 lw w=0/'
 expect 2 badrec "badrec.trace:10: unknown record"
-variant badretire 's/^r 7 6 0.0.0.0 sync$/r 7 6 sync/'
-expect 2 badretire "badretire.trace:20: expected 'r <seq> <pc> <i0>.<i1>.<i2>.<i3> <instruction>'"
-variant baditer 's/^r 7 6 0.0.0.0 sync$/r 7 6 0.0.0.65536 sync/'
+variant badretire 's/^r 7 6 0.0.0.0.0.0 sync$/r 7 6 sync/'
+expect 2 badretire "badretire.trace:20: expected 'r <seq> <pc> <i0>.<i1>.<i2>.<i3>.<i4>.<i5> <instruction>'"
+variant baditer 's/^r 7 6 0.0.0.0.0.0 sync$/r 7 6 0.0.0.65536.0.0 sync/'
 expect 2 baditer "baditer.trace:20: expected 'r <seq> <pc>"
-variant baderr 's/^r 8 7 0.0.0.0 halt$/e 8 2/'
+variant baderr 's/^r 8 7 0.0.0.0.0.0 halt$/e 8 2/'
 expect 2 baderr "baderr.trace:21: expected 'e <seq> <pc> <code>'"
 variant nohdr '1d'
 expect 2 nohdr "nohdr.trace:1: not a core trace"
@@ -136,6 +136,13 @@ if [ $? -eq 2 ] && [ "$(wc -l <"$out/last.log")" -eq 1 ] &&
    grep -qF "v1.trace:1: a format 1 core trace (keyed by pc, before loops)" "$out/last.log"; then
     ok "format 1 refused in one line"
 else bad "format 1 refused in one line"; fi
+# format 2 (four loop levels) likewise
+printf '# tpu-core-trace 2\nr 0 0 0.0.0.0 halt\n' >"$out/v2.trace"
+$cmp "$out/v2.trace" "$good" >"$out/last.log" 2>&1
+if [ $? -eq 2 ] && [ "$(wc -l <"$out/last.log")" -eq 1 ] &&
+   grep -qF "v2.trace:1: a format 2 core trace (four loop levels)" "$out/last.log"; then
+    ok "format 2 refused in one line"
+else bad "format 2 refused in one line"; fi
 expect 2 missingfile "missingfile.trace: No such file or directory"
 $cmp "$good" >"$out/last.log" 2>&1
 if [ $? -eq 2 ] && grep -qF "need two traces" "$out/last.log"; then ok "usage error"
@@ -155,7 +162,7 @@ run_st() {
     if ! grep -qF -- "$str" "$out/last.log"; then bad "$name: no '$str' in the output"; return; fi
     ok "$name"
 }
-printf '# tpu-core-trace 2\n' >"$out/hdr1.trace"; cp "$out/hdr1.trace" "$out/hdr2.trace"
+printf '# tpu-core-trace 3\n' >"$out/hdr1.trace"; cp "$out/hdr1.trace" "$out/hdr2.trace"
 run_st 2 "core header only" "no records in either trace (header only)" $cmp "$out/hdr1.trace" "$out/hdr2.trace"
 run_st 2 "core /dev/zero" "/dev/zero:1: line longer than 1 MiB" $cmp /dev/zero "$good"
 printf '# tpu-trace 1\n' >"$out/mhdr1.trace"; cp "$out/mhdr1.trace" "$out/mhdr2.trace"

@@ -64,7 +64,7 @@ fault() {
         --inject-fault "$sq,$e,$b" || return
     run 1 "$what: the compare fails" $cmp --prog "$p/prog.s" --mxu "$n" "$p/model.trace" \
         "$p/fault.trace" || return
-    has "$what: instruction" "dynamic instruction $sq (pc $pc, loop 0.0.0.0: $mn "
+    has "$what: instruction" "dynamic instruction $sq (pc $pc, loop 0.0.0.0.0.0: $mn "
     has "$what: row" "$mem row $row ("
     has "$what: element" "): element $e"
     has "$what: expected" "expected $exp (model)"

@@ -52,8 +52,8 @@ count=$(grep -cv '^[[:space:]]*\(#\|$\)' "$d/prog/prog.s")
     --trace "$d/model.trace" --dump-dir "$d/model" >"$d/model.log" 2>&1 ||
     fail "tpu-run failed" "$d/model.log"
 last=$((count - 1))
-tail -n 1 "$d/model.trace" | grep -qx "r $last $last 0.0.0.0 halt" ||
-    fail "the model's trace does not end with 'r $last $last 0.0.0.0 halt'" "$d/model.trace"
+tail -n 1 "$d/model.trace" | grep -qx "r $last $last 0.0.0.0.0.0 halt" ||
+    fail "the model's trace does not end with 'r $last $last 0.0.0.0.0.0 halt'" "$d/model.trace"
 grep -q "INSNS[ =:]*$count\b" "$d/model.log" || fail "the model's INSNS is not $count" "$d/model.log"
 
 st=0

@@ -7,6 +7,9 @@
 #            (one cycle more per outer iteration; the same C, byte for byte)
 #   deep     4 levels (two hoisted, two re-armed), all seven registers, negative strides,
 #            VPU and DMA operands (rows and a host address) advanced by them
+#   six      all 6 levels (levels 1 and 4 hoisted, the others re-armed), the strides of levels
+#            3 .. 5 set by one stride instruction, a matmul with acc_mode=first:l5; the routing
+#            ub[100 + q] = relu(a[p]) (q: p's six bits reversed) checked from the dump
 #   range    a stride takes a vop's dst row past UB's end in the third iteration: error 2
 #   negative a negative stride takes a row below 0 in the fourth iteration: error 2
 #   nest     a loop whose body leaves its outer level's body: error 10
@@ -14,6 +17,7 @@
 #   count0   loop count=0: error 3
 #   first    the matmul with acc_mode=first:l1 in place of the -0 fill (the same C)
 #   afbad    a matmul with acc_first and flags[0] both set: error 1 (reserved)
+#   lvbad    a loop of level 6 (no such level): error 1 (reserved)
 # Each case: tpu-run and core_tb (stall 0; matmul and deep also stall 30) end the same way,
 # the traces are identical (tpu-core-cmp), the dumps byte for byte, at stall 0 all seven
 # counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's, and an error halt is reported
@@ -47,12 +51,14 @@ npy(d + "/a.npy", "<u2", 16, 4, [bf() for _ in range(64)])
 npy(d + "/b.npy", "<u2", 24, 4, [bf() for _ in range(96)])
 npy(d + "/f.npy", "<u4", 16, 4, [f32() for _ in range(64)])
 npy(d + "/negzero.npy", "<u4", 1, 1, [0x80000000])
+npy(d + "/a64.npy", "<u2", 64, 4, [bf() for _ in range(256)])
 EOF
 cat >"$out/job.args" <<'EOF'
 --load 0x1000=a.npy
 --load 0x2000=b.npy
 --load 0x3000=f.npy
 --load 0x100=negzero.npy
+--load 0x10000=a64.npy
 --hostmem-mib 1
 EOF
 
@@ -140,6 +146,15 @@ else echo "FAIL: loops first: C differs from the -0 filled matmul's"; st=1; fi
 } >"$out/afbad.s"
 case_ afbad 0 1
 
+# -- lvbad: a loop of level 6 (flags[2:0] = 6; levels are 0 .. 5): error 1
+{
+    echo "nop"
+    echo ".insn 0x00020603 1 1 0   # loop 6 count=2 skip=1 body=1"
+    echo "nop"
+    echo "halt"
+} >"$out/lvbad.s"
+case_ lvbad 0 1
+
 # -- deep: i_l in 0..1 for l = 0..3, k = 8 i0 + 4 i1 + 2 i2 + i3 and its permutation
 #    p = i0 + 2 i1 + 4 i2 + 8 i3 (both 0..15): acc[16 + p] = ub[k] + ub[15 - k];
 #    acc[47 - p] = acc[16 + p] * acc[16 + p] + f[k] (f: ACC rows 0..15); out row 15 - p =
@@ -175,6 +190,53 @@ E:      dma_out acc row=47+x6 rows=1 cols=4 addr=0x80F0+x7 stride=16
         halt
 EOF
 case_ deep 0,30 0 "--dump 0x8000=out.npy:f32:16x4" "--dump 0x9000=relu.npy:bf16:16x4"
+
+# -- six: i_l in 0..1 for l = 0..5; p = 32 i0 + 16 i1 + 8 i2 + 4 i3 + 2 i4 + i5, q its bits
+#    reversed, r = q mod 32 (i5 left out): ub[100 + q] = relu(a64[p]); acc[64 + r] =
+#    ub[100 + q] W, overwritten when i5 = 0 and accumulated when i5 = 1 (acc_mode=first:l5),
+#    written out to host 0xA000 + 16 r after each matmul (the last write holds the sum)
+cat >"$out/six.s" <<'EOF'
+        dma_in ub row=0 rows=64 cols=4 addr=0x10000 stride=8
+        dma_in wmem row=0 rows=4 cols=4 addr=0x2000 stride=8
+        lw w=0
+        stride x1 l0=32 l1=16 l2=8        # p
+        stride x1 l3=4 l4=2 l5=1
+        stride x2 l0=1 l1=2 l2=4          # q
+        stride x2 l3=8 l4=16 l5=32
+        stride x3 l0=1 l1=2 l2=4          # r
+        stride x3 l3=8 l4=16
+        stride x4 l0=16 l1=32 l2=64       # 16 r bytes
+        stride x4 l3=128 l4=256
+        loop 0 count=2 skip=B0-. body=E-B0+1
+        loop 1 count=2 skip=B1-. body=E-B1+1   # hoisted: armed once
+B0:     nop
+B1:     loop 2 count=2 skip=1 body=E-B2+1      # re-armed in every level-1 iteration
+B2:     loop 3 count=2 skip=2 body=E-B3+1      # re-armed in every level-2 iteration
+        loop 4 count=2 skip=1 body=E-B3+1      # hoisted under level 3
+B3:     loop 5 count=2 skip=1 body=E-B5+1      # re-armed in every level-4 iteration
+B5:     vop relu a=ub:0+x1 dst=ub:100+x2 rows=1
+        matmul ub=100+x2 acc=64+x3 rows=1 acc_mode=first:l5
+E:      dma_out acc row=64+x3 rows=1 cols=4 addr=0xA000+x4 stride=16
+        dma_out ub row=100 rows=64 cols=4 addr=0xC000 stride=8
+        halt
+EOF
+case_ six 0,30 0 "--dump 0xA000=six.npy:f32:32x4" "--dump 0xC000=relu6.npy:bf16:64x4"
+python3 - "$out" <<'EOF' || st=1
+import struct, sys
+d = sys.argv[1]
+def words(path, size):
+    b = open(path, "rb").read()
+    n = struct.unpack("<H", b[8:10])[0]
+    body = b[10 + n:]
+    return list(struct.unpack("<%d%s" % (len(body) // size, "H" if size == 2 else "I"), body))
+a, got = words(d + "/a64.npy", 2), words(d + "/six/model/relu6.npy", 2)
+relu = lambda x: 0 if x & 0x8000 else x
+bad = [(p, q) for p in range(64) for q in [int(format(p, "06b")[::-1], 2)]
+       if got[4 * q:4 * q + 4] != [relu(x) for x in a[4 * p:4 * p + 4]]]
+if bad:
+    print("FAIL: loops six: ub[100 + q] != relu(a[p]) for (p, q) in", bad[:4]); sys.exit(1)
+print("PASS: loops six: the 64 relu rows routed by six levels as written")
+EOF
 
 # -- range: dst = 100 + 2000 i0 leaves UB (4096 rows) at i0 = 2 (4100 + 4 rows)
 cat >"$out/range.s" <<'EOF'

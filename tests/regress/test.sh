@@ -89,7 +89,7 @@ dma_out acc row=0 rows=1 cols=1 addr=0x3fffffc stride=0
 sync
 halt
 EOF
-printf '# tpu-core-trace 2\nr 0 0 0.0.0.0 dma_in ub row=0 rows=4 cols=4 addr=0x1000 stride=8\nr 1 1 0.0.0.0 vop relu a=ub:3 dst=acc:0 rows=1\nr 2 2 0.0.0.0 dma_out acc row=0 rows=1 cols=1 addr=0x3fffffc stride=0\nr 3 3 0.0.0.0 sync\nr 4 4 0.0.0.0 halt\n' >"$dir/cover/t.trace"
+printf '# tpu-core-trace 3\nr 0 0 0.0.0.0.0.0 dma_in ub row=0 rows=4 cols=4 addr=0x1000 stride=8\nr 1 1 0.0.0.0.0.0 vop relu a=ub:3 dst=acc:0 rows=1\nr 2 2 0.0.0.0.0.0 dma_out acc row=0 rows=1 cols=1 addr=0x3fffffc stride=0\nr 3 3 0.0.0.0.0.0 sync\nr 4 4 0.0.0.0.0.0 halt\n' >"$dir/cover/t.trace"
 "$cov" core --mxu 4 --prog "$dir/cover/t.s" --trace "$dir/cover/t.trace" --tag mytag -o "$dir/cover/t.cov" &&
 "$cov" report "$dir/cover/t.cov" >"$dir/cover/report.txt" && ok || bad "tpu-cover on a hand-written job"
 tab=$(printf '\t')

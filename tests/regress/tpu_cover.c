@@ -273,11 +273,12 @@ static const char *const loop_fixed[] = {
     "error 3 from a loop (count, skip or body 0)",
     "error 10 (a malformed nest)",
     "error in a later iteration (a loop index > 0)",
-    "error 1 from a matmul's reserved acc_first (beside accumulate, or level 4 .. 6)",
+    "error 1 from a matmul's reserved acc_first (beside accumulate, or level 6)",
+    "error 1 from a loop of a reserved level (6, 7)",
 };
 
 /* matmul acc_mode=first:lL (docs/isa.md "Loops"), per level L, as dispatched: the outcome
-   (overwrite when i_L .. i_3 are all 0, else accumulate) and where L stands (a level whose
+   (overwrite when i_L .. i_5 are all 0, else accumulate) and where L stands (a level whose
    body holds the matmul, or one inside its own, which runs no iteration there) */
 static const char *const acc_first_fixed[] = {
     "acc_mode=first:l%u overwrote, level %u enclosing it (its first iteration there)",
@@ -326,7 +327,7 @@ static void loop_bins(const tpu_seq_t *sq, const tpu_dinsn_t *d, uint32_t pc, in
     if (depth)
         hit(G_LOOP, 1, "nest depth %u", depth);
     if (d->opcode == TPU_OP_LOOP) {
-        unsigned L = d->level & 3u;
+        unsigned L = d->level % TPU_LOOP_LEVELS; /* dispatched: a level that exists */
         uint64_t first = (uint64_t)pc + d->skip, last = first + d->body - 1u;
         hit(G_LOOP, 1, "level %u armed", L);
         hit(G_LOOP, 1, "%s", d->n == 1 ? loop_fixed[3] : d->n <= 16 ? loop_fixed[4] : loop_fixed[5]);
@@ -552,7 +553,7 @@ static void load_trace(const char *path, run_t *r)
     size_t cap = 0;
     long k;
     r->have_trace = 1;
-    int fmt = 1; /* "# tpu-core-trace 2": r <seq> <pc> <i0.i1.i2.i3> ..., e <seq> <pc> <code> */
+    int fmt = 1; /* "# tpu-core-trace 2" and 3: r <seq> <pc> <i0.i1.i2.i3.i4.i5> ..., e <seq> <pc> <code> */
     while ((k = tpu_file_getline(&line, &cap, f, TPU_LIM_LINE_BYTES_MAX)) >= 0) {
         unsigned long seq, pc;
         int code;
@@ -746,6 +747,8 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
         if (r->err_code == TPU_ERR_OPCODE && d.opcode == TPU_OP_MATMUL && d.acc_first &&
             (d.accumulate || d.acc_first > TPU_LOOP_LEVELS))
             hit(G_LOOP, 1, "%s", loop_fixed[14]);
+        if (r->err_code == TPU_ERR_OPCODE && d.opcode == TPU_OP_LOOP && d.level >= TPU_LOOP_LEVELS)
+            hit(G_LOOP, 1, "%s", loop_fixed[15]);
         int later = 0;
         for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
             later |= sq.armed[l] && sq.idx[l] > 0;

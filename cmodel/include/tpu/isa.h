@@ -64,7 +64,9 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
    registers x1 .. TPU_XREGS-1 (x0 reads 0), and where each instruction keeps the register
    selectors of its address operands. X(C suffix, value, SystemVerilog name). */
 #define TPU_ISA_LOOP_CONSTS(X)                                                                 \
-    X(LOOP_LEVELS, 4, LoopLevels)     /* loop levels 0 (outermost) .. 3 */                   \
+    X(LOOP_LEVELS, 6, LoopLevels)     /* loop levels 0 (outermost) .. 5 */                   \
+    X(LOOP_LEVEL_BITS, 3, LoopLevelBits) /* loop: flags[2:0] = level (6, 7 reserved) */      \
+    X(STRIDE_GROUP_LEVELS, 3, StrideGroupLevels) /* stride group g sets levels 3g .. 3g+2 */ \
     X(XREGS, 8, XRegs)                /* x0 .. x7; x0 is 0 */                                \
     X(XSEL_BITS, 3, XSelBits)         /* width of a register selector */                     \
     X(XSEL_DMA_ADDR_LSB, 10, XSelDmaAddrLsb) /* dma: w0[12:10] = flags[4:2], addr's register */ \
@@ -143,7 +145,7 @@ typedef struct {
     /* matmul */
     unsigned accumulate; /* flags[0] */
     unsigned acc_first;  /* flags[3:1]: 0, or 1 + L: overwrite in the first iteration of loop
-                            level L and of every level inside it (i_L .. i_3 all 0), accumulate
+                            level L and of every level inside it (i_L .. i_5 all 0), accumulate
                             in the others (docs/isa.md "Loops"); flags[0] is then 0 */
     unsigned ub_row;     /* w1[15:0] */
     unsigned acc_row;    /* w2[15:0] */
@@ -167,9 +169,10 @@ typedef struct {
        xsel[0..2] are the opcode's slots: dma addr, row; lw w; matmul ub, acc; vop a, b, dst;
        vred/softmax src, dst; send/recv/bcast/allreduce row */
     unsigned xsel[3];
-    /* loop: level (flags[1:0]), n = count, skip (w1[15:0]), body (w2[15:0]) */
+    /* loop: level (flags[2:0]), n = count, skip (w1[15:0]), body (w2[15:0]) */
     unsigned level, skip, body;
-    /* stride: register (flags[2:0]), group (flags[3]), s[] = w1, w2, w3 */
+    /* stride: register (flags[2:0]), group g (flags[3]), s[] = w1, w2, w3: the strides of
+       levels 3g, 3g + 1, 3g + 2 */
     unsigned xreg, group;
     int32_t s[3];
 } tpu_dinsn_t;
@@ -200,7 +203,7 @@ int tpu_seq_check(const tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc, unsigne
 /* Dispatch d (checked) at pc: a loop arms its level, a stride sets its strides; then the loop
    levels whose body ends at pc iterate or complete. Returns the next pc. */
 uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc);
-/* The loop indices as the trace prints them: "i0.i1.i2.i3". */
+/* The loop indices as the trace prints them: "i0.i1.i2.i3.i4.i5". */
 void tpu_seq_iter_text(const tpu_seq_t *s, char *buf, size_t len);
 
 void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d);
