@@ -95,6 +95,18 @@ done
 # the model's matmul on host floats (the default) against its integer path: the same bits
 TPU_MODEL_INTEGER_MX=1 "$B/tpu-infer" "$W/net_N8_C1_B6" --input "$W/net_x.npy" --output "$W/net_int.npy" 2>/dev/null
 cmp -s "$W/net_int.npy" "$W/net_N8_C1_B6.npy" && ok "net: host-float matmul = integer matmul, bit for bit" || bad "net: host-float and integer matmul differ"
+# the weight stream's layouts (docs/compiler.md "Tiling"): resident weights in groups larger
+# than a Conv's K-chunks (N = 8 with 16 WMEM slots, N = 4 with 32), streamed groups that end
+# with each N-tile (N = 4's 8 default slots, N = 16 with 6): the same bits
+for cfg in "8 2" "4 1" "16 3"; do
+    set -- $cfg
+    d="$W/net_N$1_W$2"
+    "$B/tpu-compile" "$W/net.onnx" --mxu "$1" --cores 1 --batch 6 --imem-insns 32768 --wmem-kib "$2" -o "$d" >"$d.log" 2>&1 &&
+        "$B/tpu-infer" "$d" --input "$W/net_x.npy" --output "$d.npy" >>"$d.log" 2>&1 ||
+        { bad "net N=$1 --wmem-kib $2: $(tail -n 1 "$d.log")"; continue; }
+    cmp -s "$W/net_N4_C1_B6.npy" "$d.npy" && ok "net N=$1 --wmem-kib $2: same bits as N4_C1_B6" ||
+        bad "net N=$1 --wmem-kib $2: outputs differ from N4_C1_B6"
+done
 for cfg in N8_C1_B6 N8_C3_B6 N4_C2_B2; do
     cmp -s "$W/net_N4_C1_B6.npy" "$W/net_$cfg.npy" && ok "net $cfg: same bits as N4_C1_B6" ||
         bad "net $cfg: outputs differ from N4_C1_B6"
