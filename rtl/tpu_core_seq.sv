@@ -19,7 +19,7 @@
 // with ERR_CODE and ERR_PC.
 //
 // Loops (docs/isa.md "Loops"; cmodel/src/seq.c is the reference): six levels (armed, first,
-// last, count, index) and the index registers x1..x7 (a 32-bit stride per level; x_r, the sum
+// last, count, index) and the index registers x1..x15 (a 32-bit stride per level; x_r, the sum
 // of its parts, is kept in a register, and per level l >= 1 the sum of its parts of the levels
 // outside l, from which x_r restarts when l is armed or completes). loop and stride dispatch as
 // nop does. The next pc (pc + 1 or the first instruction of the innermost level whose body
@@ -125,7 +125,7 @@ module tpu_core_seq (
 
   // ---- loop state and index registers (docs/isa.md "Loops", cmodel/src/seq.c) ----
   localparam int Lv = tpu_isa_pkg::LoopLevels;
-  localparam int Xr = tpu_isa_pkg::XRegs;  // x0 .. x7; x0's stride, bases and value stay 0
+  localparam int Xr = tpu_isa_pkg::XRegs;  // x0 .. x15; x0's stride, bases and value stay 0
   localparam int Lb = Lv - 1;              // levels 1 .. Lv-1 keep a base (level 0's is 0)
   logic [Lv-1:0]             armed_q, armed_d;
   // level k's fields at [16k +: 16]; register r's stride of level k at [32(Lv r + k) +: 32];
@@ -145,13 +145,19 @@ module tpu_core_seq (
   localparam logic [31:0] XSel0 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb0;
   localparam logic [31:0] XSel1 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb1;
   localparam logic [31:0] XSel2 = 32'((1 << Xs) - 1) << tpu_isa_pkg::XSelW3Lsb2;
-  localparam logic [31:0] XSelW0Dma = (32'((1 << Xs) - 1) << tpu_isa_pkg::XSelDmaAddrLsb) |
-                                      (32'((1 << Xs) - 1) << tpu_isa_pkg::XSelDmaRowLsb);
+  // a DMA's selectors: bits 2:0 in w0 (flags[4:2] addr, flags[7:5] row), bit 3 in w2[30], w2[31]
+  localparam int Xd = tpu_isa_pkg::XSelDmaLoBits;
+  localparam logic [31:0] XSelW0Dma = (32'((1 << Xd) - 1) << tpu_isa_pkg::XSelDmaAddrLsb) |
+                                      (32'((1 << Xd) - 1) << tpu_isa_pkg::XSelDmaRowLsb);
+  localparam logic [31:0] XSelW2Dma = (32'd1 << tpu_isa_pkg::XSelDmaAddrHi) |
+                                      (32'd1 << tpu_isa_pkg::XSelDmaRowHi);
   logic          is_dma;
   logic [Xs-1:0] sel0, sel1, sel2;
   assign is_dma = opc == tpu_isa_pkg::OpDmaIn || opc == tpu_isa_pkg::OpDmaOut;
-  assign sel0   = is_dma ? iw0[tpu_isa_pkg::XSelDmaAddrLsb +: Xs] : iw3[tpu_isa_pkg::XSelW3Lsb0 +: Xs];
-  assign sel1   = is_dma ? iw0[tpu_isa_pkg::XSelDmaRowLsb +: Xs] : iw3[tpu_isa_pkg::XSelW3Lsb1 +: Xs];
+  assign sel0   = is_dma ? {iw2[tpu_isa_pkg::XSelDmaAddrHi], iw0[tpu_isa_pkg::XSelDmaAddrLsb +: Xd]}
+                         : iw3[tpu_isa_pkg::XSelW3Lsb0 +: Xs];
+  assign sel1   = is_dma ? {iw2[tpu_isa_pkg::XSelDmaRowHi], iw0[tpu_isa_pkg::XSelDmaRowLsb +: Xd]}
+                         : iw3[tpu_isa_pkg::XSelW3Lsb1 +: Xs];
   assign sel2   = is_dma ? '0 : iw3[tpu_isa_pkg::XSelW3Lsb2 +: Xs];
   logic [31:0] xa, xb, xc;  // the registers' values
   assign xa = xval_q[32*sel0 +: 32];
@@ -220,7 +226,7 @@ module tpu_core_seq (
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
         w0_v  = iw0 & ~XSelW0Dma;
         w1_v  = dma_addr;
-        w2_v  = {iw2_hi, sb};
+        w2_v  = {iw2_hi, sb} & ~XSelW2Dma;
         oor_v = oor_b;
       end
       tpu_isa_pkg::OpLw: begin
@@ -330,10 +336,14 @@ module tpu_core_seq (
   assign iw2_6     = iw2[31:6];
   logic [2:0] f_2_0;
   logic [3:0] f_7_4;
+  logic [2:0] f_7_5;
   logic       f_3;
+  logic [3:0] st_r;  // a stride's register: flags[4] and flags[2:0]
   assign f_2_0 = flags[2:0];
   assign f_7_4 = flags[7:4];
+  assign f_7_5 = flags[7:5];
   assign f_3   = flags[3];
+  assign st_r  = {flags[tpu_isa_pkg::StrideXregHi], flags[2:0]};
   // a collective's core id (w2[5:0]): >= C, or the executing core for send/recv (code 8)
   logic [5:0] peer;
   assign peer = w2[5:0];
@@ -359,8 +369,8 @@ module tpu_core_seq (
         bad_count_v = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
       end
       tpu_isa_pkg::OpStride: begin
-        reserved_v  = |{f_7_4, cnt};
-        bad_count_v = f_2_0 == 3'd0;
+        reserved_v  = |{f_7_5, cnt};
+        bad_count_v = st_r == 4'd0;
       end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
         // flags[7:2]: the selectors
@@ -541,7 +551,7 @@ module tpu_core_seq (
       end
       if (bsel == 3'(Lv)) xbase_v[32*r +: 32] = xval_q[32*r +: 32];
       if (addst)
-        xinc_v[32*r +: 32] = (st_here && f_2_0 == 3'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32];
+        xinc_v[32*r +: 32] = (st_here && st_r == 4'(r)) ? st_new : stride_q[32*(Lv*r) + 32*ks +: 32];
     end
     xbase = xbase_v;
     xinc  = xinc_v;
@@ -579,7 +589,7 @@ module tpu_core_seq (
       end
     end else if (opc == tpu_isa_pkg::OpStride) begin
       for (int r = 1; r < Xr; r++) begin
-        if (3'(r) == f_2_0) begin
+        if (4'(r) == st_r) begin
           for (int j = 0; j < tpu_isa_pkg::StrideGroupLevels; j++) begin : g_st
             // level 3 f_3 + j takes w1, w2 or w3
             if (f_3) stride_d[32*(Lv*r+tpu_isa_pkg::StrideGroupLevels+j) +: 32] = j == 0 ? iw1 : j == 1 ? iw2 : iw3;

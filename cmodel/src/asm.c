@@ -15,7 +15,7 @@
 #define MAX_KEYS 8
 
 enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE, K_S32 };
-/* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..5; P_XREG: an index register x0..x7 */
+/* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..5; P_XREG: an index register x0..x15 */
 enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2, P_LEVEL, P_XREG };
 
 struct keyspec {
@@ -166,10 +166,18 @@ static const struct equ *find_equ(const struct as *as, const char *s, size_t n)
 
 #define VAL_LIMIT ((int64_t)1 << 48)
 
-/* internal: the index register x0 .. x7 named by [b, b+n), or -1. */
+/* internal: the index register x0 .. x15 named by [b, b+n) (no leading zero), or -1. */
 static int xreg_name(const char *b, size_t n)
 {
-    return n == 2 && b[0] == 'x' && b[1] >= '0' && b[1] < '0' + (int)TPU_XREGS ? b[1] - '0' : -1;
+    if (n < 2 || n > 3 || b[0] != 'x' || b[1] < '0' || b[1] > '9' || (n == 3 && b[1] == '0'))
+        return -1;
+    int v = b[1] - '0';
+    if (n == 3) {
+        if (b[2] < '0' || b[2] > '9')
+            return -1;
+        v = 10 * v + (b[2] - '0');
+    }
+    return v < (int)TPU_XREGS ? v : -1;
 }
 
 /* internal: one term: a number (decimal, 0x hex) or a .equ name, optionally signed. */
@@ -265,17 +273,17 @@ static int eval_x(struct as *as, const struct tok *t, int64_t *out, unsigned *xs
             unsigned col = t->col + (unsigned)(p - t->s);
             if (xsel == NULL) {
                 error_at(as, col, "index register '%.*s' in '%.*s', expected a number (only "
-                         "address operands take +xR)", 2, p, (int)t->len, t->s);
+                         "address operands take +xR)", (int)(b - p), p, (int)t->len, t->s);
                 return -1;
             }
             if (sign < 0 || (b < end && *b == '*') || (p > t->s && p[-1] == '*')) {
                 error_at(as, col, "'%.*s' in '%.*s', expected the register added once with +",
-                         2, p, (int)t->len, t->s);
+                         (int)(b - p), p, (int)t->len, t->s);
                 return -1;
             }
             if (have_x) {
-                error_at(as, col, "second index register '%.*s' in '%.*s', expected one", 2, p,
-                         (int)t->len, t->s);
+                error_at(as, col, "second index register '%.*s' in '%.*s', expected one",
+                         (int)(b - p), p, (int)t->len, t->s);
                 return -1;
             }
             have_x = 1;
@@ -635,7 +643,8 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
             char why[40];
             snprintf(why, sizeof why, " (--mxu %u)", as->n_mxu);
             if (eval(as, &vt, &val[k]) ||
-                range(as, &vt, key, val[k], as->n_mxu ? 1 : 0, as->n_mxu ? as->n_mxu : 0xFFFF,
+                range(as, &vt, key, val[k], as->n_mxu ? 1 : 0,
+                      as->n_mxu ? as->n_mxu : (1u << TPU_DMA_COLS_BITS) - 1u,
                       as->n_mxu ? why : ""))
                 bad = 1;
             break;
@@ -649,7 +658,7 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                  m->pos == P_MEM    ? "a memory ub, acc or wmem first"
                  : m->pos == P_MEM2 ? "a memory ub or acc first"
                  : m->pos == P_LEVEL ? "a loop level 0 .. 5 first"
-                 : m->pos == P_XREG  ? "an index register x1 .. x7 first"
+                 : m->pos == P_XREG  ? "an index register x1 .. x15 first"
                  : m->pos == P_VOP ? "an op first (add, sub, mul, max, min, cvt, relu, exp, tanh, "
                                      "sigmoid, gelu, recip)"
                                    : "a reduction first (sum, max, min)");
@@ -839,7 +848,7 @@ static void scan_label(struct as *as, const char *s, size_t n)
         struct tok name = { t.s, t.len - 1, t.col };
         if (!valid_name(&name) || xreg_name(name.s, name.len) >= 0)
             error_at(as, t.col, "bad label '%.*s', expected a letter or _ then letters, digits, "
-                     "_ (x0 .. x7 are the index registers)", (int)name.len, name.s);
+                     "_ (x0 .. x15 are the index registers)", (int)name.len, name.s);
         else if (find_equ(as, name.s, name.len) != NULL)
             error_at(as, t.col, "duplicate label '%.*s', expected each name defined once",
                      (int)name.len, name.s);

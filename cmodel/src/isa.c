@@ -126,12 +126,12 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
                       d->level >= TPU_LOOP_LEVELS;
         break;
     case TPU_OP_STRIDE:
-        d->xreg = f & 7u;
+        d->xreg = (f & 7u) | ((f >> TPU_STRIDE_XREG_HI) & 1u) << 3;
         d->group = (f >> 3) & 1u;
         d->s[0] = (int32_t)w1;
         d->s[1] = (int32_t)w2;
         d->s[2] = (int32_t)w3;
-        d->reserved = ((f & ~15u) | d->n) != 0 ||
+        d->reserved = ((f & ~31u) | d->n) != 0 ||
                       TPU_STRIDE_GROUP_LEVELS * d->group >= TPU_LOOP_LEVELS;
         break;
     case TPU_OP_DMA_IN:
@@ -139,10 +139,10 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
         d->mem = f & 3u;
         d->addr = w1;
         d->row = w2 & 0xFFFFu;
-        d->cols = w2 >> 16;
+        d->cols = (w2 >> 16) & ((1u << TPU_DMA_COLS_BITS) - 1u);
         d->stride = w3;
-        d->xsel[0] = (f >> 2) & 7u;
-        d->xsel[1] = (f >> 5) & 7u;
+        d->xsel[0] = ((f >> 2) & 7u) | ((w2 >> TPU_XSEL_DMA_ADDR_HI) & 1u) << 3;
+        d->xsel[1] = ((f >> 5) & 7u) | ((w2 >> TPU_XSEL_DMA_ROW_HI) & 1u) << 3;
         break;
     case TPU_OP_LW:
         d->w_row = w1 & 0xFFFFu;
@@ -231,7 +231,7 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         break;
     case TPU_OP_STRIDE:
         n = 0;
-        f = (d->xreg & 7u) | (d->group & 1u) << 3;
+        f = (d->xreg & 7u) | (d->group & 1u) << 3 | ((d->xreg >> 3) & 1u) << TPU_STRIDE_XREG_HI;
         r.w[1] = (uint32_t)d->s[0];
         r.w[2] = (uint32_t)d->s[1];
         r.w[3] = (uint32_t)d->s[2];
@@ -240,7 +240,10 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
     case TPU_OP_DMA_OUT:
         f = (d->mem & 3u) | (d->xsel[0] & 7u) << 2 | (d->xsel[1] & 7u) << 5;
         r.w[1] = d->addr;
-        r.w[2] = (d->row & 0xFFFFu) | ((uint32_t)(d->cols & 0xFFFFu) << 16);
+        r.w[2] = (d->row & 0xFFFFu) |
+                 ((uint32_t)(d->cols & ((1u << TPU_DMA_COLS_BITS) - 1u)) << 16) |
+                 (uint32_t)((d->xsel[0] >> 3) & 1u) << TPU_XSEL_DMA_ADDR_HI |
+                 (uint32_t)((d->xsel[1] >> 3) & 1u) << TPU_XSEL_DMA_ROW_HI;
         r.w[3] = d->stride;
         break;
     case TPU_OP_LW:

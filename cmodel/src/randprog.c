@@ -971,7 +971,7 @@ static int gen_nest(struct gen *g, unsigned room)
             if (d.opcode == TPU_OP_VOP && s == 1 && !tpu_vop_is_binary(d.vop))
                 continue;
             if (chance(g, 2))
-                d.xsel[s] = 1u + (unsigned)(rnd(g) % 7u);
+                d.xsel[s] = 1u + (unsigned)(rnd(g) % (TPU_XREGS - 1u));
         }
         /* dst on a's register one time in two (in place, or a fixed distance) */
         if (d.opcode == TPU_OP_VOP && d.xsel[0] && chance(g, 2))
@@ -1207,7 +1207,7 @@ static void gen_bad_loop(struct gen *g, int code, uint32_t *pc)
         return;
     }
     /* code 2: the first dispatches in range, iteration j+1 out (past the end or below 0) */
-    unsigned kind = (unsigned)(rnd(g) % 3), r = 1u + (unsigned)(rnd(g) % 7u);
+    unsigned kind = (unsigned)(rnd(g) % 3), r = 1u + (unsigned)(rnd(g) % (TPU_XREGS - 1u));
     unsigned mem = kind == 0 ? TPU_MEM_WMEM : kind == 1 ? TPU_MEM_UB : TPU_MEM_ACC;
     unsigned ext = kind == 0 ? g->n : (unsigned)count(g, cap_rows(g, mem, 4));
     unsigned rows = g->rows[mem] - ext; /* the last first row that fits */
@@ -1357,8 +1357,10 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
 /* ---- Board rounds in loops ---- */
 static const char *xtext(unsigned lc, unsigned xr)
 {
-    static const char *const xn[] = { "", "+x1", "+x2", "+x3", "+x4", "+x5", "+x6", "+x7" };
-    return lc && xr < 8u ? xn[xr] : "";
+    static const char *const xn[] = { "", "+x1", "+x2", "+x3", "+x4", "+x5", "+x6", "+x7",
+                                      "+x8", "+x9", "+x10", "+x11", "+x12", "+x13", "+x14",
+                                      "+x15" };
+    return lc && xr < TPU_XREGS ? xn[xr] : "";
 }
 
 /* internal: the first row and the stride of a collective repeated lc times (0: not in a loop)
@@ -1451,7 +1453,7 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
            every core, its row advanced by an index register (each core its own stride; the
            same for allreduce, whose region is the same on every core) */
         unsigned lc = cfg->no_loops || !chance(&shared, 3) ? 0u : (unsigned)range(&shared, 1, 4);
-        unsigned xr = 1u + (unsigned)(rnd(&shared) % 7u);
+        unsigned xr = 1u + (unsigned)(rnd(&shared) % (TPU_XREGS - 1u));
         int32_t ast = 0;
         switch (rnd(&shared) % 4) {
         case 0:

@@ -223,6 +223,13 @@ static void test_loop_syntax(void **state)
     same("stride x5 l3=-1", ".insn 0xd04, 0xffffffff, 0, 0");
     same("stride x5 l5=2 l3=-1", ".insn 0xd04, 0xffffffff, 0, 2");
     same("stride x5 l4=3", "stride x5 l3=0 l4=3 l5=0");
+    /* x8 .. x15: a selector's fourth bit (stride flags[4]; dma w2[30], w2[31]; w3 bits 23,
+       27, 31) */
+    same("stride x13 l1=2", ".insn 0x1504, 0, 2, 0");
+    same("dma_in ub row=1+x9 rows=1 cols=1 addr=0x40+x12 stride=0",
+         ".insn 0x13010, 0x40, 0xc0010001, 0");
+    same("vop add a=ub:0+x8 b=acc:0+x15 dst=acc:1+x10 rows=1",
+         ".insn 0x16030, 0, 1, 0xaf800000");
     same("matmul ub=0 acc=0 rows=1 acc_mode=first:l5", ".insn 0x10c21, 0, 0, 0");
     same(".equ S 4\nstride x1 l0=-S*2 l1=S", "stride x1 l0=-8 l1=4 l2=0");
     /* registers: one term of the expression, anywhere in it; x0 is none */
@@ -264,8 +271,9 @@ static void test_loop_errors(void **state)
         { "loop 0 count=65536 body=1", "t.s:1:14: error: value 65536 out of range for 'count', expected 0..65535" },
         { "loop 0 count=2 skip=.-1 body=1", "t.s:1:21: error: value -1 out of range for 'skip', expected 0..65535" },
         { "nop\nnop\nloop 0 count=1 body=1 skip=END-.", "t.s:3:28: error: unknown name 'END', expected a number, a label or a .equ name defined above" },
-        { "stride x8 l0=1", "t.s:1:8: error: unknown register 'x8', expected x1 .. x7" },
-        { "stride l0=1", "t.s:1:8: error: operand after stride, expected an index register x1 .. x7 first" },
+        { "stride x16 l0=1", "t.s:1:8: error: unknown register 'x16', expected x1 .. x15" },
+        { "stride x08 l0=1", "t.s:1:8: error: unknown register 'x08', expected x1 .. x15" },
+        { "stride l0=1", "t.s:1:8: error: operand after stride, expected an index register x1 .. x15 first" },
         { "stride x1 l0=1 l3=2", "t.s:1:16: error: l3 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
         { "stride x1 l5=2 l1=1", "t.s:1:11: error: l5 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
         { "stride x1", "t.s:1:10: error: end of line without a stride, expected l0= .. l5=" },
@@ -287,8 +295,8 @@ static void test_loop_errors(void **state)
         { "lw w=-x1", "t.s:1:7: error: " },
         /* labels */
         { "nop\nL: nop\nL: nop", "t.s:3:1: error: duplicate label 'L', expected each name defined once" },
-        { "nop\n1L: nop", "t.s:2:1: error: bad label '1L', expected a letter or _ then letters, digits, _ (x0 .. x7 are the index registers)" },
-        { "x1: nop", "t.s:1:1: error: bad label 'x1', expected a letter or _ then letters, digits, _ (x0 .. x7 are the index registers)" },
+        { "nop\n1L: nop", "t.s:2:1: error: bad label '1L', expected a letter or _ then letters, digits, _ (x0 .. x15 are the index registers)" },
+        { "x1: nop", "t.s:1:1: error: bad label 'x1', expected a letter or _ then letters, digits, _ (x0 .. x15 are the index registers)" },
         { ".equ x1 4", "t.s:1:6: error: name 'x1' is an index register, expected another name" },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)

@@ -7,6 +7,7 @@
 #            (one cycle more per outer iteration; the same C, byte for byte)
 #   deep     4 levels (two hoisted, two re-armed), all seven registers, negative strides,
 #            VPU and DMA operands (rows and a host address) advanced by them
+#   xhigh    deep on the registers x8 .. x15: the same results as deep's
 #   six      all 6 levels (levels 1 and 4 hoisted, the others re-armed), the strides of levels
 #            3 .. 5 set by one stride instruction, a matmul with acc_mode=first:l5; the routing
 #            ub[100 + q] = relu(a[p]) (q: p's six bits reversed) checked from the dump
@@ -190,6 +191,20 @@ E:      dma_out acc row=47+x6 rows=1 cols=4 addr=0x80F0+x7 stride=16
         halt
 EOF
 case_ deep 0,30 0 "--dump 0x8000=out.npy:f32:16x4" "--dump 0x9000=relu.npy:bf16:16x4"
+
+# -- xhigh: the deep case's nest on registers x8 .. x15 (a selector's fourth bit: w2[30] and
+#    w2[31] for a DMA's address and row, w3 bits 23, 27, 31 for the others, flags[4] for a
+#    stride), the same results as deep's (compared below)
+sed 's/x1\b/x8/g; s/x2\b/x9/g; s/x3\b/x10/g; s/x4\b/x11/g; s/x5\b/x13/g; s/x6\b/x14/g; s/x7\b/x15/g' \
+    "$out/deep.s" >"$out/xhigh.s"
+grep -q 'x15' "$out/xhigh.s" && ! grep -q 'x[1-7]\b' "$out/xhigh.s" ||
+    { echo "FAIL: loops xhigh: the sed did not apply"; st=1; }
+case_ xhigh 0,30 0 "--dump 0x8000=out.npy:f32:16x4" "--dump 0x9000=relu.npy:bf16:16x4"
+for f in out relu; do
+    if cmp -s "$out/deep/model/$f.npy" "$out/xhigh/model/$f.npy"; then
+        echo "PASS: loops xhigh: $f identical to deep's (x1 .. x7)"
+    else echo "FAIL: loops xhigh: $f differs from deep's"; st=1; fi
+done
 
 # -- six: i_l in 0..1 for l = 0..5; p = 32 i0 + 16 i1 + 8 i2 + 4 i3 + 2 i4 + i5, q its bits
 #    reversed, r = q mod 32 (i5 left out): ub[100 + q] = relu(a64[p]); acc[64 + r] =

@@ -67,13 +67,18 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(LOOP_LEVELS, 6, LoopLevels)     /* loop levels 0 (outermost) .. 5 */                   \
     X(LOOP_LEVEL_BITS, 3, LoopLevelBits) /* loop: flags[2:0] = level (6, 7 reserved) */      \
     X(STRIDE_GROUP_LEVELS, 3, StrideGroupLevels) /* stride group g sets levels 3g .. 3g+2 */ \
-    X(XREGS, 8, XRegs)                /* x0 .. x7; x0 is 0 */                                \
-    X(XSEL_BITS, 3, XSelBits)         /* width of a register selector */                     \
-    X(XSEL_DMA_ADDR_LSB, 10, XSelDmaAddrLsb) /* dma: w0[12:10] = flags[4:2], addr's register */ \
-    X(XSEL_DMA_ROW_LSB, 13, XSelDmaRowLsb)   /* dma: w0[15:13] = flags[7:5], row's register */ \
-    X(XSEL_W3_LSB0, 20, XSelW3Lsb0)   /* others: slot 0's register in w3[22:20] */          \
-    X(XSEL_W3_LSB1, 24, XSelW3Lsb1)   /*         slot 1's in w3[26:24] */                    \
-    X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[30:28] */                    \
+    X(XREGS, 16, XRegs)               /* x0 .. x15; x0 is 0 */                               \
+    X(XSEL_BITS, 4, XSelBits)         /* width of a register selector */                     \
+    X(XSEL_DMA_ADDR_LSB, 10, XSelDmaAddrLsb) /* dma: addr's register bits 2:0 in w0[12:10] */ \
+    X(XSEL_DMA_ROW_LSB, 13, XSelDmaRowLsb)   /* dma: row's register bits 2:0 in w0[15:13] */  \
+    X(XSEL_DMA_LO_BITS, 3, XSelDmaLoBits)    /* dma: the selector bits kept in w0 */          \
+    X(XSEL_DMA_ADDR_HI, 30, XSelDmaAddrHi)   /* dma: addr's register bit 3 in w2[30] */       \
+    X(XSEL_DMA_ROW_HI, 31, XSelDmaRowHi)     /* dma: row's register bit 3 in w2[31] */        \
+    X(DMA_COLS_BITS, 14, DmaColsBits)  /* dma: cols in w2[29:16] */                          \
+    X(STRIDE_XREG_HI, 4, StrideXregHi) /* stride: register bits 2:0 in flags[2:0], bit 3 in flags[4] */ \
+    X(XSEL_W3_LSB0, 20, XSelW3Lsb0)   /* others: slot 0's register in w3[23:20] */          \
+    X(XSEL_W3_LSB1, 24, XSelW3Lsb1)   /*         slot 1's in w3[27:24] */                    \
+    X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[31:28] */                    \
     X(ACC_FIRST_LSB, 9, AccFirstLsb)  /* matmul: w0[11:9] = flags[3:1], acc_first */          \
     X(ACC_FIRST_BITS, 3, AccFirstBits)
 
@@ -137,7 +142,7 @@ typedef struct {
     unsigned mem;      /* flags[1:0] */
     uint32_t addr;     /* w1: host byte address */
     unsigned row;      /* w2[15:0]: first on-chip row */
-    unsigned cols;     /* w2[31:16] */
+    unsigned cols;     /* w2[29:16] */
     uint32_t stride;   /* w3: host bytes between rows */
     /* lw */
     unsigned w_row;    /* w1[15:0] */
@@ -171,7 +176,7 @@ typedef struct {
     unsigned xsel[3];
     /* loop: level (flags[2:0]), n = count, skip (w1[15:0]), body (w2[15:0]) */
     unsigned level, skip, body;
-    /* stride: register (flags[2:0]), group g (flags[3]), s[] = w1, w2, w3: the strides of
+    /* stride: register (flags[4], flags[2:0]), group g (flags[3]), s[] = w1, w2, w3: the strides of
        levels 3g, 3g + 1, 3g + 2 */
     unsigned xreg, group;
     int32_t s[3];
