@@ -38,9 +38,11 @@ enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, 
 /* Adam's per-step rows after the constants: beta1^t, beta2^t, step size, rsqrt(1 - beta2^t) */
 enum { A_B1T = K_COUNT, A_B2T, A_SS, A_RS, A_END };
 
+/* The step program's writer: the emitters of emit.c (each instruction typed, one call each),
+   their hook recording the phase and layer of every instruction in t->phase / t->layer_of. */
 typedef struct {
-    tpuc_prog_t *p;
-    int oom;
+    tpuc_ectx_t ec;
+    int oom;              /* the phase and layer records: out of memory */
     unsigned n;
     unsigned slots, slot; /* WMEM tiles, the next one to use */
     tpuc_train_t *t;      /* the phase and layer of each instruction are recorded here */
@@ -57,6 +59,26 @@ const char *tpuc_train_phase_name(int ph)
     return ph >= 0 && ph < TPUC_PH_COUNT ? nm[ph] : "?";
 }
 
+/* the emitters' hook: the instruction just written is in e->phase and e->layer */
+static void record(void *arg)
+{
+    em_t *e = arg;
+    tpuc_train_t *t = e->t;
+    if (t->nphase == e->capphase) {
+        size_t cap = e->capphase ? e->capphase * 2 : 256;
+        uint8_t *np = realloc(t->phase, cap);
+        if (np) t->phase = np;
+        uint8_t *nl = np ? realloc(t->layer_of, cap) : NULL;
+        if (!nl) { e->oom = 1; return; }
+        t->layer_of = nl;
+        e->capphase = cap;
+    }
+    t->layer_of[t->nphase] = (uint8_t)e->layer;
+    t->phase[t->nphase++] = (uint8_t)e->phase;
+}
+
+#define U(x) ((unsigned long long)(x))
+/* (temporary, the raw writer while the passes are split: replaced by the emitters next) */
 static void E(em_t *e, const char *fmt, ...) TPUC_PRINTF(2, 3);
 static void E(em_t *e, const char *fmt, ...)
 {
@@ -65,24 +87,32 @@ static void E(em_t *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (tpuc_asm(e->p, "%s\n", line)) e->oom = 1;
-    if (line[0] != '#' && e->t) {
-        tpuc_train_t *t = e->t;
-        if (t->nphase == e->capphase) {
-            size_t cap = e->capphase ? e->capphase * 2 : 256;
-            uint8_t *np = realloc(t->phase, cap);
-            if (np) t->phase = np;
-            uint8_t *nl = np ? realloc(t->layer_of, cap) : NULL;
-            if (!nl) { e->oom = 1; return; }
-            t->layer_of = nl;
-            e->capphase = cap;
-        }
-        t->layer_of[t->nphase] = (uint8_t)e->layer;
-        t->phase[t->nphase++] = (uint8_t)e->phase;
-    }
+    if (tpuc_asm(e->ec.p, "%s\n", line)) e->oom = 1;
+    if (line[0] != '#') record(e);
 }
 
-#define U(x) ((unsigned long long)(x))
+#define EC (&e->ec) /* the emitters' context, in a function of em_t *e */
+enum { UB = TPU_MEM_UB, ACC = TPU_MEM_ACC, WMEM = TPU_MEM_WMEM };
+
+#if 0 /* TMPVOP */
+/* the VPU's operand forms: a op b, a op the constant row K of ACC (broadcast), op a */
+static void vop2(em_t *e, unsigned op, unsigned am, uint64_t a, unsigned bm, uint64_t b,
+                 unsigned dm, uint64_t d, uint64_t rows)
+{
+    tpuc_e_vop(EC, op, am, a, (int)bm, b, 0, dm, d, rows);
+}
+static void vopk(em_t *e, unsigned op, unsigned am, uint64_t a, uint64_t k, unsigned dm,
+                 uint64_t d, uint64_t rows)
+{
+    tpuc_e_vop(EC, op, am, a, ACC, k, 1, dm, d, rows);
+}
+static void vop1(em_t *e, unsigned op, unsigned am, uint64_t a, unsigned dm, uint64_t d,
+                 uint64_t rows)
+{
+    tpuc_e_vop(EC, op, am, a, -1, 0, 0, dm, d, rows);
+}
+
+#endif /* TMPVOP */
 
 /* One WMEM tile: rows x cols of a row-major bf16 host matrix (stride bytes), rows past
    `rows` filled with -0 so that a partial tile is the identity; returns its first row. */
@@ -1183,22 +1213,63 @@ static void emit_adam_step(em_t *e, const tpuc_train_t *t)
     e->phase = ph;
 }
 
-int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
-                       tpuc_train_t *t, char *err, size_t errlen)
+/* ---- the passes of tpuc_train_compile, in the order it calls them ----
+     step_analyse    the graph's chain of layers and Conv stages, the checks (analyse)
+     layout_host     host memory: constants, per layer its master, state and saved tensors
+     layout_rows     the step's named UB and ACC rows; what is left for the chunks
+     layout_conv     per Conv stage: dW chunks, q chunks, dx chunks and their regions
+     layout_scratch  host memory after the stages: the packing scratch, the running sums
+     layout_dense    the embedding's row chunk, the dense layers' dW chunks
+     emit_prologue   the constants into ACC and UB (Adam's per-step scalars)
+     emit_forward    the embedding, the Conv stages, the GlobalAveragePool, the dense layers
+     emit_loss       the loss and dZ
+     emit_backward   per layer from the last: dX, dW and per chunk its all-reduce + update
+                     (emit_grad) or its micro-step sum
+     emit_update_part  micro-steps: the update part (all-reduce, optimizer, the loss)
+     step_assemble   the cuts of the loop pass, the assembly, the per-pc phases and layers
+   The analysis and the layout fill t and the step_t; the emission passes only read them (the
+   program, its per-instruction phases and layers and u_pc are all they write). */
+
+/* What the analysis and the layout decided, read by the emission passes. UB and ACC rows by
+   their names in the program's comments. */
+typedef struct {
+    const tpuc_hw_t *hw;
+    const tpuc_train_opts_t *o;
+    unsigned N;
+    uint64_t b;               /* rows per core (per micro-step) */
+    int L;                    /* layers */
+    int fd;                   /* the first dense layer */
+    int adam;
+    unsigned nstate;          /* optimizer state per master element: 0, 1 (momentum), 2 (Adam) */
+    unsigned upr;             /* ACC rows per gradient row and N-tile where a chunk is finished */
+    uint64_t a;               /* layout: host memory's next free byte */
+    uint64_t NTc;             /* N-tiles of the classes */
+    /* UB */
+    uint64_t IDENT, ONES, ACT[TPUC_TRAIN_MAX_LAYERS], OH, DYB[2], UB_CHUNK;
+    /* ACC */
+    uint64_t LOSSR, LS, Y, P, TMPA, DX, XTACC, BIASR, ACC_CHUNK;
+    uint64_t freeu, freea;    /* UB rows from UB_CHUNK, ACC rows from ACC_CHUNK */
+    uint64_t erc;             /* the embedding's row chunk */
+    cvr_t cv[TPUC_TRAIN_MAX_CONV];
+} step_t;
+
+static int step_analyse(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                        step_t *s, tpuc_train_t *t, char *err, size_t errlen)
 {
-    memset(t, 0, sizeof *t);
     t->opts = *o;
     t->cores = hw->cores ? hw->cores : 1;
     t->micro = o->micro > 1 ? o->micro : 1;
     if (analyse(g, o, t, err, errlen)) return -1;
-    const unsigned N = hw->geom.n;
-    const uint64_t b = (uint64_t)g->t[g->inputs[0]].dims[0];
-    t->batch = (long)b;
-    t->n = N;
-    const int L = t->nlayers;
-    const int adam = o->optimizer == TPUC_OPT_ADAM;
-    for (int s = 0; s < t->nconv; s++) {
-        tpuc_tconv_t *c = &t->conv[s];
+    s->hw = hw;
+    s->o = o;
+    s->N = hw->geom.n;
+    s->b = (uint64_t)g->t[g->inputs[0]].dims[0];
+    t->batch = (long)s->b;
+    t->n = s->N;
+    s->L = t->nlayers;
+    s->adam = o->optimizer == TPUC_OPT_ADAM;
+    for (int i = 0; i < t->nconv; i++) {
+        tpuc_tconv_t *c = &t->conv[i];
         c->dx = c->src >= 0 || t->layer[0].embed;
         if (c->dx && (c->ppt || c->ppl || c->ppb || c->ppr || c->psh != c->pkh || c->psw != c->pkw)) {
             tpuc_err(err, errlen, "node '%s': training mode: a padded or overlapping MaxPool after a "
@@ -1209,10 +1280,17 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         if (c->gap) t->gap_p = c->ph * c->pw;
     }
     /* the first dense layer */
-    int fd = 0;
-    while (t->layer[fd].conv || t->layer[fd].embed) fd++;
+    s->fd = 0;
+    while (t->layer[s->fd].conv || t->layer[s->fd].embed) s->fd++;
+    return 0;
+}
 
-    /* ---- host memory ---- */
+static void layout_host(step_t *s, tpuc_train_t *t)
+{
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_train_opts_t *o = s->o;
+    const int adam = s->adam;
     uint64_t a = 0x1000;
     t->const_addr = a; a = ALIGN64(a + (uint64_t)K_COUNT * N * 4);
     t->ident_addr = a; a = ALIGN64(a + (uint64_t)N * N * 2);
@@ -1223,7 +1301,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     t->loss_addr = a; a = ALIGN64(a + 4);
     t->onehot_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 2);
     t->probs_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 4);
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < s->L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
         uint64_t mo = ly->kp * (uint64_t)ly->o;
         ly->w_master = a; a = ALIGN64(a + mo * 4);
@@ -1249,39 +1327,45 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         if (a > (8ull << 30)) break;
     }
+    s->a = a;
+}
 
-    /* ---- on-chip layout ---- */
+static int layout_rows(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
     uint64_t maxT = 0, maxNT = 0;
-    for (int l = fd; l < L; l++) {
+    for (int l = s->fd; l < s->L; l++) {
         maxT = umax(maxT, cdiv((uint64_t)t->layer[l].k, N));
         maxNT = umax(maxNT, cdiv((uint64_t)t->layer[l].o, N));
     }
-    const uint64_t NTc = cdiv((uint64_t)t->classes, N);
+    s->NTc = cdiv((uint64_t)t->classes, N);
     /* UB */
     uint64_t ub = 0;
-    const uint64_t IDENT = ub; ub += N;
-    const uint64_t ONES = ub; ub += 1;
-    uint64_t ACT[TPUC_TRAIN_MAX_LAYERS];
-    for (int l = 0; l < L; l++) {
-        ACT[l] = ub;
-        if (l >= fd) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
+    s->IDENT = ub; ub += N;
+    s->ONES = ub; ub += 1;
+    for (int l = 0; l < s->L; l++) {
+        s->ACT[l] = ub;
+        if (l >= s->fd) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
     }
-    const uint64_t OH = ub; ub += NTc * b;
-    const uint64_t DYB[2] = {ub, ub + umax(maxNT, maxT) * b};
+    s->OH = ub; ub += s->NTc * b;
+    s->DYB[0] = ub;
+    s->DYB[1] = ub + umax(maxNT, maxT) * b;
     ub += 2 * umax(maxNT, maxT) * b;
-    const uint64_t UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
+    s->UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
     /* ACC */
     uint64_t acc = A_END;
-    const uint64_t LOSSR = acc; acc += cdiv(b, N);
-    const uint64_t LS = acc; acc += 1;
-    const uint64_t Y = acc; acc += maxNT * b;
-    const uint64_t P = acc; acc += NTc * b;
-    const uint64_t TMPA = acc; acc += NTc * b;
-    const uint64_t DX = acc; acc += maxT * b;
-    const uint64_t XTACC = acc; acc += N;
-    const uint64_t BIASR = acc; acc += maxNT;
-    for (int s = 0; s < t->nconv; s++) acc = umax(acc, BIASR + cdiv((uint64_t)t->conv[s].cout, N));
-    const uint64_t ACC_CHUNK = acc;
+    s->LOSSR = acc; acc += cdiv(b, N);
+    s->LS = acc; acc += 1;
+    s->Y = acc; acc += maxNT * b;
+    s->P = acc; acc += s->NTc * b;
+    s->TMPA = acc; acc += s->NTc * b;
+    s->DX = acc; acc += maxT * b;
+    s->XTACC = acc; acc += N;
+    s->BIASR = acc; acc += maxNT;
+    for (int i = 0; i < t->nconv; i++) acc = umax(acc, s->BIASR + cdiv((uint64_t)t->conv[i].cout, N));
+    s->ACC_CHUNK = acc;
     if (ub > hw->geom.ub_rows || acc > hw->geom.acc_rows) {
         tpuc_err(err, errlen, "training at %llu rows per core needs %llu UB rows and %llu ACC "
                  "rows before the weight chunks; the core has %u and %u (a smaller --batch or "
@@ -1290,35 +1374,43 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         t->fit_failed = 1;
         return -1;
     }
-    const uint64_t freeu = hw->geom.ub_rows - UB_CHUNK, freea = hw->geom.acc_rows - ACC_CHUNK;
-    const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
+    s->freeu = hw->geom.ub_rows - s->UB_CHUNK;
+    s->freea = hw->geom.acc_rows - s->ACC_CHUNK;
+    s->nstate = s->adam ? 2u : (s->o->momentum != 0.0 ? 1u : 0u);
     /* ACC rows per gradient row and N-tile where a chunk's gradient is finished: the update
        needs the gradient, the master, its state and a temporary; a micro-step only the
        gradient and the running sum (the update part has ACC to itself) */
-    const unsigned upr = t->micro > 1 ? 2u : 3u + nstate;
-    cvr_t cv[TPUC_TRAIN_MAX_CONV];
-    memset(cv, 0, sizeof cv);
-    for (int s = 0; s < t->nconv; s++) {
-        /* the conv's dW (or a chunk of its rows) stays in ACC over the batch; q chunks of the
-           conv after it, or (at another time) pc rows of dx */
-        tpuc_tconv_t *c = &t->conv[s];
-        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
-        const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
-        const uint64_t kc = (uint64_t)(c->kw * c->cin);
-        const uint64_t KT = cdiv(kc, N);
-        const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
-        const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
-        if (NT0 > 256) {
-            tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
-                     "%u: a larger --mxu", l0->name, (long long)c->cout, N);
-            return -1;
-        }
-        /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
-           master (half the free ACC and UB, or what leaves one q tile), the routed gradients
-           kept in host memory for the later chunks; and if not even N + 1 rows of every
-           output tile fit, of groups of TG output tiles (each chunk's update on its columns) */
-        uint64_t R = 0, TG = NT0;
-        for (;; TG = cdiv(TG, 2)) {
+    s->upr = t->micro > 1 ? 2u : 3u + s->nstate;
+    return 0;
+}
+
+/* Conv stage si: the conv's dW (or a chunk of its rows) stays in ACC over the batch; q chunks
+   of the conv after it, or (at another time) pc rows of dx. */
+static int layout_conv(step_t *s, tpuc_train_t *t, int si, char *err, size_t errlen)
+{
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, freea = s->freea, freeu = s->freeu;
+    const uint64_t ACC_CHUNK = s->ACC_CHUNK, UB_CHUNK = s->UB_CHUNK;
+    const unsigned upr = s->upr;
+    tpuc_tconv_t *c = &t->conv[si];
+    const tpuc_tlayer_t *l0 = &t->layer[c->layer];
+    const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
+    const uint64_t kc = (uint64_t)(c->kw * c->cin);
+    const uint64_t KT = cdiv(kc, N);
+    const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
+    const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
+    if (NT0 > 256) {
+        tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
+                 "%u: a larger --mxu", l0->name, (long long)c->cout, N);
+        return -1;
+    }
+    /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
+       master (half the free ACC and UB, or what leaves one q tile), the routed gradients
+       kept in host memory for the later chunks; and if not even N + 1 rows of every
+       output tile fit, of groups of TG output tiles (each chunk's update on its columns) */
+    uint64_t R = 0, TG = NT0;
+    for (;; TG = cdiv(TG, 2)) {
         R = l0->kp;
         int fits = 0;
         for (int pass = 0; pass < 2; pass++) {
@@ -1356,74 +1448,87 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             t->fit_failed = 1;
             return -1;
         }
-        }
-        c->dwtiles = TG;
-        c->dwrows = R;
-        const uint64_t upd = upr * R * TG;
-        const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
-        const uint64_t qc = c->qc;
-        if (R < l0->kp || TG < NT0) {
-            c->gsave = a;
-            a = ALIGN64(a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
-        }
-        cvr_t *r = &cv[s];
-        r->IDENT = IDENT; r->BIASR = BIASR; r->XTACC = XTACC; r->DWC = ACC_CHUNK;
-        r->XT = UB_CHUNK;
-        r->A = ub0; r->PB = r->A + (uint64_t)c->kh * KT * qc; r->T = r->PB + NT0 * qc;
-        r->S = r->T + NT0 * qc; r->AV = r->S + NT0 * qc;
-        r->CW = acc0; r->M = r->CW + nw * NT0 * qc; r->DQ = r->M + NT0 * qc;
-        if (c->dx) {
-            /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
-            const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
-            const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
-            const uint64_t sum = c->src >= 0 && t->conv[c->src].writers > 1 ? 2u : 1u;
-            uint64_t pc = umin(rows, fa / (sum * NTi));
-            pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
-            pc = umin(pc, 65535u / (NTi + NT0));
-            if (pc == 0) {
-                tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
-                         "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
-                t->fit_failed = 1;
-                return -1;
-            }
-            c->pc = pc;
-            r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0; r->DXT = acc0 + NTi * pc;
-        }
-        t->layer[c->layer].chunk_rows = (unsigned)R;
     }
+    c->dwtiles = TG;
+    c->dwrows = R;
+    const uint64_t upd = upr * R * TG;
+    const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
+    const uint64_t qc = c->qc;
+    if (R < l0->kp || TG < NT0) {
+        c->gsave = s->a;
+        s->a = ALIGN64(s->a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
+    }
+    cvr_t *r = &s->cv[si];
+    r->IDENT = s->IDENT; r->BIASR = s->BIASR; r->XTACC = s->XTACC; r->DWC = ACC_CHUNK;
+    r->XT = UB_CHUNK;
+    r->A = ub0; r->PB = r->A + (uint64_t)c->kh * KT * qc; r->T = r->PB + NT0 * qc;
+    r->S = r->T + NT0 * qc; r->AV = r->S + NT0 * qc;
+    r->CW = acc0; r->M = r->CW + nw * NT0 * qc; r->DQ = r->M + NT0 * qc;
+    if (c->dx) {
+        /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
+        const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
+        const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
+        const uint64_t sum = c->src >= 0 && t->conv[c->src].writers > 1 ? 2u : 1u;
+        uint64_t pc = umin(rows, fa / (sum * NTi));
+        pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
+        pc = umin(pc, 65535u / (NTi + NT0));
+        if (pc == 0) {
+            tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
+                     "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
+            t->fit_failed = 1;
+            return -1;
+        }
+        c->pc = pc;
+        r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0; r->DXT = acc0 + NTi * pc;
+    }
+    t->layer[c->layer].chunk_rows = (unsigned)R;
+    return 0;
+}
+
+static int layout_scratch(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const unsigned N = s->N;
+    uint64_t a = s->a;
     /* the packing scratch: a gradient chunk's r x O fp32 (r ceil(O/N) <= the ACC's rows),
        read back in whole rows of N */
     uint64_t pk = 0;
-    for (int l = 0; l < L; l++)
-        pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)hw->geom.acc_rows * N));
+    for (int l = 0; l < s->L; l++)
+        pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)s->hw->geom.acc_rows * N));
     t->pack_addr = a; a = ALIGN64(a + (pk + N) * 4);
     t->lacc_addr = a; a = ALIGN64(a + 4);
     t->zrow_addr = a; a = ALIGN64(a + (uint64_t)N * 4);
     a += (uint64_t)N * 4; /* a packed dma_in of the last region reads up to N - 1 past it */
+    s->a = a;
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
         tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",
                  U(t->host_bytes >> 20));
         return -1;
     }
-    uint64_t erc = 0; /* the embedding's row chunk */
+    return 0;
+}
+
+static int layout_dense(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const unsigned N = s->N;
+    const uint64_t freea = s->freea, freeu = s->freeu;
     if (t->layer[0].embed) {
         const tpuc_tlayer_t *el = &t->layer[0];
         const uint64_t KT = cdiv((uint64_t)el->k, N), NT = cdiv((uint64_t)el->o, N);
-        erc = umin(umin((uint64_t)el->rows, freea / NT), umin(freeu / (KT + NT), 65535u / (KT + NT)));
-        if (erc == 0) {
+        s->erc = umin(umin((uint64_t)el->rows, freea / NT), umin(freeu / (KT + NT), 65535u / (KT + NT)));
+        if (s->erc == 0) {
             tpuc_err(err, errlen, "node '%s': one row of the embedding's one-hot input (%llu UB "
                      "rows) does not fit: larger --ub-kib", el->name, U(KT + NT));
             t->fit_failed = 1;
             return -1;
         }
     }
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < s->L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
         if (ly->conv) continue;
         uint64_t NT = cdiv((uint64_t)ly->o, N), nbt = cdiv((uint64_t)ly->rows, N);
         /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
-        uint64_t per_acc = NT * upr, per_ub = nbt + (t->micro > 1 ? 0u : NT);
+        uint64_t per_acc = NT * s->upr, per_ub = nbt + (t->micro > 1 ? 0u : NT);
         uint64_t r_acc = freea / per_acc;
         uint64_t r_ub = freeu / per_ub;
         uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
@@ -1437,354 +1542,419 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         ly->chunk_rows = (unsigned)umin(r, cdiv(ly->kp, N) * N);
     }
+    return 0;
+}
 
-    /* ---- the program ---- */
-    em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0, .t = t,
-              .phase = TPUC_PH_FORWARD, .layer = TPUC_TRAIN_NO_LAYER};
-    if (e.slots == 0) {
-        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, N);
-        return -1;
-    }
-    E(&e, "# training step: %d layers, %llu rows per core, %u cores, %s", L, U(b), t->cores,
-      adam ? "Adam" : (o->momentum != 0.0 ? "SGD with momentum" : "SGD"));
-    E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
-    E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
+static void emit_prologue(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    E(e, "# training step: %d layers, %llu rows per core, %u cores, %s", s->L, U(s->b), t->cores,
+      s->adam ? "Adam" : (s->o->momentum != 0.0 ? "SGD with momentum" : "SGD"));
+    E(e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
+    E(e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(s->IDENT), N, N,
       U(t->ident_addr), N * 2);
-    E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
+    E(e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(s->ONES), N, U(t->ones_addr), N * 2);
     /* the step's Adam scalars advance once per training step: never in the forward pass
        alone (validation runs it once per batch, on the same host image) */
-    if (adam && t->micro == 1 && !o->eval_only) emit_adam_step(&e, t);
-    /* forward */
-    e.phase = TPUC_PH_FORWARD;
-    if (t->layer[0].embed) {
-        e.layer = 0;
-        embed_fwd(&e, t, &t->layer[0], UB_CHUNK, ACC_CHUNK, erc);
-    }
-    for (int s = 0; s < t->nconv; s++) {
-        const tpuc_tconv_t *c = &t->conv[s];
-        e.layer = c->layer;
-        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
-        const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
-        E(&e, "# forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %dx%d), "
-          "per image and q chunk of %llu rows", c->layer, l0->name, (long long)c->kh, (long long)c->kw,
-          (long long)c->cin, (long long)c->cout, c->relu_before ? "relu, " : "",
-          c->relu_after ? "relu after the" : "", c->pkh, c->pkw, U(c->qc));
-        if (l0->has_bias)
+    if (s->adam && t->micro == 1 && !s->o->eval_only) emit_adam_step(e, t);
+}
+
+/* forward of Conv stage si: per image and q chunk the conv, its pool and ReLU, the output
+   to its readers; then the GlobalAveragePool when the dense layers read its average */
+static void fwd_stage(em_t *e, const step_t *s, int si)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_tconv_t *c = &t->conv[si];
+    const cvr_t *cv = s->cv;
+    e->layer = c->layer;
+    const tpuc_tlayer_t *l0 = &t->layer[c->layer];
+    const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
+    E(e, "# forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %dx%d), "
+      "per image and q chunk of %llu rows", c->layer, l0->name, (long long)c->kh, (long long)c->kw,
+      (long long)c->cin, (long long)c->cout, c->relu_before ? "relu, " : "",
+      c->relu_after ? "relu after the" : "", c->pkh, c->pkw, U(c->qc));
+    if (l0->has_bias)
+        for (uint64_t nt = 0; nt < NT0; nt++)
+            E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(s->BIASR + nt),
+              U(umin(N, (uint64_t)c->cout - nt * N)), U(l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4));
+    for (uint64_t i = 0; i < b; i++)
+        for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+            const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+            conv_fwd(e, t, c, &cv[si], i, q0, qc);
+            E(e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv[si].M),
+              U(cv[si].PB), U(NT0 * qc));
+            qctx_t x = {t, c, &cv[si], i, q0, qc, 0, 0, 0};
+            q_runs(e, c, q0, qc, run_out, &x);
+        }
+    if (c->gap) {
+        /* the average of each image's pixels: the ones row times its (pixel, channel)
+           tiles as weights, times 1/pixels, into the dense layer's saved input */
+        const tpuc_tlayer_t *d = &t->layer[s->fd];
+        const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
+        E(e, "# forward: the GlobalAveragePool of %llu pixels", U(P));
+        for (uint64_t i = 0; i < b; i++) {
             for (uint64_t nt = 0; nt < NT0; nt++)
-                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
-                  U(umin(N, (uint64_t)c->cout - nt * N)), U(l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4));
-        for (uint64_t i = 0; i < b; i++)
-            for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-                const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
-                conv_fwd(&e, t, c, &cv[s], i, q0, qc);
-                E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv[s].M),
-                  U(cv[s].PB), U(NT0 * qc));
-                qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0, 0};
-                q_runs(&e, c, q0, qc, run_out, &x);
-            }
-        if (c->gap) {
-            /* the average of each image's pixels: the ones row times its (pixel, channel)
-               tiles as weights, times 1/pixels, into the dense layer's saved input */
-            const tpuc_tlayer_t *d = &t->layer[fd];
-            const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
-            E(&e, "# forward: the GlobalAveragePool of %llu pixels", U(P));
-            for (uint64_t i = 0; i < b; i++) {
-                for (uint64_t nt = 0; nt < NT0; nt++)
-                    for (uint64_t p0 = 0; p0 < P; p0 += N) {
-                        uint64_t w = wtile(&e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
-                                           umin(N, P - p0), umin(N, C - nt * N), C * 2);
-                        E(&e, "lw w=%llu", U(w));
-                        E(&e, "matmul ub=%llu acc=%llu rows=1%s", U(ONES), U(ACC_CHUNK + nt),
-                          p0 ? " accumulate" : "");
-                    }
-                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACC_CHUNK), K_INVP,
-                  U(UB_CHUNK), U(NT0));
-                for (uint64_t nt = 0; nt < NT0; nt++)
-                    E(&e, "dma_out ub row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(UB_CHUNK + nt),
-                      U(umin(N, C - nt * N)), U(d->xsave + (i * d->kp + nt * N) * 2), U(C * 2));
-            }
+                for (uint64_t p0 = 0; p0 < P; p0 += N) {
+                    uint64_t w = wtile(e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
+                                       umin(N, P - p0), umin(N, C - nt * N), C * 2);
+                    E(e, "lw w=%llu", U(w));
+                    E(e, "matmul ub=%llu acc=%llu rows=1%s", U(s->ONES), U(s->ACC_CHUNK + nt),
+                      p0 ? " accumulate" : "");
+                }
+            E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(s->ACC_CHUNK), K_INVP,
+              U(s->UB_CHUNK), U(NT0));
+            for (uint64_t nt = 0; nt < NT0; nt++)
+                E(e, "dma_out ub row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(s->UB_CHUNK + nt),
+                  U(umin(N, C - nt * N)), U(d->xsave + (i * d->kp + nt * N) * 2), U(C * 2));
         }
     }
+}
+
+/* forward of dense layer l: Y = X W (+ bias), then ReLU (or not) into the next layer's input
+   (UB, and its saved copy); the last layer's softmax into ACC and to host memory */
+static void fwd_dense(em_t *e, const step_t *s, int l)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, Y = s->Y, P = s->P;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+    const uint64_t O = (uint64_t)ly->o;
+    e->layer = l;
+    E(e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
+      (long long)ly->o, ly->has_bias ? ", bias" : "", ly->relu ? ", relu" : "");
+    for (uint64_t nt = 0; nt < NT; nt++) {
+        uint64_t oc = umin(N, O - nt * N);
+        for (uint64_t kt = 0; kt < T; kt++) {
+            uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+            uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc, oc, O * 2);
+            E(e, "lw w=%llu", U(w));
+            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(s->ACT[l] + kt * b), U(Y + nt * b),
+              U(b), kt ? " accumulate" : "");
+        }
+        if (ly->has_bias) {
+            E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(s->BIASR + nt),
+              U(oc), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4), U(O * 4));
+            E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(Y + nt * b),
+              U(s->BIASR + nt), U(Y + nt * b), U(b));
+        }
+    }
+    if (l + 1 < s->L) {
+        const tpuc_tlayer_t *nx = &t->layer[l + 1];
+        E(e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", ly->relu ? "relu" : "cvt", U(Y),
+          U(s->ACT[l + 1]), U(NT * b));
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(s->ACT[l + 1] + nt * b), U(b), U(umin(N, O - nt * N)), U(nx->xsave + nt * N * 2),
+              U(nx->kp * 2));
+    } else {
+        E(e, "softmax src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu "
+          "row_stride=1", U(Y), U(P), U(b), U(O), U(b));
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
+              U(P + nt * b), U(b), U(umin(N, O - nt * N)), U(t->probs_addr + nt * N * 4), U(O * 4));
+    }
+}
+
+static void emit_forward(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    e->phase = TPUC_PH_FORWARD;
+    if (t->layer[0].embed) {
+        e->layer = 0;
+        embed_fwd(e, t, &t->layer[0], s->UB_CHUNK, s->ACC_CHUNK, s->erc);
+    }
+    for (int si = 0; si < t->nconv; si++) fwd_stage(e, s, si);
     {
+        const int fd = s->fd;
         const tpuc_tlayer_t *l0 = &t->layer[fd];
-        e.layer = fd;
-        E(&e, "# forward: the batch%s", fd ? " (the pooled activation)" : "");
+        e->layer = fd;
+        E(e, "# forward: the batch%s", fd ? " (the pooled activation)" : "");
         for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[fd] + kt * b),
+            E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(s->ACT[fd] + kt * b),
               U(b), U(umin(N, (uint64_t)l0->k - kt * N)), U(l0->xsave + kt * N * 2), U(l0->kp * 2));
     }
-    for (int l = fd; l < L; l++) {
-        const tpuc_tlayer_t *ly = &t->layer[l];
-        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
-        const uint64_t O = (uint64_t)ly->o;
-        e.layer = l;
-        E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
-          (long long)ly->o, ly->has_bias ? ", bias" : "", ly->relu ? ", relu" : "");
-        for (uint64_t nt = 0; nt < NT; nt++) {
-            uint64_t oc = umin(N, O - nt * N);
-            for (uint64_t kt = 0; kt < T; kt++) {
-                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
-                uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc, oc, O * 2);
-                E(&e, "lw w=%llu", U(w));
-                E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(ACT[l] + kt * b), U(Y + nt * b),
-                  U(b), kt ? " accumulate" : "");
+    for (int l = s->fd; l < s->L; l++) fwd_dense(e, s, l);
+}
+
+/* the loss -mean log p[label] (micro-steps: its sum added to the step's) and dZ into DYB[0] */
+static void emit_loss(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, NTc = s->NTc, OH = s->OH, P = s->P, TMPA = s->TMPA;
+    const uint64_t LOSSR = s->LOSSR, LS = s->LS;
+    e->phase = TPUC_PH_LOSS;
+    e->layer = TPUC_TRAIN_NO_LAYER;
+    const uint64_t C = (uint64_t)t->classes;
+    E(e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
+    for (uint64_t nt = 0; nt < NTc; nt++)
+        E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(OH + nt * b),
+          U(b), U(umin(N, C - nt * N)), U(t->onehot_addr + nt * N * 2), U(C * 2));
+    E(e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
+    E(e, "vred sum src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu row_stride=1",
+      U(TMPA), U(LOSSR), U(b), U(C), U(b));
+    E(e, "vop log a=acc:%llu dst=acc:%llu rows=%llu", U(LOSSR), U(LOSSR), U(cdiv(b, N)));
+    E(e, "vred sum src=acc:%llu dst=acc:%llu rows=1 length=%llu chunk_stride=1 row_stride=1",
+      U(LOSSR), U(LS), U(b));
+    if (t->micro > 1) {
+        E(e, "# the micro-step's loss sum added to the step's (the update part finishes it)");
+        E(e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
+        E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=1", U(LOSSR), U(LS), U(LS));
+        E(e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
+    } else {
+        if (t->cores > 1) E(e, "allreduce acc row=%llu rows=1", U(LS));
+        E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
+        E(e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+    }
+    E(e, "vop sub a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
+    E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(TMPA), K_INVB, U(s->DYB[0]),
+      U(NTc * b));
+}
+
+/* backward of Conv stage ly->conv - 1: dW (and db) in chunks of its rows and output tiles,
+   each chunk finished by emit_grad; the first chunk routes the gradient and computes dX */
+static void bwd_stage(em_t *e, const step_t *s, int l)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t NT = cdiv((uint64_t)ly->o, N), O = (uint64_t)ly->o;
+    const int si = ly->conv - 1;
+    const tpuc_tconv_t *c = &t->conv[si];
+    const cvr_t *cv = s->cv;
+    E(e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
+    if (ly->has_bias)
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(s->BIASR + nt),
+              U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
+    /* chunks of whole X^T tiles (kernel row kh, lanes k0 .. k0+N) of at most dwrows
+       rows with the bias row; the first pass routes the gradients (and computes dX),
+       the later ones read them back from host memory */
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, R = c->dwrows;
+    for (uint64_t c0 = 0; c0 < KK;) {
+        uint64_t c1 = c0;
+        while (c1 < KK) {
+            const uint64_t kn = umin(N, kc - c1 % kc), end = c1 + kn;
+            const uint64_t need = end - c0 + (ly->has_bias && end == KK ? 1u : 0u);
+            if (need > R && c1 > c0) break;
+            c1 = end;
+        }
+        if (ly->has_bias && c1 == KK)
+            E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(s->ONES), K_ZERO,
+              U(cv[si].XT + (c1 - c0)));
+        for (uint64_t t0 = 0; t0 < NT; t0 += c->dwtiles) {
+            const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK, t0, umin(NT, t0 + c->dwtiles)};
+            const int firstpass = c0 == 0 && t0 == 0;
+            if (R < ly->kp || c->dwtiles < NT)
+                E(e, "# dW rows %llu..%llu%s, output tiles %llu..%llu", U(c0), U(c1 - 1),
+                  ck.bias ? " and the bias" : "", U(ck.t0), U(ck.t1 - 1));
+            int first[256];
+            for (int k = 0; k < 256; k++) first[k] = 1;
+            for (uint64_t i = 0; i < b; i++) {
+                for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+                    const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+                    if (firstpass)
+                        conv_bwd(e, t, c, &cv[si], i, q0, qc, &ck, first);
+                    else
+                        for (int u = 0; u < c->pkh; u++)
+                            for (int v = 0; v < c->pkw; v++)
+                                conv_dw(e, t, c, &cv[si], i, q0, qc, u, v, &ck, first);
+                }
+                if (firstpass && c->dx) conv_dx(e, t, c, &cv[si], i);
             }
-            if (ly->has_bias) {
-                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(BIASR + nt),
-                  U(oc), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4), U(O * 4));
-                E(&e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(Y + nt * b),
-                  U(BIASR + nt), U(Y + nt * b), U(b));
+            e->phase = TPUC_PH_UPDATE;
+            if (c->dwtiles < NT) {
+                e->cj0 = t0 * N;
+                e->cjn = umin(O, ck.t1 * N) - t0 * N;
+            }
+            emit_grad(e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, s->ACC_CHUNK, s->UB_CHUNK + R,
+                      s->nstate, s->adam);
+            e->cj0 = e->cjn = 0;
+            e->phase = TPUC_PH_BACKWARD;
+        }
+        c0 = c1;
+    }
+    if (c->src >= 0) e->wrote[c->src] = 1;
+    if (c->res) e->wrote[c->res - 1] = 1;
+}
+
+/* backward of dense layer l, its dY in UB rows DYB[cur]: dY saved; dX = dY W^T into DYB[1 -
+   cur] (through the ReLU mask of its input; to host memory for a Conv or the average before
+   it); dW and db in chunks of rows, each finished by emit_grad */
+static void bwd_dense(em_t *e, const step_t *s, int l, int cur)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, DX = s->DX, IDENT = s->IDENT, XTACC = s->XTACC;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+    const uint64_t O = (uint64_t)ly->o, DY = s->DYB[cur];
+    const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
+    if (!ly->embed)
+        for (uint64_t nt = 0; nt < NT; nt++)
+            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
+              U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
+    if (l > 0 && !ly->embed) {
+        E(e, "# dX = dY W^T (the step's old weights, loaded transposed)");
+        for (uint64_t kt = 0; kt < T; kt++) {
+            uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc,
+                                   umin(N, O - nt * N), O * 2);
+                E(e, "lw w=%llu transpose", U(w));
+                E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(DY + nt * b), U(DX + kt * b),
+                  U(b), nt ? " accumulate" : "");
             }
         }
-        if (l + 1 < L) {
-            const tpuc_tlayer_t *nx = &t->layer[l + 1];
-            E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", ly->relu ? "relu" : "cvt", U(Y),
-              U(ACT[l + 1]), U(NT * b));
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(ACT[l + 1] + nt * b), U(b), U(umin(N, O - nt * N)), U(nx->xsave + nt * N * 2),
-                  U(nx->kp * 2));
+        const uint64_t DN = s->DYB[1 - cur];
+        if (t->layer[l - 1].conv && t->conv[t->feed].gap) {
+            const tpuc_tconv_t *c = &t->conv[t->feed];
+            E(e, "# the average's gradient: divided by the pixels, fp32, to host memory");
+            E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(DX), K_INVP, U(DX), U(T * b));
+            for (uint64_t kt = 0; kt < T; kt++)
+                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
+                  U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->gapg + kt * N * 4), U((uint64_t)ly->k * 4));
+        } else if (t->layer[l - 1].conv) {
+            const tpuc_tconv_t *c = &t->conv[t->feed];
+            if (c->relu_after) {
+                E(e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
+                E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(s->ACT[l]), K_BIG,
+                  U(DN), U(T * b));
+                E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
+                  U(DN), U(T * b));
+                E(e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(DX), U(DN), U(DX),
+                  U(T * b));
+            }
+            E(e, "# the gradient at the pooled output, fp32, to host memory for the conv");
+            for (uint64_t kt = 0; kt < T; kt++)
+                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
+                  U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->dps + kt * N * 4), U((uint64_t)ly->k * 4));
+        } else if (t->layer[l - 1].relu) {
+            E(e, "# the ReLU mask of the input: min(x * 2^127, 1), 0/1 in UB");
+            E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(s->ACT[l]), K_BIG,
+              U(DN), U(T * b));
+            E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
+              U(DN), U(T * b));
+            E(e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(DN),
+              U(T * b));
         } else {
-            E(&e, "softmax src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu "
-              "row_stride=1", U(Y), U(P), U(b), U(O), U(b));
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(P + nt * b), U(b), U(umin(N, O - nt * N)), U(t->probs_addr + nt * N * 4), U(O * 4));
+            E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
+        }
+        if (t->layer[l - 1].embed) {
+            E(e, "# the embedding's dY: b rows of L x D, (position, dim) order");
+            for (uint64_t kt = 0; kt < T; kt++)
+                E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DN + kt * b),
+                  U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(t->layer[l - 1].dysave + kt * N * 2),
+                  U((uint64_t)ly->k * 2));
         }
     }
-    if (o->eval_only) goto end;
-    /* loss and dZ */
-    e.phase = TPUC_PH_LOSS;
-    e.layer = TPUC_TRAIN_NO_LAYER;
-    {
-        const uint64_t C = (uint64_t)t->classes;
-        E(&e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
-        for (uint64_t nt = 0; nt < NTc; nt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(OH + nt * b),
-              U(b), U(umin(N, C - nt * N)), U(t->onehot_addr + nt * N * 2), U(C * 2));
-        E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
-        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu row_stride=1",
-          U(TMPA), U(LOSSR), U(b), U(C), U(b));
-        E(&e, "vop log a=acc:%llu dst=acc:%llu rows=%llu", U(LOSSR), U(LOSSR), U(cdiv(b, N)));
-        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=1 length=%llu chunk_stride=1 row_stride=1",
-          U(LOSSR), U(LS), U(b));
-        if (t->micro > 1) {
-            E(&e, "# the micro-step's loss sum added to the step's (the update part finishes it)");
-            E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
-            E(&e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=1", U(LOSSR), U(LS), U(LS));
-            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
-        } else {
-            if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
-            E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
-            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+    /* dW, db: chunks of R rows of the kp x O master */
+    const uint64_t R = ly->chunk_rows;
+    for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
+        const uint64_t r = umin(R, ly->kp - k0);
+        const uint64_t XT = s->UB_CHUNK, DW = s->ACC_CHUNK;
+        E(e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
+        for (uint64_t bt = 0; bt < nbt; bt++) {
+            uint64_t bc = umin(N, rows - bt * N);
+            for (uint64_t j = 0; j < r; j += N) {
+                uint64_t kc = umin(N, r - j);
+                uint64_t w = wtile(e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
+                                   ly->kp * 2);
+                E(e, "lw w=%llu transpose", U(w));
+                E(e, "matmul ub=%llu acc=%llu rows=%llu", U(IDENT), U(XTACC), U(kc));
+                E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(XTACC), U(XT + bt * R + j), U(kc));
+            }
         }
-        E(&e, "vop sub a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
-        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(TMPA), K_INVB, U(DYB[0]),
-          U(NTc * b));
+        for (uint64_t nt = 0; nt < NT; nt++)
+            for (uint64_t bt = 0; bt < nbt; bt++) {
+                uint64_t w = wtile(e, t, ly->dysave + (bt * N * O + nt * N) * 2,
+                                   umin(N, rows - bt * N), umin(N, O - nt * N), O * 2);
+                E(e, "lw w=%llu", U(w));
+                E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
+                  U(r), bt ? " accumulate" : "");
+            }
+        e->phase = TPUC_PH_UPDATE;
+        emit_grad(e, t, ly, k0, r, DW, s->UB_CHUNK + R * nbt, s->nstate, s->adam);
+        e->phase = TPUC_PH_BACKWARD;
     }
-    /* backward */
-    e.phase = TPUC_PH_BACKWARD;
-    int cur = 0;
-    for (int l = L - 1; l >= 0; l--) {
+}
+
+static void emit_backward(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    e->phase = TPUC_PH_BACKWARD;
+    int cur = 0; /* the dense layers' dY: DYB[cur] */
+    for (int l = s->L - 1; l >= 0; l--) {
         const tpuc_tlayer_t *ly = &t->layer[l];
-        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
-        const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
-        const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
-        e.layer = l;
-        E(&e, "# backward: layer %d '%s'", l, ly->name);
+        e->layer = l;
+        E(e, "# backward: layer %d '%s'", l, ly->name);
         if (ly->conv) {
-            const int s = ly->conv - 1;
-            const tpuc_tconv_t *c = &t->conv[s];
-            E(&e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
-            if (ly->has_bias)
-                for (uint64_t nt = 0; nt < NT; nt++)
-                    E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
-                      U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
-            /* chunks of whole X^T tiles (kernel row kh, lanes k0 .. k0+N) of at most dwrows
-               rows with the bias row; the first pass routes the gradients (and computes dX),
-               the later ones read them back from host memory */
-            const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, R = c->dwrows;
-            for (uint64_t c0 = 0; c0 < KK;) {
-                uint64_t c1 = c0;
-                while (c1 < KK) {
-                    const uint64_t kn = umin(N, kc - c1 % kc), end = c1 + kn;
-                    const uint64_t need = end - c0 + (ly->has_bias && end == KK ? 1u : 0u);
-                    if (need > R && c1 > c0) break;
-                    c1 = end;
-                }
-                if (ly->has_bias && c1 == KK)
-                    E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
-                      U(cv[s].XT + (c1 - c0)));
-                for (uint64_t t0 = 0; t0 < NT; t0 += c->dwtiles) {
-                const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK, t0, umin(NT, t0 + c->dwtiles)};
-                const int firstpass = c0 == 0 && t0 == 0;
-                if (R < ly->kp || c->dwtiles < NT)
-                    E(&e, "# dW rows %llu..%llu%s, output tiles %llu..%llu", U(c0), U(c1 - 1),
-                      ck.bias ? " and the bias" : "", U(ck.t0), U(ck.t1 - 1));
-                int first[256];
-                for (int k = 0; k < 256; k++) first[k] = 1;
-                for (uint64_t i = 0; i < b; i++) {
-                    for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-                        const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
-                        if (firstpass)
-                            conv_bwd(&e, t, c, &cv[s], i, q0, qc, &ck, first);
-                        else
-                            for (int u = 0; u < c->pkh; u++)
-                                for (int v = 0; v < c->pkw; v++)
-                                    conv_dw(&e, t, c, &cv[s], i, q0, qc, u, v, &ck, first);
-                    }
-                    if (firstpass && c->dx) conv_dx(&e, t, c, &cv[s], i);
-                }
-                e.phase = TPUC_PH_UPDATE;
-                if (c->dwtiles < NT) {
-                    e.cj0 = t0 * N;
-                    e.cjn = umin(O, ck.t1 * N) - t0 * N;
-                }
-                emit_grad(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
-                          nstate, adam);
-                e.cj0 = e.cjn = 0;
-                e.phase = TPUC_PH_BACKWARD;
-                }
-                c0 = c1;
-            }
-            if (c->src >= 0) e.wrote[c->src] = 1;
-            if (c->res) e.wrote[c->res - 1] = 1;
+            bwd_stage(e, s, l);
             continue;
         }
-        if (!ly->embed)
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
-                  U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
-        if (l > 0 && !ly->embed) {
-            E(&e, "# dX = dY W^T (the step's old weights, loaded transposed)");
-            for (uint64_t kt = 0; kt < T; kt++) {
-                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
-                for (uint64_t nt = 0; nt < NT; nt++) {
-                    uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc,
-                                       umin(N, O - nt * N), O * 2);
-                    E(&e, "lw w=%llu transpose", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(DY + nt * b), U(DX + kt * b),
-                      U(b), nt ? " accumulate" : "");
-                }
-            }
-            const uint64_t DN = DYB[1 - cur];
-            if (t->layer[l - 1].conv && t->conv[t->feed].gap) {
-                const tpuc_tconv_t *c = &t->conv[t->feed];
-                E(&e, "# the average's gradient: divided by the pixels, fp32, to host memory");
-                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(DX), K_INVP, U(DX), U(T * b));
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->gapg + kt * N * 4), U((uint64_t)ly->k * 4));
-            } else if (t->layer[l - 1].conv) {
-                const tpuc_tconv_t *c = &t->conv[t->feed];
-                if (c->relu_after) {
-                    E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
-                    E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
-                      U(DN), U(T * b));
-                    E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
-                      U(DN), U(T * b));
-                    E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(DX), U(DN), U(DX),
-                      U(T * b));
-                }
-                E(&e, "# the gradient at the pooled output, fp32, to host memory for the conv");
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->dps + kt * N * 4), U((uint64_t)ly->k * 4));
-            } else if (t->layer[l - 1].relu) {
-                E(&e, "# the ReLU mask of the input: min(x * 2^127, 1), 0/1 in UB");
-                E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
-                  U(DN), U(T * b));
-                E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
-                  U(DN), U(T * b));
-                E(&e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(DN),
-                  U(T * b));
-            } else {
-                E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
-            }
-            if (t->layer[l - 1].embed) {
-                E(&e, "# the embedding's dY: b rows of L x D, (position, dim) order");
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DN + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(t->layer[l - 1].dysave + kt * N * 2),
-                      U((uint64_t)ly->k * 2));
-            }
-        }
-        /* dW, db: chunks of R rows of the kp x O master */
-        const uint64_t R = ly->chunk_rows;
-        for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
-            const uint64_t r = umin(R, ly->kp - k0);
-            const uint64_t XT = UB_CHUNK, DW = ACC_CHUNK;
-            E(&e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
-            for (uint64_t bt = 0; bt < nbt; bt++) {
-                uint64_t bc = umin(N, rows - bt * N);
-                for (uint64_t j = 0; j < r; j += N) {
-                    uint64_t kc = umin(N, r - j);
-                    uint64_t w = wtile(&e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
-                                       ly->kp * 2);
-                    E(&e, "lw w=%llu transpose", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu", U(IDENT), U(XTACC), U(kc));
-                    E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(XTACC), U(XT + bt * R + j), U(kc));
-                }
-            }
-            for (uint64_t nt = 0; nt < NT; nt++)
-                for (uint64_t bt = 0; bt < nbt; bt++) {
-                    uint64_t w = wtile(&e, t, ly->dysave + (bt * N * O + nt * N) * 2,
-                                       umin(N, rows - bt * N), umin(N, O - nt * N), O * 2);
-                    E(&e, "lw w=%llu", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
-                      U(r), bt ? " accumulate" : "");
-                }
-            e.phase = TPUC_PH_UPDATE;
-            emit_grad(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
-            e.phase = TPUC_PH_BACKWARD;
-        }
+        bwd_dense(e, s, l, cur);
         cur = 1 - cur;
     }
-end:
-    e.layer = TPUC_TRAIN_NO_LAYER;
-    E(&e, "halt");
-    if (t->micro > 1 && !o->eval_only) {
-        /* the update part: once per step, after the micro-steps */
-        t->u_pc = t->nphase;
-        e.phase = TPUC_PH_UPDATE;
-        E(&e, "# ---- the update part (pc %zu): the micro-steps' sums all-reduced, the optimizer, "
-          "the loss ----", t->u_pc);
-        E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
-        if (adam) emit_adam_step(&e, t);
-        /* its own chunks: ACC from the Adam rows on, UB whole */
-        const uint64_t ua = hw->geom.acc_rows - A_END;
-        for (int l = L - 1; l >= 0; l--) {
-            const tpuc_tlayer_t *ly = &t->layer[l];
-            const uint64_t NTl = cdiv((uint64_t)ly->o, N);
-            const uint64_t R = umin(umin(ua / ((3u + nstate) * NTl), hw->geom.ub_rows / NTl),
-                                    65535u / NTl);
-            e.layer = l;
-            if (R == 0) {
-                tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
-                         "ACC: larger --acc-kib", ly->name, U(NTl));
-                t->fit_failed = 1;
-                return -1;
-            }
-            for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
-                emit_update(&e, t, ly, k0, umin(R, ly->kp - k0), A_END, 0, nstate, adam, ly->gacc);
+}
+
+/* Micro-steps: the program's second part, once per step after them (from t->u_pc): the
+   layers' gradient sums all-reduced and the optimizer, in chunks of its own (ACC from the
+   Adam rows on, UB whole); then the loss. */
+static int emit_update_part(em_t *e, const step_t *s, char *err, size_t errlen)
+{
+    tpuc_train_t *t = e->t;
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t LS = s->LS, LOSSR = s->LOSSR;
+    t->u_pc = t->nphase;
+    e->phase = TPUC_PH_UPDATE;
+    E(e, "# ---- the update part (pc %zu): the micro-steps' sums all-reduced, the optimizer, "
+      "the loss ----", t->u_pc);
+    E(e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
+    if (s->adam) emit_adam_step(e, t);
+    /* its own chunks: ACC from the Adam rows on, UB whole */
+    const uint64_t ua = hw->geom.acc_rows - A_END;
+    for (int l = s->L - 1; l >= 0; l--) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const uint64_t NTl = cdiv((uint64_t)ly->o, N);
+        const uint64_t R = umin(umin(ua / ((3u + s->nstate) * NTl), hw->geom.ub_rows / NTl),
+                                65535u / NTl);
+        e->layer = l;
+        if (R == 0) {
+            tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
+                     "ACC: larger --acc-kib", ly->name, U(NTl));
+            t->fit_failed = 1;
+            return -1;
         }
-        e.phase = TPUC_PH_LOSS;
-        e.layer = TPUC_TRAIN_NO_LAYER;
-        E(&e, "# the loss: the micro-steps' sum (then cleared), all-reduced, times -1/B");
-        E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
-        E(&e, "dma_in acc row=%llu rows=1 cols=%u addr=0x%llx stride=0", U(LOSSR), N, U(t->zrow_addr));
-        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
-        if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
-        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
-        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
-        E(&e, "halt");
+        for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
+            emit_update(e, t, ly, k0, umin(R, ly->kp - k0), A_END, 0, s->nstate, s->adam, ly->gacc);
     }
-    if (e.oom) {
-        tpuc_err(err, errlen, "out of memory");
-        return -1;
-    }
-    /* the loop pass keeps each layer's phases apart (the reports attribute pcs by them) and
-       the update part on its own */
+    e->phase = TPUC_PH_LOSS;
+    e->layer = TPUC_TRAIN_NO_LAYER;
+    E(e, "# the loss: the micro-steps' sum (then cleared), all-reduced, times -1/B");
+    E(e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
+    E(e, "dma_in acc row=%llu rows=1 cols=%u addr=0x%llx stride=0", U(LOSSR), N, U(t->zrow_addr));
+    E(e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
+    if (t->cores > 1) E(e, "allreduce acc row=%llu rows=1", U(LS));
+    E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
+    E(e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+    E(e, "halt");
+    return 0;
+}
+
+/* The text into instructions: the loop pass keeps each layer's phases apart (the reports
+   attribute pcs by them) and the update part on its own; then the phases and layers per pc
+   of the rolled program, and the IMEM check. */
+static int step_assemble(tpuc_train_t *t, const tpuc_hw_t *hw, uint64_t b, char *err,
+                         size_t errlen)
+{
     if (t->nphase == 0 || !t->phase || !t->layer_of) {
         tpuc_err(err, errlen, "internal error: no instructions");
         return -1;
@@ -1830,6 +2000,46 @@ end:
         return -1;
     }
     return 0;
+}
+
+int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                       tpuc_train_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    step_t s;
+    memset(&s, 0, sizeof s);
+    /* the analysis and the layout */
+    if (step_analyse(g, hw, o, &s, t, err, errlen)) return -1;
+    layout_host(&s, t);
+    if (layout_rows(&s, t, err, errlen)) return -1;
+    for (int si = 0; si < t->nconv; si++)
+        if (layout_conv(&s, t, si, err, errlen)) return -1;
+    if (layout_scratch(&s, t, err, errlen) || layout_dense(&s, t, err, errlen)) return -1;
+
+    /* the program */
+    em_t e = {.n = s.N, .slots = hw->geom.wmem_rows / s.N, .slot = 0, .t = t,
+              .phase = TPUC_PH_FORWARD, .layer = TPUC_TRAIN_NO_LAYER};
+    e.ec.p = &t->prog;
+    e.ec.hook = record;
+    e.ec.hook_arg = &e;
+    if (e.slots == 0) {
+        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, s.N);
+        return -1;
+    }
+    emit_prologue(&e, &s);
+    emit_forward(&e, &s);
+    if (!o->eval_only) {
+        emit_loss(&e, &s);
+        emit_backward(&e, &s);
+    }
+    e.layer = TPUC_TRAIN_NO_LAYER;
+    E(&e, "halt");
+    if (t->micro > 1 && !o->eval_only && emit_update_part(&e, &s, err, errlen)) return -1;
+    if (e.oom || e.ec.oom) {
+        tpuc_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return step_assemble(t, hw, s.b, err, errlen);
 }
 
 void tpuc_train_free(tpuc_train_t *t)
