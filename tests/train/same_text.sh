@@ -11,10 +11,34 @@
 #   tests/train/same_text.sh run NEW/build/tests/step_text DIR DIR/new
 #   diff -r DIR/old DIR/new && echo same
 # ResNet-18 (64x64, --logits) at N = 8 and 16 has millions of instructions: those files keep
-# only the output's sha256 and size.
+# only the output's sha256 and size. All of it in one command (make train-same-text
+# [TEXT_BASE=REV]; a few minutes, ResNet-18 at N = 8 the most of it):
+#   tests/train/same_text.sh compare REV DIR   REV's tree (git archive) built in DIR/base,
+#                                              the models in DIR/models (once), then both
+#                                              runs and diff -r; exit 1 on any difference
 set -eu
 PY=/usr/bin/python3
 case $1 in
+compare)
+    REV=$2 D=$3
+    B=${BUILD:-build}
+    rm -rf "$D/base" "$D/old" "$D/new"
+    mkdir -p "$D/base"
+    git archive "$REV" | tar -x -C "$D/base"
+    cp tests/train/step_text.c "$D/base/tests/train/" # the same printer for both
+    (cd "$D/base" && make -s build/compiler/libtpuc.a build/cmodel/libtpucmodel.a >/dev/null &&
+        ${CC:-cc} -std=c11 -O2 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Icmodel/include \
+            -Icompiler/include tests/train/step_text.c build/compiler/libtpuc.a \
+            build/cmodel/libtpucmodel.a -lprotobuf-c -lm -o build/step_text)
+    [ -e "$D/models/resnet18.onnx" ] || sh "$0" models "$D/models"
+    sh "$0" run "$D/base/build/step_text" "$D/models" "$D/old"
+    sh "$0" run "$B/tests/step_text" "$D/models" "$D/new"
+    if diff -r "$D/old" "$D/new" >"$D/diff.txt"; then
+        echo "same_text.sh: the training pass's output is the same bytes as $REV's"
+        exit 0
+    fi
+    echo "same_text.sh: differs from $REV's: $(grep -c '^diff\|^Only' "$D/diff.txt") outputs ($D/diff.txt)"
+    exit 1 ;;
 models)
     M=$2
     mkdir -p "$M"
@@ -27,7 +51,7 @@ models)
     $PY tests/zoo/zoo.py "$M" 64 1 --export-only resnet18 >"$M/zoo.log" 2>&1
     exit 0 ;;
 run) ;;
-*) echo "usage: same_text.sh models DIR | run STEP_TEXT DIR OUT" >&2; exit 2 ;;
+*) echo "usage: same_text.sh models DIR | run STEP_TEXT DIR OUT | compare REV DIR" >&2; exit 2 ;;
 esac
 S=$2 M=$3 O=$4
 mkdir -p "$O"

@@ -17,3 +17,11 @@ test-train-full: $(BUILD)/tools/tpu-train
 $(BUILD)/tests/step_text: tests/train/step_text.c $(TPUC_LIB) $(CMODEL_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -Icompiler/include $(CMODEL_INC) $< $(TPUC_LIB) $(CMODEL_LIB) -lprotobuf-c -lm -o $@
+
+# make train-same-text [TEXT_BASE=REV]: the training pass's output over tests/train/same_text.sh's
+# matrix, this tree against REV's (default main), byte for byte (a refactoring's check; not
+# part of make test: a few minutes)
+.PHONY: train-same-text
+TEXT_BASE ?= main
+train-same-text: $(BUILD)/tests/step_text
+	BUILD=$(BUILD) sh tests/train/same_text.sh compare $(TEXT_BASE) $(BUILD)/same-text
