@@ -36,15 +36,36 @@ int tpuc_asm(tpuc_prog_t *p, const char *fmt, ...)
 
 static const char *MEM[] = {"ub", "acc", "wmem"};
 
+/* One instruction more: counted, the hook told. */
+static void counted(tpuc_ectx_t *c)
+{
+    c->count++;
+    if (c->hook) c->hook(c->hook_arg);
+}
+
+/* One line of the program's text (at most 511 characters); a failed write is remembered in
+   c->oom. */
+static int put(tpuc_ectx_t *c, const char *fmt, ...) TPUC_PRINTF(2, 3);
+static int put(tpuc_ectx_t *c, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (tpuc_asm(c->p, "%s", line) == 0) return 0;
+    c->oom = 1;
+    return -1;
+}
+
 static int dma(tpuc_ectx_t *c, const char *mn, unsigned mem, uint64_t row, uint64_t rows,
                uint64_t cols, uint64_t addr, uint64_t stride)
 {
-    c->count++;
+    counted(c);
     if (c->dry) return 0;
-    return tpuc_asm(c->p, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n", mn,
-                    MEM[mem], (unsigned long long)row, (unsigned long long)rows,
-                    (unsigned long long)cols, (unsigned long long)addr,
-                    (unsigned long long)stride);
+    return put(c, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n", mn, MEM[mem],
+               (unsigned long long)row, (unsigned long long)rows, (unsigned long long)cols,
+               (unsigned long long)addr, (unsigned long long)stride);
 }
 
 int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
@@ -61,69 +82,98 @@ int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, ui
 
 int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
 {
-    c->count++;
+    counted(c);
     if (c->dry) return 0;
-    return tpuc_asm(c->p, "lw w=%llu\n", (unsigned long long)wrow);
+    return put(c, "lw w=%llu\n", (unsigned long long)wrow);
 }
 
 int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accumulate)
 {
-    c->count++;
+    counted(c);
     c->mxu_rows += rows;
     if (c->dry) return 0;
-    return tpuc_asm(c->p, "matmul ub=%llu acc=%llu rows=%llu%s\n", (unsigned long long)ub,
-                    (unsigned long long)acc, (unsigned long long)rows,
-                    accumulate ? " accumulate" : "");
+    return put(c, "matmul ub=%llu acc=%llu rows=%llu%s\n", (unsigned long long)ub,
+               (unsigned long long)acc, (unsigned long long)rows,
+               accumulate ? " accumulate" : "");
 }
 
+/* docs/isa.md's names of the VPU ops, in the order of TPU_VOP_* */
 static const char *VOP[] = {"add", "sub", "mul", "max", "min", "cvt", "relu", "exp",
-                            "tanh", "sigmoid", "gelu", "recip"};
+                            "tanh", "sigmoid", "gelu", "recip", "log", "rsqrt"};
 
 int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bmem,
                uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows)
 {
-    c->count++;
+    counted(c);
     if (c->dry) return 0;
     if (bmem < 0)
-        return tpuc_asm(c->p, "vop %s a=%s:%llu dst=%s:%llu rows=%llu\n", VOP[op], MEM[amem],
-                        (unsigned long long)arow, MEM[dmem], (unsigned long long)drow,
-                        (unsigned long long)rows);
-    return tpuc_asm(c->p, "vop %s a=%s:%llu b=%s:%llu%s dst=%s:%llu rows=%llu\n", VOP[op],
-                    MEM[amem], (unsigned long long)arow, MEM[bmem], (unsigned long long)brow,
-                    bcast ? " bcast" : "", MEM[dmem], (unsigned long long)drow,
-                    (unsigned long long)rows);
+        return put(c, "vop %s a=%s:%llu dst=%s:%llu rows=%llu\n", VOP[op], MEM[amem],
+                   (unsigned long long)arow, MEM[dmem], (unsigned long long)drow,
+                   (unsigned long long)rows);
+    return put(c, "vop %s a=%s:%llu b=%s:%llu%s dst=%s:%llu rows=%llu\n", VOP[op], MEM[amem],
+               (unsigned long long)arow, MEM[bmem], (unsigned long long)brow,
+               bcast ? " bcast" : "", MEM[dmem], (unsigned long long)drow,
+               (unsigned long long)rows);
 }
 
 int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, uint64_t g,
                    uint64_t len, uint64_t cs, uint64_t rs)
 {
-    c->count++;
+    counted(c);
     if (c->dry) return 0;
-    return tpuc_asm(c->p,
-                    "softmax src=acc:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
-                    "row_stride=%llu\n",
-                    (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
-                    (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
-                    (unsigned long long)rs);
+    return put(c,
+               "softmax src=acc:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
+               "row_stride=%llu\n",
+               (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
+               (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
+               (unsigned long long)rs);
 }
 
 int tpuc_e_vred(tpuc_ectx_t *c, const char *red, unsigned smem, uint64_t src, unsigned dmem,
                 uint64_t dst, uint64_t g, uint64_t len, uint64_t cs, uint64_t rs)
 {
-    c->count++;
+    counted(c);
     if (c->dry) return 0;
-    return tpuc_asm(c->p,
-                    "vred %s src=%s:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
-                    "row_stride=%llu\n",
-                    red, MEM[smem], (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
-                    (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
-                    (unsigned long long)rs);
+    return put(c,
+               "vred %s src=%s:%llu dst=%s:%llu rows=%llu length=%llu chunk_stride=%llu "
+               "row_stride=%llu\n",
+               red, MEM[smem], (unsigned long long)src, MEM[dmem], (unsigned long long)dst,
+               (unsigned long long)g, (unsigned long long)len, (unsigned long long)cs,
+               (unsigned long long)rs);
 }
 
 int tpuc_e_halt(tpuc_ectx_t *c)
 {
-    c->count++;
-    return tpuc_asm(c->p, "halt\n");
+    counted(c);
+    return put(c, "halt\n");
+}
+
+/* ---- training's instructions (train.c) ---- */
+
+int tpuc_e_lw_transpose(tpuc_ectx_t *c, uint64_t wrow)
+{
+    counted(c);
+    if (c->dry) return 0;
+    return put(c, "lw w=%llu transpose\n", (unsigned long long)wrow);
+}
+
+int tpuc_e_allreduce(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows)
+{
+    counted(c);
+    if (c->dry) return 0;
+    return put(c, "allreduce %s row=%llu rows=%llu\n", MEM[mem], (unsigned long long)row,
+               (unsigned long long)rows);
+}
+
+int tpuc_e_comment(tpuc_ectx_t *c, const char *fmt, ...)
+{
+    if (c->dry) return 0;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    return put(c, "# %s\n", line);
 }
 
 void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,

@@ -31,6 +31,11 @@ typedef struct {
     size_t count;      /* instructions so far */
     uint64_t mxu_rows; /* vectors presented */
     int dry;           /* count only, no text (tile's sizing pass) */
+    int oom;           /* set (and kept) when a write failed: out of memory */
+    /* when set, called once per instruction after it is counted (training records each
+       instruction's phase and layer) */
+    void (*hook)(void *arg);
+    void *hook_arg;
 } tpuc_ectx_t;
 
 int tpuc_e_dma_in(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
@@ -48,6 +53,13 @@ int tpuc_e_softmax(tpuc_ectx_t *c, uint64_t src, unsigned dmem, uint64_t dst, ui
 int tpuc_e_vred(tpuc_ectx_t *c, const char *red, unsigned smem, uint64_t src, unsigned dmem,
                 uint64_t dst, uint64_t g, uint64_t len, uint64_t cs, uint64_t rs);
 int tpuc_e_halt(tpuc_ectx_t *c);
+/* ---- the instructions training's step program adds (train.c) ---- */
+/* lw of the tile's transpose (`lw w=W transpose`, docs/isa.md "Transposes for training") */
+int tpuc_e_lw_transpose(tpuc_ectx_t *c, uint64_t wrow);
+/* the board's all-reduce of rows [row, row+rows) of mem (ACC), in place */
+int tpuc_e_allreduce(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows);
+/* A comment line of the program's text ("# " and the text); no instruction. */
+int tpuc_e_comment(tpuc_ectx_t *c, const char *fmt, ...) TPUC_PRINTF(2, 3);
 /* The one-line message for a program of `count` instructions that IMEM cannot hold, naming
    the largest layers so far. */
 void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, int partial,

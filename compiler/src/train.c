@@ -18,7 +18,6 @@
                master in place, writing back the master, the state and the bf16 copy.
    Every buffer is tile-major as in tile.c's PLAIN layers: N-tile t of row m at base + t*b + m. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +37,11 @@ enum { K_ONE, K_BIG, K_INVB, K_NEGINVB, K_LR, K_MU, K_B1, K_OMB1, K_B2, K_OMB2, 
 /* Adam's per-step rows after the constants: beta1^t, beta2^t, step size, rsqrt(1 - beta2^t) */
 enum { A_B1T = K_COUNT, A_B2T, A_SS, A_RS, A_END };
 
+/* The step program's writer: the emitters of emit.c (each instruction typed, one call each),
+   their hook recording the phase and layer of every instruction in t->phase / t->layer_of. */
 typedef struct {
-    tpuc_prog_t *p;
-    int oom;
+    tpuc_ectx_t ec;
+    int oom;              /* the phase and layer records: out of memory */
     unsigned n;
     unsigned slots, slot; /* WMEM tiles, the next one to use */
     tpuc_train_t *t;      /* the phase and layer of each instruction are recorded here */
@@ -57,32 +58,55 @@ const char *tpuc_train_phase_name(int ph)
     return ph >= 0 && ph < TPUC_PH_COUNT ? nm[ph] : "?";
 }
 
-static void E(em_t *e, const char *fmt, ...) TPUC_PRINTF(2, 3);
-static void E(em_t *e, const char *fmt, ...)
+/* the emitters' hook: the instruction just written is in e->phase and e->layer */
+static void record(void *arg)
 {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (tpuc_asm(e->p, "%s\n", line)) e->oom = 1;
-    if (line[0] != '#' && e->t) {
-        tpuc_train_t *t = e->t;
-        if (t->nphase == e->capphase) {
-            size_t cap = e->capphase ? e->capphase * 2 : 256;
-            uint8_t *np = realloc(t->phase, cap);
-            if (np) t->phase = np;
-            uint8_t *nl = np ? realloc(t->layer_of, cap) : NULL;
-            if (!nl) { e->oom = 1; return; }
-            t->layer_of = nl;
-            e->capphase = cap;
-        }
-        t->layer_of[t->nphase] = (uint8_t)e->layer;
-        t->phase[t->nphase++] = (uint8_t)e->phase;
+    em_t *e = arg;
+    tpuc_train_t *t = e->t;
+    if (t->nphase == e->capphase) {
+        size_t cap = e->capphase ? e->capphase * 2 : 256;
+        uint8_t *np = realloc(t->phase, cap);
+        if (np) t->phase = np;
+        uint8_t *nl = np ? realloc(t->layer_of, cap) : NULL;
+        if (!nl) { e->oom = 1; return; }
+        t->layer_of = nl;
+        e->capphase = cap;
     }
+    t->layer_of[t->nphase] = (uint8_t)e->layer;
+    t->phase[t->nphase++] = (uint8_t)e->phase;
 }
 
 #define U(x) ((unsigned long long)(x))
+enum { UB = TPU_MEM_UB, ACC = TPU_MEM_ACC, WMEM = TPU_MEM_WMEM };
+
+/* the VPU's operand forms: a op b; a op row brow of ACC in every row (bcast: the constants
+   K_*, a bias row); op a */
+static void vop2(em_t *e, unsigned op, unsigned am, uint64_t a, unsigned bm, uint64_t b,
+                 unsigned dm, uint64_t d, uint64_t rows)
+{
+    tpuc_e_vop(&e->ec, op, am, a, (int)bm, b, 0, dm, d, rows);
+}
+static void vopb(em_t *e, unsigned op, unsigned am, uint64_t a, uint64_t brow, unsigned dm,
+                 uint64_t d, uint64_t rows)
+{
+    tpuc_e_vop(&e->ec, op, am, a, ACC, brow, 1, dm, d, rows);
+}
+static void vop1(em_t *e, unsigned op, unsigned am, uint64_t a, unsigned dm, uint64_t d,
+                 uint64_t rows)
+{
+    tpuc_e_vop(&e->ec, op, am, a, -1, 0, 0, dm, d, rows);
+}
+
+/* a DMA either way (blk moves a block in or out the same way) */
+enum { DMA_IN, DMA_OUT };
+static void dma(em_t *e, int dir, unsigned mem, uint64_t row, uint64_t rows, uint64_t cols,
+                uint64_t addr, uint64_t stride)
+{
+    if (dir == DMA_IN)
+        tpuc_e_dma_in(&e->ec, mem, row, rows, cols, addr, stride);
+    else
+        tpuc_e_dma_out(&e->ec, mem, row, rows, cols, addr, stride);
+}
 
 /* One WMEM tile: rows x cols of a row-major bf16 host matrix (stride bytes), rows past
    `rows` filled with -0 so that a partial tile is the identity; returns its first row. */
@@ -91,11 +115,9 @@ static uint64_t wtile(em_t *e, const tpuc_train_t *t, uint64_t addr, uint64_t ro
 {
     uint64_t w = (uint64_t)e->slot * e->n;
     e->slot = (e->slot + 1) % e->slots;
-    E(e, "dma_in wmem row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(w), U(rows),
-      U(cols), U(addr), U(stride));
+    tpuc_e_dma_in(&e->ec, WMEM, w, rows, cols, addr, stride);
     if (rows < e->n)
-        E(e, "dma_in wmem row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(w + rows),
-          U(e->n - rows), U(t->negzero_addr));
+        tpuc_e_dma_in(&e->ec, WMEM, w + rows, e->n - rows, 1, t->negzero_addr, 0);
     return w;
 }
 
@@ -568,25 +590,20 @@ static int analyse(const tpuc_graph_t *g, const tpuc_train_opts_t *o, tpuc_train
    of the image, so every lane of every row is defined), a dma_out writes the block only.
    Unpacked: N-tile nt in rows ROW + nt*r, r rows of min(N, O - nt*N) lanes, the host rows
    S elements apart (S = O but for a group of the master's columns: never packed). */
-static void blk(em_t *e, const char *op, const char *mem, uint64_t row, uint64_t addr,
-                uint64_t rr, uint64_t r, uint64_t O, uint64_t S, unsigned es, int pack)
+static void blk(em_t *e, int dir, unsigned mem, uint64_t row, uint64_t addr, uint64_t rr,
+                uint64_t r, uint64_t O, uint64_t S, unsigned es, int pack)
 {
     const uint64_t N = e->n;
     if (pack) {
         const uint64_t el = rr * O, full = el / N, rem = el % N;
-        const int in = op[4] == 'i';
+        const int in = dir == DMA_IN;
         const uint64_t rows = full + (in && rem ? 1u : 0u);
-        if (rows)
-            E(e, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", op, mem, U(row),
-              U(rows), U(N), U(addr), U(N * es));
-        if (!in && rem)
-            E(e, "%s %s row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", op, mem, U(row + full),
-              U(rem), U(addr + full * N * es), U(N * es));
+        if (rows) dma(e, dir, mem, row, rows, N, addr, N * es);
+        if (!in && rem) dma(e, dir, mem, row + full, 1, rem, addr + full * N * es, N * es);
         return;
     }
     for (uint64_t nt = 0; nt < cdiv(O, N); nt++)
-        E(e, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", op, mem, U(row + nt * r),
-          U(rr), U(umin(N, O - nt * N)), U(addr + nt * N * es), U(S * es));
+        dma(e, dir, mem, row + nt * r, rr, umin(N, O - nt * N), addr + nt * N * es, S * es);
 }
 
 /* After the chunk's gradient is in ACC rows DW (r rows of the master from row k0, N-tile
@@ -611,62 +628,65 @@ static void emit_update(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly,
     const uint64_t WM = DW + n, S1 = WM + n, S2 = S1 + n, TM = S1 + (uint64_t)nstate * n;
     const uint64_t off = (k0 * S + e->cj0) * 4;
     if (gsrc) {
-        E(e, "# the micro-steps' gradient sum of rows %llu..%llu, then that sum cleared", U(k0),
-          U(k0 + r - 1));
-        blk(e, "dma_in", "acc", DW, gsrc + off, r, r, O, S, 4, pack);
-        E(e, "dma_in acc row=%llu rows=%llu cols=%u addr=0x%llx stride=0", U(TM), U(n), N,
-          U(t->zrow_addr));
-        blk(e, "dma_out", "acc", TM, gsrc + off, r, r, O, S, 4, pack);
+        tpuc_e_comment(&e->ec,
+                       "the micro-steps' gradient sum of rows %llu..%llu, then that sum cleared",
+                       U(k0), U(k0 + r - 1));
+        blk(e, DMA_IN, ACC, DW, gsrc + off, r, r, O, S, 4, pack);
+        tpuc_e_dma_in(&e->ec, ACC, TM, n, N, t->zrow_addr, 0);
+        blk(e, DMA_OUT, ACC, TM, gsrc + off, r, r, O, S, 4, pack);
     } else if (pack) {
-        E(e, "# the gradient packed: %llu rows of %u lanes, through host memory", U(P), N);
-        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, S, 4, 0);
-        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, S, 4, 1);
+        tpuc_e_comment(&e->ec, "the gradient packed: %llu rows of %u lanes, through host memory",
+                       U(P), N);
+        blk(e, DMA_OUT, ACC, DW, t->pack_addr, r, r, O, S, 4, 0);
+        blk(e, DMA_IN, ACC, DW, t->pack_addr, r, r, O, S, 4, 1);
     }
-    if (t->cores > 1) E(e, "allreduce acc row=%llu rows=%llu", U(DW), U(n));
-    if (o->save_grads) blk(e, "dma_out", "acc", DW, ly->grad + off, r, r, O, S, 4, pack);
-    blk(e, "dma_in", "acc", WM, ly->w_master + off, r, r, O, S, 4, pack);
-    if (nstate >= 1) blk(e, "dma_in", "acc", S1, ly->s1 + off, r, r, O, S, 4, pack);
-    if (nstate >= 2) blk(e, "dma_in", "acc", S2, ly->s2 + off, r, r, O, S, 4, pack);
-#define V2(op, A, B, D) E(e, "vop " op " a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(A), U(B), U(D), U(n))
-#define VB(op, A, K, D) E(e, "vop " op " a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(A), (K), U(D), U(n))
-#define V1(op, A, D) E(e, "vop " op " a=acc:%llu dst=acc:%llu rows=%llu", U(A), U(D), U(n))
+    if (t->cores > 1) tpuc_e_allreduce(&e->ec, ACC, DW, n);
+    if (o->save_grads) blk(e, DMA_OUT, ACC, DW, ly->grad + off, r, r, O, S, 4, pack);
+    blk(e, DMA_IN, ACC, WM, ly->w_master + off, r, r, O, S, 4, pack);
+    if (nstate >= 1) blk(e, DMA_IN, ACC, S1, ly->s1 + off, r, r, O, S, 4, pack);
+    if (nstate >= 2) blk(e, DMA_IN, ACC, S2, ly->s2 + off, r, r, O, S, 4, pack);
+    /* the optimizer's n rows of ACC: a op b, a op the constant row K, op a */
+#define V2(op, A, B, D) vop2(e, TPU_VOP_##op, ACC, A, ACC, B, ACC, D, n)
+#define VB(op, A, K, D) vopb(e, TPU_VOP_##op, ACC, A, K, ACC, D, n)
+#define V1(op, A, D) vop1(e, TPU_VOP_##op, ACC, A, ACC, D, n)
     if (adam) {
-        E(e, "# Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= ss m / (sqrt(v) rs + eps)");
-        VB("mul", S1, K_B1, S1);
-        VB("mul", DW, K_OMB1, TM);
-        V2("add", S1, TM, S1);
-        V2("mul", DW, DW, TM);
-        VB("mul", TM, K_OMB2, TM);
-        VB("mul", S2, K_B2, S2);
-        V2("add", S2, TM, S2);
-        V1("rsqrt", S2, TM);
-        V1("recip", TM, TM);
-        VB("mul", TM, A_RS, TM);
-        VB("add", TM, K_EPS, TM);
-        V1("recip", TM, TM);
-        V2("mul", S1, TM, TM);
-        VB("mul", TM, A_SS, TM);
-        V2("sub", WM, TM, WM);
+        tpuc_e_comment(&e->ec, "Adam: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; "
+                       "w -= ss m / (sqrt(v) rs + eps)");
+        VB(MUL, S1, K_B1, S1);
+        VB(MUL, DW, K_OMB1, TM);
+        V2(ADD, S1, TM, S1);
+        V2(MUL, DW, DW, TM);
+        VB(MUL, TM, K_OMB2, TM);
+        VB(MUL, S2, K_B2, S2);
+        V2(ADD, S2, TM, S2);
+        V1(RSQRT, S2, TM);
+        V1(RECIP, TM, TM);
+        VB(MUL, TM, A_RS, TM);
+        VB(ADD, TM, K_EPS, TM);
+        V1(RECIP, TM, TM);
+        V2(MUL, S1, TM, TM);
+        VB(MUL, TM, A_SS, TM);
+        V2(SUB, WM, TM, WM);
     } else if (nstate == 1) {
-        E(e, "# SGD with momentum: v = mu v + g; w -= lr v");
-        VB("mul", S1, K_MU, S1);
-        V2("add", S1, DW, S1);
-        VB("mul", S1, K_LR, TM);
-        V2("sub", WM, TM, WM);
+        tpuc_e_comment(&e->ec, "SGD with momentum: v = mu v + g; w -= lr v");
+        VB(MUL, S1, K_MU, S1);
+        V2(ADD, S1, DW, S1);
+        VB(MUL, S1, K_LR, TM);
+        V2(SUB, WM, TM, WM);
     } else {
-        E(e, "# SGD: w -= lr g");
-        VB("mul", DW, K_LR, TM);
-        V2("sub", WM, TM, WM);
+        tpuc_e_comment(&e->ec, "SGD: w -= lr g");
+        VB(MUL, DW, K_LR, TM);
+        V2(SUB, WM, TM, WM);
     }
 #undef V2
 #undef VB
 #undef V1
-    E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(WM), U(WB), U(n));
+    vop1(e, TPU_VOP_CVT, ACC, WM, UB, WB, n);
     uint64_t kb = ly->k > (int64_t)k0 ? umin(r, (uint64_t)ly->k - k0) : 0; /* bf16 rows */
-    blk(e, "dma_out", "acc", WM, ly->w_master + off, r, r, O, S, 4, pack);
-    if (nstate >= 1) blk(e, "dma_out", "acc", S1, ly->s1 + off, r, r, O, S, 4, pack);
-    if (nstate >= 2) blk(e, "dma_out", "acc", S2, ly->s2 + off, r, r, O, S, 4, pack);
-    if (kb) blk(e, "dma_out", "ub", WB, ly->w_bf16 + (k0 * S + e->cj0) * 2, kb, r, O, S, 2, pack);
+    blk(e, DMA_OUT, ACC, WM, ly->w_master + off, r, r, O, S, 4, pack);
+    if (nstate >= 1) blk(e, DMA_OUT, ACC, S1, ly->s1 + off, r, r, O, S, 4, pack);
+    if (nstate >= 2) blk(e, DMA_OUT, ACC, S2, ly->s2 + off, r, r, O, S, 4, pack);
+    if (kb) blk(e, DMA_OUT, UB, WB, ly->w_bf16 + (k0 * S + e->cj0) * 2, kb, r, O, S, 2, pack);
 }
 
 /* Micro-steps: the chunk's gradient (as emit_update finds it in ACC) added to the layer's
@@ -678,14 +698,15 @@ static void emit_accum(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, 
     const uint64_t S = (uint64_t)ly->o, O = e->cjn ? e->cjn : S, NT = cdiv(O, N), P = cdiv(r * O, N);
     const int pack = O == S && P < r * NT;
     const uint64_t n = pack ? P : r * NT, SUM = DW + n, off = ly->gacc + (k0 * S + e->cj0) * 4;
-    E(e, "# the micro-step's gradient of rows %llu..%llu added to the step's sum", U(k0), U(k0 + r - 1));
+    tpuc_e_comment(&e->ec, "the micro-step's gradient of rows %llu..%llu added to the step's sum",
+                   U(k0), U(k0 + r - 1));
     if (pack) {
-        blk(e, "dma_out", "acc", DW, t->pack_addr, r, r, O, S, 4, 0);
-        blk(e, "dma_in", "acc", DW, t->pack_addr, r, r, O, S, 4, 1);
+        blk(e, DMA_OUT, ACC, DW, t->pack_addr, r, r, O, S, 4, 0);
+        blk(e, DMA_IN, ACC, DW, t->pack_addr, r, r, O, S, 4, 1);
     }
-    blk(e, "dma_in", "acc", SUM, off, r, r, O, S, 4, pack);
-    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(SUM), U(DW), U(DW), U(n));
-    blk(e, "dma_out", "acc", DW, off, r, r, O, S, 4, pack);
+    blk(e, DMA_IN, ACC, SUM, off, r, r, O, S, 4, pack);
+    vop2(e, TPU_VOP_ADD, ACC, SUM, ACC, DW, ACC, DW, n);
+    blk(e, DMA_OUT, ACC, DW, off, r, r, O, S, 4, pack);
 }
 
 static void emit_grad(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, uint64_t k0,
@@ -742,9 +763,9 @@ static void run_res_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t
     const unsigned N = e->n;
     const uint64_t O = (uint64_t)c->cout;
     for (uint64_t nt = 0; nt < cdiv(O, N); nt++)
-        E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-          U(x->r->T + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, O - nt * N)),
-          U(rc->compact + ((x->i * (uint64_t)(c->ph * c->pw) + p) * O + nt * N) * 2), U(O * 2));
+        tpuc_e_dma_in(&e->ec, UB, x->r->T + nt * x->qc + (q - x->q0), rows, umin(N, O - nt * N),
+                      rc->compact + ((x->i * (uint64_t)(c->ph * c->pw) + p) * O + nt * N) * 2,
+                      O * 2);
 }
 
 /* backward of a residual stage: the gradient before its ReLU (fp32, q-space DQ) to stage
@@ -761,12 +782,10 @@ static void run_res_grad(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64
         const uint64_t d = x->r->DQ + nt * x->qc + q - x->q0, tmp = x->r->CW + nt * x->qc + q - x->q0;
         const uint64_t cols = umin(N, C - nt * N);
         if (acc) {
-            E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp), U(rows),
-              U(cols), U(a), U(C * 4));
-            E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(d), U(tmp), U(rows));
+            tpuc_e_dma_in(&e->ec, ACC, tmp, rows, cols, a, C * 4);
+            vop2(e, TPU_VOP_ADD, ACC, tmp, ACC, d, ACC, tmp, rows);
         }
-        E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(acc ? tmp : d),
-          U(rows), U(cols), U(a), U(C * 4));
+        tpuc_e_dma_out(&e->ec, ACC, acc ? tmp : d, rows, cols, a, C * 4);
     }
 }
 
@@ -776,7 +795,7 @@ static void run_gap(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t ro
     const qctx_t *x = vp;
     const uint64_t d = x->r->DQ + x->nt * x->qc + q - x->q0;
     (void)p;
-    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(d), U(x->r->XTACC), U(d), U(rows));
+    vopb(e, TPU_VOP_ADD, ACC, d, x->r->XTACC, ACC, d, rows);
 }
 
 /* Image i's first padded pixel in the stage's saved input (after its margin). */
@@ -810,8 +829,8 @@ static void zero_outside(em_t *e, const tpuc_tconv_t *c, uint64_t base, uint64_t
             while (pe < c->pw && (rbad || c->psw * pe - c->ppl + v < 0 || c->psw * pe - c->ppl + v >= c->wo)) pe++;
             const uint64_t lo = umax((uint64_t)(ph * c->wp + pw), q0), hi = umin((uint64_t)(ph * c->wp + pe), q0 + qc);
             for (uint64_t nt = 0; lo < hi && nt < NT; nt++)
-                E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(base + nt * qc + lo - q0),
-                  K_ZERO, U(base + nt * qc + lo - q0), U(hi - lo));
+                vopb(e, TPU_VOP_MUL, ACC, base + nt * qc + lo - q0, K_ZERO, ACC,
+                     base + nt * qc + lo - q0, hi - lo);
             pw = pe - 1;
         }
     }
@@ -833,43 +852,42 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * NT * qc;
             for (int64_t kh = 0; kh < c->kh; kh++)
                 for (uint64_t kt = 0; kt < KT; kt++)
-                    E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(r->A + ((uint64_t)kh * KT + kt) * qc), U(qc), U(umin(N, kc - kt * N)),
-                      U(X + (uint64_t)(win_off(c, u, v, kh) + (int64_t)(qs * q0)) * (uint64_t)c->cin * 2 + kt * N * 2),
-                      U(qs * (uint64_t)c->cin * 2));
+                    tpuc_e_dma_in(&e->ec, UB, r->A + ((uint64_t)kh * KT + kt) * qc, qc,
+                                  umin(N, kc - kt * N),
+                                  X + (uint64_t)(win_off(c, u, v, kh) + (int64_t)(qs * q0)) * (uint64_t)c->cin * 2 + kt * N * 2,
+                                  qs * (uint64_t)c->cin * 2);
             for (uint64_t nt = 0; nt < NT; nt++) {
                 for (int64_t kh = 0; kh < c->kh; kh++)
                     for (uint64_t kt = 0; kt < KT; kt++) {
                         uint64_t w = wtile(e, t, ly->w_bf16 + (((uint64_t)kh * kc + kt * N) * O + nt * N) * 2,
                                            umin(N, kc - kt * N), umin(N, O - nt * N), O * 2);
-                        E(e, "lw w=%llu", U(w));
-                        E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->A + ((uint64_t)kh * KT + kt) * qc),
-                          U(CWw + nt * qc), U(qc), kh || kt ? " accumulate" : "");
+                        tpuc_e_lw(&e->ec, w);
+                        tpuc_e_mm(&e->ec, r->A + ((uint64_t)kh * KT + kt) * qc, CWw + nt * qc, qc,
+                                  kh || kt);
                     }
                 if (ly->has_bias)
-                    E(e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(CWw + nt * qc),
-                      U(r->BIASR + nt), U(CWw + nt * qc), U(qc));
+                    vopb(e, TPU_VOP_ADD, ACC, CWw + nt * qc, r->BIASR + nt, ACC, CWw + nt * qc, qc);
             }
             if (c->relu_before)
-                E(e, "vop relu a=acc:%llu dst=acc:%llu rows=%llu", U(CWw), U(CWw), U(NT * qc));
+                vop1(e, TPU_VOP_RELU, ACC, CWw, ACC, CWw, NT * qc);
             zero_outside(e, c, CWw, NT, q0, qc, u, v);
         }
     const uint64_t n = NT * qc;
     const int nw = c->pkh * c->pkw;
     if (nw == 1) {
-        E(e, "vop add a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(r->CW), K_ZERO, U(r->M), U(n));
+        vopb(e, TPU_VOP_ADD, ACC, r->CW, K_ZERO, ACC, r->M, n);
     } else {
-        E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->CW), U(r->CW + n), U(r->M), U(n));
+        vop2(e, TPU_VOP_MAX, ACC, r->CW, ACC, r->CW + n, ACC, r->M, n);
         for (int w = 2; w < nw; w++)
-            E(e, "vop max a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->CW + (uint64_t)w * n),
-              U(r->M), U(n));
+            vop2(e, TPU_VOP_MAX, ACC, r->M, ACC, r->CW + (uint64_t)w * n, ACC, r->M, n);
     }
     if (c->res) {
-        E(e, "# the residual: stage %d's output (bf16) added before the ReLU", c->res - 1);
-        E(e, "dma_in ub row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->T), U(n), U(t->zero_addr));
+        tpuc_e_comment(&e->ec, "the residual: stage %d's output (bf16) added before the ReLU",
+                       c->res - 1);
+        tpuc_e_dma_in(&e->ec, UB, r->T, n, 1, t->zero_addr, 0);
         const qctx_t x = {t, c, r, i, q0, qc, 0, 0, 0};
         q_runs(e, c, q0, qc, run_res_in, &x);
-        E(e, "vop add a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(r->M), U(r->T), U(r->M), U(n));
+        vop2(e, TPU_VOP_ADD, ACC, r->M, UB, r->T, ACC, r->M, n);
     }
 }
 
@@ -897,9 +915,8 @@ static void run_out(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t ro
     if (c->compact) dst[nd++] = c->compact + (x->i * (uint64_t)(c->ph * c->pw) + p) * C * 2;
     for (int k = 0; k < nd; k++)
         for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
-            E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-              U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-              U(dst[k] + nt * N * 2), U(C * 2));
+            tpuc_e_dma_out(&e->ec, UB, x->r->PB + nt * x->qc + (q - x->q0), rows,
+                           umin(N, C - nt * N), dst[k] + nt * N * 2, C * 2);
 }
 
 /* backward: the gradient at the pooled output (fp32, host, (p, c) order) into q-space DQ */
@@ -910,9 +927,8 @@ static void run_in(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, K1 = (uint64_t)(c->ph * c->pw) * C;
     for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
-        E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-          U(x->r->DQ + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-          U(c->dps + (x->i * K1 + p * C + nt * N) * 4), U(C * 4));
+        tpuc_e_dma_in(&e->ec, ACC, x->r->DQ + nt * x->qc + (q - x->q0), rows, umin(N, C - nt * N),
+                      c->dps + (x->i * K1 + p * C + nt * N) * 4, C * 4);
 }
 
 /* backward (dx): window (u, v)'s gradient G (UB, bf16) scattered into r-space, row
@@ -927,9 +943,8 @@ static void run_rs(em_t *e, const void *vp, uint64_t q, uint64_t p, uint64_t row
     const uint64_t row = (uint64_t)c->z + qs * q + (uint64_t)(c->sh * x->u) * (uint64_t)c->wp +
                          (uint64_t)(c->sw * x->v);
     for (uint64_t nt = 0; nt < cdiv(C, N); nt++)
-        E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-          U(x->r->PB + nt * x->qc + (q - x->q0)), U(rows), U(umin(N, C - nt * N)),
-          U(c->rsp + (row * C + nt * N) * 2), U(qs * C * 2));
+        tpuc_e_dma_out(&e->ec, UB, x->r->PB + nt * x->qc + (q - x->q0), rows, umin(N, C - nt * N),
+                       c->rsp + (row * C + nt * N) * 2, qs * C * 2);
 }
 
 /* Where window (u, v)'s routed gradient G of image i, q row q0 is kept: one q chunk at a time
@@ -967,15 +982,14 @@ static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
                 if (row < ck->c0 || row >= ck->c1) continue;
                 uint64_t w = wtile(e, t, X + (uint64_t)(win_off(c, u, v, kh) + (int64_t)(qs * (q0 + j))) * (uint64_t)c->cin * 2 + k0 * 2,
                                    rows, kn, qs * (uint64_t)c->cin * 2);
-                E(e, "lw w=%llu transpose", U(w));
-                E(e, "matmul ub=%llu acc=%llu rows=%llu", U(r->IDENT), U(r->XTACC), U(kn));
-                E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->XTACC), U(r->XT + row - ck->c0), U(kn));
+                tpuc_e_lw_transpose(&e->ec, w);
+                tpuc_e_mm(&e->ec, r->IDENT, r->XTACC, kn, 0);
+                vop1(e, TPU_VOP_CVT, ACC, r->XTACC, UB, r->XT + row - ck->c0, kn);
             }
         for (uint64_t nt = ck->t0; nt < umin(ck->t1, NT); nt++) {
             uint64_t w = wtile(e, t, G + (j * C + nt * N) * 2, rows, umin(N, C - nt * N), C * 2);
-            E(e, "lw w=%llu", U(w));
-            E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->XT), U(r->DWC + (nt - ck->t0) * nr), U(nr),
-              first[nt] ? "" : " accumulate");
+            tpuc_e_lw(&e->ec, w);
+            tpuc_e_mm(&e->ec, r->XT, r->DWC + (nt - ck->t0) * nr, nr, !first[nt]);
             first[nt] = 0;
         }
     }
@@ -991,14 +1005,14 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     const unsigned N = e->n;
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N), n = NT * qc;
     conv_fwd(e, t, c, r, i, q0, qc);
-    E(e, "# the pooled gradient in q-space (zero on the garbage rows)");
-    E(e, "dma_in acc row=%llu rows=%llu cols=1 addr=0x%llx stride=0", U(r->DQ), U(n), U(t->zero_addr));
+    tpuc_e_comment(&e->ec, "the pooled gradient in q-space (zero on the garbage rows)");
+    tpuc_e_dma_in(&e->ec, ACC, r->DQ, n, 1, t->zero_addr, 0);
     qctx_t x = {t, c, r, i, q0, qc, 0, 0, 0};
     if (c->gap) {
-        E(e, "# the average's gradient (divided by the pixels) on every pixel");
+        tpuc_e_comment(&e->ec, "the average's gradient (divided by the pixels) on every pixel");
         for (uint64_t nt = 0; nt < NT; nt++) {
-            E(e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(r->XTACC),
-              U(umin(N, C - nt * N)), U(c->gapg + (i * C + nt * N) * 4));
+            tpuc_e_dma_in(&e->ec, ACC, r->XTACC, 1, umin(N, C - nt * N),
+                          c->gapg + (i * C + nt * N) * 4, 4);
             x.nt = nt;
             q_runs(e, c, q0, qc, run_gap, &x);
         }
@@ -1006,39 +1020,41 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
         q_runs(e, c, q0, qc, run_in, &x);
     }
     if (c->relu_after && !(c->dense && !c->gap)) {
-        E(e, "# the ReLU after the pool: its mask max(min(m * 2^127, 1), 0), 0/1 in UB");
-        E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->M), K_BIG, U(r->T), U(n));
-        E(e, "vop max a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ZERO, U(r->T), U(n));
-        E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
-        E(e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(r->DQ), U(r->T), U(r->DQ), U(n));
+        tpuc_e_comment(&e->ec,
+                       "the ReLU after the pool: its mask max(min(m * 2^127, 1), 0), 0/1 in UB");
+        vopb(e, TPU_VOP_MUL, ACC, r->M, K_BIG, UB, r->T, n);
+        vopb(e, TPU_VOP_MAX, UB, r->T, K_ZERO, UB, r->T, n);
+        vopb(e, TPU_VOP_MIN, UB, r->T, K_ONE, UB, r->T, n);
+        vop2(e, TPU_VOP_MUL, ACC, r->DQ, UB, r->T, ACC, r->DQ, n);
     }
-    E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->DQ), K_ZERO, U(r->AV), U(n));
-    E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ONE, U(r->AV), U(n));
+    vopb(e, TPU_VOP_MUL, ACC, r->DQ, K_ZERO, UB, r->AV, n);
+    vopb(e, TPU_VOP_ADD, UB, r->AV, K_ONE, UB, r->AV, n);
     for (int u = 0; u < c->pkh; u++)
         for (int v = 0; v < c->pkw; v++) {
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * n;
             if (c->res) {
                 /* no pool: the one window is the conv's output (M also holds the residual) */
-                E(e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->AV), K_ZERO, U(r->S), U(n));
+                vopb(e, TPU_VOP_ADD, UB, r->AV, K_ZERO, UB, r->S, n);
             } else {
-                E(e, "# window (%d, %d): selected where it equals the maximum and no earlier one did", u, v);
-                E(e, "vop sub a=acc:%llu b=acc:%llu dst=ub:%llu rows=%llu", U(r->M), U(CWw), U(r->T), U(n));
-                E(e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_BIG, U(r->T), U(n));
-                E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
-                E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->T), U(r->S), U(n));
-                E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->S), U(n));
-                E(e, "vop sub a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->AV), U(r->S), U(r->AV), U(n));
+                tpuc_e_comment(&e->ec, "window (%d, %d): selected where it equals the maximum "
+                               "and no earlier one did", u, v);
+                vop2(e, TPU_VOP_SUB, ACC, r->M, ACC, CWw, UB, r->T, n);
+                vopb(e, TPU_VOP_MUL, UB, r->T, K_BIG, UB, r->T, n);
+                vopb(e, TPU_VOP_MIN, UB, r->T, K_ONE, UB, r->T, n);
+                vop2(e, TPU_VOP_MUL, UB, r->AV, UB, r->T, UB, r->S, n);
+                vop2(e, TPU_VOP_SUB, UB, r->AV, UB, r->S, UB, r->S, n);
+                vop2(e, TPU_VOP_SUB, UB, r->AV, UB, r->S, UB, r->AV, n);
             }
             if (c->relu_before) {
-                E(e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(CWw), K_BIG, U(r->T), U(n));
-                E(e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(r->T), K_ONE, U(r->T), U(n));
-                E(e, "vop mul a=ub:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->S), U(r->T), U(r->S), U(n));
+                vopb(e, TPU_VOP_MUL, ACC, CWw, K_BIG, UB, r->T, n);
+                vopb(e, TPU_VOP_MIN, UB, r->T, K_ONE, UB, r->T, n);
+                vop2(e, TPU_VOP_MUL, UB, r->S, UB, r->T, UB, r->S, n);
             }
-            E(e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(r->DQ), U(r->S), U(r->PB), U(n));
+            vop2(e, TPU_VOP_MUL, ACC, r->DQ, UB, r->S, UB, r->PB, n);
             const uint64_t G = gaddr(c, i, u, v, q0);
             for (uint64_t nt = 0; nt < NT; nt++)
-                E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->PB + nt * qc),
-                  U(qc), U(umin(N, C - nt * N)), U(G + nt * N * 2), U(C * 2));
+                tpuc_e_dma_out(&e->ec, UB, r->PB + nt * qc, qc, umin(N, C - nt * N), G + nt * N * 2,
+                               C * 2);
             if (c->dx) {
                 x.u = u;
                 x.v = v;
@@ -1048,8 +1064,8 @@ static void conv_bwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
         }
     if (c->res) {
         /* the residual's gradient: the gradient before the ReLU, as it is (fp32) */
-        E(e, "# the residual's gradient to stage %d's output%s", c->res - 1,
-          e->wrote[c->res - 1] ? ", added to its other readers'" : "");
+        tpuc_e_comment(&e->ec, "the residual's gradient to stage %d's output%s", c->res - 1,
+                       e->wrote[c->res - 1] ? ", added to its other readers'" : "");
         q_runs(e, c, q0, qc, run_res_grad, &x);
     }
 }
@@ -1070,12 +1086,14 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
     const uint64_t CO = (uint64_t)c->cout, CI = (uint64_t)c->cin, NT = cdiv(CO, N), NTi = cdiv(CI, N);
     const uint64_t wp = (uint64_t)c->wp, Z = (uint64_t)c->z, pc = c->pc;
     const uint64_t lo = (uint64_t)c->pt * wp, hi = (uint64_t)(c->pt + c->h) * wp;
-    E(e, "# dX of image %llu: the full correlation of its r-space gradient with the kernel", U(i));
+    tpuc_e_comment(&e->ec,
+                   "dX of image %llu: the full correlation of its r-space gradient with the kernel",
+                   U(i));
     for (uint64_t p0 = lo; p0 < hi; p0 += pc) {
         const uint64_t n = umin(pc, hi - p0);
         for (uint64_t nt = 0; nt < NT; nt++)
-            E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(r->RS + nt * (pc + Z)),
-              U(n + Z), U(umin(N, CO - nt * N)), U(c->rsp + (p0 * CO + nt * N) * 2), U(CO * 2));
+            tpuc_e_dma_in(&e->ec, UB, r->RS + nt * (pc + Z), n + Z, umin(N, CO - nt * N),
+                          c->rsp + (p0 * CO + nt * N) * 2, CO * 2);
         for (uint64_t ct = 0; ct < NTi; ct++) {
             int firstacc = 1;
             for (int64_t kh = 0; kh < c->kh; kh++)
@@ -1084,15 +1102,15 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
                     for (uint64_t kt = 0; kt < NT; kt++) {
                         uint64_t w = wtile(e, t, ly->w_bf16 + ((((uint64_t)kh * (uint64_t)c->kw + (uint64_t)kw) * CI + ct * N) * CO + kt * N) * 2,
                                            umin(N, CI - ct * N), umin(N, CO - kt * N), CO * 2);
-                        E(e, "lw w=%llu transpose", U(w));
-                        E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(r->RS + kt * (pc + Z) + Z - off),
-                          U(r->DXC + ct * pc), U(n), firstacc ? "" : " accumulate");
+                        tpuc_e_lw_transpose(&e->ec, w);
+                        tpuc_e_mm(&e->ec, r->RS + kt * (pc + Z) + Z - off, r->DXC + ct * pc, n,
+                                  !firstacc);
                         firstacc = 0;
                     }
                 }
         }
         if (pv)
-            E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(r->DXC), U(r->DXB), U(NTi * pc));
+            vop1(e, TPU_VOP_CVT, ACC, r->DXC, UB, r->DXB, NTi * pc);
         for (int64_t y = 0; y < c->h; y++) {
             const uint64_t a0 = ((uint64_t)(y + c->pt)) * wp + (uint64_t)c->pl;
             const uint64_t s0 = umax(a0, p0), s1 = umin(a0 + (uint64_t)c->w, p0 + n);
@@ -1101,22 +1119,20 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
             for (uint64_t ct = 0; ct < NTi; ct++) {
                 const uint64_t cols = umin(N, CI - ct * N);
                 if (pv) {
-                    E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                      U(r->DXB + ct * pc + (s0 - p0)), U(s1 - s0), U(cols),
-                      U(pv->dysave + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 2), U(CI * 2));
+                    tpuc_e_dma_out(&e->ec, UB, r->DXB + ct * pc + (s0 - p0), s1 - s0, cols,
+                                   pv->dysave + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 2,
+                                   CI * 2);
                     continue;
                 }
                 const uint64_t a = t->conv[c->src].dps + ((i * (uint64_t)(c->h * c->w) + px) * CI + ct * N) * 4;
                 uint64_t src = r->DXC + ct * pc + (s0 - p0);
                 if (acc) {
                     const uint64_t tmp = r->DXT + ct * pc + (s0 - p0);
-                    E(e, "dma_in acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(tmp),
-                      U(s1 - s0), U(cols), U(a), U(CI * 4));
-                    E(e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=%llu", U(tmp), U(src), U(tmp), U(s1 - s0));
+                    tpuc_e_dma_in(&e->ec, ACC, tmp, s1 - s0, cols, a, CI * 4);
+                    vop2(e, TPU_VOP_ADD, ACC, tmp, ACC, src, ACC, tmp, s1 - s0);
                     src = tmp;
                 }
-                E(e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(src), U(s1 - s0), U(cols), U(a), U(CI * 4));
+                tpuc_e_dma_out(&e->ec, ACC, src, s1 - s0, cols, a, CI * 4);
             }
         }
     }
@@ -1137,28 +1153,28 @@ static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
     const uint64_t img = c ? (uint64_t)c->img * D : nx->kp;
     const uint64_t pix0 = c ? (uint64_t)(c->pre + c->pt * c->wp + c->pl) : 0;
     const uint64_t EA = UB0, EB = UB0 + KT * rc, EY = ACC0;
-    E(e, "# forward: layer 0 '%s' (embedding %llu x %llu): one-hot ids x the table, %llu rows "
-      "per chunk", ly->name, U(V), U(D), U(rc));
+    tpuc_e_comment(&e->ec,
+                   "forward: layer 0 '%s' (embedding %llu x %llu): one-hot ids x the table, %llu "
+                   "rows per chunk",
+                   ly->name, U(V), U(D), U(rc));
     for (uint64_t r0 = 0; r0 < R; r0 += rc) {
         const uint64_t n = umin(rc, R - r0);
         for (uint64_t kt = 0; kt < KT; kt++)
-            E(e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(EA + kt * rc),
-              U(n), U(umin(N, V - kt * N)), U(ly->xsave + (r0 * V + kt * N) * 2), U(V * 2));
+            tpuc_e_dma_in(&e->ec, UB, EA + kt * rc, n, umin(N, V - kt * N),
+                          ly->xsave + (r0 * V + kt * N) * 2, V * 2);
         for (uint64_t nt = 0; nt < NT; nt++)
             for (uint64_t kt = 0; kt < KT; kt++) {
                 uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * D + nt * N) * 2, umin(N, V - kt * N),
                                    umin(N, D - nt * N), D * 2);
-                E(e, "lw w=%llu", U(w));
-                E(e, "matmul ub=%llu acc=%llu rows=%llu%s", U(EA + kt * rc), U(EY + nt * rc), U(n),
-                  kt ? " accumulate" : "");
+                tpuc_e_lw(&e->ec, w);
+                tpuc_e_mm(&e->ec, EA + kt * rc, EY + nt * rc, n, kt > 0);
             }
-        E(e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(EY), U(EB), U(NT * rc));
+        vop1(e, TPU_VOP_CVT, ACC, EY, UB, EB, NT * rc);
         for (uint64_t j = r0; j < r0 + n;) {
             const uint64_t i = j / L, x = j % L, run = umin(L - x, r0 + n - j);
             for (uint64_t nt = 0; nt < NT; nt++)
-                E(e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(EB + nt * rc + (j - r0)), U(run), U(umin(N, D - nt * N)),
-                  U(nx->xsave + (i * img + (pix0 + x) * D + nt * N) * 2), U(D * 2));
+                tpuc_e_dma_out(&e->ec, UB, EB + nt * rc + (j - r0), run, umin(N, D - nt * N),
+                               nx->xsave + (i * img + (pix0 + x) * D + nt * N) * 2, D * 2);
             j += run;
         }
     }
@@ -1170,35 +1186,76 @@ static void emit_adam_step(em_t *e, const tpuc_train_t *t)
     const unsigned N = e->n;
     const int ph = e->phase;
     e->phase = TPUC_PH_UPDATE;
-    E(e, "# Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
-    E(e, "dma_in acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
-    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B1T, K_B1, A_B1T);
-    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_B2T, K_B2, A_B2T);
-    E(e, "dma_out acc row=%d rows=2 cols=%u addr=0x%llx stride=%u", A_B1T, N, U(t->adam_addr), N * 4);
-    E(e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B1T, A_SS);
-    E(e, "vop recip a=acc:%d dst=acc:%d rows=1", A_SS, A_SS);
-    E(e, "vop mul a=acc:%d b=acc:%d dst=acc:%d rows=1", A_SS, K_LR, A_SS);
-    E(e, "vop sub a=acc:%d b=acc:%d dst=acc:%d rows=1", K_ONE, A_B2T, A_RS);
-    E(e, "vop rsqrt a=acc:%d dst=acc:%d rows=1", A_RS, A_RS);
+    tpuc_e_comment(&e->ec, "Adam: beta^t, step size lr / (1 - beta1^t), rsqrt(1 - beta2^t)");
+    tpuc_e_dma_in(&e->ec, ACC, A_B1T, 2, N, t->adam_addr, N * 4);
+    vop2(e, TPU_VOP_MUL, ACC, A_B1T, ACC, K_B1, ACC, A_B1T, 1);
+    vop2(e, TPU_VOP_MUL, ACC, A_B2T, ACC, K_B2, ACC, A_B2T, 1);
+    tpuc_e_dma_out(&e->ec, ACC, A_B1T, 2, N, t->adam_addr, N * 4);
+    vop2(e, TPU_VOP_SUB, ACC, K_ONE, ACC, A_B1T, ACC, A_SS, 1);
+    vop1(e, TPU_VOP_RECIP, ACC, A_SS, ACC, A_SS, 1);
+    vop2(e, TPU_VOP_MUL, ACC, A_SS, ACC, K_LR, ACC, A_SS, 1);
+    vop2(e, TPU_VOP_SUB, ACC, K_ONE, ACC, A_B2T, ACC, A_RS, 1);
+    vop1(e, TPU_VOP_RSQRT, ACC, A_RS, ACC, A_RS, 1);
     e->phase = ph;
 }
 
-int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
-                       tpuc_train_t *t, char *err, size_t errlen)
+/* ---- the passes of tpuc_train_compile, in the order it calls them ----
+     step_analyse    the graph's chain of layers and Conv stages, the checks (analyse)
+     layout_host     host memory: constants, per layer its master, state and saved tensors
+     layout_rows     the step's named UB and ACC rows; what is left for the chunks
+     layout_conv     per Conv stage: dW chunks, q chunks, dx chunks and their regions
+     layout_scratch  host memory after the stages: the packing scratch, the running sums
+     layout_dense    the embedding's row chunk, the dense layers' dW chunks
+     emit_prologue   the constants into ACC and UB (Adam's per-step scalars)
+     emit_forward    the embedding, the Conv stages, the GlobalAveragePool, the dense layers
+     emit_loss       the loss and dZ
+     emit_backward   per layer from the last: dX, dW and per chunk its all-reduce + update
+                     (emit_grad) or its micro-step sum
+     emit_update_part  micro-steps: the update part (all-reduce, optimizer, the loss)
+     step_assemble   the cuts of the loop pass, the assembly, the per-pc phases and layers
+   The analysis and the layout fill t and the step_t; the emission passes only read them (the
+   program, its per-instruction phases and layers and u_pc are all they write). */
+
+/* What the analysis and the layout decided, read by the emission passes. UB and ACC rows by
+   their names in the program's comments. */
+typedef struct {
+    const tpuc_hw_t *hw;
+    const tpuc_train_opts_t *o;
+    unsigned N;
+    uint64_t b;               /* rows per core (per micro-step) */
+    int L;                    /* layers */
+    int fd;                   /* the first dense layer */
+    int adam;
+    unsigned nstate;          /* optimizer state per master element: 0, 1 (momentum), 2 (Adam) */
+    unsigned upr;             /* ACC rows per gradient row and N-tile where a chunk is finished */
+    uint64_t a;               /* layout: host memory's next free byte */
+    uint64_t NTc;             /* N-tiles of the classes */
+    /* UB */
+    uint64_t IDENT, ONES, ACT[TPUC_TRAIN_MAX_LAYERS], OH, DYB[2], UB_CHUNK;
+    /* ACC */
+    uint64_t LOSSR, LS, Y, P, TMPA, DX, XTACC, BIASR, ACC_CHUNK;
+    uint64_t freeu, freea;    /* UB rows from UB_CHUNK, ACC rows from ACC_CHUNK */
+    uint64_t erc;             /* the embedding's row chunk */
+    cvr_t cv[TPUC_TRAIN_MAX_CONV];
+} step_t;
+
+static int step_analyse(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                        step_t *s, tpuc_train_t *t, char *err, size_t errlen)
 {
-    memset(t, 0, sizeof *t);
     t->opts = *o;
     t->cores = hw->cores ? hw->cores : 1;
     t->micro = o->micro > 1 ? o->micro : 1;
     if (analyse(g, o, t, err, errlen)) return -1;
-    const unsigned N = hw->geom.n;
-    const uint64_t b = (uint64_t)g->t[g->inputs[0]].dims[0];
-    t->batch = (long)b;
-    t->n = N;
-    const int L = t->nlayers;
-    const int adam = o->optimizer == TPUC_OPT_ADAM;
-    for (int s = 0; s < t->nconv; s++) {
-        tpuc_tconv_t *c = &t->conv[s];
+    s->hw = hw;
+    s->o = o;
+    s->N = hw->geom.n;
+    s->b = (uint64_t)g->t[g->inputs[0]].dims[0];
+    t->batch = (long)s->b;
+    t->n = s->N;
+    s->L = t->nlayers;
+    s->adam = o->optimizer == TPUC_OPT_ADAM;
+    for (int i = 0; i < t->nconv; i++) {
+        tpuc_tconv_t *c = &t->conv[i];
         c->dx = c->src >= 0 || t->layer[0].embed;
         if (c->dx && (c->ppt || c->ppl || c->ppb || c->ppr || c->psh != c->pkh || c->psw != c->pkw)) {
             tpuc_err(err, errlen, "node '%s': training mode: a padded or overlapping MaxPool after a "
@@ -1209,10 +1266,17 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         if (c->gap) t->gap_p = c->ph * c->pw;
     }
     /* the first dense layer */
-    int fd = 0;
-    while (t->layer[fd].conv || t->layer[fd].embed) fd++;
+    s->fd = 0;
+    while (t->layer[s->fd].conv || t->layer[s->fd].embed) s->fd++;
+    return 0;
+}
 
-    /* ---- host memory ---- */
+static void layout_host(step_t *s, tpuc_train_t *t)
+{
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_train_opts_t *o = s->o;
+    const int adam = s->adam;
     uint64_t a = 0x1000;
     t->const_addr = a; a = ALIGN64(a + (uint64_t)K_COUNT * N * 4);
     t->ident_addr = a; a = ALIGN64(a + (uint64_t)N * N * 2);
@@ -1223,7 +1287,7 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
     t->loss_addr = a; a = ALIGN64(a + 4);
     t->onehot_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 2);
     t->probs_addr = a; a = ALIGN64(a + b * (uint64_t)t->classes * 4);
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < s->L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
         uint64_t mo = ly->kp * (uint64_t)ly->o;
         ly->w_master = a; a = ALIGN64(a + mo * 4);
@@ -1249,39 +1313,45 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         if (a > (8ull << 30)) break;
     }
+    s->a = a;
+}
 
-    /* ---- on-chip layout ---- */
+static int layout_rows(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
     uint64_t maxT = 0, maxNT = 0;
-    for (int l = fd; l < L; l++) {
+    for (int l = s->fd; l < s->L; l++) {
         maxT = umax(maxT, cdiv((uint64_t)t->layer[l].k, N));
         maxNT = umax(maxNT, cdiv((uint64_t)t->layer[l].o, N));
     }
-    const uint64_t NTc = cdiv((uint64_t)t->classes, N);
+    s->NTc = cdiv((uint64_t)t->classes, N);
     /* UB */
     uint64_t ub = 0;
-    const uint64_t IDENT = ub; ub += N;
-    const uint64_t ONES = ub; ub += 1;
-    uint64_t ACT[TPUC_TRAIN_MAX_LAYERS];
-    for (int l = 0; l < L; l++) {
-        ACT[l] = ub;
-        if (l >= fd) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
+    s->IDENT = ub; ub += N;
+    s->ONES = ub; ub += 1;
+    for (int l = 0; l < s->L; l++) {
+        s->ACT[l] = ub;
+        if (l >= s->fd) ub += cdiv((uint64_t)t->layer[l].k, N) * b;
     }
-    const uint64_t OH = ub; ub += NTc * b;
-    const uint64_t DYB[2] = {ub, ub + umax(maxNT, maxT) * b};
+    s->OH = ub; ub += s->NTc * b;
+    s->DYB[0] = ub;
+    s->DYB[1] = ub + umax(maxNT, maxT) * b;
     ub += 2 * umax(maxNT, maxT) * b;
-    const uint64_t UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
+    s->UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
     /* ACC */
     uint64_t acc = A_END;
-    const uint64_t LOSSR = acc; acc += cdiv(b, N);
-    const uint64_t LS = acc; acc += 1;
-    const uint64_t Y = acc; acc += maxNT * b;
-    const uint64_t P = acc; acc += NTc * b;
-    const uint64_t TMPA = acc; acc += NTc * b;
-    const uint64_t DX = acc; acc += maxT * b;
-    const uint64_t XTACC = acc; acc += N;
-    const uint64_t BIASR = acc; acc += maxNT;
-    for (int s = 0; s < t->nconv; s++) acc = umax(acc, BIASR + cdiv((uint64_t)t->conv[s].cout, N));
-    const uint64_t ACC_CHUNK = acc;
+    s->LOSSR = acc; acc += cdiv(b, N);
+    s->LS = acc; acc += 1;
+    s->Y = acc; acc += maxNT * b;
+    s->P = acc; acc += s->NTc * b;
+    s->TMPA = acc; acc += s->NTc * b;
+    s->DX = acc; acc += maxT * b;
+    s->XTACC = acc; acc += N;
+    s->BIASR = acc; acc += maxNT;
+    for (int i = 0; i < t->nconv; i++) acc = umax(acc, s->BIASR + cdiv((uint64_t)t->conv[i].cout, N));
+    s->ACC_CHUNK = acc;
     if (ub > hw->geom.ub_rows || acc > hw->geom.acc_rows) {
         tpuc_err(err, errlen, "training at %llu rows per core needs %llu UB rows and %llu ACC "
                  "rows before the weight chunks; the core has %u and %u (a smaller --batch or "
@@ -1290,35 +1360,43 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         t->fit_failed = 1;
         return -1;
     }
-    const uint64_t freeu = hw->geom.ub_rows - UB_CHUNK, freea = hw->geom.acc_rows - ACC_CHUNK;
-    const unsigned nstate = adam ? 2u : (o->momentum != 0.0 ? 1u : 0u);
+    s->freeu = hw->geom.ub_rows - s->UB_CHUNK;
+    s->freea = hw->geom.acc_rows - s->ACC_CHUNK;
+    s->nstate = s->adam ? 2u : (s->o->momentum != 0.0 ? 1u : 0u);
     /* ACC rows per gradient row and N-tile where a chunk's gradient is finished: the update
        needs the gradient, the master, its state and a temporary; a micro-step only the
        gradient and the running sum (the update part has ACC to itself) */
-    const unsigned upr = t->micro > 1 ? 2u : 3u + nstate;
-    cvr_t cv[TPUC_TRAIN_MAX_CONV];
-    memset(cv, 0, sizeof cv);
-    for (int s = 0; s < t->nconv; s++) {
-        /* the conv's dW (or a chunk of its rows) stays in ACC over the batch; q chunks of the
-           conv after it, or (at another time) pc rows of dx */
-        tpuc_tconv_t *c = &t->conv[s];
-        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
-        const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
-        const uint64_t kc = (uint64_t)(c->kw * c->cin);
-        const uint64_t KT = cdiv(kc, N);
-        const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
-        const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
-        if (NT0 > 256) {
-            tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
-                     "%u: a larger --mxu", l0->name, (long long)c->cout, N);
-            return -1;
-        }
-        /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
-           master (half the free ACC and UB, or what leaves one q tile), the routed gradients
-           kept in host memory for the later chunks; and if not even N + 1 rows of every
-           output tile fit, of groups of TG output tiles (each chunk's update on its columns) */
-        uint64_t R = 0, TG = NT0;
-        for (;; TG = cdiv(TG, 2)) {
+    s->upr = t->micro > 1 ? 2u : 3u + s->nstate;
+    return 0;
+}
+
+/* Conv stage si: the conv's dW (or a chunk of its rows) stays in ACC over the batch; q chunks
+   of the conv after it, or (at another time) pc rows of dx. */
+static int layout_conv(step_t *s, tpuc_train_t *t, int si, char *err, size_t errlen)
+{
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, freea = s->freea, freeu = s->freeu;
+    const uint64_t ACC_CHUNK = s->ACC_CHUNK, UB_CHUNK = s->UB_CHUNK;
+    const unsigned upr = s->upr;
+    tpuc_tconv_t *c = &t->conv[si];
+    const tpuc_tlayer_t *l0 = &t->layer[c->layer];
+    const uint64_t NT0 = cdiv((uint64_t)c->cout, N), NTi = cdiv((uint64_t)c->cin, N);
+    const uint64_t kc = (uint64_t)(c->kw * c->cin);
+    const uint64_t KT = cdiv(kc, N);
+    const uint64_t nw = (uint64_t)c->pkh * (uint64_t)c->pkw;
+    const uint64_t per_acc = (nw + 2u) * NT0, per_ub = (uint64_t)c->kh * KT + 4u * NT0;
+    if (NT0 > 256) {
+        tpuc_err(err, errlen, "node '%s': %lld output channels are more than 256 N-tiles of "
+                 "%u: a larger --mxu", l0->name, (long long)c->cout, N);
+        return -1;
+    }
+    /* dW whole in ACC if it leaves room for a q chunk; else in chunks of rows of the
+       master (half the free ACC and UB, or what leaves one q tile), the routed gradients
+       kept in host memory for the later chunks; and if not even N + 1 rows of every
+       output tile fit, of groups of TG output tiles (each chunk's update on its columns) */
+    uint64_t R = 0, TG = NT0;
+    for (;; TG = cdiv(TG, 2)) {
         R = l0->kp;
         int fits = 0;
         for (int pass = 0; pass < 2; pass++) {
@@ -1356,74 +1434,87 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
             t->fit_failed = 1;
             return -1;
         }
-        }
-        c->dwtiles = TG;
-        c->dwrows = R;
-        const uint64_t upd = upr * R * TG;
-        const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
-        const uint64_t qc = c->qc;
-        if (R < l0->kp || TG < NT0) {
-            c->gsave = a;
-            a = ALIGN64(a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
-        }
-        cvr_t *r = &cv[s];
-        r->IDENT = IDENT; r->BIASR = BIASR; r->XTACC = XTACC; r->DWC = ACC_CHUNK;
-        r->XT = UB_CHUNK;
-        r->A = ub0; r->PB = r->A + (uint64_t)c->kh * KT * qc; r->T = r->PB + NT0 * qc;
-        r->S = r->T + NT0 * qc; r->AV = r->S + NT0 * qc;
-        r->CW = acc0; r->M = r->CW + nw * NT0 * qc; r->DQ = r->M + NT0 * qc;
-        if (c->dx) {
-            /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
-            const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
-            const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
-            const uint64_t sum = c->src >= 0 && t->conv[c->src].writers > 1 ? 2u : 1u;
-            uint64_t pc = umin(rows, fa / (sum * NTi));
-            pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
-            pc = umin(pc, 65535u / (NTi + NT0));
-            if (pc == 0) {
-                tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
-                         "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
-                t->fit_failed = 1;
-                return -1;
-            }
-            c->pc = pc;
-            r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0; r->DXT = acc0 + NTi * pc;
-        }
-        t->layer[c->layer].chunk_rows = (unsigned)R;
     }
+    c->dwtiles = TG;
+    c->dwrows = R;
+    const uint64_t upd = upr * R * TG;
+    const uint64_t acc0 = ACC_CHUNK + upd, ub0 = UB_CHUNK + R;
+    const uint64_t qc = c->qc;
+    if (R < l0->kp || TG < NT0) {
+        c->gsave = s->a;
+        s->a = ALIGN64(s->a + b * nw * (uint64_t)c->q * (uint64_t)c->cout * 2);
+    }
+    cvr_t *r = &s->cv[si];
+    r->IDENT = s->IDENT; r->BIASR = s->BIASR; r->XTACC = s->XTACC; r->DWC = ACC_CHUNK;
+    r->XT = UB_CHUNK;
+    r->A = ub0; r->PB = r->A + (uint64_t)c->kh * KT * qc; r->T = r->PB + NT0 * qc;
+    r->S = r->T + NT0 * qc; r->AV = r->S + NT0 * qc;
+    r->CW = acc0; r->M = r->CW + nw * NT0 * qc; r->DQ = r->M + NT0 * qc;
+    if (c->dx) {
+        /* dx reuses the q chunk's regions: ACC NTi*pc, UB NT0*(pc + z) + NTi*pc */
+        const uint64_t fu = hw->geom.ub_rows - ub0, fa = hw->geom.acc_rows - acc0;
+        const uint64_t Z = (uint64_t)c->z, rows = (uint64_t)(c->h * c->wp);
+        const uint64_t sum = c->src >= 0 && t->conv[c->src].writers > 1 ? 2u : 1u;
+        uint64_t pc = umin(rows, fa / (sum * NTi));
+        pc = fu > NT0 * Z ? umin(pc, (fu - NT0 * Z) / (NT0 + NTi)) : 0;
+        pc = umin(pc, 65535u / (NTi + NT0));
+        if (pc == 0) {
+            tpuc_err(err, errlen, "node '%s': the input gradient needs %llu UB rows for one "
+                     "row of it: larger --ub-kib", l0->name, U(NT0 * (Z + 1) + NTi));
+            t->fit_failed = 1;
+            return -1;
+        }
+        c->pc = pc;
+        r->RS = ub0; r->DXB = ub0 + NT0 * (pc + Z); r->DXC = acc0; r->DXT = acc0 + NTi * pc;
+    }
+    t->layer[c->layer].chunk_rows = (unsigned)R;
+    return 0;
+}
+
+static int layout_scratch(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const unsigned N = s->N;
+    uint64_t a = s->a;
     /* the packing scratch: a gradient chunk's r x O fp32 (r ceil(O/N) <= the ACC's rows),
        read back in whole rows of N */
     uint64_t pk = 0;
-    for (int l = 0; l < L; l++)
-        pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)hw->geom.acc_rows * N));
+    for (int l = 0; l < s->L; l++)
+        pk = umax(pk, umin(t->layer[l].kp * (uint64_t)t->layer[l].o, (uint64_t)s->hw->geom.acc_rows * N));
     t->pack_addr = a; a = ALIGN64(a + (pk + N) * 4);
     t->lacc_addr = a; a = ALIGN64(a + 4);
     t->zrow_addr = a; a = ALIGN64(a + (uint64_t)N * 4);
     a += (uint64_t)N * 4; /* a packed dma_in of the last region reads up to N - 1 past it */
+    s->a = a;
     t->host_bytes = (a + 0xFFFFFull) & ~0xFFFFFull;
     if (t->host_bytes > (4ull << 30)) {
         tpuc_err(err, errlen, "training needs %llu MiB of host memory per core, at most 4096",
                  U(t->host_bytes >> 20));
         return -1;
     }
-    uint64_t erc = 0; /* the embedding's row chunk */
+    return 0;
+}
+
+static int layout_dense(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
+{
+    const unsigned N = s->N;
+    const uint64_t freea = s->freea, freeu = s->freeu;
     if (t->layer[0].embed) {
         const tpuc_tlayer_t *el = &t->layer[0];
         const uint64_t KT = cdiv((uint64_t)el->k, N), NT = cdiv((uint64_t)el->o, N);
-        erc = umin(umin((uint64_t)el->rows, freea / NT), umin(freeu / (KT + NT), 65535u / (KT + NT)));
-        if (erc == 0) {
+        s->erc = umin(umin((uint64_t)el->rows, freea / NT), umin(freeu / (KT + NT), 65535u / (KT + NT)));
+        if (s->erc == 0) {
             tpuc_err(err, errlen, "node '%s': one row of the embedding's one-hot input (%llu UB "
                      "rows) does not fit: larger --ub-kib", el->name, U(KT + NT));
             t->fit_failed = 1;
             return -1;
         }
     }
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < s->L; l++) {
         tpuc_tlayer_t *ly = &t->layer[l];
         if (ly->conv) continue;
         uint64_t NT = cdiv((uint64_t)ly->o, N), nbt = cdiv((uint64_t)ly->rows, N);
         /* ACC: dW, master, state, tmp per row of the chunk and N-tile; UB: X^T, staging */
-        uint64_t per_acc = NT * upr, per_ub = nbt + (t->micro > 1 ? 0u : NT);
+        uint64_t per_acc = NT * s->upr, per_ub = nbt + (t->micro > 1 ? 0u : NT);
         uint64_t r_acc = freea / per_acc;
         uint64_t r_ub = freeu / per_ub;
         uint64_t r = umin(umin(r_acc, r_ub), 65535u / (NT ? NT : 1));
@@ -1437,354 +1528,412 @@ int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_tr
         }
         ly->chunk_rows = (unsigned)umin(r, cdiv(ly->kp, N) * N);
     }
+    return 0;
+}
 
-    /* ---- the program ---- */
-    em_t e = {.p = &t->prog, .n = N, .slots = hw->geom.wmem_rows / N, .slot = 0, .t = t,
-              .phase = TPUC_PH_FORWARD, .layer = TPUC_TRAIN_NO_LAYER};
-    if (e.slots == 0) {
-        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, N);
-        return -1;
-    }
-    E(&e, "# training step: %d layers, %llu rows per core, %u cores, %s", L, U(b), t->cores,
-      adam ? "Adam" : (o->momentum != 0.0 ? "SGD with momentum" : "SGD"));
-    E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
-    E(&e, "dma_in ub row=%llu rows=%u cols=%u addr=0x%llx stride=%u", U(IDENT), N, N,
-      U(t->ident_addr), N * 2);
-    E(&e, "dma_in ub row=%llu rows=1 cols=%u addr=0x%llx stride=%u", U(ONES), N, U(t->ones_addr), N * 2);
+static void emit_prologue(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    tpuc_e_comment(&e->ec, "training step: %d layers, %llu rows per core, %u cores, %s", s->L,
+                   U(s->b), t->cores,
+                   s->adam ? "Adam" : (s->o->momentum != 0.0 ? "SGD with momentum" : "SGD"));
+    tpuc_e_dma_in(&e->ec, ACC, 0, K_COUNT, N, t->const_addr, N * 4);
+    tpuc_e_dma_in(&e->ec, UB, s->IDENT, N, N, t->ident_addr, N * 2);
+    tpuc_e_dma_in(&e->ec, UB, s->ONES, 1, N, t->ones_addr, N * 2);
     /* the step's Adam scalars advance once per training step: never in the forward pass
        alone (validation runs it once per batch, on the same host image) */
-    if (adam && t->micro == 1 && !o->eval_only) emit_adam_step(&e, t);
-    /* forward */
-    e.phase = TPUC_PH_FORWARD;
-    if (t->layer[0].embed) {
-        e.layer = 0;
-        embed_fwd(&e, t, &t->layer[0], UB_CHUNK, ACC_CHUNK, erc);
-    }
-    for (int s = 0; s < t->nconv; s++) {
-        const tpuc_tconv_t *c = &t->conv[s];
-        e.layer = c->layer;
-        const tpuc_tlayer_t *l0 = &t->layer[c->layer];
-        const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
-        E(&e, "# forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool %dx%d), "
-          "per image and q chunk of %llu rows", c->layer, l0->name, (long long)c->kh, (long long)c->kw,
-          (long long)c->cin, (long long)c->cout, c->relu_before ? "relu, " : "",
-          c->relu_after ? "relu after the" : "", c->pkh, c->pkw, U(c->qc));
-        if (l0->has_bias)
+    if (s->adam && t->micro == 1 && !s->o->eval_only) emit_adam_step(e, t);
+}
+
+/* forward of Conv stage si: per image and q chunk the conv, its pool and ReLU, the output
+   to its readers; then the GlobalAveragePool when the dense layers read its average */
+static void fwd_stage(em_t *e, const step_t *s, int si)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_tconv_t *c = &t->conv[si];
+    const cvr_t *cv = s->cv;
+    e->layer = c->layer;
+    const tpuc_tlayer_t *l0 = &t->layer[c->layer];
+    const uint64_t NT0 = cdiv((uint64_t)c->cout, N);
+    tpuc_e_comment(&e->ec,
+                   "forward: layer %d '%s' (Conv %lldx%lld, %lld -> %lld channels, %s%s pool "
+                   "%dx%d), per image and q chunk of %llu rows",
+                   c->layer, l0->name, (long long)c->kh, (long long)c->kw, (long long)c->cin,
+                   (long long)c->cout, c->relu_before ? "relu, " : "",
+                   c->relu_after ? "relu after the" : "", c->pkh, c->pkw, U(c->qc));
+    if (l0->has_bias)
+        for (uint64_t nt = 0; nt < NT0; nt++)
+            tpuc_e_dma_in(&e->ec, ACC, s->BIASR + nt, 1, umin(N, (uint64_t)c->cout - nt * N),
+                          l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4, 4);
+    for (uint64_t i = 0; i < b; i++)
+        for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+            const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+            conv_fwd(e, t, c, &cv[si], i, q0, qc);
+            vop1(e, c->relu_after ? TPU_VOP_RELU : TPU_VOP_CVT, ACC, cv[si].M, UB, cv[si].PB,
+                 NT0 * qc);
+            qctx_t x = {t, c, &cv[si], i, q0, qc, 0, 0, 0};
+            q_runs(e, c, q0, qc, run_out, &x);
+        }
+    if (c->gap) {
+        /* the average of each image's pixels: the ones row times its (pixel, channel)
+           tiles as weights, times 1/pixels, into the dense layer's saved input */
+        const tpuc_tlayer_t *d = &t->layer[s->fd];
+        const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
+        tpuc_e_comment(&e->ec, "forward: the GlobalAveragePool of %llu pixels", U(P));
+        for (uint64_t i = 0; i < b; i++) {
             for (uint64_t nt = 0; nt < NT0; nt++)
-                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
-                  U(umin(N, (uint64_t)c->cout - nt * N)), U(l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4));
-        for (uint64_t i = 0; i < b; i++)
-            for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-                const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
-                conv_fwd(&e, t, c, &cv[s], i, q0, qc);
-                E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", c->relu_after ? "relu" : "cvt", U(cv[s].M),
-                  U(cv[s].PB), U(NT0 * qc));
-                qctx_t x = {t, c, &cv[s], i, q0, qc, 0, 0, 0};
-                q_runs(&e, c, q0, qc, run_out, &x);
-            }
-        if (c->gap) {
-            /* the average of each image's pixels: the ones row times its (pixel, channel)
-               tiles as weights, times 1/pixels, into the dense layer's saved input */
-            const tpuc_tlayer_t *d = &t->layer[fd];
-            const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
-            E(&e, "# forward: the GlobalAveragePool of %llu pixels", U(P));
-            for (uint64_t i = 0; i < b; i++) {
-                for (uint64_t nt = 0; nt < NT0; nt++)
-                    for (uint64_t p0 = 0; p0 < P; p0 += N) {
-                        uint64_t w = wtile(&e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
-                                           umin(N, P - p0), umin(N, C - nt * N), C * 2);
-                        E(&e, "lw w=%llu", U(w));
-                        E(&e, "matmul ub=%llu acc=%llu rows=1%s", U(ONES), U(ACC_CHUNK + nt),
-                          p0 ? " accumulate" : "");
-                    }
-                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACC_CHUNK), K_INVP,
-                  U(UB_CHUNK), U(NT0));
-                for (uint64_t nt = 0; nt < NT0; nt++)
-                    E(&e, "dma_out ub row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(UB_CHUNK + nt),
-                      U(umin(N, C - nt * N)), U(d->xsave + (i * d->kp + nt * N) * 2), U(C * 2));
-            }
+                for (uint64_t p0 = 0; p0 < P; p0 += N) {
+                    uint64_t w = wtile(e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
+                                       umin(N, P - p0), umin(N, C - nt * N), C * 2);
+                    tpuc_e_lw(&e->ec, w);
+                    tpuc_e_mm(&e->ec, s->ONES, s->ACC_CHUNK + nt, 1, p0 > 0);
+                }
+            vopb(e, TPU_VOP_MUL, ACC, s->ACC_CHUNK, K_INVP, UB, s->UB_CHUNK, NT0);
+            for (uint64_t nt = 0; nt < NT0; nt++)
+                tpuc_e_dma_out(&e->ec, UB, s->UB_CHUNK + nt, 1, umin(N, C - nt * N),
+                               d->xsave + (i * d->kp + nt * N) * 2, C * 2);
         }
     }
+}
+
+/* forward of dense layer l: Y = X W (+ bias), then ReLU (or not) into the next layer's input
+   (UB, and its saved copy); the last layer's softmax into ACC and to host memory */
+static void fwd_dense(em_t *e, const step_t *s, int l)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, Y = s->Y, P = s->P;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+    const uint64_t O = (uint64_t)ly->o;
+    e->layer = l;
+    tpuc_e_comment(&e->ec, "forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name,
+                   (long long)ly->k, (long long)ly->o, ly->has_bias ? ", bias" : "",
+                   ly->relu ? ", relu" : "");
+    for (uint64_t nt = 0; nt < NT; nt++) {
+        uint64_t oc = umin(N, O - nt * N);
+        for (uint64_t kt = 0; kt < T; kt++) {
+            uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+            uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc, oc, O * 2);
+            tpuc_e_lw(&e->ec, w);
+            tpuc_e_mm(&e->ec, s->ACT[l] + kt * b, Y + nt * b, b, kt > 0);
+        }
+        if (ly->has_bias) {
+            tpuc_e_dma_in(&e->ec, ACC, s->BIASR + nt, 1, oc,
+                          ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4, O * 4);
+            vopb(e, TPU_VOP_ADD, ACC, Y + nt * b, s->BIASR + nt, ACC, Y + nt * b, b);
+        }
+    }
+    if (l + 1 < s->L) {
+        const tpuc_tlayer_t *nx = &t->layer[l + 1];
+        vop1(e, ly->relu ? TPU_VOP_RELU : TPU_VOP_CVT, ACC, Y, UB, s->ACT[l + 1], NT * b);
+        for (uint64_t nt = 0; nt < NT; nt++)
+            tpuc_e_dma_out(&e->ec, UB, s->ACT[l + 1] + nt * b, b, umin(N, O - nt * N),
+                           nx->xsave + nt * N * 2, nx->kp * 2);
+    } else {
+        tpuc_e_softmax(&e->ec, Y, ACC, P, b, O, b, 1);
+        for (uint64_t nt = 0; nt < NT; nt++)
+            tpuc_e_dma_out(&e->ec, ACC, P + nt * b, b, umin(N, O - nt * N),
+                           t->probs_addr + nt * N * 4, O * 4);
+    }
+}
+
+static void emit_forward(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    e->phase = TPUC_PH_FORWARD;
+    if (t->layer[0].embed) {
+        e->layer = 0;
+        embed_fwd(e, t, &t->layer[0], s->UB_CHUNK, s->ACC_CHUNK, s->erc);
+    }
+    for (int si = 0; si < t->nconv; si++) fwd_stage(e, s, si);
     {
+        const int fd = s->fd;
         const tpuc_tlayer_t *l0 = &t->layer[fd];
-        e.layer = fd;
-        E(&e, "# forward: the batch%s", fd ? " (the pooled activation)" : "");
+        e->layer = fd;
+        tpuc_e_comment(&e->ec, "forward: the batch%s", fd ? " (the pooled activation)" : "");
         for (uint64_t kt = 0; kt < cdiv((uint64_t)l0->k, N); kt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(ACT[fd] + kt * b),
-              U(b), U(umin(N, (uint64_t)l0->k - kt * N)), U(l0->xsave + kt * N * 2), U(l0->kp * 2));
+            tpuc_e_dma_in(&e->ec, UB, s->ACT[fd] + kt * b, b, umin(N, (uint64_t)l0->k - kt * N),
+                          l0->xsave + kt * N * 2, l0->kp * 2);
     }
-    for (int l = fd; l < L; l++) {
-        const tpuc_tlayer_t *ly = &t->layer[l];
-        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
-        const uint64_t O = (uint64_t)ly->o;
-        e.layer = l;
-        E(&e, "# forward: layer %d '%s' (%lld x %lld%s%s)", l, ly->name, (long long)ly->k,
-          (long long)ly->o, ly->has_bias ? ", bias" : "", ly->relu ? ", relu" : "");
-        for (uint64_t nt = 0; nt < NT; nt++) {
-            uint64_t oc = umin(N, O - nt * N);
-            for (uint64_t kt = 0; kt < T; kt++) {
-                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
-                uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc, oc, O * 2);
-                E(&e, "lw w=%llu", U(w));
-                E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(ACT[l] + kt * b), U(Y + nt * b),
-                  U(b), kt ? " accumulate" : "");
+    for (int l = s->fd; l < s->L; l++) fwd_dense(e, s, l);
+}
+
+/* the loss -mean log p[label] (micro-steps: its sum added to the step's) and dZ into DYB[0] */
+static void emit_loss(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, NTc = s->NTc, OH = s->OH, P = s->P, TMPA = s->TMPA;
+    const uint64_t LOSSR = s->LOSSR, LS = s->LS;
+    e->phase = TPUC_PH_LOSS;
+    e->layer = TPUC_TRAIN_NO_LAYER;
+    const uint64_t C = (uint64_t)t->classes;
+    tpuc_e_comment(&e->ec, "loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
+    for (uint64_t nt = 0; nt < NTc; nt++)
+        tpuc_e_dma_in(&e->ec, UB, OH + nt * b, b, umin(N, C - nt * N), t->onehot_addr + nt * N * 2,
+                      C * 2);
+    vop2(e, TPU_VOP_MUL, ACC, P, UB, OH, ACC, TMPA, NTc * b);
+    tpuc_e_vred(&e->ec, "sum", ACC, TMPA, ACC, LOSSR, b, C, b, 1);
+    vop1(e, TPU_VOP_LOG, ACC, LOSSR, ACC, LOSSR, cdiv(b, N));
+    tpuc_e_vred(&e->ec, "sum", ACC, LOSSR, ACC, LS, 1, b, 1, 1);
+    if (t->micro > 1) {
+        tpuc_e_comment(&e->ec, "the micro-step's loss sum added to the step's (the update "
+                       "part finishes it)");
+        tpuc_e_dma_in(&e->ec, ACC, LOSSR, 1, 1, t->lacc_addr, 4);
+        vop2(e, TPU_VOP_ADD, ACC, LOSSR, ACC, LS, ACC, LS, 1);
+        tpuc_e_dma_out(&e->ec, ACC, LS, 1, 1, t->lacc_addr, 4);
+    } else {
+        if (t->cores > 1) tpuc_e_allreduce(&e->ec, ACC, LS, 1);
+        vopb(e, TPU_VOP_MUL, ACC, LS, K_NEGINVB, ACC, LS, 1);
+        tpuc_e_dma_out(&e->ec, ACC, LS, 1, 1, t->loss_addr, 4);
+    }
+    vop2(e, TPU_VOP_SUB, ACC, P, UB, OH, ACC, TMPA, NTc * b);
+    vopb(e, TPU_VOP_MUL, ACC, TMPA, K_INVB, UB, s->DYB[0], NTc * b);
+}
+
+/* backward of Conv stage ly->conv - 1: dW (and db) in chunks of its rows and output tiles,
+   each chunk finished by emit_grad; the first chunk routes the gradient and computes dX */
+static void bwd_stage(em_t *e, const step_t *s, int l)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t NT = cdiv((uint64_t)ly->o, N), O = (uint64_t)ly->o;
+    const int si = ly->conv - 1;
+    const tpuc_tconv_t *c = &t->conv[si];
+    const cvr_t *cv = s->cv;
+    tpuc_e_comment(&e->ec,
+                   "the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
+    if (ly->has_bias)
+        for (uint64_t nt = 0; nt < NT; nt++)
+            tpuc_e_dma_in(&e->ec, ACC, s->BIASR + nt, 1, umin(N, O - nt * N),
+                          ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4, 4);
+    /* chunks of whole X^T tiles (kernel row kh, lanes k0 .. k0+N) of at most dwrows
+       rows with the bias row; the first pass routes the gradients (and computes dX),
+       the later ones read them back from host memory */
+    const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, R = c->dwrows;
+    for (uint64_t c0 = 0; c0 < KK;) {
+        uint64_t c1 = c0;
+        while (c1 < KK) {
+            const uint64_t kn = umin(N, kc - c1 % kc), end = c1 + kn;
+            const uint64_t need = end - c0 + (ly->has_bias && end == KK ? 1u : 0u);
+            if (need > R && c1 > c0) break;
+            c1 = end;
+        }
+        if (ly->has_bias && c1 == KK)
+            vopb(e, TPU_VOP_ADD, UB, s->ONES, K_ZERO, UB, cv[si].XT + (c1 - c0), 1);
+        for (uint64_t t0 = 0; t0 < NT; t0 += c->dwtiles) {
+            const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK, t0, umin(NT, t0 + c->dwtiles)};
+            const int firstpass = c0 == 0 && t0 == 0;
+            if (R < ly->kp || c->dwtiles < NT)
+                tpuc_e_comment(&e->ec, "dW rows %llu..%llu%s, output tiles %llu..%llu", U(c0),
+                               U(c1 - 1), ck.bias ? " and the bias" : "", U(ck.t0), U(ck.t1 - 1));
+            int first[256];
+            for (int k = 0; k < 256; k++) first[k] = 1;
+            for (uint64_t i = 0; i < b; i++) {
+                for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
+                    const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+                    if (firstpass)
+                        conv_bwd(e, t, c, &cv[si], i, q0, qc, &ck, first);
+                    else
+                        for (int u = 0; u < c->pkh; u++)
+                            for (int v = 0; v < c->pkw; v++)
+                                conv_dw(e, t, c, &cv[si], i, q0, qc, u, v, &ck, first);
+                }
+                if (firstpass && c->dx) conv_dx(e, t, c, &cv[si], i);
             }
-            if (ly->has_bias) {
-                E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=%llu", U(BIASR + nt),
-                  U(oc), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4), U(O * 4));
-                E(&e, "vop add a=acc:%llu b=acc:%llu bcast dst=acc:%llu rows=%llu", U(Y + nt * b),
-                  U(BIASR + nt), U(Y + nt * b), U(b));
+            e->phase = TPUC_PH_UPDATE;
+            if (c->dwtiles < NT) {
+                e->cj0 = t0 * N;
+                e->cjn = umin(O, ck.t1 * N) - t0 * N;
+            }
+            emit_grad(e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, s->ACC_CHUNK, s->UB_CHUNK + R,
+                      s->nstate, s->adam);
+            e->cj0 = e->cjn = 0;
+            e->phase = TPUC_PH_BACKWARD;
+        }
+        c0 = c1;
+    }
+    if (c->src >= 0) e->wrote[c->src] = 1;
+    if (c->res) e->wrote[c->res - 1] = 1;
+}
+
+/* backward of dense layer l, its dY in UB rows DYB[cur]: dY saved; dX = dY W^T into DYB[1 -
+   cur] (through the ReLU mask of its input; to host memory for a Conv or the average before
+   it); dW and db in chunks of rows, each finished by emit_grad */
+static void bwd_dense(em_t *e, const step_t *s, int l, int cur)
+{
+    const tpuc_train_t *t = e->t;
+    const unsigned N = s->N;
+    const uint64_t b = s->b, DX = s->DX, IDENT = s->IDENT, XTACC = s->XTACC;
+    const tpuc_tlayer_t *ly = &t->layer[l];
+    const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
+    const uint64_t O = (uint64_t)ly->o, DY = s->DYB[cur];
+    const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
+    if (!ly->embed)
+        for (uint64_t nt = 0; nt < NT; nt++)
+            tpuc_e_dma_out(&e->ec, UB, DY + nt * b, b, umin(N, O - nt * N), ly->dysave + nt * N * 2,
+                           O * 2);
+    if (l > 0 && !ly->embed) {
+        tpuc_e_comment(&e->ec, "dX = dY W^T (the step's old weights, loaded transposed)");
+        for (uint64_t kt = 0; kt < T; kt++) {
+            uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
+            for (uint64_t nt = 0; nt < NT; nt++) {
+                uint64_t w = wtile(e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc,
+                                   umin(N, O - nt * N), O * 2);
+                tpuc_e_lw_transpose(&e->ec, w);
+                tpuc_e_mm(&e->ec, DY + nt * b, DX + kt * b, b, nt > 0);
             }
         }
-        if (l + 1 < L) {
-            const tpuc_tlayer_t *nx = &t->layer[l + 1];
-            E(&e, "vop %s a=acc:%llu dst=ub:%llu rows=%llu", ly->relu ? "relu" : "cvt", U(Y),
-              U(ACT[l + 1]), U(NT * b));
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(ACT[l + 1] + nt * b), U(b), U(umin(N, O - nt * N)), U(nx->xsave + nt * N * 2),
-                  U(nx->kp * 2));
+        const uint64_t DN = s->DYB[1 - cur];
+        if (t->layer[l - 1].conv && t->conv[t->feed].gap) {
+            const tpuc_tconv_t *c = &t->conv[t->feed];
+            tpuc_e_comment(&e->ec,
+                           "the average's gradient: divided by the pixels, fp32, to host memory");
+            vopb(e, TPU_VOP_MUL, ACC, DX, K_INVP, ACC, DX, T * b);
+            for (uint64_t kt = 0; kt < T; kt++)
+                tpuc_e_dma_out(&e->ec, ACC, DX + kt * b, b, umin(N, (uint64_t)ly->k - kt * N),
+                               c->gapg + kt * N * 4, (uint64_t)ly->k * 4);
+        } else if (t->layer[l - 1].conv) {
+            const tpuc_tconv_t *c = &t->conv[t->feed];
+            if (c->relu_after) {
+                tpuc_e_comment(&e->ec,
+                               "the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in "
+                               "UB");
+                vopb(e, TPU_VOP_MUL, UB, s->ACT[l], K_BIG, UB, DN, T * b);
+                vopb(e, TPU_VOP_MIN, UB, DN, K_ONE, UB, DN, T * b);
+                vop2(e, TPU_VOP_MUL, ACC, DX, UB, DN, ACC, DX, T * b);
+            }
+            tpuc_e_comment(&e->ec,
+                           "the gradient at the pooled output, fp32, to host memory for the conv");
+            for (uint64_t kt = 0; kt < T; kt++)
+                tpuc_e_dma_out(&e->ec, ACC, DX + kt * b, b, umin(N, (uint64_t)ly->k - kt * N),
+                               c->dps + kt * N * 4, (uint64_t)ly->k * 4);
+        } else if (t->layer[l - 1].relu) {
+            tpuc_e_comment(&e->ec, "the ReLU mask of the input: min(x * 2^127, 1), 0/1 in UB");
+            vopb(e, TPU_VOP_MUL, UB, s->ACT[l], K_BIG, UB, DN, T * b);
+            vopb(e, TPU_VOP_MIN, UB, DN, K_ONE, UB, DN, T * b);
+            vop2(e, TPU_VOP_MUL, ACC, DX, UB, DN, UB, DN, T * b);
         } else {
-            E(&e, "softmax src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu "
-              "row_stride=1", U(Y), U(P), U(b), U(O), U(b));
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu",
-                  U(P + nt * b), U(b), U(umin(N, O - nt * N)), U(t->probs_addr + nt * N * 4), U(O * 4));
+            vop1(e, TPU_VOP_CVT, ACC, DX, UB, DN, T * b);
+        }
+        if (t->layer[l - 1].embed) {
+            tpuc_e_comment(&e->ec, "the embedding's dY: b rows of L x D, (position, dim) order");
+            for (uint64_t kt = 0; kt < T; kt++)
+                tpuc_e_dma_out(&e->ec, UB, DN + kt * b, b, umin(N, (uint64_t)ly->k - kt * N),
+                               t->layer[l - 1].dysave + kt * N * 2, (uint64_t)ly->k * 2);
         }
     }
-    if (o->eval_only) goto end;
-    /* loss and dZ */
-    e.phase = TPUC_PH_LOSS;
-    e.layer = TPUC_TRAIN_NO_LAYER;
-    {
-        const uint64_t C = (uint64_t)t->classes;
-        E(&e, "# loss: -mean log p[label] over the global batch; dZ = (p - onehot) / B");
-        for (uint64_t nt = 0; nt < NTc; nt++)
-            E(&e, "dma_in ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(OH + nt * b),
-              U(b), U(umin(N, C - nt * N)), U(t->onehot_addr + nt * N * 2), U(C * 2));
-        E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
-        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=%llu length=%llu chunk_stride=%llu row_stride=1",
-          U(TMPA), U(LOSSR), U(b), U(C), U(b));
-        E(&e, "vop log a=acc:%llu dst=acc:%llu rows=%llu", U(LOSSR), U(LOSSR), U(cdiv(b, N)));
-        E(&e, "vred sum src=acc:%llu dst=acc:%llu rows=1 length=%llu chunk_stride=1 row_stride=1",
-          U(LOSSR), U(LS), U(b));
-        if (t->micro > 1) {
-            E(&e, "# the micro-step's loss sum added to the step's (the update part finishes it)");
-            E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
-            E(&e, "vop add a=acc:%llu b=acc:%llu dst=acc:%llu rows=1", U(LOSSR), U(LS), U(LS));
-            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
-        } else {
-            if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
-            E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
-            E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
+    /* dW, db: chunks of R rows of the kp x O master */
+    const uint64_t R = ly->chunk_rows;
+    for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
+        const uint64_t r = umin(R, ly->kp - k0);
+        const uint64_t XT = s->UB_CHUNK, DW = s->ACC_CHUNK;
+        tpuc_e_comment(&e->ec, "dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY",
+                       U(k0), U(k0 + r - 1));
+        for (uint64_t bt = 0; bt < nbt; bt++) {
+            uint64_t bc = umin(N, rows - bt * N);
+            for (uint64_t j = 0; j < r; j += N) {
+                uint64_t kc = umin(N, r - j);
+                uint64_t w = wtile(e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
+                                   ly->kp * 2);
+                tpuc_e_lw_transpose(&e->ec, w);
+                tpuc_e_mm(&e->ec, IDENT, XTACC, kc, 0);
+                vop1(e, TPU_VOP_CVT, ACC, XTACC, UB, XT + bt * R + j, kc);
+            }
         }
-        E(&e, "vop sub a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(P), U(OH), U(TMPA), U(NTc * b));
-        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(TMPA), K_INVB, U(DYB[0]),
-          U(NTc * b));
+        for (uint64_t nt = 0; nt < NT; nt++)
+            for (uint64_t bt = 0; bt < nbt; bt++) {
+                uint64_t w = wtile(e, t, ly->dysave + (bt * N * O + nt * N) * 2,
+                                   umin(N, rows - bt * N), umin(N, O - nt * N), O * 2);
+                tpuc_e_lw(&e->ec, w);
+                tpuc_e_mm(&e->ec, XT + bt * R, DW + nt * r, r, bt > 0);
+            }
+        e->phase = TPUC_PH_UPDATE;
+        emit_grad(e, t, ly, k0, r, DW, s->UB_CHUNK + R * nbt, s->nstate, s->adam);
+        e->phase = TPUC_PH_BACKWARD;
     }
-    /* backward */
-    e.phase = TPUC_PH_BACKWARD;
-    int cur = 0;
-    for (int l = L - 1; l >= 0; l--) {
+}
+
+static void emit_backward(em_t *e, const step_t *s)
+{
+    const tpuc_train_t *t = e->t;
+    e->phase = TPUC_PH_BACKWARD;
+    int cur = 0; /* the dense layers' dY: DYB[cur] */
+    for (int l = s->L - 1; l >= 0; l--) {
         const tpuc_tlayer_t *ly = &t->layer[l];
-        const uint64_t T = cdiv((uint64_t)ly->k, N), NT = cdiv((uint64_t)ly->o, N);
-        const uint64_t O = (uint64_t)ly->o, DY = DYB[cur];
-        const uint64_t rows = (uint64_t)ly->rows, nbt = cdiv(rows, N);
-        e.layer = l;
-        E(&e, "# backward: layer %d '%s'", l, ly->name);
+        e->layer = l;
+        tpuc_e_comment(&e->ec, "backward: layer %d '%s'", l, ly->name);
         if (ly->conv) {
-            const int s = ly->conv - 1;
-            const tpuc_tconv_t *c = &t->conv[s];
-            E(&e, "# the conv's dW = sum over images, windows and q tiles of X^T G; db = 1^T G");
-            if (ly->has_bias)
-                for (uint64_t nt = 0; nt < NT; nt++)
-                    E(&e, "dma_in acc row=%llu rows=1 cols=%llu addr=0x%llx stride=4", U(BIASR + nt),
-                      U(umin(N, O - nt * N)), U(ly->w_master + ((uint64_t)ly->k * O + nt * N) * 4));
-            /* chunks of whole X^T tiles (kernel row kh, lanes k0 .. k0+N) of at most dwrows
-               rows with the bias row; the first pass routes the gradients (and computes dX),
-               the later ones read them back from host memory */
-            const uint64_t kc = (uint64_t)(c->kw * c->cin), KK = (uint64_t)ly->k, R = c->dwrows;
-            for (uint64_t c0 = 0; c0 < KK;) {
-                uint64_t c1 = c0;
-                while (c1 < KK) {
-                    const uint64_t kn = umin(N, kc - c1 % kc), end = c1 + kn;
-                    const uint64_t need = end - c0 + (ly->has_bias && end == KK ? 1u : 0u);
-                    if (need > R && c1 > c0) break;
-                    c1 = end;
-                }
-                if (ly->has_bias && c1 == KK)
-                    E(&e, "vop add a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=1", U(ONES), K_ZERO,
-                      U(cv[s].XT + (c1 - c0)));
-                for (uint64_t t0 = 0; t0 < NT; t0 += c->dwtiles) {
-                const dwck_t ck = {c0, c1, ly->has_bias && c1 == KK, t0, umin(NT, t0 + c->dwtiles)};
-                const int firstpass = c0 == 0 && t0 == 0;
-                if (R < ly->kp || c->dwtiles < NT)
-                    E(&e, "# dW rows %llu..%llu%s, output tiles %llu..%llu", U(c0), U(c1 - 1),
-                      ck.bias ? " and the bias" : "", U(ck.t0), U(ck.t1 - 1));
-                int first[256];
-                for (int k = 0; k < 256; k++) first[k] = 1;
-                for (uint64_t i = 0; i < b; i++) {
-                    for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-                        const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
-                        if (firstpass)
-                            conv_bwd(&e, t, c, &cv[s], i, q0, qc, &ck, first);
-                        else
-                            for (int u = 0; u < c->pkh; u++)
-                                for (int v = 0; v < c->pkw; v++)
-                                    conv_dw(&e, t, c, &cv[s], i, q0, qc, u, v, &ck, first);
-                    }
-                    if (firstpass && c->dx) conv_dx(&e, t, c, &cv[s], i);
-                }
-                e.phase = TPUC_PH_UPDATE;
-                if (c->dwtiles < NT) {
-                    e.cj0 = t0 * N;
-                    e.cjn = umin(O, ck.t1 * N) - t0 * N;
-                }
-                emit_grad(&e, t, ly, c0, c1 - c0 + (uint64_t)ck.bias, ACC_CHUNK, UB_CHUNK + R,
-                          nstate, adam);
-                e.cj0 = e.cjn = 0;
-                e.phase = TPUC_PH_BACKWARD;
-                }
-                c0 = c1;
-            }
-            if (c->src >= 0) e.wrote[c->src] = 1;
-            if (c->res) e.wrote[c->res - 1] = 1;
+            bwd_stage(e, s, l);
             continue;
         }
-        if (!ly->embed)
-            for (uint64_t nt = 0; nt < NT; nt++)
-                E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DY + nt * b),
-                  U(b), U(umin(N, O - nt * N)), U(ly->dysave + nt * N * 2), U(O * 2));
-        if (l > 0 && !ly->embed) {
-            E(&e, "# dX = dY W^T (the step's old weights, loaded transposed)");
-            for (uint64_t kt = 0; kt < T; kt++) {
-                uint64_t kc = umin(N, (uint64_t)ly->k - kt * N);
-                for (uint64_t nt = 0; nt < NT; nt++) {
-                    uint64_t w = wtile(&e, t, ly->w_bf16 + (kt * N * O + nt * N) * 2, kc,
-                                       umin(N, O - nt * N), O * 2);
-                    E(&e, "lw w=%llu transpose", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(DY + nt * b), U(DX + kt * b),
-                      U(b), nt ? " accumulate" : "");
-                }
-            }
-            const uint64_t DN = DYB[1 - cur];
-            if (t->layer[l - 1].conv && t->conv[t->feed].gap) {
-                const tpuc_tconv_t *c = &t->conv[t->feed];
-                E(&e, "# the average's gradient: divided by the pixels, fp32, to host memory");
-                E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=%llu", U(DX), K_INVP, U(DX), U(T * b));
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->gapg + kt * N * 4), U((uint64_t)ly->k * 4));
-            } else if (t->layer[l - 1].conv) {
-                const tpuc_tconv_t *c = &t->conv[t->feed];
-                if (c->relu_after) {
-                    E(&e, "# the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in UB");
-                    E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
-                      U(DN), U(T * b));
-                    E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
-                      U(DN), U(T * b));
-                    E(&e, "vop mul a=acc:%llu b=ub:%llu dst=acc:%llu rows=%llu", U(DX), U(DN), U(DX),
-                      U(T * b));
-                }
-                E(&e, "# the gradient at the pooled output, fp32, to host memory for the conv");
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out acc row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DX + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(c->dps + kt * N * 4), U((uint64_t)ly->k * 4));
-            } else if (t->layer[l - 1].relu) {
-                E(&e, "# the ReLU mask of the input: min(x * 2^127, 1), 0/1 in UB");
-                E(&e, "vop mul a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(ACT[l]), K_BIG,
-                  U(DN), U(T * b));
-                E(&e, "vop min a=ub:%llu b=acc:%d bcast dst=ub:%llu rows=%llu", U(DN), K_ONE,
-                  U(DN), U(T * b));
-                E(&e, "vop mul a=acc:%llu b=ub:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(DN),
-                  U(T * b));
-            } else {
-                E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(DX), U(DN), U(T * b));
-            }
-            if (t->layer[l - 1].embed) {
-                E(&e, "# the embedding's dY: b rows of L x D, (position, dim) order");
-                for (uint64_t kt = 0; kt < T; kt++)
-                    E(&e, "dma_out ub row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu", U(DN + kt * b),
-                      U(b), U(umin(N, (uint64_t)ly->k - kt * N)), U(t->layer[l - 1].dysave + kt * N * 2),
-                      U((uint64_t)ly->k * 2));
-            }
-        }
-        /* dW, db: chunks of R rows of the kp x O master */
-        const uint64_t R = ly->chunk_rows;
-        for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
-            const uint64_t r = umin(R, ly->kp - k0);
-            const uint64_t XT = UB_CHUNK, DW = ACC_CHUNK;
-            E(&e, "# dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY", U(k0), U(k0 + r - 1));
-            for (uint64_t bt = 0; bt < nbt; bt++) {
-                uint64_t bc = umin(N, rows - bt * N);
-                for (uint64_t j = 0; j < r; j += N) {
-                    uint64_t kc = umin(N, r - j);
-                    uint64_t w = wtile(&e, t, ly->xsave + ((bt * N) * ly->kp + k0 + j) * 2, bc, kc,
-                                       ly->kp * 2);
-                    E(&e, "lw w=%llu transpose", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu", U(IDENT), U(XTACC), U(kc));
-                    E(&e, "vop cvt a=acc:%llu dst=ub:%llu rows=%llu", U(XTACC), U(XT + bt * R + j), U(kc));
-                }
-            }
-            for (uint64_t nt = 0; nt < NT; nt++)
-                for (uint64_t bt = 0; bt < nbt; bt++) {
-                    uint64_t w = wtile(&e, t, ly->dysave + (bt * N * O + nt * N) * 2,
-                                       umin(N, rows - bt * N), umin(N, O - nt * N), O * 2);
-                    E(&e, "lw w=%llu", U(w));
-                    E(&e, "matmul ub=%llu acc=%llu rows=%llu%s", U(XT + bt * R), U(DW + nt * r),
-                      U(r), bt ? " accumulate" : "");
-                }
-            e.phase = TPUC_PH_UPDATE;
-            emit_grad(&e, t, ly, k0, r, DW, UB_CHUNK + R * nbt, nstate, adam);
-            e.phase = TPUC_PH_BACKWARD;
-        }
+        bwd_dense(e, s, l, cur);
         cur = 1 - cur;
     }
-end:
-    e.layer = TPUC_TRAIN_NO_LAYER;
-    E(&e, "halt");
-    if (t->micro > 1 && !o->eval_only) {
-        /* the update part: once per step, after the micro-steps */
-        t->u_pc = t->nphase;
-        e.phase = TPUC_PH_UPDATE;
-        E(&e, "# ---- the update part (pc %zu): the micro-steps' sums all-reduced, the optimizer, "
-          "the loss ----", t->u_pc);
-        E(&e, "dma_in acc row=0 rows=%d cols=%u addr=0x%llx stride=%u", K_COUNT, N, U(t->const_addr), N * 4);
-        if (adam) emit_adam_step(&e, t);
-        /* its own chunks: ACC from the Adam rows on, UB whole */
-        const uint64_t ua = hw->geom.acc_rows - A_END;
-        for (int l = L - 1; l >= 0; l--) {
-            const tpuc_tlayer_t *ly = &t->layer[l];
-            const uint64_t NTl = cdiv((uint64_t)ly->o, N);
-            const uint64_t R = umin(umin(ua / ((3u + nstate) * NTl), hw->geom.ub_rows / NTl),
-                                    65535u / NTl);
-            e.layer = l;
-            if (R == 0) {
-                tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
-                         "ACC: larger --acc-kib", ly->name, U(NTl));
-                t->fit_failed = 1;
-                return -1;
-            }
-            for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
-                emit_update(&e, t, ly, k0, umin(R, ly->kp - k0), A_END, 0, nstate, adam, ly->gacc);
+}
+
+/* Micro-steps: the program's second part, once per step after them (from t->u_pc): the
+   layers' gradient sums all-reduced and the optimizer, in chunks of its own (ACC from the
+   Adam rows on, UB whole); then the loss. */
+static int emit_update_part(em_t *e, const step_t *s, char *err, size_t errlen)
+{
+    tpuc_train_t *t = e->t;
+    const tpuc_hw_t *hw = s->hw;
+    const unsigned N = s->N;
+    const uint64_t LS = s->LS, LOSSR = s->LOSSR;
+    t->u_pc = t->nphase;
+    e->phase = TPUC_PH_UPDATE;
+    tpuc_e_comment(&e->ec,
+                   "---- the update part (pc %zu): the micro-steps' sums all-reduced, the "
+                   "optimizer, the loss ----",
+                   t->u_pc);
+    tpuc_e_dma_in(&e->ec, ACC, 0, K_COUNT, N, t->const_addr, N * 4);
+    if (s->adam) emit_adam_step(e, t);
+    /* its own chunks: ACC from the Adam rows on, UB whole */
+    const uint64_t ua = hw->geom.acc_rows - A_END;
+    for (int l = s->L - 1; l >= 0; l--) {
+        const tpuc_tlayer_t *ly = &t->layer[l];
+        const uint64_t NTl = cdiv((uint64_t)ly->o, N);
+        const uint64_t R = umin(umin(ua / ((3u + s->nstate) * NTl), hw->geom.ub_rows / NTl),
+                                65535u / NTl);
+        e->layer = l;
+        if (R == 0) {
+            tpuc_err(err, errlen, "node '%s': one row of the update (%llu N-tiles) does not fit "
+                     "ACC: larger --acc-kib", ly->name, U(NTl));
+            t->fit_failed = 1;
+            return -1;
         }
-        e.phase = TPUC_PH_LOSS;
-        e.layer = TPUC_TRAIN_NO_LAYER;
-        E(&e, "# the loss: the micro-steps' sum (then cleared), all-reduced, times -1/B");
-        E(&e, "dma_in acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->lacc_addr));
-        E(&e, "dma_in acc row=%llu rows=1 cols=%u addr=0x%llx stride=0", U(LOSSR), N, U(t->zrow_addr));
-        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LOSSR), U(t->lacc_addr));
-        if (t->cores > 1) E(&e, "allreduce acc row=%llu rows=1", U(LS));
-        E(&e, "vop mul a=acc:%llu b=acc:%d bcast dst=acc:%llu rows=1", U(LS), K_NEGINVB, U(LS));
-        E(&e, "dma_out acc row=%llu rows=1 cols=1 addr=0x%llx stride=4", U(LS), U(t->loss_addr));
-        E(&e, "halt");
+        for (uint64_t k0 = 0; k0 < ly->kp; k0 += R)
+            emit_update(e, t, ly, k0, umin(R, ly->kp - k0), A_END, 0, s->nstate, s->adam, ly->gacc);
     }
-    if (e.oom) {
-        tpuc_err(err, errlen, "out of memory");
-        return -1;
-    }
-    /* the loop pass keeps each layer's phases apart (the reports attribute pcs by them) and
-       the update part on its own */
+    e->phase = TPUC_PH_LOSS;
+    e->layer = TPUC_TRAIN_NO_LAYER;
+    tpuc_e_comment(&e->ec,
+                   "the loss: the micro-steps' sum (then cleared), all-reduced, times -1/B");
+    tpuc_e_dma_in(&e->ec, ACC, LS, 1, 1, t->lacc_addr, 4);
+    tpuc_e_dma_in(&e->ec, ACC, LOSSR, 1, N, t->zrow_addr, 0);
+    tpuc_e_dma_out(&e->ec, ACC, LOSSR, 1, 1, t->lacc_addr, 4);
+    if (t->cores > 1) tpuc_e_allreduce(&e->ec, ACC, LS, 1);
+    vopb(e, TPU_VOP_MUL, ACC, LS, K_NEGINVB, ACC, LS, 1);
+    tpuc_e_dma_out(&e->ec, ACC, LS, 1, 1, t->loss_addr, 4);
+    tpuc_e_halt(&e->ec);
+    return 0;
+}
+
+/* The text into instructions: the loop pass keeps each layer's phases apart (the reports
+   attribute pcs by them) and the update part on its own; then the phases and layers per pc
+   of the rolled program, and the IMEM check. */
+static int step_assemble(tpuc_train_t *t, const tpuc_hw_t *hw, uint64_t b, char *err,
+                         size_t errlen)
+{
     if (t->nphase == 0 || !t->phase || !t->layer_of) {
         tpuc_err(err, errlen, "internal error: no instructions");
         return -1;
@@ -1830,6 +1979,46 @@ end:
         return -1;
     }
     return 0;
+}
+
+int tpuc_train_compile(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_train_opts_t *o,
+                       tpuc_train_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    step_t s;
+    memset(&s, 0, sizeof s);
+    /* the analysis and the layout */
+    if (step_analyse(g, hw, o, &s, t, err, errlen)) return -1;
+    layout_host(&s, t);
+    if (layout_rows(&s, t, err, errlen)) return -1;
+    for (int si = 0; si < t->nconv; si++)
+        if (layout_conv(&s, t, si, err, errlen)) return -1;
+    if (layout_scratch(&s, t, err, errlen) || layout_dense(&s, t, err, errlen)) return -1;
+
+    /* the program */
+    em_t e = {.n = s.N, .slots = hw->geom.wmem_rows / s.N, .slot = 0, .t = t,
+              .phase = TPUC_PH_FORWARD, .layer = TPUC_TRAIN_NO_LAYER};
+    e.ec.p = &t->prog;
+    e.ec.hook = record;
+    e.ec.hook_arg = &e;
+    if (e.slots == 0) {
+        tpuc_err(err, errlen, "WMEM holds %u rows, less than one %u-row tile", hw->geom.wmem_rows, s.N);
+        return -1;
+    }
+    emit_prologue(&e, &s);
+    emit_forward(&e, &s);
+    if (!o->eval_only) {
+        emit_loss(&e, &s);
+        emit_backward(&e, &s);
+    }
+    e.layer = TPUC_TRAIN_NO_LAYER;
+    tpuc_e_halt(&e.ec);
+    if (t->micro > 1 && !o->eval_only && emit_update_part(&e, &s, err, errlen)) return -1;
+    if (e.oom || e.ec.oom) {
+        tpuc_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return step_assemble(t, hw, s.b, err, errlen);
 }
 
 void tpuc_train_free(tpuc_train_t *t)
