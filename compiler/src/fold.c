@@ -137,7 +137,7 @@ static int const_scalar(const tpuc_graph_t *g, int t, float *v);
    or 1); axes from the attribute (ReduceMean, ReduceMax; ReduceSum 1, 11) or a constant
    int64 input (ReduceSum 13); absent: every axis. The reduced axes [red_lo, red_hi]: the
    trailing ones are one row of the row-major tensor (vred), others a sum over rows (tile). */
-static int fold_reduce(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_node_t *n, const tpuc_tensor_t *a,
+static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a,
                        tpuc_tensor_t *y, char *err, size_t errlen)
 {
     const int axes_in = n->op == TPUC_OP_REDUCESUM && n->version >= 13;
@@ -183,8 +183,8 @@ static int fold_reduce(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_node_t *n, con
         if (red[i]) { if (lo < 0) lo = i; hi = i; }
     for (int i = lo; i <= hi; i++)
         if (!red[i]) NODE_ERR(n, "axes not contiguous (axis %d between reduced axes is kept): only one axis or a run of adjacent axes is supported", i);
-    if (lo == 0 && hw->cores > 1)
-        NODE_ERR(n, "it reduces the batch dimension (axis 0); on %u cores the batch is split (compile with --cores 1)", hw->cores);
+    if (lo == 0)
+        NODE_ERR(n, "axes include 0, the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported");
     n->red_lo = lo;
     n->red_hi = hi;
     int64_t d[TPUC_MAX_DIMS];
@@ -259,7 +259,7 @@ static int rewrite_div(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
 
 /* Softmax: axis as the version defines it (13: that axis; 1, 11: the input coerced to 2-D at
    axis, i.e. the trailing axes [axis, rank - 1] as one row). */
-static int fold_softmax(const tpuc_hw_t *hw, tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y,
+static int fold_softmax(tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y,
                         char *err, size_t errlen)
 {
     static const char *const at[] = {"axis", NULL};
@@ -270,8 +270,8 @@ static int fold_softmax(const tpuc_hw_t *hw, tpuc_node_t *n, const tpuc_tensor_t
     if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
     n->red_lo = (int)ax;
     n->red_hi = n->version >= 13 ? (int)ax : a->ndim - 1;
-    if (ax == 0 && hw->cores > 1)
-        NODE_ERR(n, "axis %lld is the batch dimension; on %u cores the batch is split (compile with --cores 1)", (long long)ax0, hw->cores);
+    if (ax == 0)
+        NODE_ERR(n, "axis %lld is the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported", (long long)ax0);
     set_shape(y, a->ndim, a->dims);
     return 0;
 }
@@ -294,7 +294,7 @@ static int ln_const_ok(const tpuc_tensor_t *c, const tpuc_tensor_t *x, int lo)
 
 /* LayerNormalization-17: axis (default -1), epsilon (default 1e-5), stash_type 1; Scale
    and B float constants over the normalized axes; the Mean and InvStdDev outputs unused. */
-static int fold_layernorm(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_node_t *n,
+static int fold_layernorm(const tpuc_graph_t *g, tpuc_node_t *n,
                           const tpuc_tensor_t *a, tpuc_tensor_t *y, char *err, size_t errlen)
 {
     static const char *const at[] = {"axis", "epsilon", "stash_type", NULL};
@@ -307,8 +307,8 @@ static int fold_layernorm(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_node_
     double eps = ea ? ea->f : 1e-5;
     if (ea && (ea->type != 1 || !isfinite(ea->f) || ea->f < 0)) NODE_ERR(n, "attribute 'epsilon' must be a finite float >= 0");
     if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
-    if (ax == 0 && hw->cores > 1)
-        NODE_ERR(n, "axis %lld normalizes over the batch dimension; on %u cores the batch is split (compile with --cores 1)", (long long)ax0, hw->cores);
+    if (ax == 0)
+        NODE_ERR(n, "axis %lld normalizes over the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported", (long long)ax0);
     for (int k = 1; k < 3; k++) {
         const tpuc_tensor_t *c = in_t(g, n, k);
         if (!c && k == 2) continue;
@@ -926,13 +926,13 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             set_shape(y, a->ndim, a->dims);
             break;
         case TPUC_OP_LAYERNORM:
-            if (fold_layernorm(g, hw, n, a, y, err, errlen)) return -1;
+            if (fold_layernorm(g, n, a, y, err, errlen)) return -1;
             break;
         case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
             if (fold_hard(n, a, y, err, errlen)) return -1;
             break;
         case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX:
-            if (fold_reduce(g, hw, n, a, y, err, errlen)) return -1;
+            if (fold_reduce(g, n, a, y, err, errlen)) return -1;
             break;
         case TPUC_OP_RESHAPE: {
             static const char *const at[] = {"allowzero", NULL};
@@ -1166,7 +1166,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             break;
         }
         case TPUC_OP_SOFTMAX:
-            if (fold_softmax(hw, n, a, y, err, errlen)) return -1;
+            if (fold_softmax(n, a, y, err, errlen)) return -1;
             break;
         case TPUC_OP_CONV: {
             static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", NULL};

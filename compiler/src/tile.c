@@ -2379,7 +2379,8 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             const tpuc_node_t *n = &g->n[i];
             if (n->op == TPUC_OP_DEAD) continue;
             for (int k = 0; k < n->nin; k++)
-                if (n->in[k] == g->inputs[0] && n->op != TPUC_OP_SOFTMAX) only_sm = 0;
+                if (n->in[k] == g->inputs[0] && (n->op != TPUC_OP_SOFTMAX || n->red_hi != x->ndim - 1))
+                    only_sm = 0;
         }
         x->lay.esize = only_sm ? 4 : 2;
         x->lay.kind = TPUC_LAYOUT_PLAIN;
