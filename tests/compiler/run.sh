@@ -10,6 +10,9 @@
 #      PyTorch fp32 (measured ~6e-4; the derived per-operator bounds are test-conformance's).
 #   2d. grouped Conv (group > 1, not depthwise): same bits at N = 4, 8, 16 and C = 1, 2, near
 #      PyTorch. 2e. the text model (models/text.py) on int64/int32 token ids (embedding Gather).
+#   2m. issue 32's operators: LayerNorm (torch's opset-14 pattern, LayerNormalization-17),
+#      Softmax / reductions over a middle axis, Exp, Sqrt, Div, Pow against PyTorch fp32 within
+#      the derived bound (tests/compiler/tf_ops.py), one-line refusals.
 #   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
@@ -323,6 +326,15 @@ for d in net_N4_C1_B6 pools_N4 user_C1 grouped_N16_C1 text_C1; do
         ok "$d: model.s passes tpu-as --check and assembles to model.bin" ||
         bad "$d: tpu-as --check: $(head -n 3 "$W/$d.check")"
 done
+
+# ---- 2m. issue 32's operators (tests/compiler/tf_ops.py): torch's nn.LayerNorm at opset 14
+# (the pattern matched into one node) and 17 (LayerNormalization), and a model with Softmax and
+# reductions over a middle axis, Exp, Sqrt, Div, Pow 2, at N = 4, 8, 16: every element within
+# the bound derived from the numerics contract (refops.py), the same bits at every N, wrong
+# answers rejected by the same check, special values, one-line refusals ----
+$PY tests/compiler/tf_ops.py "$W/tf_ops" "$B" >"$W/tf_ops.log" 2>&1 &&
+    ok "issue 32 operators: $(grep -c '^ok: ' "$W/tf_ops.log") checks (LayerNorm pattern and -17, middle-axis Softmax and reductions, Exp, Sqrt, Div, Pow; worst $(grep -o 'worst [0-9.]* of it' "$W/tf_ops.log" | sort -k2 -n | tail -n 1))" ||
+    { bad "issue 32 operators (tf_ops.py)"; grep -E '^FAIL|Error|error' "$W/tf_ops.log" | head -n 20; }
 
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
