@@ -333,7 +333,7 @@ done
 # the bound derived from the numerics contract (refops.py), the same bits at every N, wrong
 # answers rejected by the same check, special values, one-line refusals ----
 $PY tests/compiler/tf_ops.py "$W/tf_ops" "$B" >"$W/tf_ops.log" 2>&1 &&
-    ok "issue 32 operators: $(grep -c '^ok: ' "$W/tf_ops.log") checks (LayerNorm pattern and -17, middle-axis Softmax and reductions, Exp, Sqrt, Div, Pow; worst $(grep -o 'worst [0-9.]* of it' "$W/tf_ops.log" | sort -k2 -n | tail -n 1))" ||
+    ok "issue 32 operators: $(grep -c '^ok: ' "$W/tf_ops.log") checks (LayerNorm pattern and -17, middle-axis Softmax and reductions, Exp, Sqrt, Div, Pow; $(grep -o 'worst [0-9.]* of it' "$W/tf_ops.log" | sort -k2 -n | tail -n 1))" ||
     { bad "issue 32 operators (tf_ops.py)"; grep -E '^FAIL|Error|error' "$W/tf_ops.log" | head -n 20; }
 
 # ---- 3. mlp: run-time batch in chunks ----
