@@ -1080,8 +1080,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         case TPUC_OP_ADD: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_POW: case TPUC_OP_SUB: {
             if (!b) NODE_ERR(n, "two inputs expected");
-            if (n->op == TPUC_OP_SUB && !a->is_const && !b->is_const && tpuc_tensor_elems(a) < tpuc_tensor_elems(b))
-                NODE_ERR(n, "an activation minus a larger one (broadcast of the first input): only the second may be broadcast");
+            /* a first input broadcast to the second (two activations): tile takes [.., 1]
+               against [.., F] (the column broadcast) and refuses the rest */
             if (a->is_const && b->is_const) NODE_ERR(n, "both inputs are constants (not folded)");
             const tpuc_tensor_t *act = a->is_const ? b : a, *cst = a->is_const ? a : b;
             if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW) { /* only inside a GELU: checked later */ }
@@ -1098,8 +1098,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                     for (int d = 2; d < sm->ndim; d++) if (sm->dims[d] != 1) ok = 0;
                 }
                 if (!ok && sm->ndim == big->ndim && big->ndim >= 2 && sm->dims[sm->ndim - 1] == 1) {
-                    /* [.., F] with [.., 1] (a LayerNorm's x - mean(x)): only inside the
-                       LayerNorm pattern, matched below (tile refuses it elsewhere) */
+                    /* [.., F] with [.., 1] (x - mean(x), x - max(x)): the LayerNorm pattern
+                       is matched below; elsewhere tile broadcasts the column on the MXU */
                     ok = 1;
                     for (int d = 0; d < sm->ndim - 1; d++) if (sm->dims[d] != big->dims[d]) ok = 0;
                 }

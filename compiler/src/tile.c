@@ -349,6 +349,14 @@ static int load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at)
     return 0;
 }
 
+int tpuc_tl_emit_act(ctx_t *c, int act, unsigned mem, uint64_t row, unsigned dmem, uint64_t drow,
+                     uint64_t rows, uint64_t clip_row)
+{
+    return emit_act(c, act, mem, row, dmem, drow, rows, clip_row);
+}
+
+int tpuc_tl_load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at) { return load_clip(c, n, at); }
+
 /* Writes on-chip rows holding M rows [m0, m0 + mt) of output columns [col, col + ct) to the
    output buffer: one dma_out for a PLAIN or r-space output, one per valid image row for a
    SPATIAL buffer with clean padding (scatter). */
@@ -1890,6 +1898,15 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
         const tpuc_tensor_t *p = &g->t[n->in[0]], *q = &g->t[n->in[1]];
         if (p->is_const) { cst = p; a = q; } else if (q->is_const) cst = q; else b2 = q;
         rsub = n->op == TPUC_OP_SUB && p->is_const;
+        if (b2 && tpuc_tensor_elems(b2) != tpuc_tensor_elems(a) && a->lay.kind == TPUC_LAYOUT_PLAIN &&
+            b2->lay.kind == TPUC_LAYOUT_PLAIN && a->ndim == b2->ndim && a->ndim >= 2) {
+            /* [.., F] with [.., 1] (either order): the column broadcast on the MXU */
+            const tpuc_tensor_t *big = tpuc_tensor_elems(b2) > tpuc_tensor_elems(a) ? b2 : a;
+            const tpuc_tensor_t *col = big == a ? b2 : a;
+            int okc = col->dims[col->ndim - 1] == 1;
+            for (int d = 0; d < a->ndim - 1; d++) if (col->dims[d] != big->dims[d]) okc = 0;
+            if (okc) return tpuc_emit_bcast_col(c, n, big, col, col == a);
+        }
         if (b2 && tpuc_tensor_elems(b2) > tpuc_tensor_elems(a)) {
             if (n->op == TPUC_OP_SUB || n->op == TPUC_OP_DIV) CERR(c, "the first input of a %s is broadcast to the second: not supported", n->op == TPUC_OP_SUB ? "Sub" : "Div");
             const tpuc_tensor_t *t = a; a = b2; b2 = t;

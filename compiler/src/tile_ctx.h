@@ -74,6 +74,14 @@ int64_t tpuc_tl_img_alloc(ctx_t *c, uint64_t bytes);
 int64_t tpuc_tl_img_rows_f32(ctx_t *c, const float *v, uint64_t count, uint64_t rows);
 uint64_t tpuc_tl_img_addr(const ctx_t *c, int64_t off);
 
+int tpuc_tl_emit_act(ctx_t *c, int act, unsigned mem, uint64_t row, unsigned dmem, uint64_t drow,
+                     uint64_t rows, uint64_t clip_row);
+int tpuc_tl_load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at);
+
+/* tile_norm.c: Add / Sub / Mul / Div of a row-major [.., F] and [.., 1] (col_first: the column
+   is the first input), the column broadcast over the row on the MXU */
+int tpuc_emit_bcast_col(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *big,
+                        const tpuc_tensor_t *col, int col_first);
 /* tile_norm.c: reductions and Softmax over axes that are not the row (a sum over rows), and
    LayerNorm (the row sums on the MXU) */
 int tpuc_emit_reduce_rows(ctx_t *c, const tpuc_node_t *n);

@@ -282,3 +282,64 @@ int tpuc_emit_layernorm(ctx_t *c, const tpuc_node_t *n)
     }
     return 0;
 }
+
+/* Add / Sub / Mul / Div of big [.., F] and col [.., 1] (the same leading dims): per M-tile the
+   column is DMA'd into lane 0 of UB rows (the other lanes +0) and multiplied on the MXU by a
+   tile whose row 0 is ones and the rest -0: every lane of the ACC row then holds the column's
+   value exactly (-0 + v * 1 + the -0 products: v, signed zeros and NaN kept). Then one `vop`
+   per chunk of the row, as for two activations of the same shape (x / col: `vop recip` of the
+   broadcast rows first, as Div's x * recip(y)); a fused activation after it. */
+int tpuc_emit_bcast_col(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *big,
+                        const tpuc_tensor_t *col, int col_first)
+{
+    const unsigned N = c->n;
+    tpuc_tensor_t *y = &c->g->t[n->out[0]];
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    TRY(tpuc_tl_layer_begin(c, n, "row-0 ones bf16 (WMEM): the column broadcast"));
+    if (big->lay.esize != 2 || col->lay.esize != 2)
+        CERR(c, "internal: the inputs are not row-major bf16 tensors");
+    const uint64_t R = big->lay.rows, C = big->lay.cols, CT = (C + N - 1) / N;
+    if (col->lay.rows * col->lay.cols != R) CERR(c, "internal: a column of %llu for %llu rows", (unsigned long long)(col->lay.rows * col->lay.cols), (unsigned long long)R);
+    y->lay = big->lay;
+    y->lay.esize = y->is_output ? 4 : 2;
+    if (tpuc_tl_host_alloc(c, &y->lay)) return -1;
+    /* UB: x (mt), the column (mt), bf16 out (mt); ACC: broadcast (mt), fp32 out (mt), clip 2 */
+    uint64_t mt = min64(min64(R, 65535), gm->ub_rows / 3);
+    mt = min64(mt, (gm->acc_rows - 2) / 2);
+    if (mt < 1) CERR(c, "UB/ACC too small");
+    tpuc_tl_hw_mark(c, 3 * mt, 2 * mt + 2, N);
+    const uint64_t clip_row = gm->acc_rows - 2;
+    if (n->fuse_act == TPUC_OP_CLIP && tpuc_tl_load_clip(c, n, clip_row)) return -1;
+    int64_t woff = tpuc_tl_img_alloc(c, (uint64_t)N * N * 2);
+    if (woff < 0) return -1;
+    uint16_t *w = (uint16_t *)(c->p->image + woff);
+    for (uint64_t i = 0; i < (uint64_t)N * N; i++) w[i] = i < N ? 0x3F80 : BF16_NEG_ZERO;
+    TRY(tpuc_e_dma_in(&c->e, WMEM, 0, N, N, tpuc_tl_img_addr(c, woff), (uint64_t)N * 2));
+    TRY(tpuc_e_lw(&c->e, 0));
+    const unsigned op = n->op == TPUC_OP_ADD ? V_ADD : n->op == TPUC_OP_SUB ? V_SUB : V_MUL;
+    const unsigned es = y->lay.esize, fmem = es == 4 ? ACC : UB;
+    const uint64_t frow = es == 4 ? mt : 2 * mt, BC = 0;
+    for (uint64_t m0 = 0; m0 < R; m0 += mt) {
+        uint64_t rows = min64(mt, R - m0);
+        TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, 1, col->lay.addr + m0 * 2, 2));
+        TRY(tpuc_e_mm(&c->e, mt, BC, rows, 0));
+        if (n->op == TPUC_OP_DIV && !col_first) TRY(tpuc_e_vop(&c->e, V_RECIP, ACC, BC, -1, 0, 0, ACC, BC, rows));
+        for (uint64_t t = 0; t < CT; t++) {
+            uint64_t ct = min64(N, C - t * N);
+            TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, big->lay.addr + (m0 * C + t * N) * 2, C * 2));
+            unsigned rm = n->fuse_act && fmem == UB ? ACC : fmem; /* fp32 until the activation */
+            uint64_t rr = n->fuse_act && fmem == UB ? mt : frow;
+            if (n->op == TPUC_OP_DIV && col_first) { /* col / x = col * recip(x) */
+                TRY(tpuc_e_vop(&c->e, V_RECIP, UB, 0, -1, 0, 0, ACC, mt, rows));
+                TRY(tpuc_e_vop(&c->e, V_MUL, ACC, BC, ACC, mt, 0, rm, rr, rows));
+            } else if (col_first) {
+                TRY(tpuc_e_vop(&c->e, op, ACC, BC, UB, 0, 0, rm, rr, rows));
+            } else {
+                TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, BC, 0, rm, rr, rows));
+            }
+            if (n->fuse_act && tpuc_tl_emit_act(c, n->fuse_act, rm, rr, fmem, frow, rows, clip_row)) return -1;
+            TRY(tpuc_e_dma_out(&c->e, fmem, frow, rows, ct, y->lay.addr + (m0 * C + t * N) * es, C * es));
+        }
+    }
+    return 0;
+}

@@ -189,4 +189,24 @@ save("test_pow_half_and_square", [helper.make_node("Relu", ["x"], ["r"]),
                                   helper.make_node("Pow", ["x", "two"], ["q"]),
                                   helper.make_node("Add", ["p", "q"], ["y"])],
      ["x", "h", "two"], [x, np.array(0.5, np.float32), np.array(2.0, np.float32)], "y", y_pow, 15)
+# [.., F] with [.., 1] outside the LayerNorm pattern (the column broadcast on the MXU)
+x = (2 * rng.randn(3, 5, 37)).astype(np.float32)
+with torch.no_grad():
+    t = torch.from_numpy(x)
+    y_c = torch.relu(t - t.mean(dim=-1, keepdim=True)).numpy()
+    y_s = (torch.exp(t) / torch.exp(t).sum(dim=-1, keepdim=True)).numpy()
+    y_m = (t.amax(dim=-1, keepdim=True) - t).numpy()
+    y_q = (t.mean(dim=-1, keepdim=True) / torch.sigmoid(t)).numpy()
+save("test_sub_row_mean_relu", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
+                                helper.make_node("Sub", ["x", "m"], ["d"]),
+                                helper.make_node("Relu", ["d"], ["y"])], ["x"], [x], "y", y_c, 13)
+save("test_div_by_row_sum", [helper.make_node("Exp", ["x"], ["e"]),
+                             helper.make_node("ReduceSum", ["e", "axes"], ["s"], keepdims=1),
+                             helper.make_node("Div", ["e", "s"], ["y"])],
+     ["x", "axes"], [x, np.array([-1], np.int64)], "y", y_s, 13)
+save("test_row_max_minus_x", [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1], keepdims=1),
+                              helper.make_node("Sub", ["m", "x"], ["y"])], ["x"], [x], "y", y_m, 13)
+save("test_row_mean_div_sigmoid", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
+                                   helper.make_node("Sigmoid", ["x"], ["g"]),
+                                   helper.make_node("Div", ["m", "g"], ["y"])], ["x"], [x], "y", y_q, 13)
 print("extra node tests written to", OUT)

@@ -555,6 +555,13 @@ def op_layernormalization(node, ins):
     return f64_slack(Val(y.v, y.e, act=True), mag, k=n + 16)
 
 
+def op_constant(node, ins):
+    # a constant of the graph (folded at compile time): exact, not an activation
+    from onnx import numpy_helper
+    arr = numpy_helper.to_array(node.attribute[0].t)
+    return Val(arr.astype(np.float64), raw=arr)
+
+
 def op_clip(node, ins):
     # max with lo, then min with hi: monotone and 1-Lipschitz, like relu (no rounding of its own)
     x = ins[0]
@@ -814,6 +821,7 @@ OPS = {
     "Pow": op_pow,
     "Exp": op_exp,
     "LayerNormalization": op_layernormalization,
+    "Constant": op_constant,
 }
 
 

@@ -92,6 +92,10 @@ def emulate(graph, x, consts):
         ins = [env.get(n) if n else None for n in node.input]
         op = node.op_type
         X = ins[0]
+        if op == "Constant":
+            y = numpy_helper.to_array(node.attribute[0].t)
+            env[node.output[0]] = y if np.issubdtype(y.dtype, np.integer) else np.asarray(y, F32)
+            continue
         if op in ("Identity", "Dropout"):
             y = X
         elif op == "Relu":
