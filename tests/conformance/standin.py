@@ -91,7 +91,7 @@ def emulate(graph, x, consts):
         a = refops.attrs(node)
         ins = [env.get(n) if n else None for n in node.input]
         op = node.op_type
-        X = ins[0]
+        X = ins[0] if ins else None
         if op == "Constant":
             y = numpy_helper.to_array(node.attribute[0].t)
             env[node.output[0]] = y if np.issubdtype(y.dtype, np.integer) else np.asarray(y, F32)
