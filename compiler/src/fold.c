@@ -181,6 +181,7 @@ static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a,
     int lo = -1, hi = -1;
     for (int i = 0; i < a->ndim; i++)
         if (red[i]) { if (lo < 0) lo = i; hi = i; }
+    if (lo < 0) NODE_ERR(n, "the input has no axis to reduce (a scalar)");
     for (int i = lo; i <= hi; i++)
         if (!red[i]) NODE_ERR(n, "axes not contiguous (axis %d between reduced axes is kept): only one axis or a run of adjacent axes is supported", i);
     if (lo == 0)
