@@ -131,10 +131,14 @@ static int fold_hard(tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y, c
     return 0;
 }
 
-/* ReduceMean / ReduceSum over the last axis only (keepdims 0 or 1); axes from the attribute
-   (ReduceMean 1, 11, 13; ReduceSum 1, 11) or a constant int64 input (ReduceSum 13). */
-static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y,
-                       char *err, size_t errlen)
+static int const_scalar(const tpuc_graph_t *g, int t, float *v);
+
+/* ReduceMean / ReduceSum / ReduceMax over one axis or several contiguous axes (keepdims 0
+   or 1); axes from the attribute (ReduceMean, ReduceMax; ReduceSum 1, 11) or a constant
+   int64 input (ReduceSum 13); absent: every axis. The reduced axes [red_lo, red_hi]: the
+   trailing ones are one row of the row-major tensor (vred), others a sum over rows (tile). */
+static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a,
+                       tpuc_tensor_t *y, char *err, size_t errlen)
 {
     const int axes_in = n->op == TPUC_OP_REDUCESUM && n->version >= 13;
     static const char *const at_attr[] = {"axes", "keepdims", NULL};
@@ -145,7 +149,6 @@ static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a, 
             NODE_ERR(n, "attribute '%s' has the wrong type", n->attrs[k].name);
     int64_t keep = tpuc_attr_int(n, "keepdims", 1);
     if (keep != 0 && keep != 1) NODE_ERR(n, "attribute 'keepdims' = %lld: 0 or 1 expected", (long long)keep);
-    if (tpuc_attr_int(n, "noop_with_empty_axes", 0)) NODE_ERR(n, "attribute 'noop_with_empty_axes' = 1 is not supported");
     if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
     const int64_t *ax = NULL;
     int64_t nax = 0;
@@ -161,15 +164,233 @@ static int fold_reduce(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *a, 
         if (t) { ax = t->ints; nax = (int64_t)t->nints; }
     }
     if (n->nin > (axes_in ? 2 : 1)) NODE_ERR(n, "%d inputs, expected %d", n->nin, axes_in ? 2 : 1);
-    int64_t v = nax == 1 ? (ax[0] < 0 ? ax[0] + a->ndim : ax[0]) : -1;
-    if (nax != 1 || v != a->ndim - 1 || a->ndim < 2)
-        NODE_ERR(n, "%s (%s): only the last axis of a tensor of 2 or more dimensions (axes = [%d] or [-1]) is supported",
-                 axes_in ? "input 1 (axes)" : "attribute 'axes'", nax == 0 ? "absent: every axis" : nax == 1 ? "another axis" : "several axes", a->ndim - 1);
+    if (nax == 0 && tpuc_attr_int(n, "noop_with_empty_axes", 0))
+        NODE_ERR(n, "attribute 'noop_with_empty_axes' = 1 with no axes (the identity) is not supported");
+    int red[TPUC_MAX_DIMS] = {0};
+    if (nax == 0) {
+        for (int i = 0; i < a->ndim; i++) red[i] = 1;
+    } else {
+        if (nax > a->ndim) NODE_ERR(n, "%lld axes for a tensor of %d dimensions", (long long)nax, a->ndim);
+        for (int64_t k = 0; k < nax; k++) {
+            int64_t v = ax[k] < 0 ? ax[k] + a->ndim : ax[k];
+            if (v < 0 || v >= a->ndim) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)ax[k], a->ndim);
+            if (red[v]) NODE_ERR(n, "axis %lld given twice", (long long)ax[k]);
+            red[v] = 1;
+        }
+    }
+    int lo = -1, hi = -1;
+    for (int i = 0; i < a->ndim; i++)
+        if (red[i]) { if (lo < 0) lo = i; hi = i; }
+    if (lo < 0) NODE_ERR(n, "the input has no axis to reduce (a scalar)");
+    for (int i = lo; i <= hi; i++)
+        if (!red[i]) NODE_ERR(n, "axes not contiguous (axis %d between reduced axes is kept): only one axis or a run of adjacent axes is supported", i);
+    if (lo == 0)
+        NODE_ERR(n, "axes include 0, the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported");
+    n->red_lo = lo;
+    n->red_hi = hi;
     int64_t d[TPUC_MAX_DIMS];
-    for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
-    d[a->ndim - 1] = 1;
-    set_shape(y, keep ? a->ndim : a->ndim - 1, d);
+    int nd = 0;
+    for (int i = 0; i < a->ndim; i++) {
+        if (!red[i]) d[nd++] = a->dims[i];
+        else if (keep) d[nd++] = 1;
+    }
+    set_shape(y, nd, d);
     return 0;
+}
+
+/* A float constant holding one value (any float or integer constant of one element). */
+static int const_value(const tpuc_tensor_t *t, double *v)
+{
+    if (!t || !t->is_const || tpuc_tensor_elems(t) != 1) return 0;
+    if (t->f) *v = t->f[0];
+    else if (t->i) *v = (double)t->i[0];
+    else return 0;
+    return 1;
+}
+
+/* Pow with a constant exponent: 2 -> x * x (Mul), 0.5 -> Sqrt; anything else is refused. */
+static int rewrite_pow(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
+    double e;
+    if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+    if (!b || n->nin != 2) NODE_ERR(n, "two inputs expected");
+    if (a->is_const) NODE_ERR(n, "the base is a constant; only an activation to a constant power is supported");
+    if (!const_value(b, &e)) NODE_ERR(n, "the exponent '%s' must be a constant of one element", b->name);
+    if (e == 2.0) {
+        n->op = TPUC_OP_MUL;
+        n->in[1] = n->in[0];
+    } else if (e == 0.5) {
+        n->op = TPUC_OP_SQRT;
+        n->nin = 1;
+    } else {
+        NODE_ERR(n, "exponent %g: supported 2 (x * x) and 0.5 (Sqrt)", e);
+    }
+    return 0;
+}
+
+/* Div by a constant c: x * fp32(1/c) (1/c in double, rounded to fp32 once at compile time);
+   the node becomes a Mul (op_type stays "Div" for messages). c / x and x / y stay Div
+   (tile: vop recip, then vop mul). */
+static int rewrite_div(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
+{
+    tpuc_node_t *n = &g->n[ni];
+    const tpuc_tensor_t *b = in_t(g, n, 1);
+    if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+    if (!b || n->nin != 2) NODE_ERR(n, "two inputs expected");
+    if (!b->is_const) return 0;
+    if (!b->f) NODE_ERR(n, "the divisor '%s' is not a float32 constant", b->name);
+    int64_t e = tpuc_tensor_elems(b);
+    float *v = malloc((size_t)(e + 1) * sizeof *v);
+    if (!v) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < e; k++) v[k] = (float)(1.0 / (double)b->f[k]);
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s/reciprocal", n->name);
+    int ti = tpuc_add_tensor(g, nm);
+    if (ti < 0) { free(v); return tpuc_err(err, errlen, "out of memory"), -1; }
+    n = &g->n[ni];
+    b = in_t(g, n, 1);
+    set_shape(&g->t[ti], b->ndim, b->dims);
+    g->t[ti].is_const = 1; g->t[ti].f = v;
+    g->t[ti].nuses = 1;
+    n->in[1] = ti;
+    n->op = TPUC_OP_MUL;
+    return 0;
+}
+
+/* Softmax: axis as the version defines it (13: that axis; 1, 11: the input coerced to 2-D at
+   axis, i.e. the trailing axes [axis, rank - 1] as one row). */
+static int fold_softmax(tpuc_node_t *n, const tpuc_tensor_t *a, tpuc_tensor_t *y,
+                        char *err, size_t errlen)
+{
+    static const char *const at[] = {"axis", NULL};
+    if (known_attrs(n, at, err, errlen)) return -1;
+    int64_t ax0 = tpuc_attr_int(n, "axis", n->version >= 13 ? -1 : 1), ax = ax0;
+    if (ax < 0) ax += a->ndim;
+    if (ax < 0 || ax >= a->ndim) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)ax0, a->ndim);
+    if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
+    n->red_lo = (int)ax;
+    n->red_hi = n->version >= 13 ? (int)ax : a->ndim - 1;
+    if (ax == 0)
+        NODE_ERR(n, "axis %lld is the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported", (long long)ax0);
+    set_shape(y, a->ndim, a->dims);
+    return 0;
+}
+
+/* A constant (LayerNorm scale or bias) of at most `len` elements that broadcasts to the
+   normalized trailing axes dims[lo..]: one value, or exactly those axes (leading 1s allowed). */
+static int ln_const_ok(const tpuc_tensor_t *c, const tpuc_tensor_t *x, int lo)
+{
+    if (!c || !c->is_const || !c->f) return 0;
+    if (tpuc_tensor_elems(c) == 1) return 1;
+    int nt = x->ndim - lo;
+    if (c->ndim < nt) return 0;
+    for (int i = 0; i < c->ndim; i++) {
+        int xd = x->ndim - c->ndim + i;
+        if (xd < lo) { if (c->dims[i] != 1) return 0; }
+        else if (c->dims[i] != x->dims[xd]) return 0;
+    }
+    return 1;
+}
+
+/* LayerNormalization-17: axis (default -1), epsilon (default 1e-5), stash_type 1; Scale
+   and B float constants over the normalized axes; the Mean and InvStdDev outputs unused. */
+static int fold_layernorm(const tpuc_graph_t *g, tpuc_node_t *n,
+                          const tpuc_tensor_t *a, tpuc_tensor_t *y, char *err, size_t errlen)
+{
+    static const char *const at[] = {"axis", "epsilon", "stash_type", NULL};
+    if (known_attrs(n, at, err, errlen)) return -1;
+    int64_t ax0 = tpuc_attr_int(n, "axis", -1), ax = ax0;
+    if (ax < 0) ax += a->ndim;
+    if (ax < 0 || ax >= a->ndim) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)ax0, a->ndim);
+    if (tpuc_attr_int(n, "stash_type", 1) != 1) NODE_ERR(n, "stash_type %lld: only 1 (float32) is supported", (long long)tpuc_attr_int(n, "stash_type", 1));
+    const tpuc_attr_t *ea = tpuc_attr(n, "epsilon");
+    double eps = ea ? ea->f : 1e-5;
+    if (ea && (ea->type != 1 || !isfinite(ea->f) || ea->f < 0)) NODE_ERR(n, "attribute 'epsilon' must be a finite float >= 0");
+    if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
+    if (ax == 0)
+        NODE_ERR(n, "axis %lld normalizes over the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported", (long long)ax0);
+    for (int k = 1; k < 3; k++) {
+        const tpuc_tensor_t *c = in_t(g, n, k);
+        if (!c && k == 2) continue;
+        if (!ln_const_ok(c, a, (int)ax))
+            NODE_ERR(n, "input %d (%s) must be a float32 constant over the normalized axes", k, k == 1 ? "Scale" : "B");
+    }
+    n->red_lo = (int)ax;
+    n->red_hi = a->ndim - 1;
+    n->ln_eps = (float)eps;
+    set_shape(y, a->ndim, a->dims);
+    return 0;
+}
+
+/* The LayerNorm torch exports for nn.LayerNorm (opset 14 and below):
+     m = ReduceMean(x, trailing axes, keepdims 1); d = Sub(x, m); p = Pow(d, 2) (a Mul d * d
+     here); v = ReduceMean(p, the same axes); s = Sqrt(Add(v, eps)); z = Div(d, s);
+     [Mul(z, scale)]; [Add(., bias)]
+   matched at its Div; returns the node that becomes the LayerNorm (the Div, or the Mul/Add
+   after it), -1 when it is not the pattern. */
+static int match_layernorm(tpuc_graph_t *g, int dv, int *span, int *nspan, int *scale, int *bias,
+                           float *eps)
+{
+    const tpuc_node_t *n = &g->n[dv];
+    if (n->op != TPUC_OP_DIV || n->nin != 2) return -1;
+    int d = n->in[0];
+    int sb = g->t[d].producer, sq = g->t[n->in[1]].producer;
+    if (sb < 0 || sq < 0 || g->n[sb].op != TPUC_OP_SUB || g->n[sq].op != TPUC_OP_SQRT) return -1;
+    int x = g->n[sb].in[0], r1 = g->t[g->n[sb].in[1]].producer;
+    if (r1 < 0 || g->n[r1].op != TPUC_OP_REDUCEMEAN || g->n[r1].in[0] != x) return -1;
+    const tpuc_tensor_t *xt = &g->t[x];
+    if (g->n[r1].red_hi != xt->ndim - 1 || g->t[g->n[r1].out[0]].ndim != xt->ndim) return -1;
+    int ae = g->t[g->n[sq].in[0]].producer;
+    if (ae < 0 || g->n[ae].op != TPUC_OP_ADD) return -1;
+    float e = 0;
+    int r2 = -1;
+    for (int s = 0; s < 2; s++)
+        if (const_scalar(g, g->n[ae].in[s], &e)) {
+            r2 = g->t[g->n[ae].in[1 - s]].producer;
+            break;
+        }
+    if (r2 < 0 || g->n[r2].op != TPUC_OP_REDUCEMEAN || g->n[r2].red_lo != g->n[r1].red_lo ||
+        g->n[r2].red_hi != g->n[r1].red_hi || g->t[g->n[r2].out[0]].ndim != xt->ndim)
+        return -1;
+    int sqr = g->t[g->n[r2].in[0]].producer;
+    if (sqr < 0 || g->n[sqr].op != TPUC_OP_MUL || g->n[sqr].in[0] != d || g->n[sqr].in[1] != d) return -1;
+    if (!(e >= 0) || !isfinite(e)) return -1;
+    int k = 0;
+    span[k++] = r1; span[k++] = sb; span[k++] = sqr; span[k++] = r2; span[k++] = ae;
+    span[k++] = sq; span[k++] = dv;
+    /* every intermediate read only inside the pattern (d: by the square and the Div) */
+    for (int i = 0; i < k; i++) {
+        int o = g->n[span[i]].out[0];
+        int want = span[i] == sb ? 3 : 1; /* d: d * d reads it twice, the Div once */
+        if (span[i] == dv) continue;
+        if (g->t[o].is_output || g->t[o].nuses != want) return -1;
+    }
+    *scale = *bias = -1;
+    int last = dv;
+    int o = g->n[dv].out[0];
+    for (int step = 0; step < 2; step++) {
+        if (g->t[o].is_output || g->t[o].nuses != 1) break;
+        int c = -1;
+        for (size_t i = 0; i < g->nn; i++)
+            if (g->n[i].op != TPUC_OP_DEAD)
+                for (int j = 0; j < g->n[i].nin; j++) if (g->n[i].in[j] == o) c = (int)i;
+        if (c < 0) break;
+        tpuc_op_t want = step == 0 ? TPUC_OP_MUL : TPUC_OP_ADD;
+        if (g->n[c].op != want || g->n[c].nin != 2 || g->n[c].fuse_act) {
+            if (step == 0 && g->n[c].op == TPUC_OP_ADD) { step = 1; want = TPUC_OP_ADD; }
+            else break;
+        }
+        int other = g->n[c].in[0] == o ? g->n[c].in[1] : g->n[c].in[0];
+        if (!ln_const_ok(&g->t[other], xt, g->n[r1].red_lo)) break;
+        if (step == 0) *scale = other; else *bias = other;
+        span[k++] = c;
+        last = c;
+        o = g->n[c].out[0];
+    }
+    *nspan = k;
+    *eps = e;
+    return last;
 }
 
 /* ---- the tanh-form GELU: 0.5 * (x * (1 + tanh(c2 * (x + c1 * (x * (x * x)))))) ---- */
@@ -692,11 +913,26 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             a = in_t(g, n, 0); b = in_t(g, n, 1);
             y = &g->t[n->out[0]];
         }
+        if (n->op == TPUC_OP_POW && rewrite_pow(g, n, err, errlen)) return -1;
+        if (n->op == TPUC_OP_DIV) {
+            if (rewrite_div(g, ni, err, errlen)) return -1;
+            n = &g->n[ni];
+            a = in_t(g, n, 0); b = in_t(g, n, 1);
+            y = &g->t[n->out[0]];
+        }
         switch (n->op) {
+        case TPUC_OP_SQRT: case TPUC_OP_EXP:
+            if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
+            if (a->is_const) NODE_ERR(n, "the input is a constant (not folded)");
+            set_shape(y, a->ndim, a->dims);
+            break;
+        case TPUC_OP_LAYERNORM:
+            if (fold_layernorm(g, n, a, y, err, errlen)) return -1;
+            break;
         case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
             if (fold_hard(n, a, y, err, errlen)) return -1;
             break;
-        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM:
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX:
             if (fold_reduce(g, n, a, y, err, errlen)) return -1;
             break;
         case TPUC_OP_RESHAPE: {
@@ -845,8 +1081,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         case TPUC_OP_ADD: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_POW: case TPUC_OP_SUB: {
             if (!b) NODE_ERR(n, "two inputs expected");
-            if (n->op == TPUC_OP_SUB && !a->is_const && !b->is_const && tpuc_tensor_elems(a) < tpuc_tensor_elems(b))
-                NODE_ERR(n, "an activation minus a larger one (broadcast of the first input): only the second may be broadcast");
+            /* a first input broadcast to the second (two activations): tile takes [.., 1]
+               against [.., F] (the column broadcast) and refuses the rest */
             if (a->is_const && b->is_const) NODE_ERR(n, "both inputs are constants (not folded)");
             const tpuc_tensor_t *act = a->is_const ? b : a, *cst = a->is_const ? a : b;
             if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW) { /* only inside a GELU: checked later */ }
@@ -862,7 +1098,13 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                     ok = 1;
                     for (int d = 2; d < sm->ndim; d++) if (sm->dims[d] != 1) ok = 0;
                 }
-                if (!ok) NODE_ERR(n, "two activations of shapes that are neither equal nor [B, C, 1, 1] against [B, C, H, W]: not supported");
+                if (!ok && sm->ndim == big->ndim && big->ndim >= 2 && sm->dims[sm->ndim - 1] == 1) {
+                    /* [.., F] with [.., 1] (x - mean(x), x - max(x)): the LayerNorm pattern
+                       is matched below; elsewhere tile broadcasts the column on the MXU */
+                    ok = 1;
+                    for (int d = 0; d < sm->ndim - 1; d++) if (sm->dims[d] != big->dims[d]) ok = 0;
+                }
+                if (!ok) NODE_ERR(n, "two activations of shapes that are neither equal nor [B, C, 1, 1] against [B, C, H, W] (nor [.., F] against [.., 1]): not supported");
                 act = big;
             } else {
                 if (cst->ndim > act->ndim) NODE_ERR(n, "the constant has more dimensions than the activation");
@@ -924,16 +1166,9 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             set_shape(y, a->ndim, a->dims);
             break;
         }
-        case TPUC_OP_SOFTMAX: {
-            static const char *const at[] = {"axis", NULL};
-            if (known_attrs(n, at, err, errlen)) return -1;
-            int64_t ax = tpuc_attr_int(n, "axis", n->version >= 13 ? -1 : 1);
-            if (ax < 0) ax += a->ndim;
-            if (ax != a->ndim - 1)
-                NODE_ERR(n, "axis %lld: only the last axis (%d) is supported", (long long)tpuc_attr_int(n, "axis", n->version >= 13 ? -1 : 1), a->ndim - 1);
-            set_shape(y, a->ndim, a->dims);
+        case TPUC_OP_SOFTMAX:
+            if (fold_softmax(n, a, y, err, errlen)) return -1;
             break;
-        }
         case TPUC_OP_CONV: {
             static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
@@ -1018,11 +1253,33 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         if (g->n[i].op == TPUC_OP_DEAD) continue;
         for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
     }
-    /* Div and Pow survive only inside a GELU; Mul is an elementwise product */
+    /* LayerNorm: torch's ReduceMean .. Div [.. Mul, Add] subgraph becomes one node */
+    for (size_t ni = 0; ni < g->nn; ni++) {
+        int span[12], ns = 0, sc = -1, bi = -1;
+        float eps = 0;
+        if (g->n[ni].op != TPUC_OP_DIV) continue;
+        int last = match_layernorm(g, (int)ni, span, &ns, &sc, &bi, &eps);
+        if (last < 0) continue;
+        int r1 = span[0], x0 = g->n[span[1]].in[0];
+        tpuc_node_t *n = &g->n[last];
+        int lo = g->n[r1].red_lo;
+        for (int i = 0; i < ns; i++) if (span[i] != last) g->n[span[i]].op = TPUC_OP_DEAD;
+        n = &g->n[last];
+        n->op = TPUC_OP_LAYERNORM;
+        free(n->op_type);
+        n->op_type = tpuc_strdup("LayerNorm(pattern)");
+        n->nin = 3;
+        n->in[0] = x0; n->in[1] = sc; n->in[2] = bi;
+        n->red_lo = lo;
+        n->red_hi = g->t[x0].ndim - 1;
+        n->ln_eps = eps;
+        n->fuse_act = 0;
+        g->t[n->out[0]].producer = last;
+    }
+    for (size_t i = 0; i < g->nt; i++) g->t[i].nuses = 0;
     for (size_t i = 0; i < g->nn; i++) {
-        tpuc_node_t *n = &g->n[i];
-        if (n->op == TPUC_OP_DIV || n->op == TPUC_OP_POW)
-            NODE_ERR(n, "supported only inside the tanh-form GELU subgraph (x * 0.5 * (1 + tanh(...)))");
+        if (g->n[i].op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < g->n[i].nin; k++) if (g->n[i].in[k] >= 0) g->t[g->n[i].in[k]].nuses++;
     }
     /* BatchNormalization after a Conv or Gemm with one use: folded. MatMul + Add(bias): a Gemm
        with its bias. Conv/Gemm + Add of a per-channel constant: its bias. */

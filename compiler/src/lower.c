@@ -38,6 +38,7 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         if (pi < 0 || g->t[xi].nuses != 1 || g->t[xi].is_output) continue;
         tpuc_node_t *p = &g->n[pi];
         if ((p->op != TPUC_OP_GEMM && p->op != TPUC_OP_MATMUL) || p->fuse_act) continue;
+        if (n->red_lo != g->t[xi].ndim - 1) continue; /* the epilogue's row is the last axis */
         p->fuse_softmax = 1;
         p->out[0] = n->out[0];
         g->t[n->out[0]].producer = pi;
@@ -116,9 +117,9 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
-        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM:
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX: case TPUC_OP_LAYERNORM:
             if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat)
-                LERR("a reduction of a Conv/pool output (channels-last in memory) is not supported");
+                LERR("a reduction or LayerNorm of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
         case TPUC_OP_CONCAT:

@@ -60,6 +60,10 @@ static const op_info_t OPS[] = {
     {"HardSwish", TPUC_OP_HARDSWISH, {14}, {14}},
     {"ReduceMean", TPUC_OP_REDUCEMEAN, {1, 11, 13}, {1, 11, 13}},
     {"ReduceSum", TPUC_OP_REDUCESUM, {1, 11, 13}, {1, 11, 13}},
+    {"ReduceMax", TPUC_OP_REDUCEMAX, {1, 11, 12, 13}, {1, 11, 12, 13}},
+    {"Sqrt", TPUC_OP_SQRT, {1, 6, 13}, {6, 13}},
+    {"Exp", TPUC_OP_EXP, {1, 6, 13}, {6, 13}},
+    {"LayerNormalization", TPUC_OP_LAYERNORM, {17}, {17}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 

@@ -13,61 +13,7 @@
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
-#define BF16_NEG_ZERO 0x8000u
-#define BF16_NEG_INF 0xFF80u
-
-enum { UB = 0, ACC = 1, WMEM = 2 };
-enum { V_ADD = 0, V_SUB, V_MUL, V_MAX, V_MIN, V_CVT, V_RELU, V_EXP, V_TANH, V_SIGMOID, V_GELU };
-
-/* An activation buffer in host memory. A buffer whose last reader has been emitted is free
-   and is handed to the next request of the same geometry and size (see host_alloc). */
-typedef struct {
-    tpuc_layout_t key;   /* the layout it was allocated for (addr: its address) */
-    uint64_t bytes;
-    int clean;           /* pads and slack never written (spatial_clean): +0 or the fill */
-    int pinned;          /* the graph input or an output: never freed */
-    int free;
-} hbuf_t;
-
-typedef struct {
-    tpuc_graph_t *g;
-    const tpuc_hw_t *hw;
-    tpuc_prog_t *p;
-    tpuc_ectx_t e;
-    unsigned n;
-    uint64_t host_top;    /* next free activation byte */
-    uint64_t img_base;    /* where the constant image is loaded */
-    uint64_t wstep;       /* weight tiles loaded so far (WMEM slot round robin) */
-    unsigned slots;       /* WMEM tiles */
-    char *err;
-    size_t errlen;
-    const tpuc_node_t *node;
-    /* a Gemm's output kept in UB for the next Gemm (keep_next): the tensor, its UB rows */
-    int keep_t;
-    const tpuc_node_t *keep_by;
-    uint64_t keep_row;
-    /* host buffers of activations (host_alloc), reused once their tensors are dead */
-    hbuf_t *bufs;
-    size_t nbufs, capbufs;
-    int clean_req;        /* host_alloc is called by spatial_clean */
-    int reused;           /* the last host_alloc reused a freed buffer */
-} ctx_t;
-
-#define CERR(c, ...)                                                                         \
-    do {                                                                                     \
-        char m_[400];                                                                        \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
-        tpuc_err((c)->err, (c)->errlen, "node '%s' (%s): %s", (c)->node->name,               \
-                 (c)->node->op_type, m_);                                                    \
-        return -1;                                                                           \
-    } while (0)
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        if ((x) < 0) {                                                                       \
-            if (!c->err[0]) tpuc_err(c->err, c->errlen, "out of memory");                    \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
+#include "tile_ctx.h"
 
 uint16_t tpuc_f32_to_bf16(float x)
 {
@@ -155,6 +101,17 @@ static void hw_mark(ctx_t *c, uint64_t ub, uint64_t acc, uint64_t wm)
     l->acc_hi = max64(l->acc_hi, acc);
     l->wmem_hi = max64(l->wmem_hi, wm);
 }
+
+/* host_alloc for tile_norm.c (below) */
+static int host_alloc(ctx_t *c, tpuc_layout_t *l, uint64_t slack_rows);
+
+/* The helpers tile_norm.c shares (tile_ctx.h) */
+int tpuc_tl_layer_begin(ctx_t *c, const tpuc_node_t *n, const char *consts) { return layer_begin(c, n, consts); }
+void tpuc_tl_hw_mark(ctx_t *c, uint64_t ub, uint64_t acc, uint64_t wm) { hw_mark(c, ub, acc, wm); }
+int tpuc_tl_host_alloc(ctx_t *c, tpuc_layout_t *l) { return host_alloc(c, l, 0); }
+int64_t tpuc_tl_img_alloc(ctx_t *c, uint64_t bytes) { return img_alloc(c, bytes); }
+int64_t tpuc_tl_img_rows_f32(ctx_t *c, const float *v, uint64_t count, uint64_t rows) { return img_rows_f32(c, v, count, rows); }
+uint64_t tpuc_tl_img_addr(const ctx_t *c, int64_t off) { return img_addr(c, off); }
 
 /* ---- layouts (host buffers) ---- */
 typedef struct {
@@ -391,6 +348,14 @@ static int load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at)
     TRY(tpuc_e_dma_in(&c->e, ACC, at, 2, c->n, img_addr(c, off), (uint64_t)c->n * 4));
     return 0;
 }
+
+int tpuc_tl_emit_act(ctx_t *c, int act, unsigned mem, uint64_t row, unsigned dmem, uint64_t drow,
+                     uint64_t rows, uint64_t clip_row)
+{
+    return emit_act(c, act, mem, row, dmem, drow, rows, clip_row);
+}
+
+int tpuc_tl_load_clip(ctx_t *c, const tpuc_node_t *n, uint64_t at) { return load_clip(c, n, at); }
 
 /* Writes on-chip rows holding M rows [m0, m0 + mt) of output columns [col, col + ct) to the
    output buffer: one dma_out for a PLAIN or r-space output, one per valid image row for a
@@ -1904,6 +1869,14 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
                 TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, rm, rr, rows));
             } else if (is_hard(n)) {
                 if (emit_hard(c, n, 0, crow + t, crow + CT + t, 0, clip_row, rm, rr, rows)) return -1;
+            } else if (n->op == TPUC_OP_SQRT) { /* as emit_eltwise: recip(rsqrt(x)) */
+                TRY(tpuc_e_vop(&c->e, V_RSQRT, UB, 0, -1, 0, 0, ACC, G * W, rows));
+                TRY(tpuc_e_vop(&c->e, V_RECIP, ACC, G * W, -1, 0, 0, rm, rr, rows));
+            } else if (n->op == TPUC_OP_EXP) {
+                TRY(tpuc_e_vop(&c->e, V_EXP, UB, 0, -1, 0, 0, rm, rr, rows));
+            } else if (n->op == TPUC_OP_DIV) { /* x / y of the same shape: x * recip(y) */
+                TRY(tpuc_e_vop(&c->e, V_RECIP, UB, G * W, -1, 0, 0, ACC, G * W, rows));
+                TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, G * W, 0, rm, rr, rows));
             } else if (x2 && !bcast) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, G * W, 0, rm, rr, rows));
             } else if (x2) {
@@ -1936,17 +1909,30 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
     const tpu_core_geom_t *gm = &c->hw->geom;
     const tpuc_tensor_t *cst = NULL, *b2 = NULL;
     int rsub = 0; /* Sub with the constant first: c - x */
-    if (n->op == TPUC_OP_ADD || n->op == TPUC_OP_MUL || n->op == TPUC_OP_SUB) {
+    if (n->op == TPUC_OP_ADD || n->op == TPUC_OP_MUL || n->op == TPUC_OP_SUB || n->op == TPUC_OP_DIV) {
         const tpuc_tensor_t *p = &g->t[n->in[0]], *q = &g->t[n->in[1]];
         if (p->is_const) { cst = p; a = q; } else if (q->is_const) cst = q; else b2 = q;
         rsub = n->op == TPUC_OP_SUB && p->is_const;
+        if (b2 && tpuc_tensor_elems(b2) != tpuc_tensor_elems(a) && a->lay.kind == TPUC_LAYOUT_PLAIN &&
+            b2->lay.kind == TPUC_LAYOUT_PLAIN && a->ndim == b2->ndim && a->ndim >= 2) {
+            /* [.., F] with [.., 1] (either order): the column broadcast on the MXU */
+            const tpuc_tensor_t *big = tpuc_tensor_elems(b2) > tpuc_tensor_elems(a) ? b2 : a;
+            const tpuc_tensor_t *col = big == a ? b2 : a;
+            int okc = col->dims[col->ndim - 1] == 1;
+            for (int d = 0; d < a->ndim - 1; d++) if (col->dims[d] != big->dims[d]) okc = 0;
+            if (okc) return tpuc_emit_bcast_col(c, n, big, col, col == a);
+        }
         if (b2 && tpuc_tensor_elems(b2) > tpuc_tensor_elems(a)) {
-            if (n->op == TPUC_OP_SUB) CERR(c, "the first input of a Sub is broadcast to the second: not supported");
+            if (n->op == TPUC_OP_SUB || n->op == TPUC_OP_DIV) CERR(c, "the first input of a %s is broadcast to the second: not supported", n->op == TPUC_OP_SUB ? "Sub" : "Div");
             const tpuc_tensor_t *t = a; a = b2; b2 = t;
         }
     }
     if (rsub && a->lay.kind != TPUC_LAYOUT_PLAIN)
         CERR(c, "a constant minus a Conv/pool output is not supported (only activation - constant)");
+    /* Div: x / y = x * recip(y), c / x = recip(x) * c (x / c became x * fp32(1/c) in fold) */
+    if (n->op == TPUC_OP_DIV && a->lay.kind != TPUC_LAYOUT_PLAIN &&
+        (cst || (b2 && tpuc_tensor_elems(b2) != tpuc_tensor_elems(a))))
+        CERR(c, "a constant divided by a Conv/pool output, or a division by [B, C, 1, 1], is not supported");
     TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)"
                           : is_hard(n) ? "alpha, beta, 0, 1 fp32 (ACC)" : "-"));
     /* the output buffer: the input's geometry, or a clean one written row by row */
@@ -2097,6 +2083,24 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
                 TRY(tpuc_e_vop(&c->e, V_ADD, ACC, 0, ACC, crow + CT + t, 1, fmem, frow, rows));
             } else if (is_hard(n)) {
                 if (emit_hard(c, n, 0, crow + t, crow + CT + t, 0, clip_row, fmem, frow, rows)) return -1;
+            } else if (n->op == TPUC_OP_SQRT) {
+                /* sqrt(x) = recip(rsqrt(x)): +-0 -> +-Inf -> +-0, +Inf -> +0 -> +Inf exactly */
+                TRY(tpuc_e_vop(&c->e, V_RSQRT, UB, 0, -1, 0, 0, ACC, mt, rows));
+                TRY(tpuc_e_vop(&c->e, V_RECIP, ACC, mt, -1, 0, 0, fmem, frow, rows));
+            } else if (n->op == TPUC_OP_EXP) {
+                TRY(tpuc_e_vop(&c->e, V_EXP, UB, 0, -1, 0, 0, fmem, frow, rows));
+            } else if (n->op == TPUC_OP_DIV && b2) {
+                TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, ct, b2->lay.addr + (m0 * C + t * N) * 2, C * 2));
+                TRY(tpuc_e_vop(&c->e, V_RECIP, UB, mt, -1, 0, 0, ACC, mt, rows));
+                TRY(tpuc_e_vop(&c->e, V_MUL, UB, 0, ACC, mt, 0, fmem, frow, rows));
+            } else if (n->op == TPUC_OP_DIV) {
+                TRY(tpuc_e_vop(&c->e, V_RECIP, UB, 0, -1, 0, 0, ACC, mt, rows));
+                if (full) {
+                    TRY(tpuc_e_dma_in(&c->e, ACC, 0, rows, N, img_addr(c, k_off) + (m0 * CT + t) * N * 4, CT * N * 4));
+                    TRY(tpuc_e_vop(&c->e, V_MUL, ACC, mt, ACC, 0, 0, fmem, frow, rows));
+                } else {
+                    TRY(tpuc_e_vop(&c->e, V_MUL, ACC, mt, ACC, crow + t, 1, fmem, frow, rows));
+                }
             } else if (b2) {
                 TRY(tpuc_e_dma_in(&c->e, UB, mt, rows, ct, b2->lay.addr + (m0 * C + t * N) * 2, C * 2));
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, mt, 0, fmem, frow, rows));
@@ -2131,10 +2135,15 @@ static int emit_reduce(ctx_t *c, const tpuc_node_t *n)
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const tpu_core_geom_t *gm = &c->hw->geom;
     const int mean = n->op == TPUC_OP_REDUCEMEAN;
+    if (n->red_hi != a->ndim - 1) return tpuc_emit_reduce_rows(c, n);
     TRY(layer_begin(c, n, mean ? "1/n fp32 (ACC)" : "-"));
     if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.esize != 2)
         CERR(c, "internal: the input is not a row-major bf16 tensor");
-    uint64_t R = a->lay.rows, L = a->lay.cols, CT = (L + N - 1) / N;
+    /* the reduced trailing axes [red_lo, rank - 1] are one row of L elements of the dense
+       row-major buffer (red_lo = rank - 1: L = the buffer's row) */
+    uint64_t L = 1;
+    for (int d = n->red_lo; d < a->ndim; d++) L *= (uint64_t)a->dims[d];
+    uint64_t R = a->lay.rows * a->lay.cols / L, CT = (L + N - 1) / N;
     memset(&y->lay, 0, sizeof y->lay);
     y->lay.kind = TPUC_LAYOUT_PLAIN;
     y->lay.esize = y->is_output ? 4 : 2;
@@ -2166,7 +2175,7 @@ static int emit_reduce(ctx_t *c, const tpuc_node_t *n)
             uint64_t ct = min64(N, L - t * N);
             TRY(tpuc_e_dma_in(&c->e, UB, t * mt, rows, ct, a->lay.addr + (m0 * L + t * N) * 2, L * 2));
         }
-        TRY(tpuc_e_vred(&c->e, "sum", UB, 0, ACC, 0, rows, L, mt, 1));
+        TRY(tpuc_e_vred(&c->e, n->op == TPUC_OP_REDUCEMAX ? "max" : "sum", UB, 0, ACC, 0, rows, L, mt, 1));
         if (mean) TRY(tpuc_e_vop(&c->e, V_MUL, ACC, 0, ACC, krow, 1, dm, dr, pr));
         else if (dm == UB) TRY(tpuc_e_vop(&c->e, V_CVT, ACC, 0, -1, 0, 0, dm, dr, pr));
         const uint64_t src = mean || dm == UB ? dr : 0;
@@ -2186,11 +2195,15 @@ static int emit_softmax(ctx_t *c, const tpuc_node_t *n)
     const tpuc_tensor_t *a = &g->t[n->in[0]];
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const tpu_core_geom_t *gm = &c->hw->geom;
+    if (n->red_hi != a->ndim - 1) return tpuc_emit_softmax_rows(c, n);
     TRY(layer_begin(c, n, "-"));
     y->lay = a->lay;
     y->lay.esize = y->is_output ? 4 : 2;
     if (host_alloc(c, &y->lay, 0)) return -1;
-    uint64_t R = a->lay.rows, L = a->lay.cols, CT = (L + N - 1) / N;
+    /* the trailing axes [red_lo, rank - 1] (one axis at opset 13: the last) as rows of L */
+    uint64_t L = 1;
+    for (int d = n->red_lo; d < a->ndim; d++) L *= (uint64_t)a->dims[d];
+    uint64_t R = a->lay.rows * a->lay.cols / L, CT = (L + N - 1) / N;
     /* ACC: CT chunks of mt rows (scratch), then CT chunks of the fp32 result; UB: a chunk */
     uint64_t mt = min64(min64(R, 65535), gm->acc_rows / (2 * CT));
     mt = min64(mt, gm->ub_rows / (CT + 1));
@@ -2398,7 +2411,8 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             const tpuc_node_t *n = &g->n[i];
             if (n->op == TPUC_OP_DEAD) continue;
             for (int k = 0; k < n->nin; k++)
-                if (n->in[k] == g->inputs[0] && n->op != TPUC_OP_SOFTMAX) only_sm = 0;
+                if (n->in[k] == g->inputs[0] && (n->op != TPUC_OP_SOFTMAX || n->red_hi != x->ndim - 1))
+                    only_sm = 0;
         }
         x->lay.esize = only_sm ? 4 : 2;
         x->lay.kind = TPUC_LAYOUT_PLAIN;
@@ -2468,9 +2482,11 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
         case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
         case TPUC_OP_CLIP: case TPUC_OP_SUB: case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
+        case TPUC_OP_SQRT: case TPUC_OP_EXP: case TPUC_OP_DIV:
             rc = emit_eltwise(c, n);
             break;
-        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: rc = emit_reduce(c, n); break;
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX: rc = emit_reduce(c, n); break;
+        case TPUC_OP_LAYERNORM: rc = tpuc_emit_layernorm(c, n); break;
         default:
             tpuc_err(err, errlen, "node '%s' (%s): no lowering", n->name, n->op_type);
             return -1;

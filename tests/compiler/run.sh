@@ -10,14 +10,17 @@
 #      PyTorch fp32 (measured ~6e-4; the derived per-operator bounds are test-conformance's).
 #   2d. grouped Conv (group > 1, not depthwise): same bits at N = 4, 8, 16 and C = 1, 2, near
 #      PyTorch. 2e. the text model (models/text.py) on int64/int32 token ids (embedding Gather).
+#   2m. issue 32's operators: LayerNorm (torch's opset-14 pattern, LayerNormalization-17),
+#      Softmax / reductions over a middle axis, Exp, Sqrt, Div, Pow against PyTorch fp32 within
+#      the derived bound (tests/compiler/tf_ops.py), one-line refusals.
 #   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
 #   5. RTL (RTL=1): tiny.onnx on the N = 4 core, mlp.onnx (its hidden layer on chip) and
 #      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, chain.onnx with
 #      its outputs staged in ACC on the N = 4 core (UB 6 KiB), and residual.onnx (shifted
-#      views, reused host buffers) on the N = 4 core: traces and outputs identical to the
-#      model's (tpu-infer --rtl).
+#      views, reused host buffers), and 2m's LayerNorm and new-operator models on the N = 4
+#      core: traces and outputs identical to the model's (tpu-infer --rtl).
 # usage: tests/compiler/run.sh WORKDIR [RTL]
 set -u
 W=$1; RTL=${2:-0}
@@ -336,6 +339,15 @@ for d in net_N4_C1_B6 pools_N4 user_C1 grouped_N16_C1 text_C1; do
         bad "$d: tpu-as --check: $(head -n 3 "$W/$d.check")"
 done
 
+# ---- 2m. issue 32's operators (tests/compiler/tf_ops.py): torch's nn.LayerNorm at opset 14
+# (the pattern matched into one node) and 17 (LayerNormalization), and a model with Softmax and
+# reductions over a middle axis, Exp, Sqrt, Div, Pow 2, at N = 4, 8, 16: every element within
+# the bound derived from the numerics contract (refops.py), the same bits at every N, wrong
+# answers rejected by the same check, special values, one-line refusals ----
+$PY tests/compiler/tf_ops.py "$W/tf_ops" "$B" >"$W/tf_ops.log" 2>&1 &&
+    ok "issue 32 operators: $(grep -c '^ok: ' "$W/tf_ops.log") checks (LayerNorm pattern and -17, middle-axis Softmax and reductions, Exp, Sqrt, Div, Pow; $(grep -o 'worst [0-9.]* of it' "$W/tf_ops.log" | sort -k2 -n | tail -n 1))" ||
+    { bad "issue 32 operators (tf_ops.py)"; grep -E '^FAIL|Error|error' "$W/tf_ops.log" | head -n 20; }
+
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"
@@ -500,6 +512,13 @@ if [ "$RTL" = 1 ]; then
     "$B/tpu-infer" "$d" --input "$W/residual_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
         ok "small ResNet (shifted views, reused host buffers) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "small ResNet on the RTL"; tail -n 20 "$d.rtl.log"; }
     cmp -s "$d.npy" "$d.rtl.npy" || bad "small ResNet: the RTL run's outputs differ"
+    # issue 32 (2m): the LayerNorm (MXU row sums, rsqrt) and the new operators' model
+    for m in ln ops; do
+        d="$W/tf_ops/${m}_N4_C1"
+        "$B/tpu-infer" "$d" --input "${d}_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
+            ok "$m (issue 32) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "$m (issue 32) on the RTL"; tail -n 20 "$d.rtl.log"; }
+        cmp -s "${d}_y.npy" "$d.rtl.npy" || bad "$m (issue 32): the RTL run's outputs differ"
+    done
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]

@@ -136,4 +136,77 @@ save("test_chain_new_ops", [helper.make_node("Gemm", ["x", "w", "b"], ["g"], tra
                             helper.make_node("HardSigmoid", ["n"], ["z"], alpha=1.0 / 6.0),
                             helper.make_node("ReduceMean", ["z"], ["y"], axes=[-1], keepdims=1)],
      ["x", "w", "b", "q"], [x, w, b, np.array([0.25], np.float32)], "y", y, 14)
+# issue 32's operators: LayerNormalization with only its Y output (libonnx's tests all have
+# three outputs, Mean and InvStdDev too), Softmax and reductions over a middle axis, Div, Sqrt,
+# Pow, Exp. Expected: PyTorch's float32 layer_norm / softmax / ops, numpy's float64 reductions.
+for name, shape, axis, eps, bias in (("test_layer_normalization_y_3d_axis2", (2, 3, 37), 2, 1e-5, True),
+                                     ("test_layer_normalization_y_3d_axis1_epsilon", (3, 4, 5), 1, 0.1, True),
+                                     ("test_layer_normalization_y_2d_no_bias", (4, 64), 1, 1e-5, False)):
+    x = (2 * rng.randn(*shape) + 0.5).astype(np.float32)
+    sc = rng.randn(*shape[axis:]).astype(np.float32)
+    bb = rng.randn(*shape[axis:]).astype(np.float32)
+    with torch.no_grad():
+        y = torch.nn.functional.layer_norm(torch.from_numpy(x), shape[axis:], torch.from_numpy(sc),
+                                           torch.from_numpy(bb) if bias else None, eps).numpy()
+    ins, arrs = (["x", "s", "b"], [x, sc, bb]) if bias else (["x", "s"], [x, sc])
+    save(name, [helper.make_node("LayerNormalization", ins, ["y"], axis=axis, epsilon=eps)],
+         ins, arrs, "y", y, 17)
+for name, shape, axis in (("test_softmax_middle_axis_wide", (2, 7, 37), 1),
+                          ("test_softmax_middle_axis_4d", (2, 5, 3, 9), 1),
+                          ("test_softmax_axis2_of_4d", (2, 3, 6, 5), 2)):
+    x = (3 * rng.randn(*shape)).astype(np.float32)
+    with torch.no_grad():
+        y = torch.softmax(torch.from_numpy(x), dim=axis).numpy()
+    save(name, [helper.make_node("Softmax", ["x"], ["y"], axis=axis)], ["x"], [x], "y", y, 13)
+for name, op, shape, axes, keep in (("test_reduce_max_middle_axis", "ReduceMax", (3, 6, 37), [1], 1),
+                                    ("test_reduce_mean_axes_1_2", "ReduceMean", (2, 3, 4, 37), [1, 2], 0),
+                                    ("test_reduce_sum_axes_2_3", "ReduceSum", (2, 3, 4, 9), [2, 3], 1),
+                                    ("test_reduce_max_last_axis_wide", "ReduceMax", (5, 41), [-1], 0)):
+    x = rng.randn(*shape).astype(np.float32)
+    f = {"ReduceMax": np.max, "ReduceMean": np.mean, "ReduceSum": np.sum}[op]
+    y = f(x.astype(np.float64), axis=tuple(axes), keepdims=bool(keep)).astype(np.float32)
+    if op == "ReduceSum":
+        save(name, [helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], ["x", "axes"],
+             [x, np.array(axes, np.int64)], "y", y, 13)
+    else:
+        save(name, [helper.make_node(op, ["x"], ["y"], axes=axes, keepdims=keep)], ["x"], [x], "y", y, 13)
+x = rng.randn(5, 23).astype(np.float32)
+with torch.no_grad():
+    t = torch.from_numpy(x)
+    y_div = (t / torch.exp(t)).numpy()
+    y_rdiv = (np.float32(2.5) / torch.sigmoid(t)).numpy()
+    y_sq = torch.sqrt(torch.relu(t)).numpy()
+    y_pow = (torch.relu(t) ** 0.5 + t ** 2).numpy()
+save("test_div_two_activations", [helper.make_node("Exp", ["x"], ["e"]),
+                                  helper.make_node("Div", ["x", "e"], ["y"])], ["x"], [x], "y", y_div, 14)
+save("test_div_const_first", [helper.make_node("Sigmoid", ["x"], ["s"]),
+                              helper.make_node("Div", ["c", "s"], ["y"])],
+     ["x", "c"], [x, np.array([2.5], np.float32)], "y", y_rdiv, 14)
+save("test_sqrt_of_relu", [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Sqrt", ["r"], ["y"])],
+     ["x"], [x], "y", y_sq, 14)
+save("test_pow_half_and_square", [helper.make_node("Relu", ["x"], ["r"]),
+                                  helper.make_node("Pow", ["r", "h"], ["p"]),
+                                  helper.make_node("Pow", ["x", "two"], ["q"]),
+                                  helper.make_node("Add", ["p", "q"], ["y"])],
+     ["x", "h", "two"], [x, np.array(0.5, np.float32), np.array(2.0, np.float32)], "y", y_pow, 15)
+# [.., F] with [.., 1] outside the LayerNorm pattern (the column broadcast on the MXU)
+x = (2 * rng.randn(3, 5, 37)).astype(np.float32)
+with torch.no_grad():
+    t = torch.from_numpy(x)
+    y_c = torch.relu(t - t.mean(dim=-1, keepdim=True)).numpy()
+    y_s = (torch.exp(t) / torch.exp(t).sum(dim=-1, keepdim=True)).numpy()
+    y_m = (t.amax(dim=-1, keepdim=True) - t).numpy()
+    y_q = (t.mean(dim=-1, keepdim=True) / torch.sigmoid(t)).numpy()
+save("test_sub_row_mean_relu", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
+                                helper.make_node("Sub", ["x", "m"], ["d"]),
+                                helper.make_node("Relu", ["d"], ["y"])], ["x"], [x], "y", y_c, 13)
+save("test_div_by_row_sum", [helper.make_node("Exp", ["x"], ["e"]),
+                             helper.make_node("ReduceSum", ["e", "axes"], ["s"], keepdims=1),
+                             helper.make_node("Div", ["e", "s"], ["y"])],
+     ["x", "axes"], [x, np.array([-1], np.int64)], "y", y_s, 13)
+save("test_row_max_minus_x", [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1], keepdims=1),
+                              helper.make_node("Sub", ["m", "x"], ["y"])], ["x"], [x], "y", y_m, 13)
+save("test_row_mean_div_sigmoid", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
+                                   helper.make_node("Sigmoid", ["x"], ["g"]),
+                                   helper.make_node("Div", ["m", "g"], ["y"])], ["x"], [x], "y", y_q, 13)
 print("extra node tests written to", OUT)

@@ -32,6 +32,7 @@ EXP_ULP32 = 0.52
 RECIP_ULP32 = 0.52
 SIGMOID_ULP32 = 3.5
 TANH_ULP32 = 5.0
+RSQRT_ULP32 = 0.52
 ULP32_REL = 2.0 ** -23    # one fp32 ulp of z is at most 2^-23 |z| (z normal)
 ULP16_REL = 2.0 ** -7     # one bf16 ulp of z is at most 2^-7 |z| (z normal)
 
@@ -453,6 +454,114 @@ def op_reducemean(node, ins):
     return f64_slack(y, np.abs(y.v))
 
 
+def op_div(node, ins):
+    # x / c: x * fp32(1/c) (1/c rounded once at compile time), one fp32 multiply;
+    # c / x and x / y: recip (<= 0.52 ulp) of the divisor, then one fp32 multiply
+    a, b = ins[0], ins[1]
+    ints = [np.asarray(x.raw) for x in (a, b) if x.raw is not None]
+    if len(ints) == 2 and all(np.issubdtype(r.dtype, np.integer) for r in ints):
+        # integer Div (test_div_uint8): truncated; the compiler refuses integer tensors
+        q = np.trunc(ints[0].astype(np.float64) / ints[1].astype(np.float64))
+        return Val(q, np.zeros_like(q), act=a.act or b.act)
+    if not b.act:
+        c = np.asarray(b.v, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / c
+            inv32 = (1.0 / c.astype(np.float32)).astype(np.float64)
+        k = Val(inv, np.where(np.isfinite(inv), np.abs(inv32 - inv), 0.0))
+        xr = _act(a)
+        y = rf(vmul(xr, k))
+        return f64_slack(Val(xr.v / c, y.e, act=True), np.abs(xr.v * inv))
+    r = vrecip_vpu(_act(b))
+    ar = _act(a)
+    y = rf(vmul(ar, r))
+    return f64_slack(Val(ar.v / b.v, y.e, act=True), np.abs(ar.v * r.v))
+
+
+def op_sqrt(node, ins):
+    # recip(rsqrt(x^)): rsqrt <= 0.52 ulp, recip <= 0.52 ulp (of the rounded rsqrt), so the
+    # fp32 result is within (1 + 0.52 2^-23)^2 / (1 - 0.52 2^-23)... of sqrt(x^): taken as
+    # 2.1 2^-23 relative; the input's error through sqrt's interval
+    xr = _act(ins[0])
+    s = vsqrt(xr)
+    rel = (1.0 + RSQRT_ULP32 * ULP32_REL) / (1.0 - RECIP_ULP32 * ULP32_REL) * (1.0 + RECIP_ULP32 * ULP32_REL) - 1.0
+    e = s.e + rel * (np.abs(s.v) + s.e) + TINY
+    return f64_slack(Val(s.v, e, act=xr.act))
+
+
+def op_exp(node, ins):
+    # vop exp (<= 0.52 fp32 ulp); the input's error through exp' = exp, largest at x + e
+    return _unary_fn(ins[0], np.exp, lambda v, e: np.exp(v + e), EXP_ULP32)
+
+
+def op_pow(node, ins):
+    # the compiler takes a constant exponent 2 (x * x: one fp32 multiply) or 0.5 (Sqrt) and
+    # refuses any other; for those the bound is only the reference check's (a loose 2^-7)
+    p = np.asarray(ins[1].v, dtype=np.float64)
+    if p.size == 1 and not ins[1].act and float(p.reshape(-1)[0]) == 2.0:
+        return op_mul(node, [ins[0], ins[0]])
+    if p.size == 1 and not ins[1].act and float(p.reshape(-1)[0]) == 0.5:
+        return op_sqrt(node, [ins[0]])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        y = np.power(ins[0].v, p)
+    return Val(y, ULP16_REL * np.abs(y) + TINY, act=ins[0].act or ins[1].act)
+
+
+def op_reducemax(node, ins):
+    # vred max / vop max: exact on the bf16 inputs, and max is 1-Lipschitz in the max norm
+    x = _act(ins[0])
+    axes = _reduce_axes(node, ins, x.v.ndim)
+    if axes is None:
+        return x
+    keep = bool(attrs(node).get("keepdims", 1))
+    return Val(x.v.max(axis=axes, keepdims=keep), x.e.max(axis=axes, keepdims=keep), bf=x.bf,
+               act=x.act)
+
+
+def op_layernormalization(node, ins):
+    """The compiler's LayerNorm (docs/conformance.md "LayerNorm"): row sums on the MXU (weights
+    1, one fp32 chain), mean = s1 * fp32(1/n), d = x^ - mean (fp32), s2 = the sum of bf16(d d),
+    var = s2 * fp32(1/n), r = rsqrt(var + fp32(eps)) (0.52 ulp), y = d r * scale + bias,
+    each step one fp32 rounding."""
+    a = attrs(node)
+    x = _act(ins[0])
+    nd = x.v.ndim
+    axis = int(a.get("axis", -1)) % nd
+    eps = float(a.get("epsilon", 1e-5))
+    axes = tuple(range(axis, nd))
+    n = int(np.prod([x.v.shape[k] for k in axes]))
+
+    def L(p, q):
+        return (p * q).sum(axis=axes, keepdims=True)
+    ones = Val(np.ones_like(x.v))
+    kinv = Val(np.float64(1.0 / n), abs(float(np.float32(1.0 / n)) - 1.0 / n))
+    s1 = dot_bound(L, x, ones, n)
+    mean = rf(vmul(s1, kinv))
+    d = rf(vsub(x, mean))
+    q = rb(rf(vmul(d, d)))
+    s2 = dot_bound(L, q, ones, n)
+    var = rf(vmul(s2, kinv))
+    ve = rf(vadd(var, Val(np.float64(eps), abs(float(np.float32(eps)) - eps))))
+    r = vdiv(Val(np.ones_like(ve.v)), vsqrt(ve))
+    r = Val(r.v, r.e + RSQRT_ULP32 * ULP32_REL * (np.abs(r.v) + r.e) + TINY, act=True)
+    y = rf(vmul(d, r))
+    mag = np.abs(y.v)
+    if len(ins) > 1 and ins[1] is not None:
+        y = rf(vmul(y, ins[1]))
+        mag = np.abs(y.v)
+    if len(ins) > 2 and ins[2] is not None:
+        y = rf(vadd(y, ins[2]))
+        mag = mag + np.abs(ins[2].v)
+    return f64_slack(Val(y.v, y.e, act=True), mag, k=n + 16)
+
+
+def op_constant(node, ins):
+    # a constant of the graph (folded at compile time): exact, not an activation
+    from onnx import numpy_helper
+    arr = numpy_helper.to_array(node.attribute[0].t)
+    return Val(arr.astype(np.float64), raw=arr)
+
+
 def op_clip(node, ins):
     # max with lo, then min with hi: monotone and 1-Lipschitz, like relu (no rounding of its own)
     x = ins[0]
@@ -706,6 +815,13 @@ OPS = {
     "HardSwish": op_hardswish,
     "ReduceMean": op_reducemean,
     "ReduceSum": op_reducesum,
+    "ReduceMax": op_reducemax,
+    "Div": op_div,
+    "Sqrt": op_sqrt,
+    "Pow": op_pow,
+    "Exp": op_exp,
+    "LayerNormalization": op_layernormalization,
+    "Constant": op_constant,
 }
 
 

@@ -91,7 +91,11 @@ def emulate(graph, x, consts):
         a = refops.attrs(node)
         ins = [env.get(n) if n else None for n in node.input]
         op = node.op_type
-        X = ins[0]
+        X = ins[0] if ins else None
+        if op == "Constant":
+            y = numpy_helper.to_array(node.attribute[0].t)
+            env[node.output[0]] = y if np.issubdtype(y.dtype, np.integer) else np.asarray(y, F32)
+            continue
         if op in ("Identity", "Dropout"):
             y = X
         elif op == "Relu":
@@ -131,6 +135,46 @@ def emulate(graph, x, consts):
                     y = mul(y, F32(1.0 / flat.shape[-1]))
                 if keep:
                     y = y.reshape([1 if k in axes else d for k, d in enumerate(X.shape)])
+        elif op == "ReduceMax":
+            axes = refops._reduce_axes(node, [refops.Val(X)], X.ndim)
+            y = X if axes is None else bf16(X).max(axis=axes, keepdims=bool(a.get("keepdims", 1)))
+        elif op == "Div":
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                if node.input[1] in consts:         # x * fp32(1/c)
+                    inv = (1.0 / np.asarray(ins[1], np.float64)).astype(F32)
+                    y = mul(bf16(X), inv)
+                elif node.input[0] in consts:       # recip(x) * c
+                    y = mul(ftz(F32(1) / bf16(ins[1])), X)
+                else:                               # x * recip(y)
+                    y = mul(bf16(X), ftz(F32(1) / bf16(ins[1])))
+        elif op in ("Sqrt", "Pow"):
+            xb = bf16(X)
+            if op == "Pow" and float(np.asarray(ins[1]).reshape(-1)[0]) == 2.0:
+                y = mul(xb, xb)
+            else:                                   # recip(rsqrt(x)), each correctly rounded
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    r = ftz((1.0 / np.sqrt(xb.astype(np.float64))).astype(F32))
+                    y = ftz(F32(1) / r)
+        elif op == "Exp":
+            with np.errstate(over="ignore"):
+                y = ftz(np.exp(bf16(X)))
+        elif op == "LayerNormalization":
+            xb = bf16(X)
+            axis = int(a.get("axis", -1)) % X.ndim
+            lead = xb.shape[:axis]
+            flat = xb.reshape(lead + (-1,))
+            n = flat.shape[-1]
+            kinv = F32(1.0 / n)
+            mean = mul(chain_sum(flat, -1), kinv)[..., None]
+            d = ftz(flat - mean)
+            var = mul(chain_sum(bf16(mul(d, d)), -1), kinv)
+            r = ftz((1.0 / np.sqrt(add(var, F32(a.get("epsilon", 1e-5))).astype(np.float64))).astype(F32))
+            y = mul(d, r[..., None])
+            if len(ins) > 1 and ins[1] is not None:
+                y = mul(y, np.asarray(ins[1], F32).reshape(-1))
+            if len(ins) > 2 and ins[2] is not None:
+                y = add(y, np.asarray(ins[2], F32).reshape(-1))
+            y = y.reshape(X.shape)
         elif op == "Clip":
             lo = ins[1] if len(ins) > 1 and ins[1] is not None else a.get("min", -np.inf)
             hi = ins[2] if len(ins) > 2 and ins[2] is not None else a.get("max", np.inf)
@@ -227,6 +271,10 @@ def check(model_path, m):
         a = refops.attrs(n)
         if a.get("training_mode", 0):
             reject(model_path, "%s: training_mode is not supported" % n.op_type)
+        if n.op_type == "Pow":
+            e = consts.get(n.input[1])
+            if e is None or np.asarray(e).size != 1 or float(np.asarray(e).reshape(-1)[0]) not in (2.0, 0.5):
+                reject(model_path, "Pow: only a constant exponent 2 or 0.5 is supported")
         if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
             if bool(np.asarray(consts[n.input[2]]).item()):
                 reject(model_path, "Dropout: training_mode is not supported")

@@ -32,14 +32,15 @@ test-conformance: $(CONF_TOOLS)
 	    --self-test --work $(BUILD)/conformance-extra/work
 
 # a sample on the verilated N = 4 core (the same build as test-core-cosim's): every trace
-# record and output identical to the model's, and the output within its bound; and 5 of the
-# extra tests (grouped Conv 2-D/1-D, the embedding with int32 ids and with its Transpose)
+# record and output identical to the model's, and the output within its bound; and 10 of the
+# extra tests (grouped Conv 2-D/1-D, the embedding with int32 ids and with its Transpose;
+# issue 32: LayerNorm, Softmax and ReduceMean over middle axes, the column broadcast, Div)
 test-conformance-rtl: $(CONF_TOOLS) $(BUILD)/gen/gen $(CMODEL_LIB)
 	$(CONF_RUN) --tools $(BUILD)/tools --list tests/conformance/rtl_sample.txt --mxu 4 \
 	    --imem-insns 1024 --rtl --work $(BUILD)/conformance-rtl
 	$(CONF_PY) tests/conformance/extra.py $(BUILD)/conformance-extra/data
 	$(CONF_RUN) --tools $(BUILD)/tools --data $(BUILD)/conformance-extra/data --mxu 4 \
-	    --filter 'group2_pads|group_multiplier|conv1d_group4|embedding_transpose|int32_negative' \
+	    --filter 'group2_pads|group_multiplier|conv1d_group4|embedding_transpose|int32_negative|layer_normalization_y_3d_axis1|softmax_middle_axis_4d|row_max_minus_x|div_two_activations|reduce_mean_axes_1_2' \
 	    --imem-insns 1024 --rtl --work $(BUILD)/conformance-extra/rtl
 
 test-conformance-full: $(CONF_TOOLS)

@@ -130,7 +130,8 @@ typedef enum {
     TPUC_OP_DROPOUT, TPUC_OP_IDENTITY, TPUC_OP_CONSTANT, TPUC_OP_MUL, TPUC_OP_POW,
     TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_CONCAT, TPUC_OP_SHAPE, TPUC_OP_GATHER, TPUC_OP_UNSQUEEZE,
     TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_TRANSPOSE, TPUC_OP_SUB, TPUC_OP_NEG,
-    TPUC_OP_HARDSIGMOID, TPUC_OP_HARDSWISH, TPUC_OP_REDUCEMEAN, TPUC_OP_REDUCESUM, TPUC_OP_COUNT
+    TPUC_OP_HARDSIGMOID, TPUC_OP_HARDSWISH, TPUC_OP_REDUCEMEAN, TPUC_OP_REDUCESUM,
+    TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM, TPUC_OP_COUNT
 } tpuc_op_t;
 
 typedef struct {
@@ -158,6 +159,11 @@ typedef struct {
     int fused_into;  /* tile: a MaxPool or a residual Add computed in the epilogue of Conv
                         node fused_into - 1 */
     int fuse_pool;   /* tile: a Conv whose k x k / stride k MaxPool runs in its epilogue: k */
+    /* fold: a reduction (ReduceMean/Sum/Max) or Softmax over the axes [red_lo, red_hi] of its
+       input (contiguous; Softmax one axis), and LayerNorm over [red_lo, rank - 1] with
+       epsilon ln_eps (in[1] scale, in[2] bias, either -1) */
+    int red_lo, red_hi;
+    float ln_eps;
 } tpuc_node_t;
 
 typedef struct {
