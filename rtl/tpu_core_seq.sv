@@ -268,7 +268,7 @@ module tpu_core_seq (
     oor = oor_v;
   end
   // the fields as whole signals (iverilog wants no constant part-selects in always_comb)
-  logic [15:0] w1_lo, w1_hi, w2_lo, w2_hi, w3_lo;
+  logic [15:0] w1_lo, w1_hi, w2_lo, w3_lo;
   logic [1:0]  f_mem;
   logic [3:0]  f_op;
   logic [5:0]  f_7_2;
@@ -277,7 +277,8 @@ module tpu_core_seq (
   assign w1_lo = w1[15:0];
   assign w1_hi = w1[31:16];
   assign w2_lo = w2[15:0];
-  assign w2_hi = w2[31:16];
+  logic [15:0] dma_cols;  // a DMA's cols (its selector bits above them are cleared in w2)
+  assign dma_cols = 16'(w2[16 +: tpu_isa_pkg::DmaColsBits]);
   assign w3_lo = w3[15:0];
   assign f_mem = flags[1:0];
   assign f_op  = flags[3:0];
@@ -374,7 +375,7 @@ module tpu_core_seq (
       end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
         // flags[7:2]: the selectors
-        bad_count_v = (cnt == 16'd0) || (w2_hi == 16'd0) || (32'(w2_hi) > 32'(N)) ||
+        bad_count_v = (cnt == 16'd0) || (dma_cols == 16'd0) || (32'(dma_cols) > 32'(N)) ||
                       (f_mem == 2'd3) || (opc == tpu_isa_pkg::OpDmaOut && f_mem == tpu_isa_pkg::MemWmem);
         bad_align_v = dma_misaligned;
         bad_row_v   = !in_range(f_mem, w2_lo, 17'(cnt)) || oor;
