@@ -52,6 +52,7 @@ help:
 	@echo "make regress [SEEDS=N]  random programs at N = 2, 4, 8 on the model and the RTL, X-init, AXI stall and latency seeds, random-board jobs (GNU parallel, resumable): build/regress/summary.txt, junit.xml"
 	@echo "make regress-slurm      the same job list as a Slurm array script (build/regress/regress.sbatch); make regress-report when it is done"
 	@echo "make test-conformance-full  ONNX node tests of the claimed operators, N = 8 and 16 (docs/conformance.md)"
+	@echo "make train-same-text [TEXT_BASE=REV]  training programs' text over 245 model x configuration pairs, diffed against REV's build (refactors that must not change a training step)"
 
 deps:
 	@sh scripts/deps.sh

@@ -2529,8 +2529,8 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
                  (unsigned long long)c->host_top);
         return -1;
     }
-    TRY(tpuc_asm(p, "\nhalt\n"));
-    c->e.count++;
+    TRY(tpuc_asm(p, "\n"));
+    TRY(tpuc_e_halt(&c->e));
     p->host_bytes = c->img_base + up(p->image_bytes, 4096) + 4096; /* image.npy holds at least one word */
     p->image_base = c->img_base;
     if (tpuc_assemble(p, hw, err, errlen)) return -1;
