@@ -53,6 +53,7 @@ help:
 	@echo "make regress-slurm      the same job list as a Slurm array script (build/regress/regress.sbatch); make regress-report when it is done"
 	@echo "make test-conformance-full  ONNX node tests of the claimed operators, N = 8 and 16 (docs/conformance.md)"
 	@echo "make train-same-text [TEXT_BASE=REV]  training programs' text over 245 model x configuration pairs, diffed against REV's build (refactors that must not change a training step)"
+	@echo "make train-same-bits [BITS_BASE=REV]  tpu-train runs of this tree and REV's over tests/train/same_bits.sh's matrix: weights and gradients compared byte for byte"
 
 deps:
 	@sh scripts/deps.sh

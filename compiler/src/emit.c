@@ -197,9 +197,9 @@ void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, in
         k += (size_t)w;
     }
     tpuc_err(err, errlen, "the program needs %s%zu instructions, IMEM holds %u (--imem-insns "
-             "%u, at most 32768): a larger --mxu or a smaller --batch needs fewer; the largest "
-             "layers: %s", partial ? "more than " : "",
-             count, hw->geom.imem_insns, hw->geom.imem_insns, big);
+             "%u, at most 32768): a larger --mxu or a smaller --batch needs fewer%s%s",
+             partial ? "more than " : "", count, hw->geom.imem_insns, hw->geom.imem_insns,
+             big[0] ? "; the largest layers: " : "", big);
 }
 
 /* the first pc of the rolled program that stands for straight-line pc i or a later one */
@@ -296,13 +296,16 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
     }
     if (!tpuc_loops_on(hw) || count == 0) {
         free(p->cut);
+        free(p->tag);
         p->cut = NULL;
+        p->tag = NULL;
         p->insns = insns;
         p->ninsns = count;
     } else {
-        /* the loop pass: no nest across a part's start or a cut the caller set (a training
-           step's phases); layers are rolled on their own first, then a nest may cross them
-           (the report attributes per dynamic instruction) */
+        /* the loop pass: no nest across a part's start or a cut the caller set; layers (and
+           a training step's phases: soft cuts and tags) are rolled on their own first, then
+           a nest may cross them (the inference report attributes per dynamic instruction,
+           the training report per pc, which the tags keep to one phase and layer) */
         uint8_t *cut = calloc(count + 1, 1);
         if (!cut) { free(insns); tpuc_err(err, errlen, "out of memory"); return -1; }
         if (p->cut) memcpy(cut, p->cut, count + 1);
@@ -315,10 +318,12 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
             if (starts[i] <= count) cut[starts[i]] = 2; /* a START: strides 0 again */
         tpu_insn_t *out = NULL;
         size_t nout = 0, *orig = NULL;
-        int rc = tpuc_loops(insns, count, cut, &out, &nout, &orig, err, errlen);
+        int rc = tpuc_loops(insns, count, cut, p->tag, &out, &nout, &orig, err, errlen);
         free(cut);
         free(p->cut);
+        free(p->tag);
         p->cut = NULL;
+        p->tag = NULL;
         if (rc) { free(insns); return -1; }
         size_t st[4];
         for (size_t i = 0; i < nstarts && i < 4; i++) st[i] = map_pc(orig, nout, starts[i]);
@@ -394,6 +399,7 @@ void tpuc_prog_free(tpuc_prog_t *p)
     free(p->straight);
     free(p->orig);
     free(p->cut);
+    free(p->tag);
     free(p->image);
     for (size_t i = 0; i < p->nlayers; i++) {
         free(p->layers[i].node);

@@ -10,11 +10,12 @@
    but the address operands (rows, host addresses), which advance by a constant per repetition
    (the stride of every operand slot, modulo 2^32 for host addresses). Such a run becomes one
    loop node whose body is the first repetition's nodes; passes repeat until nothing changes,
-   so a body may hold loops (up to 4 levels). A node's signature hashes its structure: the
-   instruction without its address operands, or a loop's count, its body's signatures and its
-   strides. A run is taken only when it saves instructions, its nest stays within 4 levels
-   and its slots' stride vectors fit the 7 index registers (slots with equal strides on the
-   levels around them share a register).
+   so a body may hold loops (up to 6 levels). A node's signature hashes its structure: the
+   instruction without its address operands (and with its tag, when the caller gives tags: a
+   training step's phase and layer, so every pc keeps one), or a loop's count, its body's
+   signatures and its strides. A run is taken only when it saves instructions, its nest stays
+   within 6 levels and its slots' stride vectors fit the 15 index registers (slots with equal
+   strides on the levels around them share a register).
 
    Emission: each top-level loop node is a nest at level 0. Its registers are taken from
    those whose strides are already set as needed (a nest like the previous one costs no
@@ -884,8 +885,8 @@ int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *
     return 0;
 }
 
-int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **out,
-               size_t *nout, size_t **orig, char *err, size_t errlen)
+int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_t *tag,
+               tpu_insn_t **out, size_t *nout, size_t **orig, char *err, size_t errlen)
 {
     ctx_t c;
     memset(&c, 0, sizeof c);
@@ -934,6 +935,7 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, tpu_insn_t **
         tpu_insn_t z = tpu_insn_encode(&d);
         uint64_t h = 0x51ED27ull;
         for (unsigned w = 0; w < 4; w++) h = mix(h, z.w[w]);
+        if (tag) h = mix(h, tag[i]);
         c.key[i] = h ? h : 1;
     }
     for (size_t a = 0; a < n && !c.oom;) {

@@ -121,6 +121,11 @@ static uint64_t wtile(em_t *e, const tpuc_train_t *t, uint64_t addr, uint64_t ro
     return w;
 }
 
+/* Each repeated unit of the step (an image's q chunk, a dense layer's dW chunk) starts the
+   WMEM ring at slot 0, so the units differ only in their addresses and the loop pass rolls
+   them into one nest (a ring running on across units starts each at another slot). */
+static void ring_restart(em_t *e) { e->slot = 0; }
+
 static int refuse(const tpuc_node_t *n, char *err, size_t errlen, const char *what)
 {
     tpuc_err(err, errlen, "node '%s' (%s): %s", n->name, n->op_type, what);
@@ -850,6 +855,7 @@ static void conv_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, cons
     for (int u = 0; u < c->pkh; u++)
         for (int v = 0; v < c->pkw; v++) {
             const uint64_t CWw = r->CW + (uint64_t)(u * c->pkw + v) * NT * qc;
+            ring_restart(e);
             for (int64_t kh = 0; kh < c->kh; kh++)
                 for (uint64_t kt = 0; kt < KT; kt++)
                     tpuc_e_dma_in(&e->ec, UB, r->A + ((uint64_t)kh * KT + kt) * qc, qc,
@@ -973,6 +979,7 @@ static void conv_dw(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
     const uint64_t C = (uint64_t)c->cout, NT = cdiv(C, N);
     const uint64_t kc = (uint64_t)(c->kw * c->cin), qs = (uint64_t)(c->sw * c->psw);
     const uint64_t X = img_addr(c, ly, i);
+    ring_restart(e);
     const uint64_t G = gaddr(c, i, u, v, q0), nr = ck->c1 - ck->c0 + (uint64_t)ck->bias;
     for (uint64_t j = 0; j < qc; j += N) {
         const uint64_t rows = umin(N, qc - j);
@@ -1083,6 +1090,7 @@ static void conv_dx(em_t *e, const tpuc_train_t *t, const tpuc_tconv_t *c, const
     /* the stage before has other readers whose gradients are already there: add to them */
     const int acc = c->src >= 0 && (e->wrote[c->src] || (c->res && c->res - 1 == c->src));
     const unsigned N = e->n;
+    ring_restart(e);
     const uint64_t CO = (uint64_t)c->cout, CI = (uint64_t)c->cin, NT = cdiv(CO, N), NTi = cdiv(CI, N);
     const uint64_t wp = (uint64_t)c->wp, Z = (uint64_t)c->z, pc = c->pc;
     const uint64_t lo = (uint64_t)c->pt * wp, hi = (uint64_t)(c->pt + c->h) * wp;
@@ -1159,6 +1167,7 @@ static void embed_fwd(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
                    ly->name, U(V), U(D), U(rc));
     for (uint64_t r0 = 0; r0 < R; r0 += rc) {
         const uint64_t n = umin(rc, R - r0);
+        ring_restart(e);
         for (uint64_t kt = 0; kt < KT; kt++)
             tpuc_e_dma_in(&e->ec, UB, EA + kt * rc, n, umin(N, V - kt * N),
                           ly->xsave + (r0 * V + kt * N) * 2, V * 2);
@@ -1321,9 +1330,13 @@ static int layout_rows(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
     const tpuc_hw_t *hw = s->hw;
     const unsigned N = s->N;
     const uint64_t b = s->b;
-    uint64_t maxT = 0, maxNT = 0;
+    /* maxT: the K-tiles of a dX (ACC), maxTu: of a dX that stays in UB as the next dY (a
+       dX for a Conv goes to host memory from ACC; layer 0 has none) */
+    uint64_t maxT = 0, maxTu = 0, maxNT = 0;
     for (int l = s->fd; l < s->L; l++) {
-        maxT = umax(maxT, cdiv((uint64_t)t->layer[l].k, N));
+        const uint64_t T = cdiv((uint64_t)t->layer[l].k, N);
+        if (l > 0) maxT = umax(maxT, T);
+        if (l > 0 && !t->layer[l - 1].conv) maxTu = umax(maxTu, T);
         maxNT = umax(maxNT, cdiv((uint64_t)t->layer[l].o, N));
     }
     s->NTc = cdiv((uint64_t)t->classes, N);
@@ -1337,8 +1350,8 @@ static int layout_rows(step_t *s, tpuc_train_t *t, char *err, size_t errlen)
     }
     s->OH = ub; ub += s->NTc * b;
     s->DYB[0] = ub;
-    s->DYB[1] = ub + umax(maxNT, maxT) * b;
-    ub += 2 * umax(maxNT, maxT) * b;
+    s->DYB[1] = ub + umax(maxNT, maxTu) * b;
+    ub += 2 * umax(maxNT, maxTu) * b;
     s->UB_CHUNK = ub; /* X^T (R x nbt), then the bf16 staging (R x NT) */
     /* ACC */
     uint64_t acc = A_END;
@@ -1584,6 +1597,7 @@ static void fwd_stage(em_t *e, const step_t *s, int si)
         const uint64_t P = (uint64_t)(c->ph * c->pw), C = (uint64_t)c->cout;
         tpuc_e_comment(&e->ec, "forward: the GlobalAveragePool of %llu pixels", U(P));
         for (uint64_t i = 0; i < b; i++) {
+            ring_restart(e);
             for (uint64_t nt = 0; nt < NT0; nt++)
                 for (uint64_t p0 = 0; p0 < P; p0 += N) {
                     uint64_t w = wtile(e, t, c->compact + ((i * P + p0) * C + nt * N) * 2,
@@ -1804,12 +1818,13 @@ static void bwd_dense(em_t *e, const step_t *s, int l, int cur)
         } else if (t->layer[l - 1].conv) {
             const tpuc_tconv_t *c = &t->conv[t->feed];
             if (c->relu_after) {
+                /* in place: the activation is not read again in this step */
                 tpuc_e_comment(&e->ec,
                                "the ReLU mask of the pooled activation: min(x * 2^127, 1), 0/1 in "
                                "UB");
-                vopb(e, TPU_VOP_MUL, UB, s->ACT[l], K_BIG, UB, DN, T * b);
-                vopb(e, TPU_VOP_MIN, UB, DN, K_ONE, UB, DN, T * b);
-                vop2(e, TPU_VOP_MUL, ACC, DX, UB, DN, ACC, DX, T * b);
+                vopb(e, TPU_VOP_MUL, UB, s->ACT[l], K_BIG, UB, s->ACT[l], T * b);
+                vopb(e, TPU_VOP_MIN, UB, s->ACT[l], K_ONE, UB, s->ACT[l], T * b);
+                vop2(e, TPU_VOP_MUL, ACC, DX, UB, s->ACT[l], ACC, DX, T * b);
             }
             tpuc_e_comment(&e->ec,
                            "the gradient at the pooled output, fp32, to host memory for the conv");
@@ -1836,6 +1851,7 @@ static void bwd_dense(em_t *e, const step_t *s, int l, int cur)
     for (uint64_t k0 = 0; k0 < ly->kp; k0 += R) {
         const uint64_t r = umin(R, ly->kp - k0);
         const uint64_t XT = s->UB_CHUNK, DW = s->ACC_CHUNK;
+        ring_restart(e);
         tpuc_e_comment(&e->ec, "dW rows %llu..%llu: X^T by lw transpose x identity, then X^T dY",
                        U(k0), U(k0 + r - 1));
         for (uint64_t bt = 0; bt < nbt; bt++) {
@@ -1928,8 +1944,8 @@ static int emit_update_part(em_t *e, const step_t *s, char *err, size_t errlen)
     return 0;
 }
 
-/* The text into instructions: the loop pass keeps each layer's phases apart (the reports
-   attribute pcs by them) and the update part on its own; then the phases and layers per pc
+/* The text into instructions: the loop pass keeps the update part on its own and each pc to
+   one phase and layer (the reports attribute pcs by them); then the phases and layers per pc
    of the rolled program, and the IMEM check. */
 static int step_assemble(tpuc_train_t *t, const tpuc_hw_t *hw, uint64_t b, char *err,
                          size_t errlen)
@@ -1939,13 +1955,20 @@ static int step_assemble(tpuc_train_t *t, const tpuc_hw_t *hw, uint64_t b, char 
         return -1;
     }
     free(t->prog.cut);
+    free(t->prog.tag);
     t->prog.cut = calloc(t->nphase + 1, 1);
-    if (!t->prog.cut) {
+    t->prog.tag = malloc(t->nphase * sizeof *t->prog.tag);
+    if (!t->prog.cut || !t->prog.tag) {
         tpuc_err(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 1; i < t->nphase; i++)
-        t->prog.cut[i] = t->phase[i] != t->phase[i - 1] || t->layer_of[i] != t->layer_of[i - 1];
+    /* a nest may cross phases and layers (a dense layer's dW chunks alternate backward and
+       update), but each pc keeps one phase and layer: they are its tag */
+    for (size_t i = 0; i < t->nphase; i++) {
+        t->prog.tag[i] = (uint16_t)(t->phase[i] << 8 | t->layer_of[i]);
+        if (i > 0 && (t->phase[i] != t->phase[i - 1] || t->layer_of[i] != t->layer_of[i - 1]))
+            t->prog.cut[i] = 4;
+    }
     size_t starts[1] = {t->u_pc};
     const size_t nstraight = t->nphase;
     if (tpuc_assemble_parts(&t->prog, hw, starts, t->u_pc ? 1 : 0, err, errlen)) {

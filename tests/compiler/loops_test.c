@@ -5,7 +5,10 @@
    between random filler instructions and random cuts, are rolled and expanded again with the
    sequencer's functions; the expansion must be the stream, instruction for instruction, and
    every cut respected. Planted nests must shrink the program; streams with nothing to roll
-   (random fields) must round-trip. usage: loops_test [SEEDS] */
+   (random fields) must round-trip. Tags (a training step's phase and layer per instruction):
+   every dynamic instance of a rolled pc has the tag of the instruction the pc stands for, and
+   the same streams rolled without tags break that (the check has teeth).
+   usage: loops_test [SEEDS] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +185,7 @@ static int check(const buf_t *b, const uint8_t *cut, size_t *nout_ret, const cha
     tpu_insn_t *out = NULL;
     size_t nout = 0, *orig = NULL;
     char err[512] = "";
-    if (tpuc_loops(b->v, b->n, cut, &out, &nout, &orig, err, sizeof err) ||
+    if (tpuc_loops(b->v, b->n, cut, NULL, &out, &nout, &orig, err, sizeof err) ||
         tpuc_loops_expand_check(out, nout, NULL, 0, b->v, b->n, NULL, err, sizeof err)) {
         fprintf(stderr, "FAIL: %s seed %u: %s\n", what, seed, err);
         free(out); free(orig);
@@ -222,11 +225,42 @@ static int check(const buf_t *b, const uint8_t *cut, size_t *nout_ret, const cha
     return 0;
 }
 
+/* Rolls b with tags (or, roll_tags 0, without) and counts the dynamic instructions whose tag
+   differs from that of the straight-line instruction their pc stands for (orig[pc]); -1 when
+   the pass fails. */
+static long tag_mismatches(const buf_t *b, const uint16_t *tag, int roll_tags)
+{
+    tpu_insn_t *out = NULL;
+    size_t nout = 0, *orig = NULL;
+    char err[512] = "";
+    if (tpuc_loops(b->v, b->n, NULL, roll_tags ? tag : NULL, &out, &nout, &orig, err, sizeof err)) {
+        fprintf(stderr, "FAIL: tags: %s\n", err);
+        return -1;
+    }
+    long bad = 0;
+    size_t k = 0;
+    tpu_seq_t s;
+    tpu_seq_reset(&s);
+    for (uint32_t pc = 0; pc < nout && k < b->n;) {
+        tpu_dinsn_t d;
+        tpu_insn_decode(out[pc], &d);
+        if (d.opcode != TPU_OP_LOOP && d.opcode != TPU_OP_STRIDE) {
+            if (tag[k] != tag[orig[pc]]) bad++;
+            k++;
+        }
+        pc = tpu_seq_step(&s, &d, pc);
+    }
+    free(out);
+    free(orig);
+    return k == b->n ? bad : -1;
+}
+
 int main(int argc, char **argv)
 {
     unsigned seeds = argc > 1 ? (unsigned)atoi(argv[1]) : 300;
     int fails = 0;
     size_t planted_in = 0, planted_out = 0, soft_in = 0, soft_out = 0;
+    unsigned tag_teeth = 0; /* seeds whose stream rolled without tags mixes tags in a pc */
     for (unsigned seed = 1; seed <= seeds; seed++) {
         rs = 0x9E3779B97F4A7C15ull * seed + 1;
         buf_t b = {0, 0, 0};
@@ -253,6 +287,22 @@ int main(int argc, char **argv)
             for (unsigned k = 0; k < 3; k++) cut[rr(1, (uint32_t)b.n)] = 1;
         size_t nout = 0;
         fails += check(&b, seed % 3 == 0 ? cut : NULL, &nout, "planted", seed);
+        if (seed % 4 == 2) {
+            /* tags in runs of a few instructions, as a training step's phases alternate */
+            uint16_t *tag = malloc(b.n * sizeof *tag);
+            if (!tag) return 2;
+            for (size_t i = 0, run = 0, t = 0; i < b.n; i++, run--) {
+                if (run == 0) { run = rr(1, 12); t = rr(0, 2); }
+                tag[i] = (uint16_t)t;
+            }
+            long with = tag_mismatches(&b, tag, 1), without = tag_mismatches(&b, tag, 0);
+            if (with != 0) {
+                fprintf(stderr, "FAIL: tags seed %u: %ld dynamic instructions under another tag\n", seed, with);
+                fails++;
+            }
+            if (without > 0) tag_teeth++;
+            free(tag);
+        }
         planted_in += b.n;
         planted_out += nout;
         if (seed % 3 == 1) {
@@ -291,9 +341,14 @@ int main(int argc, char **argv)
         free(cut);
         free(b.v);
     }
+    if (seeds >= 20 && tag_teeth == 0) {
+        fprintf(stderr, "FAIL: tags: no stream rolled without its tags mixed them (no teeth)\n");
+        fails++;
+    }
     printf("loops_test: %u seeds, planted nests %zu -> %zu instructions (%.1f%%); soft cuts %zu "
-           "where hard cuts give %zu, %s\n", seeds, planted_in, planted_out,
+           "where hard cuts give %zu; tags kept per pc (%u streams mix them without), %s\n",
+           seeds, planted_in, planted_out,
            planted_in ? 100.0 * (double)planted_out / (double)planted_in : 0.0, soft_out, soft_in,
-           fails ? "FAIL" : "ok");
+           tag_teeth, fails ? "FAIL" : "ok");
     return fails ? 1 : 0;
 }

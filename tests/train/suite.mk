@@ -21,7 +21,14 @@ $(BUILD)/tests/step_text: tests/train/step_text.c $(TPUC_LIB) $(CMODEL_LIB)
 # make train-same-text [TEXT_BASE=REV]: the training pass's output over tests/train/same_text.sh's
 # matrix, this tree against REV's (default main), byte for byte (a refactoring's check; not
 # part of make test: a few minutes)
-.PHONY: train-same-text
+.PHONY: train-same-text train-same-bits
 TEXT_BASE ?= main
 train-same-text: $(BUILD)/tests/step_text
 	BUILD=$(BUILD) sh tests/train/same_text.sh compare $(TEXT_BASE) $(BUILD)/same-text
+
+# make train-same-bits [BITS_BASE=REV]: tpu-train of this tree and REV's (default main) over
+# tests/train/same_bits.sh's matrix, the weights and gradients compared byte for byte (a
+# change that may change the program text but not a step's numerics; not part of make test)
+BITS_BASE ?= main
+train-same-bits: $(TOOLS_DIR)/tpu-train
+	BUILD=$(BUILD) sh tests/train/same_bits.sh compare $(BITS_BASE) $(BUILD)/same-bits

@@ -244,6 +244,10 @@ typedef struct {
     uint8_t *cut;                    /* set by the caller before tpuc_assemble (nstraight + 1,
                                         may be NULL): cut[i] = 1, no loop spans i-1 and i (the
                                         layers' boundaries are always cuts) */
+    uint16_t *tag;                   /* set by the caller before tpuc_assemble (nstraight, may be
+                                        NULL): instructions of different tags are never the same
+                                        pc of a nest, so every pc keeps one tag (a training
+                                        step's phase and layer, which its report attributes by) */
 } tpuc_prog_t;
 
 int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen);
