@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Choosing the micro-steps of a training step (docs/training.md "Micro-steps"): when a core's
    rows of the step do not fit UB, ACC or IMEM at once, tpu-train and `tpu-compile --train`
-   split them into the fewest micro-steps that fit, and say so in one line. A refusal is left
+   split them into micro-steps (the fewest that fit, or, where the board model predicts the step
+   in passing, the fastest of the few counts after it), and say so in one line. A refusal is left
    only for a model that does not fit even one row per core; its message names the layer and
    the memory (the message of that last attempt). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +25,20 @@ static int attempt(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t *o, uint6
     return tpuc_train_compile(g, hw, o, t, err, errlen);
 }
 
+/* The step of micro-step count m predicted on the board model: its cycles, or UINT64_MAX when
+   its straight-line program is too long to predict in passing (PREDICT_MAX) or the run fails. */
+#define PREDICT_MAX 400000u
+static uint64_t predict(const tpuc_train_t *t, const tpuc_graph_t *g, const tpuc_hw_t *hw)
+{
+    const size_t n = t->prog.nstraight ? t->prog.nstraight : t->prog.ninsns;
+    if (n > PREDICT_MAX) return UINT64_MAX;
+    tpuc_hw_t h = *hw;
+    h.predict_only = 1;
+    tpuc_train_report_t r;
+    char e[256];
+    return tpuc_train_report(t, g, &h, &r, e, sizeof e) ? UINT64_MAX : r.cycles;
+}
+
 int tpuc_train_compile_micro(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t *o,
                              uint64_t batch, uint64_t rows, int choose, tpuc_graph_t *g, tpuc_train_t *t,
                              char *note, size_t notelen, char *err, size_t errlen)
@@ -37,20 +53,52 @@ int tpuc_train_compile_micro(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t
         }
         return 0;
     }
-    for (uint64_t m = 1; m <= rows && m <= 65536u; m++) {
+    /* the fewest micro-steps that fit; then, where the board model predicts the step in
+       passing, the next counts that fit up to 4x as many, the fastest kept (fewer micro-steps
+       can be slower: without them a chunk of dW shares ACC with the optimizer's state, so a
+       Conv's gradient may take more passes over the batch) */
+    uint64_t best = 0, bestcyc = UINT64_MAX, first = 0, firstcyc = UINT64_MAX;
+    tpuc_graph_t bg;
+    tpuc_train_t bt;
+    for (uint64_t m = 1; m <= rows && m <= 65536u && (!best || m <= 4 * best); m++) {
         if (rows % m) continue;
         if (attempt(model, hw, o, batch, (unsigned)m, g, t, err, errlen) == 0) {
-            if (m > 1 && note && notelen)
-                snprintf(note, notelen, "the step's %llu rows per core do not fit UB, ACC or IMEM "
-                         "at once; %llu micro-steps of %llu rows (--micro-batch %llu)",
-                         (unsigned long long)rows, (unsigned long long)m,
-                         (unsigned long long)(rows / m), (unsigned long long)(rows / m));
-            return 0;
+            const uint64_t cyc = predict(t, g, hw);
+            if (!first) { first = m; firstcyc = cyc; }
+            if (!best || cyc < bestcyc) {
+                if (best) { tpuc_train_free(&bt); tpuc_graph_free(&bg); }
+                best = m;
+                bestcyc = cyc;
+                bt = *t;
+                bg = *g;
+                if (cyc == UINT64_MAX) break; /* not predicted: the fewest */
+            } else {
+                tpuc_train_free(t);
+                tpuc_graph_free(g);
+            }
+            continue;
         }
         const int fit = t->fit_failed;
         tpuc_train_free(t);
         tpuc_graph_free(g);
-        if (!fit) return -1; /* not a question of size: more micro-steps do not help */
+        if (!fit && !best) return -1; /* not a question of size: more micro-steps do not help */
     }
-    return -1; /* not even one row per core fits: err names the layer and the memory */
+    if (!best) return -1; /* not even one row per core fits: err names the layer and the memory */
+    *t = bt;
+    *g = bg;
+    o->micro = (unsigned)best;
+    hw->batch = (long)(batch / best);
+    if (best > first && note && notelen)
+        snprintf(note, notelen, "the step's %llu rows per core fit in %llu micro-step(s), but %llu "
+                 "micro-steps of %llu rows run faster (predicted %llu cycles, not %llu; "
+                 "--micro-batch %llu)", (unsigned long long)rows, (unsigned long long)first,
+                 (unsigned long long)best, (unsigned long long)(rows / best),
+                 (unsigned long long)bestcyc, (unsigned long long)firstcyc,
+                 (unsigned long long)(rows / best));
+    else if (best > 1 && note && notelen)
+        snprintf(note, notelen, "the step's %llu rows per core do not fit UB, ACC or IMEM at once; "
+                 "%llu micro-steps of %llu rows (--micro-batch %llu)", (unsigned long long)rows,
+                 (unsigned long long)best, (unsigned long long)(rows / best),
+                 (unsigned long long)(rows / best));
+    return 0;
 }

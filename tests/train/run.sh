@@ -251,6 +251,21 @@ for m in batch sign; do
     fi
 done
 
+# micro-steps chosen by predicted cycles: the tutorial's CNN at N = 64 (8 rows per core) fits
+# one micro-step, but its dW then shares ACC with Adam's state and takes more passes; the
+# choice names both predictions, and tpu-compile with each --micro-batch must agree
+$PY models/nets.py cnn "$W/tcnn.onnx" >/dev/null 2>&1
+TC="$B/tpu-compile $W/tcnn.onnx --train --mxu 64 --cores 2 --batch 16 --report-only"
+line=$($TC 2>&1 | grep 'micro-step' | head -n 1)
+c8=$($TC --micro-batch 8 2>/dev/null | sed -n 's/^total: \([0-9]*\) cycles.*/\1/p')
+c4=$($TC --micro-batch 4 2>/dev/null | sed -n 's/^total: \([0-9]*\) cycles.*/\1/p')
+if [ -n "$c8" ] && [ -n "$c4" ] && [ "$c4" -lt "$c8" ] &&
+    [ "$line" = "tpu-compile: the step's 8 rows per core fit in 1 micro-step(s), but 2 micro-steps of 4 rows run faster (predicted $c4 cycles, not $c8; --micro-batch 4)" ]; then
+    ok "micro-steps chosen by predicted cycles (the tutorial CNN at N = 64: 2 of 4 rows, $c4 cycles, not 1: $c8), said in one line"
+else
+    bad "micro-steps by predicted cycles: '$line' (--micro-batch 4: $c4, 8: $c8 cycles)"
+fi
+
 # ---- 2. it learns; the exported model ----
 if "$T" "$W/deep.onnx" --x-train "$W/bx.npy" --y-train "$W/by.npy" --x-val "$W/vx.npy" --y-val "$W/vy.npy" --logits \
     --mxu 8 --cores 2 --batch 32 --epochs 3 --optimizer adam --lr 0.01 --csv "$W/curve.csv" --save-onnx "$W/trained.onnx" \
