@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tpu/board.h"
@@ -54,6 +55,10 @@ static void usage(FILE *f)
             "  --no-dense          a strided Conv's or pool's output keeps its r-space (half of\n"
             "                      it dropped rows) instead of dense rows (same results)\n"
             "  --json FILE         also write the report as JSON (with --report-only)\n"
+            "  --plot PNG          also draw the roofline (with --report-only): each layer's MACs\n"
+            "                      per DMA byte against its MACs per cycle, under the MXU's and\n"
+            "                      the AXI port's roofs, coloured by the unit that bounds it\n"
+            "                      (tools/tpu_roofline.py, matplotlib)\n"
             "Training (docs/training.md; tpu-train runs it):\n"
             "  --train             report one training step instead (forward, loss, backward,\n"
             "                      all-reduce, update) per layer and phase; --batch is the global\n"
@@ -65,7 +70,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_PLOT, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -75,6 +80,7 @@ static const tpu_cli_opt_t opts[] = {
     {"out", 'o', TPU_CLI_VALUE, O_OUT},
     {"report-only", 0, 0, O_REPORT},
     {"json", 0, TPU_CLI_VALUE, O_JSON},
+    {"plot", 0, TPU_CLI_VALUE, O_PLOT},
     {"no-fuse-pool", 0, 0, O_NOFUSE},
     {"no-fuse-add", 0, 0, O_NOFUSEADD},
     {"no-im2col", 0, 0, O_NOIM2COL},
@@ -130,12 +136,54 @@ static const char *header_fmt =
     "# parameters: mxu=%u ub_rows=%u acc_rows=%u wmem_rows=%u imem_insns=%u axi_data_bits=%u "
     "cores=%u topology=%ux%u batch_per_core=%ld\n";
 
+/* --plot: the report's JSON to a temporary file beside PNG, then tools/tpu_roofline.py of
+   the same tree (build/tools/tpu-compile -> tools/) draws it; PNG appears whole or not at
+   all (the script renames its temporary). 0, or -1 with err. */
+static int draw_roofline(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_prog_t *p,
+                         const char *png, char *err, size_t errlen)
+{
+    char self[4096] = "", script[4200], tmp[4200];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl > 0) self[sl] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = 0;
+    snprintf(script, sizeof script, "%s/../../tools/tpu_roofline.py", self[0] ? self : ".");
+    snprintf(tmp, sizeof tmp, "%s.%ld.json", png, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "--plot %.400s: cannot write its temporary %.400s", png, tmp);
+        return -1;
+    }
+    tpuc_report_json(g, hw, p, f);
+    if (fclose(f)) {
+        remove(tmp);
+        snprintf(err, errlen, "--plot %.400s: cannot write its temporary %.400s", png, tmp);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int st = -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/usr/bin/python3", "python3", script, tmp, png, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0) waitpid(pid, &st, 0);
+    remove(tmp);
+    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "--plot %.400s: %.400s failed (it needs /usr/bin/python3 with "
+                 "matplotlib: scripts/deps.sh)", png, script);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[1024];
     tpu_cli_t cli;
     tpu_cli_init(&cli, argc, argv, opts);
-    const char *model = NULL, *out = NULL, *json = NULL;
+    const char *model = NULL, *out = NULL, *json = NULL, *plot = NULL;
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
@@ -163,6 +211,7 @@ int main(int argc, char **argv)
         case O_OUT: out = tpu_path_trim((char *)val); break; /* "DIR/" is DIR: argv is ours */
         case O_REPORT: report_only = 1; break;
         case O_JSON: json = val; break;
+        case O_PLOT: plot = val; break;
         case O_NOFUSE: no_fuse = 1; break;
         case O_NOFUSEADD: no_fuse_add = 1; break;
         case O_NOIM2COL: no_im2col = 1; break;
@@ -186,6 +235,8 @@ int main(int argc, char **argv)
     if (out && report_only) return fail(2, "-o and --report-only together: choose one");
     if (json && !report_only) return fail(2, "--json goes with --report-only (with -o, DIR/report.json is written)");
     if (train && !report_only) return fail(2, "--train goes with --report-only (tpu-train compiles and runs training)");
+    if (plot && (!report_only || train))
+        return fail(2, "--plot goes with --report-only of inference (the roofline of its layers)");
     if (mb && !train) return fail(2, "--micro-batch goes with --train");
     if (strcmp(optname, "adam") && strcmp(optname, "sgd")) {
         snprintf(err, sizeof err, "--optimizer '%s': expected sgd or adam", optname);
@@ -197,6 +248,10 @@ int main(int argc, char **argv)
         return fail(2, err);
     if (json && (tpu_out_check("--json", json, err, sizeof err) ||
                  tpu_out_distinct("--json", json, "the model", model, err, sizeof err)))
+        return fail(2, err);
+    if (plot && (tpu_out_check("--plot", plot, err, sizeof err) ||
+                 tpu_out_distinct("--plot", plot, "the model", model, err, sizeof err) ||
+                 (json && tpu_out_distinct("--plot", plot, "--json", json, err, sizeof err))))
         return fail(2, err);
 
     tpuc_hw_t hw;
@@ -306,6 +361,7 @@ int main(int argc, char **argv)
             tpuc_report_json(&g, &hw, &p, o.f);
             if (tpu_out_commit(&o, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
         }
+        if (plot && draw_roofline(&g, &hw, &p, plot, err, sizeof err)) { rc = 1; fail(1, err); goto done; }
         rc = 0;
         goto done;
     }

@@ -164,6 +164,37 @@ static int run_looped(const tpuc_hw_t *hw, const tpuc_prog_t *p, seqrec_t *s, ui
     return 0;
 }
 
+/* The bytes a DMA moves and the beats of bb bytes they take on the AXI port: each row from
+   its address to its end, in whole aligned beats (as core_dma.c bursts them). */
+static void dma_traffic(const tpu_insn_t *w, uint64_t bb, uint64_t *bytes, uint64_t *beats)
+{
+    tpu_dinsn_t d;
+    tpu_insn_decode(*w, &d);
+    if (!bb || d.n == 0) return;
+    const uint64_t es = d.mem == TPU_MEM_ACC ? 4u : 2u, len = (uint64_t)d.cols * es;
+    *bytes += (uint64_t)d.n * len;
+    if (d.stride % bb == 0) { /* every row at the same alignment */
+        const uint64_t a = d.addr % bb;
+        *beats += (uint64_t)d.n * ((a + len + bb - 1) / bb);
+        return;
+    }
+    for (uint64_t r = 0; r < d.n; r++) {
+        const uint64_t a = ((uint64_t)d.addr + r * d.stride) % bb;
+        *beats += (a + len + bb - 1) / bb;
+    }
+}
+
+/* The unit whose floor is highest in layer l and that floor (cycles): the MXU's vectors
+   presented, the DMA's beats at the port's width, the VPU's busy cycles. */
+static const char *limit_of(const tpuc_layer_t *l, uint64_t *floor)
+{
+    const char *u = "mxu";
+    *floor = l->mxu_rows;
+    if (l->dma_beats > *floor) { u = "dma"; *floor = l->dma_beats; }
+    if (l->vpu_cycles > *floor) { u = "vpu"; *floor = l->vpu_cycles; }
+    return u;
+}
+
 /* One run of the whole program with the timing of every straight-line instruction recorded:
    a layer's cycles are the cycle by which its last instruction and everything before it has
    completed minus the same of the layer before (the last layer runs to the halt), so the
@@ -206,11 +237,15 @@ int tpuc_report(const tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char
         uint64_t *span[3] = {&l->mx_cycles, &l->dma_cycles, &l->vpu_cycles};
         uint64_t s0[3] = {0, 0, 0}, e0[3] = {0, 0, 0};
         l->mx_cycles = l->dma_cycles = l->vpu_cycles = 0;
+        l->dma_bytes = l->dma_beats = 0;
         for (size_t j = l->first_insn; j < l->end_insn && j + 1 < sn; j++) {
             int u;
             switch (sins[j].w[0] & 0xFFu) {
             case TPU_OP_LW: case TPU_OP_MATMUL: u = 0; break;
-            case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT: u = 1; break;
+            case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
+                u = 1;
+                dma_traffic(&sins[j], hw->axi_data_bits / 8u, &l->dma_bytes, &l->dma_beats);
+                break;
             case TPU_OP_VOP: case TPU_OP_VRED: case TPU_OP_SOFTMAX: u = 2; break;
             default: continue;
             }
@@ -273,19 +308,20 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
             hw->geom.imem_insns, p->ninsns, loops_note, (double)p->host_bytes / 1048576.0,
             (double)p->act_bytes / 1048576.0, (double)p->act_all / 1048576.0);
-    fprintf(f, "%-28s %-22s %12s %10s %6s %7s %7s %7s %7s %5s %5s %5s %6s %6s %6s  %s\n", "node",
-            "op", "MACs", "cycles", "insns", "MXU%", "phase%", "shape%", "bound%", "mx%", "dma%", "vpu%",
-            "UBhi", "ACChi", "WMhi", "constants");
+    fprintf(f, "%-28s %-22s %12s %10s %6s %7s %7s %7s %7s %5s %5s %5s %5s %5s %6s %6s %6s  %s\n",
+            "node", "op", "MACs", "cycles", "insns", "MXU%", "phase%", "shape%", "bound%", "mx%",
+            "dma%", "vpu%", "limit", "lim%", "UBhi", "ACChi", "WMhi", "constants");
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
-        uint64_t ch = l->cycles;
+        uint64_t ch = l->cycles, fl;
+        const char *lim = limit_of(l, &fl);
         fprintf(f, "%-28.28s %-22.22s %12" PRIu64 " %10" PRIu64 " %6zu %7.2f %7.2f %7.2f %7.2f %5.1f"
-                " %5.1f %5.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node, l->op,
-                l->macs, l->cycles, l->insns, 100.0 * util(l->macs, n, l->cycles),
+                " %5.1f %5.1f %5s %5.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %s\n", l->node,
+                l->op, l->macs, l->cycles, l->insns, 100.0 * util(l->macs, n, l->cycles),
                 100.0 * util(l->macs, n, l->mx_cycles), 100.0 * shape_bound(l, n),
                 100.0 * util(l->macs, n, l->mxu_rows), pct(l->mx_cycles, ch),
-                pct(l->dma_cycles, ch), pct(l->vpu_cycles, ch), l->ub_hi, l->acc_hi,
-                l->wmem_hi, l->consts);
+                pct(l->dma_cycles, ch), pct(l->vpu_cycles, ch), lim, pct(fl, ch), l->ub_hi,
+                l->acc_hi, l->wmem_hi, l->consts);
     }
     double ips = p->total_cycles ? (double)hw->freq_mhz * 1e6 * (double)p->batch * hw->cores /
                                        (double)p->total_cycles : 0.0;
@@ -303,7 +339,10 @@ void tpuc_report_text(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             "and N' padded up to multiples of N; bound%%: useful MACs / (N^2 x vectors "
             "presented), the most the layer's tiling (also Conv rows on the padded width) "
             "allows; mx%% dma%% vpu%%: the layer's cycles in which lw/matmul (the matmul phase), "
-            "a DMA, the VPU were busy (they overlap where the sequencer lets them)\n");
+            "a DMA, the VPU were busy (they overlap where the sequencer lets them); limit, lim%%: "
+            "the unit with the highest floor (MXU: the vectors presented; DMA: its bytes in AXI "
+            "beats of %u bits, one a cycle; VPU: its busy cycles) and that floor over the "
+            "layer's cycles (100 %%: the layer runs at that unit's bound)\n", hw->axi_data_bits);
 }
 
 /* A JSON string literal of s (tpuc_internal.h). */
@@ -327,12 +366,16 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
             "\"straight_line_instructions\": %zu, \"loops\": %zu, \"strides\": %zu, "
             "\"loop_dispatches\": %" PRIu64 ", "
             "\"host_bytes\": %" PRIu64 ", \"activation_bytes\": %" PRIu64 ", "
-            "\"activation_bytes_no_reuse\": %" PRIu64 ", \"freq_mhz\": %u,\n  \"layers\": [\n",
+            "\"activation_bytes_no_reuse\": %" PRIu64 ", \"freq_mhz\": %u, "
+            "\"axi_data_bits\": %u,\n  \"layers\": [\n",
             n, hw->cores, p->batch, hw->geom.ub_rows, hw->geom.acc_rows, hw->geom.wmem_rows,
             hw->geom.imem_insns, p->ninsns, p->straight ? p->nstraight : p->ninsns, p->nloops,
-            p->nstrides, p->loop_dispatches, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz);
+            p->nstrides, p->loop_dispatches, p->host_bytes, p->act_bytes, p->act_all, hw->freq_mhz,
+            hw->axi_data_bits);
     for (size_t i = 0; i < p->nlayers; i++) {
         const tpuc_layer_t *l = &p->layers[i];
+        uint64_t fl;
+        const char *lim = limit_of(l, &fl);
         fprintf(f, "    {\"node\": ");
         tpuc_json_str(f, l->node);
         fprintf(f, ", \"op\": ");
@@ -344,12 +387,15 @@ void tpuc_report_json(const tpuc_graph_t *g, const tpuc_hw_t *hw, const tpuc_pro
                 ", \"vpu_cycles\": %" PRIu64
                 ", \"phase_util\": %.6f, \"ub_high\": %" PRIu64
                 ", \"acc_high\": %" PRIu64 ", \"wmem_high\": %" PRIu64
-                ", \"first_insn\": %zu, \"end_insn\": %zu, \"insns\": %zu, \"constants\": ",
+                ", \"first_insn\": %zu, \"end_insn\": %zu, \"insns\": %zu"
+                ", \"mxu_rows\": %" PRIu64 ", \"dma_bytes\": %" PRIu64 ", \"dma_beats\": %" PRIu64
+                ", \"limit\": \"%s\", \"limit_share\": %.6f, \"constants\": ",
                 l->macs, l->cycles, l->mxu_busy, util(l->macs, n, l->cycles),
                 util(l->macs, n, l->mxu_rows), l->k, l->nout, shape_bound(l, n),
                 l->mx_cycles, l->dma_cycles, l->vpu_cycles,
                 util(l->macs, n, l->mx_cycles), l->ub_hi, l->acc_hi, l->wmem_hi, l->first_insn,
-                l->end_insn, l->insns);
+                l->end_insn, l->insns, l->mxu_rows, l->dma_bytes, l->dma_beats, lim,
+                l->cycles ? (double)fl / (double)l->cycles : 0.0);
         tpuc_json_str(f, l->consts);
         fprintf(f, "}%s\n", i + 1 < p->nlayers ? "," : "");
     }

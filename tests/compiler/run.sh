@@ -415,6 +415,43 @@ for p in sys.argv[1:]:
     if min(ins) < 1 or sum(ins) > r["instructions"] or sum(ins) < r["instructions"] - 8:
         sys.exit(1)
 PY
+# the roofline (issue 30): each layer's DMA bytes and beats (a beat holds at most the port's
+# width), its limit the unit of the highest floor, the DMA's floors within the program's cycles
+# (one beat a cycle); --plot draws a PNG, and refuses to go without --report-only (exit 2, nothing written)
+$PY - "$W/net_spans.json" "$W/mlp10/report.json" <<'PY' && ok "report: roofline fields (DMA bytes and beats, the limiting unit)" || bad "report: roofline"
+import json, sys
+bad = 0
+for p in sys.argv[1:]:
+    r = json.load(open(p))
+    bb = r["axi_data_bits"] // 8
+    for l in r["layers"]:
+        fl = {"mxu": l["mxu_rows"], "dma": l["dma_beats"], "vpu": l["vpu_cycles"]}
+        if l["dma_beats"] * bb < l["dma_bytes"] or (l["dma_bytes"] == 0) != (l["dma_beats"] == 0):
+            print("beats", l); bad += 1
+        if fl[l["limit"]] != max(fl.values()) or abs(l["limit_share"] - max(fl.values()) / l["cycles"]) > 1e-5:
+            print("limit", l["node"], l["limit"], fl, l["limit_share"]); bad += 1
+    if sum(l["dma_beats"] for l in r["layers"]) > r["total"]["cycles"]:
+        print("DMA floors over the program's cycles"); bad += 1
+    print(p, [(l["node"], l["limit"], round(l["limit_share"], 3)) for l in r["layers"]])
+# the MLP's first Gemm (48 -> 40 at N = 8, 10 rows: its input and weights DMA'd for few
+# MACs): DMA; the net's second Conv (12 -> 20 channels, 3x3, its input read once as shifted
+# views): MXU
+if json.load(open(sys.argv[2]))["layers"][0]["limit"] != "dma":
+    print("the MLP's first Gemm is not DMA-bound"); bad += 1
+if json.load(open(sys.argv[1]))["layers"][1]["limit"] != "mxu":
+    print("the net's second Conv is not MXU-bound"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+rm -f "$W/net_roof.png"
+if "$B/tpu-compile" "$W/net.onnx" --mxu 4 --cores 1 --batch 6 --imem-insns 32768 --report-only \
+    --plot "$W/net_roof.png" >/dev/null 2>"$W/roof.err" &&
+    [ "$(head -c 4 "$W/net_roof.png" | od -An -c | tr -d ' ')" = "211PNG" ] &&
+    ! "$B/tpu-compile" "$W/net.onnx" --mxu 4 -o "$W/roofdir" --plot "$W/net_roof2.png" 2>"$W/roof2.err" &&
+    [ "$(wc -l <"$W/roof2.err")" = 1 ] && [ ! -e "$W/net_roof2.png" ] && [ ! -e "$W/roofdir" ]; then
+    ok "tpu-compile --plot: the roofline PNG; without --report-only one line, exit 2, nothing written"
+else
+    bad "tpu-compile --plot: $(cat "$W/roof.err" "$W/roof2.err" 2>/dev/null | head -n 2)"
+fi
 
 # the predictor in segments (what --report-only does for a program longer than the model's
 # IMEM) against one run of the whole program: within 2 %

@@ -213,6 +213,9 @@ typedef struct {
     /* each unit's busy cycles in the layer (tpuc_report): the union of (dispatch, completion]
        of its instructions; mx: lw and matmul, the layer's matmul phase */
     uint64_t mx_cycles, dma_cycles, vpu_cycles;
+    /* the roofline (tpuc_report): the bytes its DMAs move and the AXI beats they take at the
+       port's width (the DMA's floor in cycles) */
+    uint64_t dma_bytes, dma_beats;
     char *consts;     /* what the layer's constants became: "W bf16, bias fp32 (ACC)" */
 } tpuc_layer_t;
 
