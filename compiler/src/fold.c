@@ -1085,7 +1085,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             break;
         }
         case TPUC_OP_MATMUL: {
-            if (b && !b->is_const) { /* two activations (attention): fold_attn.c */
+            if (b && (!b->is_const || b->ndim > 2)) { /* two activations (attention), or
+                                                          batched weights: fold_attn.c */
                 if (tpuc_fold_matmul2(g, n, hw, err, errlen)) return -1;
                 break;
             }

@@ -7,7 +7,8 @@
    - Slice of an activation with steps 1: the start on every axis in n->sl_start; tile_attn.c
      copies the rows by DMA.
    - MatMul of two activations ([.., M, K] x [.., K, N'], the leading dims broadcast as
-     NumPy's): op TPUC_OP_MATMUL2, lowered in tile_attn.c with the second operand loaded
+     NumPy's), or of an activation and a constant of more than 2 dimensions (a weight matrix
+     per batch index): op TPUC_OP_MATMUL2, lowered in tile_attn.c with the second operand loaded
      into WMEM as the stationary one.
    A constant input is folded here (Transpose, Slice); the batch dimension (axis 0) may move
    only when one program holds the whole batch (--cores 1): a program runs the batch in parts
@@ -154,7 +155,8 @@ int tpuc_fold_matmul2(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_hw_t *hw, char
     if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
     if (a->ndim < 2 || b->ndim < 2)
         NODE_ERR(n, "inputs of %d and %d dimensions: a MatMul of two activations needs both of at least 2", a->ndim, b->ndim);
-    if (a->is_const) NODE_ERR(n, "the first input is a constant and the second an activation: not supported");
+    if (a->is_const) NODE_ERR(n, "the first input is a constant: only an activation times an activation or a constant is supported");
+    if (b->is_const && !b->f) NODE_ERR(n, "the second input '%s' is not a float32 constant", b->name);
     const int r = a->ndim > b->ndim ? a->ndim : b->ndim;
     if (a->dims[a->ndim - 1] != b->dims[b->ndim - 2])
         NODE_ERR(n, "inner dimensions differ: %lld vs %lld", (long long)a->dims[a->ndim - 1], (long long)b->dims[b->ndim - 2]);
@@ -168,7 +170,9 @@ int tpuc_fold_matmul2(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_hw_t *hw, char
     }
     d[r - 2] = a->dims[a->ndim - 2];
     d[r - 1] = b->dims[b->ndim - 1];
-    if (hw->cores > 1 && (a->ndim != b->ndim || r < 3 || a->dims[0] != b->dims[0]))
+    if (hw->cores > 1 && b->is_const && b->ndim == r && b->dims[0] != 1)
+        NODE_ERR(n, "the constant second input varies along the batch dimension; on %u cores the batch is split (compile with --cores 1)", hw->cores);
+    if (hw->cores > 1 && !b->is_const && (a->ndim != b->ndim || r < 3 || a->dims[0] != b->dims[0]))
         NODE_ERR(n, "on %u cores both inputs must hold the batch in their first dimension (the same rank, at least 3): compile with --cores 1", hw->cores);
     set_dims(y, r, d);
     n->op = TPUC_OP_MATMUL2;
@@ -181,6 +185,7 @@ int tpuc_lower_attn(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
     const int nin = n->op == TPUC_OP_MATMUL2 ? 2 : 1;
     for (int k = 0; k < nin; k++) {
         const tpuc_tensor_t *t = &g->t[n->in[k]];
+        if (t->is_const) continue; /* MatMul2's batched weights: bf16 in the image */
         if (t->lay.kind != TPUC_LAYOUT_PLAIN || t->lay.flat)
             NODE_ERR(n, "input '%s' is a Conv/pool output (channels-last in memory): not supported", t->name);
     }

@@ -227,8 +227,18 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
     const tpu_core_geom_t *gm = &c->hw->geom;
     const tpuc_tensor_t *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
     tpuc_tensor_t *y = &g->t[n->out[0]];
-    TRY(tpuc_tl_layer_begin(c, n, "-0 bf16 (WMEM padding)"));
-    if (check_in(c, a) || check_in(c, b) || out_plain(c, y)) return -1;
+    TRY(tpuc_tl_layer_begin(c, n, b->is_const ? "B bf16 (RNE from fp32), -0 bf16 (WMEM padding)"
+                                              : "-0 bf16 (WMEM padding)"));
+    if (check_in(c, a) || (!b->is_const && check_in(c, b)) || out_plain(c, y)) return -1;
+    uint64_t baddr = b->lay.addr;
+    if (b->is_const) { /* batched weights: row-major bf16 in the image, read as B is */
+        const int64_t e = tpuc_tensor_elems(b);
+        int64_t off = tpuc_tl_img_alloc(c, (uint64_t)e * 2);
+        if (off < 0) return -1;
+        for (int64_t i = 0; i < e; i++)
+            ((uint16_t *)(c->p->image + off))[i] = tpuc_f32_to_bf16(b->f[i]);
+        baddr = tpuc_tl_img_addr(c, off);
+    }
     const int r = y->ndim;
     const uint64_t M = (uint64_t)y->dims[r - 2], Nn = (uint64_t)y->dims[r - 1];
     const uint64_t K = (uint64_t)a->dims[a->ndim - 1];
@@ -254,7 +264,7 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
     uint64_t step = 0;
     do {
         const uint64_t ab = a->lay.addr + (uint64_t)lead_off(a, idx, r) * 2;
-        const uint64_t bb = b->lay.addr + (uint64_t)lead_off(b, idx, r) * 2;
+        const uint64_t bb = baddr + (uint64_t)lead_off(b, idx, r) * 2;
         int64_t yoff = 0, ys[TPUC_MAX_DIMS];
         tpuc_attn_strides(y->dims, r, ys);
         for (int j = 0; j < r - 2; j++) yoff += idx[j] * ys[j];
