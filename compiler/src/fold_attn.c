@@ -133,7 +133,7 @@ int tpuc_fold_slice(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_hw_t *hw, char *
         d[ax] = e0 > s0 ? e0 - s0 : 0;
         if (d[ax] == 0) NODE_ERR(n, "the slice of axis %lld is empty", (long long)ax);
         n->sl_start[ax] = s0;
-        if (ax == 0 && (s0 != 0 || d[0] != L))
+        if (ax == 0 && !a->is_const && (s0 != 0 || d[0] != L))
             NODE_ERR(n, "slices axis 0, the batch dimension: a program runs on the batch in parts (per core, and tpu-infer's chunks), so only axes >= 1 are supported");
     }
     tpuc_attn_strides(a->dims, r, xs);

@@ -62,7 +62,7 @@ def say(ok, msg):
 def compile_model(name, onnx_path, batch, N, cores=1):
     d = os.path.join(W, "%s_N%d_C%d" % (name, N, cores))
     r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), onnx_path, "--mxu", str(N), "--cores",
-                        str(cores), "--batch", str(batch), "--imem-insns", "32768", "-o", d],
+                        str(cores), "--batch", str(batch), "-o", d],
                        capture_output=True, text=True)
     return d, r
 

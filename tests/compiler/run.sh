@@ -22,8 +22,8 @@
 #   5. RTL (RTL=1): tiny.onnx on the N = 4 core, mlp.onnx (its hidden layer on chip) and
 #      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, chain.onnx with
 #      its outputs staged in ACC on the N = 4 core (UB 6 KiB), and residual.onnx (shifted
-#      views, reused host buffers), and 2m's LayerNorm and new-operator models on the N = 4
-#      core: traces and outputs identical to the model's (tpu-infer --rtl).
+#      views, reused host buffers), 2m's LayerNorm and new-operator models and 2n's encoder
+#      layer on the N = 4 core: traces and outputs identical to the model's (tpu-infer --rtl).
 # usage: tests/compiler/run.sh WORKDIR [RTL]
 set -u
 W=$1; RTL=${2:-0}
@@ -531,6 +531,12 @@ if [ "$RTL" = 1 ]; then
             ok "$m (issue 32) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "$m (issue 32) on the RTL"; tail -n 20 "$d.rtl.log"; }
         cmp -s "${d}_y.npy" "$d.rtl.npy" || bad "$m (issue 32): the RTL run's outputs differ"
     done
+    # issue 32 (2n): the encoder layer (DMA row copies, the transposed load, MatMuls of two
+    # activations with WMEM tiles from host memory) on the N = 4 core
+    d="$W/attn/enc32_N4_C1"
+    "$B/tpu-infer" "$d" --input "${d}_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
+        ok "TransformerEncoderLayer (issue 32) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "TransformerEncoderLayer on the RTL"; tail -n 20 "$d.rtl.log"; }
+    cmp -s "${d}_y.npy" "$d.rtl.npy" || bad "TransformerEncoderLayer: the RTL run's outputs differ"
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]
