@@ -31,7 +31,13 @@ Also: the same model on 2 cores (the batch split) and an encoder with GELU (Erf)
 with one line naming the node; MatMul / Transpose / Slice special cases against numpy (exact
 data movement: the same bits).
 
-usage: attn.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
+With "full" (make test-compiler-attn-full, in make test-full): larger layers only,
+  enc128  d_model 128, 4 heads, feed-forward 512, batch_first, x [2, 32, 128]; N = 16
+  bert    d_model 768, 12 heads, feed-forward 3072 (BERT-base's layer), batch_first,
+          x [1, 128, 768]; N = 128
+with the same checks and IMEM 32768.
+
+usage: attn.py WORKDIR BUILD_TOOLS [full]     (exit 1 on any failure)
 """
 import copy
 import os
@@ -47,6 +53,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import refops  # noqa: E402
 
 W, TOOLS = sys.argv[1], sys.argv[2]
+FULL = len(sys.argv) > 3 and sys.argv[3] == "full"
+IMEM = ["--imem-insns", "32768"] if FULL else []
 os.makedirs(W, exist_ok=True)
 torch.manual_seed(32)
 fails = 0
@@ -62,7 +70,7 @@ def say(ok, msg):
 def compile_model(name, onnx_path, batch, N, cores=1):
     d = os.path.join(W, "%s_N%d_C%d" % (name, N, cores))
     r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), onnx_path, "--mxu", str(N), "--cores",
-                        str(cores), "--batch", str(batch), "-o", d],
+                        str(cores), "--batch", str(batch), "-o", d] + IMEM,
                        capture_output=True, text=True)
     return d, r
 
@@ -221,6 +229,11 @@ def encoder(name, d, heads, ff, batch_first, shape, Ns):
     return p14
 
 
+if FULL:
+    encoder("enc128", 128, 4, 512, True, (2, 32, 128), (16,))
+    encoder("bert", 768, 12, 3072, True, (1, 128, 768), (128,))
+    print("attn (full): %d failure(s)" % fails)
+    sys.exit(1 if fails else 0)
 p32 = encoder("enc32", 32, 2, 64, True, (2, 5, 32), (4, 8, 16))
 encoder("enc64", 64, 4, 128, False, (6, 3, 64), (8, 16))
 
