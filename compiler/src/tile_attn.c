@@ -220,6 +220,28 @@ static int64_t lead_off(const tpuc_tensor_t *t, const int64_t *idx, int r)
     return off;
 }
 
+/* B's tile (K-chunk kt: rows kr, N-tile: columns nc; row stride Nn elements) from host
+   memory into the WMEM slot at `slot`, its rows past kr set to -0 (the matmul's identity: one
+   -0 word at zaddr read with stride 0), then `lw`. */
+static int load_b_tile(ctx_t *c, uint64_t slot, uint64_t at, uint64_t kr, uint64_t nc,
+                       uint64_t Nn, uint64_t zaddr)
+{
+    const unsigned N = c->n;
+    TRY(tpuc_e_dma_in(&c->e, WMEM, slot, kr, nc, at, Nn * 2));
+    if (kr < N) TRY(tpuc_e_dma_in(&c->e, WMEM, slot + kr, N - kr, 1, zaddr, 0));
+    return tpuc_e_lw(&c->e, slot);
+}
+
+/* ACC rows [0, rows) (an output tile, fp32) to host at `at` (row stride Nn elements): bf16
+   through UB row `ub` (one rounding, `vop cvt`), or fp32 for the graph output. */
+static int store_tile(ctx_t *c, uint64_t ub, uint64_t rows, uint64_t nc, uint64_t at,
+                      uint64_t Nn, unsigned es)
+{
+    if (es == 4) return tpuc_e_dma_out(&c->e, ACC, 0, rows, nc, at, Nn * 4);
+    TRY(tpuc_e_vop(&c->e, V_CVT, ACC, 0, -1, 0, 0, UB, ub, rows));
+    return tpuc_e_dma_out(&c->e, UB, ub, rows, nc, at, Nn * 2);
+}
+
 int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
 {
     const unsigned N = c->n;
@@ -278,19 +300,10 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
                 const uint64_t nc = min64(N, Nn - nt * N);
                 for (uint64_t kt = 0; kt < KT; kt++) {
                     const uint64_t kr = min64(N, K - kt * N), slot = (step++ % slots) * N;
-                    TRY(tpuc_e_dma_in(&c->e, WMEM, slot, kr, nc,
-                                      bb + (kt * N * Nn + nt * N) * 2, Nn * 2));
-                    if (kr < N) TRY(tpuc_e_dma_in(&c->e, WMEM, slot + kr, N - kr, 1, zaddr, 0));
-                    TRY(tpuc_e_lw(&c->e, slot));
+                    TRY(load_b_tile(c, slot, bb + (kt * N * Nn + nt * N) * 2, kr, nc, Nn, zaddr));
                     TRY(tpuc_e_mm(&c->e, kt * mt, 0, rows, kt > 0));
                 }
-                const uint64_t at = yb + (m0 * Nn + nt * N) * es;
-                if (es == 2) {
-                    TRY(tpuc_e_vop(&c->e, V_CVT, ACC, 0, -1, 0, 0, UB, KT * mt, rows));
-                    TRY(tpuc_e_dma_out(&c->e, UB, KT * mt, rows, nc, at, Nn * 2));
-                } else {
-                    TRY(tpuc_e_dma_out(&c->e, ACC, 0, rows, nc, at, Nn * 4));
-                }
+                TRY(store_tile(c, KT * mt, rows, nc, yb + (m0 * Nn + nt * N) * es, Nn, (unsigned)es));
             }
         }
     } while (next_index(idx, y->dims, r - 2));
