@@ -22,6 +22,11 @@ same module at opset 17, which writes LayerNormalization there and the same node
 (checked). Every output element must lie within its bound of the exact value (float64), and
 PyTorch's fp32 result within the same bound plus its own distance to the exact value.
 
+Every node, too (per_node): the model cut after each node, the node's refops bound applied to
+the bf16 values it read (no input error), the machine's output within it; the bound is tight
+there (about one bf16 rounding plus the operator's own error) and a MatMul's output with its
+heads rotated is rejected.
+
 The test can fail: the same check is applied to wrong answers, which it must reject: PyTorch's
 output with one element moved by 1.5 times its bound, and the layer computed with its heads
 merged in the wrong order (a head split/merge bug); and the bound must say something (its
@@ -157,6 +162,87 @@ def reference(path, x):
         refops.OPS.update(saved)
 
 
+def rb_np(a):
+    """float32 -> bf16 -> float32 (RNE, subnormals to zero), as the machine stores a tensor."""
+    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    u = np.where((u & 0x7F800000) == 0, u & 0x80000000, u).astype(np.uint32)
+    return u.view(np.float32)
+
+
+def per_node(name, path, x, N):
+    """Every node of the layer against its own derived bound, given the bf16 values it read.
+
+    The model at `path` is cut after each node whose output is an activation (that tensor
+    made the graph output, the nodes it needs kept) and run: the machine's value of every
+    intermediate. Node n's reference is its refops operator applied to the bf16 roundings of
+    the machine's values of its inputs (what the whole model's node reads from host memory)
+    with no input error; the machine's output, rounded to bf16 as the whole model stores it,
+    must lie within that operator's bound plus the rounding. Returns (nodes checked, worst
+    |ours - exact| / bound, the node of the worst)."""
+    m = onnx.load(path)
+    g = m.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant":
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    nodes = [n for n in g.node if n.op_type != "Constant"]
+    # which tensors are activations, and the constants' (shape computations') values
+    env = {g.input[0].name: refops.Val(x.astype(np.float64), act=True)}
+    for k, v in consts.items():
+        env[k] = refops.Val(v.astype(np.float64), raw=v)
+    for n in nodes:
+        env[n.output[0]] = LOCAL[n.op_type](n, [env[i] if i else None for i in n.input])
+    act = {n.output[0] for n in nodes if env[n.output[0]].act and env[n.output[0]].raw is None}
+    prod = {n.output[0]: n for n in nodes}
+    mach = {g.input[0].name: x.astype(np.float32)}
+    for n in nodes:
+        t = n.output[0]
+        if t not in act:
+            continue
+        need, stack = set(), [t]
+        while stack:  # the nodes t depends on
+            u = stack.pop()
+            if u in prod and u not in need:
+                need.add(u)
+                stack.extend(i for i in prod[u].input if i)
+        keep = [k for k in g.node if k.op_type == "Constant" or k.output[0] in need]
+        cut = helper.make_model(helper.make_graph(keep, "cut", g.input, [helper.make_tensor_value_info(t, onnx.TensorProto.FLOAT, None)],
+                                                  g.initializer), opset_imports=m.opset_import)
+        cp = os.path.join(W, "%s_cut.onnx" % name)
+        onnx.save(cut, cp)
+        y = run("%s_cut" % name, cp, x, N)
+        if y is None:
+            return 0, float("inf"), t
+        mach[t] = y
+    worst, where, count = 0.0, None, 0
+    for n in nodes:
+        t = n.output[0]
+        if t not in act:
+            continue
+        ins = []
+        for i in n.input:
+            if not i:
+                ins.append(None)
+            elif i in mach:  # an activation: the bf16 the node reads, exact as given
+                ins.append(refops.Val(rb_np(mach[i]).astype(np.float64), bf=True, act=True))
+            else:
+                ins.append(env[i])
+        ref = refops.rb(LOCAL[n.op_type](n, ins))
+        got = rb_np(mach[t]).astype(np.float64)
+        err = np.abs(got - ref.v)
+        r = float(np.max(np.where(ref.e > 0, err / np.where(ref.e > 0, ref.e, 1), np.where(err > 0, np.inf, 0))))
+        say(r <= 1, "%s N=%d: node %s (%s) within its own bound given its inputs (worst %.3f of it)" % (name, N, n.name, n.op_type, r))
+        if n.op_type == "MatMul" and all(i in mach for i in n.input):  # the check can fail
+            rot = rb_np(np.roll(mach[t], 1, axis=0)).astype(np.float64)
+            ok_rot = bool(np.all(np.abs(rot - ref.v) <= ref.e))
+            say(not ok_rot, "%s N=%d: node %s: the same check rejects its output with the heads rotated" % (name, N, n.name))
+        count += 1
+        if r >= worst:
+            worst, where = r, n.name
+    return count, worst, where
+
+
 def merged_wrong(m, x, batch_first):
     """The layer with its heads merged in reverse order (a mutation the bound must catch)."""
     if batch_first:
@@ -221,6 +307,14 @@ def encoder(name, d, heads, ff, batch_first, shape, Ns):
         d_t = np.abs(y.astype(np.float64) - ty).max()
         say(y.shape == ty.shape and d_t <= lim, "%s N=%d: max |ours - PyTorch fp32| = %.3g <= %.3g (2 x PyTorch bf16's %.3g + 1e-3)"
             % (name, N, d_t, lim, db))
+    # every node within its own bound (the opset-17 export, compiled as the opset-14 one is:
+    # the same program, checked bit for bit on the whole layer)
+    y14 = run(name, p14, x.numpy(), Ns[0])
+    y17 = run(name + "_17", p17, x.numpy(), Ns[0])
+    say(y14 is not None and y17 is not None and np.array_equal(y14.view(np.uint32), y17.view(np.uint32)),
+        "%s N=%d: the opset-17 export (LayerNormalization) gives the bits of the opset-14 one (the pattern)" % (name, Ns[0]))
+    cnt, worst, where = per_node(name + "_17", p17, x.numpy(), Ns[0])
+    print("info: %s N=%d: %d nodes each within its own bound, worst %.3f of it (%s)" % (name, Ns[0], cnt, worst, where))
     moved = ty.copy()
     moved[(0,) * ty.ndim] += 1.5 * lim
     for what, w in (("one element moved by 1.5 limits", moved), ("heads merged in reverse order", wrong)):

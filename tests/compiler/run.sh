@@ -353,8 +353,9 @@ $PY tests/compiler/tf_ops.py "$W/tf_ops" "$B" >"$W/tf_ops.log" 2>&1 &&
 
 # ---- 2n. issue 32's attention (tests/compiler/attn.py): nn.TransformerEncoderLayer at two
 # sizes and both layouts, exported at opset 14, against PyTorch fp32 (within 2 x PyTorch's own
-# bf16 error + 1e-3, docs/conformance.md "Attention"; the composed bound checked too), wrong
-# answers (an element moved, the heads merged in reverse order) rejected; Transpose / Slice the
+# bf16 error + 1e-3, docs/conformance.md "Attention"; the composed bound checked too; every
+# node within its own derived bound given the bf16 values it read), wrong answers (an element
+# moved, the heads merged in reverse order, a MatMul's heads rotated) rejected; Transpose / Slice the
 # same bits as numpy; one-line refusals naming the node ----
 $PY tests/compiler/attn.py "$W/attn" "$B" >"$W/attn.log" 2>&1 &&
     ok "issue 32 attention: $(grep -c '^ok: ' "$W/attn.log") checks (TransformerEncoderLayer d 32 / 64; $(grep -o 'max |ours - PyTorch fp32| = [0-9.e-]* <= [0-9.e-]*' "$W/attn.log" | tail -n 1))" ||
