@@ -178,6 +178,29 @@ static int transpose_mxu(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *a,
     return 0;
 }
 
+/* A Transpose read only by a MatMul of two activations as its second operand B, with B's
+   K axis (its second-to-last) the input's last axis: B's K elements are contiguous in the
+   input, so the MatMul DMAs B's tiles as rows along N' from the input itself and loads them
+   transposed (`lw ... transpose`); the Transpose is a view and emits nothing. */
+static int transpose_is_view(const tpuc_graph_t *g, const tpuc_node_t *t)
+{
+    const int r = t->nout > 0 ? g->t[t->out[0]].ndim : 0;
+    const int yi = t->out[0];
+    if (t->op != TPUC_OP_TRANSPOSE || r < 2 || t->perm[r - 2] != r - 1 || g->t[yi].is_output)
+        return 0;
+    int readers = 0, as_b = 0;
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *m = &g->n[i];
+        if (m->op == TPUC_OP_DEAD) continue;
+        for (int k = 0; k < m->nin; k++)
+            if (m->in[k] == yi) {
+                readers++;
+                as_b += m->op == TPUC_OP_MATMUL2 && k == 1 && m->in[0] != yi;
+            }
+    }
+    return readers == 1 && as_b == 1;
+}
+
 int tpuc_emit_transpose(ctx_t *c, const tpuc_node_t *n)
 {
     tpuc_graph_t *g = c->g;
@@ -185,6 +208,12 @@ int tpuc_emit_transpose(ctx_t *c, const tpuc_node_t *n)
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const int r = a->ndim;
     const int moves_last = r >= 2 && n->perm[r - 1] != r - 1;
+    if (transpose_is_view(g, n)) { /* read in place by the MatMul (its transposed load) */
+        TRY(tpuc_tl_layer_begin(c, n, "- (a view: the MatMul after it loads its tiles transposed)"));
+        if (check_in(c, a)) return -1;
+        y->lay = a->lay; /* the same buffer: held until the MatMul is emitted */
+        return 0;
+    }
     TRY(tpuc_tl_layer_begin(c, n, moves_last ? "identity bf16 (UB)" : "-"));
     if (check_in(c, a) || out_plain(c, y)) return -1;
     if (moves_last) return transpose_mxu(c, n, a, y);
@@ -207,12 +236,11 @@ int tpuc_emit_slice(ctx_t *c, const tpuc_node_t *n)
     return copy_rows(c, a, y, xs, base);
 }
 
-/* Element offset of operand t (rank tr, right-aligned in the output's leading dims) at the
-   output's leading index idx[0 .. r-3] (a broadcast axis of size 1 stays at 0). */
-static int64_t lead_off(const tpuc_tensor_t *t, const int64_t *idx, int r)
+/* Element offset of operand t (its element strides s; right-aligned in the output's leading
+   dims) at the output's leading index idx[0 .. r-3] (a broadcast axis of size 1 stays at 0). */
+static int64_t lead_off(const tpuc_tensor_t *t, const int64_t *s, const int64_t *idx, int r)
 {
-    int64_t s[TPUC_MAX_DIMS], off = 0;
-    tpuc_attn_strides(t->dims, t->ndim, s);
+    int64_t off = 0;
     for (int j = 0; j < r - 2; j++) {
         int k = j - (r - t->ndim);
         if (k >= 0 && t->dims[k] != 1) off += idx[j] * s[k];
@@ -230,6 +258,16 @@ static int load_b_tile(ctx_t *c, uint64_t slot, uint64_t at, uint64_t kr, uint64
     TRY(tpuc_e_dma_in(&c->e, WMEM, slot, kr, nc, at, Nn * 2));
     if (kr < N) TRY(tpuc_e_dma_in(&c->e, WMEM, slot + kr, N - kr, 1, zaddr, 0));
     return tpuc_e_lw(&c->e, slot);
+}
+
+/* The same tile of a B stored transposed (B's K elements contiguous, its N' positions `rs`
+   elements apart): nc WMEM rows of kr elements, loaded transposed. The lanes past kr are -0
+   (the DMA's pad): the K padding; the rows past nc only feed output columns never stored. */
+static int load_bt_tile(ctx_t *c, uint64_t slot, uint64_t at, uint64_t kr, uint64_t nc,
+                        uint64_t rs)
+{
+    TRY(tpuc_e_dma_in(&c->e, WMEM, slot, nc, kr, at, rs * 2));
+    return tpuc_e_lw_transpose(&c->e, slot);
 }
 
 /* ACC rows [0, rows) (an output tile, fp32) to host at `at` (row stride Nn elements): bf16
@@ -251,8 +289,20 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
     tpuc_tensor_t *y = &g->t[n->out[0]];
     TRY(tpuc_tl_layer_begin(c, n, b->is_const ? "B bf16 (RNE from fp32), -0 bf16 (WMEM padding)"
                                               : "-0 bf16 (WMEM padding)"));
-    if (check_in(c, a) || (!b->is_const && check_in(c, b)) || out_plain(c, y)) return -1;
-    uint64_t baddr = b->lay.addr;
+    /* B's element strides: row-major, or a view of a Transpose's input (transpose_is_view) */
+    int64_t bs[TPUC_MAX_DIMS];
+    tpuc_attn_strides(b->dims, b->ndim, bs);
+    const tpuc_node_t *bt = b->producer >= 0 ? &g->n[b->producer] : NULL;
+    const tpuc_tensor_t *bsrc = b;
+    if (bt && transpose_is_view(g, bt)) {
+        int64_t xs[TPUC_MAX_DIMS];
+        bsrc = &g->t[bt->in[0]];
+        tpuc_attn_strides(bsrc->dims, bsrc->ndim, xs);
+        for (int j = 0; j < b->ndim; j++) bs[j] = xs[bt->perm[j]];
+    }
+    const int bT = bs[b->ndim - 2] == 1 && b->ndim >= 2 && bsrc != b; /* K contiguous: lw transpose */
+    if (check_in(c, a) || (!b->is_const && check_in(c, bsrc)) || out_plain(c, y)) return -1;
+    uint64_t baddr = bsrc->lay.addr;
     if (b->is_const) { /* batched weights: row-major bf16 in the image, read as B is */
         const int64_t e = tpuc_tensor_elems(b);
         int64_t off = tpuc_tl_img_alloc(c, (uint64_t)e * 2);
@@ -285,8 +335,11 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
     int64_t idx[TPUC_MAX_DIMS] = {0};
     uint64_t step = 0;
     do {
-        const uint64_t ab = a->lay.addr + (uint64_t)lead_off(a, idx, r) * 2;
-        const uint64_t bb = baddr + (uint64_t)lead_off(b, idx, r) * 2;
+        int64_t as[TPUC_MAX_DIMS];
+        tpuc_attn_strides(a->dims, a->ndim, as);
+        const uint64_t ab = a->lay.addr + (uint64_t)lead_off(a, as, idx, r) * 2;
+        const uint64_t bb = baddr + (uint64_t)lead_off(b, bs, idx, r) * 2;
+        const uint64_t bk = (uint64_t)bs[b->ndim - 2], bn = (uint64_t)bs[b->ndim - 1];
         int64_t yoff = 0, ys[TPUC_MAX_DIMS];
         tpuc_attn_strides(y->dims, r, ys);
         for (int j = 0; j < r - 2; j++) yoff += idx[j] * ys[j];
@@ -300,7 +353,8 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n)
                 const uint64_t nc = min64(N, Nn - nt * N);
                 for (uint64_t kt = 0; kt < KT; kt++) {
                     const uint64_t kr = min64(N, K - kt * N), slot = (step++ % slots) * N;
-                    TRY(load_b_tile(c, slot, bb + (kt * N * Nn + nt * N) * 2, kr, nc, Nn, zaddr));
+                    if (bT) TRY(load_bt_tile(c, slot, bb + (nt * N * bn + kt * N) * 2, kr, nc, bn));
+                    else TRY(load_b_tile(c, slot, bb + (kt * N * bk + nt * N * bn) * 2, kr, nc, bk, zaddr));
                     TRY(tpuc_e_mm(&c->e, kt * mt, 0, rows, kt > 0));
                 }
                 TRY(store_tile(c, KT * mt, rows, nc, yb + (m0 * Nn + nt * N) * es, Nn, (unsigned)es));
