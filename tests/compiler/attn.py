@@ -10,7 +10,7 @@ contract.
 
 The graph torch writes: Transpose [1, 0, 2] (batch_first only), the in-projection MatMul + Add,
 three Slices of it (q, k, v), Reshapes and Transposes of the heads, q / sqrt(d_head), a
-Transpose [1, 2, 0] of k (its last axis moves: the MXU's transposed load), MatMul q k^T and
+Transpose [1, 2, 0] of k (read in place by q k^T's transposed weight loads), MatMul q k^T and
 MatMul p v of two activations, Softmax, the heads merged (Transpose, Reshape), the
 out-projection Gemm, residual Adds, two LayerNorm patterns, the ReLU feed-forward.
 
@@ -357,7 +357,8 @@ def same_bits(want):
     return ck
 
 
-# a 4-D permutation moving the last axis (MXU transposed load) and one keeping it (DMA)
+# a 4-D permutation moving the last axis (the MXU's transposed load times the identity) and
+# one keeping it (DMA row copies)
 small("transpose_0312", [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], (2, 5, 3, 11), [],
       same_bits(lambda a: a.transpose(0, 3, 1, 2)))
 small("transpose_0213", [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 1, 3])], (2, 5, 3, 11), [],
