@@ -10,6 +10,7 @@
 
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
+#include "attn.h"
 
 #define NODE_ERR(n, ...)                                                                     \
     do {                                                                                     \
@@ -887,14 +888,24 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                     for (int j = 0; j < g->n[k].nin; j++) readers += g->n[k].in[j] == n->in[0];
             if (!pm || pm->nints != 3 || pm->ints[0] != 0 || pm->ints[1] != 2 || pm->ints[2] != 1 ||
                 pi < 0 || g->n[pi].op != TPUC_OP_GATHER || g->n[pi].embed != 1 || readers != 1 ||
-                a->is_output)
-                NODE_ERR(n, "supported only as perm [0, 2, 1] of an embedding Gather's output that nothing else reads (channels-first for a Conv1d)");
+                a->is_output) {
+                /* any other Transpose: fold_attn.c (tile_attn.c moves the rows) */
+                if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+                if (tpuc_fold_transpose(g, n, hw, err, errlen)) return -1;
+                continue;
+            }
             int64_t d[3] = {a->dims[0], a->dims[2], a->dims[1]};
             set_shape(y, 3, d);
             g->n[pi].embed = 2;
             g->n[pi].out[0] = n->out[0];
             y->producer = pi;
             n->op = TPUC_OP_DEAD;
+            continue;
+        }
+        if (n->op == TPUC_OP_SLICE && (!a->is_const || a->ndim != 1)) {
+            /* a Slice of an activation (or a constant of more than one dimension) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_slice(g, n, hw, err, errlen)) return -1;
             continue;
         }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
@@ -906,6 +917,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             continue;
         }
         if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+        if ((n->op == TPUC_OP_ADD || n->op == TPUC_OP_SUB || n->op == TPUC_OP_MUL ||
+             n->op == TPUC_OP_DIV) && b && a->is_const && b->is_const) {
+            if (tpuc_fold_const_arith(g, n, err, errlen)) return -1; /* shape arithmetic */
+            continue;
+        }
         if (n->op == TPUC_OP_NEG) {
             /* -x as x * -1 (exact: a sign flip; Neg(+0) = -0 as ONNX's) */
             if (rewrite_neg(g, ni, err, errlen)) return -1;
@@ -1069,6 +1085,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             break;
         }
         case TPUC_OP_MATMUL: {
+            if (b && (!b->is_const || b->ndim > 2)) { /* two activations (attention), or
+                                                          batched weights: fold_attn.c */
+                if (tpuc_fold_matmul2(g, n, hw, err, errlen)) return -1;
+                break;
+            }
             if (!b || !b->is_const || !b->f || b->ndim != 2) NODE_ERR(n, "the second input must be a 2-D float32 initializer (the weights)");
             if (a->is_const) NODE_ERR(n, "the first input must be the activation");
             if (a->ndim < 2) NODE_ERR(n, "the first input has %d dimensions, expected >= 2", a->ndim);

@@ -10,6 +10,7 @@
 
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
+#include "attn.h"
 
 static int is_spatial_op(tpuc_op_t op)
 {
@@ -121,6 +122,9 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat)
                 LERR("a reduction or LayerNorm of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
+        case TPUC_OP_TRANSPOSE: case TPUC_OP_SLICE: case TPUC_OP_MATMUL2:
+            if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
         case TPUC_OP_CONCAT:
             for (int k = 0; k < n->nin; k++)

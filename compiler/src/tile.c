@@ -2487,6 +2487,9 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             break;
         case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX: rc = emit_reduce(c, n); break;
         case TPUC_OP_LAYERNORM: rc = tpuc_emit_layernorm(c, n); break;
+        case TPUC_OP_TRANSPOSE: rc = tpuc_emit_transpose(c, n); break;
+        case TPUC_OP_SLICE: rc = tpuc_emit_slice(c, n); break;
+        case TPUC_OP_MATMUL2: rc = tpuc_emit_matmul2(c, n); break;
         default:
             tpuc_err(err, errlen, "node '%s' (%s): no lowering", n->name, n->op_type);
             return -1;

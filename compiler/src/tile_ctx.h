@@ -88,4 +88,10 @@ int tpuc_emit_reduce_rows(ctx_t *c, const tpuc_node_t *n);
 int tpuc_emit_softmax_rows(ctx_t *c, const tpuc_node_t *n);
 int tpuc_emit_layernorm(ctx_t *c, const tpuc_node_t *n);
 
+/* tile_attn.c: Transpose and Slice of activations (row copies by DMA, or through the MXU's
+   transposed load when the last axis moves) and MatMul of two activations */
+int tpuc_emit_transpose(ctx_t *c, const tpuc_node_t *n);
+int tpuc_emit_slice(ctx_t *c, const tpuc_node_t *n);
+int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n);
+
 #endif

@@ -13,14 +13,17 @@
 #   2m. issue 32's operators: LayerNorm (torch's opset-14 pattern, LayerNormalization-17),
 #      Softmax / reductions over a middle axis, Exp, Sqrt, Div, Pow against PyTorch fp32 within
 #      the derived bound (tests/compiler/tf_ops.py), one-line refusals.
+#   2n. issue 32's attention: nn.TransformerEncoderLayer (batch_first and sequence-first,
+#      d_model 32 / 64, 2 / 4 heads) against PyTorch fp32 (tests/compiler/attn.py): Transpose,
+#      Slice, MatMul of two activations; exact data movement against numpy; refusals.
 #   3. mlp.onnx (dynamic batch): a batch of 10 run in chunks of a --batch 4 program gives the
 #      bits of a --batch 10 program; classes agree with PyTorch.
 #   4. report.json parses and its layers' cycles add up to the total.
 #   5. RTL (RTL=1): tiny.onnx on the N = 4 core, mlp.onnx (its hidden layer on chip) and
 #      tiny.onnx (IM2COL, pooled windows) on a 2-core ring board of N = 8, chain.onnx with
 #      its outputs staged in ACC on the N = 4 core (UB 6 KiB), and residual.onnx (shifted
-#      views, reused host buffers), and 2m's LayerNorm and new-operator models on the N = 4
-#      core: traces and outputs identical to the model's (tpu-infer --rtl).
+#      views, reused host buffers), 2m's LayerNorm and new-operator models and 2n's encoder
+#      layer on the N = 4 core: traces and outputs identical to the model's (tpu-infer --rtl).
 # usage: tests/compiler/run.sh WORKDIR [RTL]
 set -u
 W=$1; RTL=${2:-0}
@@ -348,6 +351,16 @@ $PY tests/compiler/tf_ops.py "$W/tf_ops" "$B" >"$W/tf_ops.log" 2>&1 &&
     ok "issue 32 operators: $(grep -c '^ok: ' "$W/tf_ops.log") checks (LayerNorm pattern and -17, middle-axis Softmax and reductions, Exp, Sqrt, Div, Pow; $(grep -o 'worst [0-9.]* of it' "$W/tf_ops.log" | sort -k2 -n | tail -n 1))" ||
     { bad "issue 32 operators (tf_ops.py)"; grep -E '^FAIL|Error|error' "$W/tf_ops.log" | head -n 20; }
 
+# ---- 2n. issue 32's attention (tests/compiler/attn.py): nn.TransformerEncoderLayer at two
+# sizes and both layouts, exported at opset 14, against PyTorch fp32 (within 2 x PyTorch's own
+# bf16 error + 1e-3, docs/conformance.md "Attention"; the composed bound checked too; every
+# node within its own derived bound given the bf16 values it read), wrong answers (an element
+# moved, the heads merged in reverse order, a MatMul's heads rotated) rejected; Transpose / Slice the
+# same bits as numpy; one-line refusals naming the node ----
+$PY tests/compiler/attn.py "$W/attn" "$B" >"$W/attn.log" 2>&1 &&
+    ok "issue 32 attention: $(grep -c '^ok: ' "$W/attn.log") checks (TransformerEncoderLayer d 32 / 64; $(grep -o 'max |ours - PyTorch fp32| = [0-9.e-]* <= [0-9.e-]*' "$W/attn.log" | tail -n 1))" ||
+    { bad "issue 32 attention (attn.py)"; grep -E '^FAIL|Error|error' "$W/attn.log" | head -n 20; }
+
 # ---- 3. mlp: run-time batch in chunks ----
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 4 --imem-insns 4096 -o "$W/mlp4" >"$W/mlp4.log" 2>&1 || bad "mlp --batch 4"
 "$B/tpu-compile" "$W/mlp.onnx" --mxu 8 --cores 1 --batch 10 --imem-insns 4096 -o "$W/mlp10" >"$W/mlp10.log" 2>&1 || bad "mlp --batch 10"
@@ -556,6 +569,12 @@ if [ "$RTL" = 1 ]; then
             ok "$m (issue 32) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "$m (issue 32) on the RTL"; tail -n 20 "$d.rtl.log"; }
         cmp -s "${d}_y.npy" "$d.rtl.npy" || bad "$m (issue 32): the RTL run's outputs differ"
     done
+    # issue 32 (2n): the encoder layer (DMA row copies, the transposed load, MatMuls of two
+    # activations with WMEM tiles from host memory) on the N = 4 core
+    d="$W/attn/enc32_N4_C1"
+    "$B/tpu-infer" "$d" --input "${d}_x.npy" --output "$d.rtl.npy" --rtl --work "${d}_work" >"$d.rtl.log" 2>&1 &&
+        ok "TransformerEncoderLayer (issue 32) on the N = 4 core: $(grep -h 'identical' "$d.rtl.log" | tail -n 1)" || { bad "TransformerEncoderLayer on the RTL"; tail -n 20 "$d.rtl.log"; }
+    cmp -s "${d}_y.npy" "$d.rtl.npy" || bad "TransformerEncoderLayer: the RTL run's outputs differ"
 fi
 echo "test-compiler: $fails failure(s)"
 [ $fails -eq 0 ]

@@ -6,6 +6,13 @@ TEST_SUITES += test-compiler
 test-compiler: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(BUILD)/tools/tpu-explore $(BUILD)/tools/tpu-as $(GEN) $(CMODEL_LIB)
 	sh tests/compiler/run.sh $(BUILD)/test-compiler 1
 
+# ---- issue 32: larger TransformerEncoderLayers (d_model 128; BERT-base's 768 / 12 heads,
+#      sequence 128 at N = 128) against PyTorch fp32 (tests/compiler/attn.py full) ----
+.PHONY: test-compiler-attn-full
+FULL_SUITES += test-compiler-attn-full
+test-compiler-attn-full: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/attn.py $(BUILD)/test-compiler-attn-full $(BUILD)/tools full
+
 # ---- fuzzing the ONNX reader and the passes (libFuzzer, ASan + UBSan; issue 14 item 4) ----
 #   make fuzz-onnx [FUZZ_SECONDS=60]   fuzz from the kept corpus (build/fuzz-onnx/corpus)
 #   test-compiler-fuzz-replay          (make test) every kept input, crashes found included

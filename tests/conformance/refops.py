@@ -787,6 +787,24 @@ def op_transpose(node, ins):
     return x.like(x.v.transpose(perm), x.e.transpose(perm))
 
 
+def _ints(v):
+    return np.asarray(v.raw if v.raw is not None else v.v).astype(np.int64).tolist()
+
+
+def op_slice(node, ins):
+    # bits moved (DMA row copies): no rounding, the input's value and bound sliced (opset 10+:
+    # starts, ends, axes, steps inputs; numpy's slicing clamps as ONNX's Slice does)
+    x = ins[0]
+    st, en = _ints(ins[1]), _ints(ins[2])
+    ax = _ints(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(st)))
+    sp = _ints(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(st)
+    sl = [slice(None)] * x.v.ndim
+    for s_, e_, a_, p_ in zip(st, en, ax, sp):
+        sl[a_] = slice(s_, e_, p_)
+    sl = tuple(sl)
+    return x.like(x.v[sl], x.e[sl])
+
+
 # The operators the compiler claims: one table, so that it can grow.
 OPS = {
     "Gemm": op_gemm,
@@ -809,6 +827,7 @@ OPS = {
     "Clip": op_clip,
     "Gather": op_gather,
     "Transpose": op_transpose,
+    "Slice": op_slice,
     "Sub": op_sub,
     "Neg": op_neg,
     "HardSigmoid": op_hardsigmoid,

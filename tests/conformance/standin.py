@@ -226,6 +226,14 @@ def emulate(graph, x, consts):
             y = np.take(X, np.asarray(ins[1]).astype(np.int64), axis=a.get("axis", 0))
         elif op == "Transpose":
             y = X.transpose(a.get("perm", list(range(X.ndim))[::-1]))
+        elif op == "Slice":  # bits moved, as refops.op_slice
+            st, en = [np.asarray(i).astype(np.int64).tolist() for i in ins[1:3]]
+            ax = np.asarray(ins[3]).astype(np.int64).tolist() if len(ins) > 3 and ins[3] is not None else list(range(len(st)))
+            sp = np.asarray(ins[4]).astype(np.int64).tolist() if len(ins) > 4 and ins[4] is not None else [1] * len(st)
+            sl = [slice(None)] * X.ndim
+            for s_, e_, a_, p_ in zip(st, en, ax, sp):
+                sl[a_] = slice(s_, e_, p_)
+            y = X[tuple(sl)]
         elif op == "MaxPool":
             _, kernel, geo = refops.pool_setup(node, X.shape)
             y = refops.windows(bf16(X), kernel, geo, -np.inf, -np.inf).max(axis=-1).astype(F32)

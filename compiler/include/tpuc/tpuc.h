@@ -131,7 +131,9 @@ typedef enum {
     TPUC_OP_DIV, TPUC_OP_PAD, TPUC_OP_CLIP, TPUC_OP_CONCAT, TPUC_OP_SHAPE, TPUC_OP_GATHER, TPUC_OP_UNSQUEEZE,
     TPUC_OP_SQUEEZE, TPUC_OP_SLICE, TPUC_OP_CAST, TPUC_OP_TRANSPOSE, TPUC_OP_SUB, TPUC_OP_NEG,
     TPUC_OP_HARDSIGMOID, TPUC_OP_HARDSWISH, TPUC_OP_REDUCEMEAN, TPUC_OP_REDUCESUM,
-    TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM, TPUC_OP_COUNT
+    TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM,
+    TPUC_OP_MATMUL2, /* fold: a MatMul of two activations (attention; fold_attn.c) */
+    TPUC_OP_COUNT
 } tpuc_op_t;
 
 typedef struct {
@@ -164,6 +166,10 @@ typedef struct {
        epsilon ln_eps (in[1] scale, in[2] bias, either -1) */
     int red_lo, red_hi;
     float ln_eps;
+    /* fold_attn.c: a Transpose's perm, or a Slice's start on each axis (steps 1), of an
+       activation; both lowered as row copies (tile_attn.c) */
+    int perm[TPUC_MAX_DIMS];
+    int64_t sl_start[TPUC_MAX_DIMS];
 } tpuc_node_t;
 
 typedef struct {
