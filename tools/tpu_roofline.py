@@ -43,10 +43,14 @@ def main(argv):
             ax.scatter([x for x, _ in sel], [l["macs"] / l["cycles"] for _, l in sel],
                        s=[10 + 200 * l["cycles"] / rep["total"]["cycles"] for _, l in sel],
                        color=colour, alpha=0.7, label="bound by %s" % unit.upper())
+    t = rep["total"]
     top = sorted(zip(xs, pts), key=lambda p: -p[1]["cycles"])[:6]
-    for j, (x, l) in enumerate(top):
-        ax.annotate(l["node"][-28:], (x, l["macs"] / l["cycles"]), fontsize=7,
-                    xytext=(6, 10 - 9 * j), textcoords="offset points")
+    # the slowest layers named in a column (lower right, above the legend), a line to each
+    for j, (x, l) in enumerate(sorted(top, key=lambda p: -p[1]["macs"] / p[1]["cycles"])):
+        ax.annotate("%s (%.1f %%)" % (l["node"][-34:], 100.0 * l["cycles"] / t["cycles"]),
+                    (x, l["macs"] / l["cycles"]), xytext=(0.60, 0.50 - 0.045 * j),
+                    textcoords="axes fraction", fontsize=7,
+                    arrowprops=dict(arrowstyle="-", lw=0.5, color="gray"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
