@@ -26,7 +26,9 @@
 // ends here with iterations left) is computed in the dispatch cycle and its IMEM read starts
 // there, so a jump back costs no cycle. The units receive the resolved instruction (rows and
 // addresses with their registers added, selectors cleared) and the dynamic instruction number
-// seq (0 for the first dispatch after START), which tags their trace writes.
+// seq (0 for the first dispatch after START), which tags their trace writes. A register may
+// have a modulus 2^k (k 1 .. 16, set by stride's modulus form, flags[5]; 0: none): its
+// operands are then the 32-bit sum masked with 2^k - 1, one AND per operand.
 //
 // Dispatch is in order. lw and matmul overlap (the WL/MX unit keeps them apart by weight
 // bank), and a dma_in into UB or WMEM overlaps them when its rows meet none of theirs (the
@@ -139,6 +141,9 @@ module tpu_core_seq (
   // or completes
   logic [32*Xr*Lb-1:0]       base_q, base_d;
   logic [32*Xr-1:0]          xval_q, xval_d;
+  // register r's modulus k at [Kb r +: Kb] (0: none; operands masked with 2^k - 1)
+  localparam int Kb = tpu_isa_pkg::StrideModKBits;
+  logic [Kb*Xr-1:0]          modk_q, modk_d;
 
   // the register selectors of the address operands (docs/isa.md "Instruction format")
   localparam int Xs = tpu_isa_pkg::XSelBits;
@@ -163,8 +168,24 @@ module tpu_core_seq (
   assign xa = xval_q[32*sel0 +: 32];
   assign xb = xval_q[32*sel1 +: 32];
   assign xc = xval_q[32*sel2 +: 32];
+  // the registers' moduli: k (0: none) and the mask 2^k - 1 (k <= 16: a row's 16 bits hold
+  // it; a host address takes the 32-bit one)
+  logic [Kb-1:0] ka, kb, kc;
+  logic          ma, mb, mc;
+  logic [31:0]   mask_a;
+  logic [15:0]   mask_b, mask_c;
+  assign ka     = modk_q[Kb*sel0 +: Kb];
+  assign kb     = modk_q[Kb*sel1 +: Kb];
+  assign kc     = modk_q[Kb*sel2 +: Kb];
+  assign ma     = ka != '0;
+  assign mb     = kb != '0;
+  assign mc     = kc != '0;
+  assign mask_a = ~(32'hFFFF_FFFF << ka);
+  assign mask_b = ~(16'hFFFF << kb);
+  assign mask_c = ~(16'hFFFF << kc);
   // a 16-bit row plus x (signed, exact): the sum and whether it leaves 0 .. 65535 (the model's
-  // row 0xFFFFFFFF, which no memory holds: code 2)
+  // row 0xFFFFFFFF, which no memory holds: code 2); with a modulus the sum's low bits masked
+  // (never out of 0 .. 65535)
   logic [15:0] row_a, row_b, row_c;
   logic [33:0] sum_a, sum_b, sum_c;
   assign row_a = iw1[15:0];
@@ -174,17 +195,17 @@ module tpu_core_seq (
   assign sum_b = {18'd0, row_b} + {{2{xb[31]}}, xb};
   assign sum_c = {18'd0, row_c} + {{2{xc[31]}}, xc};
   logic oor_a, oor_b, oor_c;
-  assign oor_a = |sum_a[33:16];
-  assign oor_b = |sum_b[33:16];
-  assign oor_c = |sum_c[33:16];
+  assign oor_a = !ma && |sum_a[33:16];
+  assign oor_b = !mb && |sum_b[33:16];
+  assign oor_c = !mc && |sum_c[33:16];
   logic [15:0] sa, sb, sc, iw1_hi, iw2_hi;
-  assign sa     = sum_a[15:0];
-  assign sb     = sum_b[15:0];
-  assign sc     = sum_c[15:0];
+  assign sa     = ma ? sum_a[15:0] & mask_a[15:0] : sum_a[15:0];
+  assign sb     = mb ? sum_b[15:0] & mask_b : sum_b[15:0];
+  assign sc     = mc ? sum_c[15:0] & mask_c : sum_c[15:0];
   assign iw1_hi = iw1[31:16];
   assign iw2_hi = iw2[31:16];
-  logic [31:0] dma_addr;  // host addresses wrap modulo 2^32
-  assign dma_addr = iw1 + xa;
+  logic [31:0] dma_addr;  // host addresses wrap modulo 2^32 (or the register's modulus)
+  assign dma_addr = ma ? (iw1 + xa) & mask_a : iw1 + xa;
   // Icarus 11.0 (the iverilog of Debian and Ubuntu; steveicarus/iverilog issue #508, fixed
   // after that release) also wakes, whenever the inputs of an always_comb change, every
   // always_comb elaborated before it. A block woken so that gives a result a default and then
@@ -337,14 +358,21 @@ module tpu_core_seq (
   assign iw2_6     = iw2[31:6];
   logic [2:0] f_2_0;
   logic [3:0] f_7_4;
-  logic [2:0] f_7_5;
+  logic [1:0] f_7_6;
   logic       f_3;
   logic [3:0] st_r;  // a stride's register: flags[4] and flags[2:0]
   assign f_2_0 = flags[2:0];
   assign f_7_4 = flags[7:4];
-  assign f_7_5 = flags[7:5];
+  assign f_7_6 = flags[7:6];
   assign f_3   = flags[3];
   assign st_r  = {flags[tpu_isa_pkg::StrideXregHi], flags[2:0]};
+  // a stride's modulus form (flags[5]): k in w1[Kb-1:0] (1 .. StrideModKMax; above: code 1)
+  logic          st_mod;
+  logic [Kb-1:0] st_k;
+  logic [31-Kb:0] iw1_kh;  // w1 above k: reserved in the modulus form
+  assign st_mod = iw0[tpu_isa_pkg::StrideModFormLsb +: tpu_isa_pkg::StrideModFormW];
+  assign st_k   = iw1[Kb-1:0];
+  assign iw1_kh = iw1[31:Kb];
   // a collective's core id (w2[5:0]): >= C, or the executing core for send/recv (code 8)
   logic [5:0] peer;
   assign peer = w2[5:0];
@@ -370,7 +398,9 @@ module tpu_core_seq (
         bad_count_v = (cnt == 16'd0) || (iw1_lo == 16'd0) || (iw2_lo == 16'd0);
       end
       tpu_isa_pkg::OpStride: begin
-        reserved_v  = |{f_7_5, cnt};
+        // the modulus form: flags[3], w1 above k, w2, w3 reserved, and k above StrideModKMax
+        if (st_mod) reserved_v = |{f_7_6, f_3, cnt, iw1_kh, iw2, iw3} || 32'(st_k) > 32'(tpu_isa_pkg::StrideModKMax);
+        else        reserved_v = |{f_7_6, cnt};
         bad_count_v = st_r == 4'd0;
       end
       tpu_isa_pkg::OpDmaIn, tpu_isa_pkg::OpDmaOut: begin
@@ -509,7 +539,7 @@ module tpu_core_seq (
   logic [31:0] st_new;
   logic [2:0]  ks_j;      // ks's place in its group
   assign ks_j    = ks >= 3'(tpu_isa_pkg::StrideGroupLevels) ? ks - 3'(tpu_isa_pkg::StrideGroupLevels) : ks;
-  assign st_here = opc == tpu_isa_pkg::OpStride && (f_3 == (ks >= 3'(tpu_isa_pkg::StrideGroupLevels)));
+  assign st_here = opc == tpu_isa_pkg::OpStride && !st_mod && (f_3 == (ks >= 3'(tpu_isa_pkg::StrideGroupLevels)));
   assign st_new  = ks_j == 3'd0 ? iw1 : ks_j == 3'd1 ? iw2 : iw3;
   // The registers after this instruction. Invariant (the spec's parts P[r][l] are implied):
   // xval = P[0] + .. + P[Lv-1], base[k] = P[0] + .. + P[k-1]. An armed level's parts
@@ -588,7 +618,7 @@ module tpu_core_seq (
           lidx_d[16*k +: 16] = '0;
         end
       end
-    end else if (opc == tpu_isa_pkg::OpStride) begin
+    end else if (opc == tpu_isa_pkg::OpStride && !st_mod) begin
       for (int r = 1; r < Xr; r++) begin
         if (4'(r) == st_r) begin
           for (int j = 0; j < tpu_isa_pkg::StrideGroupLevels; j++) begin : g_st
@@ -604,6 +634,16 @@ module tpu_core_seq (
         lidx_d[16*k +: 16] = lidx_q[16*k +: 16] + 16'd1;
       end else if (zero_k[k]) begin
         lidx_d[16*k +: 16] = '0;
+      end
+    end
+  end
+
+  // the modulus form sets its register's k and nothing else (no stride, no part)
+  always_comb begin
+    modk_d = modk_q;
+    if (opc == tpu_isa_pkg::OpStride && st_mod) begin
+      for (int r = 1; r < Xr; r++) begin
+        if (4'(r) == st_r) modk_d[Kb*r +: Kb] = st_k;
       end
     end
   end
@@ -806,6 +846,7 @@ module tpu_core_seq (
       stride_q   <= '0;
       base_q     <= '0;
       xval_q     <= '0;
+      modk_q     <= '0;
       d_in_q    <= 1'b0;
       d_mem_q   <= tpu_isa_pkg::MemUb;
       d_lo_q    <= 17'd0;
@@ -841,6 +882,7 @@ module tpu_core_seq (
         stride_q <= '0;
         base_q   <= '0;
         xval_q   <= '0;
+        modk_q   <= '0;
       end else if (go) begin
         seq_q    <= seq_q + 32'd1;
         armed_q  <= armed_d;
@@ -851,6 +893,7 @@ module tpu_core_seq (
         stride_q <= stride_d;
         base_q   <= base_d;
         xval_q   <= xval_d;
+        modk_q   <= modk_d;
       end
     end
   end

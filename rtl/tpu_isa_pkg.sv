@@ -55,6 +55,7 @@ package tpu_isa_pkg;
   localparam int FOpcodeLsb = 0, FOpcodeW = 8;
   localparam int FFlagsLsb = 8, FFlagsW = 8;
   localparam int FCountLsb = 16, FCountW = 16;
+  localparam int StrideModFormLsb = 13, StrideModFormW = 1;
 
   // Loops and index registers (docs/isa.md "Loops"): levels, registers, selector fields
   localparam int LoopLevels      = 6;
@@ -69,6 +70,8 @@ package tpu_isa_pkg;
   localparam int XSelDmaRowHi    = 31;
   localparam int DmaColsBits     = 14;
   localparam int StrideXregHi    = 4;
+  localparam int StrideModKBits  = 5;
+  localparam int StrideModKMax   = 16;
   localparam int XSelW3Lsb0      = 20;
   localparam int XSelW3Lsb1      = 24;
   localparam int XSelW3Lsb2      = 28;

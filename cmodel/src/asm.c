@@ -14,7 +14,7 @@
 #define MAX_TOKENS 32
 #define MAX_KEYS 8
 
-enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE, K_S32 };
+enum kind { K_U16, K_U32, K_COLS, K_MEMROW, K_MODE, K_CORE, K_S32, K_MOD };
 /* P_MEM2: ub or acc only; P_LEVEL: a loop level 0..5; P_XREG: an index register x0..x15 */
 enum posk { P_NONE, P_MEM, P_VOP, P_RED, P_MEM2, P_LEVEL, P_XREG };
 
@@ -44,7 +44,7 @@ static const struct mnem mnems[] = {
     { "stride", TPU_OP_STRIDE, P_XREG, { NULL, NULL },
       { { "l0", K_S32, 0, 0 }, { "l1", K_S32, 0, 0 }, { "l2", K_S32, 0, 0 },
         { "l3", K_S32, 0, 0 }, { "l4", K_S32, 0, 0 }, { "l5", K_S32, 0, 0 },
-        { NULL, K_U16, 0, 0 } } },
+        { "mod", K_MOD, 0, 0 }, { NULL, K_U16, 0, 0 } } },
     { "dma_in", TPU_OP_DMA_IN, P_MEM, { NULL, NULL },
       { { "row", K_U16, 1, 2 }, { "rows", K_U16, 1, 0 }, { "cols", K_COLS, 1, 0 },
         { "addr", K_U32, 1, 1 }, { "stride", K_U32, 0, 0 }, { NULL, K_U16, 0, 0 } } },
@@ -629,6 +629,16 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
                 range(as, &vt, key, val[k], INT32_MIN, INT32_MAX, " (a signed stride)"))
                 bad = 1;
             break;
+        case K_MOD: /* the modulus form: 0 (none) or a power of two 2 .. 2^16 */
+            if (eval(as, &vt, &val[k]))
+                bad = 1;
+            else if (val[k] != 0 && (val[k] < 2 || val[k] > (1 << TPU_STRIDE_MOD_K_MAX) ||
+                                     (val[k] & (val[k] - 1)) != 0)) {
+                error_at(as, vt.col, "modulus %lld for 'mod', expected 0 (none) or a power of "
+                         "two 2 .. %u", (long long)val[k], 1u << TPU_STRIDE_MOD_K_MAX);
+                bad = 1;
+            }
+            break;
         case K_CORE:
             if (eval(as, &vt, &val[k]) ||
                 range(as, &vt, key, val[k], 0, (1 << TPU_CORE_ID_BITS) - 1, " (a core id)"))
@@ -692,13 +702,20 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
     }
     if (m->opcode == TPU_OP_STRIDE && !bad) {
         int lo = seen[0] || seen[1] || seen[2], hi = seen[3] || seen[4] || seen[5];
-        if (lo && hi) {
+        if (seen[6] && (lo || hi)) {
+            int k = seen[0] ? 0 : seen[1] ? 1 : seen[2] ? 2 : seen[3] ? 3 : seen[4] ? 4 : 5;
+            error_at(as, keytok[k].col - 3, "l%d with mod, expected either mod= (the modulus "
+                     "form) or strides l0= .. l5= (one stride instruction each)", k);
+            bad = 1;
+        } else if (seen[6]) {
+            /* the modulus form */
+        } else if (lo && hi) {
             int k = seen[3] ? 3 : seen[4] ? 4 : 5;
             error_at(as, keytok[k].col - 3, "l%d with l0, l1 or l2, expected either l0 .. l2 "
                      "or l3 .. l5 (one stride instruction each)", k);
             bad = 1;
         } else if (!lo && !hi) {
-            error_at(as, endcol, "end of line without a stride, expected l0= .. l5=");
+            error_at(as, endcol, "end of line without a stride, expected l0= .. l5= or mod=");
             bad = 1;
         }
     }
@@ -722,6 +739,12 @@ static void do_mnem(struct as *as, const struct mnem *m, struct tok *t, int nt)
         break;
     case TPU_OP_STRIDE:
         d.xreg = pos;
+        if (seen[6]) { /* mod=M: k = log2 M, or 0 */
+            d.modform = 1;
+            for (int64_t v = val[6]; v > 1; v >>= 1)
+                d.modk++;
+            break;
+        }
         d.group = seen[3] || seen[4] || seen[5] ? 1u : 0u;
         for (unsigned j = 0; j < TPU_STRIDE_GROUP_LEVELS; j++)
             d.s[j] = (int32_t)val[TPU_STRIDE_GROUP_LEVELS * d.group + j];

@@ -78,6 +78,9 @@ tpu_unit_t tpu_opcode_unit(unsigned opcode)
 
 unsigned tpu_mem_elem_bytes(unsigned mem) { return mem == TPU_MEM_ACC ? 4u : 2u; }
 
+/* a stride's modulus-form bit within flags (w0 bit TPU_W0_STRIDE_MOD_FORM_LSB) */
+#define STRIDE_MOD_FLAG (TPU_W0_STRIDE_MOD_FORM_LSB - TPU_W0_FLAGS_LSB)
+
 /* internal: the w3 register selectors of slots 0 .. k-1, and the mask of those bits. */
 static void w3_xsel(tpu_dinsn_t *d, uint32_t w3, unsigned k)
 {
@@ -128,6 +131,15 @@ void tpu_insn_decode(tpu_insn_t raw, tpu_dinsn_t *d)
     case TPU_OP_STRIDE:
         d->xreg = (f & 7u) | ((f >> TPU_STRIDE_XREG_HI) & 1u) << 3;
         d->group = (f >> 3) & 1u;
+        d->modform = (f >> STRIDE_MOD_FLAG) & 1u;
+        if (d->modform) {
+            /* the modulus form: k in w1[4:0] (1 .. 16; 17 .. 31 reserved); flags[3], w1's
+               other bits, w2, w3 and n are reserved */
+            d->modk = w1 & ((1u << TPU_STRIDE_MOD_K_BITS) - 1u);
+            d->reserved = ((f & ~63u) | d->group | d->n | (w1 >> TPU_STRIDE_MOD_K_BITS) | w2 |
+                           w3) != 0 || d->modk > TPU_STRIDE_MOD_K_MAX;
+            break;
+        }
         d->s[0] = (int32_t)w1;
         d->s[1] = (int32_t)w2;
         d->s[2] = (int32_t)w3;
@@ -231,7 +243,13 @@ tpu_insn_t tpu_insn_encode(const tpu_dinsn_t *d)
         break;
     case TPU_OP_STRIDE:
         n = 0;
-        f = (d->xreg & 7u) | (d->group & 1u) << 3 | ((d->xreg >> 3) & 1u) << TPU_STRIDE_XREG_HI;
+        f = (d->xreg & 7u) | ((d->xreg >> 3) & 1u) << TPU_STRIDE_XREG_HI;
+        if (d->modform) {
+            f |= 1u << STRIDE_MOD_FLAG;
+            r.w[1] = d->modk & ((1u << TPU_STRIDE_MOD_K_BITS) - 1u);
+            break;
+        }
+        f |= (d->group & 1u) << 3;
         r.w[1] = (uint32_t)d->s[0];
         r.w[2] = (uint32_t)d->s[1];
         r.w[3] = (uint32_t)d->s[2];
@@ -542,7 +560,10 @@ size_t tpu_insn_disasm(tpu_insn_t raw, char *buf, size_t len)
         k = snprintf(buf, len, "loop %u count=%u skip=%u body=%u", d.level, d.n, d.skip, d.body);
         break;
     case TPU_OP_STRIDE:
-        {
+        if (d.modform) { /* mod=M, M = 2^k (mod=0: none) */
+            k = snprintf(buf, len, "stride x%u mod=%lu", d.xreg,
+                         d.modk ? 1ul << d.modk : 0ul);
+        } else {
             unsigned l0 = TPU_STRIDE_GROUP_LEVELS * d.group;
             k = snprintf(buf, len, "stride x%u l%u=%d l%u=%d l%u=%d", d.xreg, l0, (int)d.s[0],
                          l0 + 1, (int)d.s[1], l0 + 2, (int)d.s[2]);

@@ -41,6 +41,10 @@ struct gen {
                          a nest's body at level l: l + 1) */
     unsigned labels;  /* labels used so far (L<k>) */
     unsigned self, cores; /* the core this program runs on, and the board's size */
+    uint64_t mst;     /* the modulus form's draws (docs/isa.md "Loops": stride xR mod=M): its
+                         own stream, as tst and ast */
+    unsigned modk[TPU_XREGS]; /* each register's modulus k at the end of the program so far
+                                 (0: none) */
 };
 
 static uint64_t rnd(struct gen *g) { return tpu_matgen_rand(&g->st); }
@@ -227,6 +231,15 @@ static void gen_lw(struct gen *g)
 }
 
 static uint64_t arnd(struct gen *g) { return tpu_matgen_rand(&g->ast); }
+
+static uint64_t mrnd(struct gen *g) { return tpu_matgen_rand(&g->mst); }
+
+/* internal: `stride xR mod=M` (k = log2 M; 0: none), its register's modulus noted */
+static void put_mod(struct gen *g, unsigned r, unsigned k)
+{
+    put(g, "stride x%u mod=%u", r, k ? 1u << k : 0u);
+    g->modk[r] = k;
+}
 
 /* internal: the accumulate mode of a matmul: overwrite, accumulate, or (loops on) one of
    acc_mode=first:l0 .. l3 (docs/isa.md "Loops": it overwrites when i_L .. i_3 are all 0).
@@ -440,6 +453,26 @@ static void gen_bad(struct gen *g, int code)
 {
     switch (code) {
     case TPU_ERR_OPCODE: {
+        /* (loops on) one time in four a stride's modulus form with a reserved k (17 .. 31),
+           or with one of the form's reserved bits (flags[3], w1[31:5], w2, w3): drawn from
+           the modulus form's own stream */
+        if (g->loops && mrnd(g) % 4 == 0) {
+            unsigned r = 1u + (unsigned)(mrnd(g) % (TPU_XREGS - 1u));
+            unsigned f = (r & 7u) | ((r >> 3) & 1u) << TPU_STRIDE_XREG_HI | 0x20u;
+            uint32_t w1 = (uint32_t)(TPU_STRIDE_MOD_K_MAX + 1u +
+                                     mrnd(g) % (31u - TPU_STRIDE_MOD_K_MAX));
+            uint32_t w2 = 0;
+            const char *what = "reserved k";
+            switch (mrnd(g) % 4) {
+            case 0: f |= 8u; w1 = (uint32_t)(mrnd(g) % 17u); what = "flags[3]"; break;
+            case 1: w2 = 1u + (uint32_t)(mrnd(g) % 0xFFFFu); w1 = (uint32_t)(mrnd(g) % 17u);
+                what = "w2"; break;
+            default: break;
+            }
+            put(g, ".insn 0x%x, 0x%x, 0x%x, 0   # stride x%u, modulus form: %s",
+                TPU_OP_STRIDE | f << 8, (unsigned)w1, (unsigned)w2, r, what);
+            break;
+        }
         /* (loops on) one time in four a `loop` of a reserved level (6, 7: flags[2:0]) */
         if (g->loops && arnd(g) % 4 == 0) {
             unsigned lv = TPU_LOOP_LEVELS + (unsigned)(arnd(g) % (8u - TPU_LOOP_LEVELS));
@@ -851,9 +884,12 @@ static int32_t stride_value(struct gen *g, int bytes)
 }
 
 /* internal: draw slot s of entry i again inside the window that keeps every dispatch of it in
-   its memory; 0 when no immediate fits (the caller drops the register) */
+   its memory; 0 when no immediate fits (the caller drops the register). modk: the register's
+   modulus k (0: none): every dispatch is then (immediate + x) mod 2^k, inside the memory for
+   any immediate when 2^k - 1 + the extent fits, so the immediate is drawn from the whole
+   field (the sums wrap) */
 static int redraw_slot(struct gen *g, tpu_dinsn_t *d, unsigned s, const struct xrange *x,
-                       uint32_t *again, int *have_again)
+                       uint32_t *again, int *have_again, unsigned modk)
 {
     unsigned mem;
     uint64_t ext;
@@ -862,6 +898,22 @@ static int redraw_slot(struct gen *g, tpu_dinsn_t *d, unsigned s, const struct x
     if (!x->seen)
         return 0;
     int64_t size = mem == 3 ? (int64_t)g->cfg->host_bytes : (int64_t)g->rows[mem];
+    if (modk) {
+        int64_t m = (int64_t)1 << modk;
+        unsigned e = mem == 3 ? tpu_mem_elem_bytes(d->mem) : 1u;
+        if (ext == 0 || m - 1 + (int64_t)ext > size || (mem == 3 && (m < (int64_t)e ||
+                                                                     (x->bits[r] & (e - 1u)))))
+            return 0;
+        if (*have_again) { /* in place: the same row as the operand before it */
+            *f = *again;
+            return 1;
+        }
+        if (mrnd(g) % 3 != 0) /* else the immediate gen_valid drew */
+            *f = mem == 3 ? (uint32_t)mrnd(g) & ~(e - 1u) : (uint32_t)(mrnd(g) % 65536u);
+        if (mem == 3 && (*f & (e - 1u)))
+            *f &= ~(e - 1u);
+        return 1;
+    }
     int64_t lo = -x->lo[r], hi = size - (int64_t)ext - x->hi[r];
     if (mem == 3) { /* host addresses: aligned in every iteration */
         unsigned e = tpu_mem_elem_bytes(d->mem);
@@ -1003,6 +1055,47 @@ static int gen_nest(struct gen *g, unsigned room)
             nstride += 1u + (unsigned)set3[r];
         }
     }
+    /* the registers' moduli (docs/isa.md "Loops", the modulus form; drawn from its own
+       stream): a register this nest uses takes one one time in four, of a size that keeps
+       every operand on it inside its memory whatever the immediate (small ones often, so
+       that the sums wrap); a modulus left by an earlier nest is kept, or cleared (mod=0),
+       always when it is too large for this nest's operands */
+    unsigned modk[TPU_XREGS];
+    int modset[TPU_XREGS] = { 0 };
+    memcpy(modk, g->modk, sizeof modk);
+    for (unsigned r = 1; r < TPU_XREGS; r++) {
+        unsigned kmax = TPU_STRIDE_MOD_K_MAX, kmin = 1;
+        for (unsigned i = 0; i < ns->ne && used[r]; i++) {
+            tpu_dinsn_t d;
+            tpu_insn_decode(ns->e[i].raw, &d);
+            for (unsigned sl = 0; sl < 3 && ns->e[i].node < 0; sl++) {
+                if (d.xsel[sl] != r)
+                    continue;
+                unsigned mem;
+                uint64_t ext;
+                slot_ref(&d, sl, g->n, &mem, &ext);
+                uint64_t size = mem == 3 ? g->cfg->host_bytes : g->rows[mem];
+                unsigned k = 0;
+                while (k < kmax && ((uint64_t)1 << (k + 1)) - 1u + ext <= size)
+                    k++;
+                kmax = k;
+                if (mem == 3 && tpu_mem_elem_bytes(d.mem) == 4)
+                    kmin = 2; /* the mask keeps an ACC address's alignment */
+            }
+        }
+        if (!used[r]) {
+            if (g->modk[r] && mrnd(g) % 4 == 0)
+                modk[r] = 0, modset[r] = 1;
+        } else if (kmax >= kmin && mrnd(g) % 4 == 0) {
+            unsigned hi = mrnd(g) % 2 ? (kmax < kmin + 3u ? kmax : kmin + 3u) : kmax;
+            modk[r] = kmin + (unsigned)(mrnd(g) % (hi - kmin + 1u));
+            modset[r] = 1;
+        } else if (g->modk[r] && (g->modk[r] > kmax || g->modk[r] < kmin || mrnd(g) % 2)) {
+            modk[r] = 0;
+            modset[r] = 1;
+        }
+        nstride += (unsigned)modset[r];
+    }
     if (nstride + ns->ne > room) {
         g->len = len0;
         g->nprog = np0;
@@ -1015,7 +1108,7 @@ static int gen_nest(struct gen *g, unsigned room)
     }
     uint32_t base = (uint32_t)(g->nprog + nstride); /* pc of entry 0 */
     /* the strides as instructions */
-    tpu_insn_t all[NEST_ENTRIES + 2 * TPU_XREGS];
+    tpu_insn_t all[NEST_ENTRIES + 3 * TPU_XREGS];
     unsigned na = 0;
     for (unsigned r = 1; r < TPU_XREGS; r++) {
         tpu_dinsn_t d;
@@ -1033,6 +1126,14 @@ static int gen_nest(struct gen *g, unsigned room)
             d.flags = r | 8u;
             for (unsigned l = 0; l < 3; l++)
                 d.s[l] = st[r][TPU_STRIDE_GROUP_LEVELS + l];
+            all[na++] = tpu_insn_encode(&d);
+        }
+        if (modset[r]) {
+            memset(&d, 0, sizeof d);
+            d.opcode = TPU_OP_STRIDE;
+            d.xreg = r;
+            d.modform = 1;
+            d.modk = modk[r];
             all[na++] = tpu_insn_encode(&d);
         }
     }
@@ -1064,7 +1165,8 @@ static int gen_nest(struct gen *g, unsigned room)
                 /* vop dst on a's register, a's memory: in place one time in two */
                 have_again = d.opcode == TPU_OP_VOP && s == 2 && d.xsel[2] == d.xsel[0] &&
                              mem == amem && chance(g, 2);
-                if (!redraw_slot(g, &d, s, &xr[base + i], &again, &have_again)) {
+                if (!redraw_slot(g, &d, s, &xr[base + i], &again, &have_again,
+                                 modk[d.xsel[s]])) {
                     *f = old;
                     d.xsel[s] = 0;
                 }
@@ -1107,6 +1209,7 @@ static int gen_nest(struct gen *g, unsigned room)
         free(ns);
         return -1;
     }
+    memcpy(g->modk, modk, sizeof g->modk); /* the moduli from here on */
     /* the text: strides, then the loops (by labels one time in two) and the bodies */
     unsigned ndepth = 0;
     for (unsigned k = 0; k < ns->nn; k++)
@@ -1145,11 +1248,132 @@ static int gen_nest(struct gen *g, unsigned room)
     return 0;
 }
 
+/* internal: 1 .. kmax, the largest k with 2^k - 1 + ext <= size (at most 16), or 0 */
+static unsigned fit_k(uint64_t size, uint64_t ext)
+{
+    unsigned k = 0;
+    while (k < TPU_STRIDE_MOD_K_MAX && ((uint64_t)1 << (k + 1)) - 1u + ext <= size)
+        k++;
+    return k;
+}
+
+/* internal: a ring of WMEM tiles (docs/isa.md "Loops", "Why modulo registers"), as the
+   compiler's loop pass streams weights: a loop whose dma_in wmem and lw address the slot
+   through a register with a modulus (rows (I + t s) mod 2^k, wrapping after a few
+   iterations), the tiles' host addresses through a second register, with a modulus one time
+   in two (the host address wraps too), a matmul after the lw one time in two, its UB rows
+   through a third register with a modulus and a stride of either sign (a row operand that
+   wraps, below 0 too); the ring's modulus cleared after it (mod=0) one time in two. Drawn
+   from the modulus form's stream; 0, or -1 when it does not fit in `room` (nothing
+   written) */
+static int gen_ring(struct gen *g, unsigned room)
+{
+    unsigned n = g->n, kr = fit_k(g->rows[TPU_MEM_WMEM], n);
+    if (room < 12 || kr == 0)
+        return -1;
+    size_t len0 = g->len, np0 = g->nprog, ni0 = g->insns;
+    int lw0 = g->have_lw;
+    unsigned mk0[TPU_XREGS];
+    memcpy(mk0, g->modk, sizeof mk0);
+    /* three distinct registers: the ring's rows, the host address, the matmul's UB rows */
+    unsigned xr[3];
+    for (unsigned i = 0; i < 3; i++) {
+        int dup;
+        do {
+            xr[i] = 1u + (unsigned)(mrnd(g) % (TPU_XREGS - 1u));
+            dup = 0;
+            for (unsigned j = 0; j < i; j++)
+                dup |= xr[j] == xr[i];
+        } while (dup);
+    }
+    unsigned k = mrnd(g) % 2 ? kr : 1u + (unsigned)(mrnd(g) % kr), ring = 1u << k;
+    int32_t sr = mrnd(g) % 3 ? (int32_t)n : 1 + (int32_t)(mrnd(g) % ring); /* a tile, or any */
+    if (mrnd(g) % 4 == 0)
+        sr = -sr;
+    unsigned slots = ring / (unsigned)(sr < 0 ? -sr : sr);
+    unsigned cnt = slots + 1u + (unsigned)(mrnd(g) % 4); /* past the ring's end: wraps */
+    cnt = cnt > 64u ? 64u : cnt < 2u ? 2u : cnt;
+    unsigned imm = (unsigned)(mrnd(g) % 65536u); /* any: the sum is masked */
+    /* the tiles in host memory: n rows of `cols` bf16, packed */
+    unsigned cols = 1u + (unsigned)(mrnd(g) % n), rowb = 2u * cols;
+    uint64_t span = (uint64_t)n * rowb, host = g->cfg->host_bytes;
+    unsigned ka = fit_k(host, span);
+    int amod = ka >= 2 && mrnd(g) % 2;
+    int32_t sa = (int32_t)span * (mrnd(g) % 2 ? 1 : (int32_t)(1u + mrnd(g) % 4u));
+    uint32_t aimm;
+    if (amod) {
+        ka = ka > 12u ? 8u + (unsigned)(mrnd(g) % (ka - 7u)) : ka; /* 256 B .. */
+        aimm = (uint32_t)mrnd(g) & ~1u;
+    } else { /* no modulus: every tile inside the host memory */
+        uint64_t last = (uint64_t)(cnt - 1u) * (uint32_t)sa + span;
+        if (last > host)
+            sa = 0, last = span;
+        aimm = (uint32_t)(2u * (mrnd(g) % ((host - last) / 2u + 1u)));
+    }
+    int mm = mrnd(g) % 2 && g->rows[TPU_MEM_UB] >= 1u && g->rows[TPU_MEM_ACC] >= 1u;
+    unsigned m = 1u + (unsigned)(mrnd(g) % (n < 8u ? n : 8u));
+    unsigned ku = fit_k(g->rows[TPU_MEM_UB], m);
+    int32_t su = 1 + (int32_t)(mrnd(g) % 8u);
+    if (mrnd(g) % 2)
+        su = -su;
+    unsigned kub = ku ? 1u + (unsigned)(mrnd(g) % (ku < 6u ? ku : 6u)) : 0u;
+    unsigned acc = (unsigned)(mrnd(g) % (g->rows[TPU_MEM_ACC] - m + 1u));
+    put(g, "# a ring of %u WMEM rows (mod=%u), %u loads of %u rows, stride %d", ring, ring, cnt,
+        n, (int)sr);
+    put(g, "stride x%u l0=%d l1=0 l2=0", xr[0], (int)sr);
+    put_mod(g, xr[0], k);
+    put(g, "stride x%u l0=%d l1=0 l2=0", xr[1], (int)sa);
+    put_mod(g, xr[1], amod ? ka : 0u);
+    if (mm && kub) {
+        put(g, "stride x%u l0=%d l1=0 l2=0", xr[2], (int)su);
+        put_mod(g, xr[2], kub);
+    }
+    put(g, "loop 0 count=%u body=%u", cnt, mm ? 3u : 2u);
+    put(g, "dma_in wmem row=%u+x%u rows=%u cols=%u addr=0x%x+x%u stride=%u", imm, xr[0], n, cols,
+        (unsigned)aimm, xr[1], rowb);
+    put(g, "lw w=%u+x%u%s", imm, xr[0], lw_flag(g));
+    g->have_lw = 1;
+    if (mm) {
+        if (kub)
+            put(g, "matmul ub=%u+x%u acc=%u rows=%u%s", (unsigned)(mrnd(g) % 65536u), xr[2], acc,
+                m, mrnd(g) % 2 ? " accumulate" : "");
+        else
+            put(g, "matmul ub=0 acc=%u rows=%u", acc, m);
+    }
+    if (mrnd(g) % 2)
+        put_mod(g, xr[0], 0); /* the ring's modulus cleared: k = 0 */
+    /* checked: the program so far runs to its end (every dispatch of the ring in range) */
+    size_t cntp = 0;
+    struct simout so;
+    tpu_insn_t none[1] = { { { 0, 0, 0, 0 } } };
+    tpu_insn_t *p = prog_with(g, none, 0, &cntp);
+    int ok = p != NULL && g->insns - ni0 <= room && !g->oom;
+    if (ok) {
+        simulate(g, p, cntp, 2000000, 0, NULL, &so);
+        ok = so.code == 0;
+    }
+    free(p);
+    if (!ok) {
+        g->len = len0;
+        g->nprog = np0;
+        g->insns = ni0;
+        if (g->text)
+            g->text[len0] = 0;
+        g->have_lw = lw0;
+        memcpy(g->modk, mk0, sizeof mk0);
+        return -1;
+    }
+    return 0;
+}
+
 /* internal: one item of a program: a loop nest (when loops are on, one in four, if it fits in
-   `room` instructions), else gen_valid's instruction */
+   `room` instructions; one in sixteen of the rest a ring of WMEM tiles on modulo registers),
+   else gen_valid's instruction */
 static void gen_item(struct gen *g, unsigned room)
 {
     if (g->loops && room >= 2 && chance(g, 4) && gen_nest(g, room) == 0)
+        return;
+    if (g->loops && mrnd(g) % 16 == 0 && gen_ring(g, room) == 0)
         return;
     gen_valid(g, 1);
 }
@@ -1225,6 +1449,8 @@ static void gen_bad_loop(struct gen *g, int code, uint32_t *pc)
             w = rows;
         s = -s;
     }
+    if (g->modk[r]) /* a modulus of an earlier nest: none again (exact rows) */
+        put_mod(g, r, 0);
     put(g, "stride x%u l0=%lld l1=0 l2=0", r, (long long)s);
     put(g, "loop 0 count=%u body=1", j + 2u + (unsigned)range(g, 0, 2));
     *pc = (uint32_t)g->insns;
@@ -1274,6 +1500,7 @@ int tpu_randprog(const tpu_randprog_cfg_t *cfg, tpu_randprog_t *out)
     g.st = tpu_matgen_rand(&h);
     g.tst = g.st ^ 0x7A4E5B05E0000000ull;
     g.ast = g.st ^ 0xACCF125700000000ull;
+    g.mst = g.st ^ 0x3D0C3D0C00000000ull;
     g.cfg = cfg;
     g.n = geo->n;
     g.rows[0] = geo->ub_rows;
@@ -1390,6 +1617,8 @@ static void coll_loop(struct gen *g, unsigned lc, unsigned xr, int32_t s)
 {
     if (!lc)
         return;
+    if (g->modk[xr]) /* a modulus of an earlier nest: none again (the window is exact) */
+        put_mod(g, xr, 0);
     put(g, "stride x%u l0=%d l1=0 l2=0", xr, (int)s);
     put(g, "loop 0 count=%u body=1", lc);
 }
@@ -1412,6 +1641,7 @@ int tpu_randprog_board(const tpu_randprog_cfg_t *cfg, unsigned cores, char **tex
         g[i].st = tpu_matgen_rand(&h); /* hashed, as tpu_randprog's */
         g[i].tst = g[i].st ^ 0x7A4E5B05E0000000ull;
         g[i].ast = g[i].st ^ 0xACCF125700000000ull;
+        g[i].mst = g[i].st ^ 0x3D0C3D0C00000000ull;
         g[i].cfg = cfg;
         g[i].n = cfg->geom.n;
         g[i].rows[0] = cfg->geom.ub_rows;

@@ -27,23 +27,42 @@ static unsigned row_plus(unsigned row, uint32_t x)
     return v < 0 || v > 0xFFFF ? 0xFFFFFFFFu : (unsigned)v;
 }
 
+/* internal: the mask of register r's modulus 2^k (k = modk[r]), or 0 for none */
+static uint32_t mod_mask(const tpu_seq_t *s, unsigned r)
+{
+    unsigned k = r > 0 && r < TPU_XREGS ? s->modk[r] : 0u;
+    return k ? (k >= 32 ? 0xFFFFFFFFu : (1u << k) - 1u) : 0u;
+}
+
+/* internal: an operand (row or host address) plus x_r: with a modulus, the 32-bit sum masked
+   with 2^k - 1; else a row as row_plus, a host address modulo 2^32 */
+static unsigned opnd_plus(const tpu_seq_t *s, unsigned r, uint32_t v, uint32_t x, int row)
+{
+    uint32_t m = mod_mask(s, r);
+    if (m)
+        return (v + x) & m;
+    return row ? row_plus(v, x) : v + x;
+}
+
 void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d)
 {
     uint32_t x[3];
     for (unsigned i = 0; i < 3; i++)
         x[i] = tpu_seq_xval(s, d->xsel[i]);
+/* a row operand in slot i */
+#define ROW(v, i) opnd_plus(s, d->xsel[i], (v), x[i], 1)
     switch (d->opcode) {
     case TPU_OP_DMA_IN:
     case TPU_OP_DMA_OUT:
-        d->addr += x[0];
-        d->row = row_plus(d->row, x[1]);
+        d->addr = opnd_plus(s, d->xsel[0], d->addr, x[0], 0);
+        d->row = ROW(d->row, 1);
         break;
     case TPU_OP_LW:
-        d->w_row = row_plus(d->w_row, x[0]);
+        d->w_row = ROW(d->w_row, 0);
         break;
     case TPU_OP_MATMUL:
-        d->ub_row = row_plus(d->ub_row, x[0]);
-        d->acc_row = row_plus(d->acc_row, x[1]);
+        d->ub_row = ROW(d->ub_row, 0);
+        d->acc_row = ROW(d->acc_row, 1);
         if (d->acc_first) { /* overwrite in the first iteration of level L and those inside */
             unsigned any = 0;
             for (unsigned l = d->acc_first - 1; l < TPU_LOOP_LEVELS; l++)
@@ -53,24 +72,25 @@ void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d)
         }
         break;
     case TPU_OP_VOP:
-        d->a_row = row_plus(d->a_row, x[0]);
-        d->b_row = row_plus(d->b_row, x[1]);
-        d->d_row = row_plus(d->d_row, x[2]);
+        d->a_row = ROW(d->a_row, 0);
+        d->b_row = ROW(d->b_row, 1);
+        d->d_row = ROW(d->d_row, 2);
         break;
     case TPU_OP_VRED:
     case TPU_OP_SOFTMAX:
-        d->src_row = row_plus(d->src_row, x[0]);
-        d->dst_row = row_plus(d->dst_row, x[1]);
+        d->src_row = ROW(d->src_row, 0);
+        d->dst_row = ROW(d->dst_row, 1);
         break;
     case TPU_OP_SEND:
     case TPU_OP_RECV:
     case TPU_OP_BCAST:
     case TPU_OP_ALLREDUCE:
-        d->row = row_plus(d->row, x[0]);
+        d->row = ROW(d->row, 0);
         break;
     default:
         break;
     }
+#undef ROW
     d->xsel[0] = d->xsel[1] = d->xsel[2] = 0;
 }
 
@@ -115,6 +135,8 @@ uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc)
             s->armed[k] = 0;
             level_zero(s, k);
         }
+    } else if (d->opcode == TPU_OP_STRIDE && d->modform && d->xreg > 0 && d->xreg < TPU_XREGS) {
+        s->modk[d->xreg] = (uint8_t)d->modk; /* the modulus only: no part, no stride */
     } else if (d->opcode == TPU_OP_STRIDE && d->xreg > 0 && d->xreg < TPU_XREGS) {
         for (unsigned j = 0; j < TPU_STRIDE_GROUP_LEVELS; j++) {
             unsigned l = TPU_STRIDE_GROUP_LEVELS * d->group + j;

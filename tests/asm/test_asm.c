@@ -239,6 +239,12 @@ static void test_loop_syntax(void **state)
     same("matmul ub=x1 acc=2*4+x2 rows=1", ".insn 0x10021, 0, 8, 0x2100000");
     same("dma_in ub row=16+x2 rows=1 cols=1 addr=0x10000+x4", ".insn 0x15010, 0x10000, 0x10010, 2");
     same("allreduce acc row=3+x7 rows=1", ".insn 0x10144, 3, 0, 0x700000");
+    /* the modulus form: mod=M, M = 2^k (2 .. 65536), or 0 (none); expressions allowed */
+    same("stride x3 mod=1024", ".insn 0x2304, 10, 0, 0");
+    same("stride x3 mod=0", ".insn 0x2304, 0, 0, 0");
+    same("stride x11 mod=65536", ".insn 0x3304, 16, 0, 0");
+    same(".equ SLOTS 4\n.equ N 8\nstride x2 mod=SLOTS*N", "stride x2 mod=32");
+    same("stride x1 mod=0x10", ".insn 0x2104, 4, 0, 0");
 }
 
 /* one error, its message exactly */
@@ -276,7 +282,18 @@ static void test_loop_errors(void **state)
         { "stride l0=1", "t.s:1:8: error: operand after stride, expected an index register x1 .. x15 first" },
         { "stride x1 l0=1 l3=2", "t.s:1:16: error: l3 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
         { "stride x1 l5=2 l1=1", "t.s:1:11: error: l5 with l0, l1 or l2, expected either l0 .. l2 or l3 .. l5 (one stride instruction each)" },
-        { "stride x1", "t.s:1:10: error: end of line without a stride, expected l0= .. l5=" },
+        { "stride x1", "t.s:1:10: error: end of line without a stride, expected l0= .. l5= or mod=" },
+        /* the modulus form: M a power of two 2 .. 65536 or 0; not beside l0 .. l5 */
+        { "stride x1 mod=1000", "t.s:1:15: error: modulus 1000 for 'mod', expected 0 (none) or a power of two 2 .. 65536" },
+        { "stride x1 mod=1", "t.s:1:15: error: modulus 1 for 'mod', expected 0 (none) or a power of two 2 .. 65536" },
+        { "stride x1 mod=131072", "t.s:1:15: error: modulus 131072 for 'mod', expected 0 (none) or a power of two 2 .. 65536" },
+        { "stride x1 mod=-4", "t.s:1:15: error: modulus -4 for 'mod', expected 0 (none) or a power of two 2 .. 65536" },
+        { "nop\nstride x1 mod=12", "t.s:2:15: error: modulus 12 for 'mod', expected 0 (none) or a power of two 2 .. 65536" },
+        { "stride x1 mod=4 l0=2", "t.s:1:17: error: l0 with mod, expected either mod= (the modulus form) or strides l0= .. l5= (one stride instruction each)" },
+        { "stride x1 l4=2 mod=4", "t.s:1:11: error: l4 with mod, expected either mod= (the modulus form) or strides l0= .. l5= (one stride instruction each)" },
+        { "stride x1 mod=4 mod=8", "t.s:1:17: error: duplicate key 'mod', expected each key once" },
+        { "stride x1 mod=x2", "t.s:1:15: error: index register 'x2' in 'x2', expected a number (only address operands take +xR)" },
+        { "stride mod=4", "t.s:1:8: error: operand after stride, expected an index register x1 .. x15 first" },
         { "stride x1 l0=2147483648", "t.s:1:14: error: value 2147483648 out of range for 'l0', expected -2147483648..2147483647 (a signed stride)" },
         /* a register on a key that is not an address */
         { "dma_in ub row=0 rows=x1 cols=1 addr=0", "t.s:1:22: error: index register 'x1' in 'x1', expected a number (only address operands take +xR)" },

@@ -48,7 +48,13 @@ static tpu_insn_t random_valid(unsigned op)
         break;
     case TPU_OP_STRIDE: /* register (x0 encodable), group; three strides each */
         n = 0;
-        f = (rnd() & 7) | (rnd() & 8);
+        f = (rnd() & 7) | (rnd() & 0x10);
+        if (rnd() % 4 == 0) { /* the modulus form: flags[5], k = 0 .. 16 in w1[4:0] */
+            f |= 0x20;
+            r.w[1] = rnd() % 17;
+            break;
+        }
+        f |= rnd() & 8;
         r.w[1] = rnd(); r.w[2] = rnd(); r.w[3] = rnd();
         break;
     case TPU_OP_DMA_IN: case TPU_OP_DMA_OUT:
@@ -130,6 +136,11 @@ static void test_known_encodings(void **state)
         { "softmax src=acc:1 dst=acc:2 rows=3 length=4 chunk_stride=5 row_stride=6",
           { 0x32 | (0x10 | 0x40) << 8 | 3u << 16, 1 | 5u << 16, 2 | 6u << 16, 4 } },
         { "halt", { 2, 0, 0, 0 } },
+        /* docs/isa.md "Loops": the modulus form, flags[5], k = log2 M in w1[4:0] */
+        { "stride x3 mod=1024", { 0x04 | (3 | 0x20) << 8, 10, 0, 0 } },
+        { "stride x9 mod=0", { 0x04 | (1 | 0x10 | 0x20) << 8, 0, 0, 0 } },
+        { "stride x15 mod=65536", { 0x04 | (7 | 0x10 | 0x20) << 8, 16, 0, 0 } },
+        { "stride x1 mod=2", { 0x04 | (1 | 0x20) << 8, 1, 0, 0 } },
         /* docs/board.md "ISA extension" */
         { "send acc row=5 rows=3 core=7", { 0x40 | 1 << 8 | 3u << 16, 5, 7, 0 } },
         { "recv ub row=65535 rows=1 core=63", { 0x41 | 1u << 16, 65535, 63, 0 } },
@@ -221,6 +232,9 @@ static void test_loop_forms_roundtrip(void **state)
         "loop 5 count=2 body=1",
         "loop 4 count=9 skip=2 body=3",
         "stride x0 l0=1", /* assembles; error 3 at run time */
+        "stride x5 mod=4096",
+        "stride x12 mod=0",
+        "stride x0 mod=2", /* assembles; error 3 at run time */
         "dma_in ub row=16+x2 rows=2 cols=1 addr=0x1000+x4 stride=2",
         "dma_in wmem row=x7 rows=1 cols=1 addr=x1",
         "dma_out acc row=3+x5 rows=1 cols=1 addr=0x40 stride=4",
@@ -264,6 +278,26 @@ static void test_loop_forms_roundtrip(void **state)
     tpu_insn_t st5 = { { 0x04 | (3u | 8u) << 8, 1, 2, 0xFFFFFFFFu } };
     tpu_insn_disasm(st5, text, sizeof text);
     assert_string_equal(text, "stride x3 l3=1 l4=2 l5=-1");
+    tpu_insn_t md = { { 0x04 | (2u | 0x20u) << 8, 7, 0, 0 } };
+    tpu_insn_disasm(md, text, sizeof text);
+    assert_string_equal(text, "stride x2 mod=128");
+    tpu_insn_t m0 = { { 0x04 | (6u | 0x30u) << 8, 0, 0, 0 } };
+    tpu_insn_disasm(m0, text, sizeof text);
+    assert_string_equal(text, "stride x14 mod=0");
+    /* the modulus form's reserved k (17 .. 31), flags[3], w1[31:5], w2, w3: .insn */
+    static const uint32_t resv[][4] = { { 0x2104, 17, 0, 0 }, { 0x2104, 31, 0, 0 },
+                                        { 0x2904, 4, 0, 0 }, { 0x2104, 0x24, 0, 0 },
+                                        { 0x2104, 4, 1, 0 }, { 0x2104, 4, 0, 1 },
+                                        { 0x12104, 4, 0, 0 }, { 0x6104, 4, 0, 0 } };
+    for (size_t i = 0; i < sizeof resv / sizeof resv[0]; i++) {
+        tpu_insn_t rv = { { resv[i][0], resv[i][1], resv[i][2], resv[i][3] } };
+        tpu_dinsn_t dv;
+        tpu_insn_decode(rv, &dv);
+        assert_int_equal(dv.reserved, 1);
+        tpu_insn_disasm(rv, text, sizeof text);
+        assert_int_equal(strncmp(text, ".insn", 5), 0);
+        dis_asm(rv);
+    }
     tpu_insn_t l5 = { { 0x03 | 5u << 8 | 2u << 16, 1, 1, 0 } };
     tpu_insn_disasm(l5, text, sizeof text);
     assert_string_equal(text, "loop 5 count=2 skip=1 body=1");
@@ -375,6 +409,22 @@ static void test_check_codes(void **state)
         { ".insn 0x00010803, 1, 1, 0", 1 },            /* loop flags[3] */
         { ".insn 0x00010503, 1, 1, 0", 0 },            /* loop level 5 */
         { ".insn 0x00000904, 1, 2, 3", 0 },            /* stride x1 l3=1 l4=2 l5=3 */
+        /* the modulus form (docs/isa.md "Loops"): k 0 .. 16; 17 .. 31 and the other bits of
+           w1, w2, w3, n, flags[3] reserved (code 1); x0 code 3 as the other forms */
+        { "stride x1 mod=65536", 0 }, { "stride x1 mod=0", 0 }, { "stride x15 mod=2", 0 },
+        { ".insn 0x00002104, 16, 0, 0", 0 },           /* k = 16 */
+        { ".insn 0x00002104, 17, 0, 0", 1 },           /* k = 17: reserved */
+        { ".insn 0x00002104, 31, 0, 0", 1 },           /* k = 31: reserved */
+        { ".insn 0x00002104, 0x20, 0, 0", 1 },         /* w1[5] */
+        { ".insn 0x00002104, 0x80000004, 0, 0", 1 },   /* w1[31] */
+        { ".insn 0x00002104, 4, 2, 0", 1 },            /* w2 */
+        { ".insn 0x00002104, 4, 0, 3", 1 },            /* w3 */
+        { ".insn 0x00012104, 4, 0, 0", 1 },            /* n */
+        { ".insn 0x00002904, 4, 0, 0", 1 },            /* flags[3] */
+        { ".insn 0x00006104, 4, 0, 0", 1 },            /* flags[6] */
+        { ".insn 0x00002004, 4, 0, 0", 3 },            /* x0 */
+        { "stride x0 mod=4", 3 },
+        { ".insn 0x00004104, 4, 0, 0", 1 },            /* flags[6], not the modulus form */
         { ".insn 0x00010021, 0, 0x10000, 0", 1 },      /* matmul w2[16] */
         { ".insn 0x00010021, 0, 0, 1", 1 },            /* matmul w3 */
         { ".insn 0x00012630, 0, 0, 0", 1 },            /* relu with b mem (flags[5]) */

@@ -1355,6 +1355,174 @@ static void test_loop_acc_first(void **state)
     assert_int_not_equal(e.reserved, 0);
 }
 
+
+/* The modulus form (docs/isa.md "Loops"): a ring of four WMEM slots (N = 4 rows each, mod=16)
+   through which ten weight tiles stream, each dma_in'd into slot (8 + 4 t) mod 16 and loaded
+   from there, its host address (0x40 + 32 t) mod 256 wrapping too, against the same program
+   written straight-line: the same ACC and WMEM rows bit for bit, the same counters but the
+   dispatches of the loop and the strides. */
+static const char kRing[] =
+    "stride x1 l0=4\n"          /* WMEM rows: one tile of N = 4 rows per iteration */
+    "stride x1 mod=16\n"        /* a ring of 4 slots */
+    "stride x2 l0=32\n"         /* host bytes: one tile per iteration */
+    "stride x2 mod=256\n"       /* 8 tiles of host memory, then again */
+    "stride x3 l0=4\n"          /* ACC: the output tile t at rows 4 t */
+    "loop 0 count=10 body=3\n"
+    "dma_in wmem row=8+x1 rows=4 cols=4 addr=0x40+x2 stride=8\n"
+    "lw w=8+x1\n"
+    "matmul ub=0 acc=0+x3 rows=4\n"
+    "halt\n";
+
+static void run_ring(const char *src, const char *name, tpu_core_result_t *res,
+                     uint32_t acc[40][4], uint32_t wm[16][4])
+{
+    tpu_insn_t *prog;
+    size_t count;
+    char *errs;
+    if (tpu_asm_n(src, name, 4, &prog, &count, &errs) != 0)
+        fail_msg("%s: %s", name, errs);
+    free(errs);
+    tpu_core_cfg_t cfg = cfg_for(4);
+    tpu_core_t *c = tpu_core_new(&cfg);
+    assert_non_null(c);
+    uint8_t *host = calloc(1, HOST_BYTES);
+    assert_non_null(host);
+    rng_state = 11;
+    for (unsigned a = 0; a < 256; a += 2) /* the weight tiles at host 0 .. 255 */
+        put16(host, a, rnd_bf16());
+    for (unsigned r = 0; r < 4; r++) {
+        uint32_t w[4];
+        for (unsigned i = 0; i < 4; i++)
+            w[i] = rnd_bf16();
+        assert_int_equal(tpu_core_set_row(c, TPU_MEM_UB, r, w), 0);
+    }
+    assert_int_equal(tpu_core_run(c, prog, count, 0, host, HOST_BYTES, NULL, res), TPU_OK);
+    assert_int_equal(res->status, TPU_CORE_DONE);
+    assert_int_equal(res->uninit_reads, 0);
+    for (unsigned r = 0; r < 40; r++)
+        memcpy(acc[r], tpu_core_row(c, TPU_MEM_ACC, r), sizeof acc[r]);
+    for (unsigned r = 0; r < 16; r++)
+        memcpy(wm[r], tpu_core_row(c, TPU_MEM_WMEM, r), sizeof wm[r]);
+    tpu_core_free(c);
+    free(host);
+    free(prog);
+}
+
+/* one program's end: status, code and pc */
+static void run_src_end(const char *src, int want_code, uint32_t want_pc)
+{
+    tpu_insn_t *prog;
+    size_t count;
+    char *errs;
+    if (tpu_asm_n(src, "end.s", 4, &prog, &count, &errs) != 0)
+        fail_msg("%s", errs);
+    free(errs);
+    tpu_core_cfg_t cfg = cfg_for(4);
+    tpu_core_t *c = tpu_core_new(&cfg);
+    assert_non_null(c);
+    uint8_t *host = calloc(1, HOST_BYTES);
+    assert_non_null(host);
+    tpu_core_result_t res;
+    assert_int_equal(tpu_core_run(c, prog, count, 0, host, HOST_BYTES, NULL, &res), TPU_OK);
+    if (want_code == 0 ? res.status != TPU_CORE_DONE
+                       : res.status != TPU_CORE_ERROR || res.err_code != want_code ||
+                             res.err_pc != want_pc)
+        fail_msg("%s: status %d code %d pc %u, expected code %d pc %u", src, res.status,
+                 res.err_code, (unsigned)res.err_pc, want_code, (unsigned)want_pc);
+    tpu_core_free(c);
+    free(host);
+    free(prog);
+}
+
+static void test_loop_mod_ring(void **state)
+{
+    (void)state;
+    char straight[2048];
+    size_t k = 0;
+    for (unsigned t = 0; t < 10; t++)
+        k += (size_t)snprintf(straight + k, sizeof straight - k,
+                              "dma_in wmem row=%u rows=4 cols=4 addr=0x%x stride=8\n"
+                              "lw w=%u\nmatmul ub=0 acc=%u rows=4\n",
+                              (8 + 4 * t) % 16, (0x40 + 32 * t) % 256, (8 + 4 * t) % 16, 4 * t);
+    snprintf(straight + k, sizeof straight - k, "halt\n");
+    tpu_core_result_t rl, rs;
+    uint32_t al[40][4], as[40][4], wl[16][4], ws[16][4];
+    run_ring(kRing, "ring.s", &rl, al, wl);
+    run_ring(straight, "ring_straight.s", &rs, as, ws);
+    assert_memory_equal(al, as, sizeof al);
+    assert_memory_equal(wl, ws, sizeof wl);
+    /* 6 strides and the loop dispatch besides the same 31 instructions */
+    assert_int_equal(rl.counters[TPU_CNT_INSNS], rs.counters[TPU_CNT_INSNS] + 6);
+    for (unsigned c = 1; c < TPU_CNT_COUNT; c++)
+        if (c != TPU_CNT_INSNS && c != TPU_CNT_CYCLES)
+            assert_int_equal(rl.counters[c], rs.counters[c]);
+    assert_true(rl.counters[TPU_CNT_CYCLES] >= rs.counters[TPU_CNT_CYCLES] &&
+                rl.counters[TPU_CNT_CYCLES] <= rs.counters[TPU_CNT_CYCLES] + 6);
+    /* without the modulus the ring leaves WMEM (32 rows at N = 4): code 2 at the lw... */
+    char nomod[sizeof kRing];
+    memcpy(nomod, kRing, sizeof kRing);
+    memcpy(strstr(nomod, "stride x1 mod=16"), "stride x1 mod=0 ", 16);
+    run_src_end(nomod, TPU_ERR_ROW, 6); /* the dma_in's row 8 + 4 * 6 = 32 first */
+    /* ... and so after mod=0 clears it (k = 0: exact arithmetic again) */
+    run_src_end("stride x1 l0=4\nstride x1 mod=16\nstride x1 mod=0\nloop 0 count=8 body=1\n"
+                "lw w=16+x1\nhalt\n", TPU_ERR_ROW, 4);
+    run_src_end("stride x1 l0=4\nstride x1 mod=16\nloop 0 count=8 body=1\nlw w=16+x1\nhalt\n",
+                0, 0);
+    /* a row that wraps below 0: (0 - 4 i) mod 32, i.e. 0, 28, 24, ...: in WMEM */
+    run_src_end("stride x5 l0=-4\nstride x5 mod=32\nloop 0 count=8 body=1\nlw w=0+x5\nhalt\n",
+                0, 0);
+    /* mod=64 lets w reach 32 .. 60, past WMEM's 32 rows: code 2 */
+    run_src_end("stride x5 l0=4\nstride x5 mod=64\nloop 0 count=16 body=1\nlw w=0+x5\nhalt\n",
+                TPU_ERR_ROW, 3);
+    /* a host address: the masked sum is checked for alignment (code 4): (2 + 0) mod 4 */
+    run_src_end("stride x6 mod=4\ndma_in acc row=0 rows=1 cols=1 addr=2+x6\nhalt\n",
+                TPU_ERR_ALIGN, 1);
+    run_src_end("stride x6 mod=4\ndma_in acc row=0 rows=1 cols=1 addr=0x1004+x6\nhalt\n", 0, 0);
+    /* the reserved k (17 .. 31) is code 1, as the other reserved bits of the form */
+    run_src_end("nop\n.insn 0x2104, 17, 0, 0\nhalt\n", TPU_ERR_OPCODE, 1);
+    run_src_end("nop\n.insn 0x2104, 31, 0, 0\nhalt\n", TPU_ERR_OPCODE, 1);
+    run_src_end("nop\n.insn 0x2104, 4, 1, 0\nhalt\n", TPU_ERR_OPCODE, 1);
+    run_src_end("nop\n.insn 0x2104, 16, 0, 0\nhalt\n", 0, 0);
+    run_src_end("stride x0 mod=4\nhalt\n", TPU_ERR_COUNT, 0);
+    /* tpu_seq_resolve: the 32-bit sum masked, rows and host addresses alike; the modulus
+       form changes no stride and no part */
+    tpu_seq_t sq;
+    tpu_seq_reset(&sq);
+    for (unsigned r = 0; r < TPU_XREGS; r++)
+        assert_int_equal(sq.modk[r], 0);
+    tpu_dinsn_t d;
+    memset(&d, 0, sizeof d);
+    d.opcode = TPU_OP_STRIDE;
+    d.xreg = 2;
+    d.s[0] = 5;
+    tpu_seq_step(&sq, &d, 0);
+    sq.part[2][0] = (uint32_t)-4;
+    d.modform = 1;
+    d.modk = 4;
+    d.s[0] = 0;
+    tpu_seq_step(&sq, &d, 1);
+    assert_int_equal(sq.modk[2], 4);
+    assert_int_equal(sq.stride[2][0], 5);
+    assert_int_equal(sq.part[2][0], (uint32_t)-4);
+    tpu_dinsn_t l;
+    memset(&l, 0, sizeof l);
+    l.opcode = TPU_OP_DMA_IN;
+    l.addr = 0x10002;
+    l.row = 1;
+    l.xsel[0] = l.xsel[1] = 2;
+    tpu_seq_resolve(&sq, &l);
+    assert_int_equal(l.addr, (0x10002u - 4u) & 15u);
+    assert_int_equal(l.row, (1u - 4u) & 15u); /* 13: not 0xFFFFFFFF (below 0) */
+    d.modk = 0; /* mod=0: none again */
+    tpu_seq_step(&sq, &d, 2);
+    memset(&l, 0, sizeof l);
+    l.opcode = TPU_OP_LW;
+    l.w_row = 1;
+    l.xsel[0] = 2;
+    tpu_seq_resolve(&sq, &l);
+    assert_int_equal(l.w_row, 0xFFFFFFFFu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1372,6 +1540,7 @@ int main(void)
         cmocka_unit_test(test_collectives_alone),
         cmocka_unit_test(test_loop_matmul),
         cmocka_unit_test(test_loop_acc_first),
+        cmocka_unit_test(test_loop_mod_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

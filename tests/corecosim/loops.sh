@@ -19,6 +19,12 @@
 #   first    the matmul with acc_mode=first:l1 in place of the -0 fill (the same C)
 #   afbad    a matmul with acc_first and flags[0] both set: error 1 (reserved)
 #   lvbad    a loop of level 6 (no such level): error 1 (reserved)
+#   mod      modulo index registers (stride's modulus form): a ring of 4 WMEM slots (mod=16)
+#            through which 10 weight tiles stream (dma_in wmem, lw), their host addresses
+#            mod 128, UB rows wrapping below 0 (mod=8), a vop dst wrapping (mod=64), then
+#            mod=0 and exact rows again; the dumps equal those of the same program written
+#            straight-line (mod_straight, run on the model and the RTL too)
+#   modbad   a stride modulus form with k = 17 (reserved): error 1
 # Each case: tpu-run and core_tb (stall 0; matmul and deep also stall 30) end the same way,
 # the traces are identical (tpu-core-cmp), the dumps byte for byte, at stall 0 all seven
 # counters (CYCLES, ..., INSNS, NET_BUSY) equal the model's, and an error halt is reported
@@ -155,6 +161,61 @@ case_ afbad 0 1
     echo "halt"
 } >"$out/lvbad.s"
 case_ lvbad 0 1
+
+# -- mod: modulo index registers (docs/isa.md "Loops", the modulus form); b.npy also at host 0
+cat >"$out/mod.s" <<'EOF'
+        dma_in ub row=0 rows=64 cols=4 addr=0x10000 stride=8   # every UB row dumped written
+        stride x1 l0=4                    # WMEM: a ring of 4 slots of N = 4 rows
+        stride x1 mod=16
+        stride x2 l0=32                   # host: tile t at (0x40 + 32 t) mod 128
+        stride x2 mod=128
+        stride x3 l0=4                    # ACC: out tile t at rows 4 t (no modulus)
+        stride x4 l0=-3                   # UB: (2 - 3 t) mod 8, below 0 from t = 1
+        stride x4 mod=8
+        stride x13 l0=4                   # UB: (48 + 4 t) mod 64, past 63 from t = 4
+        stride x13 mod=64
+        loop 0 count=10 skip=1 body=4
+        dma_in wmem row=8+x1 rows=4 cols=4 addr=0x40+x2 stride=8
+        lw w=8+x1
+        matmul ub=2+x4 acc=0+x3 rows=4
+        vop relu a=acc:0+x3 dst=ub:48+x13 rows=4
+        stride x4 mod=0                   # none again: 20 - 3 i exactly (20, 17)
+        loop 0 count=2 body=1
+        vop exp a=ub:20+x4 dst=ub:20+x4 rows=1
+        dma_out acc row=0 rows=40 cols=4 addr=0x4000 stride=16
+        dma_out ub row=0 rows=64 cols=4 addr=0x6000 stride=8
+        halt
+EOF
+python3 - "$out" <<'EOF' || { echo "FAIL: loops mod: cannot write mod_straight.s"; exit 1; }
+import sys
+o = ["dma_in ub row=0 rows=64 cols=4 addr=0x10000 stride=8"]
+for t in range(10):
+    o += ["dma_in wmem row=%d rows=4 cols=4 addr=0x%x stride=8" % ((8 + 4 * t) % 16, (0x40 + 32 * t) % 128),
+          "lw w=%d" % ((8 + 4 * t) % 16),
+          "matmul ub=%d acc=%d rows=4" % ((2 - 3 * t) % 8, 4 * t),
+          "vop relu a=acc:%d dst=ub:%d rows=4" % (4 * t, (48 + 4 * t) % 64)]
+o += ["vop exp a=ub:20 dst=ub:20 rows=1", "vop exp a=ub:17 dst=ub:17 rows=1",
+      "dma_out acc row=0 rows=40 cols=4 addr=0x4000 stride=16",
+      "dma_out ub row=0 rows=64 cols=4 addr=0x6000 stride=8", "halt"]
+open(sys.argv[1] + "/mod_straight.s", "w").write("\n".join(o) + "\n")
+EOF
+case_ mod 0,30 0 "--load 0x0=b.npy" "--dump 0x4000=mc.npy:f32:40x4" "--dump 0x6000=mu.npy:bf16:64x4"
+case_ mod_straight 0 0 "--load 0x0=b.npy" "--dump 0x4000=mc.npy:f32:40x4" "--dump 0x6000=mu.npy:bf16:64x4"
+for f in mc mu; do
+    if [ -s "$out/mod/model/$f.npy" ] && cmp -s "$out/mod/model/$f.npy" "$out/mod_straight/model/$f.npy" &&
+       cmp -s "$out/mod/rtl_s0/$f.npy" "$out/mod_straight/rtl_s0/$f.npy"; then
+        echo "PASS: loops mod: $f identical to the straight-line program's (model and RTL)"
+    else echo "FAIL: loops mod: $f differs from the straight-line program's"; st=1; fi
+done
+
+# -- modbad: the modulus form with k = 17 (2^17: reserved, as k = 17 .. 31): error 1 at pc 2
+{
+    echo "nop"
+    echo "stride x2 mod=8"
+    echo ".insn 0x00002104 17 0 0   # stride x1 mod=2^17: reserved k"
+    echo "halt"
+} >"$out/modbad.s"
+case_ modbad 0 1
 
 # -- deep: i_l in 0..1 for l = 0..3, k = 8 i0 + 4 i1 + 2 i2 + i3 and its permutation
 #    p = i0 + 2 i1 + 4 i2 + 8 i3 (both 0..15): acc[16 + p] = ub[k] + ub[15 - k];
@@ -303,7 +364,7 @@ cat >"$out/count0.s" <<'EOF'
 EOF
 case_ count0 0 1
 
-for c in range negative nest imemend count0; do
+for c in range negative nest imemend count0 modbad; do
     echo "    $c: $(tail -n 1 "$out/$c/model.trace") (model), $(tail -n 1 "$out/$c/rtl_s0.trace" 2>/dev/null) (RTL)"
 done
 echo "test-core-cosim loops N=$n: $([ $st -eq 0 ] && echo PASS || echo FAIL)"

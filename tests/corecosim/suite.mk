@@ -17,8 +17,9 @@
 #                                     loops and index registers on core_N4: a tiled matmul
 #                                     (hoisted and re-armed), 4 levels with all seven
 #                                     registers and negative strides, errors 2, 10 and 3 in
-#                                     a loop: traces and all counters equal to the model's
-#                                     (tests/corecosim/loops.sh)
+#                                     a loop, modulo registers (a WMEM ring, wrapping rows and
+#                                     host addresses; a reserved k: error 1): traces and all
+#                                     counters equal to the model's (tests/corecosim/loops.sh)
 #   test-core-cosim-fault (make test) an injected fault is reported at the right instruction;
 #                                     bad programs halt with the model's `e <seq> <pc> <code>`; the
 #                                     AXI checker also on the 512-bit master of core_N4_A512

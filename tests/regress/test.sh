@@ -130,6 +130,42 @@ for b in "loop:level 0 armed:1" "loop:level 1 armed:3" "loop:nest depth 1:5" "lo
     got=$(grep -c "^$key$tab$c\$" "$dir/cover/l.cov")
     [ "$got" -eq 1 ] && ok || bad "tpu-cover: bin '$key' in l.cov: $(grep "^$key$tab" "$dir/cover/l.cov"), expected $c hits"
 done
+# modulo registers (docs/isa.md "Loops", the modulus form): set, cleared, a row and a host
+# address that wrapped, a row that wrapped below 0
+cat >"$dir/cover/m.s" <<'EOF'
+dma_in ub row=0 rows=16 cols=4 addr=0x1000 stride=0
+stride x1 l0=4
+stride x1 mod=16
+stride x2 l0=-2
+stride x2 mod=8
+stride x3 l0=8
+stride x3 mod=64
+loop 0 count=5 body=3
+dma_in wmem row=8+x1 rows=4 cols=4 addr=0x1020+x3 stride=8
+lw w=8+x1
+vop relu a=ub:1+x2 dst=ub:1+x2 rows=1
+stride x1 mod=0
+halt
+EOF
+${TPU_RUN:-build/tools/tpu-run} --mxu 4 --prog "$dir/cover/m.s" --trace "$dir/cover/m.trace" >"$dir/cover/m.log" 2>&1 &&
+"$cov" core --mxu 4 --prog "$dir/cover/m.s" --trace "$dir/cover/m.trace" -o "$dir/cover/m.cov" && ok ||
+    bad "tpu-cover on modulo registers"
+# x1: 8, 12, 0, 4, 8 (the dma_in's and lw's rows wrap at t = 2, 3, 4); x2: 1, 15, 13, 11, 9
+# (below 0 from t = 1: a and dst); x3: (0x1020 + 8 t) mod 64: 32, 40, 48, 56, 0 (each
+# address changed by the mask)
+for b in "loop:modulus form dispatched (stride xR mod=M, M = 2^k):3" \
+         "loop:modulus cleared (stride xR mod=0, k = 0):1" \
+         "loop:a row operand that wrapped (its register's modulus changed the row):10" \
+         "loop:a host address that wrapped (its register's modulus changed the address):5"; do
+    c=${b##*:}; key=$(echo "${b%:*}" | sed "s/:/$tab/")
+    got=$(grep -c "^$key$tab$c\$" "$dir/cover/m.cov")
+    [ "$got" -eq 1 ] && ok || bad "tpu-cover: bin '$key' in m.cov: $(grep "^$key$tab" "$dir/cover/m.cov"), expected $c hits"
+done
+# the regression's programs (tpu-mkprog random) use the modulus form and wrap operands
+for b in "modulus form dispatched" "a row operand that wrapped" "a host address that wrapped"; do
+    grep -q "^loop$tab$b" "$dir"/results/*.cov && ok ||
+        bad "no job of the regression hit the loop bin '$b' (tpu-mkprog random's modulo registers)"
+done
 # the bins come from the ISA: every mnemonic, each legal flag combination (a new flag shows up)
 "$cov" bins --mxu 4 >"$dir/cover/bins.txt" || bad "tpu-cover bins"
 for m in nop sync halt loop stride dma_in dma_out lw matmul vop vred softmax send recv bcast barrier allreduce; do

@@ -79,7 +79,8 @@ static const struct {
     { "loop", "loops and index registers (docs/isa.md \"Loops\"), over the dispatched instructions: "
               "levels, nest depth, hoisted/re-armed/sibling inner loops, counts, shared body ends, "
               "strides per level and sign, each register and each operand kind with a register, "
-              "negative register values, the errors a loop ends in" },
+              "negative register values, the errors a loop ends in, the registers' moduli (set, "
+              "cleared, operands wrapped)" },
     { "link", "the board's links in the RTL run (board_tb's links line, --rtl-log): back-pressure, "
               "long stalls, faults hit, flits rejected, replays; NoC congestion (NET_BUSY > CYCLES/2)" },
     { "sweep", "the regression's sweeps the jobs ran under (tags: AXI stall, AXI latency, X-init, "
@@ -275,6 +276,12 @@ static const char *const loop_fixed[] = {
     "error in a later iteration (a loop index > 0)",
     "error 1 from a matmul's reserved acc_first (beside accumulate, or level 6)",
     "error 1 from a loop of a reserved level (6, 7)",
+    "modulus form dispatched (stride xR mod=M, M = 2^k)",
+    "modulus cleared (stride xR mod=0, k = 0)",
+    "a row operand that wrapped (its register's modulus changed the row)",
+    "a host address that wrapped (its register's modulus changed the address)",
+    "error 1 from a stride's reserved modulus (k 17 .. 31, or a reserved bit of the form)",
+    "an operand resolved modulo 2^k in a later iteration (a loop index > 0)",
 };
 
 /* matmul acc_mode=first:lL (docs/isa.md "Loops"), per level L, as dispatched: the outcome
@@ -344,7 +351,9 @@ static void loop_bins(const tpu_seq_t *sq, const tpu_dinsn_t *d, uint32_t pc, in
             if (sq->armed[k] && sq->last[k] == last)
                 hit(G_LOOP, 1, "%s", loop_fixed[7]);
     }
-    if (d->opcode == TPU_OP_STRIDE && d->xreg > 0 && d->xreg < TPU_XREGS) {
+    if (d->opcode == TPU_OP_STRIDE && d->modform && d->xreg > 0 && d->xreg < TPU_XREGS) {
+        hit(G_LOOP, 1, "%s", loop_fixed[d->modk ? 16 : 17]);
+    } else if (d->opcode == TPU_OP_STRIDE && d->xreg > 0 && d->xreg < TPU_XREGS) {
         for (unsigned k = 0; k < (d->group ? 1u : 3u); k++) {
             unsigned l = d->group ? 3u : k;
             hit(G_LOOP, 1, "stride l%u %s", l, d->s[k] < 0 ? "negative" : d->s[k] ? "positive" : "zero");
@@ -361,6 +370,28 @@ static void loop_bins(const tpu_seq_t *sq, const tpu_dinsn_t *d, uint32_t pc, in
         hit(G_LOOP, 1, "register on %s %s", tpu_opcode_name(d->opcode), slot_name(d->opcode, sl));
         if ((int32_t)tpu_seq_xval(sq, r) < 0)
             hit(G_LOOP, 1, "%s", loop_fixed[9]);
+    }
+    /* an operand of a register with a modulus: did the mask change it? (the same instruction
+       resolved without the moduli, compared field by field) */
+    int modded = 0;
+    for (unsigned sl = 0; sl < 3; sl++)
+        modded |= d->xsel[sl] && d->xsel[sl] < TPU_XREGS && sq->modk[d->xsel[sl]];
+    if (modded && !d->reserved) {
+        tpu_seq_t plain = *sq;
+        memset(plain.modk, 0, sizeof plain.modk);
+        tpu_dinsn_t em = *d, ep = *d;
+        tpu_seq_resolve(sq, &em);
+        tpu_seq_resolve(&plain, &ep);
+        if (em.addr != ep.addr)
+            hit(G_LOOP, 1, "%s", loop_fixed[19]);
+        ep.addr = em.addr;
+        if (memcmp(&em, &ep, sizeof em) != 0)
+            hit(G_LOOP, 1, "%s", loop_fixed[18]);
+        int later = 0;
+        for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
+            later |= sq->armed[l] && sq->idx[l] > 0;
+        if (later)
+            hit(G_LOOP, 1, "%s", loop_fixed[21]);
     }
     if (tpu_opcode_is_collective(d->opcode) && depth)
         hit(G_LOOP, 1, "%s in a loop body", tpu_opcode_name(d->opcode));
@@ -749,6 +780,8 @@ static void collect(const run_t *r, unsigned n, const char *topo, uint64_t host_
             hit(G_LOOP, 1, "%s", loop_fixed[14]);
         if (r->err_code == TPU_ERR_OPCODE && d.opcode == TPU_OP_LOOP && d.level >= TPU_LOOP_LEVELS)
             hit(G_LOOP, 1, "%s", loop_fixed[15]);
+        if (r->err_code == TPU_ERR_OPCODE && d.opcode == TPU_OP_STRIDE && d.modform)
+            hit(G_LOOP, 1, "%s", loop_fixed[20]);
         int later = 0;
         for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
             later |= sq.armed[l] && sq.idx[l] > 0;

@@ -54,11 +54,13 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(LINK, 9, ErrLink)       /* a collective in progress when a link of the board is dead */ \
     X(LOOP, 10, ErrLoop)      /* a loop's body leaves IMEM or an outer body, or re-arms a running level */
 
-/* The fields of w0 common to every instruction: [lsb, width] */
+/* The fields of w0 common to every instruction, and (last) the one flag bit the sequencer
+   itself decodes beside them: [lsb, width] */
 #define TPU_ISA_W0_FIELDS(X) \
     X(OPCODE, 0, 8, FOpcode) \
     X(FLAGS, 8, 8, FFlags)   \
-    X(COUNT, 16, 16, FCount)
+    X(COUNT, 16, 16, FCount) \
+    X(STRIDE_MOD_FORM, 13, 1, StrideModForm) /* stride: flags[5], the modulus form */
 
 /* Loops and affine operands (docs/isa.md "Loops"): TPU_LOOP_LEVELS nested levels, index
    registers x1 .. TPU_XREGS-1 (x0 reads 0), and where each instruction keeps the register
@@ -76,11 +78,17 @@ typedef struct { uint32_t w[4]; } tpu_insn_t;
     X(XSEL_DMA_ROW_HI, 31, XSelDmaRowHi)     /* dma: row's register bit 3 in w2[31] */        \
     X(DMA_COLS_BITS, 14, DmaColsBits)  /* dma: cols in w2[29:16] */                          \
     X(STRIDE_XREG_HI, 4, StrideXregHi) /* stride: register bits 2:0 in flags[2:0], bit 3 in flags[4] */ \
+    X(STRIDE_MOD_K_BITS, 5, StrideModKBits) /* modulus form: k in w1[4:0] */                     \
+    X(STRIDE_MOD_K_MAX, 16, StrideModKMax)  /* k 1 .. 16: modulus 2^k; 17 .. 31 reserved (code 1) */ \
     X(XSEL_W3_LSB0, 20, XSelW3Lsb0)   /* others: slot 0's register in w3[23:20] */          \
     X(XSEL_W3_LSB1, 24, XSelW3Lsb1)   /*         slot 1's in w3[27:24] */                    \
     X(XSEL_W3_LSB2, 28, XSelW3Lsb2)   /*         slot 2's in w3[31:28] */                    \
     X(ACC_FIRST_LSB, 9, AccFirstLsb)  /* matmul: w0[11:9] = flags[3:1], acc_first */          \
     X(ACC_FIRST_BITS, 3, AccFirstBits)
+
+#define TPU_ISA_W0_ENUM(name, lsb, width, sv) TPU_W0_##name##_LSB = lsb, TPU_W0_##name##_BITS = width,
+enum { TPU_ISA_W0_FIELDS(TPU_ISA_W0_ENUM) };
+#undef TPU_ISA_W0_ENUM
 
 #define TPU_ISA_CONST_ENUM(name, value, sv) TPU_##name = value,
 enum { TPU_ISA_LOOP_CONSTS(TPU_ISA_CONST_ENUM) };
@@ -180,6 +188,12 @@ typedef struct {
        levels 3g, 3g + 1, 3g + 2 */
     unsigned xreg, group;
     int32_t s[3];
+    /* stride, modulus form (flags[5] = 1; docs/isa.md "Loops"): modk = k (w1[4:0]): the
+       register's operands resolve modulo 2^k (k 1 .. 16), or without a modulus (k = 0);
+       k 17 .. 31, or w1[31:5], w2, w3, n or flags[3] nonzero, is reserved (code 1). group and
+       s[] are 0 in this form */
+    unsigned modform;
+    unsigned modk;
 } tpu_dinsn_t;
 
 /* The sequencer's loop state (docs/isa.md "Loops"): every level's body, count and index, and
@@ -192,6 +206,9 @@ typedef struct {
     uint32_t count[TPU_LOOP_LEVELS], idx[TPU_LOOP_LEVELS];
     uint32_t stride[TPU_XREGS][TPU_LOOP_LEVELS];
     uint32_t part[TPU_XREGS][TPU_LOOP_LEVELS];
+    /* each register's modulus: operands with register r resolve modulo 2^modk[r] (0: none;
+       set by `stride xR mod=M`, the modulus form) */
+    uint8_t modk[TPU_XREGS];
 } tpu_seq_t;
 
 void tpu_seq_reset(tpu_seq_t *s);
@@ -200,12 +217,15 @@ uint32_t tpu_seq_xval(const tpu_seq_t *s, unsigned r);
 /* The instruction as dispatched: every address operand with a register selector gets the
    register's value added and its selector cleared; a matmul's acc_first becomes its
    accumulate flag for the current loop indices. Host addresses wrap modulo 2^32; a row
-   whose sum is outside 0 .. 65535 becomes 0xFFFFFFFF, which no memory has (error 2). */
+   whose sum is outside 0 .. 65535 becomes 0xFFFFFFFF, which no memory has (error 2). An
+   operand whose register r has a modulus (modk[r] = k != 0) is the 32-bit sum masked with
+   2^k - 1 instead (rows and host addresses alike). */
 void tpu_seq_resolve(const tpu_seq_t *s, tpu_dinsn_t *d);
 /* Code 10 (TPU_ERR_LOOP) for a `loop` at pc that breaks the nesting rules, else 0 (other
    opcodes: 0). Call after tpu_insn_check passed. */
 int tpu_seq_check(const tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc, unsigned imem_insns);
-/* Dispatch d (checked) at pc: a loop arms its level, a stride sets its strides; then the loop
+/* Dispatch d (checked) at pc: a loop arms its level, a stride sets its strides (the modulus
+   form: its register's modulus, nothing else); then the loop
    levels whose body ends at pc iterate or complete. Returns the next pc. */
 uint32_t tpu_seq_step(tpu_seq_t *s, const tpu_dinsn_t *d, uint32_t pc);
 /* The loop indices as the trace prints them: "i0.i1.i2.i3.i4.i5". */
