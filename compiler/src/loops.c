@@ -15,7 +15,9 @@
    training step's phase and layer, so every pc keeps one), or a loop's count, its body's
    signatures and its strides. A run is taken only when it saves instructions, its nest stays
    within 6 levels and its slots' stride vectors fit the 15 index registers (slots with equal
-   strides on the levels around them share a register).
+   strides on the levels around them share a register). With a WMEM modulus (wmodk), WMEM row
+   operands advance modulo 2^wmodk and take registers of that modulus: a ring of WMEM slots
+   rolls wherever it wraps; each region is rolled with and without it, the shorter kept.
 
    Emission: each top-level loop node is a nest at level 0. Its registers are taken from
    those whose strides are already set as needed (a nest like the previous one costs no
