@@ -318,7 +318,11 @@ int tpuc_assemble_parts(tpuc_prog_t *p, const tpuc_hw_t *hw, size_t *starts, siz
             if (starts[i] <= count) cut[starts[i]] = 2; /* a START: strides 0 again */
         tpu_insn_t *out = NULL;
         size_t nout = 0, *orig = NULL;
-        int rc = tpuc_loops(insns, count, cut, p->tag, &out, &nout, &orig, err, errlen);
+        /* the WMEM rows a power of two: ring slot sequences roll modulo them */
+        unsigned wk = 0;
+        while (wk < 16 && (1u << wk) < hw->geom.wmem_rows) wk++;
+        if ((1u << wk) != hw->geom.wmem_rows) wk = 0;
+        int rc = tpuc_loops(insns, count, cut, p->tag, wk, &out, &nout, &orig, err, errlen);
         free(cut);
         free(p->cut);
         free(p->tag);

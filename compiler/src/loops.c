@@ -15,7 +15,9 @@
    training step's phase and layer, so every pc keeps one), or a loop's count, its body's
    signatures and its strides. A run is taken only when it saves instructions, its nest stays
    within 6 levels and its slots' stride vectors fit the 15 index registers (slots with equal
-   strides on the levels around them share a register).
+   strides on the levels around them share a register). With a WMEM modulus (wmodk), WMEM row
+   operands advance modulo 2^wmodk and take registers of that modulus: a ring of WMEM slots
+   rolls wherever it wraps; each region is rolled with and without it, the shorter kept.
 
    Emission: each top-level loop node is a nest at level 0. Its registers are taken from
    those whose strides are already set as needed (a nest like the previous one costs no
@@ -44,6 +46,12 @@
    not an operand but the flag, which a loop may turn into acc_mode=first:lL) */
 #define SPI 4
 #define K_MODE 3
+/* A WMEM row when the caller gives the ring's modulus (tpuc_loops' wmodk): its strides are
+   taken modulo 2^wmodk and its registers get that modulus (docs/isa.md "Loops"), so a tile
+   loop through the ring of WMEM slots rolls wherever the ring wraps */
+#define K_WMOD 4
+static uint32_t wmask; /* 2^wmodk - 1 of the stream being rolled (0: none) */
+static unsigned wmodk;
 /* Stride vector entries per slot: one per loop level, the node's own level first */
 #define VL TPU_LOOP_LEVELS
 /* A matmul's accumulate mode in a node: M_OVER / M_ACC in every instance, or M_FIRST + d:
@@ -140,6 +148,8 @@ typedef struct {
     vec_t out;       /* tpu_insn_t */
     vec_t orig;      /* size_t per output pc */
     int32_t sreg[TPU_XREGS][TPU_LOOP_LEVELS]; /* the strides set so far (emission) */
+    uint8_t smod[TPU_XREGS]; /* the moduli set so far (k of 2^k, 0 none) */
+    vec_t mfb;       /* uint8_t: mod_flags' buffer */
     unsigned lru[TPU_XREGS];
     unsigned tick;
     size_t nloops, nstrides;
@@ -148,6 +158,16 @@ typedef struct {
 
 #define NODE(c, i) (((node_t *)(c)->nodes.p)[i])
 #define SLOTS(c, nd) ((uint32_t *)(c)->slots.p + (nd)->slot0)
+
+/* Per slot sl[0..ns): 1 for a K_WMOD slot (its register takes the modulus), for reg_need */
+static const uint8_t *mod_flags(ctx_t *c, const uint32_t *sl, uint32_t ns)
+{
+    c->mfb.n = 0;
+    if (vpush(&c->mfb, NULL, ns + 1)) { c->oom = 1; return NULL; }
+    uint8_t *f = c->mfb.p;
+    for (uint32_t s = 0; s < ns; s++) f[s] = wmask && c->opk[sl[s]] == K_WMOD;
+    return f;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -161,6 +181,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 static int64_t delta(unsigned k, uint32_t a, uint32_t b)
 {
     if (k == 2) return (int64_t)(int32_t)(b - a);
+    if (k == K_WMOD && wmask) return (int64_t)((b - a) & wmask);
     return (int64_t)b - (int64_t)a;
 }
 
@@ -187,13 +208,14 @@ static int32_t mode_join(int32_t m0, int32_t m1, uint32_t d)
 }
 
 /* ---- register needs: slots grouped by their stride vector on the levels around them ---- */
-typedef struct { int32_t v[TPU_LOOP_LEVELS]; unsigned e; } regc_t;
+typedef struct { int32_t v[TPU_LOOP_LEVELS]; unsigned e, m; } regc_t;
 
 /* Greedy: slots by enclosing depth, deepest first, each joins the first register that agrees
-   on its levels. Returns the registers needed (up to max + 1) and, when slotreg is not NULL,
-   each slot's register index (0 none, else 1 + index into rc). */
-static unsigned reg_need(const int32_t *vec, const uint8_t *encl, uint32_t ns, regc_t *rc,
-                         unsigned max, uint8_t *slotreg)
+   on its levels (and on the modulus: mf[s] = 1 for a K_WMOD slot; mf may be NULL). Returns the
+   registers needed (up to max + 1) and, when slotreg is not NULL, each slot's register index
+   (0 none, else 1 + index into rc). */
+static unsigned reg_need(const int32_t *vec, const uint8_t *encl, const uint8_t *mf, uint32_t ns,
+                         regc_t *rc, unsigned max, uint8_t *slotreg)
 {
     unsigned nr = 0;
     for (unsigned e = TPU_LOOP_LEVELS; e >= 1; e--) {
@@ -203,17 +225,19 @@ static unsigned reg_need(const int32_t *vec, const uint8_t *encl, uint32_t ns, r
             int nz = 0;
             for (unsigned l = 0; l < e; l++) nz |= v[l] != 0;
             if (!nz) { if (slotreg) slotreg[s] = 0; continue; }
+            const unsigned m = mf ? mf[s] : 0;
             unsigned r = 0;
             for (; r < nr; r++) {
                 unsigned l = 0;
                 while (l < e && rc[r].v[l] == v[l]) l++;
-                if (l == e) break;
+                if (l == e && rc[r].m == m) break;
             }
             if (r == nr) {
                 if (nr > max) return nr;
                 memset(&rc[nr], 0, sizeof rc[nr]);
                 for (unsigned l = 0; l < e; l++) rc[nr].v[l] = v[l];
                 rc[nr].e = e;
+                rc[nr].m = m;
                 nr++;
             }
             if (slotreg) slotreg[s] = (uint8_t)(r + 1);
@@ -359,7 +383,8 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
         }
     }
     regc_t rc[TPU_XREGS + 1];
-    unsigned nr = reg_need(vec, en, ns, rc, TPU_XREGS - 1, NULL);
+    const uint8_t *mf = mod_flags(c, sl, ns);
+    unsigned nr = mf ? reg_need(vec, en, mf, ns, rc, TPU_XREGS - 1, NULL) : TPU_XREGS;
     if (bad || nr > TPU_XREGS - 1 || !commit) {
         c->vecs.n = VL * s0; c->encl.n = s0; c->slots.n = s0; c->modes.n = s0;
         return bad || nr > TPU_XREGS - 1 ? -1 : 0;
@@ -613,14 +638,17 @@ static int emit_nest(ctx_t *c, uint32_t idx)
     e.slotreg = calloc(nd->nslots + 1, 1);
     if (!e.slotreg) { c->oom = 1; return -1; }
     regc_t rc[TPU_XREGS + 1];
+    const uint8_t *mf = mod_flags(c, SLOTS(c, nd), nd->nslots);
+    if (!mf) goto fail;
     unsigned nr = reg_need((const int32_t *)c->vecs.p + VL * nd->slot0,
-                           (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc,
+                           (const uint8_t *)c->encl.p + nd->slot0, mf, nd->nslots, rc,
                            TPU_XREGS - 1, e.slotreg);
-    /* registers: one whose strides already agree, else the least recently used free one */
+    /* registers: one whose strides (and modulus) already agree, else the least recently used
+       free one */
     unsigned phys[TPU_XREGS] = {0}, taken = 0;
     for (unsigned r = 0; r < nr; r++)
         for (unsigned x = 1; x < TPU_XREGS; x++) {
-            if (taken & (1u << x)) continue;
+            if (taken & (1u << x) || c->smod[x] != (rc[r].m ? wmodk : 0u)) continue;
             unsigned l = 0;
             while (l < rc[r].e && c->sreg[x][l] == rc[r].v[l]) l++;
             if (l == rc[r].e) { phys[r] = x; taken |= 1u << x; break; }
@@ -636,6 +664,16 @@ static int emit_nest(ctx_t *c, uint32_t idx)
         memset(&d, 0, sizeof d);
         d.opcode = TPU_OP_STRIDE;
         d.xreg = best;
+        const unsigned need = rc[r].m ? wmodk : 0u;
+        if (c->smod[best] != need) { /* `stride xR mod=M` (or mod=0) */
+            d.modform = 1;
+            d.modk = need;
+            c->smod[best] = (uint8_t)need;
+            c->nstrides++;
+            if (put(c, tpu_insn_encode(&d), nd->orig)) goto fail;
+            d.modform = 0;
+            d.modk = 0;
+        }
         /* one stride instruction per group of levels (3g .. 3g + 2) whose strides change */
         enum { GL = TPU_STRIDE_GROUP_LEVELS };
         unsigned chg = 0;
@@ -695,8 +733,11 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
         n += nd->len;
         if (nd->count) {
             regc_t rc[TPU_XREGS + 1];
+            const uint8_t *mf = mod_flags(c, SLOTS(c, nd), nd->nslots);
+            if (!mf) return UINT64_MAX;
             n += reg_need((const int32_t *)c->vecs.p + VL * nd->slot0,
-                          (const uint8_t *)c->encl.p + nd->slot0, nd->nslots, rc, TPU_XREGS, NULL);
+                          (const uint8_t *)c->encl.p + nd->slot0, mf, nd->nslots, rc, TPU_XREGS,
+                          NULL);
         }
     }
     return n;
@@ -706,6 +747,7 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
 typedef struct {
     size_t n, nloops, nstrides;
     int32_t sreg[TPU_XREGS][TPU_LOOP_LEVELS];
+    uint8_t smod[TPU_XREGS];
     unsigned lru[TPU_XREGS], tick;
 } emstate_t;
 
@@ -716,6 +758,7 @@ static emstate_t em_save(const ctx_t *c)
     s.nloops = c->nloops;
     s.nstrides = c->nstrides;
     memcpy(s.sreg, c->sreg, sizeof s.sreg);
+    memcpy(s.smod, c->smod, sizeof s.smod);
     memcpy(s.lru, c->lru, sizeof s.lru);
     s.tick = c->tick;
     return s;
@@ -727,6 +770,7 @@ static void em_restore(ctx_t *c, const emstate_t *s)
     c->nloops = s->nloops;
     c->nstrides = s->nstrides;
     memcpy(c->sreg, s->sreg, sizeof s->sreg);
+    memcpy(c->smod, s->smod, sizeof s->smod);
     memcpy(c->lru, s->lru, sizeof s->lru);
     c->tick = s->tick;
 }
@@ -886,7 +930,8 @@ int tpuc_loops_expand_check(const tpu_insn_t *prog, size_t nprog, const size_t *
 }
 
 int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_t *tag,
-               tpu_insn_t **out, size_t *nout, size_t **orig, char *err, size_t errlen)
+               unsigned wk, tpu_insn_t **out, size_t *nout, size_t **orig, char *err,
+               size_t errlen)
 {
     ctx_t c;
     memset(&c, 0, sizeof c);
@@ -898,6 +943,10 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_
     c.encl.esz = 1;
     c.modes.esz = sizeof(int32_t);
     c.kids.esz = sizeof(uint32_t);
+    c.mfb.esz = 1;
+    vec_t keep_out = {0, 0, 0, sizeof(tpu_insn_t)}, keep_orig = {0, 0, 0, sizeof(size_t)};
+    const unsigned wk_ = wk <= 16 ? wk : 0;
+    wmodk = wk_;
     c.out.esz = sizeof(tpu_insn_t);
     c.orig.esz = sizeof(size_t);
     *out = NULL;
@@ -922,8 +971,10 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_
             uint32_t v;
             int kind;
             if (slot_get(&d, k, &v, &kind)) {
+                const int wrow = (d.opcode == TPU_OP_LW && k == 0) ||
+                                 (d.opcode == TPU_OP_DMA_IN && d.mem == TPU_MEM_WMEM && k == 1);
                 c.opv[SPI * i + k] = v;
-                c.opk[SPI * i + k] = (uint8_t)(kind ? 2 : 1);
+                c.opk[SPI * i + k] = (uint8_t)(kind ? 2 : wmodk && wrow ? K_WMOD : 1);
                 slot_set(&d, k, 0);
             }
         }
@@ -941,8 +992,42 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_
     for (size_t a = 0; a < n && !c.oom;) {
         size_t b = a + 1;
         while (b < n && !(cut && cut[b] && cut[b] != 4)) b++;
-        if (cut && cut[a] == 2) /* a START: the strides are 0 again */
+        if (cut && cut[a] == 2) { /* a START: the strides and moduli are 0 again */
             memset(c.sreg, 0, sizeof c.sreg);
+            memset(c.smod, 0, sizeof c.smod);
+        }
+        /* with the WMEM modulus and without (a modular register serves WMEM rows only, which
+           can cost registers elsewhere): the shorter kept */
+        wmodk = 0;
+        wmask = 0;
+        if (wk_) {
+            const emstate_t s0 = em_save(&c);
+            wmodk = wk_;
+            wmask = (1u << wk_) - 1u;
+            if (roll_region(&c, a, b, cut)) break;
+            const size_t nmod = c.out.n - s0.n;
+            const emstate_t s1 = em_save(&c);
+            keep_out.n = keep_orig.n = 0;
+            if (vpush(&keep_out, (tpu_insn_t *)c.out.p + s0.n, nmod) ||
+                vpush(&keep_orig, (size_t *)c.orig.p + s0.n, nmod)) {
+                c.oom = 1;
+                break;
+            }
+            em_restore(&c, &s0);
+            wmodk = 0;
+            wmask = 0;
+            if (roll_region(&c, a, b, cut)) break;
+            if (c.out.n - s0.n > nmod) { /* the modular one back: it was shorter */
+                em_restore(&c, &s0);
+                if (vpush(&c.out, keep_out.p, nmod) || vpush(&c.orig, keep_orig.p, nmod)) {
+                    c.oom = 1;
+                    break;
+                }
+                em_restore(&c, &s1);
+            }
+            a = b;
+            continue;
+        }
         if (roll_region(&c, a, b, cut)) break;
         a = b;
     }
@@ -950,6 +1035,9 @@ done:
     free(c.opv); free(c.opk); free(c.key);
     free(c.nodes.p); free(c.slots.p); free(c.vecs.p); free(c.encl.p); free(c.modes.p);
     free(c.kids.p);
+    free(c.mfb.p);
+    free(keep_out.p);
+    free(keep_orig.p);
     if (c.oom) {
         free(c.out.p);
         free(c.orig.p);

@@ -68,11 +68,14 @@ void tpuc_imem_error(const tpuc_prog_t *p, const tpuc_hw_t *hw, size_t count, in
    dispatch the same instructions; no nest spans i-1 and i where cut[i] is 1 or 2 (cut may be
    NULL); cut[i] = 4 is soft: the parts between soft cuts are rolled on their own first,
    then together. tag (may be NULL): instructions whose tags differ never stand for each
-   other in a nest (each output pc stands for instructions of one tag). *out (*nout instructions) and *orig (per output pc: the first input
+   other in a nest (each output pc stands for instructions of one tag). wmodk (0: none): WMEM
+   rows are taken modulo 2^wmodk (the WMEM's rows, a power of two), their registers with that
+   modulus (`stride xR mod=M`), so a ring of WMEM slots rolls where it wraps. *out (*nout instructions) and *orig (per output pc: the first input
    instruction it stands for) are malloc'd. cut[i] = 2 marks a START there (the sequencer's
    state, strides included, reset: a part of the program run on its own). 0, or -1 with err. */
 int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_t *tag,
-               tpu_insn_t **out, size_t *nout, size_t **orig, char *err, size_t errlen);
+               unsigned wmodk, tpu_insn_t **out, size_t *nout, size_t **orig, char *err,
+               size_t errlen);
 /* Expands prog (control flow only: tpu_seq_step / tpu_seq_resolve; the sequencer state reset
    at pc 0 and at each pc of starts[], ascending) and compares every dynamic instruction with
    ref[0..nref): 0 when they are the same (*ndisp, when not NULL: the loops and strides

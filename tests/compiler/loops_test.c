@@ -7,7 +7,8 @@
    every cut respected. Planted nests must shrink the program; streams with nothing to roll
    (random fields) must round-trip. Tags (a training step's phase and layer per instruction):
    every dynamic instance of a rolled pc has the tag of the instruction the pc stands for, and
-   the same streams rolled without tags break that (the check has teeth).
+   the same streams rolled without tags break that (the check has teeth). WMEM rings whose
+   wrap point moves from unit to unit roll to a few instructions with the ring's modulus.
    usage: loops_test [SEEDS] */
 #include <stdint.h>
 #include <stdio.h>
@@ -185,7 +186,7 @@ static int check(const buf_t *b, const uint8_t *cut, size_t *nout_ret, const cha
     tpu_insn_t *out = NULL;
     size_t nout = 0, *orig = NULL;
     char err[512] = "";
-    if (tpuc_loops(b->v, b->n, cut, NULL, &out, &nout, &orig, err, sizeof err) ||
+    if (tpuc_loops(b->v, b->n, cut, NULL, 0, &out, &nout, &orig, err, sizeof err) ||
         tpuc_loops_expand_check(out, nout, NULL, 0, b->v, b->n, NULL, err, sizeof err)) {
         fprintf(stderr, "FAIL: %s seed %u: %s\n", what, seed, err);
         free(out); free(orig);
@@ -233,7 +234,7 @@ static long tag_mismatches(const buf_t *b, const uint16_t *tag, int roll_tags)
     tpu_insn_t *out = NULL;
     size_t nout = 0, *orig = NULL;
     char err[512] = "";
-    if (tpuc_loops(b->v, b->n, NULL, roll_tags ? tag : NULL, &out, &nout, &orig, err, sizeof err)) {
+    if (tpuc_loops(b->v, b->n, NULL, roll_tags ? tag : NULL, 0, &out, &nout, &orig, err, sizeof err)) {
         fprintf(stderr, "FAIL: tags: %s\n", err);
         return -1;
     }
@@ -253,6 +254,60 @@ static long tag_mismatches(const buf_t *b, const uint16_t *tag, int roll_tags)
     free(out);
     free(orig);
     return k == b->n ? bad : -1;
+}
+
+/* A WMEM ring as the lowering writes it: U units of T tiles, each tile DMA'd into the next of
+   S slots of N rows round-robin (the wrap point moves from unit to unit when S does not divide
+   T), `lw` from it and a matmul whose UB row is affine. Rolled with the ring's modulus
+   (wmodk = log2(S N)) it must expand to the stream and be far shorter than without (*with,
+   *without: the two sizes). 0, or 1 on a failure. */
+static int ring_case(unsigned seed, size_t *with, size_t *without)
+{
+    const unsigned N = 1u << rr(2, 5), S = 1u << rr(1, 3), U = rr(3, 20), T = rr(2, 13);
+    unsigned k = 0;
+    while ((1u << k) < S * N) k++;
+    buf_t b = {0, 0, 0};
+    tpu_dinsn_t d;
+    for (unsigned u = 0, slot = 0; u < U; u++)
+        for (unsigned t = 0; t < T; t++, slot = (slot + 1) % S) {
+            memset(&d, 0, sizeof d);
+            d.opcode = TPU_OP_DMA_IN; d.mem = TPU_MEM_WMEM; d.row = slot * N; d.n = N; d.cols = N;
+            d.addr = 0x10000u + 64u * (u * T + t); d.stride = 4;
+            push(&b, tpu_insn_encode(&d));
+            memset(&d, 0, sizeof d);
+            d.opcode = TPU_OP_LW; d.w_row = slot * N;
+            push(&b, tpu_insn_encode(&d));
+            memset(&d, 0, sizeof d);
+            d.opcode = TPU_OP_MATMUL; d.ub_row = 100 + 8 * t; d.acc_row = 16 * u; d.n = 8;
+            d.accumulate = t > 0;
+            push(&b, tpu_insn_encode(&d));
+        }
+    memset(&d, 0, sizeof d);
+    d.opcode = TPU_OP_HALT;
+    push(&b, tpu_insn_encode(&d));
+    int fail = 0;
+    for (int m = 0; m < 2; m++) {
+        tpu_insn_t *out = NULL;
+        size_t nout = 0, *orig = NULL;
+        char err[512] = "";
+        if (tpuc_loops(b.v, b.n, NULL, NULL, m ? 0 : k, &out, &nout, &orig, err, sizeof err) ||
+            tpuc_loops_expand_check(out, nout, NULL, 0, b.v, b.n, NULL, err, sizeof err)) {
+            fprintf(stderr, "FAIL: ring seed %u (N %u, S %u, U %u, T %u, mod %d): %s\n", seed, N,
+                    S, U, T, !m, err);
+            fail = 1;
+        }
+        *(m ? without : with) = nout;
+        free(out);
+        free(orig);
+    }
+    free(b.v);
+    /* with the modulus: a nest of units x tiles, a few strides (the greedy pass may split it) */
+    if (!fail && *with > 40) {
+        fprintf(stderr, "FAIL: ring seed %u (N %u, S %u, U %u, T %u): %zu instructions rolled "
+                "with the modulus (without: %zu)\n", seed, N, S, U, T, *with, *without);
+        fail = 1;
+    }
+    return fail;
 }
 
 int main(int argc, char **argv)
@@ -341,14 +396,23 @@ int main(int argc, char **argv)
         free(cut);
         free(b.v);
     }
+    size_t ring_with = 0, ring_without = 0;
+    for (unsigned seed = 1; seed <= seeds / 4; seed++) {
+        rs = 0xC2B2AE3D27D4EB4Full * seed + 7;
+        size_t w = 0, wo = 0;
+        fails += ring_case(seed, &w, &wo);
+        ring_with += w;
+        ring_without += wo;
+    }
     if (seeds >= 20 && tag_teeth == 0) {
         fprintf(stderr, "FAIL: tags: no stream rolled without its tags mixed them (no teeth)\n");
         fails++;
     }
     printf("loops_test: %u seeds, planted nests %zu -> %zu instructions (%.1f%%); soft cuts %zu "
-           "where hard cuts give %zu; tags kept per pc (%u streams mix them without), %s\n",
+           "where hard cuts give %zu; tags kept per pc (%u streams mix them without); WMEM rings "
+           "%zu instructions rolled with the modulus, %zu without, %s\n",
            seeds, planted_in, planted_out,
            planted_in ? 100.0 * (double)planted_out / (double)planted_in : 0.0, soft_out, soft_in,
-           tag_teeth, fails ? "FAIL" : "ok");
+           tag_teeth, ring_with, ring_without, fails ? "FAIL" : "ok");
     return fails ? 1 : 0;
 }
