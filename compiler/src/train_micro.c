@@ -2,7 +2,9 @@
 /* Choosing the micro-steps of a training step (docs/training.md "Micro-steps"): when a core's
    rows of the step do not fit UB, ACC or IMEM at once, tpu-train and `tpu-compile --train`
    split them into micro-steps (the fewest that fit, or, where the board model predicts the step
-   in passing, the fastest of the few counts after it), and say so in one line. A refusal is left
+   in passing, the fastest of the few counts after it), and say so in one line. Predicting
+   (tpu-compile --report-only), a step IMEM cannot hold is not taken while a few more
+   micro-steps may give one it can. A refusal is left
    only for a model that does not fit even one row per core; its message names the layer and
    the memory (the message of that last attempt). */
 #include <stdint.h>
@@ -57,12 +59,24 @@ int tpuc_train_compile_micro(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t
        passing, the next counts that fit up to 4x as many, the fastest kept (fewer micro-steps
        can be slower: without them a chunk of dW shares ACC with the optimizer's state, so a
        Conv's gradient may take more passes over the batch) */
-    uint64_t best = 0, bestcyc = UINT64_MAX, first = 0, firstcyc = UINT64_MAX;
-    tpuc_graph_t bg;
-    tpuc_train_t bt;
+    uint64_t best = 0, bestcyc = UINT64_MAX, first = 0, firstcyc = UINT64_MAX, over = 0;
+    unsigned over_tries = 0;
+    tpuc_graph_t bg, og;
+    tpuc_train_t bt, ot;
     for (uint64_t m = 1; m <= rows && m <= 65536u && (!best || m <= 4 * best); m++) {
         if (rows % m) continue;
         if (attempt(model, hw, o, batch, (unsigned)m, g, t, err, errlen) == 0) {
+            if (!best && t->prog.ninsns > hw->geom.imem_insns) {
+                /* only when predicting (tpu-compile --report-only): a step IMEM cannot hold
+                   is kept as the answer of last resort while more micro-steps are tried */
+                const int hopeless = t->prog.ninsns > 4u * (size_t)hw->geom.imem_insns;
+                if (!over) { over = m; ot = *t; og = *g; }
+                else { tpuc_train_free(t); tpuc_graph_free(g); }
+                /* a few more counts, while the program is within 4x of IMEM (fewer rows per
+                   micro-step shorten it at most in proportion) */
+                if (hopeless || ++over_tries > 4) break;
+                continue;
+            }
             const uint64_t cyc = predict(t, g, hw);
             if (!first) { first = m; firstcyc = cyc; }
             if (!best || cyc < bestcyc) {
@@ -81,14 +95,33 @@ int tpuc_train_compile_micro(const char *model, tpuc_hw_t *hw, tpuc_train_opts_t
         const int fit = t->fit_failed;
         tpuc_train_free(t);
         tpuc_graph_free(g);
-        if (!fit && !best) return -1; /* not a question of size: more micro-steps do not help */
+        if (!fit && !best) { /* not a question of size: more micro-steps do not help */
+            if (over) { tpuc_train_free(&ot); tpuc_graph_free(&og); }
+            return -1;
+        }
+    }
+    int last_resort = 0;
+    if (!best && over) { /* no count tried fits IMEM: the fewest micro-steps that fit the rest */
+        best = first = over;
+        last_resort = 1;
+        bt = ot;
+        bg = og;
+    } else if (over) {
+        tpuc_train_free(&ot);
+        tpuc_graph_free(&og);
     }
     if (!best) return -1; /* not even one row per core fits: err names the layer and the memory */
     *t = bt;
     *g = bg;
     o->micro = (unsigned)best;
     hw->batch = (long)(batch / best);
-    if (best > first && note && notelen)
+    if (last_resort && note && notelen)
+        snprintf(note, notelen, "the step's %llu rows per core need more than IMEM's %u "
+                 "instructions at every micro-step count tried; predicted at %llu micro-step(s) "
+                 "of %llu rows (--micro-batch %llu), which only a larger --imem-insns holds",
+                 (unsigned long long)rows, hw->geom.imem_insns, (unsigned long long)best,
+                 (unsigned long long)(rows / best), (unsigned long long)(rows / best));
+    else if (best > first && note && notelen)
         snprintf(note, notelen, "the step's %llu rows per core fit in %llu micro-step(s), but %llu "
                  "micro-steps of %llu rows run faster (predicted %llu cycles, not %llu; "
                  "--micro-batch %llu)", (unsigned long long)rows, (unsigned long long)first,

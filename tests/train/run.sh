@@ -266,6 +266,23 @@ else
     bad "micro-steps by predicted cycles: '$line' (--micro-batch 4: $c4, 8: $c8 cycles)"
 fi
 
+# predicting, the choice keeps to IMEM as tpu-train's does: the same CNN at N = 32 fits UB and
+# ACC in 2 micro-steps of 4 rows, a step of more than 1,024 instructions; at the default IMEM
+# the tools take 4 of 2 rows, which it holds, and with --imem-insns 4096 the 2 of 4
+TC="$B/tpu-compile $W/tcnn.onnx --train --mxu 32 --cores 2 --batch 16 --report-only"
+n1=$($TC 2>&1 | sed -n 's/.*training step of \([0-9]*\) instructions.*/\1/p')
+l1=$($TC 2>&1 | grep -c '4 micro-steps of 2 rows')
+n4=$($TC --imem-insns 4096 2>&1 | sed -n 's/.*training step of \([0-9]*\) instructions.*/\1/p')
+l4=$($TC --imem-insns 4096 2>&1 | grep -c '2 micro-steps of 4 rows')
+# and when no count holds (N = 16, 300 instructions), the fewest that fit UB and ACC, said so
+l3=$("$B/tpu-compile" "$W/tcnn.onnx" --train --mxu 16 --cores 2 --batch 16 --report-only --imem-insns 300 2>&1 |
+    grep -c "^tpu-compile: the step's 8 rows per core need more than IMEM's 300 instructions at every micro-step count tried; predicted at 4 micro-step(s) of 2 rows (--micro-batch 2), which only a larger --imem-insns holds$")
+if [ -n "$n1" ] && [ -n "$n4" ] && [ "$n1" -le 1024 ] && [ "$n4" -gt 1024 ] && [ "$l1" = 1 ] && [ "$l4" = 1 ] && [ "$l3" = 1 ]; then
+    ok "predicting, the micro-steps keep to IMEM (N = 32: 4 of 2 rows, $n1 instructions; 2 of 4 rows, $n4, at --imem-insns 4096; none at 300, said so)"
+else
+    bad "micro-steps and IMEM: $n1 instructions ($l1), at --imem-insns 4096 $n4 ($l4), none holds: $l3"
+fi
+
 # ---- 2. it learns; the exported model ----
 if "$T" "$W/deep.onnx" --x-train "$W/bx.npy" --y-train "$W/by.npy" --x-val "$W/vx.npy" --y-val "$W/vy.npy" --logits \
     --mxu 8 --cores 2 --batch 32 --epochs 3 --optimizer adam --lr 0.01 --csv "$W/curve.csv" --save-onnx "$W/trained.onnx" \
