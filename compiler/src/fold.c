@@ -12,14 +12,6 @@
 #include "tpuc_internal.h"
 #include "attn.h"
 
-#define NODE_ERR(n, ...)                                                                     \
-    do {                                                                                     \
-        char m_[400];                                                                        \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
-        tpuc_err(err, errlen, "node '%s' (%s): %s", (n)->name, (n)->op_type, m_);            \
-        return -1;                                                                           \
-    } while (0)
-
 /* A tensor's shape as "[5]" or "[1, 5]" (messages name the shape as the model has it) */
 static void shape_text(const tpuc_tensor_t *t, char *buf, size_t len)
 {

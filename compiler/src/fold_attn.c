@@ -18,14 +18,6 @@
 
 #include "attn.h"
 
-#define NODE_ERR(n, ...)                                                                     \
-    do {                                                                                     \
-        char m_[400];                                                                        \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
-        tpuc_err(err, errlen, "node '%s' (%s): %s", (n)->name, (n)->op_type, m_);            \
-        return -1;                                                                           \
-    } while (0)
-
 static void set_dims(tpuc_tensor_t *t, int nd, const int64_t *d)
 {
     t->ndim = nd;

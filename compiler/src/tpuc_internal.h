@@ -15,6 +15,15 @@
 
 /* One-line message into err (newlines replaced). */
 void tpuc_err(char *err, size_t errlen, const char *fmt, ...) TPUC_PRINTF(3, 4);
+/* In a pass over the graph (fold.c, fold_attn.c): the one-line refusal naming node n, then
+   return -1 (the function has err and errlen). */
+#define NODE_ERR(n, ...)                                                                     \
+    do {                                                                                     \
+        char m_[400];                                                                        \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                \
+        tpuc_err(err, errlen, "node '%s' (%s): %s", (n)->name, (n)->op_type, m_);            \
+        return -1;                                                                           \
+    } while (0)
 /* A JSON string literal of s, quotes and escapes included (report.c). */
 void tpuc_json_str(FILE *f, const char *s);
 char *tpuc_strdup(const char *s);
