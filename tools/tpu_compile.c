@@ -48,8 +48,11 @@ static void usage(FILE *f)
             "                      instead of host-laid-out windows (same results)\n"
             "  --no-keep           a Gemm's output goes through host memory even where the\n"
             "                      next Gemm could read it from UB (same results)\n"
-            "  --no-reuse          every activation gets a host buffer of its own instead of\n"
-            "                      one freed by a dead tensor of the same shape (same results)\n"
+            "  --no-reuse          every activation gets a host buffer of its own (the default\n"
+            "                      while that takes at most 256 MiB; same results)\n"
+            "  --reuse             a dead tensor's host buffer is taken by the next activation\n"
+            "                      that fits (least host memory; more instructions where a\n"
+            "                      model repeats blocks; same results)\n"
             "  --no-share          every K-chunk of a matmul is DMA'd on its own instead of a\n"
             "                      Conv's kernel taps sharing one load of their rows (same results)\n"
             "  --no-dense          a strided Conv's or pool's output keeps its r-space (half of\n"
@@ -70,7 +73,7 @@ static void usage(FILE *f)
 }
 
 enum { O_HELP, O_FREQ, O_BATCH,
-       O_OUT, O_REPORT, O_JSON, O_PLOT, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
+       O_OUT, O_REPORT, O_JSON, O_PLOT, O_NOFUSE, O_NOFUSEADD, O_NOIM2COL, O_NOKEEP, O_NOREUSE, O_REUSE, O_NOSHARE, O_NODENSE, O_NOLOOPS, O_TRAIN, O_OPT, O_LR, O_MOM, O_LOGITS, O_MICRO };
 
 static const tpu_cli_opt_t opts[] = {
     {"help", 'h', 0, O_HELP},
@@ -86,6 +89,7 @@ static const tpu_cli_opt_t opts[] = {
     {"no-im2col", 0, 0, O_NOIM2COL},
     {"no-keep", 0, 0, O_NOKEEP},
     {"no-reuse", 0, 0, O_NOREUSE},
+    {"reuse", 0, 0, O_REUSE},
     {"no-share", 0, 0, O_NOSHARE},
     {"no-dense", 0, 0, O_NODENSE},
     {"no-loops", 0, 0, O_NOLOOPS}, /* hidden: the straight-line program (docs/compiler.md "Loops") */
@@ -187,7 +191,7 @@ int main(int argc, char **argv)
     uint64_t freq = 100, batch = 0, mb = 0;
     tpuc_hwopts_t ho;
     tpuc_hwopts_init(&ho);
-    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, no_share = 0, no_dense = 0, no_loops = 0, train = 0, logits = 0;
+    int report_only = 0, no_fuse = 0, no_fuse_add = 0, no_im2col = 0, no_keep = 0, no_reuse = 0, reuse = 0, no_share = 0, no_dense = 0, no_loops = 0, train = 0, logits = 0;
     const char *optname = "adam";
     double lr = -1.0, mom = 0.0;
     for (;;) {
@@ -217,6 +221,7 @@ int main(int argc, char **argv)
         case O_NOIM2COL: no_im2col = 1; break;
         case O_NOKEEP: no_keep = 1; break;
         case O_NOREUSE: no_reuse = 1; break;
+        case O_REUSE: reuse = 1; break;
         case O_NOSHARE: no_share = 1; break;
         case O_NODENSE: no_dense = 1; break;
         case O_NOLOOPS: no_loops = 1; break;
@@ -263,7 +268,9 @@ int main(int argc, char **argv)
     hw.no_fuse_add = no_fuse_add;
     hw.no_im2col = no_im2col;
     hw.no_keep = no_keep;
+    if (no_reuse && reuse) return fail(2, "--reuse and --no-reuse: give one of them");
     hw.no_reuse = no_reuse;
+    hw.reuse = reuse;
     hw.no_share = no_share;
     hw.no_dense = no_dense;
     hw.no_loops = no_loops;

@@ -131,6 +131,7 @@ typedef struct {
     size_t slot0;    /* offset into slots[] (and, for a loop, vec[] x4, encl[]) */
     size_t child0;   /* loop: offset into kids[] */
     uint32_t nchild;
+    int share;       /* loop: its loop children share registers (share_need) */
 } node_t;
 
 typedef struct {
@@ -246,6 +247,60 @@ static unsigned reg_need(const int32_t *vec, const uint8_t *encl, const uint8_t 
     return nr;
 }
 
+/* ---- registers shared by the loops of one body ---- */
+/* The children of a loop run one after the other, so a register can serve slots of several of
+   its loop children when it advances alike on the loop's own level (and has the same
+   modulus): a `stride` in the body before each such child sets the levels inside it (their
+   parts are 0 between the children: a level's parts are cleared when it completes and when it
+   is armed). A loop over a model's repeated blocks needs this: each layer of the block has a
+   handful of access patterns, the block more than the 15 registers hold at once.
+   Each child's slots are grouped as reg_need does; register number o of class (stride on the
+   loop's level, modulus) in a child is member o of that class's pool. The loop needs, per
+   class, the most members any child uses. Returns the registers needed (up to max + 1); with
+   mem not NULL, each slot's member (0: none, else 1 + index into mem[]) and each member's
+   class in mem[] (v[0], m). */
+typedef struct { int32_t v0; unsigned m, o; } member_t;
+
+static unsigned share_need(ctx_t *c, const uint32_t *kid, size_t nk,
+                           const int32_t *vec, const uint8_t *en, const uint8_t *mf,
+                           unsigned max, uint8_t *slotmem, member_t *mem)
+{
+    member_t pool[2 * TPU_XREGS + 2];
+    unsigned np = 0;
+    size_t s0 = 0;
+    for (size_t j = 0; j < nk; j++) {
+        const node_t *kd = &NODE(c, kid[j]);
+        regc_t rc[TPU_XREGS + 1];
+        uint8_t *srp = malloc(kd->nslots + 1u);
+        if (!srp) { c->oom = 1; return max + 1; }
+        unsigned nr = reg_need(vec + VL * s0, en + s0, mf ? mf + s0 : NULL, kd->nslots, rc, max,
+                               srp);
+        if (nr > max) { free(srp); return max + 1; }
+        unsigned rmem[TPU_XREGS + 1];
+        for (unsigned r = 0; r < nr; r++) {
+            unsigned o = 0;
+            for (unsigned q = 0; q < r; q++) o += rc[q].v[0] == rc[r].v[0] && rc[q].m == rc[r].m;
+            unsigned p = 0;
+            while (p < np && !(pool[p].v0 == rc[r].v[0] && pool[p].m == rc[r].m && pool[p].o == o)) p++;
+            if (p == np) {
+                if (np > max) { free(srp); return np; }
+                pool[np].v0 = rc[r].v[0];
+                pool[np].m = rc[r].m;
+                pool[np].o = o;
+                np++;
+            }
+            rmem[r] = p;
+        }
+        if (slotmem)
+            for (uint32_t s = 0; s < kd->nslots; s++)
+                slotmem[s0 + s] = srp[s] ? (uint8_t)(rmem[srp[s] - 1] + 1) : 0;
+        free(srp);
+        s0 += kd->nslots;
+    }
+    if (mem) memcpy(mem, pool, np * sizeof *mem);
+    return np;
+}
+
 /* ---- one pass over a node list ---- */
 typedef struct { uint64_t sig; uint32_t pos; } hent_t;
 
@@ -324,7 +379,7 @@ static uint32_t run_count(ctx_t *c, const uint32_t *list, const uint64_t *sg, si
    instructions long (so slot s of repetition 0 is slot s + 3P of repetition 1); -1 when it
    breaks a limit (levels, registers), else its index (0 when !commit). */
 static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32_t C, size_t P,
-                      unsigned budget, int commit)
+                      unsigned budget, int commit, int share)
 {
     uint32_t depth = 0, len = 1, ns = 0;
     uint64_t sig = mix(mix(0x10095ull, C), k), dyn = 0;
@@ -384,7 +439,12 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     }
     regc_t rc[TPU_XREGS + 1];
     const uint8_t *mf = mod_flags(c, sl, ns);
-    unsigned nr = mf ? reg_need(vec, en, mf, ns, rc, TPU_XREGS - 1, NULL) : TPU_XREGS;
+    unsigned nloopk = 0;
+    for (size_t j = 0; j < k; j++) nloopk += NODE(c, list[i + j]).count != 0;
+    share = share && nloopk >= 2;
+    unsigned nr = !mf ? TPU_XREGS
+                  : share ? share_need(c, list + i, k, vec, en, mf, TPU_XREGS - 1, NULL, NULL)
+                          : reg_need(vec, en, mf, ns, rc, TPU_XREGS - 1, NULL);
     if (bad || nr > TPU_XREGS - 1 || !commit) {
         c->vecs.n = VL * s0; c->encl.n = s0; c->slots.n = s0; c->modes.n = s0;
         return bad || nr > TPU_XREGS - 1 ? -1 : 0;
@@ -403,6 +463,7 @@ static long make_loop(ctx_t *c, const uint32_t *list, size_t i, size_t k, uint32
     nd.slot0 = s0;
     nd.child0 = k0;
     nd.nchild = (uint32_t)k;
+    nd.share = share;
     if (vpush(&c->nodes, &nd, 1)) { c->oom = 1; return -1; }
     return (long)(c->nodes.n - 1);
 }
@@ -467,7 +528,7 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             }
             if ((uint64_t)(C - 1) * blen < 2) continue;
             if (rule_cover && (uint64_t)C * k <= bestcov) continue;
-            if (make_loop(c, list, i, k, C, P, rc->budget, 0) < 0) {
+            if (make_loop(c, list, i, k, C, P, rc->budget, 0, 0) < 0) {
                 if (c->oom) goto out;
                 failed[k] = i + (size_t)C * k;
                 continue;
@@ -491,10 +552,10 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
                 r2.budget = b;
                 if (roll_list(c, &sub, &r2)) goto out;
                 if (sub.n == bestk) break; /* nothing inside */
-                id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1);
+                id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1, 0);
                 if (c->oom) goto out;
             }
-            if (id < 0) id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1);
+            if (id < 0) id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1, 0);
             if (id < 0) { c->oom = 1; goto out; }
             uint32_t u = (uint32_t)id;
             if (vpush(out, &u, 1)) { c->oom = 1; goto out; }
@@ -559,6 +620,10 @@ typedef struct {
     uint32_t hoist[TPU_LOOP_LEVELS]; /* node indices of the hoisted chain */
     unsigned nhoist;
     size_t body_pc[TPU_LOOP_LEVELS];
+    /* a shared nest (node_t.share): the `stride` instructions its body runs before child j,
+       rs[rs0[j] .. rs0[j + 1]) */
+    tpu_insn_t *rs;
+    size_t *rs0;
 } em_t;
 
 static int is_hoisted(const em_t *e, uint32_t idx)
@@ -572,6 +637,7 @@ static uint32_t blen(ctx_t *c, const em_t *e, uint32_t idx)
     const node_t *nd = &NODE(c, idx);
     const uint32_t *kid = (const uint32_t *)c->kids.p + nd->child0;
     uint32_t n = 0;
+    if (e->rs0 && nd == e->top) n += (uint32_t)e->rs0[nd->nchild];
     for (uint32_t j = 0; j < nd->nchild; j++) {
         const node_t *k = &NODE(c, kid[j]);
         if (!k->count) n++;
@@ -590,6 +656,11 @@ static int emit_body(ctx_t *c, em_t *e, uint32_t idx, unsigned level)
     for (uint32_t j = 0; j < nk; j++) {
         uint32_t ki = ((const uint32_t *)c->kids.p)[k0 + j];
         const node_t *k = &NODE(c, ki);
+        if (e->rs0 && nd == e->top)
+            for (size_t q = e->rs0[j]; q < e->rs0[j + 1]; q++) {
+                c->nstrides++;
+                if (put(c, e->rs[q], k->orig)) return -1;
+            }
         if (!k->count) {
             tpu_dinsn_t d;
             tpu_insn_decode(c->in[k->orig], &d);
@@ -629,6 +700,132 @@ static int emit_body(ctx_t *c, em_t *e, uint32_t idx, unsigned level)
     return 0;
 }
 
+/* A `stride` of register x for the levels of group g, levels l with need[l] set taken from
+   val[l], the others kept from st[] (updated) */
+static tpu_insn_t stride_insn(unsigned x, unsigned g, const int32_t *val, const uint8_t *need,
+                              int32_t *st)
+{
+    enum { GL = TPU_STRIDE_GROUP_LEVELS };
+    tpu_dinsn_t d;
+    memset(&d, 0, sizeof d);
+    d.opcode = TPU_OP_STRIDE;
+    d.xreg = x;
+    d.group = g;
+    for (unsigned j = 0; j < GL; j++) {
+        unsigned l = GL * g + j;
+        if (l >= TPU_LOOP_LEVELS) break;
+        if (need[l]) st[l] = val[l];
+        d.s[j] = st[l];
+    }
+    return tpu_insn_encode(&d);
+}
+
+/* The registers of a shared nest (node_t.share): its members (share_need) get physical
+   registers; before the nest each is set to what the body leaves it (each level from the last
+   child that needs it), and in the body a `stride` before a child sets the levels it needs
+   where they differ. So every iteration starts as the first: the nest is the same program
+   at any count. */
+static int plan_shared(ctx_t *c, em_t *e, const node_t *nd)
+{
+    enum { GL = TPU_STRIDE_GROUP_LEVELS, NG = (TPU_LOOP_LEVELS + GL - 1) / GL };
+    const uint32_t *kid = (const uint32_t *)c->kids.p + nd->child0;
+    const int32_t *vec = (const int32_t *)c->vecs.p + VL * nd->slot0;
+    const uint8_t *en = (const uint8_t *)c->encl.p + nd->slot0;
+    member_t mem[2 * TPU_XREGS + 2];
+    uint8_t *sm = calloc(nd->nslots + 1, 1);
+    int32_t(*val)[TPU_LOOP_LEVELS] = calloc((size_t)nd->nchild * TPU_XREGS, sizeof *val);
+    uint8_t(*need)[TPU_LOOP_LEVELS] = calloc((size_t)nd->nchild * TPU_XREGS, sizeof *need);
+    vec_t rs = {0, 0, 0, sizeof(tpu_insn_t)};
+    e->rs0 = calloc(nd->nchild + 1, sizeof *e->rs0);
+    const uint8_t *mf = mod_flags(c, SLOTS(c, nd), nd->nslots);
+    if (!sm || !val || !need || !e->rs0 || !mf) goto oom;
+    unsigned np = share_need(c, kid, nd->nchild, vec, en, mf, TPU_XREGS - 1, sm, mem);
+    if (np > TPU_XREGS - 1) goto oom; /* make_loop checked it */
+    /* each child's needs per member: the levels its slots of that member reach */
+    size_t s0 = 0;
+    for (uint32_t j = 0; j < nd->nchild; j++) {
+        const uint32_t ns = NODE(c, kid[j]).nslots;
+        for (uint32_t q = 0; q < ns; q++) {
+            const uint32_t sl = (uint32_t)s0 + q;
+            if (!sm[sl]) continue;
+            const size_t at = (size_t)j * TPU_XREGS + (sm[sl] - 1u);
+            for (unsigned l = 0; l < en[sl]; l++) {
+                need[at][l] = 1;
+                val[at][l] = vec[VL * (size_t)sl + l];
+            }
+        }
+        s0 += ns;
+    }
+    /* physical registers: the least recently used ones; their state when the body starts */
+    unsigned phys[TPU_XREGS] = {0}, taken = 0;
+    int32_t st[TPU_XREGS][TPU_LOOP_LEVELS];
+    for (unsigned p = 0; p < np; p++) {
+        unsigned best = 0;
+        for (unsigned x = 1; x < TPU_XREGS; x++)
+            if (!(taken & (1u << x)) && (!best || c->lru[x] < c->lru[best])) best = x;
+        phys[p] = best;
+        taken |= 1u << best;
+        c->lru[best] = ++c->tick;
+        memcpy(st[p], c->sreg[best], sizeof st[p]);
+        for (uint32_t j = 0; j < nd->nchild; j++)
+            for (unsigned l = 0; l < TPU_LOOP_LEVELS; l++)
+                if (need[(size_t)j * TPU_XREGS + p][l]) st[p][l] = val[(size_t)j * TPU_XREGS + p][l];
+    }
+    /* before the nest: the moduli and that state */
+    for (unsigned p = 0; p < np; p++) {
+        const unsigned x = phys[p], mk = mem[p].m ? wmodk : 0u;
+        if (c->smod[x] != mk) {
+            tpu_dinsn_t d;
+            memset(&d, 0, sizeof d);
+            d.opcode = TPU_OP_STRIDE;
+            d.xreg = x;
+            d.modform = 1;
+            d.modk = mk;
+            c->smod[x] = (uint8_t)mk;
+            c->nstrides++;
+            if (put(c, tpu_insn_encode(&d), nd->orig)) goto oom;
+        }
+        uint8_t all[TPU_LOOP_LEVELS];
+        memset(all, 1, sizeof all);
+        for (unsigned g = 0; g < NG; g++) {
+            int chg = 0;
+            for (unsigned l = GL * g; l < GL * (g + 1) && l < TPU_LOOP_LEVELS; l++)
+                chg |= c->sreg[x][l] != st[p][l];
+            if (!chg) continue;
+            c->nstrides++;
+            if (put(c, stride_insn(x, g, st[p], all, c->sreg[x]), nd->orig)) goto oom;
+        }
+    }
+    /* in the body: before each child, the levels it needs where they differ */
+    for (uint32_t j = 0; j < nd->nchild; j++) {
+        e->rs0[j] = rs.n;
+        for (unsigned p = 0; p < np; p++) {
+            const size_t at = (size_t)j * TPU_XREGS + p;
+            for (unsigned g = 0; g < NG; g++) {
+                int chg = 0;
+                for (unsigned l = GL * g; l < GL * (g + 1) && l < TPU_LOOP_LEVELS; l++)
+                    chg |= need[at][l] && st[p][l] != val[at][l];
+                if (!chg) continue;
+                tpu_insn_t w = stride_insn(phys[p], g, val[at], need[at], st[p]);
+                if (vpush(&rs, &w, 1)) goto oom;
+            }
+        }
+    }
+    e->rs0[nd->nchild] = rs.n;
+    for (unsigned p = 0; p < np; p++)
+        if (memcmp(st[p], c->sreg[phys[p]], sizeof st[p]) != 0) goto oom; /* not a fixpoint */
+    for (uint32_t q = 0; q < nd->nslots; q++) e->slotreg[q] = sm[q] ? (uint8_t)phys[sm[q] - 1] : 0;
+    e->rs = rs.p;
+    free(sm); free(val); free(need);
+    return 0;
+oom:
+    c->oom = 1;
+    free(sm); free(val); free(need); free(rs.p);
+    free(e->rs0);
+    e->rs0 = NULL;
+    return -1;
+}
+
 static int emit_nest(ctx_t *c, uint32_t idx)
 {
     const node_t *nd = &NODE(c, idx);
@@ -637,6 +834,10 @@ static int emit_nest(ctx_t *c, uint32_t idx)
     e.top = nd;
     e.slotreg = calloc(nd->nslots + 1, 1);
     if (!e.slotreg) { c->oom = 1; return -1; }
+    if (nd->share) {
+        if (plan_shared(c, &e, nd)) goto fail;
+        goto chain;
+    }
     regc_t rc[TPU_XREGS + 1];
     const uint8_t *mf = mod_flags(c, SLOTS(c, nd), nd->nslots);
     if (!mf) goto fail;
@@ -695,6 +896,7 @@ static int emit_nest(ctx_t *c, uint32_t idx)
     for (unsigned r = 0; r < nr; r++) c->lru[phys[r]] = ++c->tick;
     for (uint32_t s = 0; s < nd->nslots; s++)
         e.slotreg[s] = e.slotreg[s] ? (uint8_t)phys[e.slotreg[s] - 1] : 0;
+chain:
     /* the hoisted chain */
     e.hoist[0] = idx;
     e.nhoist = 1;
@@ -718,9 +920,13 @@ static int emit_nest(ctx_t *c, uint32_t idx)
         ((tpu_insn_t *)c->out.p)[lpc + h] = tpu_insn_encode(&d);
     }
     free(e.slotreg);
+    free(e.rs);
+    free(e.rs0);
     return 0;
 fail:
     free(e.slotreg);
+    free(e.rs);
+    free(e.rs0);
     return -1;
 }
 
@@ -735,9 +941,11 @@ static uint64_t list_cost(ctx_t *c, const vec_t *l)
             regc_t rc[TPU_XREGS + 1];
             const uint8_t *mf = mod_flags(c, SLOTS(c, nd), nd->nslots);
             if (!mf) return UINT64_MAX;
-            n += reg_need((const int32_t *)c->vecs.p + VL * nd->slot0,
-                          (const uint8_t *)c->encl.p + nd->slot0, mf, nd->nslots, rc, TPU_XREGS,
-                          NULL);
+            const int32_t *v = (const int32_t *)c->vecs.p + VL * nd->slot0;
+            const uint8_t *en = (const uint8_t *)c->encl.p + nd->slot0;
+            n += nd->share ? share_need(c, (const uint32_t *)c->kids.p + nd->child0, nd->nchild,
+                                        v, en, mf, TPU_XREGS, NULL, NULL)
+                           : reg_need(v, en, mf, nd->nslots, rc, TPU_XREGS, NULL);
         }
     }
     return n;
@@ -815,6 +1023,120 @@ static int roll_best(ctx_t *c, vec_t *l1, const rctx_t *r0)
     return e ? -1 : 0;
 }
 
+/* Runs of whole parts (a model's layers) that repeat: a ResNet's identical blocks, each a
+   few layers, whose rolled lists are the same but for addresses that advance by a constant
+   from one block to the next. Each part's start is tried with groups of 1 .. MAX_GROUP parts
+   as the period; the runs are chosen by a dynamic program over the parts for the fewest
+   static instructions (a stage's first block often differs; a later start with one block
+   as the body beats pairs of blocks from the first); such a loop's layers share registers
+   (share_need). The parts come rolled twice: with every loop level (r[0]) and with one
+   level fewer (r[1]), for the layers whose own nests take all six; a run is taken from the
+   first where it fits. Parts outside every run keep r[0]'s lists. 0 or -1 (memory). */
+#define MAX_GROUP 16
+typedef struct {
+    const uint32_t *list;
+    size_t n;
+    const size_t *pst; /* part q's first node; pst[np] = n */
+    uint64_t *sg, *ph, *pw;
+} plist_t;
+
+static int plist_hash(ctx_t *c, plist_t *l, const rctx_t *rc)
+{
+    const uint64_t B = 0x100000001B3ull * 2 + 1;
+    l->sg = malloc((l->n + 1) * sizeof *l->sg);
+    l->ph = malloc((l->n + 1) * sizeof *l->ph);
+    l->pw = malloc((l->n + 2) * sizeof *l->pw);
+    if (!l->sg || !l->ph || !l->pw) { c->oom = 1; return -1; }
+    l->ph[0] = 0;
+    l->pw[0] = 1;
+    for (size_t i = 0; i < l->n; i++) {
+        l->sg[i] = ctx_sig(c, l->list[i], rc);
+        l->ph[i + 1] = l->ph[i] * B + l->sg[i];
+    }
+    for (size_t i = 1; i <= l->n + 1; i++) l->pw[i] = l->pw[i - 1] * B;
+    return 0;
+}
+
+/* The static instructions of nodes [i, i + k) of a list, with a guess of their strides */
+static uint64_t nodes_len(ctx_t *c, const uint32_t *list, size_t i, size_t k)
+{
+    uint64_t n = 0;
+    for (size_t q = 0; q < k; q++) {
+        const node_t *nd = &NODE(c, list[i + q]);
+        n += nd->len + (nd->count ? 4 : 0);
+    }
+    return n;
+}
+
+static int roll_parts(ctx_t *c, plist_t *r, size_t np, vec_t *out, const rctx_t *rc)
+{
+    vec_t dv = {0, 0, 0, sizeof(int32_t)};
+    /* best[p]: the least static instructions for parts p .. np-1; at p, a run of C groups of
+       g parts from list v (C = 0: part p as it is) */
+    uint64_t *best = malloc((np + 1) * sizeof *best);
+    uint32_t *ch = calloc(np + 1, 3 * sizeof *ch);
+    if (!best || !ch) { c->oom = 1; goto out; }
+    for (int v = 0; v < 2; v++)
+        if (plist_hash(c, &r[v], rc)) goto out;
+    best[np] = 0;
+    for (size_t p = np; p-- > 0;) {
+        const plist_t *l0 = &r[0];
+        best[p] = nodes_len(c, l0->list, l0->pst[p], l0->pst[p + 1] - l0->pst[p]) + best[p + 1];
+        ch[3 * p] = 0;
+        for (int v = 0; v < 2; v++) {
+            const plist_t *l = &r[v];
+            const size_t i = l->pst[p];
+            for (size_t g = 1; g <= MAX_GROUP && p + 2 * g <= np; g++) {
+                const size_t k = l->pst[p + g] - i;
+                uint32_t C = run_count(c, l->list, l->sg, l->n, i, k, l->ph, l->pw, &dv);
+                if (c->oom) goto out;
+                /* whole parts only */
+                while (C >= 2 && (p + (size_t)C * g > np || l->pst[p + (size_t)C * g] != i + (size_t)C * k))
+                    C--;
+                if (C < 2) continue;
+                uint64_t P = 0;
+                for (size_t q = 0; q < k; q++) P += NODE(c, l->list[i + q]).dyn;
+                if (make_loop(c, l->list, i, k, C, P, rc->budget, 0, 1) < 0) {
+                    if (c->oom) goto out;
+                    continue;
+                }
+                const uint64_t body = nodes_len(c, l->list, i, k) + 1 + 2 * g;
+                for (uint32_t cc = 2; cc <= C; cc++)
+                    if (body + best[p + (size_t)cc * g] < best[p]) {
+                        best[p] = body + best[p + (size_t)cc * g];
+                        ch[3 * p] = cc;
+                        ch[3 * p + 1] = (uint32_t)g;
+                        ch[3 * p + 2] = (uint32_t)v;
+                    }
+            }
+        }
+    }
+    for (size_t p = 0; p < np;) {
+        const uint32_t C = ch[3 * p], g = ch[3 * p + 1];
+        if (!C) {
+            const plist_t *l = &r[0];
+            if (vpush(out, l->list + l->pst[p], l->pst[p + 1] - l->pst[p])) { c->oom = 1; goto out; }
+            p++;
+            continue;
+        }
+        const plist_t *l = &r[ch[3 * p + 2]];
+        const size_t i = l->pst[p], k = l->pst[p + g] - i;
+        uint64_t P = 0;
+        for (size_t q = 0; q < k; q++) P += NODE(c, l->list[i + q]).dyn;
+        long id = make_loop(c, l->list, i, k, C, P, rc->budget, 1, 1);
+        if (id < 0) { c->oom = 1; goto out; }
+        uint32_t u = (uint32_t)id;
+        if (vpush(out, &u, 1)) { c->oom = 1; goto out; }
+        p += (size_t)C * g;
+    }
+out:
+    for (int v = 0; v < 2; v++) { free(r[v].sg); free(r[v].ph); free(r[v].pw); }
+    free(dv.p);
+    free(best);
+    free(ch);
+    return c->oom ? -1 : 0;
+}
+
 /* Rolls one region [a, b) of the stream: each part between soft cuts (cut[i] == 4: a layer's
    boundary) on its own first, then the parts' rolled lists together, so that a nest crosses
    parts only where whole repetitions of them line up (layers of one shape in a row); the
@@ -825,6 +1147,8 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
     size_t nodes0 = c->nodes.n, slots0 = c->slots.n, kids0 = c->kids.n;
     size_t nparts = 0;
     int rc = -1;
+    vec_t pst = {0, 0, 0, sizeof(size_t)}; /* each part's first node in l1 */
+    vec_t raw = {0, 0, 0, sizeof(size_t)};  /* each part's instruction nodes: first, count */
     rctx_t r0;
     memset(&r0, 0, sizeof r0);
     r0.budget = TPU_LOOP_LEVELS;
@@ -848,25 +1172,60 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         uint32_t id = (uint32_t)c->nodes.n;
         if (vpush(&c->nodes, &nd, 1) || vpush(&part, &id, 1)) goto out;
         if (i + 1 == b || (cut && cut[i + 1] == 4)) { /* the part ends: rolled on its own */
-            if (roll_best(c, &part, &r0) || vpush(&l1, part.p, part.n)) goto out;
+            const size_t at = l1.n, rw[2] = {((uint32_t *)part.p)[0], part.n};
+            if (vpush(&raw, rw, 2) || roll_best(c, &part, &r0) || vpush(&pst, &at, 1) ||
+                vpush(&l1, part.p, part.n))
+                goto out;
             part.n = 0;
             nparts++;
         }
     }
     if (nparts > 1) {
-        /* the parts rolled together, kept when their emission (strides included) is shorter */
-        vec_t lx = {0, 0, 0, sizeof(uint32_t)};
-        if (vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0)) { free(lx.p); goto out; }
-        if (lx.n < l1.n) {
-            const emstate_t s0 = em_save(c);
-            if (emit_list(c, &l1)) { free(lx.p); goto out; }
-            const size_t na = c->out.n - s0.n;
-            em_restore(c, &s0);
-            if (emit_list(c, &lx)) { free(lx.p); goto out; }
-            if (c->out.n - s0.n < na) { free(lx.p); rc = 0; goto out; }
-            em_restore(c, &s0);
+        /* the parts rolled together (lx), and runs of whole parts (lp): the shortest
+           emission (strides included) of the three kept */
+        vec_t lx = {0, 0, 0, sizeof(uint32_t)}, lp = {0, 0, 0, sizeof(uint32_t)};
+        vec_t l5 = {0, 0, 0, sizeof(uint32_t)}, pst5 = {0, 0, 0, sizeof(size_t)};
+        /* every part again with one loop level fewer, for roll_parts */
+        rctx_t r5 = r0;
+        r5.budget = TPU_LOOP_LEVELS - 1;
+        int bad = vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0) || vpush(&pst, &l1.n, 1);
+        for (size_t q = 0; q < nparts && !bad; q++) {
+            const size_t *rw = (const size_t *)raw.p + 2 * q;
+            part.n = 0;
+            for (size_t j = 0; j < rw[1] && !bad; j++) {
+                uint32_t id = (uint32_t)(rw[0] + j);
+                bad = vpush(&part, &id, 1);
+            }
+            const size_t at = l5.n;
+            bad = bad || roll_best(c, &part, &r5) || vpush(&pst5, &at, 1) ||
+                  vpush(&l5, part.p, part.n);
         }
+        bad = bad || vpush(&pst5, &l5.n, 1);
+        if (!bad) {
+            plist_t pl[2] = {{l1.p, l1.n, pst.p, NULL, NULL, NULL},
+                             {l5.p, l5.n, pst5.p, NULL, NULL, NULL}};
+            bad = roll_parts(c, pl, nparts, &lp, &r0);
+        }
+        free(l5.p);
+        free(pst5.p);
+        if (bad) {
+            free(lx.p); free(lp.p);
+            goto out;
+        }
+        const vec_t *cand[3] = {&l1, &lx, &lp}, *best = &l1;
+        const emstate_t s0 = em_save(c);
+        size_t nbest = SIZE_MAX;
+        for (int q = 0; q < 3; q++) {
+            if (q && cand[q]->n >= l1.n) continue;
+            em_restore(c, &s0);
+            if (emit_list(c, cand[q])) { free(lx.p); free(lp.p); goto out; }
+            if (c->out.n - s0.n < nbest) { nbest = c->out.n - s0.n; best = cand[q]; }
+        }
+        em_restore(c, &s0);
+        rc = emit_list(c, best);
         free(lx.p);
+        free(lp.p);
+        goto out;
     }
     if (emit_list(c, &l1)) goto out;
     rc = 0;
@@ -874,6 +1233,8 @@ out:
     if (rc) c->oom = 1;
     free(l1.p);
     free(part.p);
+    free(pst.p);
+    free(raw.p);
     /* the region's nodes are no longer needed */
     c->nodes.n = nodes0;
     c->slots.n = slots0;

@@ -2236,18 +2236,29 @@ static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint6
                      int dry, uint64_t *host_top, char *err, size_t errlen);
 
 /* Two passes: a dry one (no text, no assembly) lays out the activations, then the image is
-   placed right after them and the program written. */
+   placed right after them and the program written. By default every activation gets a host
+   buffer of its own (docs/compiler.md "Host memory"): a model's repeated blocks then read and
+   write addresses that advance by a constant from block to block, and the loop pass rolls
+   them into one loop; only when that would take more than TPUC_OWN_BUFFERS_MAX are dead
+   tensors' buffers reused (as with --reuse). */
 int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, size_t errlen)
 {
     tpuc_prog_t scratch;
     uint64_t top = 0;
-    int rc = tile_pass(g, hw, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+    tpuc_hw_t h = *hw;
+    h.no_reuse = !hw->reuse;
+    int rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+    if (!rc && !hw->reuse && !hw->no_reuse && scratch.act_bytes > TPUC_OWN_BUFFERS_MAX) {
+        tpuc_prog_free(&scratch);
+        h.no_reuse = 0;
+        rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+    }
     tpuc_prog_free(&scratch);
     if (rc) {
         memset(p, 0, sizeof *p);
         return -1;
     }
-    return tile_pass(g, hw, p, up(top, 1 << 20), 0, &top, err, errlen);
+    return tile_pass(g, &h, p, up(top, 1 << 20), 0, &top, err, errlen);
 }
 
 /* The graph input x (laid out SPATIAL, allocated from host_top `top`) becomes an IM2COL

@@ -9,6 +9,8 @@
    every dynamic instance of a rolled pc has the tag of the instruction the pc stands for, and
    the same streams rolled without tags break that (the check has teeth). WMEM rings whose
    wrap point moves from unit to unit roll to a few instructions with the ring's modulus.
+   A model's repeated blocks (layers between soft cuts) roll into one loop whose layers share
+   the index registers.
    usage: loops_test [SEEDS] */
 #include <stdint.h>
 #include <stdio.h>
@@ -310,6 +312,69 @@ static int ring_case(unsigned seed, size_t *with, size_t *without)
     return fail;
 }
 
+/* A model's repeated blocks as the lowering writes them: B blocks of L layers (soft cuts
+   between layers), each layer a two-level nest whose address slots all advance differently
+   (about six index registers a layer, more than 15 for the block), every slot also advancing
+   by a constant from one block to the next. The loop over the blocks holds only when its
+   layers share registers (a `stride` in the body re-sets the inner levels before each layer):
+   rolled, the program must expand to the stream and be about one block long, while with hard
+   cuts between the blocks it is B blocks long (*soft, *hard: the two sizes). 0 or 1. */
+static int blocks_case(unsigned seed, size_t *soft, size_t *hard)
+{
+    const unsigned B = rr(3, 6), L = rr(3, 4);
+    /* the block strides: two, as weights and activations advance in a model */
+    const int32_t bs[2] = {(int32_t)rr(1, 40), (int32_t)rr(41, 80)};
+    tmpl_t lay[4][3];
+    unsigned cnt[4][2], nb[4];
+    for (unsigned l = 0; l < L; l++) {
+        nb[l] = 2;
+        cnt[l][0] = rr(2, 4);
+        cnt[l][1] = rr(2, 4);
+        for (unsigned j = 0; j < nb[l]; j++) {
+            tmpl_t *t = &lay[l][j];
+            do rand_tmpl(t, 0); while (t->nslot == 0);
+            for (int q = 0; q < t->nslot; q++) {
+                t->str[q][0] = bs[rr(0, 1)];                /* the block */
+                t->str[q][1] = (int32_t)rr(1, 60) - 30;     /* the layer's two levels */
+                t->str[q][2] = (int32_t)rr(1, 60) - 30;
+            }
+        }
+    }
+    buf_t b = {0, 0, 0};
+    uint8_t *cut = calloc((size_t)B * L * 64 + 2, 1);
+    if (!cut) return 1;
+    for (unsigned k = 0; k < B; k++)
+        for (unsigned l = 0; l < L; l++) {
+            cut[b.n] = 4;
+            for (unsigned i0 = 0; i0 < cnt[l][0]; i0++)
+                for (unsigned i1 = 0; i1 < cnt[l][1]; i1++)
+                    for (unsigned j = 0; j < nb[l]; j++) {
+                        const unsigned idx[3] = {k, i0, i1};
+                        push(&b, inst(&lay[l][j], idx, 3));
+                    }
+        }
+    cut[0] = 0;
+    const size_t blen = b.n / B;
+    cut[b.n] = 4; /* the halt a part of its own */
+    tpu_dinsn_t h;
+    memset(&h, 0, sizeof h);
+    h.opcode = TPU_OP_HALT;
+    push(&b, tpu_insn_encode(&h));
+    int fail = check(&b, cut, soft, "blocks", seed);
+    for (size_t i = 1; i < b.n; i++)
+        if (cut[i] == 4 && i % blen == 0) cut[i] = 1; /* blocks apart */
+    fail |= check(&b, cut, hard, "blocks, hard cuts", seed);
+    if (getenv("BLKDBG")) fprintf(stderr, "blocks seed %u B %u L %u: %zu / %zu\n", seed, B, L, *soft, *hard);
+    if (!fail && *soft > *hard / B + 8 * (size_t)L + 8) {
+        fprintf(stderr, "FAIL: blocks seed %u (B %u, L %u): %zu instructions rolled, %zu with the "
+                "blocks apart: no loop over the blocks\n", seed, B, L, *soft, *hard);
+        fail = 1;
+    }
+    free(cut);
+    free(b.v);
+    return fail;
+}
+
 int main(int argc, char **argv)
 {
     unsigned seeds = argc > 1 ? (unsigned)atoi(argv[1]) : 300;
@@ -404,15 +469,24 @@ int main(int argc, char **argv)
         ring_with += w;
         ring_without += wo;
     }
+    size_t blk_soft = 0, blk_hard = 0;
+    for (unsigned seed = 1; seed <= seeds / 10; seed++) {
+        rs = 0x165667B19E3779F9ull * seed + 3;
+        size_t so = 0, ha = 0;
+        fails += blocks_case(seed, &so, &ha);
+        blk_soft += so;
+        blk_hard += ha;
+    }
     if (seeds >= 20 && tag_teeth == 0) {
         fprintf(stderr, "FAIL: tags: no stream rolled without its tags mixed them (no teeth)\n");
         fails++;
     }
     printf("loops_test: %u seeds, planted nests %zu -> %zu instructions (%.1f%%); soft cuts %zu "
            "where hard cuts give %zu; tags kept per pc (%u streams mix them without); WMEM rings "
-           "%zu instructions rolled with the modulus, %zu without, %s\n",
+           "%zu instructions rolled with the modulus, %zu without; repeated blocks %zu "
+           "instructions rolled, %zu with the blocks apart, %s\n",
            seeds, planted_in, planted_out,
            planted_in ? 100.0 * (double)planted_out / (double)planted_in : 0.0, soft_out, soft_in,
-           tag_teeth, ring_with, ring_without, fails ? "FAIL" : "ok");
+           tag_teeth, ring_with, ring_without, blk_soft, blk_hard, fails ? "FAIL" : "ok");
     return fails ? 1 : 0;
 }

@@ -48,8 +48,8 @@ rm -rf "$W"; mkdir -p "$W"
 # SWITCH (an optimisation turned off) into DIR_off, both run on MODEL_x.npy; FAIL unless both
 # run and give the same bits
 ab() {
-    for f in "" "$7"; do
-        dd="$2${f:+_off}"
+    for f in "${9:-}" "$7"; do
+        dd="$2"; [ "$f" = "$7" ] && dd="$2_off"
         # shellcheck disable=SC2086
         "$B/tpu-compile" "$W/$3.onnx" --mxu $4 --cores $5 --batch $6 --imem-insns 32768 ${8:-} $f -o "$dd" >"$dd.log" 2>&1 &&
             "$B/tpu-infer" "$dd" --input "$W/$3_x.npy" --output "$dd.npy" >>"$dd.log" 2>&1 || bad "$1 $f: $(tail -n 1 "$dd.log")"
@@ -182,8 +182,8 @@ done
     bad "on-chip Gemm outputs: $kept kept, $staged staged (expected 12, at least 4)"
 near_torch "chain" "$W/keep_N8_B64_U-.npy" "$W/chain_ref.npy" "on-chip activations"
 
-# ---- 2h. host buffers reused: an activation's buffer, once its last reader is emitted, is
-# taken by the next one of the same geometry (docs/compiler.md "Host memory"): the same bits
+# ---- 2h. host buffers reused (--reuse): an activation's buffer, once its last reader is
+# emitted, is taken by the next one of the same geometry (docs/compiler.md "Host memory"): the same bits
 # as --no-reuse (a buffer of its own each) at N = 4, 8, 16, on 1 and 2 cores and with the
 # strided outputs in their r-space (--no-dense: more buffers of other kinds), with the 3
 # images in two runs of a batch-2 program on the same host memory (a clean buffer's pads must
@@ -194,7 +194,7 @@ for cfg in "4 1 -" "8 1 -" "8 2 -" "16 1 -" "4 1 --no-dense" "8 2 --no-dense"; d
     set -- $cfg
     o=""; [ "$3" != "-" ] && o=$3
     d="$W/reuse_N$1_C$2${o:+_wide}"
-    ab "reuse $cfg" "$d" residual $1 $2 2 --no-reuse "$o"
+    ab "reuse $cfg" "$d" residual $1 $2 2 --no-reuse "$o" --reuse
     h=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "$d/report.json")
     hn=$(sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "${d}_off/report.json")
     [ -n "$h" ] && [ -n "$hn" ] && [ "$h" -lt "$hn" ] && ru=$((ru + 1))
@@ -203,6 +203,30 @@ done
 [ $ru -eq 6 ] && ok "host buffers reused in 6 compiles (fewer activation bytes), the same bits as --no-reuse" ||
     bad "host buffers: fewer activation bytes in only $ru of 6 compiles"
 near_torch "residual" "$W/reuse_N8_C1.npy" "$W/residual_ref.npy" "reused host buffers"
+# the default: buffers of their own (under TPUC_OWN_BUFFERS_MAX), the program of --no-reuse
+d="$W/reuse_default"
+"$B/tpu-compile" "$W/residual.onnx" --mxu 8 --cores 1 --batch 2 --imem-insns 32768 -o "$d" >"$d.log" 2>&1 ||
+    bad "reuse default: $(tail -n 1 "$d.log")"
+body() { grep -v '^#' "$1/model.s"; }
+[ "$(body "$d")" = "$(body "$W/reuse_N8_C1_off")" ] && [ "$(body "$d")" != "$(body "$W/reuse_N8_C1")" ] &&
+    ok "host buffers by default: each activation its own (the program of --no-reuse, not --reuse's)" ||
+    bad "host buffers by default: not the program of --no-reuse"
+# over the budget (448 MiB of buffers of their own): reused by default, not with --no-reuse
+$PY -c "
+import onnx; from onnx import helper as h, TensorProto as T
+v = lambda n: h.make_tensor_value_info(n, T.FLOAT, [1, 8, 2048, 2048])
+ns = [h.make_node('Relu' if i % 2 == 0 else 'Sigmoid', ['x' if i == 0 else 't%d' % (i - 1)], ['y' if i == 4 else 't%d' % i]) for i in range(5)]
+onnx.save(h.make_model(h.make_graph(ns, 'big', [v('x')], [v('y')]), opset_imports=[h.make_opsetid('', 13)]), '$W/big.onnx')"
+act() { sed -n 's/.*"activation_bytes": \([0-9]*\).*/\1/p' "$1"; }
+"$B/tpu-compile" "$W/big.onnx" --mxu 128 --cores 1 --report-only --json "$W/big.json" >/dev/null 2>&1 &&
+    "$B/tpu-compile" "$W/big.onnx" --mxu 128 --cores 1 --report-only --no-reuse --json "$W/big_nr.json" >/dev/null 2>&1 ||
+    bad "big: does not compile"
+[ -n "$(act "$W/big.json")" ] && [ "$(act "$W/big.json")" -lt "$(act "$W/big_nr.json")" ] && [ "$(act "$W/big_nr.json")" -gt $((256 << 20)) ] &&
+    ok "host buffers over 256 MiB of their own: reused by default ($(act "$W/big.json") bytes; --no-reuse $(act "$W/big_nr.json"))" ||
+    bad "host buffers over the budget: $(act "$W/big.json") bytes by default, $(act "$W/big_nr.json") with --no-reuse"
+e=$("$B/tpu-compile" "$W/residual.onnx" --mxu 8 --cores 1 --reuse --no-reuse -o "$W/reuse_both" 2>&1)
+[ $? -eq 2 ] && [ "$(printf '%s\n' "$e" | wc -l)" -eq 1 ] && [ ! -e "$W/reuse_both" ] &&
+    ok "--reuse with --no-reuse refused: $e" || bad "--reuse with --no-reuse: $e"
 
 # ---- 2i. shifted views: a Conv's kernel taps (a pool's positions) over the same channels read
 # one UB region DMA'd once, each matmul (max, add) from its own row (docs/compiler.md "Shifted
@@ -215,7 +239,8 @@ export TPUC_NO_LOOPS=1
 for m in residual net grouped poolpad pools; do
     for n in 4 8 16; do
         d="$W/share_${m}_N$n"
-        ab "share $m N=$n" "$d" $m $n 1 2 --no-share
+        # (the small ResNet with reused host buffers: its N = 4 program runs on the RTL below)
+        ab "share $m N=$n" "$d" $m $n 1 2 --no-share "$([ $m = residual ] && echo --reuse)"
         grep -q 'shifted views' "${d}_off/model.s" && bad "share $m N=$n: --no-share still shares"
         v=$(grep -c 'shifted views' "$d/model.s")
         sv=$((sv + v)); [ "$v" -gt 0 ] && svn=$((svn + 1))

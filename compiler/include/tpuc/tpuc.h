@@ -27,6 +27,8 @@ extern "C" {
 #define TPUC_MAX_IO 8
 /* Refused before anything is allocated: a tensor of more elements than this. */
 #define TPUC_MAX_ELEMS (1ll << 31)
+/* the host memory the activations may take with a buffer of their own each (tpuc_hw_t.reuse) */
+#define TPUC_OWN_BUFFERS_MAX (256ull << 20)
 
 /* ---- the hardware a program is compiled for (the same options and defaults as gen) ---- */
 typedef struct {
@@ -48,6 +50,9 @@ typedef struct {
                                read as a shifted view of another's (same results) */
     int no_reuse;           /* --no-reuse: every activation gets a host buffer of its own,
                                none reused after its last reader (same results) */
+    int reuse;              /* --reuse: dead tensors' buffers are reused whatever the size.
+                               Neither (the default): reused only when buffers of their own
+                               would take more than TPUC_OWN_BUFFERS_MAX bytes */
     int predict_only;       /* --report-only: a program longer than IMEM is still predicted
                                (run in segments on the model), not refused */
     int no_loops;           /* --no-loops (hidden; TPUC_NO_LOOPS=1 in the environment too):
