@@ -1189,7 +1189,9 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         rctx_t r5 = r0;
         r5.budget = TPU_LOOP_LEVELS - 1;
         int bad = vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0) || vpush(&pst, &l1.n, 1);
-        for (size_t q = 0; q < nparts && !bad; q++) {
+        int deep = 0; /* a part whose nests take every level */
+        for (size_t j = 0; j < l1.n; j++) deep |= NODE(c, ((uint32_t *)l1.p)[j]).depth >= TPU_LOOP_LEVELS;
+        for (size_t q = 0; q < nparts && !bad && deep; q++) {
             const size_t *rw = (const size_t *)raw.p + 2 * q;
             part.n = 0;
             for (size_t j = 0; j < rw[1] && !bad; j++) {
@@ -1203,7 +1205,7 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         bad = bad || vpush(&pst5, &l5.n, 1);
         if (!bad) {
             plist_t pl[2] = {{l1.p, l1.n, pst.p, NULL, NULL, NULL},
-                             {l5.p, l5.n, pst5.p, NULL, NULL, NULL}};
+                             {deep ? l5.p : l1.p, deep ? l5.n : l1.n, deep ? pst5.p : pst.p, NULL, NULL, NULL}};
             bad = roll_parts(c, pl, nparts, &lp, &r0);
         }
         free(l5.p);
