@@ -154,6 +154,7 @@ typedef struct {
     unsigned lru[TPU_XREGS];
     unsigned tick;
     size_t nloops, nstrides;
+    int tagged;      /* the caller's tags: no two parts (phases, layers) have one signature */
     int oom;
 } ctx_t;
 
@@ -1189,9 +1190,9 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         rctx_t r5 = r0;
         r5.budget = TPU_LOOP_LEVELS - 1;
         int bad = vpush(&lx, l1.p, l1.n) || roll_best(c, &lx, &r0) || vpush(&pst, &l1.n, 1);
-        int deep = 0; /* a part whose nests take every level */
+        int deep = 0; /* a part whose nests take every level (none with tags: no run) */
         for (size_t j = 0; j < l1.n; j++) deep |= NODE(c, ((uint32_t *)l1.p)[j]).depth >= TPU_LOOP_LEVELS;
-        for (size_t q = 0; q < nparts && !bad && deep; q++) {
+        for (size_t q = 0; q < nparts && !bad && deep && !c->tagged; q++) {
             const size_t *rw = (const size_t *)raw.p + 2 * q;
             part.n = 0;
             for (size_t j = 0; j < rw[1] && !bad; j++) {
@@ -1203,7 +1204,7 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
                   vpush(&l5, part.p, part.n);
         }
         bad = bad || vpush(&pst5, &l5.n, 1);
-        if (!bad) {
+        if (!bad && !c->tagged) {
             plist_t pl[2] = {{l1.p, l1.n, pst.p, NULL, NULL, NULL},
                              {deep ? l5.p : l1.p, deep ? l5.n : l1.n, deep ? pst5.p : pst.p, NULL, NULL, NULL}};
             bad = roll_parts(c, pl, nparts, &lp, &r0);
@@ -1218,7 +1219,7 @@ static int roll_region(ctx_t *c, size_t a, size_t b, const uint8_t *cut)
         const emstate_t s0 = em_save(c);
         size_t nbest = SIZE_MAX;
         for (int q = 0; q < 3; q++) {
-            if (q && cand[q]->n >= l1.n) continue;
+            if (q && (cand[q]->n >= l1.n || (q == 2 && c->tagged))) continue; /* lp: not made */
             em_restore(c, &s0);
             if (emit_list(c, cand[q])) { free(lx.p); free(lp.p); goto out; }
             if (c->out.n - s0.n < nbest) { nbest = c->out.n - s0.n; best = cand[q]; }
@@ -1300,6 +1301,7 @@ int tpuc_loops(const tpu_insn_t *in, size_t n, const uint8_t *cut, const uint16_
     memset(&c, 0, sizeof c);
     c.in = in;
     c.n = n;
+    c.tagged = tag != NULL;
     c.nodes.esz = sizeof(node_t);
     c.slots.esz = sizeof(uint32_t);
     c.vecs.esz = sizeof(int32_t);
