@@ -466,6 +466,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
         return -1;
     }
     int rc = -1;
+    int *wide_ins = NULL; /* a wide Concat's inputs (concat_wide.c) */
     if (!m->graph) {
         tpuc_err(err, errlen, "not an ONNX model: no graph");
         goto out;
@@ -569,7 +570,9 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
                      (long long)g->opset, n->op_type, n->version, list);
             goto out;
         }
-        if (np->n_input > TPUC_MAX_IO || np->n_output > TPUC_MAX_IO) {
+        /* a Concat of more inputs than a node holds: a tree of Concats (concat_wide.c) */
+        int wide = n->op == TPUC_OP_CONCAT && np->n_input > TPUC_MAX_IO && np->n_input <= 100000;
+        if ((np->n_input > TPUC_MAX_IO && !wide) || np->n_output > TPUC_MAX_IO) {
             tpuc_err(err, errlen, "node '%s' (%s): %zu inputs and %zu outputs, at most %d each",
                      n->name, n->op_type, np->n_input, np->n_output, TPUC_MAX_IO);
             goto out;
@@ -590,8 +593,16 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
         }
         n = &g->n[ni];
         n->nin = (int)np->n_input;
+        free(wide_ins);
+        wide_ins = wide ? malloc(np->n_input * sizeof *wide_ins) : NULL;
+        if (wide && !wide_ins) { tpuc_err(err, errlen, "out of memory"); goto out; }
+        int *ins = wide ? wide_ins : n->in;
         for (size_t k = 0; k < np->n_input; k++) {
             const char *in = np->input[k] ? np->input[k] : "";
+            if (!in[0] && wide) {
+                tpuc_err(err, errlen, "node '%s' (%s): input %zu is empty", n->name, n->op_type, k);
+                goto out;
+            }
             if (!in[0]) { n->in[k] = -1; continue; }
             int ti = tpuc_tensor_find(g, in);
             if (ti < 0) {
@@ -600,7 +611,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
                          "order)", n->name, n->op_type, in);
                 goto out;
             }
-            n->in[k] = ti;
+            ins[k] = ti;
             g->t[ti].nuses++;
         }
         n->nout = (int)np->n_output;
@@ -617,6 +628,9 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
             n = &g->n[ni];
             n->out[k] = ti;
             g->t[ti].producer = ni;
+        }
+        if (wide) {
+            if (tpuc_concat_tree(g, ni, ins, np->n_input, err, errlen)) goto out;
         }
     }
     for (size_t i = 0; i < gp->n_output; i++) {
@@ -640,6 +654,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
     }
     rc = 0;
 out:
+    free(wide_ins);
     onnx__model_proto__free_unpacked(m, NULL);
     return rc;
 }
