@@ -900,10 +900,23 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             n->op = TPUC_OP_DEAD;
             continue;
         }
+        if (n->op == TPUC_OP_SLICE && a->is_const && a->ndim > 1 && n->version >= 10) {
+            /* a constant, any steps (fold_pad.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_slice_const(g, n, err, errlen)) return -1;
+            n->op = TPUC_OP_DEAD;
+            continue;
+        }
         if (n->op == TPUC_OP_SLICE && (!a->is_const || a->ndim != 1)) {
             /* a Slice of an activation (or a constant of more than one dimension) */
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
             if (tpuc_fold_slice(g, n, hw, err, errlen)) return -1;
+            continue;
+        }
+        if (n->op == TPUC_OP_CONSTOFSHAPE) { /* a constant (fold_pad.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_constant_of_shape(g, n, err, errlen)) return -1;
+            n->op = TPUC_OP_DEAD;
             continue;
         }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||

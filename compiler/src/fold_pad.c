@@ -293,3 +293,101 @@ int tpuc_fold_convtranspose(tpuc_graph_t *g, size_t ni, char *err, size_t errlen
     cv->in[1] = wt;
     return 0;
 }
+
+/* ---- ConstantOfShape (constants only) ---- */
+int tpuc_fold_constant_of_shape(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *s = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    if (!s->is_const || !s->i || s->ndim != 1)
+        NODE_ERR(n, "the shape input '%s' must be a 1-D int64 constant", s->name);
+    if (s->dims[0] > TPUC_MAX_DIMS) NODE_ERR(n, "a shape of %lld dimensions, at most %d", (long long)s->dims[0], TPUC_MAX_DIMS);
+    int64_t d[TPUC_MAX_DIMS], e = 1;
+    for (int i = 0; i < s->dims[0]; i++) {
+        d[i] = s->i[i];
+        if (d[i] < 0 || d[i] > 65536) NODE_ERR(n, "dimension %d is %lld: supported 0 .. 65536", i, (long long)d[i]);
+        e *= d[i];
+        if (e > 65536) NODE_ERR(n, "a constant of more than 65536 elements");
+    }
+    const tpuc_attr_t *v = tpuc_attr(n, "value");
+    const tpuc_tensor_t *vt = v && v->type == 4 && v->tensor >= 0 ? &g->t[v->tensor] : NULL;
+    if (v && (!vt || tpuc_tensor_elems(vt) != 1 || (!vt->f && !vt->i)))
+        NODE_ERR(n, "the value attribute must be a tensor of one element");
+    int is_int = vt && vt->i;
+    shape_set(y, (int)s->dims[0], d);
+    y->is_const = 1;
+    y->dtype = is_int ? TPUC_I64 : TPUC_F32;
+    if (is_int) y->i = calloc((size_t)e + 1, sizeof *y->i);
+    else y->f = calloc((size_t)e + 1, sizeof *y->f);
+    if (is_int ? !y->i : !y->f) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < e; k++) {
+        if (is_int) y->i[k] = vt->i[0];
+        else y->f[k] = vt ? vt->f[0] : 0.0f;
+    }
+    return 0;
+}
+
+/* ---- Slice of a constant of more than one dimension with any steps (torch's F.pad reverses
+   its pads with a step -1 Slice of a [k, 2] constant) ---- */
+static int slice_axis(int64_t d, int64_t s, int64_t e, int64_t p, int64_t *first, int64_t *count)
+{
+    if (p == 0) return -1;
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    if (p > 0) {
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        *count = e > s ? (e - s + p - 1) / p : 0;
+    } else {
+        s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
+        e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+        *count = s > e ? (s - e + (-p) - 1) / (-p) : 0;
+    }
+    *first = s;
+    return 0;
+}
+
+int tpuc_fold_slice_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *in[5] = {NULL};
+    for (int k = 1; k < 5 && k < n->nin; k++) {
+        in[k] = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+        if (in[k] && (!in[k]->is_const || !in[k]->i || in[k]->ndim != 1))
+            NODE_ERR(n, "input %d ('%s') must be a 1-D int64 constant", k, in[k]->name);
+    }
+    if (!in[1] || !in[2] || in[2]->dims[0] != in[1]->dims[0]) NODE_ERR(n, "starts and ends must be given, of the same length");
+    int64_t m = in[1]->dims[0];
+    if (m > a->ndim || (in[3] && in[3]->dims[0] != m) || (in[4] && in[4]->dims[0] != m))
+        NODE_ERR(n, "starts, ends, axes and steps must have the same length, at most the rank");
+    int64_t first[TPUC_MAX_DIMS], step[TPUC_MAX_DIMS], d[TPUC_MAX_DIMS];
+    for (int i = 0; i < a->ndim; i++) { first[i] = 0; step[i] = 1; d[i] = a->dims[i]; }
+    for (int64_t j = 0; j < m; j++) {
+        int64_t ax = in[3] ? in[3]->i[j] : j;
+        if (ax < 0) ax += a->ndim;
+        if (ax < 0 || ax >= a->ndim) NODE_ERR(n, "axes[%lld] out of range", (long long)j);
+        step[ax] = in[4] ? in[4]->i[j] : 1;
+        if (slice_axis(a->dims[ax], in[1]->i[j], in[2]->i[j], step[ax], &first[ax], &d[ax]))
+            NODE_ERR(n, "steps[%lld] = 0", (long long)j);
+    }
+    shape_set(y, a->ndim, d);
+    int64_t e = tpuc_tensor_elems(y);
+    y->is_const = 1;
+    y->dtype = a->dtype;
+    if (a->i) y->i = calloc((size_t)e + 1, sizeof *y->i);
+    else y->f = calloc((size_t)e + 1, sizeof *y->f);
+    if (a->i ? !y->i : !y->f) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < e; k++) {
+        /* the output index, axis by axis from the last; the source's flat index */
+        int64_t r = k, src = 0, mul = 1;
+        for (int i = a->ndim - 1; i >= 0; i--) {
+            int64_t ii = d[i] ? r % d[i] : 0;
+            r = d[i] ? r / d[i] : 0;
+            src += (first[i] + ii * step[i]) * mul;
+            mul *= a->dims[i];
+        }
+        if (a->i) y->i[k] = a->i[src]; else y->f[k] = a->f[src];
+    }
+    return 0;
+}

@@ -45,6 +45,7 @@ static const op_info_t OPS[] = {
     {"Identity", TPUC_OP_IDENTITY, {1, 13, 14, 16}, {1, 13, 14, 16}},
     {"Pad", TPUC_OP_PAD, {1, 2, 11, 13}, {2, 11, 13}},
     {"ConvTranspose", TPUC_OP_CONVT, {1, 11}, {1, 11}},
+    {"ConstantOfShape", TPUC_OP_CONSTOFSHAPE, {9}, {9}},
     {"Shape", TPUC_OP_SHAPE, {1, 13, 15}, {1, 13, 15}},
     {"Gather", TPUC_OP_GATHER, {1, 11, 13}, {1, 11, 13}},
     {"Unsqueeze", TPUC_OP_UNSQUEEZE, {1, 11, 13}, {1, 11, 13}},

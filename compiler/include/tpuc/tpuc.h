@@ -134,6 +134,7 @@ typedef enum {
     TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM,
     TPUC_OP_MATMUL2, /* fold: a MatMul of two activations (attention; fold_attn.c) */
     TPUC_OP_CONVT,   /* ConvTranspose: fold_pad.c rewrites it as a Pad and a Conv */
+    TPUC_OP_CONSTOFSHAPE, /* ConstantOfShape of a constant shape (torch's Pad pads): folded */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
