@@ -49,7 +49,7 @@ static int pad_params(const tpuc_graph_t *g, const tpuc_node_t *n, int rank, int
 }
 
 /* Can every reader of y take the zero padding (t l b r) in its own pads? */
-static int foldable(const tpuc_graph_t *g, size_t ni, int y, const int *p)
+static int foldable(const tpuc_graph_t *g, size_t ni, int y, int sp, const int *p)
 {
     int readers = 0;
     if (g->t[y].is_output) return 0;
@@ -63,8 +63,8 @@ static int foldable(const tpuc_graph_t *g, size_t ni, int y, const int *p)
             if (ap && ap->s && strcmp(ap->s, "NOTSET") != 0) return 0;
             const tpuc_attr_t *pa = tpuc_attr(r, "pads"), *ks = tpuc_attr(r, "kernel_shape");
             int own[4] = {0, 0, 0, 0};
-            int sp = g->t[y].ndim - 2;
-            if (pa && (int)pa->nints == 2 * sp) {
+            if (pa && (int)pa->nints != 2 * sp) return 0;
+            if (pa) {
                 if (sp == 2) for (int i = 0; i < 4; i++) own[i] = (int)pa->ints[i];
                 else { own[1] = (int)pa->ints[0]; own[3] = (int)pa->ints[1]; }
             }
@@ -127,7 +127,7 @@ int tpuc_fold_pad(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
         n->conv_s[0] = n->conv_s[1] = 1;
         n->pad_value = (float)value;
     }
-    if (n->pad_value == 0 && n->conv_s[0] == 1 && n->conv_s[1] == 1 && foldable(g, ni, y, n->conv_p)) {
+    if (n->pad_value == 0 && n->conv_s[0] == 1 && n->conv_s[1] == 1 && foldable(g, ni, y, a->ndim - 2, n->conv_p)) {
             /* into every reader's pads; the readers read the Pad's input */
             for (size_t j = ni + 1; j < g->nn; j++) {
                 tpuc_node_t *r = &g->n[j];
