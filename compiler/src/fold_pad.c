@@ -7,7 +7,8 @@
    A ConvTranspose is a Conv of stride 1 over its input dilated by the stride (s - 1 zeros
    between pixels) and padded by k - 1 - p (plus output_padding at the end), with the kernel
    flipped and input/output channels swapped: rewritten here as that Pad and that Conv, so
-   the Conv lowering runs it. */
+   the Conv lowering runs it. That Pad is never folded (not even at stride 1), so training,
+   which has no ConvTranspose, refuses it by the Pad node. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,9 @@ int tpuc_fold_pad(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
         n->conv_s[0] = n->conv_s[1] = 1;
         n->pad_value = (float)value;
     }
-    if (n->pad_value == 0 && n->conv_s[0] == 1 && n->conv_s[1] == 1 && foldable(g, ni, y, a->ndim - 2, n->conv_p)) {
+    /* (a ConvTranspose's Pad stays a node even at stride 1: its Conv's weights are a flipped
+       copy, which training could not write back to the model; tpu-train refuses the Pad) */
+    if (!n->pad_set && n->pad_value == 0 && foldable(g, ni, y, a->ndim - 2, n->conv_p)) {
             /* into every reader's pads; the readers read the Pad's input */
             for (size_t j = ni + 1; j < g->nn; j++) {
                 tpuc_node_t *r = &g->n[j];

@@ -16,7 +16,8 @@
 int tpuc_fold_pad(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* fold: node ni, a ConvTranspose, becomes two: a Pad at ni (the input dilated by the stride and
    padded by k - 1 - p, output_padding at the end) and at ni + 1 a Conv of stride 1 with the
-   kernel flipped and its channels swapped. Nodes after ni move up by one. 0 or -1 with err. */
+   kernel flipped and its channels swapped. Nodes after ni move up by one. The Pad is kept as
+   a node even at stride 1 (training refuses it). 0 or -1 with err. */
 int tpuc_fold_convtranspose(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* fold: ConstantOfShape of a constant int64 shape (torch writes one into the pads of every
    F.pad): its output becomes a constant filled with the value attribute (float 0 when

@@ -18,8 +18,9 @@ with PyTorch fp32 within a bound derived from the numerics contract.
               (1x1 latent -> 4x4 -> 8x8 -> 16x16)
   convt1d     ConvTranspose1d(3, 4, 3, stride 3, padding 1, output_padding 2)
   refused     reflect and edge Pad, negative pads, a Pad of the channels, an infinite constant,
-              ConvTranspose with group 2, dilations 2, output_shape, 3-D: exit 2, one line
-              naming the node and the value, nothing written
+              ConvTranspose with group 3, dilations 2, output_shape, 3-D, output_padding >=
+              stride: exit 2, one line naming the node and the value, nothing written; and
+              tpu-compile --train of a stride-1 ConvTranspose (training has none)
 
 The bound: tests/conformance/refops.py's per-operator bounds (op_pad, op_concat,
 op_convtranspose; docs/conformance.md) composed through the graph, each node's inputs
@@ -405,6 +406,24 @@ for name, nd, inits, xin, words in (
     good = (r.returncode == 2 and len(lines) == 1 and lines[0].startswith("tpu-compile: error: ")
             and all(w in lines[0] for w in words) and not os.path.exists(out))
     say(good, "%s refused: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+
+# ---- training has no ConvTranspose: refused by its Pad, even at stride 1 ----
+class CT1(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = torch.nn.ConvTranspose2d(3, 4, 3, 1, 1)
+        self.f = torch.nn.Linear(4 * 5 * 5, 10)
+
+    def forward(self, x):
+        return torch.softmax(self.f(torch.relu(self.t(x)).flatten(1)), 1)
+
+
+p = export("train_ct", CT1(), torch.randn(2, 3, 5, 5))
+r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), p, "--train", "--batch", "2", "--cores", "1", "--mxu", "8",
+                    "--report-only"], capture_output=True, text=True)
+lines = r.stderr.strip().split("\n")
+say(r.returncode == 2 and len(lines) == 1 and "dilated" in lines[0] and "training" in lines[0],
+    "train_ct: tpu-compile --train refuses a ConvTranspose: exit %d: %s" % (r.returncode, r.stderr.strip()))
 
 print("ops32: %d failure(s)" % fails)
 sys.exit(1 if fails else 0)
