@@ -785,7 +785,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (n->in[k] >= 0 && g->t[n->in[k]].ndim < 0)
                 NODE_ERR(n, "input '%s' has no known shape", g->t[n->in[k]].name);
         if (n->op == TPUC_OP_CONVT) {
-            /* a Pad (the input dilated) and a Conv (fold_pad.c); the Pad is folded now */
+            /* a Pad (the input dilated) at ni, taken now, and a Conv at ni + 1 (fold_pad.c) */
             if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
             n = &g->n[ni];
         }
