@@ -11,6 +11,7 @@
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 #include "attn.h"
+#include "pad.h"
 
 /* A tensor's shape as "[5]" or "[1, 5]" (messages name the shape as the model has it) */
 static void shape_text(const tpuc_tensor_t *t, char *buf, size_t len)
@@ -522,6 +523,7 @@ static int pool_attrs(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *x, i
     } else {
         NODE_ERR(n, "auto_pad '%s': supported NOTSET, VALID, SAME_UPPER, SAME_LOWER", ap);
     }
+    for (int i = 0; i < 4; i++) p[i] += tpuc_pre_pad(n, i); /* a Pad folded in (fold_pad.c) */
     int ceil_mode = (int)tpuc_attr_int(n, "ceil_mode", 0);
     if (ceil_mode && n->op != TPUC_OP_MAXPOOL) NODE_ERR(n, "ceil_mode 1: supported for MaxPool only");
     if (tpuc_attr_int(n, "storage_order", 0) != 0) NODE_ERR(n, "storage_order 1: only 0 is supported");
@@ -782,6 +784,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] >= 0 && g->t[n->in[k]].ndim < 0)
                 NODE_ERR(n, "input '%s' has no known shape", g->t[n->in[k]].name);
+        if (n->op == TPUC_OP_CONVT) {
+            /* a Pad (the input dilated) at ni, taken now, and a Conv at ni + 1 (fold_pad.c) */
+            if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
+            n = &g->n[ni];
+        }
         int nouts = 0;
         for (int k = 0; k < n->nout; k++) if (n->out[k] >= 0) nouts++;
         const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
@@ -807,12 +814,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         case TPUC_OP_IDENTITY:
         case TPUC_OP_DROPOUT: {
             if (n->op == TPUC_OP_PAD) {
-                /* PyTorch writes a Pad of zeros before some pools: only that is an identity */
-                const tpuc_attr_t *md = tpuc_attr(n, "mode");
-                if (md && md->s && strcmp(md->s, "constant") != 0) NODE_ERR(n, "mode '%s': only 'constant' is supported", md->s);
-                if (!b || !b->is_const || !b->i) NODE_ERR(n, "the pads input must be a constant int64 tensor");
-                for (int64_t k = 0; k < tpuc_tensor_elems(b); k++)
-                    if (b->i[k] != 0) NODE_ERR(n, "pads[%lld] = %lld: only a Pad of zero width is supported (give the padding to the Conv/pool itself)", (long long)k, (long long)b->i[k]);
+                /* fold_pad.c: folded into its readers or kept; a Pad of zero width goes on
+                   as an identity */
+                int r = tpuc_fold_pad(g, ni, err, errlen);
+                if (r < 0) return -1;
+                if (r == 0) continue;
             }
             if (n->op == TPUC_OP_DROPOUT) {
                 /* a ratio that is not a constant 0 drops in training: recorded for it */
@@ -894,10 +900,23 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             n->op = TPUC_OP_DEAD;
             continue;
         }
+        if (n->op == TPUC_OP_SLICE && a->is_const && a->ndim > 1 && n->version >= 10) {
+            /* a constant, any steps (fold_pad.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_slice_const(g, n, err, errlen)) return -1;
+            n->op = TPUC_OP_DEAD;
+            continue;
+        }
         if (n->op == TPUC_OP_SLICE && (!a->is_const || a->ndim != 1)) {
             /* a Slice of an activation (or a constant of more than one dimension) */
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
             if (tpuc_fold_slice(g, n, hw, err, errlen)) return -1;
+            continue;
+        }
+        if (n->op == TPUC_OP_CONSTOFSHAPE) { /* a constant (fold_pad.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_constant_of_shape(g, n, err, errlen)) return -1;
+            n->op = TPUC_OP_DEAD;
             continue;
         }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
@@ -1211,7 +1230,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             static const char *const at[] = {"kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode", "storage_order", "count_include_pad", NULL};
             if (known_attrs(n, at, err, errlen)) return -1;
             if (pool_attrs(g, n, a, 0, NULL, err, errlen)) return -1;
-            n->count_include_pad = (int)tpuc_attr_int(n, "count_include_pad", 0);
+            n->count_include_pad = (int)tpuc_attr_int(n, "count_include_pad", 0) ||
+                                   (n->pre_pad[0] | n->pre_pad[1] | n->pre_pad[2] | n->pre_pad[3]);
             break;
         }
         case TPUC_OP_GAP: {

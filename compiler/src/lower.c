@@ -23,6 +23,7 @@ static int wants_spatial(const tpuc_graph_t *g, const tpuc_node_t *n)
 {
     if (is_spatial_op(n->op)) return 1;
     if (n->op == TPUC_OP_CONCAT && g->t[n->in[0]].ndim >= 3) return 1;
+    if (n->op == TPUC_OP_PAD) return 1; /* [B, C, H, W] / [B, C, L] only (fold_pad.c) */
     if (n->op == TPUC_OP_BN && g->t[n->in[0]].ndim >= 3) return 1;
     return 0;
 }
@@ -77,6 +78,7 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         switch (n->op) {
         case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
+        case TPUC_OP_PAD:
             y->lay.kind = TPUC_LAYOUT_SPATIAL;
             break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {

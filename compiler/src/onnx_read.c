@@ -43,7 +43,9 @@ static const op_info_t OPS[] = {
     {"BatchNormalization", TPUC_OP_BN, {1, 6, 7, 9, 14, 15}, {9, 14, 15}},
     {"Dropout", TPUC_OP_DROPOUT, {1, 6, 7, 10, 12, 13}, {7, 10, 12, 13}},
     {"Identity", TPUC_OP_IDENTITY, {1, 13, 14, 16}, {1, 13, 14, 16}},
-    {"Pad", TPUC_OP_PAD, {1, 2, 11, 13}, {11, 13}},
+    {"Pad", TPUC_OP_PAD, {1, 2, 11, 13}, {2, 11, 13}},
+    {"ConvTranspose", TPUC_OP_CONVT, {1, 11}, {1, 11}},
+    {"ConstantOfShape", TPUC_OP_CONSTOFSHAPE, {9}, {9}},
     {"Shape", TPUC_OP_SHAPE, {1, 13, 15}, {1, 13, 15}},
     {"Gather", TPUC_OP_GATHER, {1, 11, 13}, {1, 11, 13}},
     {"Unsqueeze", TPUC_OP_UNSQUEEZE, {1, 11, 13}, {1, 11, 13}},
@@ -466,6 +468,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
         return -1;
     }
     int rc = -1;
+    int *wide_ins = NULL; /* a wide Concat's inputs (concat_wide.c) */
     if (!m->graph) {
         tpuc_err(err, errlen, "not an ONNX model: no graph");
         goto out;
@@ -569,7 +572,9 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
                      (long long)g->opset, n->op_type, n->version, list);
             goto out;
         }
-        if (np->n_input > TPUC_MAX_IO || np->n_output > TPUC_MAX_IO) {
+        /* a Concat of more inputs than a node holds: a tree of Concats (concat_wide.c) */
+        int wide = n->op == TPUC_OP_CONCAT && np->n_input > TPUC_MAX_IO && np->n_input <= 100000;
+        if ((np->n_input > TPUC_MAX_IO && !wide) || np->n_output > TPUC_MAX_IO) {
             tpuc_err(err, errlen, "node '%s' (%s): %zu inputs and %zu outputs, at most %d each",
                      n->name, n->op_type, np->n_input, np->n_output, TPUC_MAX_IO);
             goto out;
@@ -590,8 +595,16 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
         }
         n = &g->n[ni];
         n->nin = (int)np->n_input;
+        free(wide_ins);
+        wide_ins = wide ? malloc(np->n_input * sizeof *wide_ins) : NULL;
+        if (wide && !wide_ins) { tpuc_err(err, errlen, "out of memory"); goto out; }
+        int *ins = wide ? wide_ins : n->in;
         for (size_t k = 0; k < np->n_input; k++) {
             const char *in = np->input[k] ? np->input[k] : "";
+            if (!in[0] && wide) {
+                tpuc_err(err, errlen, "node '%s' (%s): input %zu is empty", n->name, n->op_type, k);
+                goto out;
+            }
             if (!in[0]) { n->in[k] = -1; continue; }
             int ti = tpuc_tensor_find(g, in);
             if (ti < 0) {
@@ -600,7 +613,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
                          "order)", n->name, n->op_type, in);
                 goto out;
             }
-            n->in[k] = ti;
+            ins[k] = ti;
             g->t[ti].nuses++;
         }
         n->nout = (int)np->n_output;
@@ -617,6 +630,9 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
             n = &g->n[ni];
             n->out[k] = ti;
             g->t[ti].producer = ni;
+        }
+        if (wide) {
+            if (tpuc_concat_tree(g, ni, ins, np->n_input, err, errlen)) goto out;
         }
     }
     for (size_t i = 0; i < gp->n_output; i++) {
@@ -640,6 +656,7 @@ int tpuc_onnx_read(const uint8_t *buf, size_t len, tpuc_graph_t *g, char *err, s
     }
     rc = 0;
 out:
+    free(wide_ins);
     onnx__model_proto__free_unpacked(m, NULL);
     return rc;
 }

@@ -124,6 +124,7 @@ typedef struct {
 
 static int pool_fusable(ctx_t *c, const tpuc_node_t *conv, int *pool_idx, int any_reader);
 static int alloc_clean(ctx_t *c, tpuc_tensor_t *y);
+int tpuc_tl_alloc_clean(ctx_t *c, tpuc_tensor_t *y) { return alloc_clean(c, y); }
 
 static int consumer_needs(ctx_t *c, int ti, need_t *nd)
 {
@@ -2464,6 +2465,7 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
         case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: rc = emit_pool(c, n); break;
         case TPUC_OP_GAP: rc = emit_gap(c, n); break;
         case TPUC_OP_CONCAT: rc = emit_concat(c, n); break;
+        case TPUC_OP_PAD: rc = tpuc_emit_pad(c, n); break;
         case TPUC_OP_GATHER: rc = emit_embed(c, n); break;
         case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:

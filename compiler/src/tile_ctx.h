@@ -70,6 +70,8 @@ typedef struct {
 int tpuc_tl_layer_begin(ctx_t *c, const tpuc_node_t *n, const char *consts);
 void tpuc_tl_hw_mark(ctx_t *c, uint64_t ub, uint64_t acc, uint64_t wm);
 int tpuc_tl_host_alloc(ctx_t *c, tpuc_layout_t *l);
+/* a clean SPATIAL buffer for y with the padding its readers need */
+int tpuc_tl_alloc_clean(ctx_t *c, tpuc_tensor_t *y);
 int64_t tpuc_tl_img_alloc(ctx_t *c, uint64_t bytes);
 int64_t tpuc_tl_img_rows_f32(ctx_t *c, const float *v, uint64_t count, uint64_t rows);
 uint64_t tpuc_tl_img_addr(const ctx_t *c, int64_t off);
@@ -93,5 +95,9 @@ int tpuc_emit_layernorm(ctx_t *c, const tpuc_node_t *n);
 int tpuc_emit_transpose(ctx_t *c, const tpuc_node_t *n);
 int tpuc_emit_slice(ctx_t *c, const tpuc_node_t *n);
 int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n);
+
+/* tile_pad.c: a Pad of the spatial axes (and a ConvTranspose's dilated input): the output's
+   rows written with the constant, the input's pixels copied into their places by DMA */
+int tpuc_emit_pad(ctx_t *c, const tpuc_node_t *n);
 
 #endif

@@ -24,6 +24,11 @@ void tpuc_err(char *err, size_t errlen, const char *fmt, ...) TPUC_PRINTF(3, 4);
         tpuc_err(err, errlen, "node '%s' (%s): %s", (n)->name, (n)->op_type, m_);            \
         return -1;                                                                           \
     } while (0)
+/* The reader's Concat of nins > TPUC_MAX_IO inputs ins[] (tensor indices): node ni (the
+   last node, its attributes and output read) becomes a tree of Concats of at most
+   TPUC_MAX_IO inputs each (concat_wide.c). 0, or -1 with err. */
+int tpuc_concat_tree(tpuc_graph_t *g, int ni, const int *ins, size_t nins, char *err,
+                     size_t errlen);
 /* A JSON string literal of s, quotes and escapes included (report.c). */
 void tpuc_json_str(FILE *f, const char *s);
 char *tpuc_strdup(const char *s);

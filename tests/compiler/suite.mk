@@ -60,3 +60,11 @@ $(BUILD)/tests/loops_test: tests/compiler/loops_test.c $(TPUC_LIB) $(CMODEL_LIB)
 
 test-compiler-loops: $(BUILD)/tests/loops_test
 	$(BUILD)/tests/loops_test 400
+
+# ---- issue 32, the rest of torchvision: Pad (folded into a Conv/AveragePool, or its own layer),
+#      a Concat of 12 and of 65 inputs, ConvTranspose (a DCGAN generator in miniature, 1-D) against
+#      PyTorch fp32, and their one-line refusals (tests/compiler/ops32.py; seconds) ----
+.PHONY: test-compiler-ops32
+TEST_SUITES += test-compiler-ops32
+test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/ops32.py $(BUILD)/test-compiler-ops32 $(BUILD)/tools

@@ -805,6 +805,109 @@ def op_slice(node, ins):
     return x.like(x.v[sl], x.e[sl])
 
 
+def op_pad(node, ins):
+    # bits moved (DMA row copies) and the constant written (issue 32): no arithmetic. The
+    # input's value and bound padded; the constant is held as the machine's bf16 (one
+    # rounding: 2^-8 |c| + 2^-126). Opset 2 (attributes) and 11/13 (inputs); edge and
+    # reflect computed too (the runner checks the reference against every test).
+    x = ins[0]
+    a = attrs(node)
+    mode = a.get("mode", "constant")
+    if len(ins) > 1 and ins[1] is not None:
+        pads = _ints(ins[1])
+        c = float(ins[2].v.reshape(-1)[0]) if len(ins) > 2 and ins[2] is not None else 0.0
+    else:
+        pads, c = list(a["pads"]), float(a.get("value", 0.0))
+    n = x.v.ndim
+    pw = [(pads[i], pads[i + n]) for i in range(n)]
+    if mode == "constant":
+        cv = rb(Val(np.float64(c)))
+        v = np.pad(x.v, pw, mode="constant", constant_values=c)
+        e = np.pad(x.e, pw, mode="constant", constant_values=float(cv.e))
+    else:
+        v, e = np.pad(x.v, pw, mode=mode), np.pad(x.e, pw, mode=mode)
+    return Val(v, e, bf=x.bf, act=x.act)
+
+
+def convtranspose_geometry(node, x_shape, w_shape):
+    """kernel, strides, dilations, pads (begin.., end..), output_padding, group as ONNX's
+    ConvTranspose defines them (output_shape and auto_pad give the pads)."""
+    a = attrs(node)
+    n = len(x_shape) - 2
+    k = list(a.get("kernel_shape", w_shape[2:]))
+    s = list(a.get("strides", [1] * n))
+    d = list(a.get("dilations", [1] * n))
+    op = list(a.get("output_padding", [0] * n))
+    pads = list(a.get("pads", [0] * (2 * n)))
+    ap = a.get("auto_pad", "NOTSET")
+    osh = a.get("output_shape")
+    if osh is not None or ap in ("SAME_UPPER", "SAME_LOWER"):
+        osh = list(osh) if osh is not None else [x_shape[2 + i] * s[i] for i in range(n)]
+        osh = osh[-n:]
+        for i in range(n):
+            tot = s[i] * (x_shape[2 + i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - osh[i]
+            if ap == "SAME_UPPER":
+                pads[i], pads[i + n] = tot // 2, tot - tot // 2
+            else:
+                pads[i], pads[i + n] = tot - tot // 2, tot // 2
+    return k, s, d, pads, op, int(a.get("group", 1))
+
+
+def convtranspose_apply(x, w, geo):
+    """y[n, m, o] = sum over c in m's group, kernel offsets k with o = i s + k d - pad of
+    x[n, c, i] w[c, m', k]: every input pixel scattered through the kernel."""
+    k, s, d, pads, op, group = geo
+    n = len(k)
+    N, C = x.shape[:2]
+    sp = x.shape[2:]
+    mg = w.shape[1]
+    full = [(sp[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 + op[i] for i in range(n)]
+    y = np.zeros((N, mg * group) + tuple(full))
+    cg = C // group
+    for g in range(group):
+        xg, wg = x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg]
+        for off in np.ndindex(*k):
+            part = np.einsum("nc...,cm->nm...", xg, wg[(slice(None), slice(None)) + off])
+            sl = [slice(None), slice(g * mg, (g + 1) * mg)]
+            for i in range(n):
+                st = off[i] * d[i]
+                sl.append(slice(st, st + (sp[i] - 1) * s[i] + 1, s[i]))
+            y[tuple(sl)] += part
+    # negative pads (an output_shape past the full output): zeros beyond it
+    y = np.pad(y, [(0, 0), (0, 0)] + [(max(0, -pads[i]), max(0, -pads[i + n])) for i in range(n)])
+    crop = [slice(None), slice(None)] + [
+        slice(max(0, pads[i]), y.shape[2 + i] - max(0, pads[i + n])) for i in range(n)]
+    return y[tuple(crop)]
+
+
+def op_convtranspose(node, ins):
+    # the machine: a Conv of stride 1 over the input dilated by the stride (zeros between the
+    # pixels) and padded: per output element an fp32 chain of C/group x prod(kernel) bf16
+    # products (the dilation's zeros exact), bias the seed or one more fp32 add, as op_conv
+    X, W = ins[0], ins[1]
+    Bv = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    geo = convtranspose_geometry(node, X.v.shape, W.v.shape)
+    K = (X.v.shape[1] // geo[5]) * int(np.prod(geo[0]))
+
+    def L(x, w):
+        return convtranspose_apply(x, w, geo)
+    a_, w_ = rb(X), _weight(W)
+    if Bv is None:
+        return dot_bound(L, a_, w_, K)
+    shape = L(a_.v, w_.v).shape
+    bias = Val(np.broadcast_to(per_channel(Bv.v, len(shape)), shape),
+               np.broadcast_to(per_channel(Bv.e, len(shape)), shape))
+    return vmax_all([rf(vadd(dot_bound(L, a_, w_, K), bias)),
+                     dot_bound(L, a_, w_, K, seed=bias)])
+
+
+def op_concat(node, ins):
+    # bits moved (DMA row copies into the output's columns): no rounding
+    ax = attrs(node).get("axis", 0)
+    return Val(np.concatenate([i.v for i in ins], axis=ax), np.concatenate([i.e for i in ins], axis=ax),
+               bf=all(i.bf for i in ins), act=any(i.act for i in ins))
+
+
 # The operators the compiler claims: one table, so that it can grow.
 OPS = {
     "Gemm": op_gemm,
@@ -841,6 +944,9 @@ OPS = {
     "Exp": op_exp,
     "LayerNormalization": op_layernormalization,
     "Constant": op_constant,
+    "Pad": op_pad,
+    "ConvTranspose": op_convtranspose,
+    "Concat": op_concat,
 }
 
 

@@ -234,6 +234,27 @@ def emulate(graph, x, consts):
             for s_, e_, a_, p_ in zip(st, en, ax, sp):
                 sl[a_] = slice(s_, e_, p_)
             y = X[tuple(sl)]
+        elif op == "Pad":  # bits moved and bf16(c) written, as refops.op_pad
+            n = X.ndim
+            if len(ins) > 1 and ins[1] is not None:
+                pads = np.asarray(ins[1]).astype(np.int64).tolist()
+                c = float(np.asarray(ins[2]).reshape(-1)[0]) if len(ins) > 2 and ins[2] is not None else 0.0
+            else:
+                pads, c = list(a["pads"]), float(a.get("value", 0.0))
+            pw = [(pads[i], pads[i + n]) for i in range(n)]
+            mode = a.get("mode", "constant")
+            if mode == "constant":
+                y = np.pad(bf16(X), pw, mode="constant", constant_values=bf16(np.array([c], F32))[0])
+            else:
+                y = np.pad(bf16(X), pw, mode=mode)
+        elif op == "Concat":  # bits moved
+            y = np.concatenate([bf16(i) for i in ins], axis=a.get("axis", 0))
+        elif op == "ConvTranspose":  # the products exact, the sums in float64 then fp32
+            geo = refops.convtranspose_geometry(node, X.shape, ins[1].shape)
+            y = refops.convtranspose_apply(bf16(X).astype(np.float64), bf16(ins[1]).astype(np.float64),
+                                           geo).astype(F32)
+            if len(ins) > 2 and ins[2] is not None:
+                y = add(y, refops.per_channel(ins[2], y.ndim))
         elif op == "MaxPool":
             _, kernel, geo = refops.pool_setup(node, X.shape)
             y = refops.windows(bf16(X), kernel, geo, -np.inf, -np.inf).max(axis=-1).astype(F32)

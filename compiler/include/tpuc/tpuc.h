@@ -138,6 +138,8 @@ typedef enum {
     TPUC_OP_HARDSIGMOID, TPUC_OP_HARDSWISH, TPUC_OP_REDUCEMEAN, TPUC_OP_REDUCESUM,
     TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM,
     TPUC_OP_MATMUL2, /* fold: a MatMul of two activations (attention; fold_attn.c) */
+    TPUC_OP_CONVT,   /* ConvTranspose: fold_pad.c rewrites it as a Pad and a Conv */
+    TPUC_OP_CONSTOFSHAPE, /* ConstantOfShape of a constant shape (torch's Pad pads): folded */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
@@ -175,6 +177,14 @@ typedef struct {
        activation; both lowered as row copies (tile_attn.c) */
     int perm[TPUC_MAX_DIMS];
     int64_t sl_start[TPUC_MAX_DIMS];
+    /* fold_pad.c: a zero Pad folded into this Conv/AveragePool: added to its pads (t l b r) */
+    int pre_pad[4];
+    /* fold_pad.c: a Pad kept as a node (tile_pad.c): its widths in conv_p (t l b r), its
+       interior step in conv_s (1, or a ConvTranspose's stride: s - 1 constant pixels between
+       input pixels), its constant in pad_value; pad_set: these were set by the ConvTranspose
+       rewrite, not read from the node's inputs */
+    float pad_value;
+    int pad_set;
 } tpuc_node_t;
 
 typedef struct {
