@@ -25,8 +25,9 @@ then 0/0: docs/vpu.md "Softmax"), the other elements within the limit; masked_fi
 Where(mask, -inf, x) on an activation (made an Add of x and where(mask, -inf, -0)) followed
 by a Softmax: masked elements exactly +0, the rest within refops' Softmax bound of the
 unmasked elements (tests/conformance/refops.py), a fully masked row NaN; refusals of one line
-naming the node: a mask computed from the input (Equal of an activation), Where with a fill
-value that is not -inf.
+naming the node: a key_padding_mask computed from the input (torch's export: Equal of a
+ReduceSum of x), the mask as a second graph input (named), a hand-written Equal of the input,
+Where with a fill value that is not -inf.
 
 usage: mask.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
 """
@@ -189,6 +190,25 @@ for N in (4, 8):
     where_softmax(N)
 
 # ---- refused with one line naming the node (exit 2, nothing written) ----
+class RunTimeMask(torch.nn.Module):
+    """A key_padding_mask computed from the input (x.sum(-1) == 0): Equal of an activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x, kp=None):
+        kp = x.sum(-1) == 0 if kp is None else kp
+        return self.attn(x, x, x, key_padding_mask=kp, need_weights=False)[0]
+
+
+for name, args, words in (("runtime_kpm", (x,), ["'/Equal'", "run time", "constant"]),
+                          ("input_kpm", (x, kp), ["'key_padding_mask'", "element type 9"])):
+    p, _ = export("bad_" + name, RunTimeMask().eval(), args)
+    d, r = attn.compile_model("bad_" + name, p, 2, 4)
+    lines = r.stderr.strip().split("\n")
+    say(r.returncode == 2 and len(lines) == 1 and all(w in lines[0] for w in words) and not os.path.exists(d),
+        "%s (torch's export) refused: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
 X3 = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])
 Y3 = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
 zero = helper.make_tensor("zero", onnx.TensorProto.FLOAT, [], [0.0])
