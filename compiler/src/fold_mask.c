@@ -107,7 +107,10 @@ static void visit(void *vc, int64_t k, const int64_t *at)
 {
     walk_ctx_t *c = vc;
     switch (c->op) {
-    case TPUC_OP_EQUAL: put(c->y, k, elem(c->in[0], at[0]) == elem(c->in[1], at[1])); break;
+    case TPUC_OP_EQUAL: /* int64 compared exactly, float as values (NaN != NaN) */
+        put(c->y, k, c->in[0]->i && c->in[1]->i ? c->in[0]->i[at[0]] == c->in[1]->i[at[1]]
+                                                 : elem(c->in[0], at[0]) == elem(c->in[1], at[1]));
+        break;
     case TPUC_OP_WHERE: put(c->y, k, elem(c->in[0], at[0]) != 0 ? elem(c->in[1], at[1]) : elem(c->in[2], at[2])); break;
     default: put(c->y, k, elem(c->in[0], at[0])); break;
     }

@@ -23,7 +23,7 @@ dropped, both PyTorch's and ours); a fully masked row (the causal mask with row 
 a batch whose keys are all padding) gives NaN exactly where PyTorch does (exp(-inf) = 0,
 then 0/0: docs/vpu.md "Softmax"), the other elements within the limit; masked_fill's form
 Where(mask, -inf, x) on an activation (made an Add of x and where(mask, -inf, -0)) followed
-by a Softmax: masked elements exactly +0, the rest within refops' Softmax bound of the
+by a Softmax over the last axis and over axis 1 (across rows): masked elements exactly +0, the rest within refops' Softmax bound of the
 unmasked elements (tests/conformance/refops.py), a fully masked row NaN; refusals of one line
 naming the node: a key_padding_mask computed from the input (torch's export: Equal of a
 ReduceSum of x), the mask as a second graph input (named), a hand-written Equal of the input,
@@ -149,45 +149,60 @@ masked("kpm_all", KeyPadding(kp_all).eval(), x, (4,), full_row=True)
 
 
 # ---- masked_fill's form on an activation: Where(mask, -inf, x) -> Softmax ----
-def where_softmax(N):
-    X = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 6])
-    Y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+def where_softmax(N, axis):
+    """Where(mask, -inf, x) then Softmax over `axis` (-1: the row; 1: across rows, tile_norm's
+    lane-by-lane steps): x [2, 3, 6] (axis -1) or its transpose [2, 6, 3] (axis 1)."""
     rs = np.random.RandomState(6)
     mask = rs.rand(3, 6) < 0.4
     mask[1, :] = True  # one fully masked row (of each batch)
     mask[2, :] = False
-    ninf = helper.make_tensor("ninf", onnx.TensorProto.FLOAT, [], [float("-inf")])
-    mk = helper.make_tensor("mask", onnx.TensorProto.BOOL, [3, 6], mask.ravel().tolist())
-    nodes = [helper.make_node("Where", ["mask", "ninf", "x"], ["s"], name="fill"),
-             helper.make_node("Softmax", ["s"], ["y"], axis=-1)]
-    mdl = helper.make_model(helper.make_graph(nodes, "where_softmax", [X], [Y], [ninf, mk]),
-                            opset_imports=[helper.make_opsetid("", 14)])
-    p = os.path.join(attn.W, "where_softmax.onnx")
-    onnx.save(mdl, p)
     xv = (rs.standard_normal((2, 3, 6)) * 2).astype(np.float32)
-    y = attn.run("where_softmax", p, xv, N)
+    if axis == 1:  # the same softmax rows, along axis 1
+        mask, xv = np.ascontiguousarray(mask.T), np.ascontiguousarray(xv.transpose(0, 2, 1))
+    name = "where_softmax_ax%d" % axis
+    X = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(xv.shape))
+    Y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    ninf = helper.make_tensor("ninf", onnx.TensorProto.FLOAT, [], [float("-inf")])
+    mk = helper.make_tensor("mask", onnx.TensorProto.BOOL, list(mask.shape), mask.ravel().tolist())
+    nodes = [helper.make_node("Where", ["mask", "ninf", "x"], ["s"], name="fill"),
+             helper.make_node("Softmax", ["s"], ["y"], axis=axis)]
+    mdl = helper.make_model(helper.make_graph(nodes, name, [X], [Y], [ninf, mk]),
+                            opset_imports=[helper.make_opsetid("", 14)])
+    p = os.path.join(attn.W, name + ".onnx")
+    onnx.save(mdl, p)
+    y = attn.run(name, p, xv, N)
     if y is None:
         return
     xb = attn.rb_np(xv).astype(np.float64)
-    ok, worst = y.shape == xv.shape, 0.0
+    if axis == 1:  # back to softmax rows last
+        mask, xb, y = mask.T, xb.transpose(0, 2, 1), y.transpose(0, 2, 1)
     node = helper.make_node("Softmax", ["a"], ["b"], axis=-1)
-    for b in range(2):
-        for r in range(3):
-            keep = ~mask[r]
-            if not keep.any():  # all -inf: NaN (0/0), as PyTorch's
-                ok = ok and bool(np.all(np.isnan(y[b, r])))
-                continue
-            # the graph output is written in fp32 (no bf16 rounding): the Softmax chain's own bound
-            ref = refops.op_softmax(node, [refops.Val(xb[b, r, keep], bf=True, act=True)])
-            err = np.abs(y[b, r, keep] - ref.v)
-            worst = max(worst, float(np.max(err / ref.e)))
-            ok = ok and bool(np.all(err <= ref.e)) and bool(np.all(y[b, r, ~keep].view(np.uint32) == 0))
-    say(ok, "where_softmax N=%d: Where(mask, -inf, x) then Softmax: masked elements +0, a fully masked row NaN, "
-        "the rest within the Softmax bound of the unmasked elements (worst %.3g of it)" % (N, worst))
 
+    def check(yy):
+        ok, worst = yy.shape == xb.shape, 0.0
+        for b in range(2):
+            for r in range(3):
+                keep = ~mask[r]
+                if not keep.any():  # all -inf: NaN (0/0), as PyTorch's
+                    ok = ok and bool(np.all(np.isnan(yy[b, r])))
+                    continue
+                # the graph output is written in fp32 (no bf16 rounding): the Softmax chain's own bound
+                ref = refops.op_softmax(node, [refops.Val(xb[b, r, keep], bf=True, act=True)])
+                err = np.abs(yy[b, r, keep] - ref.v)
+                worst = max(worst, float(np.max(err / ref.e)))
+                ok = ok and bool(np.all(err <= ref.e)) and bool(np.all(np.asarray(yy[b, r, ~keep], np.float32).view(np.uint32) == 0))
+        return ok, worst
+
+    ok, worst = check(y)
+    say(ok, "%s N=%d: Where(mask, -inf, x) then Softmax(axis %d): masked elements +0, a fully masked row NaN, "
+        "the rest within the Softmax bound of the unmasked elements (worst %.3g of it)" % (name, N, axis, worst))
+    e = np.exp(xb - xb.max(axis=-1, keepdims=True))
+    ok_w, _ = check((e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+    say(not ok_w, "%s N=%d: the same check rejects the Softmax with the mask dropped" % (name, N))
 
 for N in (4, 8):
-    where_softmax(N)
+    for axis in (-1, 1):
+        where_softmax(N, axis)
 
 # ---- refused with one line naming the node (exit 2, nothing written) ----
 class RunTimeMask(torch.nn.Module):
