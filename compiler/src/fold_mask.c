@@ -142,7 +142,10 @@ static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t e
     tpuc_tensor_t shape_t;
     const int nin = n->op == TPUC_OP_WHERE ? 3 : 2;
     if (n->nin < nin) NODE_ERR(n, "%d inputs expected", nin);
-    for (int k = 0; k < nin; k++) c.in[k] = shp[k] = &g->t[n->in[k]];
+    for (int k = 0; k < nin; k++) {
+        if (n->in[k] < 0) NODE_ERR(n, "input %d is missing", k);
+        c.in[k] = shp[k] = &g->t[n->in[k]];
+    }
     if (n->op == TPUC_OP_EXPAND) { /* the second input is the target shape */
         const tpuc_tensor_t *s = c.in[1];
         if (!s->i || s->ndim != 1 || s->dims[0] > TPUC_MAX_DIMS) NODE_ERR(n, "the shape input must be a 1-D int64 constant of at most %d values", TPUC_MAX_DIMS);
