@@ -3,19 +3,20 @@
    "Attention masks").
 
    torch 1.13 (opset 14) writes a mask as a small graph on constants: a causal mask built
-   inside forward() is Trilu of a ConstantOfShape-like constant (bool: then Equal), a bool mask
-   becomes an additive one by Where(mask, -inf, 0) after a Cast to bool, and
-   nn.MultiheadAttention's key_padding_mask is Expand of the bool initializer to a shape that
-   ConstantOfShape, Mul, Equal and Where compute, a Reshape, a Cast and Where. All of these are
-   folded here into constants when their inputs are constants (the usual case: the mask does
-   not depend on the input), so the program sees only the Add of a float mask to the scores
-   before the Softmax (a `vop add` of constant rows, as any Add of a constant).
+   inside forward() is Trilu of a constant (bool: then Equal), a bool mask becomes an additive
+   one by Where(mask, -inf, 0) after a Cast to bool, nn.MultiheadAttention's key_padding_mask
+   is Expand of the bool initializer to a shape that ConstantOfShape, Mul, Equal and Where
+   compute, a Reshape, a Cast and Where, merged with an attn_mask by Or (bool) or Add (float:
+   two constants of different shapes). All of these are folded here into constants when
+   their inputs are constants (the usual case: the mask does not depend on the input), so
+   the program sees only the Add of a float mask to the scores before the Softmax (a `vop
+   add` of constant rows, as any Add of a constant).
 
    Where(mask, -inf, x) (masked_fill's export) with x an activation and the mask a constant is
    made the Add of x and the constant where(mask, -inf, -0): x + -inf = -inf for every x but
-   +Inf and NaN (x + -inf is NaN for x = +Inf, Where's -inf), and x + -0 = x for every x
-   (-0 too), so it gives Where's bits wherever x is not +Inf. Any other node of these with an
-   input computed at run time is refused with one line naming the node. */
+   +Inf and NaN (NaN there, where Where gives -inf), and x + -0 = x for every x (-0 too), so
+   it gives Where's values wherever a masked x is not +Inf or NaN. Any other node of these
+   with an input computed at run time is refused with one line naming the node. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,18 @@ static void visit(void *vc, int64_t k, const int64_t *at)
                                                  : elem(c->in[0], at[0]) == elem(c->in[1], at[1]));
         break;
     case TPUC_OP_WHERE: put(c->y, k, elem(c->in[0], at[0]) != 0 ? elem(c->in[1], at[1]) : elem(c->in[2], at[2])); break;
+    case TPUC_OP_OR: put(c->y, k, elem(c->in[0], at[0]) != 0 || elem(c->in[1], at[1]) != 0); break;
+    case TPUC_OP_ADD: case TPUC_OP_SUB: case TPUC_OP_MUL: case TPUC_OP_DIV:
+        if (c->y->i) { /* int64: exact (Div truncates; a zero divisor was refused) */
+            const int64_t u = c->in[0]->i[at[0]], v = c->in[1]->i[at[1]];
+            c->y->i[k] = c->op == TPUC_OP_ADD ? u + v : c->op == TPUC_OP_SUB ? u - v
+                         : c->op == TPUC_OP_MUL ? u * v : u / v;
+        } else { /* fp32 arithmetic, as tpuc_fold_const_arith */
+            const float u = (float)elem(c->in[0], at[0]), v = (float)elem(c->in[1], at[1]);
+            c->y->f[k] = c->op == TPUC_OP_ADD ? u + v : c->op == TPUC_OP_SUB ? u - v
+                         : c->op == TPUC_OP_MUL ? u * v : u / v;
+        }
+        break;
     default: put(c->y, k, elem(c->in[0], at[0])); break;
     }
 }
@@ -134,7 +147,8 @@ static int const_inputs(const tpuc_graph_t *g, const tpuc_node_t *n, char *err, 
     return 0;
 }
 
-/* Expand, Equal, Where of constants: NumPy broadcasting, elementwise. */
+/* Expand, Equal, Or, Where, and Add/Sub/Mul/Div of constants: NumPy broadcasting,
+   elementwise. */
 static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
 {
     walk_ctx_t c = {{NULL, NULL, NULL}, &g->t[n->out[0]], n->op};
@@ -165,7 +179,16 @@ static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t e
         if (d[j] && e > TPUC_MAX_ELEMS / d[j]) NODE_ERR(n, "a result of more than %lld elements", (long long)TPUC_MAX_ELEMS);
         e *= d[j];
     }
-    tpuc_dtype_t dt = n->op == TPUC_OP_EQUAL ? TPUC_BOOL : n->op == TPUC_OP_WHERE ? data_dtype(c.in[1]) : data_dtype(c.in[0]);
+    const int arith = n->op == TPUC_OP_ADD || n->op == TPUC_OP_SUB || n->op == TPUC_OP_MUL || n->op == TPUC_OP_DIV;
+    tpuc_dtype_t dt = n->op == TPUC_OP_EQUAL || n->op == TPUC_OP_OR ? TPUC_BOOL
+                      : n->op == TPUC_OP_WHERE ? data_dtype(c.in[1]) : data_dtype(c.in[0]);
+    if (arith) {
+        const int both_int = c.in[0]->i && c.in[1]->i;
+        dt = both_int ? TPUC_I64 : TPUC_F32;
+        if (both_int && n->op == TPUC_OP_DIV)
+            for (int64_t q = 0; q < tpuc_tensor_elems(c.in[1]); q++)
+                if (c.in[1]->i[q] == 0) NODE_ERR(n, "an integer division by zero");
+    }
     if (n->op == TPUC_OP_WHERE && (c.in[1]->f != NULL) != (c.in[2]->f != NULL))
         NODE_ERR(n, "X and Y are constants of different types");
     if (new_const(c.y, nd, d, dt)) return tpuc_err(err, errlen, "out of memory"), -1;
@@ -296,11 +319,20 @@ static int where_to_add(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errle
     return 0;
 }
 
+/* Add, Sub, Mul or Div of two constants of shapes that broadcast (two masks added: torch's
+   attn_mask + key_padding_mask); tpuc_fold_const_arith takes equal shapes and scalars. */
+int tpuc_fold_const_bcast(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    if (const_inputs(g, n, err, errlen) || fold_elementwise(g, n, err, errlen)) return -1;
+    n->op = TPUC_OP_DEAD;
+    return 0;
+}
+
 /* The node is one of the mask operators (a Cast to bool included). */
 int tpuc_is_mask_op(const tpuc_node_t *n)
 {
     return n->op == TPUC_OP_CONSTOFSHAPE || n->op == TPUC_OP_EXPAND || n->op == TPUC_OP_EQUAL ||
-           n->op == TPUC_OP_WHERE || n->op == TPUC_OP_TRILU ||
+           n->op == TPUC_OP_WHERE || n->op == TPUC_OP_TRILU || n->op == TPUC_OP_OR ||
            (n->op == TPUC_OP_CAST && tpuc_attr_int(n, "to", 0) == 9);
 }
 

@@ -70,6 +70,7 @@ static const op_info_t OPS[] = {
     {"Equal", TPUC_OP_EQUAL, {1, 7, 11, 13}, {7, 11, 13}},
     {"Where", TPUC_OP_WHERE, {9, 16}, {9, 16}},
     {"Trilu", TPUC_OP_TRILU, {14}, {14}},
+    {"Or", TPUC_OP_OR, {1, 7}, {7}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 

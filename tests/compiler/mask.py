@@ -14,6 +14,8 @@ PyTorch's own bf16 run from its fp32 run + 1e-3; docs/conformance.md "Attention 
   kpm            nn.MultiheadAttention with a bool key_padding_mask buffer: ConstantOfShape,
                  Mul, Equal, Where (the shape), Expand of the bool initializer, Reshape, Cast,
                  Where (-inf, 0)
+  kpm_causal_f   the same with the float causal attn_mask (merged by masked_fill: Where)
+  kpm_causal_b   both bool (merged by Or)
 each at N = 4 and 8. Every mask here is a constant, so tpu-compile folds the mask's nodes
 and the program adds a constant [.., L, S] to the scores before the Softmax.
 
@@ -71,17 +73,25 @@ class Causal(torch.nn.Module):
 
 
 class KeyPadding(torch.nn.Module):
-    """nn.MultiheadAttention (self-attention) with a bool key_padding_mask buffer [B, S]."""
+    """nn.MultiheadAttention (self-attention) with a bool key_padding_mask buffer [B, S], and
+    with the causal attn_mask too ("float": a float attn_mask, the bool key_padding_mask
+    merged into it by masked_fill, i.e. Where; "bool": both bool, merged by Or)."""
 
-    def __init__(self, kp):
+    def __init__(self, kp, causal=None):
         super().__init__()
         self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+        am = None
+        if causal:
+            am = torch.nn.Transformer.generate_square_subsequent_mask(kp.shape[1])
+            if causal == "bool":
+                am = am == float("-inf")
         self.register_buffer("kp", kp)
+        self.register_buffer("am", am)
         self.use_mask = True
 
     def forward(self, x):
         return self.attn(x, x, x, key_padding_mask=self.kp if self.use_mask else None,
-                         need_weights=False)[0]
+                         attn_mask=self.am if self.use_mask else None, need_weights=False)[0]
 
 
 def export(name, m, x):
@@ -139,6 +149,8 @@ kp = torch.zeros(2, S, dtype=torch.bool)
 kp[0, 3:] = True
 kp[1, 4:] = True
 masked("kpm", KeyPadding(kp).eval(), x, (4, 8), want_ops=("ConstantOfShape", "Equal", "Where", "Expand"))
+masked("kpm_causal_f", KeyPadding(kp, "float").eval(), x, (4, 8), want_ops=("ConstantOfShape", "Expand"))
+masked("kpm_causal_b", KeyPadding(kp, "bool").eval(), x, (4, 8), want_ops=("ConstantOfShape", "Expand", "Or"))
 # fully masked rows: NaN, as PyTorch's (exp(-inf - -inf) is NaN)
 row0 = torch.nn.Transformer.generate_square_subsequent_mask(S)
 row0[0, :] = float("-inf")
@@ -203,6 +215,67 @@ def where_softmax(N, axis):
 for N in (4, 8):
     for axis in (-1, 1):
         where_softmax(N, axis)
+
+# ---- the folded constants against numpy: y = x + (a mask built by the mask operators) ----
+def folded(name, xshape, nodes, inits, want):
+    """The graph's mask nodes write `m`; y = Add(x, m) (or the nodes write y from x: Where on
+    the activation). The graph output is fp32 (vop add of bf16 x and the fp32 constant in
+    ACC): the same bits as numpy's float32 bf16(x) + m, want(xb) giving that."""
+    X = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(xshape))
+    Y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    if not any("y" in nd.output for nd in nodes):
+        nodes = nodes + [helper.make_node("Add", ["x", "m"], ["y"])]
+    mdl = helper.make_model(helper.make_graph(nodes, name, [X], [Y], inits), opset_imports=[helper.make_opsetid("", 14)])
+    p = os.path.join(attn.W, name + ".onnx")
+    onnx.save(mdl, p)
+    xv = np.random.RandomState(len(name)).standard_normal(xshape).astype(np.float32)
+    xb = attn.rb_np(xv)
+    w = want(xb).astype(np.float32)
+    y = attn.run(name, p, xv, 4)
+    say(y is not None and y.shape == w.shape and np.array_equal(y.view(np.uint32), w.view(np.uint32)),
+        "%s: the folded mask gives numpy's bits (x + m)" % name)
+
+
+def i64(name, vals):
+    vals = np.asarray(vals, np.int64)
+    return helper.make_tensor(name, onnx.TensorProto.INT64, list(vals.shape), vals.ravel().tolist())
+
+
+def f32(name, vals):
+    vals = np.asarray(vals, np.float32)
+    return helper.make_tensor(name, onnx.TensorProto.FLOAT, list(vals.shape), vals.ravel().tolist())
+
+
+rs = np.random.RandomState(5)
+base = rs.standard_normal((4, 6)).astype(np.float32)
+ones = np.ones((4, 6), np.float32)
+# Trilu: the lower triangle below the diagonal (upper = 0, k = -1), and the upper one (k = 2)
+folded("trilu_lower", (2, 4, 6), [helper.make_node("Trilu", ["c", "k"], ["m"], upper=0)],
+       [f32("c", base), i64("k", -1)], lambda xb: xb + np.tril(base, -1))
+folded("trilu_upper", (2, 4, 6), [helper.make_node("Trilu", ["c", "k"], ["m"])],
+       [f32("c", base), i64("k", 2)], lambda xb: xb + np.triu(base, 2))
+# ConstantOfShape (default: float zeros) == Trilu(ones, 1) -> Where(.., 0.25, -1.5)
+folded("cos_equal_where", (2, 4, 6),
+       [helper.make_node("ConstantOfShape", ["shp"], ["z"]),
+        helper.make_node("Trilu", ["one", "k"], ["t"]),
+        helper.make_node("Equal", ["z", "t"], ["e"]),
+        helper.make_node("Where", ["e", "p", "q"], ["m"])],
+       [i64("shp", [4, 6]), f32("one", ones), i64("k", 1), f32("p", 0.25), f32("q", -1.5)],
+       lambda xb: xb + np.where(np.triu(ones, 1) == 0, np.float32(0.25), np.float32(-1.5)))
+# Expand of [1, 6] to [3, 1, 6] (broadcast again over x [3, 4, 6]); int64 Equal, Cast to float
+folded("expand_cast", (3, 4, 6),
+       [helper.make_node("Expand", ["r", "shp"], ["er"]),
+        helper.make_node("Equal", ["ia", "ib"], ["e"]),
+        helper.make_node("Cast", ["e"], ["ef"], to=1),
+        helper.make_node("Add", ["er", "ef"], ["m"])],
+       [f32("r", base[:1]), i64("shp", [3, 1, 6]), i64("ia", [[0, 1, 2, 3, 4, 5]]), i64("ib", [[0], [1], [2], [9]])],
+       lambda xb: xb + (base[:1][None] + (np.arange(6)[None, :] == np.array([[0], [1], [2], [9]])).astype(np.float32)))
+# Where(mask, x, -inf) on the activation (the fill as Y): x kept where the mask is true
+keep = rs.rand(4, 6) < 0.5
+folded("where_y_fill", (2, 4, 6),
+       [helper.make_node("Where", ["mk", "x", "ninf"], ["y"])],
+       [helper.make_tensor("mk", onnx.TensorProto.BOOL, [4, 6], keep.ravel().tolist()), f32("ninf", float("-inf"))],
+       lambda xb: np.where(keep, xb, np.float32(-np.inf)))
 
 # ---- refused with one line naming the node (exit 2, nothing written) ----
 class RunTimeMask(torch.nn.Module):

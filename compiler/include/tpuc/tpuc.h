@@ -136,7 +136,7 @@ typedef enum {
     TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM,
     TPUC_OP_MATMUL2, /* fold: a MatMul of two activations (attention; fold_attn.c) */
     /* attention masks (fold_mask.c): folded on constants, Where(mask, -inf, x) -> an Add */
-    TPUC_OP_CONSTOFSHAPE, TPUC_OP_EXPAND, TPUC_OP_EQUAL, TPUC_OP_WHERE, TPUC_OP_TRILU,
+    TPUC_OP_CONSTOFSHAPE, TPUC_OP_EXPAND, TPUC_OP_EQUAL, TPUC_OP_WHERE, TPUC_OP_TRILU, TPUC_OP_OR,
     TPUC_OP_COUNT
 } tpuc_op_t;
 
