@@ -25,9 +25,12 @@ dropped, both PyTorch's and ours); a fully masked row (the causal mask with row 
 a batch whose keys are all padding) gives NaN exactly where PyTorch does (exp(-inf) = 0,
 then 0/0: docs/vpu.md "Softmax"), the other elements within the limit; masked_fill's form
 Where(mask, -inf, x) on an activation (made an Add of x and where(mask, -inf, -0)) followed
-by a Softmax over the last axis and over axis 1 (across rows): masked elements exactly +0, the rest within refops' Softmax bound of the
-unmasked elements (tests/conformance/refops.py), a fully masked row NaN; refusals of one line
-naming the node: a key_padding_mask computed from the input (torch's export: Equal of a
+by a Softmax over the last axis and over axis 1 (across rows): masked elements exactly +0,
+the rest within refops' Softmax bound of the unmasked elements (tests/conformance/refops.py),
+a fully masked row NaN, the Softmax with the mask dropped rejected; five hand-written graphs
+whose masks fold (Trilu, ConstantOfShape, Equal, Where, Expand, Cast, an Add of two
+constants that broadcast) added to x: the same bits as numpy; refusals of one line naming
+the node: a key_padding_mask computed from the input (torch's export: Equal of a
 ReduceSum of x), the mask as a second graph input (named), a hand-written Equal of the input,
 Where with a fill value that is not -inf.
 
