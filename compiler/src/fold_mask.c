@@ -23,6 +23,11 @@
 
 #include "attn.h"
 
+/* The largest constant these operators fold: Expand and ConstantOfShape make a large tensor
+   from a few bytes, so the bound is on what they make, not on what the file holds. 2^24
+   elements (128 MiB as int64) is 340 times BERT-base's scores [12, 128, 128]. */
+#define MASK_MAX_ELEMS (1ll << 24)
+
 /* One element of a constant as a double (float or integer data). */
 static double elem(const tpuc_tensor_t *t, int64_t k) { return t->f ? (double)t->f[k] : (double)t->i[k]; }
 
@@ -176,7 +181,7 @@ static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t e
     if (bcast_shape(shp, nin, &nd, d)) NODE_ERR(n, "the inputs' shapes do not broadcast");
     int64_t e = 1;
     for (int j = 0; j < nd; j++) {
-        if (d[j] && e > TPUC_MAX_ELEMS / d[j]) NODE_ERR(n, "a result of more than %lld elements", (long long)TPUC_MAX_ELEMS);
+        if (d[j] && e > MASK_MAX_ELEMS / d[j]) NODE_ERR(n, "a folded constant of more than %lld elements: not supported", (long long)MASK_MAX_ELEMS);
         e *= d[j];
     }
     const int arith = n->op == TPUC_OP_ADD || n->op == TPUC_OP_SUB || n->op == TPUC_OP_MUL || n->op == TPUC_OP_DIV;
@@ -211,7 +216,7 @@ static int fold_const_of_shape(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_
     for (int j = 0; j < s->dims[0]; j++) {
         d[j] = s->i[j];
         if (d[j] < 0) NODE_ERR(n, "shape[%d] = %lld is negative", j, (long long)d[j]);
-        if (d[j] && e > TPUC_MAX_ELEMS / d[j]) NODE_ERR(n, "a result of more than %lld elements", (long long)TPUC_MAX_ELEMS);
+        if (d[j] && e > MASK_MAX_ELEMS / d[j]) NODE_ERR(n, "a folded constant of more than %lld elements: not supported", (long long)MASK_MAX_ELEMS);
         e *= d[j];
     }
     if (new_const(y, (int)s->dims[0], d, v ? data_dtype(v) : TPUC_F32)) return tpuc_err(err, errlen, "out of memory"), -1;
