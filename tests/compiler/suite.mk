@@ -14,7 +14,7 @@ test-compiler-attn-full: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	nice /usr/bin/python3 tests/compiler/attn.py $(BUILD)/test-compiler-attn-full $(BUILD)/tools full
 
 # ---- issue 32: attention masks (causal src_mask float and bool, key_padding_mask, a fully
-#      masked row, masked_fill's Where) against PyTorch fp32 (tests/compiler/mask.py; ~10 s) ----
+#      masked row, masked_fill's Where) against PyTorch fp32 (tests/compiler/mask.py; ~8 s) ----
 .PHONY: test-compiler-mask
 TEST_SUITES += test-compiler-mask
 test-compiler-mask: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
