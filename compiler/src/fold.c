@@ -913,11 +913,14 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_fold_slice(g, n, hw, err, errlen)) return -1;
             continue;
         }
-        if (n->op == TPUC_OP_CONSTOFSHAPE) { /* a constant (fold_pad.c) */
+        if (tpuc_is_mask_op(n)) {
+            /* attention masks (fold_mask.c): folded on constants, or Where(mask, -inf, x)
+               made an Add of x and a constant (g->t may have moved) */
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
-            if (tpuc_fold_constant_of_shape(g, n, err, errlen)) return -1;
-            n->op = TPUC_OP_DEAD;
-            continue;
+            if (tpuc_fold_mask(g, n, err, errlen)) return -1;
+            if (n->op == TPUC_OP_DEAD) continue;
+            a = in_t(g, n, 0); b = in_t(g, n, 1);
+            y = &g->t[n->out[0]];
         }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
             n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||

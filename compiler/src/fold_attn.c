@@ -194,8 +194,8 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const int64_t ea = tpuc_tensor_elems(a), eb = tpuc_tensor_elems(b);
     const tpuc_tensor_t *big = ea >= eb ? a : b;
-    if (ea != eb && ea != 1 && eb != 1)
-        NODE_ERR(n, "constants of %lld and %lld elements: only equal shapes or one scalar are folded", (long long)ea, (long long)eb);
+    if (ea != eb && ea != 1 && eb != 1) /* NumPy broadcasting (fold_mask.c: two masks added) */
+        return tpuc_fold_const_bcast(g, n, err, errlen);
     const int isint = a->i && b->i;
     if (!isint && !((a->f || a->i) && (b->f || b->i))) NODE_ERR(n, "a constant without data");
     const int64_t e = big == a ? ea : eb;

@@ -297,39 +297,6 @@ int tpuc_fold_convtranspose(tpuc_graph_t *g, size_t ni, char *err, size_t errlen
     return 0;
 }
 
-/* ---- ConstantOfShape (constants only) ---- */
-int tpuc_fold_constant_of_shape(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
-{
-    const tpuc_tensor_t *s = &g->t[n->in[0]];
-    tpuc_tensor_t *y = &g->t[n->out[0]];
-    if (!s->is_const || !s->i || s->ndim != 1)
-        NODE_ERR(n, "the shape input '%s' must be a 1-D int64 constant", s->name);
-    if (s->dims[0] > TPUC_MAX_DIMS) NODE_ERR(n, "a shape of %lld dimensions, at most %d", (long long)s->dims[0], TPUC_MAX_DIMS);
-    int64_t d[TPUC_MAX_DIMS], e = 1;
-    for (int i = 0; i < s->dims[0]; i++) {
-        d[i] = s->i[i];
-        if (d[i] < 0 || d[i] > 65536) NODE_ERR(n, "dimension %d is %lld: supported 0 .. 65536", i, (long long)d[i]);
-        e *= d[i];
-        if (e > 65536) NODE_ERR(n, "a constant of more than 65536 elements");
-    }
-    const tpuc_attr_t *v = tpuc_attr(n, "value");
-    const tpuc_tensor_t *vt = v && v->type == 4 && v->tensor >= 0 ? &g->t[v->tensor] : NULL;
-    if (v && (!vt || tpuc_tensor_elems(vt) != 1 || (!vt->f && !vt->i)))
-        NODE_ERR(n, "the value attribute must be a tensor of one element");
-    int is_int = vt && vt->i;
-    shape_set(y, (int)s->dims[0], d);
-    y->is_const = 1;
-    y->dtype = is_int ? TPUC_I64 : TPUC_F32;
-    if (is_int) y->i = calloc((size_t)e + 1, sizeof *y->i);
-    else y->f = calloc((size_t)e + 1, sizeof *y->f);
-    if (is_int ? !y->i : !y->f) return tpuc_err(err, errlen, "out of memory"), -1;
-    for (int64_t k = 0; k < e; k++) {
-        if (is_int) y->i[k] = vt->i[0];
-        else y->f[k] = vt ? vt->f[0] : 0.0f;
-    }
-    return 0;
-}
-
 /* ---- Slice of a constant of more than one dimension with any steps (torch's F.pad reverses
    its pads with a step -1 Slice of a [k, 2] constant) ---- */
 static int slice_axis(int64_t d, int64_t s, int64_t e, int64_t p, int64_t *first, int64_t *count)

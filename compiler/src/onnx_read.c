@@ -45,7 +45,6 @@ static const op_info_t OPS[] = {
     {"Identity", TPUC_OP_IDENTITY, {1, 13, 14, 16}, {1, 13, 14, 16}},
     {"Pad", TPUC_OP_PAD, {1, 2, 11, 13}, {2, 11, 13}},
     {"ConvTranspose", TPUC_OP_CONVT, {1, 11}, {1, 11}},
-    {"ConstantOfShape", TPUC_OP_CONSTOFSHAPE, {9}, {9}},
     {"Shape", TPUC_OP_SHAPE, {1, 13, 15}, {1, 13, 15}},
     {"Gather", TPUC_OP_GATHER, {1, 11, 13}, {1, 11, 13}},
     {"Unsqueeze", TPUC_OP_UNSQUEEZE, {1, 11, 13}, {1, 11, 13}},
@@ -66,6 +65,13 @@ static const op_info_t OPS[] = {
     {"Sqrt", TPUC_OP_SQRT, {1, 6, 13}, {6, 13}},
     {"Exp", TPUC_OP_EXP, {1, 6, 13}, {6, 13}},
     {"LayerNormalization", TPUC_OP_LAYERNORM, {17}, {17}},
+    /* attention masks and torch's F.pad pads, folded on constants (fold_mask.c) */
+    {"ConstantOfShape", TPUC_OP_CONSTOFSHAPE, {9}, {9}},
+    {"Expand", TPUC_OP_EXPAND, {8, 13}, {8, 13}},
+    {"Equal", TPUC_OP_EQUAL, {1, 7, 11, 13}, {7, 11, 13}},
+    {"Where", TPUC_OP_WHERE, {9, 16}, {9, 16}},
+    {"Trilu", TPUC_OP_TRILU, {14}, {14}},
+    {"Or", TPUC_OP_OR, {1, 7}, {7}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 
@@ -221,6 +227,37 @@ static int check_dims(const char *what, const char *name, size_t nd, const int64
     return 0;
 }
 
+/* A bool TensorProto (an attention mask: torch's key_padding_mask) -> a constant whose 0/1
+   values are held as int64 (dtype TPUC_BOOL): raw data one byte per element, or int32_data. */
+static int read_bool_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
+                            char *err, size_t errlen)
+{
+    if (tpuc_tensor_find(g, name) >= 0) {
+        tpuc_err(err, errlen, "initializer '%s' defined twice", name);
+        return -1;
+    }
+    int64_t e = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) e *= tp->dims[i]; /* check_dims bounded it */
+    size_t have = tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data;
+    if (have != (size_t)e) {
+        tpuc_err(err, errlen, "initializer '%s': %zu %s of bool data, the shape needs %lld",
+                 name, have, tp->has_raw_data ? "bytes" : "values", (long long)e);
+        return -1;
+    }
+    int ti = tpuc_add_tensor(g, name);
+    if (ti < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    tpuc_tensor_t *t = &g->t[ti];
+    t->ndim = (int)tp->n_dims;
+    for (size_t i = 0; i < tp->n_dims; i++) t->dims[i] = tp->dims[i];
+    t->is_const = 1;
+    t->dtype = TPUC_BOOL;
+    t->i = calloc((size_t)(e ? e : 1), sizeof *t->i);
+    if (!t->i) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < e; k++)
+        t->i[k] = tp->has_raw_data ? tp->raw_data.data[k] != 0 : tp->int32_data[k] != 0;
+    return ti;
+}
+
 /* A TensorProto -> a constant tensor (float32 or int64 data only). */
 static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
                        char *err, size_t errlen)
@@ -234,9 +271,10 @@ static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char 
     }
     if (check_dims("initializer", name, tp->n_dims, tp->dims, err, errlen)) return -1;
     int dt = tp->has_data_type ? tp->data_type : 0;
+    if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) return read_bool_tensor(g, tp, name, err, errlen);
     if (dt != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && dt != ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
         tpuc_err(err, errlen,
-                 "initializer '%s': data type %d, supported: 1 (float32) and 7 (int64, shapes)",
+                 "initializer '%s': data type %d, supported: 1 (float32), 7 (int64, shapes) and 9 (bool, masks)",
                  name, dt);
         return -1;
     }

@@ -19,10 +19,6 @@ int tpuc_fold_pad(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
    kernel flipped and its channels swapped. Nodes after ni move up by one. The Pad is kept as
    a node even at stride 1 (training refuses it). 0 or -1 with err. */
 int tpuc_fold_convtranspose(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
-/* fold: ConstantOfShape of a constant int64 shape (torch writes one into the pads of every
-   F.pad): its output becomes a constant filled with the value attribute (float 0 when
-   absent). 0, or -1 with err. */
-int tpuc_fold_constant_of_shape(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 /* fold: a Slice (version 10+) of a constant of more than one dimension, any steps: the
    constant sliced. 0, or -1 with err. */
 int tpuc_fold_slice_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);

@@ -13,6 +13,13 @@ FULL_SUITES += test-compiler-attn-full
 test-compiler-attn-full: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	nice /usr/bin/python3 tests/compiler/attn.py $(BUILD)/test-compiler-attn-full $(BUILD)/tools full
 
+# ---- issue 32: attention masks (causal src_mask float and bool, key_padding_mask, a fully
+#      masked row, masked_fill's Where) against PyTorch fp32 (tests/compiler/mask.py; ~8 s) ----
+.PHONY: test-compiler-mask
+TEST_SUITES += test-compiler-mask
+test-compiler-mask: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/mask.py $(BUILD)/test-compiler-mask $(BUILD)/tools
+
 # ---- fuzzing the ONNX reader and the passes (libFuzzer, ASan + UBSan; issue 14 item 4) ----
 #   make fuzz-onnx [FUZZ_SECONDS=60]   fuzz from the kept corpus (build/fuzz-onnx/corpus)
 #   test-compiler-fuzz-replay          (make test) every kept input, crashes found included

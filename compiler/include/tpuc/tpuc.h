@@ -61,7 +61,9 @@ typedef struct {
 } tpuc_hw_t;
 
 /* ---- IR ---- */
-typedef enum { TPUC_F32 = 1, TPUC_I32 = 6, TPUC_I64 = 7 } tpuc_dtype_t; /* ONNX's TensorProto codes */
+/* ONNX's TensorProto codes; BOOL: a constant only (an attention mask), its 0/1 values in the
+   int64 data */
+typedef enum { TPUC_F32 = 1, TPUC_I32 = 6, TPUC_I64 = 7, TPUC_BOOL = 9 } tpuc_dtype_t;
 
 /* Where a tensor lives in host memory (lower/tile): bf16 or fp32 rows of `cols` elements.
    PLAIN: row-major in the logical shape, rows = product of all dims but the last.
@@ -139,7 +141,8 @@ typedef enum {
     TPUC_OP_REDUCEMAX, TPUC_OP_SQRT, TPUC_OP_EXP, TPUC_OP_LAYERNORM,
     TPUC_OP_MATMUL2, /* fold: a MatMul of two activations (attention; fold_attn.c) */
     TPUC_OP_CONVT,   /* ConvTranspose: fold_pad.c rewrites it as a Pad and a Conv */
-    TPUC_OP_CONSTOFSHAPE, /* ConstantOfShape of a constant shape (torch's Pad pads): folded */
+    /* attention masks (fold_mask.c): folded on constants, Where(mask, -inf, x) -> an Add */
+    TPUC_OP_CONSTOFSHAPE, TPUC_OP_EXPAND, TPUC_OP_EQUAL, TPUC_OP_WHERE, TPUC_OP_TRILU, TPUC_OP_OR,
     TPUC_OP_COUNT
 } tpuc_op_t;
 
