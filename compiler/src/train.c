@@ -723,6 +723,40 @@ static void emit_grad(em_t *e, const tpuc_train_t *t, const tpuc_tlayer_t *ly, u
         emit_update(e, t, ly, k0, r, DW, WB, nstate, adam, 0);
 }
 
+/* Chunk k of stage c's q-space: [*q0, *q0 + *qn). When a chunk holds less than two pooled
+   rows' q-space (qc < 2 wp), the chunks cover each pooled row's pw valid q rows only, in
+   kk = ceil(pw / qc) chunks of L = ceil(pw / kk) rows (the last one may take a few of the
+   garbage rows after the row; lengths balanced instead where kk L would reach the next row):
+   the wp - pw q rows between two pooled rows are windows no pool reads and are not computed,
+   and every row's chunks start at the same places in it, so they repeat from row to row (the
+   loop pass rolls them). Else qc rows at a time over the whole q-space. The dW chains run over
+   images, chunks, windows and the q rows of a chunk in this order (docs/training.md). 0 when
+   there is no chunk k. */
+static int q_chunk(const tpuc_tconv_t *c, uint64_t k, uint64_t *q0, uint64_t *qn)
+{
+    const uint64_t qc = c->qc, wp = (uint64_t)c->wp, pw = (uint64_t)c->pw, ph = (uint64_t)c->ph;
+    if (qc >= wp || pw >= wp) {
+        *q0 = k * qc;
+        if (*q0 >= (uint64_t)c->q) return 0;
+        *qn = umin(qc, (uint64_t)c->q - *q0);
+        return 1;
+    }
+    const uint64_t kk = cdiv(pw, qc), row = k / kk, j = k % kk, L = cdiv(pw, kk);
+    if (row >= ph) return 0;
+    if (kk * L <= wp) {
+        /* kk chunks of L rows: the last one of a row may take a few of the garbage rows after
+           it (never the next row's), so that every chunk is alike; the q-space's last row
+           ends at q */
+        *q0 = row * wp + j * L;
+        *qn = umin(L, (uint64_t)c->q - *q0);
+        return 1;
+    }
+    const uint64_t base = pw / kk, extra = pw % kk;
+    *q0 = row * wp + j * base + umin(j, extra);
+    *qn = base + (j < extra ? 1u : 0u);
+    return 1;
+}
+
 /* ---- a Conv stage (tpuc_tconv_t): its regions for one q chunk ---- */
 typedef struct {
     uint64_t A;          /* UB: KH input regions of qc rows */
@@ -1582,8 +1616,7 @@ static void fwd_stage(em_t *e, const step_t *s, int si)
             tpuc_e_dma_in(&e->ec, ACC, s->BIASR + nt, 1, umin(N, (uint64_t)c->cout - nt * N),
                           l0->w_master + ((uint64_t)l0->k * (uint64_t)c->cout + nt * N) * 4, 4);
     for (uint64_t i = 0; i < b; i++)
-        for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-            const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+        for (uint64_t k = 0, q0, qc; q_chunk(c, k, &q0, &qc); k++) {
             conv_fwd(e, t, c, &cv[si], i, q0, qc);
             vop1(e, c->relu_after ? TPU_VOP_RELU : TPU_VOP_CVT, ACC, cv[si].M, UB, cv[si].PB,
                  NT0 * qc);
@@ -1752,8 +1785,7 @@ static void bwd_stage(em_t *e, const step_t *s, int l)
             int first[256];
             for (int k = 0; k < 256; k++) first[k] = 1;
             for (uint64_t i = 0; i < b; i++) {
-                for (uint64_t q0 = 0; q0 < (uint64_t)c->q; q0 += c->qc) {
-                    const uint64_t qc = umin(c->qc, (uint64_t)c->q - q0);
+                for (uint64_t k = 0, q0, qc; q_chunk(c, k, &q0, &qc); k++) {
                     if (firstpass)
                         conv_bwd(e, t, c, &cv[si], i, q0, qc, &ck, first);
                     else

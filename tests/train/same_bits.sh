@@ -76,6 +76,13 @@ for N in 4 8 16; do
         done
     done
 done
+# a small ACC: q chunks shorter than a pooled row's q-space (the chunks then cover the valid
+# pooled pixels only: train.c q_chunk)
+for cfg in "res xcc 2" "res xcc 4" "cs xcc 2" "cs xcc 4" "wide xw 4"; do
+    set -- $cfg
+    one "${1}_n4_acc$3" "$M/$1.onnx" --x-train "$M/$2.npy" --y-train "$M/y.npy" --mxu 4 --cores 1 \
+        --batch 4 --micro-batch 4 --acc-kib $3 --optimizer adam
+done
 # the tutorial's models on Fashion-MNIST (a Conv with the ReLU after its pool, a wide Gemm)
 for N in 8 16; do
     one "tmlp_n${N}" "$M/tmlp.onnx" --dataset fashion-mnist --mxu $N --cores 2 --batch 32 --micro-batch 8
