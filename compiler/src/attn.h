@@ -28,6 +28,12 @@ int tpuc_fold_mask(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 int tpuc_fold_const_bcast(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 /* lower: every activation input row-major (not a Conv/pool output); 0 or -1 with err */
 int tpuc_lower_attn(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* channels.c, on a Conv/pool output (lower.c): torch's channel_shuffle (Reshape node ni to
+   [B, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back) becomes one TPUC_OP_CHANNELS
+   node (the last Reshape's; the other two dead), and a Slice of the channels only one such
+   node. 1 rewritten, 0 not the pattern. */
+int tpuc_lower_shuffle(tpuc_graph_t *g, size_t ni);
+int tpuc_lower_chslice(tpuc_graph_t *g, tpuc_node_t *n);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

@@ -100,4 +100,8 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n);
    rows written with the constant, the input's pixels copied into their places by DMA */
 int tpuc_emit_pad(ctx_t *c, const tpuc_node_t *n);
 
+/* tile_channels.c: a channel shuffle or a Slice of the channels of a Conv/pool output
+   (channels.c): runs of channels DMA'd through UB */
+int tpuc_emit_channels(ctx_t *c, const tpuc_node_t *n);
+
 #endif

@@ -70,9 +70,10 @@ def export(name, size, kw, path):
     """NAME at SIZE x SIZE (batch 1) to PATH at opset 14; the error's last line if it fails."""
     try:
         m = build(name, size, kw)
-        with torch.no_grad():
-            torch.onnx.export(m, torch.rand(1, 3, size, size), path, opset_version=14,
-                              input_names=["x"], output_names=["y"])
+        # not under no_grad: there nn.MultiheadAttention takes its fused fast path
+        # (aten::_native_multi_head_attention), which torch 1.13 cannot export
+        torch.onnx.export(m, torch.rand(1, 3, size, size), path, opset_version=14,
+                          input_names=["x"], output_names=["y"])
     except Exception as e:  # noqa: BLE001 (the census reports any export failure)
         return "export failed: " + (str(e).strip().splitlines() or [type(e).__name__])[-1][:160]
     return None

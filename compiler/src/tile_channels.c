@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* TPUC_OP_CHANNELS (channels.c): output channel j of a Conv/pool output is channel
+   src(j) = (k % g) * (C/g) + k / g, k = start + j, of its input (g = 1: a Slice of the
+   channels; start = 0: torch's channel_shuffle). No arithmetic: each run of output channels
+   whose sources are consecutive (at most N of them) is DMA'd through UB from the input's
+   columns to the output's, as Concat does; a run is all the channels of a Slice, one channel
+   of a shuffle. Rows per DMA: every pixel of the batch when both layouts space their pixels
+   evenly (no padding), else one image row. The output is a clean SPATIAL buffer with the
+   padding its readers need. */
+#include "tile_ctx.h"
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* The input channel that output channel j copies. */
+static uint64_t chan_src(const tpuc_node_t *n, uint64_t cin, uint64_t j)
+{
+    uint64_t g = (uint64_t)n->groups, k = (uint64_t)n->sl_start[1] + j;
+    return (k % g) * (cin / g) + k / g;
+}
+
+/* Pixel (b, h, w) of layout l is row off + ((b H + h) W + w) wstep: no gaps between rows or
+   images. */
+static int evenly_spaced(const tpuc_layout_t *l)
+{
+    uint64_t ws = l->wstep ? l->wstep : 1;
+    return l->rpitch == l->w * ws && l->img == l->h * l->rpitch;
+}
+
+int tpuc_emit_channels(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *x = &g->t[n->in[0]];
+    const tpuc_layout_t *l = &x->lay;
+    TRY(tpuc_tl_layer_begin(c, n, "-"));
+    if (l->kind != TPUC_LAYOUT_SPATIAL || l->esize != 2)
+        CERR(c, "its input '%s' is not a bf16 Conv/pool layout (channels in the row)", x->name);
+    if (n->groups < 1 || l->cols % (uint64_t)n->groups)
+        CERR(c, "%d groups do not divide %llu channels", n->groups, (unsigned long long)l->cols);
+    if (tpuc_tl_alloc_clean(c, y)) return -1;
+    const tpuc_layout_t *o = &y->lay;
+    const unsigned es = o->esize, fmem = es == 4 ? ACC : UB;
+    const uint64_t Ci = l->cols, Co = o->cols, H = l->h, W = l->w, B = (uint64_t)x->dims[0];
+    const uint64_t wsi = l->wstep ? l->wstep : 1, wso = o->wstep ? o->wstep : 1;
+    const int dense = evenly_spaced(l) && evenly_spaced(o);
+    const uint64_t R = dense ? B * H * W : W, segs = dense ? 1 : B * H;
+    const uint64_t G = min_u64(min_u64(gm->ub_rows, 65535), es == 4 ? gm->acc_rows : gm->ub_rows);
+    if (!dense && W > G) CERR(c, "an image row of %llu pixels does not fit UB", (unsigned long long)W);
+    tpuc_tl_hw_mark(c, min_u64(R, G), es == 4 ? min_u64(R, G) : 0, 0);
+    for (uint64_t j = 0; j < Co;) {
+        const uint64_t src = chan_src(n, Ci, j);
+        uint64_t len = 1;
+        while (j + len < Co && len < N && chan_src(n, Ci, j + len) == src + len) len++;
+        for (uint64_t s = 0; s < segs; s++) {
+            /* segment s: image row s % H of image s / H (or, dense, the whole batch) */
+            uint64_t pi = dense ? l->off : (s / H) * l->img + l->off + (s % H) * l->rpitch;
+            uint64_t po = dense ? o->off : (s / H) * o->img + o->off + (s % H) * o->rpitch;
+            for (uint64_t r0 = 0; r0 < R; r0 += G) {
+                uint64_t rows = min_u64(G, R - r0);
+                TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, len, l->addr + ((pi + r0 * wsi) * Ci + src) * 2, wsi * Ci * 2));
+                if (fmem == ACC) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, 0, rows));
+                TRY(tpuc_e_dma_out(&c->e, fmem, 0, rows, len, o->addr + ((po + r0 * wso) * Co + j) * es, wso * Co * es));
+            }
+        }
+        j += len;
+    }
+    return 0;
+}
