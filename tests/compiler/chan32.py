@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""test-compiler-chan32 (issue 32, ShuffleNetV2 and MNASNet): channel moves and the spatial
+mean on Conv/pool outputs (channels-last in memory), in torch 1.13 models at opset 14 with a
+dynamic batch (torch's shape arithmetic: Shape, Gather, Div, ..., folded by the compiler):
+
+  shuffle   Conv2d 3x3, ReLU, x.chunk(2, dim=1) (two Slices of the channels), Conv2d 1x1 on
+            the second half, torch.cat, channel_shuffle(2) (Reshape to 5-D, Transpose
+            [0, 2, 1, 3, 4], Reshape back), a padded Conv2d 3x3 reading it,
+            channel_shuffle(3), x.mean([2, 3]) (ReduceMean keepdims 0: a GlobalAveragePool
+            and a Reshape), Linear
+  slice     Conv2d 3x3, channel_shuffle(2), x[:, 1:6] (a Slice of 5 of the 8 channels),
+            x.mean([2, 3], keepdim=True) as the graph output ([B, 5, 1, 1], fp32)
+
+At N = 4 and 8 (channel runs cut at N lanes), batch 3: every element within the bound of
+docs/conformance.md composed through the graph (tests/zoo/bound.py; the channel moves are
+bit copies, the mean GlobalAveragePool's sum times fp32(1/(H W)), within ReduceMean's
+bound), PyTorch fp32 within the same bound of the exact value, the same bits at both N. A
+wrong answer, the same network with its channel shuffles left out (PyTorch's output), is
+rejected by the same check.
+
+usage: chan32.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+W, TOOLS = sys.argv[1], sys.argv[2]
+BOUND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zoo", "bound.py")
+os.makedirs(W, exist_ok=True)
+torch.manual_seed(32)
+fails = 0
+
+
+def say(ok, msg):
+    global fails
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok:
+        fails += 1
+
+
+def channel_shuffle(x, groups):
+    """torchvision's (shufflenetv2.py)"""
+    b, c, h, w = x.size()
+    x = x.view(b, groups, c // groups, h, w)
+    x = torch.transpose(x, 1, 2).contiguous()
+    return x.view(b, -1, h, w)
+
+
+class Shuffle(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(4, 4, 1)
+        self.c3 = torch.nn.Conv2d(8, 6, 3, padding=1)
+        self.fc = torch.nn.Linear(6, 5)
+        self.shuffle = True
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        a, b = y.chunk(2, dim=1)
+        y = torch.cat((a, F.relu(self.c2(b))), 1)
+        y = channel_shuffle(y, 2) if self.shuffle else y
+        y = self.c3(y)
+        y = channel_shuffle(y, 3) if self.shuffle else y
+        return self.fc(y.mean([2, 3]))
+
+
+class Slice(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3)
+        self.shuffle = True
+
+    def forward(self, x):
+        y = self.c1(x)
+        y = channel_shuffle(y, 2) if self.shuffle else y
+        return y[:, 1:6].mean([2, 3], keepdim=True)
+
+
+def run(name, onnx_path, x, N):
+    d = os.path.join(W, "%s_N%d" % (name, N))
+    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), onnx_path, "--mxu", str(N), "--cores", "1",
+                        "--batch", str(x.shape[0]), "-o", d], capture_output=True, text=True)
+    if r.returncode:
+        say(False, "%s N=%d: tpu-compile: %s" % (name, N, r.stderr.strip()))
+        return None
+    r = subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", os.path.join(W, name + "_x.npy"),
+                        "--output", d + "_y.npy"], capture_output=True, text=True)
+    if r.returncode:
+        say(False, "%s N=%d: tpu-infer: %s" % (name, N, r.stderr.strip()))
+        return None
+    return d + "_y.npy"
+
+
+def bound(name, out, fp32=None):
+    """bound.py's verdict (exit 0: every element within the composed bound) and its first line"""
+    cmd = [sys.executable, BOUND, os.path.join(W, name + ".onnx"), os.path.join(W, name + "_x.npy"), out]
+    cmd += ["--fp32", fp32] if fp32 else []
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode == 0, (r.stdout.strip().splitlines() or [r.stderr.strip()[-200:]])[0]
+
+
+for name, m in (("shuffle", Shuffle()), ("slice", Slice())):
+    m.eval()
+    x = torch.rand(3, 3, 6, 5)
+    p = os.path.join(W, name + ".onnx")
+    torch.onnx.export(m, x, p, opset_version=14, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    np.save(os.path.join(W, name + "_x.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(W, name + "_fp32.npy"), m(x).numpy())
+        m.shuffle = False
+        np.save(os.path.join(W, name + "_wrong.npy"), m(x).numpy())
+    outs = [run(name, p, x.numpy(), N) for N in (4, 8)]
+    for N, o in zip((4, 8), outs):
+        if o is None:
+            continue
+        ok, line = bound(name, o)
+        say(ok, "%s N=%d: every element within the derived bound (%s)" % (name, N, line))
+    ok, line = bound(name, os.path.join(W, name + "_fp32.npy"))
+    say(ok, "%s: PyTorch fp32 within the derived bound (%s)" % (name, line))
+    if all(outs):
+        a, b = np.load(outs[0]), np.load(outs[1])
+        say(a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32)),
+            "%s: the same bits at N = 4 and 8" % name)
+    ok, line = bound(name, os.path.join(W, name + "_wrong.npy"))
+    say(not ok, "%s: the check rejects the network without its channel shuffles (%s)" % (name, line))
+
+print("test-compiler-chan32: %d failure(s)" % fails)
+sys.exit(1 if fails else 0)
