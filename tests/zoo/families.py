@@ -19,8 +19,8 @@ at 64 its masks are built at run time in Python (exported as constants): 64 is t
 builds its relative position tables for its input size: 224 only (its stem and 4 stages
 need a multiple of 32 x its 7x7 partitions, 224).
 
-usage: families.py WORKDIR [FAMILY...] [--build DIR] [--reuse] (--reuse: keep an existing
-FAMILY.onnx)"""
+usage: families.py WORKDIR [FAMILY...] [--build DIR] [--reuse] [--gelu-tanh]
+(--reuse: keep an existing MODEL.onnx; --gelu-tanh: the diagnostic above, in build())"""
 import os
 import re
 import subprocess
@@ -57,19 +57,26 @@ FAMILIES = [
 ]
 
 
-def build(name, size, kw):
-    """torchvision's NAME (seed 0, random weights, eval mode); VGG in zoo.py's 64x64 form."""
+def build(name, size, kw, gelu_tanh=False):
+    """torchvision's NAME (seed 0, random weights, eval mode); VGG in zoo.py's 64x64 form.
+    gelu_tanh (--gelu-tanh, a diagnostic, not torchvision's model): every nn.GELU made
+    GELU(approximate='tanh'), which compiles (`vop gelu`), to see what a family hits after
+    the exact GELU's Erf."""
     if name.startswith("vgg"):
         return zoo.build(name, size, calibrate=False)
     torch.manual_seed(0)
     m = getattr(torchvision.models, name)(weights=None, **kw)
+    if gelu_tanh:
+        for mod in m.modules():
+            if isinstance(mod, torch.nn.GELU):
+                mod.approximate = "tanh"
     return m.eval()
 
 
-def export(name, size, kw, path):
+def export(name, size, kw, path, gelu_tanh=False):
     """NAME at SIZE x SIZE (batch 1) to PATH at opset 14; the error's last line if it fails."""
     try:
-        m = build(name, size, kw)
+        m = build(name, size, kw, gelu_tanh)
         # not under no_grad: there nn.MultiheadAttention takes its fused fast path
         # (aten::_native_multi_head_attention), which torch 1.13 cannot export
         torch.onnx.export(m, torch.rand(1, 3, size, size), path, opset_version=14,
@@ -99,7 +106,8 @@ def main():
         tools = os.path.join(args[i + 1], "tools")
         del args[i:i + 2]
     reuse = "--reuse" in args
-    args = [a for a in args if a != "--reuse"]
+    gelu_tanh = "--gelu-tanh" in args
+    args = [a for a in args if a not in ("--reuse", "--gelu-tanh")]
     work, only = args[0], set(args[1:])
     os.makedirs(work, exist_ok=True)
     torch.set_num_threads(1)
@@ -110,7 +118,7 @@ def main():
         path = os.path.join(work, name + ".onnx")
         err = None
         if not (reuse and os.path.exists(path)):
-            err = export(name, size, kw, path)
+            err = export(name, size, kw, path, gelu_tanh)
         ok, text = (False, err) if err else compile_one(tools, path)
         rows.append((fam, name, size, ok, text))
         print("%-16s %-20s %4d  %s  %s" % (fam, name, size, "yes" if ok else "NO ", text),
