@@ -34,6 +34,10 @@ int tpuc_lower_attn(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
    node. 1 rewritten, 0 not the pattern. */
 int tpuc_lower_shuffle(tpuc_graph_t *g, size_t ni);
 int tpuc_lower_chslice(tpuc_graph_t *g, tpuc_node_t *n);
+/* channels.c: Transpose [0, 2, 3, 1] of a Conv/pool output (TPUC_OP_TOROWS, row-major
+   output) or [0, 3, 1, 2] of a row-major 4-D tensor (TPUC_OP_TOPIXELS, a Conv/pool layout);
+   the output's layout kind set. 1 rewritten, 0 not that case. */
+int tpuc_lower_relayout(tpuc_graph_t *g, tpuc_node_t *n);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

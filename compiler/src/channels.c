@@ -7,7 +7,11 @@
      [0, 2, 1, 3, 4], Reshape back to [B, C, H, W] (each read only by the next): output
      channel j is input channel (j % g) * (C/g) + j / g;
    - a Slice of the channels only (x.chunk(2, dim=1)): output channel j is input channel
-     start + j. */
+     start + j.
+   And ConvNeXt's permutes around its LayerNorm and Linear layers: Transpose [0, 2, 3, 1] of a
+   Conv/pool output is its pixels as rows (TPUC_OP_TOROWS: a row-major [B, H, W, C]), and
+   Transpose [0, 3, 1, 2] of a row-major [B, H, W, C] the way back (TPUC_OP_TOPIXELS), both
+   DMA copies (tile_channels.c). */
 #include <string.h>
 
 #include "tpuc/tpuc.h"
@@ -71,4 +75,52 @@ int tpuc_lower_chslice(tpuc_graph_t *g, tpuc_node_t *n)
     n->nin = 1;
     n->groups = 1;
     return 1;
+}
+
+/* Whether every reader of tensor t takes a Conv/pool layout as it comes (elementwise ops
+   follow their input's layout; Conv, pools, Flatten, Concat, Pad read it as such), so a
+   row-major Transpose [0, 3, 1, 2] may write one; attention's row-major readers (MatMul,
+   Softmax, reductions, Transpose, Slice) keep the plain Transpose. */
+static int readers_take_pixels(const tpuc_graph_t *g, int t)
+{
+    for (size_t i = 0; i < g->nn; i++) {
+        const tpuc_node_t *n = &g->n[i];
+        for (int k = 0; k < n->nin && n->op != TPUC_OP_DEAD; k++) {
+            if (n->in[k] != t) continue;
+            switch (n->op) {
+            case TPUC_OP_ADD: case TPUC_OP_SUB: case TPUC_OP_MUL: case TPUC_OP_RELU:
+            case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_CLIP: case TPUC_OP_GELU:
+            case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH: case TPUC_OP_BN:
+            case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
+            case TPUC_OP_FLATTEN: case TPUC_OP_CONCAT: case TPUC_OP_PAD:
+                break;
+            default:
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+int tpuc_lower_relayout(tpuc_graph_t *g, tpuc_node_t *n)
+{
+    static const int to_rows[4] = {0, 2, 3, 1}, to_pixels[4] = {0, 3, 1, 2};
+    const tpuc_tensor_t *x = &g->t[n->in[0]];
+    if (n->op != TPUC_OP_TRANSPOSE || x->ndim != 4 || x->lay.flat) return 0;
+    int rows = 1, pixels = 1;
+    for (int d = 0; d < 4; d++) {
+        rows &= n->perm[d] == to_rows[d];
+        pixels &= n->perm[d] == to_pixels[d];
+    }
+    if (rows && x->lay.kind == TPUC_LAYOUT_SPATIAL) {
+        n->op = TPUC_OP_TOROWS;
+        g->t[n->out[0]].lay.kind = TPUC_LAYOUT_PLAIN;
+        return 1;
+    }
+    if (pixels && x->lay.kind == TPUC_LAYOUT_PLAIN && readers_take_pixels(g, n->out[0])) {
+        n->op = TPUC_OP_TOPIXELS;
+        g->t[n->out[0]].lay.kind = TPUC_LAYOUT_SPATIAL;
+        return 1;
+    }
+    return 0;
 }

@@ -79,8 +79,11 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         switch (n->op) {
         case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
-        case TPUC_OP_PAD: case TPUC_OP_CHANNELS:
+        case TPUC_OP_PAD: case TPUC_OP_CHANNELS: case TPUC_OP_TOPIXELS:
             y->lay.kind = TPUC_LAYOUT_SPATIAL;
+            break;
+        case TPUC_OP_TOROWS:
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {
             /* torch's channel_shuffle of a Conv/pool output: one node of channel copies (the
@@ -146,6 +149,8 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 y->lay.kind = TPUC_LAYOUT_SPATIAL;
                 break;
             }
+            /* ConvNeXt's permutes: a Conv/pool output's pixels as rows, and back */
+            if (tpuc_lower_relayout(g, n)) break;
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
         case TPUC_OP_CONCAT:

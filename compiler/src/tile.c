@@ -2467,6 +2467,7 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
         case TPUC_OP_CONCAT: rc = emit_concat(c, n); break;
         case TPUC_OP_PAD: rc = tpuc_emit_pad(c, n); break;
         case TPUC_OP_CHANNELS: rc = tpuc_emit_channels(c, n); break;
+        case TPUC_OP_TOROWS: case TPUC_OP_TOPIXELS: rc = tpuc_emit_relayout(c, n); break;
         case TPUC_OP_GATHER: rc = emit_embed(c, n); break;
         case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:

@@ -6,7 +6,10 @@
    columns to the output's, as Concat does; a run is all the channels of a Slice, one channel
    of a shuffle. Rows per DMA: every pixel of the batch when both layouts space their pixels
    evenly (no padding), else one image row. The output is a clean SPATIAL buffer with the
-   padding its readers need. */
+   padding its readers need.
+   TPUC_OP_TOROWS / TPUC_OP_TOPIXELS (ConvNeXt's permutes): the same copies, every channel
+   tile of one image row at a time, between a Conv/pool layout's pixels and the rows of a
+   row-major [B, H, W, C] (pixel (b, h, w) is row (b H + h) W + w). */
 #include "tile_ctx.h"
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -65,6 +68,65 @@ int tpuc_emit_channels(ctx_t *c, const tpuc_node_t *n)
             }
         }
         j += len;
+    }
+    return 0;
+}
+
+/* Rows [0, rows) of one image row, channels [col, col + ct): from src (stride sstride bytes
+   per row) to dst (dstride) through UB (ACC for an fp32 output). */
+static int copy_rows(ctx_t *c, uint64_t src, uint64_t sstride, uint64_t dst, uint64_t dstride,
+                     uint64_t rows, uint64_t ct, unsigned es)
+{
+    const unsigned fmem = es == 4 ? ACC : UB;
+    TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, ct, src, sstride));
+    if (fmem == ACC) TRY(tpuc_e_vop(&c->e, V_CVT, UB, 0, -1, 0, 0, ACC, 0, rows));
+    TRY(tpuc_e_dma_out(&c->e, fmem, 0, rows, ct, dst, dstride));
+    return 0;
+}
+
+int tpuc_emit_relayout(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *x = &g->t[n->in[0]];
+    const int to_rows = n->op == TPUC_OP_TOROWS;
+    TRY(tpuc_tl_layer_begin(c, n, "-"));
+    /* sp: the Conv/pool side's layout; [B, C, H, W] its dimensions */
+    const tpuc_tensor_t *spt = to_rows ? x : y;
+    const uint64_t B = (uint64_t)spt->dims[0], C = (uint64_t)spt->dims[1];
+    const uint64_t H = (uint64_t)spt->dims[2], W = (uint64_t)spt->dims[3];
+    if (x->lay.esize != 2) CERR(c, "its input '%s' is not bf16", x->name);
+    if (to_rows) {
+        if (x->lay.kind != TPUC_LAYOUT_SPATIAL) CERR(c, "internal: its input is not a Conv/pool layout");
+        y->lay.kind = TPUC_LAYOUT_PLAIN;
+        y->lay.cols = C;
+        y->lay.rows = B * H * W;
+        if (tpuc_tl_host_alloc(c, &y->lay)) return -1;
+    } else {
+        if (x->lay.kind != TPUC_LAYOUT_PLAIN || x->lay.cols != C)
+            CERR(c, "internal: its input is not row-major [B, H, W, C]");
+        if (tpuc_tl_alloc_clean(c, y)) return -1;
+    }
+    const tpuc_layout_t *sp = to_rows ? &x->lay : &y->lay, *rw = to_rows ? &y->lay : &x->lay;
+    const unsigned es = y->lay.esize; /* the input is bf16, the output bf16 or fp32 */
+    const uint64_t ws = sp->wstep ? sp->wstep : 1;
+    if (W > gm->ub_rows || W > 65535 || (es == 4 && W > gm->acc_rows))
+        CERR(c, "an image row of %llu pixels does not fit UB", (unsigned long long)W);
+    tpuc_tl_hw_mark(c, W, es == 4 ? W : 0, 0);
+    for (uint64_t t = 0; t * N < C; t++) {
+        const uint64_t ct = C - t * N < N ? C - t * N : N;
+        for (uint64_t s = 0; s < B * H; s++) {
+            uint64_t pix = (s / H) * sp->img + sp->off + (s % H) * sp->rpitch, row = s * W;
+            uint64_t pa = sp->addr + (pix * C + t * N) * (to_rows ? 2 : es);
+            uint64_t ra = rw->addr + (row * C + t * N) * (to_rows ? es : 2);
+            if (to_rows) {
+                if (copy_rows(c, pa, ws * C * 2, ra, C * es, W, ct, es)) return -1;
+            } else {
+                if (copy_rows(c, ra, C * 2, pa, ws * C * es, W, ct, es)) return -1;
+            }
+        }
     }
     return 0;
 }

@@ -103,5 +103,8 @@ int tpuc_emit_pad(ctx_t *c, const tpuc_node_t *n);
 /* tile_channels.c: a channel shuffle or a Slice of the channels of a Conv/pool output
    (channels.c): runs of channels DMA'd through UB */
 int tpuc_emit_channels(ctx_t *c, const tpuc_node_t *n);
+/* tile_channels.c: a Conv/pool output's pixels as the rows of a row-major [B, H, W, C], or
+   such rows into a Conv/pool layout (ConvNeXt's permutes) */
+int tpuc_emit_relayout(ctx_t *c, const tpuc_node_t *n);
 
 #endif

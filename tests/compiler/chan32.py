@@ -10,6 +10,14 @@ dynamic batch (torch's shape arithmetic: Shape, Gather, Div, ..., folded by the 
             and a Reshape), Linear
   slice     Conv2d 3x3, channel_shuffle(2), x[:, 1:6] (a Slice of 5 of the 8 channels),
             x.mean([2, 3], keepdim=True) as the graph output ([B, 5, 1, 1], fp32)
+  relayout  ConvNeXt's block in miniature (ReLU for its GELU): Conv2d 2x2 stride 2, a
+            depthwise Conv2d 7x7, permute(0, 2, 3, 1) (Transpose of a Conv output: its pixels
+            as rows), LayerNorm, Linear, ReLU, Linear, permute(0, 3, 1, 2) (rows back into a
+            Conv layout), times a per-channel gamma, plus the stem's output, ReLU (the graph
+            output, [B, 8, 5, 5]); wrong answer: the permute back swapping H and W. Its
+            composed bound is vacuous here (LayerNorm's over 8 channels), so it is also held
+            to attn.py's limit: |ours - PyTorch fp32| <= 2 x PyTorch bf16's own + 1e-3, which
+            the wrong answer must exceed
 
 At N = 4 and 8 (channel runs cut at N lanes), batch 3: every element within the bound of
 docs/conformance.md composed through the graph (tests/zoo/bound.py; the channel moves are
@@ -68,6 +76,27 @@ class Shuffle(torch.nn.Module):
         return self.fc(y.mean([2, 3]))
 
 
+class Relayout(torch.nn.Module):
+    """ConvNeXt's block in miniature (ReLU for its GELU): the permutes around LayerNorm and
+    the Linear layers; wrong: the way back swaps H and W (permute(0, 3, 2, 1))"""
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 2, stride=2)
+        self.dw = torch.nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.ln = torch.nn.LayerNorm(8)
+        self.l1 = torch.nn.Linear(8, 16)
+        self.l2 = torch.nn.Linear(16, 8)
+        self.gamma = torch.nn.Parameter(torch.rand(8, 1, 1))
+        self.shuffle = True
+
+    def forward(self, x):
+        y = self.stem(x)
+        z = self.dw(y).permute(0, 2, 3, 1)
+        z = self.l2(F.relu(self.l1(self.ln(z))))
+        z = z.permute(0, 3, 1, 2) if self.shuffle else z.permute(0, 3, 2, 1)
+        return F.relu(y + self.gamma * z)
+
+
 class Slice(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -103,9 +132,9 @@ def bound(name, out, fp32=None):
     return r.returncode == 0, (r.stdout.strip().splitlines() or [r.stderr.strip()[-200:]])[0]
 
 
-for name, m in (("shuffle", Shuffle()), ("slice", Slice())):
+for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayout())):
     m.eval()
-    x = torch.rand(3, 3, 6, 5)
+    x = torch.rand(3, 3, 6, 5) if name != "relayout" else torch.rand(3, 3, 10, 10)
     p = os.path.join(W, name + ".onnx")
     torch.onnx.export(m, x, p, opset_version=14, input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
@@ -126,8 +155,21 @@ for name, m in (("shuffle", Shuffle()), ("slice", Slice())):
         a, b = np.load(outs[0]), np.load(outs[1])
         say(a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32)),
             "%s: the same bits at N = 4 and 8" % name)
+    if name == "relayout":
+        f = np.load(os.path.join(W, name + "_fp32.npy")).astype(np.float64)
+        with torch.no_grad():
+            m.shuffle = True
+            bf = m.to(torch.bfloat16)(x.to(torch.bfloat16)).float().numpy()
+        lim = 2 * np.abs(bf - f).max() + 1e-3
+        for N, o in zip((4, 8), outs):
+            d = np.abs(np.load(o) - f).max() if o else float("inf")
+            say(d <= lim, "relayout N=%d: |ours - PyTorch fp32| %.3g <= %.3g (2 x PyTorch bf16's + 1e-3)" % (N, d, lim))
+        d = np.abs(np.load(os.path.join(W, name + "_wrong.npy")) - f).max()
+        say(d > lim, "relayout: the H/W-swapped answer is %.3g from PyTorch fp32, beyond %.3g" % (d, lim))
+        continue
     ok, line = bound(name, os.path.join(W, name + "_wrong.npy"))
-    say(not ok, "%s: the check rejects the network without its channel shuffles (%s)" % (name, line))
+    say(not ok, "%s: the check rejects the network %s (%s)" % (
+        name, "with H and W swapped on the way back" if name == "relayout" else "without its channel shuffles", line))
 
 print("test-compiler-chan32: %d failure(s)" % fails)
 sys.exit(1 if fails else 0)

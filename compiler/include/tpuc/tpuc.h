@@ -145,6 +145,10 @@ typedef enum {
     TPUC_OP_CONSTOFSHAPE, TPUC_OP_EXPAND, TPUC_OP_EQUAL, TPUC_OP_WHERE, TPUC_OP_TRILU, TPUC_OP_OR,
     TPUC_OP_CHANNELS, /* lower (channels.c): a channel shuffle or a Slice of the channels of a
                          Conv/pool output, copied by DMA (tile_channels.c) */
+    TPUC_OP_TOROWS,   /* lower (channels.c): Transpose [0, 2, 3, 1] of a Conv/pool output,
+                         its pixels as the rows of a row-major [B, H, W, C] (ConvNeXt) */
+    TPUC_OP_TOPIXELS, /* and back: Transpose [0, 3, 1, 2] of a row-major [B, H, W, C] into a
+                         Conv/pool layout [B, C, H, W] */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
