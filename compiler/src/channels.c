@@ -124,3 +124,20 @@ int tpuc_lower_relayout(tpuc_graph_t *g, tpuc_node_t *n)
     }
     return 0;
 }
+
+int tpuc_lower_patch_rows(tpuc_graph_t *g, size_t ni)
+{
+    tpuc_node_t *r = &g->n[ni];
+    const tpuc_tensor_t *x = &g->t[r->in[0]], *v = &g->t[r->out[0]];
+    if (r->op != TPUC_OP_RESHAPE || x->ndim != 4 || v->ndim != 3 || v->dims[0] != x->dims[0] ||
+        v->dims[1] != x->dims[1] || v->dims[2] != x->dims[2] * x->dims[3])
+        return 0;
+    tpuc_node_t *tr = sole_reader(g, r->out[0]);
+    if (!tr || tr->op != TPUC_OP_TRANSPOSE || tr->perm[0] != 0 || tr->perm[1] != 2 || tr->perm[2] != 1)
+        return 0;
+    tr->op = TPUC_OP_TOROWS;
+    tr->in[0] = r->in[0];
+    r->op = TPUC_OP_DEAD;
+    g->t[tr->out[0]].lay.kind = TPUC_LAYOUT_PLAIN;
+    return 1;
+}

@@ -88,7 +88,8 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {
             /* torch's channel_shuffle of a Conv/pool output: one node of channel copies (the
                Transpose and the Reshape back are later nodes; this one is now dead) */
-            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat && tpuc_lower_shuffle(g, i))
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat &&
+                (tpuc_lower_shuffle(g, i) || tpuc_lower_patch_rows(g, i)))
                 break;
             int pix1 = a->ndim >= 3;
             for (int d = 2; d < a->ndim; d++) if (a->dims[d] != 1) pix1 = 0;
@@ -153,11 +154,24 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_lower_relayout(g, n)) break;
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
-        case TPUC_OP_CONCAT:
-            for (int k = 0; k < n->nin; k++)
-                if (g->t[n->in[k]].lay.kind != a->lay.kind || g->t[n->in[k]].lay.flat)
-                    LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor)");
-            y->lay.kind = a->lay.kind;
+        case TPUC_OP_CONCAT: {
+            /* the layout of the activations; constants (ViT's class token) are rows copied
+               from the constant image into a row-major Concat */
+            const tpuc_tensor_t *ref = NULL;
+            for (int k = 0; k < n->nin && !ref; k++)
+                if (!g->t[n->in[k]].is_const) ref = &g->t[n->in[k]];
+            if (!ref) LERR("internal: a Concat of constants");
+            for (int k = 0; k < n->nin; k++) {
+                const tpuc_tensor_t *t = &g->t[n->in[k]];
+                if (t->is_const ? ref->lay.kind != TPUC_LAYOUT_PLAIN : t->lay.kind != ref->lay.kind || t->lay.flat)
+                    LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor, or a constant)");
+            }
+            y->lay.kind = ref->lay.kind;
+            break;
+        }
+        case TPUC_OP_PICK:
+            if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat) LERR("x[:, i] of a Conv/pool output is not supported");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
         default: { /* elementwise, BN: the input's kind (the activation's: c + x, c - x) */
             int second = n->nin > 1 && n->in[1] >= 0 ? n->in[1] : -1;

@@ -9,7 +9,14 @@
    padding its readers need.
    TPUC_OP_TOROWS / TPUC_OP_TOPIXELS (ConvNeXt's permutes): the same copies, every channel
    tile of one image row at a time, between a Conv/pool layout's pixels and the rows of a
-   row-major [B, H, W, C] (pixel (b, h, w) is row (b H + h) W + w). */
+   row-major [B, H, W, C] (pixel (b, h, w) is row (b H + h) W + w).
+   ViT's token rows (fold_vit.c): x[:, i] of a row-major [B, L, D] (TPUC_OP_PICK) is one
+   strided DMA per channel tile, row i of each image; a Concat on axis 1 of row-major
+   [B, L_k, D] tensors (the class token, a constant, and the patch rows) copies each input's
+   rows to its place in every image's L rows, a constant's from the constant image (rounded
+   to bf16 once at compile time, as every stored activation is). */
+#include <string.h>
+
 #include "tile_ctx.h"
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -127,6 +134,93 @@ int tpuc_emit_relayout(ctx_t *c, const tpuc_node_t *n)
                 if (copy_rows(c, ra, C * 2, pa, ws * C * es, W, ct, es)) return -1;
             }
         }
+    }
+    return 0;
+}
+
+int tpuc_emit_pick(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    const tpuc_tensor_t *x = &g->t[n->in[0]];
+    TRY(tpuc_tl_layer_begin(c, n, "-"));
+    if (x->lay.kind != TPUC_LAYOUT_PLAIN || x->lay.esize != 2) CERR(c, "internal: its input is not row-major bf16");
+    const uint64_t B = (uint64_t)x->dims[0], L = (uint64_t)x->dims[1];
+    const uint64_t D = (uint64_t)(tpuc_tensor_elems(x) / (int64_t)(B * L));
+    const unsigned es = y->lay.esize;
+    y->lay.kind = TPUC_LAYOUT_PLAIN;
+    y->lay.cols = (uint64_t)y->dims[y->ndim - 1];
+    y->lay.rows = (uint64_t)(tpuc_tensor_elems(y) / (int64_t)y->lay.cols);
+    if (y->lay.cols != x->lay.cols || y->lay.rows * y->lay.cols != B * D)
+        CERR(c, "x[:, i] of a tensor of more than 3 dimensions is not supported");
+    if (tpuc_tl_host_alloc(c, &y->lay)) return -1;
+    const uint64_t G = es == 4 ? min_u64(gm->acc_rows, 65535) : min_u64(gm->ub_rows, 65535);
+    tpuc_tl_hw_mark(c, min_u64(B, G), es == 4 ? min_u64(B, G) : 0, 0);
+    for (uint64_t t = 0; t * N < D; t++) {
+        const uint64_t ct = min_u64(N, D - t * N);
+        for (uint64_t b0 = 0; b0 < B; b0 += G) {
+            uint64_t nb = min_u64(G, B - b0);
+            uint64_t src = x->lay.addr + (((b0 * L) + (uint64_t)n->sl_start[1]) * D + t * N) * 2;
+            if (copy_rows(c, src, L * D * 2, y->lay.addr + (b0 * D + t * N) * es, D * es, nb, ct, es)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* The constant input t of a row-major Concat in the constant image as bf16; its address. */
+static int64_t const_rows_bf16(ctx_t *c, const tpuc_tensor_t *t)
+{
+    int64_t e = tpuc_tensor_elems(t), off = tpuc_tl_img_alloc(c, (uint64_t)e * 2);
+    if (off < 0) return -1;
+    for (int64_t k = 0; k < e; k++) {
+        uint16_t v = tpuc_f32_to_bf16(t->f[k]);
+        memcpy(c->p->image + off + k * 2, &v, 2);
+    }
+    return off;
+}
+
+int tpuc_emit_concat_rows(ctx_t *c, const tpuc_node_t *n)
+{
+    const unsigned N = c->n;
+    tpuc_graph_t *g = c->g;
+    const tpu_core_geom_t *gm = &c->hw->geom;
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    TRY(tpuc_tl_layer_begin(c, n, "-"));
+    const uint64_t B = (uint64_t)y->dims[0], L = (uint64_t)y->dims[1], D = (uint64_t)y->dims[2];
+    const unsigned es = y->lay.esize;
+    y->lay.kind = TPUC_LAYOUT_PLAIN;
+    y->lay.cols = D;
+    y->lay.rows = B * L;
+    if (tpuc_tl_host_alloc(c, &y->lay)) return -1;
+    const uint64_t G = es == 4 ? min_u64(gm->acc_rows, 65535) : min_u64(gm->ub_rows, 65535);
+    tpuc_tl_hw_mark(c, min_u64(L, G), es == 4 ? min_u64(L, G) : 0, 0);
+    uint64_t row0 = 0; /* the input's first row within an image's L */
+    for (int k = 0; k < n->nin; k++) {
+        const tpuc_tensor_t *x = &g->t[n->in[k]];
+        const uint64_t Lk = (uint64_t)x->dims[1];
+        uint64_t base;
+        if (x->is_const) {
+            int64_t off = const_rows_bf16(c, x);
+            if (off < 0) CERR(c, "out of memory");
+            base = tpuc_tl_img_addr(c, off);
+        } else {
+            if (x->lay.kind != TPUC_LAYOUT_PLAIN || x->lay.esize != 2 || x->lay.cols != D)
+                CERR(c, "internal: input %d is not row-major bf16 [B, L, D]", k);
+            base = x->lay.addr;
+        }
+        for (uint64_t t = 0; t * N < D; t++) {
+            const uint64_t ct = min_u64(N, D - t * N);
+            for (uint64_t b = 0; b < B; b++)
+                for (uint64_t r0 = 0; r0 < Lk; r0 += G) {
+                    uint64_t rows = min_u64(G, Lk - r0);
+                    uint64_t src = base + ((b * Lk + r0) * D + t * N) * 2;
+                    uint64_t dst = y->lay.addr + ((b * L + row0 + r0) * D + t * N) * es;
+                    if (copy_rows(c, src, D * 2, dst, D * es, rows, ct, es)) return -1;
+                }
+        }
+        row0 += Lk;
     }
     return 0;
 }

@@ -10,6 +10,11 @@ dynamic batch (torch's shape arithmetic: Shape, Gather, Div, ..., folded by the 
             and a Reshape), Linear
   slice     Conv2d 3x3, channel_shuffle(2), x[:, 1:6] (a Slice of 5 of the 8 channels),
             x.mean([2, 3], keepdim=True) as the graph output ([B, 5, 1, 1], fp32)
+  tokens    ViT's token rows in miniature: a Conv 2x2 stride 2 patchify, flatten(2).transpose(1, 2)
+            (a Reshape and Transpose of a Conv output: its pixels as rows), torch.cat of the
+            class token expanded to the batch (a folded constant) and the patch rows, a
+            position embedding added, Linear, ReLU, x[:, 0] (a Gather of one row), Linear;
+            wrong answer: x[:, 1]
   relayout  ConvNeXt's block in miniature (ReLU for its GELU): Conv2d 2x2 stride 2, a
             depthwise Conv2d 7x7, permute(0, 2, 3, 1) (Transpose of a Conv output: its pixels
             as rows), LayerNorm, Linear, ReLU, Linear, permute(0, 3, 1, 2) (rows back into a
@@ -97,6 +102,26 @@ class Relayout(torch.nn.Module):
         return F.relu(y + self.gamma * z)
 
 
+class Tokens(torch.nn.Module):
+    """ViT's token rows in miniature: the patch rows of a Conv (flatten(2).transpose(1, 2)),
+    the class token expanded and concatenated before them, a position embedding added, a
+    Linear and ReLU on every row, x[:, 0] into the head; wrong: x[:, 1]"""
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Conv2d(3, 8, 2, stride=2)
+        self.cls = torch.nn.Parameter(torch.rand(1, 1, 8))
+        self.pos = torch.nn.Parameter(torch.rand(1, 10, 8) * 0.1)
+        self.mlp = torch.nn.Linear(8, 8)
+        self.head = torch.nn.Linear(8, 5)
+        self.shuffle = True
+
+    def forward(self, x):
+        p = self.proj(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], dim=1) + self.pos
+        t = F.relu(self.mlp(t))
+        return self.head(t[:, 0] if self.shuffle else t[:, 1])
+
+
 class Slice(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -132,9 +157,9 @@ def bound(name, out, fp32=None):
     return r.returncode == 0, (r.stdout.strip().splitlines() or [r.stderr.strip()[-200:]])[0]
 
 
-for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayout())):
+for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayout()), ("tokens", Tokens())):
     m.eval()
-    x = torch.rand(3, 3, 6, 5) if name != "relayout" else torch.rand(3, 3, 10, 10)
+    x = torch.rand(3, 3, 10, 10) if name == "relayout" else torch.rand(3, 3, 6, 6) if name == "tokens" else torch.rand(3, 3, 6, 5)
     p = os.path.join(W, name + ".onnx")
     torch.onnx.export(m, x, p, opset_version=14, input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
@@ -169,7 +194,8 @@ for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayou
         continue
     ok, line = bound(name, os.path.join(W, name + "_wrong.npy"))
     say(not ok, "%s: the check rejects the network %s (%s)" % (
-        name, "with H and W swapped on the way back" if name == "relayout" else "without its channel shuffles", line))
+        name, {"relayout": "with H and W swapped on the way back", "tokens": "reading x[:, 1]"}.get(
+            name, "without its channel shuffles"), line))
 
 print("test-compiler-chan32: %d failure(s)" % fails)
 sys.exit(1 if fails else 0)

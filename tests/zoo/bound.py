@@ -71,6 +71,34 @@ def int_arith(node, ins):
     return _int_val({"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](r[0], r[1]))
 
 
+def _const(v):
+    return v is not None and not v.act
+
+
+def op_constantofshape(node, ins):
+    """ConstantOfShape of an integer shape: its value (default a float 0) everywhere"""
+    at = [a for a in node.attribute if a.name == "value"]
+    val = numpy_helper.to_array(at[0].t).reshape(-1)[0] if at else np.float32(0)
+    r = np.full(np.asarray(ins[0].raw, np.int64).tolist(), val)
+    return refops.Val(r.astype(np.float64), raw=r if np.issubdtype(r.dtype, np.integer) else None)
+
+
+def const_mask_op(node, ins):
+    """Equal, Where, Expand of constants (ViT's class token expanded to the batch, as torch
+    writes it): exact, or None when an input is an activation"""
+    if not all(i is None or _const(i) for i in ins):
+        return None
+    raw = [np.asarray(i.raw) if i.raw is not None else i.v for i in ins]
+    if node.op_type == "Equal":
+        return _int_val((raw[0] == raw[1]).astype(np.int64))
+    if node.op_type == "Where":
+        y = np.where(raw[0].astype(bool), raw[1], raw[2])
+        return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y)
+    shape = np.broadcast_shapes(ins[0].v.shape, tuple(np.asarray(ins[1].raw, np.int64).tolist()))
+    y = np.broadcast_to(raw[0], shape).copy()
+    return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y.astype(np.float64))
+
+
 def no_reference(node, ins):
     raise refops.NoReference("no reference for operator %s of an activation" % node.op_type)
 
@@ -95,6 +123,12 @@ def main():
     g.node.extend(keep)
     refops.OPS.setdefault("Concat", op_concat)
     refops.OPS.setdefault("Shape", op_shape)
+    refops.OPS.setdefault("ConstantOfShape", op_constantofshape)
+    for name in ("Equal", "Where", "Expand"):
+        def masked(node, ins, fn=refops.OPS.get(name, no_reference)):
+            y = const_mask_op(node, ins)
+            return fn(node, ins) if y is None else y
+        refops.OPS[name] = masked
     refops.OPS.setdefault("Unsqueeze", no_reference)
     refops.OPS.setdefault("Cast", no_reference)
     for name in ("Gather", "Unsqueeze", "Cast", "Concat", "Add", "Sub", "Mul", "Div"):
@@ -102,6 +136,13 @@ def main():
             y = int_arith(node, ins)
             return fn(node, ins) if y is None else y
         refops.OPS[name] = folded
+    for name in ("Slice", "Reshape"):  # of an integer constant: the integers kept
+        def moved(node, ins, fn=refops.OPS[name]):
+            y = fn(node, ins)
+            if _is_int(ins[0]):
+                y = _int_val(np.rint(y.v))
+            return y
+        refops.OPS[name] = moved
     x = np.load(a.x)
     # per node: the bound relative to the node's largest output magnitude (how it grows
     # with depth)

@@ -29,7 +29,9 @@ def build(name, size, calibrate=True):
     torch.manual_seed(0)
     tanh = name.endswith("_gelu_tanh")  # NAME with every nn.GELU the tanh form (no Erf)
     name = name[:-len("_gelu_tanh")] if tanh else name
-    m = getattr(torchvision.models, name)(weights=None)
+    # ViT's position embedding is sized for its input (torchvision's image_size)
+    kw = {"image_size": size} if name.startswith("vit_") else {}
+    m = getattr(torchvision.models, name)(weights=None, **kw)
     for mod in m.modules():
         if tanh and isinstance(mod, torch.nn.GELU):
             mod.approximate = "tanh"

@@ -149,6 +149,8 @@ typedef enum {
                          its pixels as the rows of a row-major [B, H, W, C] (ConvNeXt) */
     TPUC_OP_TOPIXELS, /* and back: Transpose [0, 3, 1, 2] of a row-major [B, H, W, C] into a
                          Conv/pool layout [B, C, H, W] */
+    TPUC_OP_PICK,     /* fold_vit.c: x[:, i] of a row-major activation (a Gather of one
+                         constant index on axis 1; sl_start[1] = i) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
