@@ -46,14 +46,19 @@ run() { # model N cores batch input tag [tpu-compile option]
     fi
 }
 for m in $MODELS; do
-    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    # attention compiles on one core only (docs/compiler.md "Known limits"): ViT's batch of 4
+    # runs on 1 core, its 2- and 4-core runs are skipped
+    case $m in vit*) cores="1" ;; *) cores="1 2 4" ;; esac
     t0=$(date +%s)
-    run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
+    run "$m" $n 1 4 "${m}_x.npy" C1 &&
+        { [ "$cores" = 1 ] || { run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4; }; } &&
         run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" &&
         run "$m" $n 1 1 "${m}_x1.npy" SL "--no-loops" || continue
     # the loop pass (docs/compiler.md "Loops") against the straight-line program
     cmp -s "$W/${m}_B1.npy" "$W/${m}_SL.npy" || { echo "FAIL: $m: differs from --no-loops"; fails=$((fails + 1)); }
     for c in C2 C4; do
+        [ "$cores" = 1 ] && continue
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
     done
     # reused host buffers, shifted views, fused residual Adds and dense strided outputs
@@ -70,10 +75,10 @@ for m in $MODELS; do
     $PY tests/zoo/bound.py "$W/$m.onnx" "$W/${m}_x1.npy" "$W/${m}_B1.npy" --fp32 "$W/${m}_fp32_1.npy" \
         --json "$W/${m}_bound.json" >"$W/${m}_bound.log" 2>&1 ||
         { echo "FAIL: $m: outside the derived bound: $(grep '^bound' "$W/${m}_bound.log" | head -n 1)"; fails=$((fails + 1)); }
-    $PY - "$W" "$m" "$ortx" "$ortx1" $n "$(( $(date +%s) - t0 ))" <<'PY' || fails=$((fails + 1))
+    $PY - "$W" "$m" "$ortx" "$ortx1" $n "$(( $(date +%s) - t0 ))" "$cores" <<'PY' || fails=$((fails + 1))
 import json, os, sys
 import numpy as np
-W, m, ortx, ortx1, n, secs = sys.argv[1:7]
+W, m, ortx, ortx1, n, secs, cores = sys.argv[1:8]
 L = lambda p: np.load(os.path.join(W, p)).astype(np.float64)
 o4, o1, f4, f1, b4, b1 = (L(m + s) for s in ("_C1.npy", "_B1.npy", "_fp32.npy", "_fp32_1.npy",
                                               "_bf16.npy", "_bf16_1.npy"))
@@ -99,8 +104,9 @@ line.append("derived bound: within (worst ratio %.2g); relative bound %.2g after
             % (bj["worst_ratio"], bj["first_layer_rel_bound"], bj["growth_per_dot_layer"],
                "above the outputs from Conv/Gemm %s of %d on" % (vac, bj["dot_layers"]) if vac else
                "below the outputs throughout (%d Conv/Gemm)" % bj["dot_layers"]))
-msg = "%s: %s: N = %s, outputs up to %.3g; 1, 2, 4 cores the same bits; one image = its row of the batch: %s; %s (%s s)" % (
-    "ok" if ok else "FAIL", m, n, np.abs(f4).max(), same1, "; ".join(line), secs)
+msg = "%s: %s: N = %s, outputs up to %.3g; %s; one image = its row of the batch: %s; %s (%s s)" % (
+    "ok" if ok else "FAIL", m, n, np.abs(f4).max(),
+    "1, 2, 4 cores the same bits" if cores != "1" else "1 core only (attention)", same1, "; ".join(line), secs)
 print(msg)
 open(os.path.join(W, "summary.txt"), "a").write(msg + "\n")
 sys.exit(0 if ok else 1)

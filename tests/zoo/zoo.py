@@ -31,7 +31,14 @@ def build(name, size, calibrate=True):
     name = name[:-len("_gelu_tanh")] if tanh else name
     # ViT's position embedding is sized for its input (torchvision's image_size)
     kw = {"image_size": size} if name.startswith("vit_") else {}
+    if name == "inception_v3":  # its auxiliary head (training only) needs 299x299 in train()
+        kw["aux_logits"] = False
     m = getattr(torchvision.models, name)(weights=None, **kw)
+    if name.startswith("vit_"):
+        # torchvision starts the class token and the head at zero (the output would be 0)
+        with torch.no_grad():
+            m.class_token.normal_(0, 1)
+            m.heads.head.weight.normal_(0, 0.02)
     for mod in m.modules():
         if tanh and isinstance(mod, torch.nn.GELU):
             mod.approximate = "tanh"
