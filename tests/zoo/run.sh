@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # test-zoo (make test-full): torchvision models users bring (docs/compiler.md "Operators"),
 # at 64x64 with random weights (issue 32 added MobileNetV3-Small (HardSwish), MNASNet 0.5
-# (x.mean([2, 3])) and ShuffleNetV2 x0.5 (channel_shuffle, x.chunk)), and the text model of models/text.py (int64 token ids), through
+# (x.mean([2, 3])), ShuffleNetV2 x0.5 (channel_shuffle, x.chunk), and ConvNeXt-T and
+# ViT-B/16 with the tanh GELU (zoo.py's NAME_gelu_tanh: the exact GELU's Erf is refused; ViT
+# on one core, as attention compiles)), and the text model of models/text.py (int64 token ids), through
 # tpu-compile and tpu-infer on the C model, at batch 4 and batch 1 (N = 64; VGG-11, VGG-19,
-# ResNet-50, ResNeXt-50 32x4d (grouped Conv) and EfficientNet-B0 at N = 128, which their
+# ResNet-50, ResNeXt-50 32x4d (grouped Conv), EfficientNet-B0, ConvNeXt-T and ViT-B/16 at N = 128, which their
 # programs need to fit 32768 instructions; the text model at N = 16):
 #   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, the one
 #     image alone the same bits as its row of the batch, as the straight-line program
@@ -24,7 +26,7 @@
 # unset; Inception-v3 needs 75)
 set -u
 W=$1; shift
-MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 resnext50_32x4d mobilenet_v3_small mnasnet0_5 shufflenet_v2_x0_5 text"}
+MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 resnext50_32x4d mobilenet_v3_small mnasnet0_5 shufflenet_v2_x0_5 convnext_tiny_gelu_tanh vit_b_16_gelu_tanh text"}
 B=${BUILD:-build}/tools
 PY=/usr/bin/python3
 fails=0
@@ -46,7 +48,7 @@ run() { # model N cores batch input tag [tpu-compile option]
     fi
 }
 for m in $MODELS; do
-    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*|vit*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     # attention compiles on one core only (docs/compiler.md "Known limits"): ViT's batch of 4
     # runs on 1 core, its 2- and 4-core runs are skipped
     case $m in vit*) cores="1" ;; *) cores="1 2 4" ;; esac
