@@ -87,7 +87,8 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {
             /* torch's channel_shuffle of a Conv/pool output: one node of channel copies (the
-               Transpose and the Reshape back are later nodes; this one is now dead) */
+               Transpose and the Reshape back are later nodes; this one is now dead); ViT's
+               patch rows (Reshape to [B, C, H W], Transpose [0, 2, 1]): its pixels as rows */
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat &&
                 (tpuc_lower_shuffle(g, i) || tpuc_lower_patch_rows(g, i)))
                 break;
