@@ -79,7 +79,7 @@ test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 # ---- issue 32, ShuffleNetV2, MNASNet, ConvNeXt, ViT: channel_shuffle, x.chunk and a Slice of
 #      the channels of Conv outputs (DMA channel copies), x.mean([2, 3]) as a GlobalAveragePool,
 #      ConvNeXt's permutes, ViT's token rows, against the composed bound and PyTorch fp32
-#      (tests/compiler/chan32.py; ~10 s) ----
+#      (tests/compiler/chan32.py; ~7 s) ----
 .PHONY: test-compiler-chan32
 TEST_SUITES += test-compiler-chan32
 test-compiler-chan32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
