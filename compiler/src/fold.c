@@ -940,10 +940,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
         if ((n->op == TPUC_OP_ADD || n->op == TPUC_OP_SUB || n->op == TPUC_OP_MUL ||
-             n->op == TPUC_OP_DIV) && b && a->is_const && b->is_const) {
+             n->op == TPUC_OP_DIV || n->op == TPUC_OP_MOD) && b && a->is_const && b->is_const) {
             if (tpuc_fold_const_arith(g, n, err, errlen)) return -1; /* shape arithmetic */
             continue;
         }
+        if (n->op == TPUC_OP_MOD) NODE_ERR(n, "a Mod of an activation: only of constants (shape arithmetic) is supported");
         if (n->op == TPUC_OP_NEG) {
             /* -x as x * -1 (exact: a sign flip; Neg(+0) = -0 as ONNX's) */
             if (rewrite_neg(g, ni, err, errlen)) return -1;

@@ -15,6 +15,10 @@ dynamic batch (torch's shape arithmetic: Shape, Gather, Div, ..., folded by the 
             class token expanded to the batch (a folded constant) and the patch rows, a
             position embedding added, Linear, ReLU, x[:, 0] (a Gather of one row), Linear;
             wrong answer: x[:, 1]
+  modpad    Swin's window padding in miniature: F.pad of a Conv output (4x3 from 6x5) on the
+            right and bottom to a multiple of 4, the pads computed from its shape with %
+            (Mod of constants, folded), then a Conv; wrong answer: the padding on the left
+            and top
   relayout  ConvNeXt's block in miniature (ReLU for its GELU): Conv2d 2x2 stride 2, a
             depthwise Conv2d 7x7, permute(0, 2, 3, 1) (Transpose of a Conv output: its pixels
             as rows), LayerNorm, Linear, ReLU, Linear, permute(0, 3, 1, 2) (rows back into a
@@ -122,6 +126,23 @@ class Tokens(torch.nn.Module):
         return self.head(t[:, 0] if self.shuffle else t[:, 1])
 
 
+class ModPad(torch.nn.Module):
+    """Swin's window padding in miniature: F.pad of a Conv output to a multiple of 4 on the
+    right and bottom, the pads computed from the shape with % (a Mod of constants, folded),
+    then a Conv; wrong: the padding on the left and top"""
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 4, 3)
+        self.c2 = torch.nn.Conv2d(4, 5, 3)
+        self.shuffle = True
+
+    def forward(self, x):
+        y = self.c1(x)
+        _, _, h, w = y.shape
+        ph, pw = (4 - h % 4) % 4, (4 - w % 4) % 4
+        return self.c2(F.pad(y, (0, pw, 0, ph) if self.shuffle else (pw, 0, ph, 0)))
+
+
 class Slice(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -157,7 +178,8 @@ def bound(name, out, fp32=None):
     return r.returncode == 0, (r.stdout.strip().splitlines() or [r.stderr.strip()[-200:]])[0]
 
 
-for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayout()), ("tokens", Tokens())):
+for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayout()), ("tokens", Tokens()),
+                ("modpad", ModPad())):
     m.eval()
     x = torch.rand(3, 3, 10, 10) if name == "relayout" else torch.rand(3, 3, 6, 6) if name == "tokens" else torch.rand(3, 3, 6, 5)
     p = os.path.join(W, name + ".onnx")
@@ -194,7 +216,8 @@ for name, m in (("shuffle", Shuffle()), ("slice", Slice()), ("relayout", Relayou
         continue
     ok, line = bound(name, os.path.join(W, name + "_wrong.npy"))
     say(not ok, "%s: the check rejects the network %s (%s)" % (
-        name, {"relayout": "with H and W swapped on the way back", "tokens": "reading x[:, 1]"}.get(
+        name, {"relayout": "with H and W swapped on the way back", "tokens": "reading x[:, 1]",
+               "modpad": "padding on the left and top"}.get(
             name, "without its channel shuffles"), line))
 
 print("test-compiler-chan32: %d failure(s)" % fails)

@@ -47,7 +47,7 @@ def op_shape(node, ins):
 
 
 def int_arith(node, ins):
-    """Gather, Unsqueeze, Cast, Concat, Add, Sub, Mul, Div of integer constants (shape arithmetic, which the compiler
+    """Gather, Unsqueeze, Cast, Concat, Add, Sub, Mul, Div, Mod of integer constants (shape arithmetic, which the compiler
     folds): exact int64 (Div truncates, as ONNX's), or None for any other input"""
     if not ins or not all(i is None or _is_int(i) for i in ins) or ins[0] is None:
         return None
@@ -65,6 +65,9 @@ def int_arith(node, ins):
         return _int_val(r[0])
     if op == "Concat":
         return _int_val(np.concatenate(r, axis=refops.attrs(node).get("axis", 0)))
+    if op == "Mod":  # fmod 0: the divisor's sign (numpy's), 1: C's
+        fm = refops.attrs(node).get("fmod", 0)
+        return _int_val(np.fmod(r[0], r[1]) if fm else np.mod(r[0], r[1]))
     if op == "Div":
         q = np.abs(r[0]) // np.abs(r[1])
         return _int_val(np.sign(r[0]) * np.sign(r[1]) * q)
@@ -131,12 +134,13 @@ def main():
         refops.OPS[name] = masked
     refops.OPS.setdefault("Unsqueeze", no_reference)
     refops.OPS.setdefault("Cast", no_reference)
-    for name in ("Gather", "Unsqueeze", "Cast", "Concat", "Add", "Sub", "Mul", "Div"):
+    refops.OPS.setdefault("Mod", no_reference)
+    for name in ("Gather", "Unsqueeze", "Cast", "Concat", "Add", "Sub", "Mul", "Div", "Mod"):
         def folded(node, ins, fn=refops.OPS[name]):
             y = int_arith(node, ins)
             return fn(node, ins) if y is None else y
         refops.OPS[name] = folded
-    for name in ("Slice", "Reshape"):  # of an integer constant: the integers kept
+    for name in ("Slice", "Reshape", "Transpose"):  # of an integer constant: the integers kept
         def moved(node, ins, fn=refops.OPS[name]):
             y = fn(node, ins)
             if _is_int(ins[0]):

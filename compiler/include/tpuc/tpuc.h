@@ -151,6 +151,8 @@ typedef enum {
                          Conv/pool layout [B, C, H, W] */
     TPUC_OP_PICK,     /* fold_vit.c: x[:, i] of a row-major activation (a Gather of one
                          constant index on axis 1; sl_start[1] = i) */
+    TPUC_OP_MOD,      /* Mod of two constants (shape arithmetic: Swin's window padding),
+                         folded (fold_attn.c's tpuc_fold_const_arith) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
