@@ -8,16 +8,14 @@ family, model, input, and either "compiles (N instructions)" or the compiler's o
 refusal (or the export's error).
 
 Inputs: 64x64 where the model takes it. Inception-v3 needs 75 (its stride-2 stem and
-reductions leave no pixel below that). AlexNet's AdaptiveAvgPool2d((6, 6)) exports only when the
-feature map divides 6 (torch 1.13 refuses an adaptive pool that would upsample or overlap):
-224. VGG: tests/zoo/zoo.py's 64x64 form (the 7x7 adaptive pool dropped, the first Linear
-taking the 2x2 features), as test-zoo runs it. ViT-B/16 and Swin-T take an image_size /
-any size that their patches divide but ViT's position embedding is sized at construction
-(image_size=64 is accepted by torchvision's VisionTransformer); Swin-T's window 7 needs a
-feature map of at least 7 at its last stage for the shifted windows torchvision computes, and
-at 64 its masks are built at run time in Python (exported as constants): 64 is tried. MaxViT-T
-builds its relative position tables for its input size: 224 only (its stem and 4 stages
-need a multiple of 32 x its 7x7 partitions, 224).
+reductions leave no pixel below that). AlexNet's AdaptiveAvgPool2d((6, 6)) exports only when
+the feature map divides by 6 (torch 1.13 refuses an adaptive pool that would upsample or
+overlap): 224. VGG: tests/zoo/zoo.py's 64x64 form (the 7x7 adaptive pool dropped, the first
+Linear taking the 2x2 features), as test-zoo runs it. ViT-B/16 at 64 with image_size=64 (its
+position embedding is sized at construction; 64 divides into its 16x16 patches). Swin-T
+exports at 64 (it pads its maps to its 7x7 windows itself). MaxViT-T partitions each of its
+four stages (input / 4 .. input / 32) into 7x7 windows and grids, so its input is a multiple
+of 224: 224.
 
 usage: families.py WORKDIR [FAMILY...] [--build DIR] [--reuse] [--gelu-tanh]
 (--reuse: keep an existing MODEL.onnx; --gelu-tanh: the diagnostic above, in build())"""
