@@ -45,3 +45,10 @@ bench-resnet50-rtl: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $(GEN) $(CMO
 .PHONY: bench-article
 bench-article: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-explore
 	@sh bench/article.sh $(BUILD)/bench/article
+
+# Issue 32's census: one torchvision 0.14 model per classification family (opset 14, random
+# weights) through tpu-compile --report-only (tests/zoo/families.py; the table in
+# bench/RESULTS.md "torchvision families (issue 32)"; a few minutes, most of it torch's export).
+.PHONY: bench-families
+bench-families: $(TOOLS_DIR)/tpu-compile
+	nice /usr/bin/python3 tests/zoo/families.py $(BENCH_DIR)/families --build $(BUILD)

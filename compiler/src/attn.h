@@ -28,6 +28,23 @@ int tpuc_fold_mask(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 int tpuc_fold_const_bcast(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 /* lower: every activation input row-major (not a Conv/pool output); 0 or -1 with err */
 int tpuc_lower_attn(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* channels.c, on a Conv/pool output (lower.c): torch's channel_shuffle (Reshape node ni to
+   [B, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back) becomes one TPUC_OP_CHANNELS
+   node (the last Reshape's; the other two dead), and a Slice of the channels only one such
+   node. 1 rewritten, 0 not the pattern. */
+int tpuc_lower_shuffle(tpuc_graph_t *g, size_t ni);
+int tpuc_lower_chslice(tpuc_graph_t *g, tpuc_node_t *n);
+/* channels.c: Transpose [0, 2, 3, 1] of a Conv/pool output (TPUC_OP_TOROWS, row-major
+   output) or [0, 3, 1, 2] of a row-major 4-D tensor (TPUC_OP_TOPIXELS, a Conv/pool layout);
+   the output's layout kind set. 1 rewritten, 0 not that case. */
+int tpuc_lower_relayout(tpuc_graph_t *g, tpuc_node_t *n);
+/* fold_vit.c: Gather node n of an activation with one constant index on axis 1 (ViT's
+   x[:, 0]) becomes TPUC_OP_PICK, its output shape set; -1 with err otherwise. */
+int tpuc_fold_pick(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* channels.c: Reshape node ni of a Conv/pool output [B, C, H, W] to [B, C, H W] read only by
+   a Transpose [0, 2, 1] (ViT's patch rows): the Transpose becomes TPUC_OP_TOROWS of the Conv
+   output, the Reshape dead. 1 rewritten, 0 not that case. */
+int tpuc_lower_patch_rows(tpuc_graph_t *g, size_t ni);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

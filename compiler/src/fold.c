@@ -922,9 +922,17 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             a = in_t(g, n, 0); b = in_t(g, n, 1);
             y = &g->t[n->out[0]];
         }
+        if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
+            /* x[:, i] of an activation (ViT's class token; fold_vit.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_pick(g, n, err, errlen)) return -1;
+            continue;
+        }
+        int all_const = 1; /* a Concat of constants is a shape computation */
+        for (int k = 0; k < n->nin; k++) all_const &= n->in[k] < 0 || g->t[n->in[k]].is_const;
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
             n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||
-            (n->op == TPUC_OP_CONCAT && a->is_const)) {
+            (n->op == TPUC_OP_CONCAT && all_const)) {
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
             if (fold_shape_op(g, n, err, errlen)) return -1;
             n->op = TPUC_OP_DEAD;
@@ -932,10 +940,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
         if ((n->op == TPUC_OP_ADD || n->op == TPUC_OP_SUB || n->op == TPUC_OP_MUL ||
-             n->op == TPUC_OP_DIV) && b && a->is_const && b->is_const) {
+             n->op == TPUC_OP_DIV || n->op == TPUC_OP_MOD) && b && a->is_const && b->is_const) {
             if (tpuc_fold_const_arith(g, n, err, errlen)) return -1; /* shape arithmetic */
             continue;
         }
+        if (n->op == TPUC_OP_MOD) NODE_ERR(n, "a Mod of an activation: only of constants (shape arithmetic) is supported");
         if (n->op == TPUC_OP_NEG) {
             /* -x as x * -1 (exact: a sign flip; Neg(+0) = -0 as ONNX's) */
             if (rewrite_neg(g, ni, err, errlen)) return -1;
@@ -1171,7 +1180,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             for (int k = 0; k < n->nin; k++) {
                 const tpuc_tensor_t *t = in_t(g, n, k);
                 if (!t) NODE_ERR(n, "input %d is missing", k);
-                if (t->is_const) NODE_ERR(n, "input %d is a constant; only activations are supported", k);
+                if (t->is_const && (a->ndim != 3 || !t->f))
+                    NODE_ERR(n, "input %d is a constant; only activations are supported (and float constants in a Concat of [B, L, D] rows: ViT's class token)", k);
                 if (t->ndim != a->ndim) NODE_ERR(n, "inputs of different ranks");
                 for (int i = 0; i < a->ndim; i++)
                     if (i != 1 && t->dims[i] != a->dims[i]) NODE_ERR(n, "input %d differs in dimension %d", k, i);

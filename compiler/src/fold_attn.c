@@ -185,7 +185,7 @@ int tpuc_lower_attn(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
     return 0;
 }
 
-/* Add, Sub, Mul or Div of two constants (torch's shape arithmetic: the head size from a
+/* Add, Sub, Mul, Div or Mod of two constants (torch's shape arithmetic: the head size from a
    Gather of a Shape, ...): folded elementwise, one of them broadcast when it has a single
    element. int64 when both are (Div truncates, as ONNX Runtime's), else fp32 arithmetic. */
 int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
@@ -193,7 +193,9 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
     const tpuc_tensor_t *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
     tpuc_tensor_t *y = &g->t[n->out[0]];
     const int64_t ea = tpuc_tensor_elems(a), eb = tpuc_tensor_elems(b);
-    const tpuc_tensor_t *big = ea >= eb ? a : b;
+    /* the result's shape: the larger operand's (of one element each: the higher rank's, so
+       8 - [4] is [4], not a scalar: F.pad's pads computed with %) */
+    const tpuc_tensor_t *big = ea > eb ? a : eb > ea ? b : a->ndim >= b->ndim ? a : b;
     if (ea != eb && ea != 1 && eb != 1) /* NumPy broadcasting (fold_mask.c: two masks added) */
         return tpuc_fold_const_bcast(g, n, err, errlen);
     const int isint = a->i && b->i;
@@ -209,6 +211,11 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
             case TPUC_OP_ADD: o = x + v; break;
             case TPUC_OP_SUB: o = x - v; break;
             case TPUC_OP_MUL: o = x * v; break;
+            case TPUC_OP_MOD: /* fmod 0: the remainder takes the divisor's sign (ONNX, Python) */
+                if (v == 0) { free(d); NODE_ERR(n, "an integer Mod by zero"); }
+                o = x % v; /* fmod 1: C's remainder, the dividend's sign */
+                if (!tpuc_attr_int(n, "fmod", 0) && o != 0 && (o < 0) != (v < 0)) o += v;
+                break;
             default:
                 if (v == 0) { free(d); NODE_ERR(n, "an integer division by zero"); }
                 o = x / v;
@@ -217,6 +224,7 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
             ((int64_t *)d)[k] = o;
         } else {
             float x = a->f ? a->f[ka] : (float)a->i[ka], v = b->f ? b->f[kb] : (float)b->i[kb];
+            if (n->op == TPUC_OP_MOD) { free(d); NODE_ERR(n, "a Mod of float constants is not supported (integers only)"); }
             ((float *)d)[k] = n->op == TPUC_OP_ADD ? x + v : n->op == TPUC_OP_SUB ? x - v
                               : n->op == TPUC_OP_MUL ? x * v : x / v;
         }

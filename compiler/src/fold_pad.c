@@ -194,7 +194,7 @@ static int flipped_weights(tpuc_graph_t *g, size_t ni, const tpuc_tensor_t *w)
 }
 
 /* Opens a free node slot at index ni (nodes ni.. move up by one; producers follow). */
-static int insert_node_at(tpuc_graph_t *g, size_t ni)
+int tpuc_insert_node_at(tpuc_graph_t *g, size_t ni)
 {
     if (tpuc_add_node(g) < 0) return -1;
     memmove(&g->n[ni + 1], &g->n[ni], (g->nn - 1 - ni) * sizeof g->n[0]);
@@ -269,7 +269,7 @@ int tpuc_fold_convtranspose(tpuc_graph_t *g, size_t ni, char *err, size_t errlen
     char nm[300];
     snprintf(nm, sizeof nm, "%.200s/dilated", g->n[ni].name);
     int ti = tpuc_add_tensor(g, nm);
-    if (ti < 0 || insert_node_at(g, ni)) return tpuc_err(err, errlen, "out of memory"), -1;
+    if (ti < 0 || tpuc_insert_node_at(g, ni)) return tpuc_err(err, errlen, "out of memory"), -1;
     tpuc_node_t *pd = &g->n[ni], *cv = &g->n[ni + 1];
     pd->name = tpuc_strdup(nm);
     pd->op_type = tpuc_strdup("Pad(ConvTranspose input)");

@@ -25,6 +25,7 @@ static int wants_spatial(const tpuc_graph_t *g, const tpuc_node_t *n)
     if (n->op == TPUC_OP_CONCAT && g->t[n->in[0]].ndim >= 3) return 1;
     if (n->op == TPUC_OP_PAD) return 1; /* [B, C, H, W] / [B, C, L] only (fold_pad.c) */
     if (n->op == TPUC_OP_BN && g->t[n->in[0]].ndim >= 3) return 1;
+    if (n->op == TPUC_OP_CHANNELS) return 1; /* channels.c: Conv/pool outputs only */
     return 0;
 }
 
@@ -78,10 +79,19 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         switch (n->op) {
         case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
-        case TPUC_OP_PAD:
+        case TPUC_OP_PAD: case TPUC_OP_CHANNELS: case TPUC_OP_TOPIXELS:
             y->lay.kind = TPUC_LAYOUT_SPATIAL;
             break;
+        case TPUC_OP_TOROWS:
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
+            break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE: {
+            /* torch's channel_shuffle of a Conv/pool output: one node of channel copies (the
+               Transpose and the Reshape back are later nodes; this one is now dead); ViT's
+               patch rows (Reshape to [B, C, H W], Transpose [0, 2, 1]): its pixels as rows */
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat &&
+                (tpuc_lower_shuffle(g, i) || tpuc_lower_patch_rows(g, i)))
+                break;
             int pix1 = a->ndim >= 3;
             for (int d = 2; d < a->ndim; d++) if (a->dims[d] != 1) pix1 = 0;
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && pix1 && y->ndim == 2) {
@@ -120,19 +130,49 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind != TPUC_LAYOUT_PLAIN) LERR("Softmax of a Conv/pool output (channels-last in memory) is not supported");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
-        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX: case TPUC_OP_LAYERNORM:
+        case TPUC_OP_REDUCEMEAN: case TPUC_OP_REDUCESUM: case TPUC_OP_REDUCEMAX: case TPUC_OP_LAYERNORM: {
+            /* x.mean([2, 3]) of a Conv/pool output: a GlobalAveragePool (reduce_gap.c); the
+               Reshape it may add is the next node */
+            int gap = tpuc_mean_to_gap(g, i, err, errlen);
+            if (gap < 0) return -1;
+            if (gap) {
+                g->t[g->n[i].out[0]].lay.kind = TPUC_LAYOUT_SPATIAL;
+                break;
+            }
             if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat)
-                LERR("a reduction or LayerNorm of a Conv/pool output (channels-last in memory) is not supported");
+                LERR("a reduction or LayerNorm of a Conv/pool output (channels-last in memory) is not supported (but ReduceMean over every spatial axis)");
             y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
+        }
         case TPUC_OP_TRANSPOSE: case TPUC_OP_SLICE: case TPUC_OP_MATMUL2:
+            /* a Slice of the channels of a Conv/pool output (x.chunk(2, dim=1)): channel
+               copies (channels.c) */
+            if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat && tpuc_lower_chslice(g, n)) {
+                y->lay.kind = TPUC_LAYOUT_SPATIAL;
+                break;
+            }
+            /* ConvNeXt's permutes: a Conv/pool output's pixels as rows, and back */
+            if (tpuc_lower_relayout(g, n)) break;
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
-        case TPUC_OP_CONCAT:
-            for (int k = 0; k < n->nin; k++)
-                if (g->t[n->in[k]].lay.kind != a->lay.kind || g->t[n->in[k]].lay.flat)
-                    LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor)");
-            y->lay.kind = a->lay.kind;
+        case TPUC_OP_CONCAT: {
+            /* the layout of the activations; constants (ViT's class token) are rows copied
+               from the constant image into a row-major Concat */
+            const tpuc_tensor_t *ref = NULL;
+            for (int k = 0; k < n->nin && !ref; k++)
+                if (!g->t[n->in[k]].is_const) ref = &g->t[n->in[k]];
+            if (!ref) LERR("internal: a Concat of constants");
+            for (int k = 0; k < n->nin; k++) {
+                const tpuc_tensor_t *t = &g->t[n->in[k]];
+                if (t->is_const ? ref->lay.kind != TPUC_LAYOUT_PLAIN : t->lay.kind != ref->lay.kind || t->lay.flat)
+                    LERR("inputs with different memory layouts (a Conv/pool output and a row-major tensor, or a constant)");
+            }
+            y->lay.kind = ref->lay.kind;
+            break;
+        }
+        case TPUC_OP_PICK:
+            if (a->lay.kind != TPUC_LAYOUT_PLAIN || a->lay.flat) LERR("x[:, i] of a Conv/pool output is not supported");
+            y->lay.kind = TPUC_LAYOUT_PLAIN;
             break;
         default: { /* elementwise, BN: the input's kind (the activation's: c + x, c - x) */
             int second = n->nin > 1 && n->in[1] >= 0 ? n->in[1] : -1;

@@ -72,6 +72,8 @@ static const op_info_t OPS[] = {
     {"Where", TPUC_OP_WHERE, {9, 16}, {9, 16}},
     {"Trilu", TPUC_OP_TRILU, {14}, {14}},
     {"Or", TPUC_OP_OR, {1, 7}, {7}},
+    /* shape arithmetic on constants (Swin's W % window), folded */
+    {"Mod", TPUC_OP_MOD, {10, 13}, {10, 13}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 

@@ -2464,8 +2464,15 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
         case TPUC_OP_CONV: rc = n->depthwise ? emit_dwconv(c, n) : emit_conv(c, n); break;
         case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: rc = emit_pool(c, n); break;
         case TPUC_OP_GAP: rc = emit_gap(c, n); break;
-        case TPUC_OP_CONCAT: rc = emit_concat(c, n); break;
+        case TPUC_OP_CONCAT:
+            /* row-major [B, L, D] rows (ViT's class token and patch rows): tile_channels.c */
+            rc = y->ndim == 3 && y->lay.kind == TPUC_LAYOUT_PLAIN ? tpuc_emit_concat_rows(c, n)
+                                                                 : emit_concat(c, n);
+            break;
+        case TPUC_OP_PICK: rc = tpuc_emit_pick(c, n); break;
         case TPUC_OP_PAD: rc = tpuc_emit_pad(c, n); break;
+        case TPUC_OP_CHANNELS: rc = tpuc_emit_channels(c, n); break;
+        case TPUC_OP_TOROWS: case TPUC_OP_TOPIXELS: rc = tpuc_emit_relayout(c, n); break;
         case TPUC_OP_GATHER: rc = emit_embed(c, n); break;
         case TPUC_OP_SOFTMAX: rc = emit_softmax(c, n); break;
         case TPUC_OP_FLATTEN: case TPUC_OP_RESHAPE:

@@ -100,4 +100,15 @@ int tpuc_emit_matmul2(ctx_t *c, const tpuc_node_t *n);
    rows written with the constant, the input's pixels copied into their places by DMA */
 int tpuc_emit_pad(ctx_t *c, const tpuc_node_t *n);
 
+/* tile_channels.c: a channel shuffle or a Slice of the channels of a Conv/pool output
+   (channels.c): runs of channels DMA'd through UB */
+int tpuc_emit_channels(ctx_t *c, const tpuc_node_t *n);
+/* tile_channels.c: a Conv/pool output's pixels as the rows of a row-major [B, H, W, C], or
+   such rows into a Conv/pool layout (ConvNeXt's permutes) */
+int tpuc_emit_relayout(ctx_t *c, const tpuc_node_t *n);
+/* tile_channels.c: ViT's token rows: x[:, i] (TPUC_OP_PICK) and a Concat on axis 1 of
+   row-major [B, L_k, D] tensors, constants among them */
+int tpuc_emit_pick(ctx_t *c, const tpuc_node_t *n);
+int tpuc_emit_concat_rows(ctx_t *c, const tpuc_node_t *n);
+
 #endif

@@ -35,6 +35,14 @@ char *tpuc_strdup(const char *s);
 /* Append a tensor / node; the index, or -1 when out of memory. */
 int tpuc_add_tensor(tpuc_graph_t *g, const char *name);
 int tpuc_add_node(tpuc_graph_t *g);
+/* Opens a free (zeroed) node slot at index ni: nodes ni.. move up by one, producers and the
+   graph's node references follow (fold_pad.c). 0, or -1 when out of memory. */
+int tpuc_insert_node_at(tpuc_graph_t *g, size_t ni);
+/* ReduceMean over every spatial axis of a Conv/pool output (x.mean([2, 3]): MNASNet,
+   ShuffleNetV2): node ni becomes a GlobalAveragePool, followed by a Reshape to the kept
+   dimensions when keepdims is 0 (reduce_gap.c). 1 rewritten, 0 not that case, -1 out of
+   memory (err set). */
+int tpuc_mean_to_gap(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* Appends printf text to the program's assembly. 0 or -1 (out of memory). */
 int tpuc_asm(tpuc_prog_t *p, const char *fmt, ...) TPUC_PRINTF(2, 3);
 

@@ -75,3 +75,12 @@ test-compiler-loops: $(BUILD)/tests/loops_test
 TEST_SUITES += test-compiler-ops32
 test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	nice /usr/bin/python3 tests/compiler/ops32.py $(BUILD)/test-compiler-ops32 $(BUILD)/tools
+
+# ---- issue 32, ShuffleNetV2, MNASNet, ConvNeXt, ViT: channel_shuffle, x.chunk and a Slice of
+#      the channels of Conv outputs (DMA channel copies), x.mean([2, 3]) as a GlobalAveragePool,
+#      ConvNeXt's permutes, ViT's token rows, against the composed bound and PyTorch fp32
+#      (tests/compiler/chan32.py; ~7 s) ----
+.PHONY: test-compiler-chan32
+TEST_SUITES += test-compiler-chan32
+test-compiler-chan32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/chan32.py $(BUILD)/test-compiler-chan32 $(BUILD)/tools

@@ -902,8 +902,11 @@ def op_convtranspose(node, ins):
 
 
 def op_concat(node, ins):
-    # bits moved (DMA row copies into the output's columns): no rounding
+    # bits moved (DMA row copies into the output's columns): no rounding; but a float
+    # constant among activations (ViT's class token) is stored as bf16 at compile time
     ax = attrs(node).get("axis", 0)
+    if any(i.act for i in ins):
+        ins = [i if i.act else rb(i) for i in ins]
     return Val(np.concatenate([i.v for i in ins], axis=ax), np.concatenate([i.e for i in ins], axis=ax),
                bf=all(i.bf for i in ins), act=any(i.act for i in ins))
 

@@ -31,6 +31,81 @@ def op_concat(node, ins):
     return refops.Val(v, e, bf=all(i.bf for i in ins), act=any(i.act for i in ins))
 
 
+def _is_int(v):
+    return v is not None and not v.act and v.raw is not None and np.issubdtype(np.asarray(v.raw).dtype, np.integer)
+
+
+def _int_val(a):
+    a = np.asarray(a, np.int64)
+    return refops.Val(a.astype(np.float64), raw=a)
+
+
+def op_shape(node, ins):
+    """the input's shape: integers, exact (torch's shape arithmetic, e.g. ShuffleNetV2's
+    x.chunk(2, dim=1) computes the Slice's ends from it)"""
+    return _int_val(ins[0].v.shape)
+
+
+def int_arith(node, ins):
+    """Gather, Unsqueeze, Cast, Concat, Add, Sub, Mul, Div, Mod of integer constants (shape arithmetic, which the compiler
+    folds): exact int64 (Div truncates, as ONNX's), or None for any other input"""
+    if not ins or not all(i is None or _is_int(i) for i in ins) or ins[0] is None:
+        return None
+    r = [np.asarray(i.raw, np.int64) if i is not None else None for i in ins]
+    op = node.op_type
+    if op == "Gather":
+        return _int_val(np.take(r[0], r[1], axis=refops.attrs(node).get("axis", 0)))
+    if op == "Unsqueeze":  # opset 13+: the axes an input
+        ax = r[1].reshape(-1).tolist() if len(r) > 1 else refops.attrs(node)["axes"]
+        y = r[0]
+        for a in sorted(int(a) % (y.ndim + len(ax)) for a in ax):
+            y = np.expand_dims(y, a)
+        return _int_val(y)
+    if op == "Cast":
+        return _int_val(r[0])
+    if op == "Concat":
+        return _int_val(np.concatenate(r, axis=refops.attrs(node).get("axis", 0)))
+    if op == "Mod":  # fmod 0: the divisor's sign (numpy's), 1: C's
+        fm = refops.attrs(node).get("fmod", 0)
+        return _int_val(np.fmod(r[0], r[1]) if fm else np.mod(r[0], r[1]))
+    if op == "Div":
+        q = np.abs(r[0]) // np.abs(r[1])
+        return _int_val(np.sign(r[0]) * np.sign(r[1]) * q)
+    return _int_val({"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](r[0], r[1]))
+
+
+def _const(v):
+    return v is not None and not v.act
+
+
+def op_constantofshape(node, ins):
+    """ConstantOfShape of an integer shape: its value (default a float 0) everywhere"""
+    at = [a for a in node.attribute if a.name == "value"]
+    val = numpy_helper.to_array(at[0].t).reshape(-1)[0] if at else np.float32(0)
+    r = np.full(np.asarray(ins[0].raw, np.int64).tolist(), val)
+    return refops.Val(r.astype(np.float64), raw=r if np.issubdtype(r.dtype, np.integer) else None)
+
+
+def const_mask_op(node, ins):
+    """Equal, Where, Expand of constants (ViT's class token expanded to the batch, as torch
+    writes it): exact, or None when an input is an activation"""
+    if not all(i is None or _const(i) for i in ins):
+        return None
+    raw = [np.asarray(i.raw) if i.raw is not None else i.v for i in ins]
+    if node.op_type == "Equal":
+        return _int_val((raw[0] == raw[1]).astype(np.int64))
+    if node.op_type == "Where":
+        y = np.where(raw[0].astype(bool), raw[1], raw[2])
+        return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y)
+    shape = np.broadcast_shapes(ins[0].v.shape, tuple(np.asarray(ins[1].raw, np.int64).tolist()))
+    y = np.broadcast_to(raw[0], shape).copy()
+    return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y.astype(np.float64))
+
+
+def no_reference(node, ins):
+    raise refops.NoReference("no reference for operator %s of an activation" % node.op_type)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -50,6 +125,28 @@ def main():
     del g.node[:]
     g.node.extend(keep)
     refops.OPS.setdefault("Concat", op_concat)
+    refops.OPS.setdefault("Shape", op_shape)
+    refops.OPS.setdefault("ConstantOfShape", op_constantofshape)
+    for name in ("Equal", "Where", "Expand"):
+        def masked(node, ins, fn=refops.OPS.get(name, no_reference)):
+            y = const_mask_op(node, ins)
+            return fn(node, ins) if y is None else y
+        refops.OPS[name] = masked
+    refops.OPS.setdefault("Unsqueeze", no_reference)
+    refops.OPS.setdefault("Cast", no_reference)
+    refops.OPS.setdefault("Mod", no_reference)
+    for name in ("Gather", "Unsqueeze", "Cast", "Concat", "Add", "Sub", "Mul", "Div", "Mod"):
+        def folded(node, ins, fn=refops.OPS[name]):
+            y = int_arith(node, ins)
+            return fn(node, ins) if y is None else y
+        refops.OPS[name] = folded
+    for name in ("Slice", "Reshape", "Transpose"):  # of an integer constant: the integers kept
+        def moved(node, ins, fn=refops.OPS[name]):
+            y = fn(node, ins)
+            if _is_int(ins[0]):
+                y = _int_val(np.rint(y.v))
+            return y
+        refops.OPS[name] = moved
     x = np.load(a.x)
     # per node: the bound relative to the node's largest output magnitude (how it grows
     # with depth)

@@ -1,9 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # test-zoo (make test-full): torchvision models users bring (docs/compiler.md "Operators"),
-# at 64x64 with random weights, and the text model of models/text.py (int64 token ids), through
+# at 64x64 with random weights (issue 32 added MobileNetV3-Small (HardSwish), MNASNet 0.5
+# (x.mean([2, 3])), ShuffleNetV2 x0.5 (channel_shuffle, x.chunk), and ConvNeXt-T and
+# ViT-B/16 with the tanh GELU (zoo.py's NAME_gelu_tanh: the exact GELU's Erf is refused; ViT
+# on one core, as attention compiles)), and the text model of models/text.py (int64 token ids), through
 # tpu-compile and tpu-infer on the C model, at batch 4 and batch 1 (N = 64; VGG-11, VGG-19,
-# ResNet-50, ResNeXt-50 32x4d (grouped Conv) and EfficientNet-B0 at N = 128, which their
+# ResNet-50, ResNeXt-50 32x4d (grouped Conv), EfficientNet-B0, ConvNeXt-T and ViT-B/16 at N = 128, which their
 # programs need to fit 32768 instructions; the text model at N = 16):
 #   - bit-exact against itself: the batch of 4 on 1, 2 and 4 cores the same bits, the one
 #     image alone the same bits as its row of the batch, as the straight-line program
@@ -19,17 +22,18 @@
 #     makes through this network's depth, measured, where the composed bound is vacuous), and
 #     the same class wherever PyTorch fp32's top-2 margin exceeds twice our largest difference.
 # A summary line per model goes to WORKDIR/summary.txt.
-# usage: tests/zoo/run.sh WORKDIR [MODEL...]
+# usage: [ZOO_SIZE=S] tests/zoo/run.sh WORKDIR [MODEL...]   (ZOO_SIZE: the input's side, 64 when
+# unset; Inception-v3 needs 75)
 set -u
 W=$1; shift
-MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 resnext50_32x4d text"}
+MODELS=${*:-"resnet18 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11 vgg19 resnet50 resnext50_32x4d mobilenet_v3_small mnasnet0_5 shufflenet_v2_x0_5 convnext_tiny_gelu_tanh vit_b_16_gelu_tanh text"}
 B=${BUILD:-build}/tools
 PY=/usr/bin/python3
 fails=0
 mkdir -p "$W"
 : >"$W/summary.txt"
 TV=$(echo " $MODELS " | sed 's/ text / /') # the text model (models/text.py) is not torchvision's
-$PY tests/zoo/zoo.py "$W" 64 4 $TV >"$W/export.log" 2>&1 || { tail -n 20 "$W/export.log"; exit 1; }
+$PY tests/zoo/zoo.py "$W" "${ZOO_SIZE:-64}" 4 $TV >"$W/export.log" 2>&1 || { tail -n 20 "$W/export.log"; exit 1; }
 case " $MODELS " in *" text "*)
     $PY models/text.py "$W" --batch 4 >>"$W/export.log" 2>&1 || { tail -n 20 "$W/export.log"; exit 1; } ;;
 esac
@@ -44,14 +48,19 @@ run() { # model N cores batch input tag [tpu-compile option]
     fi
 }
 for m in $MODELS; do
-    case $m in vgg*|resnet50|resnext*|efficientnet*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*|vit*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    # attention compiles on one core only (docs/compiler.md "Known limits"): ViT's batch of 4
+    # runs on 1 core, its 2- and 4-core runs are skipped
+    case $m in vit*) cores="1" ;; *) cores="1 2 4" ;; esac
     t0=$(date +%s)
-    run "$m" $n 1 4 "${m}_x.npy" C1 && run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4 &&
+    run "$m" $n 1 4 "${m}_x.npy" C1 &&
+        { [ "$cores" = 1 ] || { run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4; }; } &&
         run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" &&
         run "$m" $n 1 1 "${m}_x1.npy" SL "--no-loops" || continue
     # the loop pass (docs/compiler.md "Loops") against the straight-line program
     cmp -s "$W/${m}_B1.npy" "$W/${m}_SL.npy" || { echo "FAIL: $m: differs from --no-loops"; fails=$((fails + 1)); }
     for c in C2 C4; do
+        [ "$cores" = 1 ] && continue
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
     done
     # reused host buffers, shifted views, fused residual Adds and dense strided outputs
@@ -68,10 +77,10 @@ for m in $MODELS; do
     $PY tests/zoo/bound.py "$W/$m.onnx" "$W/${m}_x1.npy" "$W/${m}_B1.npy" --fp32 "$W/${m}_fp32_1.npy" \
         --json "$W/${m}_bound.json" >"$W/${m}_bound.log" 2>&1 ||
         { echo "FAIL: $m: outside the derived bound: $(grep '^bound' "$W/${m}_bound.log" | head -n 1)"; fails=$((fails + 1)); }
-    $PY - "$W" "$m" "$ortx" "$ortx1" $n "$(( $(date +%s) - t0 ))" <<'PY' || fails=$((fails + 1))
+    $PY - "$W" "$m" "$ortx" "$ortx1" $n "$(( $(date +%s) - t0 ))" "$cores" <<'PY' || fails=$((fails + 1))
 import json, os, sys
 import numpy as np
-W, m, ortx, ortx1, n, secs = sys.argv[1:7]
+W, m, ortx, ortx1, n, secs, cores = sys.argv[1:8]
 L = lambda p: np.load(os.path.join(W, p)).astype(np.float64)
 o4, o1, f4, f1, b4, b1 = (L(m + s) for s in ("_C1.npy", "_B1.npy", "_fp32.npy", "_fp32_1.npy",
                                               "_bf16.npy", "_bf16_1.npy"))
@@ -97,8 +106,9 @@ line.append("derived bound: within (worst ratio %.2g); relative bound %.2g after
             % (bj["worst_ratio"], bj["first_layer_rel_bound"], bj["growth_per_dot_layer"],
                "above the outputs from Conv/Gemm %s of %d on" % (vac, bj["dot_layers"]) if vac else
                "below the outputs throughout (%d Conv/Gemm)" % bj["dot_layers"]))
-msg = "%s: %s: N = %s, outputs up to %.3g; 1, 2, 4 cores the same bits; one image = its row of the batch: %s; %s (%s s)" % (
-    "ok" if ok else "FAIL", m, n, np.abs(f4).max(), same1, "; ".join(line), secs)
+msg = "%s: %s: N = %s, outputs up to %.3g; %s; one image = its row of the batch: %s; %s (%s s)" % (
+    "ok" if ok else "FAIL", m, n, np.abs(f4).max(),
+    "1, 2, 4 cores the same bits" if cores != "1" else "1 core only (attention)", same1, "; ".join(line), secs)
 print(msg)
 open(os.path.join(W, "summary.txt"), "a").write(msg + "\n")
 sys.exit(0 if ok else 1)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# torchvision models on the compiler (tests/zoo/run.sh), make test-full: seven models at 64x64,
+# torchvision models on the compiler (tests/zoo/run.sh), make test-full: thirteen models at 64x64,
 # batch 4 on 1, 2, 4 cores and batch 1, against the derived bound, PyTorch fp32 and ONNX Runtime.
 .PHONY: test-zoo
 FULL_SUITES += test-zoo

@@ -10,6 +10,8 @@ VGG at a small input: torchvision's VGG ends its features with AdaptiveAvgPool2d
 at 64x64 would have to upsample a 2x2 map to 7x7 (torch 1.13 cannot export that); here the pool
 is dropped and the classifier's first Linear takes the 512 x 2 x 2 features (2048 -> 4096, the
 rest of the network unchanged). At 224x224 the model is torchvision's as it is.
+NAME_gelu_tanh (e.g. convnext_tiny_gelu_tanh): torchvision's NAME with every nn.GELU made
+GELU(approximate='tanh') (`vop gelu`), a stand-in while the exact GELU's Erf is refused.
 --export-only (bench/article.sh, for the predictor): only NAME.onnx, no BatchNorm calibration
 and no reference outputs (the predicted cycles do not depend on the weights or the data).
 usage: zoo.py OUT SIZE BATCH [--export-only] MODEL..."""
@@ -25,7 +27,21 @@ def build(name, size, calibrate=True):
     """torchvision's NAME for SIZE x SIZE images, seed 0, random weights, BatchNorm statistics
     calibrated on 4 random batches of 8 (unless calibrate is False), in eval mode."""
     torch.manual_seed(0)
-    m = getattr(torchvision.models, name)(weights=None)
+    tanh = name.endswith("_gelu_tanh")  # NAME with every nn.GELU the tanh form (no Erf)
+    name = name[:-len("_gelu_tanh")] if tanh else name
+    # ViT's position embedding is sized for its input (torchvision's image_size)
+    kw = {"image_size": size} if name.startswith("vit_") else {}
+    if name == "inception_v3":  # its auxiliary head (training only) needs 299x299 in train()
+        kw["aux_logits"] = False
+    m = getattr(torchvision.models, name)(weights=None, **kw)
+    if name.startswith("vit_"):
+        # torchvision starts the class token and the head at zero (the output would be 0)
+        with torch.no_grad():
+            m.class_token.normal_(0, 1)
+            m.heads.head.weight.normal_(0, 0.02)
+    for mod in m.modules():
+        if tanh and isinstance(mod, torch.nn.GELU):
+            mod.approximate = "tanh"
     if name.startswith("vgg") and size < 224:
         f = size // 32
         m.avgpool = torch.nn.Identity()

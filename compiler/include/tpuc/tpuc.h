@@ -143,6 +143,16 @@ typedef enum {
     TPUC_OP_CONVT,   /* ConvTranspose: fold_pad.c rewrites it as a Pad and a Conv */
     /* attention masks (fold_mask.c): folded on constants, Where(mask, -inf, x) -> an Add */
     TPUC_OP_CONSTOFSHAPE, TPUC_OP_EXPAND, TPUC_OP_EQUAL, TPUC_OP_WHERE, TPUC_OP_TRILU, TPUC_OP_OR,
+    TPUC_OP_CHANNELS, /* lower (channels.c): a channel shuffle or a Slice of the channels of a
+                         Conv/pool output, copied by DMA (tile_channels.c) */
+    TPUC_OP_TOROWS,   /* lower (channels.c): Transpose [0, 2, 3, 1] of a Conv/pool output,
+                         its pixels as the rows of a row-major [B, H, W, C] (ConvNeXt) */
+    TPUC_OP_TOPIXELS, /* and back: Transpose [0, 3, 1, 2] of a row-major [B, H, W, C] into a
+                         Conv/pool layout [B, C, H, W] */
+    TPUC_OP_PICK,     /* fold_vit.c: x[:, i] of a row-major activation (a Gather of one
+                         constant index on axis 1; sl_start[1] = i) */
+    TPUC_OP_MOD,      /* Mod of two constants (shape arithmetic: Swin's window padding),
+                         folded (fold_attn.c's tpuc_fold_const_arith) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
@@ -163,7 +173,9 @@ typedef struct {
     float clip_lo, clip_hi;
     float hs_alpha, hs_beta; /* HardSigmoid / HardSwish: y = max(0, min(1, alpha x + beta)) (x) */
     int depthwise;   /* Conv with group = channels (one input channel per output channel) */ /* Clip (and a Clip fused as the activation: fuse_act = CLIP) */
-    int groups;      /* Conv: group (1 when absent); grouped (not depthwise) runs on the MXU */
+    int groups;      /* Conv: group (1 when absent); grouped (not depthwise) runs on the MXU;
+                        TPUC_OP_CHANNELS: the shuffle's groups (1: none), its output channel
+                        j the shuffled input's channel sl_start[1] + j */
     int embed;       /* Gather of rows of a float initializer (in[0], [V, D]) by the integer
                         graph input (in[1]): an embedding lookup, run as a one-hot matmul;
                         2: its output transposed to [B, D, L] (a Transpose perm [0, 2, 1]
