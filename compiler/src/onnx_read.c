@@ -229,21 +229,13 @@ static int check_dims(const char *what, const char *name, size_t nd, const int64
     return 0;
 }
 
-/* A bool TensorProto (an attention mask: torch's key_padding_mask) -> a constant whose 0/1
-   values are held as int64 (dtype TPUC_BOOL): raw data one byte per element, or int32_data. */
-static int read_bool_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
-                            char *err, size_t errlen)
+/* A new constant tensor named name with tp's dims and dtype dt (no data yet): its index, or -1
+   with err (the name taken already, or memory). */
+static int new_const_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
+                            tpuc_dtype_t dt, char *err, size_t errlen)
 {
     if (tpuc_tensor_find(g, name) >= 0) {
         tpuc_err(err, errlen, "initializer '%s' defined twice", name);
-        return -1;
-    }
-    int64_t e = 1;
-    for (size_t i = 0; i < tp->n_dims; i++) e *= tp->dims[i]; /* check_dims bounded it */
-    size_t have = tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data;
-    if (have != (size_t)e) {
-        tpuc_err(err, errlen, "initializer '%s': %zu %s of bool data, the shape needs %lld",
-                 name, have, tp->has_raw_data ? "bytes" : "values", (long long)e);
         return -1;
     }
     int ti = tpuc_add_tensor(g, name);
@@ -252,7 +244,26 @@ static int read_bool_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const 
     t->ndim = (int)tp->n_dims;
     for (size_t i = 0; i < tp->n_dims; i++) t->dims[i] = tp->dims[i];
     t->is_const = 1;
-    t->dtype = TPUC_BOOL;
+    t->dtype = dt;
+    return ti;
+}
+
+/* A bool TensorProto (an attention mask: torch's key_padding_mask) -> a constant whose 0/1
+   values are held as int64 (dtype TPUC_BOOL): raw data one byte per element, or int32_data. */
+static int read_bool_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
+                            char *err, size_t errlen)
+{
+    int64_t e = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) e *= tp->dims[i]; /* check_dims bounded it */
+    size_t have = tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data;
+    if (have != (size_t)e) {
+        tpuc_err(err, errlen, "initializer '%s': %zu %s of bool data, the shape needs %lld",
+                 name, have, tp->has_raw_data ? "bytes" : "values", (long long)e);
+        return -1;
+    }
+    int ti = new_const_tensor(g, tp, name, TPUC_BOOL, err, errlen);
+    if (ti < 0) return -1;
+    tpuc_tensor_t *t = &g->t[ti];
     t->i = calloc((size_t)(e ? e : 1), sizeof *t->i);
     if (!t->i) return tpuc_err(err, errlen, "out of memory"), -1;
     for (int64_t k = 0; k < e; k++)
@@ -280,17 +291,9 @@ static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char 
                  name, dt);
         return -1;
     }
-    if (tpuc_tensor_find(g, name) >= 0) {
-        tpuc_err(err, errlen, "initializer '%s' defined twice", name);
-        return -1;
-    }
-    int ti = tpuc_add_tensor(g, name);
-    if (ti < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    int ti = new_const_tensor(g, tp, name, (tpuc_dtype_t)dt, err, errlen);
+    if (ti < 0) return -1;
     tpuc_tensor_t *t = &g->t[ti];
-    t->ndim = (int)tp->n_dims;
-    for (size_t i = 0; i < tp->n_dims; i++) t->dims[i] = tp->dims[i];
-    t->is_const = 1;
-    t->dtype = (tpuc_dtype_t)dt;
     int64_t e = tpuc_tensor_elems(t);
     size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? 4 : 8;
     /* the data must be there before anything is allocated for it (a header claiming 2^31
