@@ -62,6 +62,7 @@ static int dma(tpuc_ectx_t *c, const char *mn, unsigned mem, uint64_t row, uint6
                uint64_t cols, uint64_t addr, uint64_t stride)
 {
     counted(c);
+    c->wops += mem == 2; /* WMEM */
     if (c->dry) return 0;
     return put(c, "%s %s row=%llu rows=%llu cols=%llu addr=0x%llx stride=%llu\n", mn, MEM[mem],
                (unsigned long long)row, (unsigned long long)rows, (unsigned long long)cols,
@@ -83,6 +84,7 @@ int tpuc_e_dma_out(tpuc_ectx_t *c, unsigned mem, uint64_t row, uint64_t rows, ui
 int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
 {
     counted(c);
+    c->wops++;
     if (c->dry) return 0;
     return put(c, "lw w=%llu\n", (unsigned long long)wrow);
 }
@@ -90,6 +92,7 @@ int tpuc_e_lw(tpuc_ectx_t *c, uint64_t wrow)
 int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accumulate)
 {
     counted(c);
+    c->wops++;
     c->mxu_rows += rows;
     if (c->dry) return 0;
     return put(c, "matmul ub=%llu acc=%llu rows=%llu%s\n", (unsigned long long)ub,
@@ -153,6 +156,7 @@ int tpuc_e_halt(tpuc_ectx_t *c)
 int tpuc_e_lw_transpose(tpuc_ectx_t *c, uint64_t wrow)
 {
     counted(c);
+    c->wops++;
     if (c->dry) return 0;
     return put(c, "lw w=%llu transpose\n", (unsigned long long)wrow);
 }

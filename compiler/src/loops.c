@@ -529,7 +529,8 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             }
             if ((uint64_t)(C - 1) * blen < 2) continue;
             if (rule_cover && (uint64_t)C * k <= bestcov) continue;
-            if (make_loop(c, list, i, k, C, P, rc->budget, 0, 0) < 0) {
+            if (make_loop(c, list, i, k, C, P, rc->budget, 0, 0) < 0 &&
+                (c->oom || rc->np || make_loop(c, list, i, k, C, P, rc->budget, 0, 1) < 0)) {
                 if (c->oom) goto out;
                 failed[k] = i + (size_t)C * k;
                 continue;
@@ -554,9 +555,13 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
                 if (roll_list(c, &sub, &r2)) goto out;
                 if (sub.n == bestk) break; /* nothing inside */
                 id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1, 0);
+                if (id < 0 && !c->oom && !rc->np)
+                    id = make_loop(c, sub.p, 0, sub.n, bestC, P, rc->budget, 1, 1);
                 if (c->oom) goto out;
             }
             if (id < 0) id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1, 0);
+            if (id < 0 && !c->oom && !rc->np)
+                id = make_loop(c, list, i, bestk, bestC, P, rc->budget, 1, 1);
             if (id < 0) { c->oom = 1; goto out; }
             uint32_t u = (uint32_t)id;
             if (vpush(out, &u, 1)) { c->oom = 1; goto out; }

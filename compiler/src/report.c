@@ -18,9 +18,12 @@
    timing recorded into done/mxu/disp/fin (n entries; per pc, its last execution): in one run
    when it fits the model's IMEM (60,000 instructions here), else in segments cut right before
    an `lw`, or where no matmul comes before the next one (the weight banks restart with each
-   run; every other state is in the memories, which persist); each segment ends with halt, so
-   its drain is counted once per segment: an estimate, stated in the report. Only a
-   straight-line stream is cut (a loop cannot be). Returns 0, or -1 with err. */
+   run; every other state is in the memories, which persist); where no such place is near
+   enough (a layer's weight stream starts before a long pool layer), anywhere, the segment
+   then starting with the `lw` whose tile the next matmul reads, again (WMEM holds it still).
+   Each segment ends with halt, so its drain is counted once per segment: an estimate, stated
+   in the report. Only a straight-line stream is cut (a loop cannot be). Returns 0, or -1
+   with err. */
 static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_t *ins, size_t n,
                       int can_cut, uint64_t *done, uint64_t *mxu, uint64_t *disp, uint64_t *fin,
                       uint64_t *cycles, uint64_t *mxbusy, size_t *segments, char *err, size_t errlen)
@@ -38,8 +41,9 @@ static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_
     uint64_t *sp = calloc(seg_max + 2, sizeof *sp), *se = calloc(seg_max + 2, sizeof *se);
     tpu_insn_t *seg = malloc((seg_max + 2) * sizeof *seg);
     uint8_t *cut = calloc(n + 1, 1);
-    if (!host || !sd || !sm || !seg || !sp || !se || !cut) {
-        free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut);
+    size_t *pend = calloc(n + 1, sizeof *pend);
+    if (!host || !sd || !sm || !seg || !sp || !se || !cut || !pend) {
+        free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut); free(pend);
         tpuc_err(err, errlen, "out of memory (host image)");
         return -1;
     }
@@ -66,25 +70,34 @@ static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_
         else if (op == TPU_OP_MATMUL) mm = 1;
         cut[i] = !mm;
     }
+    /* pend[i]: 1 + the last lw before i, where the next matmul reads its tile (cut[i] = 0) */
+    for (size_t i = 0, lw = 0; i < body; i++) {
+        pend[i] = cut[i] ? 0 : lw;
+        if ((ins[i].w[0] & 0xFFu) == TPU_OP_LW) lw = i + 1;
+    }
     uint64_t base_c = 0, base_m = 0;
     size_t start = 0;
     *segments = 0;
     while (rc == 0 && (start < body || *segments == 0)) { /* a bare halt runs once too */
-        size_t end = body - start > seg_max ? start + seg_max : body;
+        /* o: the segment starts with its pending lw again */
+        const size_t o = start && pend[start] ? 1 : 0;
+        size_t end = body - start > seg_max - o ? start + seg_max - o : body;
         if (end < body) {
+            const size_t e0 = end;
             while (end > start + 1 && !cut[end]) end--;
-            if (end == start + 1) { rc = -2; break; }
+            if (end == start + 1) end = e0; /* the next segment repeats its lw */
         }
         size_t k = end - start;
-        memcpy(seg, ins + start, k * sizeof *seg);
-        seg[k] = ins[body];
-        rc = tpu_core_run(core, seg, k + 1, 0, host, (size_t)p->host_bytes, NULL, &res);
+        if (o) seg[0] = ins[pend[start] - 1];
+        memcpy(seg + o, ins + start, k * sizeof *seg);
+        seg[o + k] = ins[body];
+        rc = tpu_core_run(core, seg, o + k + 1, 0, host, (size_t)p->host_bytes, NULL, &res);
         if (rc != 0 || res.status != TPU_CORE_DONE) break;
         for (size_t i = 0; i < k; i++) {
-            done[start + i] = base_c + sd[i];
-            mxu[start + i] = base_m + sm[i];
-            disp[start + i] = base_c + sp[i];
-            fin[start + i] = base_c + se[i];
+            done[start + i] = base_c + sd[o + i];
+            mxu[start + i] = base_m + sm[o + i];
+            disp[start + i] = base_c + sp[o + i];
+            fin[start + i] = base_c + se[o + i];
         }
         base_c += res.counters[TPU_CNT_CYCLES];
         base_m += res.counters[TPU_CNT_MXU_BUSY];
@@ -92,7 +105,7 @@ static int run_stream(const tpuc_hw_t *hw, const tpuc_prog_t *p, const tpu_insn_
         start = end;
     }
     tpu_core_free(core);
-    free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut);
+    free(host); free(sd); free(sm); free(seg); free(sp); free(se); free(cut); free(pend);
     if (rc != 0 || res.status != TPU_CORE_DONE) {
         tpuc_err(err, errlen, "internal error: the compiled program does not run on the model "
                  "(status %d, error %d at pc %u)", rc ? rc : (int)res.status,

@@ -526,6 +526,74 @@ static int mm_views(ctx_t *c, mm_t *m)
     return 0;
 }
 
+/* ---- weight streams (docs/compiler.md "One weight stream") ---- */
+/* A layer's weight tiles through WMEM: T K-chunks x U N-tiles at image offset w_off (tile k:
+   N-tile k / T, K-chunk k % T), DMA'd G tiles at a time, group gi at WMEM ring position
+   (q0 + gi) % R, R = slots / G groups; step k's place in the stream is kp = KP(k) (streamed:
+   each N-tile's K-chunks padded to Tp, a multiple of G, so that a group never spans two
+   N-tiles); ng groups in all. */
+typedef struct {
+    unsigned T, U;
+    uint64_t G, Tp, R, q0, S, ng, nout;
+    int64_t w_off;
+    int resident;
+} wst_t;
+
+static void wst_init(const ctx_t *c, wst_t *s, unsigned T, unsigned U, uint64_t nout,
+                     int64_t w_off, uint64_t q0)
+{
+    const uint64_t S = (uint64_t)T * U, G0 = c->slots >= 2 ? c->slots / 2 : 1;
+    s->T = T; s->U = U; s->S = S; s->nout = nout; s->w_off = w_off;
+    /* streamed at N >= 64 one tile at a time (G = 1: a tile of 8 KiB or more, its DMA's fixed
+       cost small): the next tile's DMA then overlaps each matmul, faster on every model
+       measured (bench/RESULTS.md); at smaller N the groups' fewer DMAs are faster. Every
+       tile in its own WMEM rows (S <= 2 G0): resident, DMA'd for the first M-tile only. */
+    s->G = c->n >= 64 && S > 2 * G0 ? 1 : G0;
+    s->resident = c->slots >= 2 && S <= 2 * G0;
+    s->Tp = s->resident ? T : (T + s->G - 1) / s->G * s->G;
+    s->R = c->slots >= 2 ? c->slots / s->G : 1;
+    s->ng = s->resident ? (S + s->G - 1) / s->G : (uint64_t)U * s->Tp / s->G;
+    s->q0 = q0 % s->R;
+}
+
+static uint64_t wst_kp(const wst_t *s, uint64_t k) { return k / s->T * s->Tp + k % s->T; }
+
+static uint64_t wst_row(const ctx_t *c, const wst_t *s, uint64_t kp)
+{
+    return c->slots >= 2 ? ((kp / s->G + s->q0) % s->R * s->G + kp % s->G) * c->n : 0;
+}
+
+/* Group gi of stream s into its WMEM rows: G steps from step gi G on (resident: they may span
+   N-tiles; streamed: steps of one N-tile); nothing past the end. A group of the last N-tile's
+   tiles reads only their valid columns: dma_in pads the rest with -0, the image's own padding,
+   so WMEM holds the same bits in fewer beats. */
+static int wst_group(ctx_t *c, const wst_t *s, uint64_t gi)
+{
+    const uint64_t N = c->n, p = gi * s->G;
+    const uint64_t nt = s->resident ? 0 : p / s->Tp, j = s->resident ? p : p % s->Tp;
+    const uint64_t lim = s->resident ? s->S : s->T;
+    if (nt >= s->U || j >= lim) return 0;
+    const uint64_t k0 = nt * s->T + j, cnt = min64(s->G, lim - j);
+    const uint64_t cols = k0 / s->T == s->U - 1 ? s->nout - (uint64_t)(s->U - 1) * N : N;
+    return tpuc_e_dma_in(&c->e, WMEM, wst_row(c, s, p), cnt * N, cols,
+                         img_addr(c, s->w_off + (int64_t)(k0 * N * N * 2)), N * 2);
+}
+
+/* The stream after s, which s's last M-tile starts (its first groups and lw) in its last
+   steps: the next run_mm's, as the dry pass recorded it, when nothing else uses the MXU or
+   WMEM in between and both stream with the same G; its tiles follow s's in the image (the
+   weight arena). 0: none. */
+static int wst_next(const ctx_t *c, const wst_t *s, wst_t *nx)
+{
+    const wplan_t *pl = c->plan;
+    if (c->dry || !pl || !pl->ok || c->iw >= pl->n || s->resident || c->slots < 2) return 0;
+    const wrec_t *r = &pl->rec[c->iw];
+    if (r->gap || r->resident || r->G != s->G) return 0;
+    wst_init(c, nx, r->T, r->U, r->nout, s->w_off + (int64_t)(s->S * c->n * c->n * 2),
+             s->q0 + s->ng);
+    return nx->G == s->G && !nx->resident;
+}
+
 static int run_mm_views(ctx_t *c, const mm_t *m);
 
 /* The matmul engine over m's rows: with shared views when they let an M-tile keep its chunks
@@ -588,13 +656,38 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
              (unsigned long long)prow, (unsigned long long)mt);
     mt = mt / prow * prow;
-    /* output rows scattered, or a residual input gathered, per image row: tiles of whole
-       r-space rows (whole images when they fit), so that every tile moves the same pattern
-       and the loop pass rolls the layer into one body; at most 1/8 of the tile is given up */
+    /* output rows scattered, or a residual input gathered, per image row (rowwise): tiles that
+       the images cut alike, so that every tile moves the same pattern and the loop pass rolls
+       the layer, its images included, into one body. Tiles of whole images, as many per tile
+       as the fewest tiles need; else (an image larger than a tile) several images each in
+       tiles of whole rows that restart at every image (img_t); either with no more tiles, or
+       with up to 3/8 more where every weight tile stays in WMEM (more tiles stream the
+       weights again: ResNet-50 at 224, batch 8 on N = 128, +1.5 % cycles when allowed there;
+       bench/RESULTS.md); else tiles of whole rows (at most 1/8 of the tile given up). A
+       residual read in the r-space's own layout (one DMA per tile) only keeps to whole rows
+       or images. */
+    uint64_t img_t = 0;
     if ((m->scatter || m->res) && m->r_pitch && !m->gather && !m->pool_k && mt < m->mtot) {
-        const uint64_t a = mt >= m->r_img ? m->r_img : m->r_pitch;
-        if (mt / a * a * 8 >= mt * 7) mt = mt / a * a;
+        const tpuc_layout_t *rl = m->res ? &m->res->lay : NULL;
+        const int rowwise = m->scatter || !(rl->img == m->r_img && rl->rpitch == m->r_pitch &&
+                                            WS(rl) == 1 && rl->off == 0);
+        const uint64_t nimg = m->mtot / m->r_img, n0 = (m->mtot + mt - 1) / mt;
+        const uint64_t ai = mt / m->r_img * m->r_img, ar = mt / m->r_pitch * m->r_pitch;
+        const int wres = c->slots >= 2 && (uint64_t)T * U <= 2 * (c->slots / 2);
+#define FEWER(n1) ((n1) <= n0 || (wres && (n1) * 8 <= n0 * 11))
+        if (rowwise && mt >= m->r_img) {
+            const uint64_t k = (nimg + n0 - 1) / n0;
+            if (k * m->r_img <= mt) mt = k * m->r_img;
+            else if (FEWER((nimg + ai / m->r_img - 1) / (ai / m->r_img))) mt = ai;
+        } else if (rowwise && nimg > 1 && ar && m->r_img % m->r_pitch == 0 &&
+                   FEWER(nimg * ((m->r_img + ar - 1) / ar))) {
+            img_t = mt = ar;
+        } else {
+            const uint64_t a = mt >= m->r_img ? ai : ar;
+            if (a * 8 >= mt * 7) mt = a;
+        }
     }
+#define TROWS(m0) (img_t ? min64(mt, m->r_img - (m0) % m->r_img) : min64(mt, m->mtot - (m0)))
     if (mt < 1)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
              "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);
@@ -604,7 +697,6 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     if (m->b_off >= 0) {
         TRY(tpuc_e_dma_in(&c->e, ACC, bias_row, U, N, img_addr(c, m->b_off), (uint64_t)N * 4));
     }
-    const uint64_t tile_bytes = (uint64_t)N * N * 2;
     /* UB rows of the activation chunks (none when they are already on chip) */
     /* the regions of one M-tile's chunks: region g at UB row vrow(g) of its buffer, fp rows */
     const unsigned nv = m->nv ? m->nv : T;
@@ -626,8 +718,30 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
     if (m->out_kept) ub_hi = max64(ub_hi, m->out_row + (uint64_t)U * mt);
     hw_mark(c, ub_hi, a_acc * mt + (m->stage ? (uint64_t)U * mt : 0) + (m->b_off >= 0 ? U : 0),
             (uint64_t)min64(c->slots, S) * N);
+    { /* the stream's record (dry pass), or its check against the record (final pass) */
+        wst_t w0;
+        wst_init(c, &w0, T, U, m->nout, m->w_off, 0);
+        const size_t idx = c->iw++;
+        wplan_t *pl = c->plan;
+        const wrec_t r = {T, U, (unsigned)w0.G, w0.resident, m->nout, c->e.wops - c->wops_end};
+        if (c->dry && pl) {
+            if (pl->n == pl->cap) {
+                size_t nc = pl->cap ? 2 * pl->cap : 64;
+                wrec_t *q = realloc(pl->rec, nc * sizeof *q);
+                if (!q) return -1;
+                pl->rec = q;
+                pl->cap = nc;
+            }
+            pl->rec[pl->n++] = r;
+        } else if (!c->dry && pl && pl->ok &&
+                   (idx >= pl->n || pl->rec[idx].T != T || pl->rec[idx].U != U ||
+                    pl->rec[idx].G != r.G || pl->rec[idx].resident != r.resident ||
+                    pl->rec[idx].nout != r.nout || pl->rec[idx].gap != r.gap)) {
+            CERR(c, "internal: weight stream %zu differs from the sizing pass's", idx);
+        }
+    }
     for (uint64_t m0 = 0, ti = 0, rows = 0; m0 < m->mtot; m0 += rows, ti++) {
-        rows = !m->gather || kb ? min64(mt, m->mtot - m0)
+        rows = !m->gather || kb ? TROWS(m0)
              : min64(krow, m->oh - m0 % m->r_img / m->ow) * m->ow;
         /* gather: r-space rows [g0, g0 + gspan) hold the tile's windows */
         const uint64_t g0 = m->gather ? RMAP(m0) : m0;
@@ -637,49 +751,40 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         /* the tile's chunks at abase (pf: two buffers, this tile's were DMA'd during the
            previous tile's matmuls); the next tile's: m1, rows1, into the other buffer */
         const uint64_t abase = pf && ti % 2 ? fp : 0, nbase = fp - abase;
-        const uint64_t m1 = m0 + mt, rows1 = m1 < m->mtot ? min64(mt, m->mtot - m1) : 0;
+        const uint64_t m1 = m0 + rows, rows1 = m1 < m->mtot ? TROWS(m1) : 0;
         if (keep && !m->in_kept && (!pf || ti == 0))
             for (unsigned g = 0; g < nv; g++)
                 TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], gspan + VMAX(g), VCOLS(g),
                                   VADDR(g) + g0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
-           a time into one half of WMEM while the other half feeds `lw` (G = slots / 2; one
-           slot: one tile at a time). Step k: N-tile k / T, K-chunk k % T. Streamed at
-           N >= 64, one tile at a time (G = 1: a tile of 8 KiB or more, its DMA's fixed cost
-           small): the next tile's DMA then overlaps each matmul, which is faster on every
-           model measured (bench/RESULTS.md), and the K loop's body is one step, which the
-           loop pass rolls whatever the kernel's taps; at smaller N the groups' fewer DMAs
-           are faster. */
-        const uint64_t G0 = c->slots >= 2 ? c->slots / 2 : 1;
-        const uint64_t G = N >= 64 && S > 2 * G0 ? 1 : G0;
-        /* every tile in its own WMEM rows (S <= 2G): DMA'd for the first M-tile only, the
-           later ones find them in place */
-        const int resident = c->slots >= 2 && S <= 2 * G0;
-        /* Streamed, each N-tile's K-chunks start a group (its last group may be short): step
-           k's place in the stream is KP(k), with Tp = T rounded up to G, so every N-tile
-           takes its WMEM slots in the same order (from the other half when it has an odd
-           number of groups) and its K loop repeats from one N-tile to the next, which the
-           loop pass rolls; a group never spans two N-tiles. */
-        const uint64_t Tp = resident ? T : (T + G - 1) / G * G;
-#define KP(k) ((k) / T * Tp + (k) % T)
-#define WADDR(k) img_addr(c, m->w_off + (int64_t)((k) * tile_bytes))
-#define WROW(kp) (c->slots >= 2 ? ((((kp) / G) % 2) * G + (kp) % G) * N : 0)
-        /* a group of the last N-tile's tiles only reads its valid columns: dma_in pads the
-           rest with -0, the image's own padding, so WMEM holds the same bits in fewer beats */
-        const unsigned ct_last = (unsigned)(m->nout - (uint64_t)(U - 1) * N);
-#define WCOLS(k0) ((k0) / T == U - 1 ? ct_last : N)
-        /* group gi of the stream: G steps from step gi G on (resident: they may span N-tiles;
-           streamed: the steps k0_ .. k0_ + cnt_ - 1 of one N-tile, padded) */
-#define WGROUP(gi) do { uint64_t p_ = (gi) * G, nt_ = resident ? 0 : p_ / Tp, \
-            j_ = resident ? p_ : p_ % Tp, lim_ = resident ? S : T; \
-            if (nt_ < U && j_ < lim_) { uint64_t k0_ = nt_ * T + j_, cnt_ = min64(G, lim_ - j_); \
-                TRY(tpuc_e_dma_in(&c->e, WMEM, WROW(p_), cnt_ * N, WCOLS(k0_), WADDR(k0_), \
-                                  (uint64_t)N * 2)); } } while (0)
-        if (m0 == 0 || !resident) {
-            WGROUP(0);
-            if (c->slots >= 2) WGROUP(1);
+           a time into one WMEM ring position while the others feed `lw`, group g + 1 when
+           group g's first tile is loaded (one slot: one tile at a time). The M-tile's last
+           steps DMA the first groups of the stream that follows (this layer's next M-tile,
+           or the next layer's: wst_next) and load its first tile, so that one stream runs
+           through the layers, every N-tile's steps alike, and a layer starts with its weights
+           in WMEM. */
+        wst_t ws, nx;
+        wst_init(c, &ws, T, U, m->nout, m->w_off, c->wpre ? c->wq : 0);
+        const int pre = c->wpre;
+        if (pre && (ws.resident || m->w_off != c->wpre_off || c->e.wops != c->wpre_wops))
+            CERR(c, "internal: the weight stream started by the previous layer is not this one's");
+        c->wpre = 0;
+        const uint64_t G = ws.G;
+        const int resident = ws.resident;
+        const int link = ws.resident || c->slots < 2 ? 0
+                         : m0 + rows < m->mtot ? (nx = ws, nx.q0 = (ws.q0 + ws.ng) % ws.R, 1)
+                         : wst_next(c, &ws, &nx);
+#define KP(k) wst_kp(&ws, (k))
+#define WROW(kp) wst_row(c, &ws, (kp))
+#define WGROUP(gi) TRY((gi) < ws.ng ? wst_group(c, &ws, (gi)) \
+                       : link ? wst_group(c, &nx, (gi) - ws.ng) : 0)
+        if (!pre) {
+            if (m0 == 0 || !resident) {
+                WGROUP(0);
+                if (c->slots >= 2) WGROUP(1);
+            }
+            TRY(tpuc_e_lw(&c->e, WROW(0)));
         }
-        TRY(tpuc_e_lw(&c->e, WROW(0)));
         if (!keep)
             TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, m->a_cols[0], m->a_addr[0] + m0 * m->a_mstride,
                               m->a_mstride));
@@ -708,6 +813,15 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
                                       VADDR(g) + (m1 + r) * m->a_mstride, m->a_mstride));
                     u += n1;
                 }
+            }
+            if (k + 1 == S && link) {
+                /* the following stream's first step */
+                TRY(tpuc_e_lw(&c->e, wst_row(c, &nx, 0)));
+                WGROUP(ws.ng + 1);
+                c->wpre = 1;
+                c->wpre_wops = c->e.wops;
+                c->wq = nx.q0;
+                c->wpre_off = nx.w_off;
             }
             if (k + 1 < S) {
                 const uint64_t kp1 = KP(k + 1);
@@ -798,9 +912,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         }
 #undef WGROUP
 #undef KP
-#undef WCOLS
 #undef WROW
-#undef WADDR
     }
 #undef VCLS
 #undef VSH
@@ -808,6 +920,9 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
 #undef VCOLS
 #undef VADDR
 #undef RMAP
+#undef TROWS
+    c->wops_end = c->e.wops;
+#undef FEWER
     return 0;
 }
 
@@ -819,7 +934,17 @@ static int64_t img_weights(ctx_t *c, unsigned T, unsigned U, uint64_t nout, wget
                            const void *gctx)
 {
     const unsigned N = c->n;
-    int64_t off = img_alloc(c, (uint64_t)T * U * N * N * 2);
+    const uint64_t bytes = (uint64_t)T * U * N * N * 2;
+    int64_t off;
+    if (!c->dry && c->plan && c->plan->ok) {
+        /* the weight arena: the image's first bytes, every stream's tiles after the last's */
+        if (c->wcur + bytes > c->plan->wbytes) return -1;
+        off = (int64_t)c->wcur;
+        c->wcur += bytes;
+    } else {
+        off = img_alloc(c, bytes);
+        if (off >= 0 && c->plan) c->plan->wbytes += bytes;
+    }
     if (off < 0) return -1;
     uint16_t *w = (uint16_t *)(c->p->image + off);
     for (unsigned nt = 0; nt < U; nt++)
@@ -2234,7 +2359,7 @@ static int emit_softmax(ctx_t *c, const tpuc_node_t *n)
 }
 
 static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
-                     int dry, uint64_t *host_top, char *err, size_t errlen);
+                     int dry, uint64_t *host_top, wplan_t *plan, char *err, size_t errlen);
 
 /* Two passes: a dry one (no text, no assembly) lays out the activations, then the image is
    placed right after them and the program written. By default every activation gets a host
@@ -2247,19 +2372,27 @@ int tpuc_tile(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, char *err, s
     tpuc_prog_t scratch;
     uint64_t top = 0;
     tpuc_hw_t h = *hw;
+    wplan_t plan;
+    memset(&plan, 0, sizeof plan);
     h.no_reuse = !hw->reuse;
-    int rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+    int rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, &plan, err, errlen);
     if (!rc && !hw->reuse && !hw->no_reuse && scratch.act_bytes > TPUC_OWN_BUFFERS_MAX) {
         tpuc_prog_free(&scratch);
+        plan.n = 0;
+        plan.wbytes = 0;
         h.no_reuse = 0;
-        rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, err, errlen);
+        rc = tile_pass(g, &h, &scratch, (uint64_t)3 << 30, 1, &top, &plan, err, errlen);
     }
     tpuc_prog_free(&scratch);
     if (rc) {
+        free(plan.rec);
         memset(p, 0, sizeof *p);
         return -1;
     }
-    return tile_pass(g, &h, p, up(top, 1 << 20), 0, &top, err, errlen);
+    plan.ok = 1;
+    rc = tile_pass(g, &h, p, up(top, 1 << 20), 0, &top, &plan, err, errlen);
+    free(plan.rec);
+    return rc;
 }
 
 /* The graph input x (laid out SPATIAL, allocated from host_top `top`) becomes an IM2COL
@@ -2361,22 +2494,31 @@ static void release_dead(ctx_t *c, size_t i)
 }
 
 static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p,
-                         uint64_t img_base, int dry, uint64_t *host_top, char *err, size_t errlen);
+                         uint64_t img_base, int dry, uint64_t *host_top, wplan_t *plan,
+                         char *err, size_t errlen);
 
 static int tile_pass(tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p, uint64_t img_base,
-                     int dry, uint64_t *host_top, char *err, size_t errlen)
+                     int dry, uint64_t *host_top, wplan_t *plan, char *err, size_t errlen)
 {
     ctx_t cc;
     memset(&cc, 0, sizeof cc);
-    int rc = tile_pass_ctx(&cc, g, hw, p, img_base, dry, host_top, err, errlen);
+    int rc = tile_pass_ctx(&cc, g, hw, p, img_base, dry, host_top, plan, err, errlen);
     free(cc.bufs);
     return rc;
 }
 
 static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_prog_t *p,
-                         uint64_t img_base, int dry, uint64_t *host_top, char *err, size_t errlen)
+                         uint64_t img_base, int dry, uint64_t *host_top, wplan_t *plan,
+                         char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
+    c->plan = plan;
+    c->dry = dry;
+    if (!dry && plan && plan->ok) { /* the weight arena first (img_weights) */
+        p->image = calloc((size_t)plan->wbytes + 1, 1);
+        if (!p->image) { tpuc_err(err, errlen, "out of memory"); return -1; }
+        p->image_bytes = plan->wbytes;
+    }
     c->g = g; c->hw = hw; c->p = p; c->n = hw->geom.n;
     c->e.p = p;
     c->e.dry = dry;

@@ -26,6 +26,22 @@ typedef struct {
     int free;
 } hbuf_t;
 
+/* One weight stream (run_mm): a layer's weight tiles through WMEM, as the dry pass recorded
+   it for the final one (docs/compiler.md "One weight stream") */
+typedef struct {
+    unsigned T, U, G;   /* K-chunks, N-tiles, tiles per group */
+    int resident;       /* every tile stays in WMEM */
+    uint64_t nout;      /* output columns */
+    uint64_t gap;       /* lw, matmul or WMEM DMAs of other code since the previous stream */
+} wrec_t;
+
+typedef struct {
+    wrec_t *rec;
+    size_t n, cap;
+    uint64_t wbytes;    /* the weight tiles' bytes: the image's first bytes in the final pass */
+    int ok;             /* recorded by a complete dry pass */
+} wplan_t;
+
 typedef struct {
     tpuc_graph_t *g;
     const tpuc_hw_t *hw;
@@ -48,6 +64,16 @@ typedef struct {
     size_t nbufs, capbufs;
     int clean_req;        /* host_alloc is called by spatial_clean */
     int reused;           /* the last host_alloc reused a freed buffer */
+    /* weight streams: dry pass: recorded into plan; final pass: read from it */
+    wplan_t *plan;
+    int dry;
+    size_t iw;            /* streams so far */
+    uint64_t wops_end;    /* e.wops when the last stream ended */
+    uint64_t wcur;        /* final pass: the next weight tile's image offset */
+    int wpre;             /* the next stream's first groups and lw were issued by the last one */
+    uint64_t wq;          /* then: the WMEM ring position of its group 0 */
+    int64_t wpre_off;     /* then: the image offset of its first tile */
+    uint64_t wpre_wops;   /* then: e.wops after them */
 } ctx_t;
 
 #define CERR(c, ...)                                                                         \

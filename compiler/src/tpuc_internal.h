@@ -52,6 +52,7 @@ typedef struct {
     tpuc_prog_t *p;
     size_t count;      /* instructions so far */
     uint64_t mxu_rows; /* vectors presented */
+    uint64_t wops;     /* lw, matmul and WMEM DMAs so far (tile.c's weight streams) */
     int dry;           /* count only, no text (tile's sizing pass) */
     int oom;           /* set (and kept) when a write failed: out of memory */
     /* when set, called once per instruction after it is counted (training records each
