@@ -1568,12 +1568,17 @@ static int emit_dwconv(ctx_t *c, const tpuc_node_t *n)
     const int clip = n->fuse_act == TPUC_OP_CLIP;
     uint64_t krow = gm->acc_rows - per - (clip ? 2 : 0), clip_row = gm->acc_rows - 2;
     if (clip && load_clip(c, n, clip_row)) return -1;
-    /* UB: two window buffers and the output; ACC: the sum S, a product T, constants */
+    /* UB: window buffers and the output; ACC: the sum S, a product T, constants. A window
+       buffer per kernel column when they fit the tile two would allow: a tap's DMA then runs
+       beside the previous tap's VPU ops as with two alternating buffers, and every tap but
+       the first is the same instructions at addresses affine in (kernel row, column), which
+       the loop pass rolls as one nest (alternating buffers are not affine) */
     const unsigned es = y->lay.esize;
     uint64_t mt = min64(min64(rs.mtot, 65535), gm->ub_rows / 3);
     mt = min64(mt, krow / 3);
     if (mt < 1) CERR(c, "does not fit UB/ACC");
-    hw_mark(c, 3 * mt, 3 * mt + per + 2, 0);
+    const uint64_t nb = kw > 2 && (kw + 1) * mt <= gm->ub_rows ? kw : 2;
+    hw_mark(c, (nb + 1) * mt, 3 * mt + per + 2, 0);
     uint64_t sw = (uint64_t)n->conv_s[1];
     for (uint64_t m0 = 0; m0 < rs.mtot; m0 += mt) {
         uint64_t rows = min64(mt, rs.mtot - m0);
@@ -1583,7 +1588,7 @@ static int emit_dwconv(ctx_t *c, const tpuc_node_t *n)
             for (uint64_t k = 0; k < K; k++) {
                 uint64_t dy = k / kw, dx = k % kw;
                 uint64_t pix = (uint64_t)rs.base + dy * a->lay.rpitch + dx * rs.ws + m0 * sw * rs.ws;
-                uint64_t reg = (k % 2) * mt;
+                uint64_t reg = (nb == kw ? dx : k % 2) * mt;
                 TRY(tpuc_e_dma_in(&c->e, UB, reg, rows, ct, a->lay.addr + (pix * C + t * N) * 2, sw * rs.ws * C * 2));
                 if (k == 0) {
                     TRY(tpuc_e_vop(&c->e, V_MUL, UB, reg, ACC, krow, 1, ACC, 0, rows));
@@ -1593,7 +1598,7 @@ static int emit_dwconv(ctx_t *c, const tpuc_node_t *n)
                 }
             }
             unsigned fmem = es == 4 ? ACC : UB;
-            uint64_t frow = es == 4 ? 2 * mt : 2 * mt;
+            uint64_t frow = es == 4 ? 2 * mt : nb * mt;
             unsigned cm = ACC;
             uint64_t cr = 0;
             if (bias) {
