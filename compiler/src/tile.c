@@ -752,10 +752,6 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
            previous tile's matmuls); the next tile's: m1, rows1, into the other buffer */
         const uint64_t abase = pf && ti % 2 ? fp : 0, nbase = fp - abase;
         const uint64_t m1 = m0 + rows, rows1 = m1 < m->mtot ? TROWS(m1) : 0;
-        if (keep && !m->in_kept && (!pf || ti == 0))
-            for (unsigned g = 0; g < nv; g++)
-                TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], gspan + VMAX(g), VCOLS(g),
-                                  VADDR(g) + g0 * m->a_mstride, m->a_mstride));
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one WMEM ring position while the others feed `lw`, group g + 1 when
            group g's first tile is loaded (one slot: one tile at a time). The M-tile's last
@@ -766,18 +762,22 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         wst_t ws, nx;
         wst_init(c, &ws, T, U, m->nout, m->w_off, c->wpre ? c->wq : 0);
         const int pre = c->wpre;
-        if (pre && (ws.resident || m->w_off != c->wpre_off || c->e.wops != c->wpre_wops))
+        if (pre && ((ws.resident && m0 == 0) || m->w_off != c->wpre_off ||
+                    c->e.wops != c->wpre_wops))
             CERR(c, "internal: the weight stream started by the previous layer is not this one's");
         c->wpre = 0;
         const uint64_t G = ws.G;
         const int resident = ws.resident;
-        const int link = ws.resident || c->slots < 2 ? 0
+        /* link: 1 the stream that follows is started here, 2 (every tile in WMEM) only the
+           next M-tile's first `lw` */
+        const int link = c->slots < 2 ? 0
+                         : ws.resident ? (m0 + rows < m->mtot ? (nx = ws, 2) : 0)
                          : m0 + rows < m->mtot ? (nx = ws, nx.q0 = (ws.q0 + ws.ng) % ws.R, 1)
                          : wst_next(c, &ws, &nx);
 #define KP(k) wst_kp(&ws, (k))
 #define WROW(kp) wst_row(c, &ws, (kp))
 #define WGROUP(gi) TRY((gi) < ws.ng ? wst_group(c, &ws, (gi)) \
-                       : link ? wst_group(c, &nx, (gi) - ws.ng) : 0)
+                       : link == 1 ? wst_group(c, &nx, (gi) - ws.ng) : 0)
         if (!pre) {
             if (m0 == 0 || !resident) {
                 WGROUP(0);
@@ -785,6 +785,12 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             }
             TRY(tpuc_e_lw(&c->e, WROW(0)));
         }
+        /* the tile's activation chunks, after the weight prologue: the later M-tiles, whose
+           prologue the previous tile ran, are then the same instructions from here on */
+        if (keep && !m->in_kept && (!pf || ti == 0))
+            for (unsigned g = 0; g < nv; g++)
+                TRY(tpuc_e_dma_in(&c->e, UB, abase + vrow[g], gspan + VMAX(g), VCOLS(g),
+                                  VADDR(g) + g0 * m->a_mstride, m->a_mstride));
         if (!keep)
             TRY(tpuc_e_dma_in(&c->e, UB, 0, rows, m->a_cols[0], m->a_addr[0] + m0 * m->a_mstride,
                               m->a_mstride));
@@ -817,7 +823,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             if (k + 1 == S && link) {
                 /* the following stream's first step */
                 TRY(tpuc_e_lw(&c->e, wst_row(c, &nx, 0)));
-                WGROUP(ws.ng + 1);
+                if (link == 1) WGROUP(ws.ng + 1);
                 c->wpre = 1;
                 c->wpre_wops = c->e.wops;
                 c->wq = nx.q0;
