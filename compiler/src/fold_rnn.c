@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ONNX's LSTM, GRU and RNN, unrolled over the (static) sequence at compile time into
+   operators the compiler already lowers (docs/compiler.md "Recurrent layers"):
+
+   - the input projection of every time step at once: X in batch-first order [B, T, I]
+     (layout 0's [T, B, I] through a Transpose [1, 0, 2], or the one torch wrote before the
+     node looked through) times W^T [I, G H] (a constant), plus the biases that do not depend
+     on the state (Wb + Rb, summed in fp32 at compile time), one MatMul over B T rows;
+   - per step and gate: that step's columns (a Slice of axes 1 and 2, a Reshape to [B, H]),
+     plus h_{t-1} R_k^T (a MatMul by the constant R_k^T [H, H]), the gate's activation
+     (Sigmoid or Tanh, fused into the Add by fold); the state update with elementwise Mul,
+     Add and Sub of two [B, H] activations;
+   - Y, Y_h, Y_c: the step outputs gathered by Concat into [B, T, H] per direction, and
+     Reshape / Transpose into the layouts ONNX specifies.
+
+   A step with no previous state (the first, when initial_h / initial_c are absent or zero)
+   skips the recurrent MatMul: h_{-1} R^T = 0 exactly. Gate order is the ONNX spec's: LSTM
+   i o f c, GRU z r h. The new nodes are inserted after the recurrent node, which becomes
+   DEAD; fold's loop then infers their shapes as for any node (nothing here emits). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpuc/tpuc.h"
+#include "tpuc_internal.h"
+
+typedef struct {
+    tpuc_graph_t *g;
+    size_t at;        /* the next new node's index */
+    const char *base; /* the recurrent node's name */
+    int seq;          /* new names: "<base>/<what>_<seq>" */
+} rb_t;
+
+/* A new tensor named after the node; its index or -1. */
+static int new_tensor(rb_t *b, const char *what)
+{
+    char nm[320];
+    snprintf(nm, sizeof nm, "%.200s/%s_%d", b->base, what, b->seq++);
+    return tpuc_add_tensor(b->g, nm);
+}
+
+/* A new float constant of shape d (data f, taken over); its index or -1. */
+static int new_fconst(rb_t *b, const char *what, int nd, const int64_t *d, float *f)
+{
+    int ti = new_tensor(b, what);
+    if (ti < 0) { free(f); return -1; }
+    tpuc_tensor_t *t = &b->g->t[ti];
+    t->ndim = nd;
+    for (int k = 0; k < nd; k++) t->dims[k] = d[k];
+    t->is_const = 1;
+    t->dtype = TPUC_F32;
+    t->f = f;
+    return ti;
+}
+
+/* A new 1-D int64 constant of n values; its index or -1. */
+static int new_iconst(rb_t *b, int n, const int64_t *v)
+{
+    int ti = new_tensor(b, "shape");
+    if (ti < 0) return -1;
+    tpuc_tensor_t *t = &b->g->t[ti];
+    t->i = malloc((size_t)(n + 1) * sizeof *t->i);
+    if (!t->i) return -1;
+    memcpy(t->i, v, (size_t)n * sizeof *v);
+    t->ndim = 1;
+    t->dims[0] = n;
+    t->is_const = 1;
+    t->dtype = TPUC_I64;
+    return ti;
+}
+
+/* A new node at b->at: op (its ONNX name and version), inputs in[0..nin), an integer or
+   integers attribute (aname NULL: none), output tensor `out` (< 0: a new one). Its output
+   tensor, or -1. */
+static int node(rb_t *b, tpuc_op_t op, const char *op_type, int version, const int *in,
+                int nin, const char *aname, int nav, const int64_t *av, int out)
+{
+    tpuc_graph_t *g = b->g;
+    if (out < 0) out = new_tensor(b, op_type);
+    if (out < 0 || tpuc_insert_node_at(g, b->at)) return -1;
+    tpuc_node_t *n = &g->n[b->at];
+    char nm[320];
+    snprintf(nm, sizeof nm, "%.200s/%s_%d", b->base, op_type, b->seq++);
+    n->name = tpuc_strdup(nm);
+    n->op_type = tpuc_strdup(op_type);
+    if (!n->name || !n->op_type) return -1;
+    n->op = op;
+    n->version = version;
+    n->nin = nin;
+    for (int k = 0; k < nin; k++) {
+        n->in[k] = in[k];
+        g->t[in[k]].nuses++;
+    }
+    n->nout = 1;
+    n->out[0] = out;
+    if (aname) {
+        n->attrs = calloc(1, sizeof *n->attrs);
+        if (!n->attrs) return -1;
+        n->nattrs = 1;
+        n->attrs[0].name = tpuc_strdup(aname);
+        n->attrs[0].tensor = -1;
+        if (!n->attrs[0].name) return -1;
+        if (nav == 1 && strcmp(aname, "perm") != 0) {
+            n->attrs[0].type = 2;
+            n->attrs[0].i = av[0];
+        } else {
+            n->attrs[0].type = 7;
+            n->attrs[0].ints = malloc((size_t)nav * sizeof *av);
+            if (!n->attrs[0].ints) return -1;
+            memcpy(n->attrs[0].ints, av, (size_t)nav * sizeof *av);
+            n->attrs[0].nints = (size_t)nav;
+        }
+    }
+    g->t[out].producer = (int)b->at;
+    b->at++;
+    return out;
+}
+
+static int binop(rb_t *b, tpuc_op_t op, const char *name, int x, int y)
+{
+    int in[2] = {x, y};
+    return node(b, op, name, op == TPUC_OP_MATMUL ? 13 : 14, in, 2, NULL, 0, NULL, -1);
+}
+
+static int unop(rb_t *b, tpuc_op_t op, const char *name, int x)
+{
+    return node(b, op, name, 13, &x, 1, NULL, 0, NULL, -1);
+}
+
+static int reshape(rb_t *b, int x, int nd, const int64_t *d, int out)
+{
+    int s = new_iconst(b, nd, d);
+    if (s < 0) return -1;
+    int in[2] = {x, s};
+    return node(b, TPUC_OP_RESHAPE, "Reshape", 14, in, 2, NULL, 0, NULL, out);
+}
+
+static int transpose(rb_t *b, int x, int nd, const int64_t *perm, int out)
+{
+    return node(b, TPUC_OP_TRANSPOSE, "Transpose", 13, &x, 1, "perm", nd, perm, out);
+}
+
+/* Concat of xs[0..n) on axis 1; more than TPUC_MAX_IO inputs: concatenated in groups first. */
+static int concat1(rb_t *b, int *xs, int n)
+{
+    static const int64_t ax = 1;
+    while (n > TPUC_MAX_IO) {
+        int m = 0;
+        for (int i = 0; i < n; i += TPUC_MAX_IO) {
+            int k = n - i < TPUC_MAX_IO ? n - i : TPUC_MAX_IO;
+            xs[m] = k == 1 ? xs[i]
+                           : node(b, TPUC_OP_CONCAT, "Concat", 13, xs + i, k, "axis", 1, &ax, -1);
+            if (xs[m++] < 0) return -1;
+        }
+        n = m;
+    }
+    return n == 1 ? xs[0] : node(b, TPUC_OP_CONCAT, "Concat", 13, xs, n, "axis", 1, &ax, -1);
+}
+
+/* Columns [c0, c0 + H) of time step t of XP [B, T, GH], as [B, H]. */
+static int step_cols(rb_t *b, int xp, int64_t B, int64_t t, int64_t c0, int64_t H)
+{
+    int64_t st[2] = {t, c0}, en[2] = {t + 1, c0 + H}, ax[2] = {1, 2}, d[2] = {B, H};
+    int s = new_iconst(b, 2, st), e = new_iconst(b, 2, en), a = new_iconst(b, 2, ax);
+    if (s < 0 || e < 0 || a < 0) return -1;
+    int in[4] = {xp, s, e, a};
+    int sl = node(b, TPUC_OP_SLICE, "Slice", 13, in, 4, NULL, 0, NULL, -1);
+    return sl < 0 ? -1 : reshape(b, sl, 2, d, -1);
+}
+
+/* The cell of one direction: its constants and its state. */
+typedef struct {
+    int cell;     /* TPUC_OP_LSTM, _GRU, _RNN */
+    int G;        /* gates: 4, 3, 1 */
+    int64_t H;
+    int lbr;      /* GRU linear_before_reset */
+    int xp;       /* [B, T, G H]: the input projection and the state-free biases */
+    int rt[4];    /* R_k^T [H, H] per gate */
+    int rbh;      /* GRU with linear_before_reset: Rb of the h gate [H] (-1: zero) */
+    int h, c;     /* the state (-1: zero) */
+} dir_t;
+
+/* act(x_k + h R_k^T), or act(x_k) when the state is zero. */
+static int gate(rb_t *b, const dir_t *d, int xk, int k, tpuc_op_t act)
+{
+    int pre = xk;
+    if (d->h >= 0) {
+        int r = binop(b, TPUC_OP_MATMUL, "MatMul", d->h, d->rt[k]);
+        if (r < 0) return -1;
+        pre = binop(b, TPUC_OP_ADD, "Add", xk, r);
+        if (pre < 0) return -1;
+    }
+    return unop(b, act, act == TPUC_OP_SIGMOID ? "Sigmoid" : "Tanh", pre);
+}
+
+/* One time step t of direction d: updates d->h (and d->c). */
+static int step(rb_t *b, dir_t *d, int64_t B, int64_t t)
+{
+    int64_t H = d->H;
+    int x[4];
+    for (int k = 0; k < d->G; k++)
+        if ((x[k] = step_cols(b, d->xp, B, t, k * H, H)) < 0) return -1;
+    if (d->cell == TPUC_OP_RNN) {
+        d->h = gate(b, d, x[0], 0, TPUC_OP_TANH);
+        return d->h < 0 ? -1 : 0;
+    }
+    if (d->cell == TPUC_OP_LSTM) {
+        /* i o f c: c' = f c + i g, h' = o tanh(c') */
+        int i = gate(b, d, x[0], 0, TPUC_OP_SIGMOID), o = gate(b, d, x[1], 1, TPUC_OP_SIGMOID);
+        int f = d->c >= 0 ? gate(b, d, x[2], 2, TPUC_OP_SIGMOID) : 0;
+        int gg = gate(b, d, x[3], 3, TPUC_OP_TANH);
+        if (i < 0 || o < 0 || f < 0 || gg < 0) return -1;
+        int ig = binop(b, TPUC_OP_MUL, "Mul", i, gg);
+        if (ig < 0) return -1;
+        int c = ig;
+        if (d->c >= 0) {
+            int fc = binop(b, TPUC_OP_MUL, "Mul", f, d->c);
+            if (fc < 0 || (c = binop(b, TPUC_OP_ADD, "Add", fc, ig)) < 0) return -1;
+        }
+        int tc = unop(b, TPUC_OP_TANH, "Tanh", c);
+        if (tc < 0) return -1;
+        d->c = c;
+        d->h = binop(b, TPUC_OP_MUL, "Mul", o, tc);
+        return d->h < 0 ? -1 : 0;
+    }
+    /* GRU z r h, PyTorch's form of h' = (1 - z) n + z h: n + z (h - n) */
+    int z = gate(b, d, x[0], 0, TPUC_OP_SIGMOID);
+    if (z < 0) return -1;
+    int pre;
+    if (d->lbr) {
+        /* n = tanh(x_n + r (h Rh^T + Rbh)): with a zero state, r Rbh */
+        int r = d->h >= 0 || d->rbh >= 0 ? gate(b, d, x[1], 1, TPUC_OP_SIGMOID) : 0;
+        if (r < 0) return -1;
+        int hr = -1;
+        if (d->h >= 0) {
+            hr = binop(b, TPUC_OP_MATMUL, "MatMul", d->h, d->rt[2]);
+            if (hr >= 0 && d->rbh >= 0) hr = binop(b, TPUC_OP_ADD, "Add", hr, d->rbh);
+        } else if (d->rbh >= 0) {
+            hr = d->rbh;
+        }
+        pre = x[2];
+        if (hr >= 0) {
+            int rh = binop(b, TPUC_OP_MUL, "Mul", r, hr);
+            if (rh < 0 || (pre = binop(b, TPUC_OP_ADD, "Add", x[2], rh)) < 0) return -1;
+        }
+    } else {
+        /* n = tanh(x_n + (r h) Rh^T) (Rbh is in the projection's bias) */
+        pre = x[2];
+        if (d->h >= 0) {
+            int r = gate(b, d, x[1], 1, TPUC_OP_SIGMOID);
+            if (r < 0) return -1;
+            int rh = binop(b, TPUC_OP_MUL, "Mul", r, d->h);
+            int m = rh < 0 ? -1 : binop(b, TPUC_OP_MATMUL, "MatMul", rh, d->rt[2]);
+            if (m < 0 || (pre = binop(b, TPUC_OP_ADD, "Add", x[2], m)) < 0) return -1;
+        }
+    }
+    int n = unop(b, TPUC_OP_TANH, "Tanh", pre);
+    if (n < 0) return -1;
+    if (d->h >= 0) {
+        int dh = binop(b, TPUC_OP_SUB, "Sub", d->h, n);
+        int zd = dh < 0 ? -1 : binop(b, TPUC_OP_MUL, "Mul", z, dh);
+        d->h = zd < 0 ? -1 : binop(b, TPUC_OP_ADD, "Add", n, zd);
+    } else {
+        /* n + z (0 - n) = n - z n, the same bits */
+        int zn = binop(b, TPUC_OP_MUL, "Mul", z, n);
+        d->h = zn < 0 ? -1 : binop(b, TPUC_OP_SUB, "Sub", n, zn);
+    }
+    return d->h < 0 ? -1 : 0;
+}
+
+/* Every element of a float constant zero (an absent or ConstantOfShape initial state). */
+static int all_zero(const tpuc_tensor_t *t)
+{
+    int64_t e = tpuc_tensor_elems(t);
+    for (int64_t k = 0; k < e; k++)
+        if (t->f[k] != 0.0f) return 0;
+    return 1;
+}
+
+/* The default activations of the cell, per direction. */
+static int default_acts(const tpuc_attr_t *a, int cell, int D)
+{
+    static const char *const lstm[] = {"Sigmoid", "Tanh", "Tanh"}, *const gru[] = {"Sigmoid", "Tanh"},
+                             *const rnn[] = {"Tanh"};
+    const char *const *want = cell == TPUC_OP_LSTM ? lstm : cell == TPUC_OP_GRU ? gru : rnn;
+    size_t per = cell == TPUC_OP_LSTM ? 3 : cell == TPUC_OP_GRU ? 2 : 1;
+    if (a->type != 8 || !a->s) return 0;
+    /* the reader joins STRINGS with commas */
+    char buf[256];
+    size_t k = 0;
+    buf[0] = 0;
+    for (int d = 0; d < D; d++)
+        for (size_t i = 0; i < per; i++)
+            k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? "," : "", want[i]);
+    return strcmp(a->s, buf) == 0;
+}
+
+int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, size_t errlen)
+{
+    (void)hw;
+    tpuc_node_t *n = &g->n[ni];
+    int cell = n->op;
+    int G = cell == TPUC_OP_LSTM ? 4 : cell == TPUC_OP_GRU ? 3 : 1;
+    static const char *const known[] = {"activation_alpha", "activation_beta", "activations",
+                                        "clip", "direction", "hidden_size", "input_forget",
+                                        "layout", "linear_before_reset", NULL};
+    for (size_t i = 0; i < n->nattrs; i++) {
+        int ok = 0;
+        for (int k = 0; known[k]; k++) ok |= strcmp(n->attrs[i].name, known[k]) == 0;
+        if (!ok || (cell != TPUC_OP_LSTM && strcmp(n->attrs[i].name, "input_forget") == 0) ||
+            (cell != TPUC_OP_GRU && strcmp(n->attrs[i].name, "linear_before_reset") == 0))
+            NODE_ERR(n, "attribute '%s' is not supported", n->attrs[i].name);
+    }
+    const tpuc_attr_t *dir = tpuc_attr(n, "direction");
+    const char *ds = dir && dir->s ? dir->s : "forward";
+    int D = 1, rev = 0;
+    if (strcmp(ds, "reverse") == 0) rev = 1;
+    else if (strcmp(ds, "bidirectional") == 0) D = 2;
+    else if (strcmp(ds, "forward") != 0)
+        NODE_ERR(n, "direction '%s': supported forward, reverse and bidirectional", ds);
+    const tpuc_attr_t *acts = tpuc_attr(n, "activations");
+    if (acts && !default_acts(acts, cell, D))
+        NODE_ERR(n, "activations '%s': only the defaults (%s per direction) are supported", acts->s ? acts->s : "?",
+                 cell == TPUC_OP_LSTM ? "Sigmoid, Tanh, Tanh" : cell == TPUC_OP_GRU ? "Sigmoid, Tanh" : "Tanh");
+    if (tpuc_attr(n, "activation_alpha") || tpuc_attr(n, "activation_beta"))
+        NODE_ERR(n, "activation_alpha / activation_beta: not supported (Sigmoid and Tanh take none)");
+    if (tpuc_attr(n, "clip"))
+        NODE_ERR(n, "clip %g: not supported (only unclipped gates)", (double)tpuc_attr(n, "clip")->f);
+    if (tpuc_attr_int(n, "input_forget", 0) != 0)
+        NODE_ERR(n, "input_forget %lld: only 0 is supported", (long long)tpuc_attr_int(n, "input_forget", 0));
+    int64_t layout = tpuc_attr_int(n, "layout", 0);
+    if (layout != 0 && layout != 1) NODE_ERR(n, "layout %lld: supported 0 and 1", (long long)layout);
+    int64_t lbr = tpuc_attr_int(n, "linear_before_reset", 0);
+    if (lbr != 0 && lbr != 1) NODE_ERR(n, "linear_before_reset %lld: supported 0 and 1", (long long)lbr);
+
+    const tpuc_tensor_t *in[8] = {0};
+    for (int k = 0; k < n->nin && k < 8; k++) in[k] = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+    const tpuc_tensor_t *X = in[0], *W = in[1], *R = in[2], *Bs = in[3];
+    if (!X || X->is_const || X->ndim != 3) NODE_ERR(n, "X must be an activation of 3 dimensions");
+    int64_t T = layout ? X->dims[1] : X->dims[0], B = layout ? X->dims[0] : X->dims[1], I = X->dims[2];
+    int64_t H = tpuc_attr_int(n, "hidden_size", 0);
+    if (!W || !W->is_const || !W->f || W->ndim != 3 || W->dims[0] != D || W->dims[1] != G * H || W->dims[2] != I)
+        NODE_ERR(n, "W must be a float32 initializer [%d, %lld, %lld] (num_directions, %d x hidden_size %lld, input %lld)",
+                 D, (long long)(G * H), (long long)I, G, (long long)H, (long long)I);
+    if (H < 1) NODE_ERR(n, "hidden_size %lld: must be >= 1", (long long)H);
+    if (!R || !R->is_const || !R->f || R->ndim != 3 || R->dims[0] != D || R->dims[1] != G * H || R->dims[2] != H)
+        NODE_ERR(n, "R must be a float32 initializer [%d, %lld, %lld]", D, (long long)(G * H), (long long)H);
+    if (Bs && (!Bs->is_const || !Bs->f || Bs->ndim != 2 || Bs->dims[0] != D || Bs->dims[1] != 2 * G * H))
+        NODE_ERR(n, "B must be a float32 initializer [%d, %lld]", D, (long long)(2 * G * H));
+    if (in[4]) {
+        const tpuc_tensor_t *sl = in[4];
+        if (!sl->is_const || !sl->i || tpuc_tensor_elems(sl) != B)
+            NODE_ERR(n, "sequence_lens must be an integer constant of %lld values (one per batch element)", (long long)B);
+        for (int64_t k = 0; k < B; k++)
+            if (sl->i[k] != T)
+                NODE_ERR(n, "sequence_lens[%lld] = %lld: only every length equal to the sequence (%lld) is supported (ragged lengths are not)",
+                         (long long)k, (long long)sl->i[k], (long long)T);
+    }
+    static const char *const sname[2] = {"initial_h", "initial_c"};
+    for (int k = 5; k <= 6; k++) {
+        if (!in[k]) continue;
+        if (k == 6 && cell != TPUC_OP_LSTM) NODE_ERR(n, "an input 7 it does not have");
+        if (!in[k]->is_const || !in[k]->f)
+            NODE_ERR(n, "%s '%s' is an activation: only absent or a constant of zeros is supported", sname[k - 5], in[k]->name);
+        if (tpuc_tensor_elems(in[k]) != D * B * H)
+            NODE_ERR(n, "%s has %lld elements, expected %lld", sname[k - 5], (long long)tpuc_tensor_elems(in[k]), (long long)(D * B * H));
+        if (!all_zero(in[k]))
+            NODE_ERR(n, "%s: a nonzero initial state is not supported (only absent or zeros)", sname[k - 5]);
+    }
+    if (in[7]) NODE_ERR(n, "P (peepholes) is given: not supported");
+    if (n->nin > 8) NODE_ERR(n, "%d inputs, at most 8", n->nin);
+    int nouts = cell == TPUC_OP_LSTM ? 3 : 2;
+    if (n->nout > nouts) NODE_ERR(n, "%d outputs, at most %d", n->nout, nouts);
+    int outs[3] = {-1, -1, -1};
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k] >= 0 && (g->t[n->out[k]].nuses || g->t[n->out[k]].is_output)) outs[k] = n->out[k];
+    if (T < 1 || B < 1 || I < 1) NODE_ERR(n, "X of shape [%lld, %lld, %lld]: every dimension must be >= 1",
+                                          (long long)X->dims[0], (long long)X->dims[1], (long long)X->dims[2]);
+
+    char base[256];
+    snprintf(base, sizeof base, "%s", n->name);
+    rb_t b = {g, ni + 1, base, 0};
+    const int64_t GH = G * H;
+    int xi = n->in[0], wi = n->in[1], ri = n->in[2], bi = Bs ? n->in[3] : -1;
+    n->op = TPUC_OP_DEAD; /* n is not used past the inserts below */
+#define TRY(e) do { if ((e) < 0) return tpuc_err(err, errlen, "out of memory"), -1; } while (0)
+
+    /* X in batch-first order [B, T, I]: layout 1 as it is; layout 0 through the Transpose
+       [1, 0, 2] that torch wrote before the node (its input, when nothing else reads it),
+       or a new one */
+    int xb = xi;
+    if (!layout) {
+        int pi = g->t[xi].producer, readers = 0;
+        for (size_t k = 0; k < g->nn; k++)
+            if (g->n[k].op != TPUC_OP_DEAD)
+                for (int j = 0; j < g->n[k].nin; j++) readers += g->n[k].in[j] == xi;
+        const tpuc_node_t *p = pi >= 0 ? &g->n[pi] : NULL;
+        if (p && p->op == TPUC_OP_TRANSPOSE && p->perm[0] == 1 && p->perm[1] == 0 && p->perm[2] == 2 &&
+            readers == 0 && !g->t[xi].is_output) {
+            xb = p->in[0];
+            g->n[pi].op = TPUC_OP_DEAD;
+        } else {
+            static const int64_t pm[3] = {1, 0, 2};
+            TRY(xb = transpose(&b, xi, 3, pm, -1));
+        }
+    }
+
+    dir_t dirs[2];
+    int *ys[2] = {NULL, NULL};
+    for (int d = 0; d < D; d++) {
+        dir_t *dr = &dirs[d];
+        memset(dr, 0, sizeof *dr);
+        dr->cell = cell; dr->G = G; dr->H = H; dr->lbr = (int)lbr;
+        dr->h = dr->c = dr->rbh = -1;
+        const float *w = g->t[wi].f + d * GH * I, *r = g->t[ri].f + d * GH * H;
+        const float *bb = bi >= 0 ? g->t[bi].f + d * 2 * GH : NULL;
+        /* W^T [I, G H] */
+        float *wt = malloc((size_t)(I * GH) * sizeof *wt);
+        if (!wt) return tpuc_err(err, errlen, "out of memory"), -1;
+        for (int64_t o = 0; o < GH; o++)
+            for (int64_t i = 0; i < I; i++) wt[i * GH + o] = w[o * I + i];
+        int64_t dw[2] = {I, GH};
+        int wti;
+        TRY(wti = new_fconst(&b, "W_t", 2, dw, wt));
+        TRY(dr->xp = binop(&b, TPUC_OP_MATMUL, "MatMul", xb, wti));
+        if (bb) {
+            /* Wb + Rb, but a GRU's Rbh with linear_before_reset stays inside r (...) */
+            float *bx = malloc((size_t)GH * sizeof *bx);
+            if (!bx) return tpuc_err(err, errlen, "out of memory"), -1;
+            for (int64_t o = 0; o < GH; o++)
+                bx[o] = cell == TPUC_OP_GRU && lbr && o >= 2 * H ? bb[o] : bb[o] + bb[GH + o];
+            int bxi;
+            TRY(bxi = new_fconst(&b, "bias", 1, &GH, bx));
+            TRY(dr->xp = binop(&b, TPUC_OP_ADD, "Add", dr->xp, bxi));
+            if (cell == TPUC_OP_GRU && lbr) {
+                int nz = 0;
+                for (int64_t o = 0; o < H; o++) nz |= bb[GH + 2 * H + o] != 0.0f;
+                if (nz) {
+                    float *rb = malloc((size_t)H * sizeof *rb);
+                    if (!rb) return tpuc_err(err, errlen, "out of memory"), -1;
+                    memcpy(rb, bb + GH + 2 * H, (size_t)H * sizeof *rb);
+                    TRY(dr->rbh = new_fconst(&b, "Rb_h", 1, &H, rb));
+                }
+            }
+        }
+        /* R_k^T [H, H] per gate */
+        for (int k = 0; k < G; k++) {
+            float *rt = malloc((size_t)(H * H) * sizeof *rt);
+            if (!rt) return tpuc_err(err, errlen, "out of memory"), -1;
+            for (int64_t o = 0; o < H; o++)
+                for (int64_t i = 0; i < H; i++) rt[i * H + o] = r[(k * H + o) * H + i];
+            int64_t dr2[2] = {H, H};
+            TRY(dr->rt[k] = new_fconst(&b, "R_t", 2, dr2, rt));
+        }
+        if (outs[0] >= 0) {
+            ys[d] = malloc((size_t)T * sizeof *ys[d]);
+            if (!ys[d]) return tpuc_err(err, errlen, "out of memory"), -1;
+        }
+    }
+    /* the steps, both directions interleaved */
+    for (int64_t s = 0; s < T; s++)
+        for (int d = 0; d < D; d++) {
+            int64_t t = (d == 1 || rev) ? T - 1 - s : s;
+            if (step(&b, &dirs[d], B, t)) return tpuc_err(err, errlen, "out of memory"), -1;
+            if (ys[d]) ys[d][t] = dirs[d].h;
+        }
+
+    /* Y: [T, D, B, H] (layout 1: [B, T, D, H]) from [B, D, T, H] */
+    if (outs[0] >= 0) {
+        int yd[2];
+        for (int d = 0; d < D; d++) {
+            int64_t r3[3] = {B, 1, H}, r2[2] = {B, T * H};
+            for (int64_t t = 0; t < T; t++) TRY(ys[d][t] = reshape(&b, ys[d][t], 3, r3, -1));
+            int yb = concat1(&b, ys[d], (int)T);
+            free(ys[d]);
+            TRY(yb);
+            TRY(yd[d] = reshape(&b, yb, 2, r2, -1));
+        }
+        int yc = yd[0];
+        if (D == 2) TRY(yc = concat1(&b, yd, 2));
+        int64_t r4[4] = {B, D, T, H};
+        if (layout && D == 1) {
+            int64_t o4[4] = {B, T, 1, H};
+            TRY(reshape(&b, yc, 4, o4, outs[0]));
+        } else {
+            static const int64_t p0[4] = {2, 1, 0, 3}, p1[4] = {0, 2, 1, 3};
+            TRY(yc = reshape(&b, yc, 4, r4, -1));
+            TRY(transpose(&b, yc, 4, layout ? p1 : p0, outs[0]));
+        }
+    }
+    /* Y_h, Y_c: [D, B, H] (layout 1: [B, D, H]) */
+    for (int o = 1; o <= 2; o++) {
+        if (o >= nouts || outs[o] < 0) continue;
+        int st[2];
+        for (int d = 0; d < D; d++) st[d] = o == 1 ? dirs[d].h : dirs[d].c;
+        int sc = st[0];
+        if (D == 2) TRY(sc = concat1(&b, st, 2));
+        if (layout || D == 1) {
+            int64_t r3[3] = {layout ? B : 1, layout ? D : B, H};
+            TRY(reshape(&b, sc, 3, r3, outs[o]));
+        } else {
+            static const int64_t p[3] = {1, 0, 2};
+            int64_t r3[3] = {B, D, H};
+            TRY(sc = reshape(&b, sc, 3, r3, -1));
+            TRY(transpose(&b, sc, 3, p, outs[o]));
+        }
+    }
+#undef TRY
+    return 0;
+}
