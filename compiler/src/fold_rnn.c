@@ -377,6 +377,9 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
     if (T < 1 || B < 1 || I < 1) NODE_ERR(n, "X of shape [%lld, %lld, %lld]: every dimension must be >= 1",
                                           (long long)X->dims[0], (long long)X->dims[1], (long long)X->dims[2]);
 
+    if (!layout && n->in[0] == g->inputs[0] && T > 1)
+        NODE_ERR(n, "X is the graph input in layout 0 ([T, B, I], the sequence first): its first dimension %lld would be the program's batch, which tpu-infer splits into chunks and cores; give the input batch-first ([B, T, I] through a Transpose [1, 0, 2], as torch's batch_first export, or layout 1)",
+                 (long long)T);
     char base[256];
     snprintf(base, sizeof base, "%s", n->name);
     rb_t b = {g, ni + 1, base, 0};
