@@ -1,0 +1,479 @@
+# SPDX-License-Identifier: Apache-2.0
+"""test-compiler-rnn (issue 32, LSTM / GRU / RNN): torch 1.13's recurrent classifiers exported at
+opset 14, compiled by tpu-compile (fold_rnn.c unrolls each LSTM / GRU / RNN node over the
+sequence) and run by tpu-infer on the C model, against PyTorch fp32 and ONNX Runtime.
+
+  lstm2     nn.LSTM(6, 16, num_layers=2, batch_first=True), y[:, -1] -> Linear(16, 4)
+  lstm2_t24 the same at T = 24 (4 x the sequence: the bound's growth with T)
+  gru       nn.GRU(6, 16, batch_first=True) (linear_before_reset = 1, as torch exports it)
+  bilstm    nn.LSTM(6, 8, bidirectional=True, batch_first=True), y[:, -1] -> Linear(16, 4)
+  bigru_r   nn.GRU(6, 8, bidirectional=True) and nn.RNN (tanh) stacked, both batch_first
+x [3, T, 6] (T = 6 unless named), random weights (torch's init), at N = 8 and 16 on one core
+(torch's batch_first export transposes the batch away from axis 0: docs/compiler.md).
+
+The tolerance, derived from the numerics contract (docs/numerics.md, docs/conformance.md
+"LSTM, GRU, RNN"). tests/conformance/refops.py evaluates the exported graph in float64 with a
+bound e on |machine - exact| per element, node by node of the graph fold_rnn.c writes:
+  - the input projection of all steps (a dot product of K = I bf16 terms in fp32, its output
+    rounded to bf16: e_dot + u_b |x W^T|, u_b = 2^-8);
+  - per step and gate: h_{t-1} R_k^T, a dot product over K = H whose operand h_{t-1} carries
+    the error e_h of the previous step (e_dot gains sum_k |R_jk| e_h,k: the compounding),
+    rounded to bf16; the fp32 add of the projection (u = 2^-24); Sigmoid / Tanh: the input
+    error times the largest derivative on [x - e, x + e] (sigmoid' <= 1/4, tanh' <= 1) plus
+    the VPU function's own error (<= 3.5 / 5 fp32 ulp, then a bf16 rounding);
+  - c_t = f c_{t-1} + i g, h_t = o tanh(c_t) (GRU: h_t = n + z (h_{t-1} - n)): each Mul,
+    Add, Sub one fp32 rounding of bf16 operands, the result stored as bf16 (+ u_b |value|):
+    e_c,t = |f| e_c,t-1 + |c_t-1| e_f + e_f e_c,t-1 + |i| e_g + |g| e_i + ... + roundings;
+  - the Linear: a dot product over H with h_T's bound.
+So the bound of step t is an affine function of step t-1's, with the Lipschitz factors of
+the cell (|f| <= 1 on c; |R| |sigma'| on h): it grows with T (measured and printed:
+lstm2_t24 against lstm2). Checked: every element of ours within e of the exact value;
+PyTorch fp32 (and ONNX Runtime, when `make ort-node` installed it) within e of it too, and
+|ours - PyTorch| <= e + |PyTorch - exact| (the triangle inequality: the tolerance against
+PyTorch fp32 is the contract's bound plus PyTorch's own fp32 error, measured); the same bits
+at N = 8 and 16 (every dot product is one fp32 chain in ascending K, every other step
+elementwise). The check can fail: the same models with a wrong gate order (LSTM's i and f
+swapped, GRU's z and r) and with the direction reversed are run and must be rejected by the
+same check against PyTorch. Refusals of one line, exit 2, nothing written: ragged
+sequence_lens, an activation other than the defaults, direction 'sideways', clip,
+input_forget, peepholes, a nonzero initial_h, layout 2, and on 2 cores torch's batch_first
+Transpose. Instruction counts at N = 8 (straight-line and rolled) are printed, with the cost
+of the sequence (lstm2 at T = 6 and 24).
+
+usage: rnn.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
+"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import helper, numpy_helper, TensorProto
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+import refops  # noqa: E402
+
+W, TOOLS = sys.argv[1], sys.argv[2]
+os.makedirs(W, exist_ok=True)
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+ORT_MODULES = os.environ.get("ORT_NODE_MODULES", os.path.join(REPO, "build", "node", "node_modules"))
+HAVE_ORT = os.path.isdir(os.path.join(ORT_MODULES, "onnxruntime-node")) and shutil.which("node")
+fails = 0
+
+
+def say(ok, msg):
+    global fails
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok:
+        fails += 1
+
+
+# ---- the models ----
+
+class Classifier(torch.nn.Module):
+    def __init__(self, cells):
+        super().__init__()
+        self.rnns = torch.nn.ModuleList(cells)
+        last = cells[-1]
+        self.fc = torch.nn.Linear(last.hidden_size * (2 if last.bidirectional else 1), 4)
+
+    def forward(self, x):
+        for r in self.rnns:
+            x = r(x)[0]
+        return self.fc(x[:, -1])
+
+
+def make(name):
+    torch.manual_seed(32)
+    if name.startswith("lstm2"):
+        return Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)])
+    if name == "gru":
+        return Classifier([torch.nn.GRU(6, 16, batch_first=True)])
+    if name == "bilstm":
+        return Classifier([torch.nn.LSTM(6, 8, bidirectional=True, batch_first=True)])
+    if name == "bigru_r":
+        return Classifier([torch.nn.GRU(6, 8, bidirectional=True, batch_first=True),
+                           torch.nn.RNN(16, 8, batch_first=True)])
+    raise KeyError(name)
+
+
+def export(name, m, x):
+    p = os.path.join(W, name + ".onnx")
+    torch.onnx.export(m.eval(), x, p, opset_version=14, input_names=["x"], output_names=["logits"],
+                      dynamic_axes={"x": {0: "batch"}})
+    return p
+
+
+# ---- the tolerance: the first-order effect of every rounding the machine makes ----
+# The unrolled graph of fold_rnn.c, emulated in float64 from the module's own weights, with a
+# perturbation at every place the numerics contract lets the machine round (Sites): a
+# relative one v (1 + d), |d| <= u_b = 2^-8 (a value stored as bf16, a weight rounded at
+# compile time) or u = 2^-24 (an fp32 add or multiply), r 2^-23 (a VPU function: sigmoid 3.5
+# ulp, tanh 5 ulp), and an additive one for the fp32 chain of a dot product of K terms,
+# |d| <= gamma_K sum_k |a_k w_k|. With every d = 0 it is the exact result; the derivative of
+# each output by each d (autograd, float64) is that rounding's effect to first order, so the
+# machine's error is at most sum |dy/dd| max|d| + O(u_b^2): the tolerance, times 1.25 for the
+# second-order terms (the first-order sum is below 1 % of the outputs here, so they are
+# below 1 % of it).
+
+UB, U = 2.0 ** -8, 2.0 ** -24
+LAMBDA = 5.0      # P(|error| > LAMBDA sqrt(sum c_i^2)) <= 2 exp(-LAMBDA^2 / 2) = 7.5e-6 per element
+SLACK = 1.25      # the second-order terms (below)
+SIG_R, TANH_R = 3.5 * 2.0 ** -23, 5.0 * 2.0 ** -23
+
+
+def gamma(k):
+    return k * U / (1 - k * U)
+
+
+class Sites:
+    def __init__(self):
+        self.terms = []
+
+    def rel(self, v, u):
+        d = torch.zeros_like(v, requires_grad=True)
+        self.terms.append((d, torch.full_like(v, u)))
+        return v * (1 + d)
+
+    def add(self, v, bound):
+        d = torch.zeros_like(v, requires_grad=True)
+        self.terms.append((d, bound.detach()))
+        return v + d
+
+    def store(self, v):      # a node's output: fp32 rounding, then stored as bf16
+        return self.rel(self.rel(v, U), UB)
+
+
+def _dot(S, a, w):
+    """a [.., K] (bf16 values) times w [K, M] (bf16 weights): one fp32 chain per element."""
+    return S.add(a @ w, gamma(w.shape[0]) * (a.abs() @ w.abs()))
+
+
+def _w(S, w):                # a weight rounded to bf16 at compile time
+    return S.rel(w.detach().double(), UB)
+
+
+def _cell(S, kind, xb, lay, sfx, H):
+    """One direction of one layer: xb [B, T, I] (bf16 values), lay the torch module; the
+    step outputs [B, T, H] (bf16 values), in time order."""
+    Wih, Whh = getattr(lay, "weight_ih_" + sfx), getattr(lay, "weight_hh_" + sfx)
+    bih, bhh = getattr(lay, "bias_ih_" + sfx).detach().double(), getattr(lay, "bias_hh_" + sfx).detach().double()
+    G = Wih.shape[0] // H
+    B_, T_, _ = xb.shape
+    if kind == "GRU":        # torch's r z n: r, z take b_ih + b_hh, n b_ih (b_hn inside r (..))
+        bx = torch.cat([S.rel(bih[:2 * H] + bhh[:2 * H], U), bih[2 * H:]])
+    else:
+        bx = S.rel(bih + bhh, U)
+    xp = S.store(S.rel(_dot(S, xb, _w(S, Wih).t()), UB) + bx)    # MatMul (bf16), Add of the bias
+    Rt = [_w(S, Whh[k * H:(k + 1) * H]).t() for k in range(G)]
+    rev = sfx.endswith("_reverse")
+    h = c = None
+    ys = [None] * T_
+    for t in (range(T_ - 1, -1, -1) if rev else range(T_)):
+        x = [xp[:, t, k * H:(k + 1) * H] for k in range(G)]
+
+        def pre(k):
+            return x[k] if h is None else S.rel(x[k] + S.rel(_dot(S, h, Rt[k]), UB), U)
+
+        def sig(v):
+            return S.rel(S.rel(torch.sigmoid(v), SIG_R), UB)
+
+        def tanh(v):
+            return S.rel(S.rel(torch.tanh(v), TANH_R), UB)
+        if kind == "RNN":
+            h = tanh(pre(0))
+        elif kind == "LSTM":                       # torch's i f g o
+            i, o, g = sig(pre(0)), sig(pre(3)), tanh(pre(2))
+            ig = S.store(i * g)
+            c = ig if c is None else S.store(S.store(sig(pre(1)) * c) + ig)
+            h = S.store(o * tanh(c))
+        else:
+            z = sig(pre(1))
+            r = sig(pre(0))
+            hn = bhh[2 * H:] if h is None else S.store(S.rel(_dot(S, h, Rt[2]), UB) + bhh[2 * H:])
+            n = tanh(S.rel(x[2] + S.store(r * hn), U))
+            h = S.store(n - S.store(z * n)) if h is None else S.store(n + S.store(z * S.store(h - n)))
+        ys[t] = h
+    return torch.stack(ys, 1)
+
+
+def emulate(m, x):
+    """(the exact logits, the tolerance per element) of Classifier m on x."""
+    S = Sites()
+    y = S.rel(torch.tensor(x, dtype=torch.float64), UB)          # the input as bf16
+    for r in m.rnns:
+        kind = type(r).__name__
+        for layer in range(r.num_layers):
+            outs = [_cell(S, kind, y, r, "l%d" % layer, r.hidden_size)]
+            if r.bidirectional:
+                outs.append(_cell(S, kind, y, r, "l%d_reverse" % layer, r.hidden_size))
+            y = torch.cat(outs, 2)
+    hl = y[:, -1]
+    out = S.rel(_dot(S, hl, _w(S, m.fc.weight).t()) + m.fc.bias.detach().double(), U)
+    wc = torch.zeros_like(out)
+    sq = torch.zeros_like(out)
+    flat = out.reshape(-1)
+    for j in range(flat.numel()):
+        grads = torch.autograd.grad(flat[j], [d for d, _ in S.terms], retain_graph=True, allow_unused=True)
+        c = [g.abs() * b for g, (_, b) in zip(grads, S.terms) if g is not None]
+        wc.view(-1)[j] = sum(ci.sum() for ci in c)
+        sq.view(-1)[j] = sum((ci * ci).sum() for ci in c)
+    # the tolerance: LAMBDA sqrt(sum c_i^2) (Hoeffding), plus the second-order slack
+    return out.detach().numpy(), SLACK * LAMBDA * np.sqrt(sq.numpy()), SLACK * wc.numpy(), len(S.terms)
+
+
+# ---- tools ----
+
+def compile_run(tag, path, x, N, cores=1, extra=()):
+    d = os.path.join(W, "%s_N%d" % (tag, N))
+    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), path, "--mxu", str(N), "--cores", str(cores),
+                        "--batch", str(x.shape[0]), "-o", d] + list(extra), capture_output=True, text=True)
+    if r.returncode:
+        say(False, "%s N=%d: tpu-compile: %s" % (tag, N, r.stderr.strip()))
+        return None, None
+    np.save(d + "_x.npy", x)
+    r = subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", d + "_x.npy", "--output", d + "_y.npy"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        say(False, "%s N=%d: tpu-infer: %s" % (tag, N, r.stderr.strip()))
+        return None, None
+    return np.load(d + "_y.npy"), json.load(open(os.path.join(d, "report.json")))
+
+
+def ort_run(path, x):
+    xi = path[:-5] + "_ortx.npy"
+    yo = path[:-5] + "_orty.npy"
+    np.save(xi, x)
+    env = dict(os.environ, ORT_NODE_MODULES=ORT_MODULES)
+    r = subprocess.run(["node", os.path.join(REPO, "models", "ort_run.js"), path, xi, yo], capture_output=True,
+                       text=True, env=env)
+    if r.returncode:
+        say(False, "%s: ONNX Runtime: %s" % (os.path.basename(path), r.stderr.strip()))
+        return None
+    return np.load(yo)
+
+
+def check(name, T, Ns=(8, 16)):
+    """The classifier exported, compiled and run at each N; ours, PyTorch fp32 and ONNX Runtime
+    against the exact value within the tolerance."""
+    m = make(name)
+    x = torch.randn(3, T, 6)
+    p = export(name, m, x)
+    ops = sorted({n.op_type for n in onnx.load(p).graph.node})
+    with torch.no_grad():
+        ty = m(x).numpy().astype(np.float64)
+    ex, tol, wc, nsites = emulate(m, x.numpy())
+    dt = np.abs(ty - ex)               # PyTorch's own fp32 error, measured
+    say(bool(np.all(dt <= tol)), "%s (T = %d): tolerance up to %.3g on outputs up to %.3g (%d rounding sites; the "
+        "first-order worst case %.3g, refops' composed bound %.3g); PyTorch fp32 within %.1g of the exact value; "
+        "torch writes %s" % (name, T, tol.max(), np.abs(ex).max(), nsites, wc.max(), composed_bound(p, x.numpy()),
+                             dt.max(), " ".join(ops)))
+    outs = {}
+    for N in Ns:
+        y, rep = compile_run(name, p, x.numpy(), N)
+        if y is None:
+            continue
+        outs[N] = y
+        e = np.abs(y.astype(np.float64) - ex)
+        d = np.abs(y.astype(np.float64) - ty)
+        ok = bool(np.all(e <= tol)) and bool(np.all(d <= tol + dt)) and bool(np.all(e <= wc))
+        say(ok, "%s N=%d: |ours - exact| at most %.2g of the tolerance (%.2g of the first-order worst case); "
+            "|ours - PyTorch fp32| %.3g; %d instructions (%d straight-line)"
+            % (name, N, float(np.max(e / tol)), float(np.max(e / wc)), d.max(), rep["instructions"],
+               rep["straight_line_instructions"]))
+    if len(outs) == 2:
+        say(outs[Ns[0]].tobytes() == outs[Ns[1]].tobytes(), "%s: the same bits at N = %d and %d" % (name, Ns[0], Ns[1]))
+    if HAVE_ORT and outs:
+        yo = ort_run(p, x.numpy())
+        if yo is not None:
+            y = outs[Ns[0]]
+            do = np.abs(yo.astype(np.float64) - ex)
+            ok = bool(np.all(do <= tol)) and bool(np.all(np.abs(y - yo) <= tol + do))
+            say(ok, "%s: ONNX Runtime within %.1g of the exact value, |ours - ORT| %.3g" % (name, do.max(), np.abs(y - yo).max()))
+    return dict(m=m, x=x, p=p, ex=ex, tol=tol, ty=ty)
+
+
+def wrong(name, r, how):
+    """The exported model with two gates swapped (in W, R and B) or the direction reversed,
+    compiled and run: the check against PyTorch fp32 must reject it."""
+    mo = onnx.load(r["p"])
+    inits = {t.name: t for t in mo.graph.initializer}
+    for n in mo.graph.node:
+        if n.op_type not in ("LSTM", "GRU"):
+            continue
+        if how == "gates":
+            H = [a.i for a in n.attribute if a.name == "hidden_size"][0]
+            G = 4 if n.op_type == "LSTM" else 3
+            a0, a1 = (0, 2) if n.op_type == "LSTM" else (0, 1)   # LSTM i <-> f, GRU z <-> r
+            for k, wname in enumerate(n.input[1:4]):
+                t = inits[wname]
+                arr = numpy_helper.to_array(t).copy()
+                for blk in range(2 if k == 2 else 1):            # B holds Wb and Rb
+                    o = blk * G * H
+                    s0, s1 = slice(o + a0 * H, o + (a0 + 1) * H), slice(o + a1 * H, o + (a1 + 1) * H)
+                    tmp = arr[:, s0].copy()
+                    arr[:, s0] = arr[:, s1]
+                    arr[:, s1] = tmp
+                t.CopyFrom(numpy_helper.from_array(arr, t.name))
+        else:
+            n.attribute.append(helper.make_attribute("direction", "reverse"))
+        break
+    pw = r["p"][:-5] + "_wrong_%s.onnx" % how
+    onnx.save(mo, pw)
+    y, _ = compile_run(name + "_wrong_" + how, pw, r["x"].numpy(), 8)
+    if y is None:
+        return
+    d = np.abs(y.astype(np.float64) - r["ty"])
+    lim = r["tol"] + np.abs(r["ty"] - r["ex"])
+    what = {"gates": "LSTM's i and f swapped" if "lstm" in name else "GRU's z and r swapped",
+            "reverse": "the direction reversed"}[how]
+    say(bool(np.any(d > lim)), "%s with %s: rejected by the same check (|ours - PyTorch| up to %.3g, %.1f x the "
+        "tolerance)" % (name, what, d.max(), float(np.max(d / lim))))
+
+
+# ---- refops' composed worst-case bound over the exported graph (the conformance runner's) ----
+
+def _ints(v):
+    return np.asarray(v.raw if v.raw is not None else v.v).astype(np.int64)
+
+
+def _int_val(a):
+    a = np.asarray(a, dtype=np.int64)
+    return refops.Val(a.astype(np.float64), raw=a)
+
+
+def _is_int(v):
+    return v is not None and v.raw is not None and np.issubdtype(np.asarray(v.raw).dtype, np.integer)
+
+
+def _shape_op(node, ins):
+    """torch's shape computations (on integers) and ConstantOfShape / Squeeze; None: refops'"""
+    a = refops.attrs(node)
+    op = node.op_type
+    if op == "Shape":
+        return _int_val(ins[0].v.shape)
+    if op == "Gather" and _is_int(ins[0]):
+        return _int_val(np.take(_ints(ins[0]), _ints(ins[1]), axis=a.get("axis", 0)))
+    if op == "Unsqueeze" and _is_int(ins[0]):
+        return _int_val(np.expand_dims(_ints(ins[0]), tuple(_ints(ins[1]).tolist())))
+    if op == "Concat" and all(_is_int(i) for i in ins):
+        return _int_val(np.concatenate([_ints(i) for i in ins], axis=a.get("axis", 0)))
+    if op == "ConstantOfShape":
+        t = a.get("value")
+        val = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else 0.0
+        return refops.Val(np.full(_ints(ins[0]).tolist(), float(val)))
+    if op == "Squeeze":
+        x = ins[0]
+        ax = tuple(_ints(ins[1]).tolist()) if len(ins) > 1 and ins[1] is not None else None
+        return x.like(np.squeeze(x.v, ax), np.squeeze(x.e, ax))
+    return None
+
+
+def reference(path, x):
+    """The graph's output as a refops.Val (exact value, worst-case bound)."""
+    g = onnx.load(path).graph
+    env = {g.input[0].name: refops.Val(x.astype(np.float64), act=True)}
+    for t in g.initializer:
+        arr = numpy_helper.to_array(t)
+        env[t.name] = refops.Val(arr.astype(np.float64), raw=arr if arr.dtype.kind in "iu" else None)
+    for n in g.node:
+        if n.op_type == "Constant":
+            arr = numpy_helper.to_array(n.attribute[0].t)
+            env[n.output[0]] = refops.Val(arr.astype(np.float64), raw=arr if arr.dtype.kind in "iu" else None)
+            continue
+        ins = [env[i] if i else None for i in n.input]
+        y = _shape_op(n, ins)
+        if y is None:
+            y = refops.OPS[n.op_type](n, ins)
+        if isinstance(y, list):
+            for name, v in zip(n.output, y):
+                if name:
+                    env[name] = v
+        else:
+            env[n.output[0]] = y
+    return env[g.output[0].name]
+
+
+def composed_bound(p, x):
+    """refops' worst-case bound composed node by node (the conformance runner's), its largest
+    element: valid, but each step multiplies it by about sum |R| max|f'| (no cancellation)."""
+    with np.errstate(all="ignore"):
+        return float(reference(p, x).e.max())
+
+
+res = {}
+for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2_t24", 24)):
+    res[name] = check(name, T)
+for name in ("lstm2", "gru", "bilstm"):
+    wrong(name, res[name], "gates")
+wrong("lstm2", res["lstm2"], "reverse")
+
+# the bound's growth with the sequence: lstm2 at T = 6 and 24
+e6, e24 = res["lstm2"]["tol"].max(), res["lstm2_t24"]["tol"].max()
+say(e24 > e6, "the tolerance grows with T: lstm2's logits %.3g at T = 6, %.3g at T = 24" % (e6, e24))
+
+# instruction counts at N = 8 (the rolled program and the straight-line one)
+for T in (6, 12, 24, 48):
+    m = make("lstm2")
+    p = export("lstm2_count_t%d" % T, m, torch.randn(3, T, 6))
+    d = os.path.join(W, "count_t%d.json" % T)
+    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), p, "--mxu", "8", "--cores", "1", "--batch", "3",
+                        "--imem-insns", "32768", "--report-only", "--json", d], capture_output=True, text=True)
+    if r.returncode:
+        say(False, "lstm2 T=%d: tpu-compile --report-only: %s" % (T, r.stderr.strip()))
+        continue
+    j = json.load(open(d))
+    print("count: lstm2 (2 layers, H 16) T = %d at N = 8: %d instructions, %d straight-line, %d loops"
+          % (T, j["instructions"], j["straight_line_instructions"], j["loops"]))
+
+
+# ---- refusals: one line, exit 2, nothing written ----
+
+def lstm_model(attrs=None, extra_inputs=(), inits_extra=(), op="LSTM", G=4):
+    I, H, T, B = 3, 4, 2, 2
+    rng = np.random.default_rng(1)
+    inits = [numpy_helper.from_array(rng.standard_normal((1, G * H, I)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.standard_normal((1, G * H, H)).astype(np.float32), "R")]
+    inits += list(inits_extra)
+    tp = helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2])
+    n = helper.make_node(op, ["xt", "W", "R"] + list(extra_inputs), ["", "Y_h"], hidden_size=H, **(attrs or {}))
+    g = helper.make_graph([tp, n], "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, T, I])],
+                          [helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [1, B, H])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def refused(tag, model, want, cores=1):
+    p = os.path.join(W, "bad_%s.onnx" % tag)
+    onnx.save(model, p)
+    d = os.path.join(W, "bad_%s_out" % tag)
+    shutil.rmtree(d, ignore_errors=True)
+    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), p, "--mxu", "8", "--cores", str(cores), "--batch", "2",
+                        "-o", d], capture_output=True, text=True)
+    lines = r.stderr.strip().splitlines()
+    ok = r.returncode == 2 and len(lines) == 1 and want in lines[0] and not os.path.exists(d)
+    say(ok, "refused %s: %s" % (tag, lines[0] if lines else "(accepted, exit %d)" % r.returncode))
+
+
+z = np.zeros((1, 2, 4), np.float32)
+refused("ragged", lstm_model(extra_inputs=["", "sl"], inits_extra=[numpy_helper.from_array(np.array([2, 1], np.int32), "sl")]),
+        "sequence_lens[1] = 1")
+refused("relu", lstm_model({"activations": ["Relu", "Tanh", "Tanh"]}), "activations 'Relu,Tanh,Tanh'")
+refused("sideways", lstm_model({"direction": "sideways"}), "direction 'sideways'")
+refused("clip", lstm_model({"clip": 3.0}), "clip 3")
+refused("input_forget", lstm_model({"input_forget": 1}), "input_forget 1")
+refused("layout2", lstm_model({"layout": 2}), "layout 2")
+refused("peepholes", lstm_model(extra_inputs=["", "", "", "", "P"],
+                                inits_extra=[numpy_helper.from_array(np.ones((1, 12), np.float32), "P")]), "P (peepholes)")
+refused("initial_h", lstm_model(extra_inputs=["", "", "h0"], inits_extra=[numpy_helper.from_array(z + 0.5, "h0")]),
+        "initial_h: a nonzero initial state")
+refused("gru_acts", lstm_model({"activations": ["Sigmoid", "Relu"]}, op="GRU", G=3), "activations 'Sigmoid,Relu'")
+refused("two_cores", onnx.load(res["lstm2"]["p"]), "compile with --cores 1", cores=2)
+
+print("test-compiler-rnn: %s" % ("FAIL (%d)" % fails if fails else "PASS"))
+sys.exit(1 if fails else 0)
