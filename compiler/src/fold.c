@@ -938,6 +938,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 a->is_output) {
                 /* any other Transpose: fold_attn.c (tile_attn.c moves the rows) */
                 if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+                if (a->ndim == 3 && tpuc_rnn_input_transpose(g, n)) {
+                    /* the sequence-first X of recurrent nodes, which read a instead */
+                    int64_t d[3] = {a->dims[1], a->dims[0], a->dims[2]};
+                    set_shape(y, 3, d);
+                    continue;
+                }
                 if (tpuc_fold_transpose(g, n, hw, err, errlen)) return -1;
                 continue;
             }

@@ -295,6 +295,114 @@ static int default_acts(const tpuc_attr_t *a, int cell, int D)
     return strcmp(a->s, buf) == 0;
 }
 
+/* Node p's perm attribute is want[0..n). */
+static int has_perm(const tpuc_node_t *p, int n, const int *want)
+{
+    const tpuc_attr_t *pm = tpuc_attr(p, "perm");
+    if (!pm || (int)pm->nints != n) return 0;
+    for (int k = 0; k < n; k++)
+        if (pm->ints[k] != want[k]) return 0;
+    return 1;
+}
+
+/* The int64 values of tensor ti, a constant or the output of a Constant node fold has not
+   reached yet (the nodes after the recurrent one): their count, or -1. */
+static int const_ints(const tpuc_graph_t *g, int ti, int64_t *v, int max)
+{
+    const tpuc_tensor_t *t = &g->t[ti];
+    if (!t->is_const && t->producer >= 0 && g->n[t->producer].op == TPUC_OP_CONSTANT) {
+        const tpuc_attr_t *a = tpuc_attr(&g->n[t->producer], "value");
+        if (!a || a->tensor < 0) return -1;
+        t = &g->t[a->tensor];
+    }
+    if (!t->is_const || !t->i || t->ndim != 1 || t->dims[0] > max) return -1;
+    for (int64_t k = 0; k < t->dims[0]; k++) v[k] = t->i[k];
+    return (int)t->dims[0];
+}
+
+/* The live nodes that read tensor ti (up to max of them in r[]): their count. */
+static int readers(const tpuc_graph_t *g, int ti, int *r, int max)
+{
+    int c = 0;
+    for (size_t k = 0; k < g->nn; k++) {
+        if (g->n[k].op == TPUC_OP_DEAD) continue;
+        for (int j = 0; j < g->n[k].nin; j++)
+            if (g->n[k].in[j] == ti) {
+                if (c < max) r[c] = (int)k;
+                c++;
+                break;
+            }
+    }
+    return c;
+}
+
+/* Node k an LSTM/GRU/RNN of layout 0 that reads ti as X only. */
+static int rnn_reads_x(const tpuc_graph_t *g, int k, int ti)
+{
+    const tpuc_node_t *n = &g->n[k];
+    if ((n->op != TPUC_OP_LSTM && n->op != TPUC_OP_GRU && n->op != TPUC_OP_RNN) ||
+        tpuc_attr_int(n, "layout", 0) != 0 || n->in[0] != ti)
+        return 0;
+    for (int j = 1; j < n->nin; j++)
+        if (n->in[j] == ti) return 0;
+    return 1;
+}
+
+int tpuc_rnn_input_transpose(const tpuc_graph_t *g, const tpuc_node_t *n)
+{
+    static const int p102[3] = {1, 0, 2};
+    int r[TPUC_MAX_IO * 4];
+    if (n->op != TPUC_OP_TRANSPOSE || !has_perm(n, 3, p102) || g->t[n->out[0]].is_output) return 0;
+    int c = readers(g, n->out[0], r, TPUC_MAX_IO * 4);
+    if (c < 1 || c > TPUC_MAX_IO * 4) return 0;
+    for (int k = 0; k < c; k++)
+        if (!rnn_reads_x(g, r[k], n->out[0])) return 0;
+    return 1;
+}
+
+/* torch's reading of a layout-0 Y [T, D, B, H] back into [T, B, D H]: Squeeze of axis 1
+   (D = 1), or Transpose [0, 2, 1, 3] and a Reshape to [T, B, D H]; the chain's nodes in
+   c[0..*nc) and the tensor it makes, or -1 when Y is read otherwise. */
+static int torch_y_chain(const tpuc_graph_t *g, int y, int64_t T, int64_t B, int D, int64_t H,
+                         int *c, int *nc)
+{
+    static const int p0213[4] = {0, 2, 1, 3};
+    int r[2];
+    int64_t v[8];
+    if (g->t[y].is_output || readers(g, y, r, 2) != 1) return -1;
+    const tpuc_node_t *a = &g->n[r[0]];
+    if (D == 1 && a->op == TPUC_OP_SQUEEZE && a->in[0] == y) {
+        int na = a->nin > 1 && a->in[1] >= 0 ? const_ints(g, a->in[1], v, 8) : -1;
+        const tpuc_attr_t *ax = tpuc_attr(a, "axes");
+        if (ax && ax->nints == 1) { v[0] = ax->ints[0]; na = 1; }
+        if (na != 1 || (v[0] != 1 && v[0] != -3)) return -1;
+        c[0] = r[0];
+        *nc = 1;
+        return a->out[0];
+    }
+    if (a->op != TPUC_OP_TRANSPOSE || !has_perm(a, 4, p0213) || g->t[a->out[0]].is_output ||
+        readers(g, a->out[0], r + 1, 1) != 1)
+        return -1;
+    const tpuc_node_t *b = &g->n[r[1]];
+    if (b->op != TPUC_OP_RESHAPE || b->in[0] != a->out[0] || b->nin < 2 ||
+        tpuc_attr_int(b, "allowzero", 0) || const_ints(g, b->in[1], v, 8) != 3)
+        return -1;
+    /* [T, B, D, H] -> v: 0 copies a dimension, -1 takes the rest */
+    int64_t in[4] = {T, B, D, H}, known = 1;
+    int inf = -1;
+    for (int k = 0; k < 3; k++) {
+        if (v[k] == 0) v[k] = in[k];
+        if (v[k] == -1) inf = k;
+        else known *= v[k];
+    }
+    if (inf >= 0) v[inf] = known ? T * B * D * H / known : 0;
+    if (v[0] != T || v[1] != B || v[2] != D * H) return -1;
+    c[0] = r[0];
+    c[1] = r[1];
+    *nc = 2;
+    return b->out[0];
+}
+
 int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, size_t errlen)
 {
     (void)hw;
@@ -389,19 +497,17 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
 #define TRY(e) do { if ((e) < 0) return tpuc_err(err, errlen, "out of memory"), -1; } while (0)
 
     /* X in batch-first order [B, T, I]: layout 1 as it is; layout 0 through the Transpose
-       [1, 0, 2] that torch wrote before the node (its input, when nothing else reads it),
-       or a new one */
+       [1, 0, 2] that torch writes before the node (its input; the Transpose goes when nothing
+       else reads it: fold leaves one that only recurrent nodes read, on any core count), or
+       a new one */
     int xb = xi;
     if (!layout) {
-        int pi = g->t[xi].producer, readers = 0;
-        for (size_t k = 0; k < g->nn; k++)
-            if (g->n[k].op != TPUC_OP_DEAD)
-                for (int j = 0; j < g->n[k].nin; j++) readers += g->n[k].in[j] == xi;
+        static const int p102[3] = {1, 0, 2};
+        int pi = g->t[xi].producer, r[1];
         const tpuc_node_t *p = pi >= 0 ? &g->n[pi] : NULL;
-        if (p && p->op == TPUC_OP_TRANSPOSE && p->perm[0] == 1 && p->perm[1] == 0 && p->perm[2] == 2 &&
-            readers == 0 && !g->t[xi].is_output) {
+        if (p && p->op == TPUC_OP_TRANSPOSE && has_perm(p, 3, p102)) {
             xb = p->in[0];
-            g->n[pi].op = TPUC_OP_DEAD;
+            if (readers(g, xi, r, 1) == 0 && !g->t[xi].is_output) g->n[pi].op = TPUC_OP_DEAD;
         } else {
             static const int64_t pm[3] = {1, 0, 2};
             TRY(xb = transpose(&b, xi, 3, pm, -1));
@@ -468,27 +574,70 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
             if (ys[d]) ys[d][t] = dirs[d].h;
         }
 
-    /* Y: [T, D, B, H] (layout 1: [B, T, D, H]) from [B, D, T, H] */
+    /* Y batch-first, Q [B, T, D H]: step t's row is h_t of each direction side by side */
     if (outs[0] >= 0) {
-        int yd[2];
-        for (int d = 0; d < D; d++) {
-            int64_t r3[3] = {B, 1, H}, r2[2] = {B, T * H};
-            for (int64_t t = 0; t < T; t++) TRY(ys[d][t] = reshape(&b, ys[d][t], 3, r3, -1));
-            int yb = concat1(&b, ys[d], (int)T);
-            free(ys[d]);
-            TRY(yb);
-            TRY(yd[d] = reshape(&b, yb, 2, r2, -1));
+        int64_t r3[3] = {B, 1, D * H};
+        for (int64_t t = 0; t < T; t++) {
+            int hs[2] = {ys[0][t], D == 2 ? ys[1][t] : -1};
+            int ht = hs[0];
+            if (D == 2) TRY(ht = concat1(&b, hs, 2));
+            TRY(ys[0][t] = reshape(&b, ht, 3, r3, -1));
         }
-        int yc = yd[0];
-        if (D == 2) TRY(yc = concat1(&b, yd, 2));
-        int64_t r4[4] = {B, D, T, H};
-        if (layout && D == 1) {
-            int64_t o4[4] = {B, T, 1, H};
-            TRY(reshape(&b, yc, 4, o4, outs[0]));
-        } else {
-            static const int64_t p0[4] = {2, 1, 0, 3}, p1[4] = {0, 2, 1, 3};
-            TRY(yc = reshape(&b, yc, 4, r4, -1));
-            TRY(transpose(&b, yc, 4, layout ? p1 : p0, outs[0]));
+        int q = concat1(&b, ys[0], (int)T);
+        for (int d = 0; d < D; d++) free(ys[d]);
+        TRY(q);
+        int chain[2], nc = 0;
+        int s = layout ? -1 : torch_y_chain(g, outs[0], T, B, D, H, chain, &nc);
+        if (s >= 0) {
+            /* torch reads Y back as S [T, B, D H] = Q^T: each Transpose [1, 0, 2] of S becomes
+               a view of Q, and S itself (for a next recurrent layer) a Transpose of Q, which
+               that layer looks through; no copy of Y is made */
+            static const int p102[3] = {1, 0, 2};
+            int r[TPUC_MAX_IO * 4], rnn = 0;
+            int c = readers(g, s, r, TPUC_MAX_IO * 4);
+            int ok = c <= TPUC_MAX_IO * 4 && !g->t[s].is_output;
+            for (int k = 0; ok && k < c; k++) {
+                const tpuc_node_t *m = &g->n[r[k]];
+                if (rnn_reads_x(g, r[k], s)) rnn = 1;
+                else if (!(m->op == TPUC_OP_TRANSPOSE && m->in[0] == s && has_perm(m, 3, p102))) ok = 0;
+            }
+            if (ok) {
+                for (int k = 0; k < nc; k++) g->n[chain[k]].op = TPUC_OP_DEAD;
+                for (int k = 0; k < c; k++) {
+                    tpuc_node_t *m = &g->n[r[k]];
+                    if (m->op != TPUC_OP_TRANSPOSE) continue;
+                    int64_t qd[3] = {B, T, D * H};
+                    int sh = new_iconst(&b, 3, qd);
+                    TRY(sh);
+                    m = &g->n[r[k]];
+                    for (size_t i = 0; i < m->nattrs; i++) {
+                        free(m->attrs[i].name); free(m->attrs[i].s);
+                        free(m->attrs[i].ints); free(m->attrs[i].floats);
+                    }
+                    free(m->attrs);
+                    m->attrs = NULL;
+                    m->nattrs = 0;
+                    m->op = TPUC_OP_RESHAPE;
+                    m->version = 14;
+                    m->nin = 2;
+                    m->in[0] = q;
+                    m->in[1] = sh;
+                }
+                static const int64_t pm[3] = {1, 0, 2};
+                if (rnn) TRY(transpose(&b, q, 3, pm, s));
+                outs[0] = -1;
+            }
+        }
+        if (outs[0] >= 0) {
+            /* ONNX's Y: layout 0 [T, D, B, H] = Q [B, T, D, H] transposed; layout 1 a view */
+            int64_t q4[4] = {B, T, D, H};
+            static const int64_t p1203[4] = {1, 2, 0, 3};
+            if (layout) {
+                TRY(reshape(&b, q, 4, q4, outs[0]));
+            } else {
+                TRY(q = reshape(&b, q, 4, q4, -1));
+                TRY(transpose(&b, q, 4, p1203, outs[0]));
+            }
         }
     }
     /* Y_h, Y_c: [D, B, H] (layout 1: [B, D, H]) */
