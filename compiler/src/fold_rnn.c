@@ -315,9 +315,10 @@ static int const_ints(const tpuc_graph_t *g, int ti, int64_t *v, int max)
         if (!a || a->tensor < 0) return -1;
         t = &g->t[a->tensor];
     }
-    if (!t->is_const || !t->i || t->ndim != 1 || t->dims[0] > max) return -1;
-    for (int64_t k = 0; k < t->dims[0]; k++) v[k] = t->i[k];
-    return (int)t->dims[0];
+    int64_t e = t->ndim == 0 ? 1 : t->dims[0];
+    if (!t->is_const || !t->i || t->ndim > 1 || e > max) return -1;
+    for (int64_t k = 0; k < e; k++) v[k] = t->i[k];
+    return (int)e;
 }
 
 /* The live nodes that read tensor ti (up to max of them in r[]): their count. */
@@ -345,6 +346,139 @@ static int rnn_reads_x(const tpuc_graph_t *g, int k, int ti)
         return 0;
     for (int j = 1; j < n->nin; j++)
         if (n->in[j] == ti) return 0;
+    return 1;
+}
+
+/* Node k becomes a view (a Reshape) of tensor src to shape d[0..nd): a reader of Y, Y_h or
+   Y_c that now reads the unrolled steps directly. 0, or -1 (out of memory). */
+static int make_view(rb_t *b, int k, int src, int nd, const int64_t *d)
+{
+    int sh = new_iconst(b, nd, d);
+    if (sh < 0) return -1;
+    tpuc_node_t *m = &b->g->n[k];
+    for (size_t i = 0; i < m->nattrs; i++) {
+        free(m->attrs[i].name); free(m->attrs[i].s);
+        free(m->attrs[i].ints); free(m->attrs[i].floats);
+    }
+    free(m->attrs);
+    m->attrs = NULL;
+    m->nattrs = 0;
+    m->op = TPUC_OP_RESHAPE;
+    m->version = 14;
+    m->nin = 2;
+    m->in[0] = src;
+    m->in[1] = sh;
+    return 0;
+}
+
+/* The size of axis 0 of tensor ti: D for y (the state being unrolled), its shape's, or
+   num_directions when it is the Y_h / Y_c of a layout-0 recurrent node not unrolled yet; -1
+   when unknown. */
+static int64_t axis0(const tpuc_graph_t *g, int ti, int y, int D)
+{
+    const tpuc_tensor_t *t = &g->t[ti];
+    if (ti == y) return D; /* the node being unrolled (DEAD already) */
+    if (t->ndim > 0) return t->dims[0];
+    if (t->producer < 0) return -1;
+    const tpuc_node_t *p = &g->n[t->producer];
+    if ((p->op != TPUC_OP_LSTM && p->op != TPUC_OP_GRU && p->op != TPUC_OP_RNN) ||
+        tpuc_attr_int(p, "layout", 0) != 0 || !((p->nout > 1 && p->out[1] == ti) || (p->nout > 2 && p->out[2] == ti)))
+        return -1;
+    const tpuc_attr_t *d = tpuc_attr(p, "direction");
+    return d && d->s && strcmp(d->s, "bidirectional") == 0 ? 2 : 1;
+}
+
+/* Node k is a Gather of one constant index (a scalar) on axis 0 of ti of n0 rows: the index
+   in [0, n0) in *idx, 1; else 0. */
+static int gather0(const tpuc_graph_t *g, int k, int ti, int64_t n0, int64_t *idx)
+{
+    const tpuc_node_t *n = &g->n[k];
+    int64_t v[1];
+    if (n->op != TPUC_OP_GATHER || n->in[0] != ti || n->nin != 2 || n->in[1] == ti ||
+        tpuc_attr_int(n, "axis", 0) != 0 || g->t[n->out[0]].is_output)
+        return 0;
+    const tpuc_tensor_t *it = &g->t[n->in[1]];
+    const tpuc_tensor_t *src = it;
+    if (!it->is_const && it->producer >= 0 && g->n[it->producer].op == TPUC_OP_CONSTANT) {
+        const tpuc_attr_t *a = tpuc_attr(&g->n[it->producer], "value");
+        src = a && a->tensor >= 0 ? &g->t[a->tensor] : NULL;
+    }
+    if (!src || src->ndim != 0 || const_ints(g, n->in[1], v, 1) != 1) return 0;
+    if (v[0] < 0) v[0] += n0;
+    if (v[0] < 0 || v[0] >= n0) return 0;
+    *idx = v[0];
+    return 1;
+}
+
+/* torch's h_n[i] (c_n[i]): every reader of the layout-0 state output y [D, B, H] is a Gather
+   of one constant index on axis 0, or a Concat on axis 0 of several layers' states read only
+   by such Gathers. Each Gather becomes a view of that direction's final state st[d] [B, H]
+   (or, picking another layer's part of the Concat, a Gather of that layer's output, which
+   its own unrolling takes), the Concat goes. 1 done, 0 not this pattern, -1 out of memory. */
+static int state_gathers(rb_t *b, int y, int D, int64_t B, int64_t H, const int *st)
+{
+    tpuc_graph_t *g = b->g;
+    enum { MAXR = TPUC_MAX_IO * 4 };
+    int r[MAXR], r2[MAXR];
+    int64_t idx;
+    if (g->t[y].is_output) return 0;
+    int c = readers(g, y, r, MAXR);
+    if (c < 1 || c > MAXR) return 0;
+    for (int k = 0; k < c; k++) {
+        const tpuc_node_t *m = &g->n[r[k]];
+        if (gather0(g, r[k], y, D, &idx)) continue;
+        if (m->op != TPUC_OP_CONCAT || tpuc_attr_int(m, "axis", 0) != 0 || g->t[m->out[0]].is_output) return 0;
+        int64_t tot = 0;
+        for (int j = 0; j < m->nin; j++) {
+            int64_t a0 = axis0(g, m->in[j], y, D);
+            if (a0 < 1) return 0;
+            tot += a0;
+        }
+        int c2 = readers(g, m->out[0], r2, MAXR);
+        if (c2 < 1 || c2 > MAXR) return 0;
+        for (int q = 0; q < c2; q++)
+            if (!gather0(g, r2[q], m->out[0], tot, &idx)) return 0;
+    }
+    int64_t bh[2] = {B, H};
+    for (int k = 0; k < c; k++) {
+        if (g->n[r[k]].op == TPUC_OP_GATHER) {
+            gather0(g, r[k], y, D, &idx);
+            if (make_view(b, r[k], st[idx], 2, bh)) return -1;
+            continue;
+        }
+        int cat = r[k];
+        int c2 = readers(g, g->n[cat].out[0], r2, MAXR);
+        for (int q = 0; q < c2; q++) {
+            int64_t tot = 0, off = 0;
+            for (int j = 0; j < g->n[cat].nin; j++) tot += axis0(g, g->n[cat].in[j], y, D);
+            gather0(g, r2[q], g->n[cat].out[0], tot, &idx);
+            for (int j = 0; j < g->n[cat].nin; j++) {
+                int in = g->n[cat].in[j];
+                int64_t a0 = axis0(g, in, y, D);
+                if (idx >= off && idx < off + a0) {
+                    if (in == y) {
+                        if (make_view(b, r2[q], st[idx - off], 2, bh)) return -1;
+                    } else {
+                        /* a Gather of that layer's state: a scalar index */
+                        int ti = new_tensor(b, "index");
+                        if (ti < 0) return -1;
+                        tpuc_tensor_t *t = &g->t[ti];
+                        t->i = malloc(sizeof *t->i);
+                        if (!t->i) return -1;
+                        t->i[0] = idx - off;
+                        t->ndim = 0;
+                        t->is_const = 1;
+                        t->dtype = TPUC_I64;
+                        g->n[r2[q]].in[0] = in;
+                        g->n[r2[q]].in[1] = ti;
+                    }
+                    break;
+                }
+                off += a0;
+            }
+        }
+        g->n[cat].op = TPUC_OP_DEAD;
+    }
     return 1;
 }
 
@@ -603,26 +737,9 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
             }
             if (ok) {
                 for (int k = 0; k < nc; k++) g->n[chain[k]].op = TPUC_OP_DEAD;
-                for (int k = 0; k < c; k++) {
-                    tpuc_node_t *m = &g->n[r[k]];
-                    if (m->op != TPUC_OP_TRANSPOSE) continue;
-                    int64_t qd[3] = {B, T, D * H};
-                    int sh = new_iconst(&b, 3, qd);
-                    TRY(sh);
-                    m = &g->n[r[k]];
-                    for (size_t i = 0; i < m->nattrs; i++) {
-                        free(m->attrs[i].name); free(m->attrs[i].s);
-                        free(m->attrs[i].ints); free(m->attrs[i].floats);
-                    }
-                    free(m->attrs);
-                    m->attrs = NULL;
-                    m->nattrs = 0;
-                    m->op = TPUC_OP_RESHAPE;
-                    m->version = 14;
-                    m->nin = 2;
-                    m->in[0] = q;
-                    m->in[1] = sh;
-                }
+                int64_t qd[3] = {B, T, D * H};
+                for (int k = 0; k < c; k++)
+                    if (g->n[r[k]].op == TPUC_OP_TRANSPOSE) TRY(make_view(&b, r[k], q, 3, qd));
                 static const int64_t pm[3] = {1, 0, 2};
                 if (rnn) TRY(transpose(&b, q, 3, pm, s));
                 outs[0] = -1;
@@ -645,6 +762,11 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         if (o >= nouts || outs[o] < 0) continue;
         int st[2];
         for (int d = 0; d < D; d++) st[d] = o == 1 ? dirs[d].h : dirs[d].c;
+        if (!layout) {
+            int k = state_gathers(&b, outs[o], D, B, H, st);
+            TRY(k);
+            if (k) continue;
+        }
         int sc = st[0];
         if (D == 2) TRY(sc = concat1(&b, st, 2));
         if (layout || D == 1) {

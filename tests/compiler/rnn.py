@@ -8,6 +8,9 @@ sequence) and run by tpu-infer on the C model, against PyTorch fp32 and ONNX Run
   gru       nn.GRU(6, 16, batch_first=True) (linear_before_reset = 1, as torch exports it)
   bilstm    nn.LSTM(6, 8, bidirectional=True, batch_first=True), y[:, -1] -> Linear(16, 4)
   bigru_r   nn.GRU(6, 8, bidirectional=True) and nn.RNN (tanh) stacked, both batch_first
+  lstm2_hn  lstm2 with the last hidden state h_n[-1] -> Linear (torch: a Concat of the layers'
+            Y_h on axis 0 and a Gather)
+  bigru_hn  nn.GRU(6, 8, num_layers=2, bidirectional=True), h_n[-1] -> Linear
 x [3, T, 6] (T = 6 unless named), random weights (torch's init, the recurrent layers' scaled by
 2: make()), at N = 8 and 16 at gen's other defaults (8 cores: the batch of 3 split one image a core)
 and at N = 8 on one core.
@@ -90,15 +93,22 @@ def say(ok, msg):
 # ---- the models ----
 
 class Classifier(torch.nn.Module):
-    def __init__(self, cells):
+    """Recurrent layers, then a Linear of the last step's output y[:, -1] or (hn) of the last
+    hidden state h_n[-1] (the last layer's last direction: the reverse one's is its state
+    after step 0)."""
+
+    def __init__(self, cells, hn=False):
         super().__init__()
         self.rnns = torch.nn.ModuleList(cells)
+        self.hn = hn
         last = cells[-1]
-        self.fc = torch.nn.Linear(last.hidden_size * (2 if last.bidirectional else 1), 4)
+        self.fc = torch.nn.Linear(last.hidden_size * (2 if last.bidirectional and not hn else 1), 4)
 
     def forward(self, x):
         for r in self.rnns:
-            x = r(x)[0]
+            x, h = r(x)
+        if self.hn:
+            return self.fc((h[0] if isinstance(h, tuple) else h)[-1])
         return self.fc(x[:, -1])
 
 
@@ -107,12 +117,16 @@ def make(name):
     2/sqrt(H))): the gates then spread over (0, 1) as a trained network's do, instead of
     all sitting near 0.5, so that a wrong gate shows in the logits."""
     torch.manual_seed(32)
-    if name.startswith("lstm2"):
+    if name in ("lstm2", "lstm2_t24"):
         m = Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)])
     elif name == "gru":
         m = Classifier([torch.nn.GRU(6, 16, batch_first=True)])
     elif name == "bilstm":
         m = Classifier([torch.nn.LSTM(6, 8, bidirectional=True, batch_first=True)])
+    elif name == "lstm2_hn":
+        m = Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)], hn=True)
+    elif name == "bigru_hn":
+        m = Classifier([torch.nn.GRU(6, 8, num_layers=2, bidirectional=True, batch_first=True)], hn=True)
     elif name == "bigru_r":
         m = Classifier([torch.nn.GRU(6, 8, bidirectional=True, batch_first=True),
                         torch.nn.RNN(16, 8, batch_first=True)])
@@ -235,7 +249,8 @@ def emulate(m, x):
             if r.bidirectional:
                 outs.append(_cell(S, kind, y, r, "l%d_reverse" % layer, r.hidden_size))
             y = torch.cat(outs, 2)
-    hl = y[:, -1]
+    H = m.rnns[-1].hidden_size
+    hl = (y[:, 0, H:] if m.rnns[-1].bidirectional else y[:, -1]) if m.hn else y[:, -1]
     out = S.rel(_dot(S, hl, _w(S, m.fc.weight).t()) + m.fc.bias.detach().double(), U)
     wc = torch.zeros_like(out)
     sq = torch.zeros_like(out)
@@ -433,7 +448,8 @@ def composed_bound(p, x):
 
 
 res = {}
-for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2_t24", 24)):
+for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2_hn", 6), ("bigru_hn", 6),
+                ("lstm2_t24", 24)):
     res[name] = check(name, T)
 for name in ("lstm2", "gru", "bilstm"):
     wrong(name, res[name], "gates")
