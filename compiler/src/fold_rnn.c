@@ -489,8 +489,9 @@ int tpuc_rnn_input_transpose(const tpuc_graph_t *g, const tpuc_node_t *n)
     if (n->op != TPUC_OP_TRANSPOSE || !has_perm(n, 3, p102) || g->t[n->out[0]].is_output) return 0;
     int c = readers(g, n->out[0], r, TPUC_MAX_IO * 4);
     if (c < 1 || c > TPUC_MAX_IO * 4) return 0;
+    /* a Shape (torch's h0 takes the batch from X's shape) reads no data */
     for (int k = 0; k < c; k++)
-        if (!rnn_reads_x(g, r[k], n->out[0])) return 0;
+        if (!rnn_reads_x(g, r[k], n->out[0]) && g->n[r[k]].op != TPUC_OP_SHAPE) return 0;
     return 1;
 }
 
@@ -604,10 +605,12 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         if (k == 6 && cell != TPUC_OP_LSTM) NODE_ERR(n, "an input 7 it does not have");
         if (!in[k]->is_const || !in[k]->f)
             NODE_ERR(n, "%s '%s' is an activation: only absent or a constant of zeros is supported", sname[k - 5], in[k]->name);
-        if (tpuc_tensor_elems(in[k]) != D * B * H)
-            NODE_ERR(n, "%s has %lld elements, expected %lld", sname[k - 5], (long long)tpuc_tensor_elems(in[k]), (long long)(D * B * H));
+        /* zeros of any batch: a static export holds the whole batch, a core's program part */
         if (!all_zero(in[k]))
             NODE_ERR(n, "%s: a nonzero initial state is not supported (only absent or zeros)", sname[k - 5]);
+        if (tpuc_tensor_elems(in[k]) % (D * H))
+            NODE_ERR(n, "%s has %lld elements, not a multiple of num_directions x hidden_size (%lld)", sname[k - 5],
+                     (long long)tpuc_tensor_elems(in[k]), (long long)(D * H));
     }
     if (in[7]) NODE_ERR(n, "P (peepholes) is given: not supported");
     if (n->nin > 8) NODE_ERR(n, "%d inputs, at most 8", n->nin);
@@ -616,6 +619,8 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
     int outs[3] = {-1, -1, -1};
     for (int k = 0; k < n->nout; k++)
         if (n->out[k] >= 0 && (g->t[n->out[k]].nuses || g->t[n->out[k]].is_output)) outs[k] = n->out[k];
+    if (T > 1024)
+        NODE_ERR(n, "a sequence of %lld steps: at most 1024 are unrolled (the program and the compile time grow with it)", (long long)T);
     if (T < 1 || B < 1 || I < 1) NODE_ERR(n, "X of shape [%lld, %lld, %lld]: every dimension must be >= 1",
                                           (long long)X->dims[0], (long long)X->dims[1], (long long)X->dims[2]);
 
@@ -725,7 +730,8 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         if (s >= 0) {
             /* torch reads Y back as S [T, B, D H] = Q^T: each Transpose [1, 0, 2] of S becomes
                a view of Q, and S itself (for a next recurrent layer) a Transpose of Q, which
-               that layer looks through; no copy of Y is made */
+               that layer looks through; Shape nodes (a next layer's h0) read S's shape; no
+               copy of Y is made */
             static const int p102[3] = {1, 0, 2};
             int r[TPUC_MAX_IO * 4], rnn = 0;
             int c = readers(g, s, r, TPUC_MAX_IO * 4);
@@ -733,7 +739,9 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
             for (int k = 0; ok && k < c; k++) {
                 const tpuc_node_t *m = &g->n[r[k]];
                 if (rnn_reads_x(g, r[k], s)) rnn = 1;
-                else if (!(m->op == TPUC_OP_TRANSPOSE && m->in[0] == s && has_perm(m, 3, p102))) ok = 0;
+                else if (!(m->op == TPUC_OP_TRANSPOSE && m->in[0] == s && has_perm(m, 3, p102)) &&
+                         m->op != TPUC_OP_SHAPE)
+                    ok = 0;
             }
             if (ok) {
                 for (int k = 0; k < nc; k++) g->n[chain[k]].op = TPUC_OP_DEAD;
@@ -741,7 +749,13 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
                 for (int k = 0; k < c; k++)
                     if (g->n[r[k]].op == TPUC_OP_TRANSPOSE) TRY(make_view(&b, r[k], q, 3, qd));
                 static const int64_t pm[3] = {1, 0, 2};
-                if (rnn) TRY(transpose(&b, q, 3, pm, s));
+                if (rnn) {
+                    TRY(transpose(&b, q, 3, pm, s));
+                } else {
+                    /* read by Shape nodes only (torch's h0 of a next layer): its shape */
+                    g->t[s].ndim = 3;
+                    g->t[s].dims[0] = T; g->t[s].dims[1] = B; g->t[s].dims[2] = D * H;
+                }
                 outs[0] = -1;
             }
         }
