@@ -11,6 +11,7 @@ sequence) and run by tpu-infer on the C model, against PyTorch fp32 and ONNX Run
   lstm2_hn  lstm2 with the last hidden state h_n[-1] -> Linear (torch: a Concat of the layers'
             Y_h on axis 0 and a Gather)
   bigru_hn  nn.GRU(6, 8, num_layers=2, bidirectional=True), h_n[-1] -> Linear
+  lstm2_static  lstm2 exported with a fixed batch (h0 from Shape nodes, the batch in constants)
 x [3, T, 6] (T = 6 unless named), random weights (torch's init, the recurrent layers' scaled by
 2: make()), at N = 8 and 16 at gen's other defaults (8 cores: the batch of 3 split one image a core)
 and at N = 8 on one core.
@@ -54,7 +55,7 @@ PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 
 checks: tried once by hand). Refusals of one line, exit 2, nothing written: ragged
 sequence_lens, activations other than the defaults (LSTM, GRU), direction 'sideways', clip,
 input_forget, peepholes, a nonzero initial_h, layout 2, X the graph input sequence-first
-([T, B, I] with T > 1: T would be the program's batch). Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
+([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps. Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
 and 48 are printed: the loop pass rolls the identical time steps.
 
 usage: rnn.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
@@ -117,7 +118,7 @@ def make(name):
     2/sqrt(H))): the gates then spread over (0, 1) as a trained network's do, instead of
     all sitting near 0.5, so that a wrong gate shows in the logits."""
     torch.manual_seed(32)
-    if name in ("lstm2", "lstm2_t24"):
+    if name in ("lstm2", "lstm2_t24", "lstm2_static"):
         m = Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)])
     elif name == "gru":
         m = Classifier([torch.nn.GRU(6, 16, batch_first=True)])
@@ -140,9 +141,12 @@ def make(name):
 
 
 def export(name, m, x):
+    """torch 1.13's export at opset 14, the batch dynamic (a *_static name: fixed, so torch
+    computes h0's batch from Shape nodes and writes the batch into constants)."""
     p = os.path.join(W, name + ".onnx")
+    dyn = {} if name.endswith("_static") else {"x": {0: "batch"}}
     torch.onnx.export(m.eval(), x, p, opset_version=14, input_names=["x"], output_names=["logits"],
-                      dynamic_axes={"x": {0: "batch"}})
+                      dynamic_axes=dyn)
     return p
 
 
@@ -393,7 +397,7 @@ def _is_int(v):
 
 
 def _shape_op(node, ins):
-    """torch's shape computations (on integers) and ConstantOfShape / Squeeze; None: refops'"""
+    """torch's shape computations (on integers), ConstantOfShape, Expand, Squeeze; None: refops'"""
     a = refops.attrs(node)
     op = node.op_type
     if op == "Shape":
@@ -408,6 +412,10 @@ def _shape_op(node, ins):
         t = a.get("value")
         val = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else 0.0
         return refops.Val(np.full(_ints(ins[0]).tolist(), float(val)))
+    if op == "Expand":
+        x = ins[0]
+        sh = np.broadcast_shapes(x.v.shape, tuple(_ints(ins[1]).tolist()))
+        return x.like(np.broadcast_to(x.v, sh).copy(), np.broadcast_to(x.e, sh).copy())
     if op == "Squeeze":
         x = ins[0]
         ax = tuple(_ints(ins[1]).tolist()) if len(ins) > 1 and ins[1] is not None else None
@@ -449,7 +457,7 @@ def composed_bound(p, x):
 
 res = {}
 for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2_hn", 6), ("bigru_hn", 6),
-                ("lstm2_t24", 24)):
+                ("lstm2_static", 6), ("lstm2_t24", 24)):
     res[name] = check(name, T)
 for name in ("lstm2", "gru", "bilstm"):
     wrong(name, res[name], "gates")
@@ -476,8 +484,8 @@ for T in (6, 12, 24, 48):
 
 # ---- refusals: one line, exit 2, nothing written ----
 
-def lstm_model(attrs=None, extra_inputs=(), inits_extra=(), op="LSTM", G=4):
-    I, H, T, B = 3, 4, 2, 2
+def lstm_model(attrs=None, extra_inputs=(), inits_extra=(), op="LSTM", G=4, T=2):
+    I, H, B = 3, 4, 2
     rng = np.random.default_rng(1)
     inits = [numpy_helper.from_array(rng.standard_normal((1, G * H, I)).astype(np.float32), "W"),
              numpy_helper.from_array(rng.standard_normal((1, G * H, H)).astype(np.float32), "R")]
@@ -514,6 +522,7 @@ refused("peepholes", lstm_model(extra_inputs=["", "", "", "", "P"],
 refused("initial_h", lstm_model(extra_inputs=["", "", "h0"], inits_extra=[numpy_helper.from_array(z + 0.5, "h0")]),
         "initial_h: a nonzero initial state")
 refused("gru_acts", lstm_model({"activations": ["Sigmoid", "Relu"]}, op="GRU", G=3), "activations 'Sigmoid,Relu'")
+refused("long", lstm_model(T=1025), "a sequence of 1025 steps: at most 1024")
 seqfirst = lstm_model()
 seqfirst.graph.node.pop(0)
 seqfirst.graph.node[0].input[0] = "x"
