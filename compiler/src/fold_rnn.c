@@ -10,13 +10,18 @@
      plus h_{t-1} R_k^T (a MatMul by the constant R_k^T [H, H]), the gate's activation
      (Sigmoid or Tanh, fused into the Add by fold); the state update with elementwise Mul,
      Add and Sub of two [B, H] activations;
-   - Y, Y_h, Y_c: the step outputs gathered by Concat into [B, T, H] per direction, and
-     Reshape / Transpose into the layouts ONNX specifies.
+   - Y: the step outputs gathered by Concat into Q [B, T, D H] (both directions side by
+     side); Y_h, Y_c the final states. The readers torch writes after the node (Y read back
+     batch-first by Squeeze or Transpose + Reshape and Transpose, h_n[i] by a Gather on
+     axis 0, after a Concat of the layers' Y_h) become views of Q and of the final states,
+     so no Transpose moves the batch; other readers get ONNX's layouts by Reshape /
+     Transpose.
 
    A step with no previous state (the first, when initial_h / initial_c are absent or zero)
    skips the recurrent MatMul: h_{-1} R^T = 0 exactly. Gate order is the ONNX spec's: LSTM
    i o f c, GRU z r h. The new nodes are inserted after the recurrent node, which becomes
-   DEAD; fold's loop then infers their shapes as for any node (nothing here emits). */
+   DEAD; fold's loop then infers their shapes as for any node (nothing here emits). Readers
+   after the node that it rewrites (views) are later nodes fold has not reached yet. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

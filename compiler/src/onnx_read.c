@@ -485,7 +485,7 @@ static int read_attr(tpuc_graph_t *g, tpuc_node_t *n, const Onnx__AttributeProto
         size_t o = 0;
         for (size_t k = 0; k < a->n_strings; k++) {
             const ProtobufCBinaryData *v = &a->strings[k];
-            if (memchr(v->data, 0, v->len) || memchr(v->data, ',', v->len)) {
+            if (v->len && (memchr(v->data, 0, v->len) || memchr(v->data, ',', v->len))) {
                 tpuc_err(err, errlen, "node '%s' (%s): attribute '%s' holds a NUL byte or a comma",
                          n->name, n->op_type, out->name);
                 return -1;
