@@ -545,7 +545,6 @@ static int torch_y_chain(const tpuc_graph_t *g, int y, int64_t T, int64_t B, int
 
 int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, size_t errlen)
 {
-    (void)hw;
     tpuc_node_t *n = &g->n[ni];
     int cell = n->op;
     int G = cell == TPUC_OP_LSTM ? 4 : cell == TPUC_OP_GRU ? 3 : 1;
@@ -624,6 +623,10 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
     int outs[3] = {-1, -1, -1};
     for (int k = 0; k < n->nout; k++)
         if (n->out[k] >= 0 && (g->t[n->out[k]].nuses || g->t[n->out[k]].is_output)) outs[k] = n->out[k];
+    for (int k = 1; k < n->nout && k < 3; k++)
+        if (!layout && hw->cores > 1 && n->out[k] >= 0 && g->t[n->out[k]].is_output)
+            NODE_ERR(n, "%s, layout 0 [num_directions, B, H], is the graph output: its batch is axis 1, so it needs the whole batch on one core (compile with --cores 1)",
+                     k == 1 ? "Y_h" : "Y_c");
     if (T > 1024)
         NODE_ERR(n, "a sequence of %lld steps: at most 1024 are unrolled (the program and the compile time grow with it)", (long long)T);
     if (T < 1 || B < 1 || I < 1) NODE_ERR(n, "X of shape [%lld, %lld, %lld]: every dimension must be >= 1",

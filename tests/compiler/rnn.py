@@ -55,7 +55,8 @@ PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 
 checks: tried once by hand). Refusals of one line, exit 2, nothing written: ragged
 sequence_lens, activations other than the defaults (LSTM, GRU), direction 'sideways', clip,
 input_forget, peepholes, a nonzero initial_h, layout 2, X the graph input sequence-first
-([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps. Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
+([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps, a
+layout-0 Y_h as the graph output on 8 cores (its batch is axis 1). Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
 and 48 are printed: the loop pass rolls the identical time steps.
 
 usage: rnn.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
@@ -482,6 +483,57 @@ for T in (6, 12, 24, 48):
           % (T, j["instructions"], j["straight_line_instructions"], j["loops"]))
 
 
+# ---- hand-written nodes: layout 1, reverse, GRU's linear_before_reset 0, Y as the graph
+#      output; against refops' composed bound (T = 3: tight, the conformance runner's) ----
+
+def node_model(op, G, attrs, out, out_shape, layout, x_shape, H=5, with_b=True, seed=3):
+    rng = np.random.default_rng(seed)
+    D = 2 if attrs.get("direction") == "bidirectional" else 1
+    I = x_shape[2]
+    inits = [numpy_helper.from_array((rng.standard_normal((D, G * H, I)) * 0.6).astype(np.float32), "W"),
+             numpy_helper.from_array((rng.standard_normal((D, G * H, H)) * 0.6).astype(np.float32), "R")]
+    ins = ["xt" if not layout else "x", "W", "R"]
+    if with_b:
+        inits.append(numpy_helper.from_array((rng.standard_normal((D, 2 * G * H)) * 0.3).astype(np.float32), "B"))
+        ins.append("B")
+    nodes = []
+    if not layout:
+        nodes.append(helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2]))
+    outs = ["Y", "", ""][:3 if op == "LSTM" else 2]
+    outs[out] = "out"
+    nodes.append(helper.make_node(op, ins, outs, hidden_size=H, layout=layout, **attrs))
+    g = helper.make_graph(nodes, op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def node_check(tag, model, cores=None):
+    p = os.path.join(W, "node_%s.onnx" % tag)
+    onnx.save(model, p)
+    shp = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(7).standard_normal(shp).astype(np.float32)
+    ref = refops.rb(reference(p, x))
+    y, _ = compile_run("node_" + tag, p, x, 8, cores=cores)
+    if y is None:
+        return
+    r = np.abs(y.astype(np.float64) - ref.v) / ref.e
+    say(y.shape == ref.v.shape and bool(np.all(r <= 1)), "%s: every element within refops' bound (worst %.2g of it; "
+        "the bound up to %.2g on values up to %.2g)" % (tag, r.max(), ref.e.max(), np.abs(ref.v).max()))
+
+
+B3, T3 = 3, 3
+node_check("lstm_layout1_bidirectional_Y", node_model("LSTM", 4, {"direction": "bidirectional"}, 0,
+                                                      [B3, T3, 2, 5], 1, (B3, T3, 4)))
+node_check("gru_layout1_reverse_lbr0_Yh", node_model("GRU", 3, {"direction": "reverse"}, 1, [B3, 1, 5], 1,
+                                                     (B3, T3, 4)))
+node_check("gru_lbr1_bidirectional_Yh", node_model("GRU", 3, {"direction": "bidirectional", "linear_before_reset": 1},
+                                                   1, [2, B3, 5], 0, (B3, T3, 4)), cores=1)
+node_check("lstm_reverse_Yc", node_model("LSTM", 4, {"direction": "reverse"}, 2, [1, B3, 5], 0, (B3, T3, 4)),
+           cores=1)
+node_check("rnn_bidirectional_Y_no_bias", node_model("RNN", 1, {"direction": "bidirectional"}, 0, [T3, 2, B3, 5], 0,
+                                                     (B3, T3, 4), with_b=False), cores=1)
+
+
 # ---- refusals: one line, exit 2, nothing written ----
 
 def lstm_model(attrs=None, extra_inputs=(), inits_extra=(), op="LSTM", G=4, T=2):
@@ -523,6 +575,7 @@ refused("initial_h", lstm_model(extra_inputs=["", "", "h0"], inits_extra=[numpy_
         "initial_h: a nonzero initial state")
 refused("gru_acts", lstm_model({"activations": ["Sigmoid", "Relu"]}, op="GRU", G=3), "activations 'Sigmoid,Relu'")
 refused("long", lstm_model(T=1025), "a sequence of 1025 steps: at most 1024")
+refused("yh_8_cores", lstm_model(), "Y_h, layout 0 [num_directions, B, H], is the graph output", cores=8)
 seqfirst = lstm_model()
 seqfirst.graph.node.pop(0)
 seqfirst.graph.node[0].input[0] = "x"
