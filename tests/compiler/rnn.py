@@ -52,7 +52,11 @@ elementwise, each image on its own). The check
 can fail: the same models with LSTM's i and f gates swapped (in W, R and B), GRU's z and r,
 and the direction reversed are compiled and run and rejected by the same check against
 PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 9 and 6
-checks: tried once by hand). Refusals of one line, exit 2, nothing written: ragged
+checks: tried once by hand). Five hand-written nodes (T = 3) against refops' composed bound, tight at that length: a
+bidirectional LSTM of layout 1 (Y the graph output), a reverse GRU of layout 1 with
+linear_before_reset 0 (Y_h), a bidirectional GRU with linear_before_reset 1 (Y_h), a reverse
+LSTM's Y_c, a bidirectional RNN without B (Y [T, 2, B, H]). Refusals of one line, exit 2,
+nothing written: ragged
 sequence_lens, activations other than the defaults (LSTM, GRU), direction 'sideways', clip,
 input_forget, peepholes, a nonzero initial_h, layout 2, X the graph input sequence-first
 ([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps, a
