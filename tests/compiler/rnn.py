@@ -44,7 +44,8 @@ order terms here; a margin, not a proof). refops' composed worst-case bound (eac
 node's bound taken as its inputs' errors, absolute values at every step: the conformance
 runner's) is printed too: it multiplies by about sum_k |R_jk| max f' each step and is
 vacuous after a few steps (1e11 at T = 6).
-Checked: ours within the tolerance (and the worst case) of the exact value; PyTorch fp32 and
+Checked: ours within the tolerance (and the worst case) of the exact value (the GRU and the
+bidirectional LSTM also on the verilated N = 4 core: traces and outputs identical); PyTorch fp32 and
 ONNX Runtime (when `make ort-node` installed it) within it too, and |ours - PyTorch| <= the
 tolerance + PyTorch's own measured distance from the exact value; the same bits at N = 8
 and 16 and on 1 and 8 cores (every dot product one fp32 chain in ascending K, the rest
@@ -467,6 +468,21 @@ for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2
 for name in ("lstm2", "gru", "bilstm"):
     wrong(name, res[name], "gates")
 wrong("lstm2", res["lstm2"], "reverse")
+
+# on the verilated N = 4 core (scripts/infer_rtl.sh): every trace record and the output
+# identical to the C model's
+for name in ("gru", "bilstm"):
+    d = os.path.join(W, name + "_rtl")
+    xr = res[name]["x"].numpy()
+    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), res[name]["p"], "--mxu", "4", "--cores", "1", "--batch",
+                        str(xr.shape[0]), "-o", d], capture_output=True, text=True)
+    if r.returncode == 0:
+        np.save(d + "_x.npy", xr)
+        r = subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", d + "_x.npy", "--output", d + "_y.npy",
+                            "--rtl"], capture_output=True, text=True)
+    out = (r.stdout + r.stderr).strip().splitlines()
+    say(r.returncode == 0 and any("identical to the model's" in ln for ln in out),
+        "%s on the N = 4 core's RTL: %s" % (name, [ln for ln in out if "infer_rtl" in ln or "error" in ln][-1:]))
 
 # the bound's growth with the sequence: lstm2 at T = 6 and 24
 e6, e24 = res["lstm2"]["tol"].max(), res["lstm2_t24"]["tol"].max()
