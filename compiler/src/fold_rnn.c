@@ -5,7 +5,8 @@
    - the input projection of every time step at once: X in batch-first order [B, T, I]
      (layout 0's [T, B, I] through a Transpose [1, 0, 2], or the one torch wrote before the
      node looked through) times W^T [I, G H] (a constant), plus the biases that do not depend
-     on the state (Wb + Rb, summed in fp32 at compile time), one MatMul over B T rows;
+     on the state (Wb + Rb, summed in fp32 at compile time: an Add), one MatMul over B T
+     rows;
    - per step and gate: that step's columns (a Slice of axes 1 and 2, a Reshape to [B, H]),
      plus h_{t-1} R_k^T (a MatMul by the constant R_k^T [H, H]), the gate's activation
      (Sigmoid or Tanh, fused into the Add by fold); the state update with elementwise Mul,
