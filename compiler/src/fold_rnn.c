@@ -587,10 +587,10 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
     if (!X || X->is_const || X->ndim != 3) NODE_ERR(n, "X must be an activation of 3 dimensions");
     int64_t T = layout ? X->dims[1] : X->dims[0], B = layout ? X->dims[0] : X->dims[1], I = X->dims[2];
     int64_t H = tpuc_attr_int(n, "hidden_size", 0);
+    if (H < 1 || H > 65536) NODE_ERR(n, "hidden_size %lld: supported 1 .. 65536", (long long)H);
     if (!W || !W->is_const || !W->f || W->ndim != 3 || W->dims[0] != D || W->dims[1] != G * H || W->dims[2] != I)
         NODE_ERR(n, "W must be a float32 initializer [%d, %lld, %lld] (num_directions, %d x hidden_size %lld, input %lld)",
                  D, (long long)(G * H), (long long)I, G, (long long)H, (long long)I);
-    if (H < 1) NODE_ERR(n, "hidden_size %lld: must be >= 1", (long long)H);
     if (!R || !R->is_const || !R->f || R->ndim != 3 || R->dims[0] != D || R->dims[1] != G * H || R->dims[2] != H)
         NODE_ERR(n, "R must be a float32 initializer [%d, %lld, %lld]", D, (long long)(G * H), (long long)H);
     if (Bs && (!Bs->is_const || !Bs->f || Bs->ndim != 2 || Bs->dims[0] != D || Bs->dims[1] != 2 * G * H))
@@ -607,7 +607,7 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
     static const char *const sname[2] = {"initial_h", "initial_c"};
     for (int k = 5; k <= 6; k++) {
         if (!in[k]) continue;
-        if (k == 6 && cell != TPUC_OP_LSTM) NODE_ERR(n, "an input 7 it does not have");
+        if (k == 6 && cell != TPUC_OP_LSTM) NODE_ERR(n, "input 6 (initial_c) is given: only an LSTM has a cell state");
         if (!in[k]->is_const || !in[k]->f)
             NODE_ERR(n, "%s '%s' is an activation: only absent or a constant of zeros is supported", sname[k - 5], in[k]->name);
         /* zeros of any batch: a static export holds the whole batch, a core's program part */
