@@ -48,8 +48,8 @@ Checked: ours within the tolerance (and the worst case) of the exact value (the 
 bidirectional LSTM also on the verilated N = 4 core: traces and outputs identical); PyTorch fp32 and
 ONNX Runtime (when `make ort-node` installed it) within it too, and |ours - PyTorch| <= the
 tolerance + PyTorch's own measured distance from the exact value; the same bits at N = 8
-and 16 and on 1 and 8 cores (every dot product one fp32 chain in ascending K, the rest
-elementwise, each image on its own). The check
+and 16, on 1 and 8 cores, and in tpu-infer's chunks (batch 2, 3 images in two runs) (every
+dot product one fp32 chain in ascending K, the rest elementwise, each image on its own). The check
 can fail: the same models with LSTM's i and f gates swapped (in W, R and B), GRU's z and r,
 and the direction reversed are compiled and run and rejected by the same check against
 PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 9 and 6
@@ -468,6 +468,22 @@ for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2
 for name in ("lstm2", "gru", "bilstm"):
     wrong(name, res[name], "gates")
 wrong("lstm2", res["lstm2"], "reverse")
+
+# tpu-infer's chunks: lstm2 compiled for 2 images on one core runs the 3 in two runs (the
+# last padded with zeros): the same bits as one run of 3
+r0 = res["lstm2"]
+d = os.path.join(W, "lstm2_chunks")
+rc = subprocess.run([os.path.join(TOOLS, "tpu-compile"), r0["p"], "--mxu", "8", "--cores", "1", "--batch", "2", "-o",
+                     d], capture_output=True, text=True).returncode
+yc = None
+if rc == 0:
+    np.save(d + "_x.npy", r0["x"].numpy())
+    if subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", d + "_x.npy", "--output", d + "_y.npy"],
+                      capture_output=True, text=True).returncode == 0:
+        yc = np.load(d + "_y.npy")
+y1 = np.load(os.path.join(W, "lstm2_N8_C1_y.npy"))
+say(yc is not None and yc.tobytes() == y1.tobytes(), "lstm2 compiled for batch 2 on one core, 3 images in two runs: "
+    "the same bits as one run of 3")
 
 # on the verilated N = 4 core (scripts/infer_rtl.sh): every trace record and the output
 # identical to the C model's
