@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tpu/numerics.h"
 #include "tpuc/tpuc.h"
 #include "tpuc_internal.h"
 
@@ -183,15 +184,69 @@ typedef struct {
     int xp;       /* [B, T, G H]: the input projection and the state-free biases */
     int rt[4];    /* R_k^T [H, H] per gate */
     int rbh;      /* GRU with linear_before_reset: Rb of the h gate [H] (-1: zero) */
-    int h, c;     /* the state (-1: zero) */
+    int h, c;     /* the state (-1: zero, or the initial one below) */
+    const float *r;   /* R of this direction [G H, H] */
+    const float *rb;  /* its Rb [G H], or NULL */
+    float *h0, *c0;   /* a nonzero initial state, the same for every image: [H] in bf16
+                         (as a stored state is), or NULL */
 } dir_t;
+
+static float bf16f(float x)
+{
+    fp32_t a;
+    memcpy(&a.v, &x, 4);
+    fp32_t w = bf16_to_fp32(fp32_to_bf16(a));
+    float y;
+    memcpy(&y, &w.v, 4);
+    return y;
+}
+
+/* The constant row h0 R_k^T (+ Rb_k when rb_k) as the machine computes a state's: one fp32
+   chain of bf16 products in ascending K from -0, rounded to bf16 (the MatMul's stored
+   output; with the bias: one more fp32 add before the rounding). Its tensor, or -1. */
+static int h0_row(rb_t *b, const dir_t *d, int k, int with_rb)
+{
+    int64_t H = d->H;
+    float *row = malloc((size_t)H * sizeof *row);
+    if (!row) return -1;
+    for (int64_t j = 0; j < H; j++) {
+        fp32_t acc = {0x80000000u};
+        for (int64_t i = 0; i < H; i++) {
+            fp32_t hv, rv;
+            float r = d->r[(k * H + j) * H + i];
+            memcpy(&hv.v, &d->h0[i], 4);
+            memcpy(&rv.v, &r, 4);
+            acc = fp32_mac(acc, fp32_to_bf16(hv), fp32_to_bf16(rv));
+        }
+        if (with_rb && d->rb) {
+            fp32_t bv;
+            float rbv = d->rb[k * H + j];
+            memcpy(&bv.v, &rbv, 4);
+            acc = fp32_add(acc, bv);
+        }
+        float v;
+        memcpy(&v, &acc.v, 4);
+        row[j] = bf16f(v);
+    }
+    return new_fconst(b, "h0_R_t", 1, &H, row);
+}
+
+/* A copy of the initial state v [H] as a constant row. */
+static int state_row(rb_t *b, const float *v, int64_t H)
+{
+    float *row = malloc((size_t)H * sizeof *row);
+    if (!row) return -1;
+    memcpy(row, v, (size_t)H * sizeof *row);
+    return new_fconst(b, "state0", 1, &H, row);
+}
 
 /* act(x_k + h R_k^T), or act(x_k) when the state is zero. */
 static int gate(rb_t *b, const dir_t *d, int xk, int k, tpuc_op_t act)
 {
     int pre = xk;
-    if (d->h >= 0) {
-        int r = binop(b, TPUC_OP_MATMUL, "MatMul", d->h, d->rt[k]);
+    if (d->h >= 0 || d->h0) {
+        /* a state: h R_k^T; the initial one's is a constant row (h0_row) */
+        int r = d->h >= 0 ? binop(b, TPUC_OP_MATMUL, "MatMul", d->h, d->rt[k]) : h0_row(b, d, k, 0);
         if (r < 0) return -1;
         pre = binop(b, TPUC_OP_ADD, "Add", xk, r);
         if (pre < 0) return -1;
@@ -213,14 +268,15 @@ static int step(rb_t *b, dir_t *d, int64_t B, int64_t t)
     if (d->cell == TPUC_OP_LSTM) {
         /* i o f c: c' = f c + i g, h' = o tanh(c') */
         int i = gate(b, d, x[0], 0, TPUC_OP_SIGMOID), o = gate(b, d, x[1], 1, TPUC_OP_SIGMOID);
-        int f = d->c >= 0 ? gate(b, d, x[2], 2, TPUC_OP_SIGMOID) : 0;
+        int f = d->c >= 0 || d->c0 ? gate(b, d, x[2], 2, TPUC_OP_SIGMOID) : 0;
         int gg = gate(b, d, x[3], 3, TPUC_OP_TANH);
         if (i < 0 || o < 0 || f < 0 || gg < 0) return -1;
         int ig = binop(b, TPUC_OP_MUL, "Mul", i, gg);
         if (ig < 0) return -1;
         int c = ig;
-        if (d->c >= 0) {
-            int fc = binop(b, TPUC_OP_MUL, "Mul", f, d->c);
+        if (d->c >= 0 || d->c0) {
+            int cs = d->c >= 0 ? d->c : state_row(b, d->c0, H);
+            int fc = cs < 0 ? -1 : binop(b, TPUC_OP_MUL, "Mul", f, cs);
             if (fc < 0 || (c = binop(b, TPUC_OP_ADD, "Add", fc, ig)) < 0) return -1;
         }
         int tc = unop(b, TPUC_OP_TANH, "Tanh", c);
@@ -235,10 +291,13 @@ static int step(rb_t *b, dir_t *d, int64_t B, int64_t t)
     int pre;
     if (d->lbr) {
         /* n = tanh(x_n + r (h Rh^T + Rbh)): with a zero state, r Rbh */
-        int r = d->h >= 0 || d->rbh >= 0 ? gate(b, d, x[1], 1, TPUC_OP_SIGMOID) : 0;
+        int r = d->h >= 0 || d->h0 || d->rbh >= 0 ? gate(b, d, x[1], 1, TPUC_OP_SIGMOID) : 0;
         if (r < 0) return -1;
         int hr = -1;
-        if (d->h >= 0) {
+        if (d->h < 0 && d->h0) {
+            hr = h0_row(b, d, 2, 1); /* h0 Rh^T + Rbh */
+            if (hr < 0) return -1;
+        } else if (d->h >= 0) {
             hr = binop(b, TPUC_OP_MATMUL, "MatMul", d->h, d->rt[2]);
             if (hr >= 0 && d->rbh >= 0) hr = binop(b, TPUC_OP_ADD, "Add", hr, d->rbh);
         } else if (d->rbh >= 0) {
@@ -252,18 +311,20 @@ static int step(rb_t *b, dir_t *d, int64_t B, int64_t t)
     } else {
         /* n = tanh(x_n + (r h) Rh^T) (Rbh is in the projection's bias) */
         pre = x[2];
-        if (d->h >= 0) {
+        if (d->h >= 0 || d->h0) {
             int r = gate(b, d, x[1], 1, TPUC_OP_SIGMOID);
-            if (r < 0) return -1;
-            int rh = binop(b, TPUC_OP_MUL, "Mul", r, d->h);
+            int hs = d->h >= 0 ? d->h : state_row(b, d->h0, H);
+            if (r < 0 || hs < 0) return -1;
+            int rh = binop(b, TPUC_OP_MUL, "Mul", r, hs);
             int m = rh < 0 ? -1 : binop(b, TPUC_OP_MATMUL, "MatMul", rh, d->rt[2]);
             if (m < 0 || (pre = binop(b, TPUC_OP_ADD, "Add", x[2], m)) < 0) return -1;
         }
     }
     int n = unop(b, TPUC_OP_TANH, "Tanh", pre);
     if (n < 0) return -1;
-    if (d->h >= 0) {
-        int dh = binop(b, TPUC_OP_SUB, "Sub", d->h, n);
+    if (d->h >= 0 || d->h0) {
+        int hs = d->h >= 0 ? d->h : state_row(b, d->h0, H);
+        int dh = hs < 0 ? -1 : binop(b, TPUC_OP_SUB, "Sub", hs, n);
         int zd = dh < 0 ? -1 : binop(b, TPUC_OP_MUL, "Mul", z, dh);
         d->h = zd < 0 ? -1 : binop(b, TPUC_OP_ADD, "Add", n, zd);
     } else {
@@ -604,18 +665,38 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
                 NODE_ERR(n, "sequence_lens[%lld] = %lld: only every length equal to the sequence (%lld) is supported (ragged lengths are not)",
                          (long long)k, (long long)sl->i[k], (long long)T);
     }
+    /* initial_h / initial_c: absent, zeros, or the same row for every image (torch's Expand
+       of a learned state): one program serves every core's images, so a state that varies
+       along the batch cannot be a constant of it. Rows of any batch are read: a static
+       export holds the whole batch, a core's program a part. */
     static const char *const sname[2] = {"initial_h", "initial_c"};
+    float *st0[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [h/c][direction] */
     for (int k = 5; k <= 6; k++) {
         if (!in[k]) continue;
         if (k == 6 && cell != TPUC_OP_LSTM) NODE_ERR(n, "input 6 (initial_c) is given: only an LSTM has a cell state");
         if (!in[k]->is_const || !in[k]->f)
-            NODE_ERR(n, "%s '%s' is an activation: only absent or a constant of zeros is supported", sname[k - 5], in[k]->name);
-        /* zeros of any batch: a static export holds the whole batch, a core's program part */
-        if (!all_zero(in[k]))
-            NODE_ERR(n, "%s: a nonzero initial state is not supported (only absent or zeros)", sname[k - 5]);
-        if (tpuc_tensor_elems(in[k]) % (D * H))
+            NODE_ERR(n, "%s '%s' is an activation: only absent, zeros or a constant the same for every batch element is supported", sname[k - 5], in[k]->name);
+        int64_t e = tpuc_tensor_elems(in[k]);
+        if (e % (D * H) || e == 0)
             NODE_ERR(n, "%s has %lld elements, not a multiple of num_directions x hidden_size (%lld)", sname[k - 5],
-                     (long long)tpuc_tensor_elems(in[k]), (long long)(D * H));
+                     (long long)e, (long long)(D * H));
+        if (all_zero(in[k])) continue;
+        int64_t Bc = e / (D * H);
+        const float *v = in[k]->f;
+        /* element (direction d, image bb, j): [D, B, H], layout 1 [B, D, H] */
+#define ST0(d, bb, j) v[(layout ? (bb) * D + (d) : (d) * Bc + (bb)) * H + (j)]
+        for (int d = 0; d < D; d++)
+            for (int64_t bb = 1; bb < Bc; bb++)
+                for (int64_t j = 0; j < H; j++)
+                    if (ST0(d, bb, j) != ST0(d, 0, j))
+                        NODE_ERR(n, "%s differs between batch elements 0 and %lld: only absent, zeros or the same state for every element is supported (one program serves every core's images)",
+                                 sname[k - 5], (long long)bb);
+        for (int d = 0; d < D; d++) {
+            st0[k - 5][d] = malloc((size_t)H * sizeof(float));
+            if (!st0[k - 5][d]) return tpuc_err(err, errlen, "out of memory"), -1;
+            for (int64_t j = 0; j < H; j++) st0[k - 5][d][j] = bf16f(ST0(d, 0, j));
+        }
+#undef ST0
     }
     if (in[7]) NODE_ERR(n, "P (peepholes) is given: not supported");
     if (n->nin > 8) NODE_ERR(n, "%d inputs, at most 8", n->nin);
@@ -669,8 +750,12 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         memset(dr, 0, sizeof *dr);
         dr->cell = cell; dr->G = G; dr->H = H; dr->lbr = (int)lbr;
         dr->h = dr->c = dr->rbh = -1;
+        dr->h0 = st0[0][d];
+        dr->c0 = st0[1][d];
         const float *w = g->t[wi].f + d * GH * I, *r = g->t[ri].f + d * GH * H;
         const float *bb = bi >= 0 ? g->t[bi].f + d * 2 * GH : NULL;
+        dr->r = r;
+        dr->rb = bb ? bb + GH : NULL;
         /* W^T [I, G H] */
         float *wt = malloc((size_t)(I * GH) * sizeof *wt);
         if (!wt) return tpuc_err(err, errlen, "out of memory"), -1;
@@ -803,5 +888,7 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         }
     }
 #undef TRY
+    for (int k = 0; k < 2; k++)
+        for (int d = 0; d < 2; d++) free(st0[k][d]);
     return 0;
 }

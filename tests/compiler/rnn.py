@@ -12,6 +12,8 @@ sequence) and run by tpu-infer on the C model, against PyTorch fp32 and ONNX Run
             Y_h on axis 0 and a Gather)
   bigru_hn  nn.GRU(6, 8, num_layers=2, bidirectional=True), h_n[-1] -> Linear
   lstm2_static  lstm2 exported with a fixed batch (h0 from Shape nodes, the batch in constants)
+  lstm2_h0, bigru_h0  lstm2 and a 2-layer bidirectional GRU with a learned initial state
+            (h0, and c0 for the LSTM: parameters expanded to the batch, folded by tpu-compile)
 x [3, T, 6] (T = 6 unless named), random weights (torch's init, the recurrent layers' scaled by
 2: make()), at N = 8 and 16 at gen's other defaults (8 cores: the batch of 3 split one image a core)
 and at N = 8 on one core.
@@ -51,15 +53,17 @@ tolerance + PyTorch's own measured distance from the exact value; the same bits 
 and 16, on 1 and 8 cores, and in tpu-infer's chunks (batch 2, 3 images in two runs) (every
 dot product one fp32 chain in ascending K, the rest elementwise, each image on its own). The check
 can fail: the same models with LSTM's i and f gates swapped (in W, R and B), GRU's z and r,
-and the direction reversed are compiled and run and rejected by the same check against
-PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 9 and 6
+the direction reversed, and the initial h set to zero are compiled and run and rejected by
+the same check against PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 9 and 6
 checks: tried once by hand). Five hand-written nodes (T = 3) against refops' composed bound, tight at that length: a
 bidirectional LSTM of layout 1 (Y the graph output), a reverse GRU of layout 1 with
 linear_before_reset 0 (Y_h), a bidirectional GRU with linear_before_reset 1 (Y_h), a reverse
-LSTM's Y_c, a bidirectional RNN without B (Y [T, 2, B, H]). Refusals of one line, exit 2,
+LSTM's Y_c, a bidirectional RNN without B (Y [T, 2, B, H]), a bidirectional LSTM of layout 1
+with initial_h and initial_c (Y_h), a GRU with linear_before_reset 0 and initial_h (Y), a
+reverse RNN without B with initial_h (Y_h). Refusals of one line, exit 2,
 nothing written: ragged
 sequence_lens, activations other than the defaults (LSTM, GRU), direction 'sideways', clip,
-input_forget, peepholes, a nonzero initial_h, layout 2, X the graph input sequence-first
+input_forget, peepholes, an initial_h that differs between batch elements, layout 2, X the graph input sequence-first
 ([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps, a
 layout-0 Y_h as the graph output on 8 cores (its batch is axis 1). Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
 and 48 are printed: the loop pass rolls the identical time steps.
@@ -104,16 +108,29 @@ class Classifier(torch.nn.Module):
     hidden state h_n[-1] (the last layer's last direction: the reverse one's is its state
     after step 0)."""
 
-    def __init__(self, cells, hn=False):
+    def __init__(self, cells, hn=False, init=False):
         super().__init__()
         self.rnns = torch.nn.ModuleList(cells)
         self.hn = hn
         last = cells[-1]
         self.fc = torch.nn.Linear(last.hidden_size * (2 if last.bidirectional and not hn else 1), 4)
+        # init: a learned initial state of the first recurrent module, expanded to the batch
+        self.h0 = self.c0 = None
+        if init:
+            r = cells[0]
+            n = r.num_layers * (2 if r.bidirectional else 1)
+            self.h0 = torch.nn.Parameter(torch.randn(n, 1, r.hidden_size) * 0.5)
+            if isinstance(r, torch.nn.LSTM):
+                self.c0 = torch.nn.Parameter(torch.randn(n, 1, r.hidden_size) * 0.5)
 
     def forward(self, x):
-        for r in self.rnns:
-            x, h = r(x)
+        for k, r in enumerate(self.rnns):
+            if k == 0 and self.h0 is not None:
+                h0 = self.h0.expand(-1, x.shape[0], -1).contiguous()
+                s0 = (h0, self.c0.expand(-1, x.shape[0], -1).contiguous()) if self.c0 is not None else h0
+                x, h = r(x, s0)
+            else:
+                x, h = r(x)
         if self.hn:
             return self.fc((h[0] if isinstance(h, tuple) else h)[-1])
         return self.fc(x[:, -1])
@@ -134,6 +151,10 @@ def make(name):
         m = Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)], hn=True)
     elif name == "bigru_hn":
         m = Classifier([torch.nn.GRU(6, 8, num_layers=2, bidirectional=True, batch_first=True)], hn=True)
+    elif name == "lstm2_h0":
+        m = Classifier([torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)], init=True)
+    elif name == "bigru_h0":
+        m = Classifier([torch.nn.GRU(6, 8, num_layers=2, bidirectional=True, batch_first=True)], init=True)
     elif name == "bigru_r":
         m = Classifier([torch.nn.GRU(6, 8, bidirectional=True, batch_first=True),
                         torch.nn.RNN(16, 8, batch_first=True)])
@@ -204,9 +225,10 @@ def _w(S, w):                # a weight rounded to bf16 at compile time
     return S.rel(w.detach().double(), UB)
 
 
-def _cell(S, kind, xb, lay, sfx, H):
-    """One direction of one layer: xb [B, T, I] (bf16 values), lay the torch module; the
-    step outputs [B, T, H] (bf16 values), in time order."""
+def _cell(S, kind, xb, lay, sfx, H, h0=None, c0=None):
+    """One direction of one layer: xb [B, T, I] (bf16 values), lay the torch module, h0 / c0
+    its initial state [H] or None (zero); the step outputs [B, T, H] (bf16 values), in time
+    order."""
     Wih, Whh = getattr(lay, "weight_ih_" + sfx), getattr(lay, "weight_hh_" + sfx)
     bih, bhh = getattr(lay, "bias_ih_" + sfx).detach().double(), getattr(lay, "bias_hh_" + sfx).detach().double()
     G = Wih.shape[0] // H
@@ -218,7 +240,10 @@ def _cell(S, kind, xb, lay, sfx, H):
     xp = S.store(S.rel(_dot(S, xb, _w(S, Wih).t()), UB) + bx)    # MatMul (bf16), Add of the bias
     Rt = [_w(S, Whh[k * H:(k + 1) * H]).t() for k in range(G)]
     rev = sfx.endswith("_reverse")
-    h = c = None
+    B_ = xb.shape[0]
+    # a constant initial state is held as bf16, as a stored one
+    h = None if h0 is None else S.rel(h0.detach().double().expand(B_, H), UB)
+    c = None if c0 is None else S.rel(c0.detach().double().expand(B_, H), UB)
     ys = [None] * T_
     for t in (range(T_ - 1, -1, -1) if rev else range(T_)):
         x = [xp[:, t, k * H:(k + 1) * H] for k in range(G)]
@@ -252,12 +277,17 @@ def emulate(m, x):
     """(the exact logits, the tolerance per element) of Classifier m on x."""
     S = Sites()
     y = S.rel(torch.tensor(x, dtype=torch.float64), UB)          # the input as bf16
-    for r in m.rnns:
+    for k, r in enumerate(m.rnns):
         kind = type(r).__name__
+        nd = 2 if r.bidirectional else 1
+
+        def st(p, layer, d):
+            return None if (k or p is None) else p[layer * nd + d, 0]
         for layer in range(r.num_layers):
-            outs = [_cell(S, kind, y, r, "l%d" % layer, r.hidden_size)]
+            outs = [_cell(S, kind, y, r, "l%d" % layer, r.hidden_size, st(m.h0, layer, 0), st(m.c0, layer, 0))]
             if r.bidirectional:
-                outs.append(_cell(S, kind, y, r, "l%d_reverse" % layer, r.hidden_size))
+                outs.append(_cell(S, kind, y, r, "l%d_reverse" % layer, r.hidden_size, st(m.h0, layer, 1),
+                                  st(m.c0, layer, 1)))
             y = torch.cat(outs, 2)
     H = m.rnns[-1].hidden_size
     hl = (y[:, 0, H:] if m.rnns[-1].bidirectional else y[:, -1]) if m.hn else y[:, -1]
@@ -354,7 +384,10 @@ def wrong(name, r, how):
     compiled and run: the check against PyTorch fp32 must reject it."""
     mo = onnx.load(r["p"])
     inits = {t.name: t for t in mo.graph.initializer}
-    for n in mo.graph.node:
+    if how == "h0":                                        # the learned initial state dropped
+        t = inits["h0"]
+        t.CopyFrom(numpy_helper.from_array(np.zeros_like(numpy_helper.to_array(t)), "h0"))
+    for n in mo.graph.node if how != "h0" else []:
         if n.op_type not in ("LSTM", "GRU"):
             continue
         if how == "gates":
@@ -382,7 +415,7 @@ def wrong(name, r, how):
     d = np.abs(y.astype(np.float64) - r["ty"])
     lim = r["tol"] + np.abs(r["ty"] - r["ex"])
     what = {"gates": "LSTM's i and f swapped" if "lstm" in name else "GRU's z and r swapped",
-            "reverse": "the direction reversed"}[how]
+            "reverse": "the direction reversed", "h0": "its initial h zero"}[how]
     say(bool(np.any(d > lim)), "%s with %s: rejected by the same check (|ours - PyTorch| up to %.3g, %.1f x the "
         "tolerance)" % (name, what, d.max(), float(np.max(d / lim))))
 
@@ -416,8 +449,17 @@ def _shape_op(node, ins):
         return _int_val(np.concatenate([_ints(i) for i in ins], axis=a.get("axis", 0)))
     if op == "ConstantOfShape":
         t = a.get("value")
-        val = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else 0.0
+        val = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else np.float32(0)
+        if np.issubdtype(np.asarray(val).dtype, np.integer):
+            return _int_val(np.full(_ints(ins[0]).tolist(), int(val)))
         return refops.Val(np.full(_ints(ins[0]).tolist(), float(val)))
+    if all(i is None or _is_int(i) for i in ins) and op in ("Reshape", "Mul", "Add", "Equal", "Where"):
+        v = [None if i is None else _ints(i) for i in ins]
+        if op == "Reshape":
+            return _int_val(v[0].reshape(refops.reshape_target(list(v[0].shape), v[1].tolist(), 0)))
+        if op == "Where":
+            return _int_val(np.where(v[0] != 0, v[1], v[2]))
+        return _int_val({"Mul": np.multiply, "Add": np.add, "Equal": np.equal}[op](v[0], v[1]))
     if op == "Expand":
         x = ins[0]
         sh = np.broadcast_shapes(x.v.shape, tuple(_ints(ins[1]).tolist()))
@@ -463,11 +505,13 @@ def composed_bound(p, x):
 
 res = {}
 for name, T in (("lstm2", 6), ("gru", 6), ("bilstm", 6), ("bigru_r", 6), ("lstm2_hn", 6), ("bigru_hn", 6),
-                ("lstm2_static", 6), ("lstm2_t24", 24)):
+                ("lstm2_static", 6), ("lstm2_h0", 6), ("bigru_h0", 6), ("lstm2_t24", 24)):
     res[name] = check(name, T)
 for name in ("lstm2", "gru", "bilstm"):
     wrong(name, res[name], "gates")
 wrong("lstm2", res["lstm2"], "reverse")
+wrong("lstm2_h0", res["lstm2_h0"], "h0")
+wrong("bigru_h0", res["bigru_h0"], "h0")
 
 # tpu-infer's chunks: lstm2 compiled for 2 images on one core runs the 3 in two runs (the
 # last padded with zeros): the same bits as one run of 3
@@ -522,16 +566,26 @@ for T in (6, 12, 24, 48):
 # ---- hand-written nodes: layout 1, reverse, GRU's linear_before_reset 0, Y as the graph
 #      output; against refops' composed bound (T = 3: tight, the conformance runner's) ----
 
-def node_model(op, G, attrs, out, out_shape, layout, x_shape, H=5, with_b=True, seed=3):
+def node_model(op, G, attrs, out, out_shape, layout, x_shape, H=5, with_b=True, seed=3, init=False):
+    """init: initial_h (and an LSTM's initial_c), one random row per direction repeated over
+    the batch ([D, B, H], layout 1 [B, D, H])."""
     rng = np.random.default_rng(seed)
     D = 2 if attrs.get("direction") == "bidirectional" else 1
     I = x_shape[2]
     inits = [numpy_helper.from_array((rng.standard_normal((D, G * H, I)) * 0.6).astype(np.float32), "W"),
              numpy_helper.from_array((rng.standard_normal((D, G * H, H)) * 0.6).astype(np.float32), "R")]
     ins = ["xt" if not layout else "x", "W", "R"]
-    if with_b:
-        inits.append(numpy_helper.from_array((rng.standard_normal((D, 2 * G * H)) * 0.3).astype(np.float32), "B"))
-        ins.append("B")
+    if with_b or init:
+        if with_b:
+            inits.append(numpy_helper.from_array((rng.standard_normal((D, 2 * G * H)) * 0.3).astype(np.float32), "B"))
+        ins.append("B" if with_b else "")
+    if init:
+        ins.append("")                                       # sequence_lens
+        for nm in (["h0", "c0"] if op == "LSTM" else ["h0"]):
+            row = rng.standard_normal((D, 1, H)).astype(np.float32)
+            st = np.repeat(row, x_shape[0], axis=1)          # [D, B, H]
+            inits.append(numpy_helper.from_array(st.transpose(1, 0, 2).copy() if layout else st, nm))
+            ins.append(nm)
     nodes = []
     if not layout:
         nodes.append(helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2]))
@@ -566,6 +620,11 @@ node_check("gru_lbr1_bidirectional_Yh", node_model("GRU", 3, {"direction": "bidi
                                                    1, [2, B3, 5], 0, (B3, T3, 4)), cores=1)
 node_check("lstm_reverse_Yc", node_model("LSTM", 4, {"direction": "reverse"}, 2, [1, B3, 5], 0, (B3, T3, 4)),
            cores=1)
+node_check("lstm_layout1_bidirectional_initial_hc_Yh", node_model("LSTM", 4, {"direction": "bidirectional"}, 1,
+                                                                [B3, 2, 5], 1, (B3, T3, 4), init=True))
+node_check("gru_lbr0_initial_h_Y", node_model("GRU", 3, {}, 0, [T3, 1, B3, 5], 0, (B3, T3, 4), init=True), cores=1)
+node_check("rnn_reverse_initial_h_no_bias_Yh", node_model("RNN", 1, {"direction": "reverse"}, 1, [1, B3, 5], 0,
+                                                          (B3, T3, 4), with_b=False, init=True), cores=1)
 node_check("rnn_bidirectional_Y_no_bias", node_model("RNN", 1, {"direction": "bidirectional"}, 0, [T3, 2, B3, 5], 0,
                                                      (B3, T3, 4), with_b=False), cores=1)
 
@@ -607,8 +666,10 @@ refused("input_forget", lstm_model({"input_forget": 1}), "input_forget 1")
 refused("layout2", lstm_model({"layout": 2}), "layout 2")
 refused("peepholes", lstm_model(extra_inputs=["", "", "", "", "P"],
                                 inits_extra=[numpy_helper.from_array(np.ones((1, 12), np.float32), "P")]), "P (peepholes)")
-refused("initial_h", lstm_model(extra_inputs=["", "", "h0"], inits_extra=[numpy_helper.from_array(z + 0.5, "h0")]),
-        "initial_h: a nonzero initial state")
+zv = z.copy()
+zv[0, 1] = 0.5
+refused("initial_h", lstm_model(extra_inputs=["", "", "h0"], inits_extra=[numpy_helper.from_array(zv, "h0")]),
+        "initial_h differs between batch elements 0 and 1")
 refused("gru_acts", lstm_model({"activations": ["Sigmoid", "Relu"]}, op="GRU", G=3), "activations 'Sigmoid,Relu'")
 refused("long", lstm_model(T=1025), "a sequence of 1025 steps: at most 1024")
 refused("yh_8_cores", lstm_model(), "Y_h, layout 0 [num_directions, B, H], is the graph output", cores=8)

@@ -960,11 +960,15 @@ def op_rnn_family(cell, node, ins):
     lbr = int(a.get("linear_before_reset", 0))
     X, W, R = ins[0], ins[1], ins[2]
     Bs = ins[3] if len(ins) > 3 and ins[3] is not None and ins[3].v.size else None
+    init = [None, None]                        # initial_h, initial_c: [D, B, H] (layout 1: [B, D, H])
     for k, what in ((4, "sequence_lens"), (5, "initial_h"), (6, "initial_c"), (7, "P")):
         if len(ins) > k and ins[k] is not None and ins[k].v.size:
             if k == 4 and np.all(ins[k].v == (X.v.shape[1] if layout else X.v.shape[0])):
                 continue
-            if k in (5, 6) and not ins[k].act and np.all(ins[k].v == 0):
+            if k in (5, 6) and not ins[k].act:
+                if np.any(ins[k].v != 0):       # a constant state, held as bf16 as a stored one
+                    v0 = ins[k].v if not layout else ins[k].v.transpose(1, 0, 2)
+                    init[k - 5] = rb(Val(v0))
                 continue
             raise NoReference("%s: %s is not supported by the compiler" % (cell, what))
     xb = X if layout else X.like(X.v.transpose(1, 0, 2), X.e.transpose(1, 0, 2))
@@ -985,6 +989,10 @@ def op_rnn_family(cell, node, ins):
         Rt = [Val(R.v[d][k * H:(k + 1) * H].T) for k in range(G)]
         XP = _rnn_project(xb, Wt, bias)
         h = c = None
+        if init[0] is not None:
+            h = Val(np.broadcast_to(init[0].v[d], (Bn, H)), np.broadcast_to(init[0].e[d], (Bn, H)), bf=True)
+        if init[1] is not None:
+            c = Val(np.broadcast_to(init[1].v[d], (Bn, H)), np.broadcast_to(init[1].e[d], (Bn, H)), bf=True)
         y = [None] * T_
         order = range(T_ - 1, -1, -1) if (d == 1 or direction == "reverse") else range(T_)
         for t in order:
