@@ -19,7 +19,8 @@
      Transpose.
 
    A step with no previous state (the first, when initial_h / initial_c are absent or zero)
-   skips the recurrent MatMul: h_{-1} R^T = 0 exactly. Gate order is the ONNX spec's: LSTM
+   skips the recurrent MatMul: h_{-1} R^T = 0 exactly; a constant initial state the same for
+   every image enters the first step as constant rows (h0 R^T computed here). Gate order is the ONNX spec's: LSTM
    i o f c, GRU z r h. The new nodes are inserted after the recurrent node, which becomes
    DEAD; fold's loop then infers their shapes as for any node (nothing here emits). Readers
    after the node that it rewrites (views) are later nodes fold has not reached yet. */
