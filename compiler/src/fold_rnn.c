@@ -666,6 +666,7 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
                 NODE_ERR(n, "sequence_lens[%lld] = %lld: only every length equal to the sequence (%lld) is supported (ragged lengths are not)",
                          (long long)k, (long long)sl->i[k], (long long)T);
     }
+    if (in[7]) NODE_ERR(n, "P (peepholes) is given: not supported");
     /* initial_h / initial_c: absent, zeros, or the same row for every image (torch's Expand
        of a learned state): one program serves every core's images, so a state that varies
        along the batch cannot be a constant of it. Rows of any batch are read: a static
@@ -699,7 +700,6 @@ int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, si
         }
 #undef ST0
     }
-    if (in[7]) NODE_ERR(n, "P (peepholes) is given: not supported");
     if (n->nin > 8) NODE_ERR(n, "%d inputs, at most 8", n->nin);
     int nouts = cell == TPUC_OP_LSTM ? 3 : 2;
     if (n->nout > nouts) NODE_ERR(n, "%d outputs, at most %d", n->nout, nouts);
