@@ -21,9 +21,9 @@ and at N = 8 on one core.
 The tolerance, derived from the numerics contract (docs/numerics.md; docs/compiler.md
 "Numerics"). emulate() writes the graph fold_rnn.c unrolls, in float64 from the module's own
 weights, with a perturbation d_i at every place the contract lets the machine round:
-  - relative, v (1 + d), |d| <= u_b = 2^-8: the input and every weight rounded to bf16 (W^T,
-    R_k^T, the Linear's), and every node's output stored as bf16 (the projection, each
-    h R_k^T, each gate, each Mul / Add / Sub of the state update);
+  - relative, v (1 + d), |d| <= u_b = 2^-8: the input, every weight (W^T, R_k^T, the
+    Linear's) and a learned initial state rounded to bf16, and every node's output stored as
+    bf16 (the projection, each h R_k^T, each gate, each Mul / Add / Sub of the state update);
   - relative, |d| <= u = 2^-24: each fp32 add or multiply on the VPU (the gate's
     pre-activation x_k + h R_k^T, the products and sums of c_t = f c + i g,
     h_t = o tanh(c_t), GRU's n + z (h - n)), and Wb + Rb summed at compile time;
@@ -46,27 +46,29 @@ order terms here; a margin, not a proof). refops' composed worst-case bound (eac
 node's bound taken as its inputs' errors, absolute values at every step: the conformance
 runner's) is printed too: it multiplies by about sum_k |R_jk| max f' each step and is
 vacuous after a few steps (1e11 at T = 6).
-Checked: ours within the tolerance (and the worst case) of the exact value (the GRU and the
-bidirectional LSTM also on the verilated N = 4 core: traces and outputs identical); PyTorch fp32 and
+Checked: ours within the tolerance (and the worst case) of the exact value; PyTorch fp32 and
 ONNX Runtime (when `make ort-node` installed it) within it too, and |ours - PyTorch| <= the
 tolerance + PyTorch's own measured distance from the exact value; the same bits at N = 8
 and 16, on 1 and 8 cores, and in tpu-infer's chunks (batch 2, 3 images in two runs) (every
-dot product one fp32 chain in ascending K, the rest elementwise, each image on its own). The check
-can fail: the same models with LSTM's i and f gates swapped (in W, R and B), GRU's z and r,
-the direction reversed, and the initial h set to zero are compiled and run and rejected by
-the same check against PyTorch (and fold_rnn.c with its o and f gates swapped, or GRU's z and r, fails 9 and 6
-checks: tried once by hand). Five hand-written nodes (T = 3) against refops' composed bound, tight at that length: a
+dot product one fp32 chain in ascending K, the rest elementwise, each image on its own);
+the GRU and the bidirectional LSTM on the verilated N = 4 core (traces and outputs
+identical). The check can fail: the same models with LSTM's i and f gates swapped (in W, R
+and B), GRU's z and r, the direction reversed, and the learned initial h set to zero are
+compiled and run and rejected by the same check against PyTorch (and fold_rnn.c with its o
+and f gates swapped, or GRU's z and r, fails 9 and 6 checks: tried once by hand).
+Eight hand-written nodes (T = 3) against refops' composed bound, tight at that length: a
 bidirectional LSTM of layout 1 (Y the graph output), a reverse GRU of layout 1 with
 linear_before_reset 0 (Y_h), a bidirectional GRU with linear_before_reset 1 (Y_h), a reverse
 LSTM's Y_c, a bidirectional RNN without B (Y [T, 2, B, H]), a bidirectional LSTM of layout 1
 with initial_h and initial_c (Y_h), a GRU with linear_before_reset 0 and initial_h (Y), a
-reverse RNN without B with initial_h (Y_h). Refusals of one line, exit 2,
-nothing written: ragged
-sequence_lens, activations other than the defaults (LSTM, GRU), direction 'sideways', clip,
-input_forget, peepholes, an initial_h that differs between batch elements, layout 2, X the graph input sequence-first
-([T, B, I] with T > 1: T would be the program's batch), a sequence of 1025 steps, a
-layout-0 Y_h as the graph output on 8 cores (its batch is axis 1). Instruction counts at N = 8 (rolled and straight-line) of lstm2 at T = 6, 12, 24
-and 48 are printed: the loop pass rolls the identical time steps.
+reverse RNN without B with initial_h (Y_h).
+Refusals of one line, exit 2, nothing written: ragged sequence_lens, activations other than
+the defaults (LSTM, GRU), direction 'sideways', clip, input_forget, peepholes, an initial_h
+that differs between batch elements, layout 2, X the graph input sequence-first ([T, B, I]
+with T > 1: T would be the program's batch), a sequence of 1025 steps, a layout-0 Y_h as the
+graph output on 8 cores (its batch is axis 1). Instruction counts at N = 8 (rolled and
+straight-line) of lstm2 at T = 6, 12, 24 and 48 are printed: the loop pass rolls the
+identical time steps.
 
 usage: rnn.py WORKDIR BUILD_TOOLS     (exit 1 on any failure)
 """

@@ -108,7 +108,7 @@ def recurrent(op, a, ins):
     X, W, R = ins[0], ins[1], ins[2]
     Bs = ins[3] if len(ins) > 3 and ins[3] is not None else None
     xb = bf16(X if layout else np.transpose(X, (1, 0, 2)))
-    Bn, T = xb.shape[0], xb.shape[1]
+    T = xb.shape[1]
     D = 2 if direction == "bidirectional" else 1
     ys, hs, cs = [], [], []
     for d in range(D):
