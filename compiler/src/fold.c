@@ -640,6 +640,71 @@ static int get_axes(const tpuc_graph_t *g, const tpuc_node_t *n, int64_t *ax, in
     return 0;
 }
 
+/* The shape a Squeeze or Unsqueeze of a makes: d[0..*nd). 0, or -1 with err. */
+static int squeeze_dims(const tpuc_graph_t *g, const tpuc_node_t *n, const tpuc_tensor_t *a,
+                        int64_t *d, int *pnd, char *err, size_t errlen)
+{
+    int64_t ax[TPUC_MAX_DIMS];
+    int nax, nd = 0, rank = a->ndim;
+    if (n->op == TPUC_OP_UNSQUEEZE) {
+        const tpuc_attr_t *at = tpuc_attr(n, "axes");
+        int cnt = at ? (int)at->nints : (n->nin > 1 && n->in[1] >= 0 ? (int)tpuc_tensor_elems(&g->t[n->in[1]]) : 0);
+        rank = a->ndim + cnt;
+    }
+    if (get_axes(g, n, ax, &nax, rank)) NODE_ERR(n, "bad axes");
+    if (n->op == TPUC_OP_UNSQUEEZE) {
+        if (rank > TPUC_MAX_DIMS) NODE_ERR(n, "more than %d dimensions", TPUC_MAX_DIMS);
+        int src = 0;
+        for (int k = 0; k < rank; k++) {
+            int is = 0;
+            for (int q = 0; q < nax; q++) if (ax[q] == k) is = 1;
+            d[nd++] = is ? 1 : a->dims[src++];
+        }
+    } else {
+        for (int k = 0; k < a->ndim; k++) {
+            int is = nax == 0 ? a->dims[k] == 1 : 0;
+            for (int q = 0; q < nax; q++) {
+                if (ax[q] == k && a->dims[k] != 1)
+                    NODE_ERR(n, "axis %d has %lld elements: only axes of 1 can be squeezed", k, (long long)a->dims[k]);
+                if (ax[q] == k) is = 1;
+            }
+            if (!is) d[nd++] = a->dims[k];
+        }
+    }
+    *pnd = nd;
+    return 0;
+}
+
+/* A Squeeze or Unsqueeze of an activation becomes a Reshape (a view: the bytes are kept) to
+   the shape it makes (torch's LSTM export squeezes Y's direction axis). 0, or -1 with err. */
+static int squeeze_to_reshape(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    int64_t d[TPUC_MAX_DIMS];
+    int nd;
+    if (squeeze_dims(g, n, &g->t[n->in[0]], d, &nd, err, errlen)) return -1;
+    char nm[300];
+    snprintf(nm, sizeof nm, "%.200s/shape", n->name);
+    int si = tpuc_add_tensor(g, nm);
+    if (si < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    int64_t one = nd;
+    if (make_const(&g->t[si], 1, &one, 1)) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int k = 0; k < nd; k++) g->t[si].i[k] = d[k];
+    g->t[si].nuses = 1;
+    if (n->nin > 1 && n->in[1] >= 0) g->t[n->in[1]].nuses--;
+    n->nin = 2;
+    n->in[1] = si;
+    for (size_t i = 0; i < n->nattrs; i++) {
+        free(n->attrs[i].name); free(n->attrs[i].s);
+        free(n->attrs[i].ints); free(n->attrs[i].floats);
+    }
+    free(n->attrs);
+    n->attrs = NULL;
+    n->nattrs = 0;
+    n->op = TPUC_OP_RESHAPE;
+    n->version = 14;
+    return 0;
+}
+
 static int fold_shape_op(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
 {
     const tpuc_tensor_t *a = in_t(g, n, 0);
@@ -688,29 +753,8 @@ static int fold_shape_op(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errl
         return 0;
     }
     case TPUC_OP_UNSQUEEZE: case TPUC_OP_SQUEEZE: {
-        int64_t ax[TPUC_MAX_DIMS];
-        int nax, nd = 0, rank = n->op == TPUC_OP_UNSQUEEZE ? a->ndim : a->ndim;
-        if (n->op == TPUC_OP_UNSQUEEZE) {
-            const tpuc_attr_t *at = tpuc_attr(n, "axes");
-            int cnt = at ? (int)at->nints : (n->nin > 1 && n->in[1] >= 0 ? (int)tpuc_tensor_elems(&g->t[n->in[1]]) : 0);
-            rank = a->ndim + cnt;
-        }
-        if (get_axes(g, n, ax, &nax, rank)) NODE_ERR(n, "bad axes");
-        if (n->op == TPUC_OP_UNSQUEEZE) {
-            if (rank > TPUC_MAX_DIMS) NODE_ERR(n, "more than %d dimensions", TPUC_MAX_DIMS);
-            int src = 0;
-            for (int k = 0; k < rank; k++) {
-                int is = 0;
-                for (int q = 0; q < nax; q++) if (ax[q] == k) is = 1;
-                d[nd++] = is ? 1 : a->dims[src++];
-            }
-        } else {
-            for (int k = 0; k < a->ndim; k++) {
-                int is = nax == 0 ? a->dims[k] == 1 : 0;
-                for (int q = 0; q < nax; q++) if (ax[q] == k) is = 1;
-                if (!is) d[nd++] = a->dims[k];
-            }
-        }
+        int nd;
+        if (squeeze_dims(g, n, a, d, &nd, err, errlen)) return -1;
         if (make_const(y, nd, d, is_int)) return tpuc_err(err, errlen, "out of memory"), -1;
         for (int64_t k = 0; k < e; k++) cset(y, k, cval(a, k));
         return 0;
@@ -784,6 +828,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] >= 0 && g->t[n->in[k]].ndim < 0)
                 NODE_ERR(n, "input '%s' has no known shape", g->t[n->in[k]].name);
+        if (n->op == TPUC_OP_LSTM || n->op == TPUC_OP_GRU || n->op == TPUC_OP_RNN) {
+            /* unrolled over the sequence into nodes after it, folded next (fold_rnn.c) */
+            if (tpuc_fold_rnn(g, ni, hw, err, errlen)) return -1;
+            continue;
+        }
         if (n->op == TPUC_OP_CONVT) {
             /* a Pad (the input dilated) at ni, taken now, and a Conv at ni + 1 (fold_pad.c) */
             if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
@@ -889,6 +938,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                 a->is_output) {
                 /* any other Transpose: fold_attn.c (tile_attn.c moves the rows) */
                 if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+                if (a->ndim == 3 && tpuc_rnn_input_transpose(g, n)) {
+                    /* the sequence-first X of recurrent nodes, which read a instead */
+                    int64_t d[3] = {a->dims[1], a->dims[0], a->dims[2]};
+                    set_shape(y, 3, d);
+                    continue;
+                }
                 if (tpuc_fold_transpose(g, n, hw, err, errlen)) return -1;
                 continue;
             }
@@ -927,6 +982,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
             if (tpuc_fold_pick(g, n, err, errlen)) return -1;
             continue;
+        }
+        if ((n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_UNSQUEEZE) && !a->is_const) {
+            /* a view of an activation: a Reshape (g->t may have moved) */
+            if (squeeze_to_reshape(g, n, err, errlen)) return -1;
+            a = in_t(g, n, 0); b = in_t(g, n, 1);
+            y = &g->t[n->out[0]];
         }
         int all_const = 1; /* a Concat of constants is a shape computation */
         for (int k = 0; k < n->nin; k++) all_const &= n->in[k] < 0 || g->t[n->in[k]].is_const;

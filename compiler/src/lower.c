@@ -22,7 +22,13 @@ static int is_spatial_op(tpuc_op_t op)
 static int wants_spatial(const tpuc_graph_t *g, const tpuc_node_t *n)
 {
     if (is_spatial_op(n->op)) return 1;
-    if (n->op == TPUC_OP_CONCAT && g->t[n->in[0]].ndim >= 3) return 1;
+    if (n->op == TPUC_OP_CONCAT && g->t[n->in[0]].ndim >= 3) {
+        /* the rows of row-major [B, L, D] when its first activation is row-major (an
+           unrolled RNN's steps, ViT's tokens: tile_channels.c), else channels */
+        for (int k = 0; k < n->nin; k++)
+            if (!g->t[n->in[k]].is_const) return g->t[n->in[k]].lay.kind != TPUC_LAYOUT_PLAIN;
+        return 1;
+    }
     if (n->op == TPUC_OP_PAD) return 1; /* [B, C, H, W] / [B, C, L] only (fold_pad.c) */
     if (n->op == TPUC_OP_BN && g->t[n->in[0]].ndim >= 3) return 1;
     if (n->op == TPUC_OP_CHANNELS) return 1; /* channels.c: Conv/pool outputs only */

@@ -74,6 +74,10 @@ static const op_info_t OPS[] = {
     {"Or", TPUC_OP_OR, {1, 7}, {7}},
     /* shape arithmetic on constants (Swin's W % window), folded */
     {"Mod", TPUC_OP_MOD, {10, 13}, {10, 13}},
+    /* recurrent layers, unrolled over the sequence (fold_rnn.c) */
+    {"LSTM", TPUC_OP_LSTM, {1, 7, 14}, {7, 14}},
+    {"GRU", TPUC_OP_GRU, {1, 3, 7, 14}, {7, 14}},
+    {"RNN", TPUC_OP_RNN, {1, 7, 14}, {7, 14}},
 };
 #define TPUC_OPSET_MAX 17 /* ONNX 1.12, the schema Debian ships */
 
@@ -271,6 +275,33 @@ static int read_bool_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const 
     return ti;
 }
 
+/* An int32 TensorProto (an RNN's sequence_lens) -> a constant whose values are held as int64
+   (dtype TPUC_I32): raw data four bytes per element (little-endian), or int32_data. */
+static int read_int32_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
+                             char *err, size_t errlen)
+{
+    int64_t e = 1;
+    for (size_t i = 0; i < tp->n_dims; i++) e *= tp->dims[i]; /* check_dims bounded it */
+    size_t have = tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data * 4;
+    if (have != (size_t)e * 4) {
+        tpuc_err(err, errlen, "initializer '%s': %zu bytes of int32 data, the shape needs %lld",
+                 name, have, (long long)e * 4);
+        return -1;
+    }
+    int ti = new_const_tensor(g, tp, name, TPUC_I32, err, errlen);
+    if (ti < 0) return -1;
+    tpuc_tensor_t *t = &g->t[ti];
+    t->i = calloc((size_t)(e ? e : 1), sizeof *t->i);
+    if (!t->i) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < e; k++) {
+        int32_t v;
+        if (tp->has_raw_data) memcpy(&v, tp->raw_data.data + 4 * k, 4);
+        else v = tp->int32_data[k];
+        t->i[k] = v;
+    }
+    return ti;
+}
+
 /* A TensorProto -> a constant tensor (float32 or int64 data only). */
 static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char *name,
                        char *err, size_t errlen)
@@ -285,9 +316,10 @@ static int read_tensor(tpuc_graph_t *g, const Onnx__TensorProto *tp, const char 
     if (check_dims("initializer", name, tp->n_dims, tp->dims, err, errlen)) return -1;
     int dt = tp->has_data_type ? tp->data_type : 0;
     if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) return read_bool_tensor(g, tp, name, err, errlen);
+    if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32) return read_int32_tensor(g, tp, name, err, errlen);
     if (dt != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && dt != ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
         tpuc_err(err, errlen,
-                 "initializer '%s': data type %d, supported: 1 (float32), 7 (int64, shapes) and 9 (bool, masks)",
+                 "initializer '%s': data type %d, supported: 1 (float32), 7 (int64, shapes), 6 (int32: an RNN's sequence_lens) and 9 (bool, masks)",
                  name, dt);
         return -1;
     }
@@ -439,6 +471,32 @@ static int read_attr(tpuc_graph_t *g, tpuc_node_t *n, const Onnx__AttributeProto
             return -1;
         }
         break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+        /* held as one string, the values joined by commas (an RNN's activations) */
+        if (a->n_strings > 64) {
+            tpuc_err(err, errlen, "node '%s' (%s): attribute '%s' has %zu values, at most 64 "
+                     "supported", n->name, n->op_type, out->name, a->n_strings);
+            return -1;
+        }
+        size_t len = 1;
+        for (size_t k = 0; k < a->n_strings; k++) len += a->strings[k].len + 1;
+        out->s = malloc(len);
+        if (!out->s) return tpuc_err(err, errlen, "out of memory"), -1;
+        size_t o = 0;
+        for (size_t k = 0; k < a->n_strings; k++) {
+            const ProtobufCBinaryData *v = &a->strings[k];
+            if (v->len && (memchr(v->data, 0, v->len) || memchr(v->data, ',', v->len))) {
+                tpuc_err(err, errlen, "node '%s' (%s): attribute '%s' holds a NUL byte or a comma",
+                         n->name, n->op_type, out->name);
+                return -1;
+            }
+            if (k) out->s[o++] = ',';
+            if (v->len) memcpy(out->s + o, v->data, v->len);
+            o += v->len;
+        }
+        out->s[o] = 0;
+        break;
+    }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         if (a->n_ints > 64) {
             tpuc_err(err, errlen, "node '%s' (%s): attribute '%s' has %zu values, at most 64 "

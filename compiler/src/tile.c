@@ -2484,22 +2484,27 @@ static int input_im2col(ctx_t *c, tpuc_tensor_t *x, uint64_t top)
 static void release_dead(ctx_t *c, size_t i)
 {
     const tpuc_graph_t *g = c->g;
+    /* read[t]: a node that reads after node i reads tensor t (one pass over the nodes, so
+       that a graph of many nodes, an unrolled RNN's, is not quadratic per node); without
+       the memory, nothing is released */
+    uint8_t *read = calloc(g->nt ? g->nt : 1, 1);
+    if (!read) return;
+    for (size_t j = i + 1; j < g->nn; j++) {
+        if (g->n[j].op == TPUC_OP_DEAD || read_at(g, j) <= i) continue;
+        for (int k = 0; k < g->n[j].nin; k++)
+            if (g->n[j].in[k] >= 0) read[g->n[j].in[k]] = 1;
+    }
     for (size_t b = 0; b < c->nbufs; b++)
         if (!c->bufs[b].pinned) c->bufs[b].free = 2; /* 2: free unless a holder is found */
     for (size_t t = 0; t < g->nt; t++) {
         const tpuc_tensor_t *x = &g->t[t];
         if (x->is_const || x->lay.kind == TPUC_LAYOUT_NONE) continue;
         if (x->producer >= 0 && read_at(g, (size_t)x->producer) > i) continue;
-        int held = x->is_output;
-        for (size_t j = i + 1; j < g->nn && !held; j++) {
-            if (g->n[j].op == TPUC_OP_DEAD || read_at(g, j) <= i) continue;
-            for (int k = 0; k < g->n[j].nin; k++)
-                if (g->n[j].in[k] == (int)t) held = 1;
-        }
-        if (!held) continue;
+        if (!x->is_output && !read[t]) continue;
         for (size_t b = 0; b < c->nbufs; b++)
             if (c->bufs[b].key.addr == x->lay.addr) c->bufs[b].free = 0;
     }
+    free(read);
     for (size_t b = 0; b < c->nbufs; b++)
         if (c->bufs[b].free == 2) c->bufs[b].free = 1;
 }

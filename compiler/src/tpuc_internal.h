@@ -29,6 +29,13 @@ void tpuc_err(char *err, size_t errlen, const char *fmt, ...) TPUC_PRINTF(3, 4);
    TPUC_MAX_IO inputs each (concat_wide.c). 0, or -1 with err. */
 int tpuc_concat_tree(tpuc_graph_t *g, int ni, const int *ins, size_t nins, char *err,
                      size_t errlen);
+/* ONNX's LSTM, GRU or RNN at node ni unrolled over the sequence into nodes inserted after it
+   (it becomes DEAD; fold_rnn.c). 0, or -1 with a one-line message naming the node. */
+int tpuc_fold_rnn(tpuc_graph_t *g, size_t ni, const tpuc_hw_t *hw, char *err, size_t errlen);
+/* 1 when n is a Transpose [1, 0, 2] read only as X by layout-0 LSTM/GRU/RNN nodes (and by
+   Shape nodes), which read its input instead (fold_rnn.c): fold gives it a shape and leaves
+   it to them. */
+int tpuc_rnn_input_transpose(const tpuc_graph_t *g, const tpuc_node_t *n);
 /* A JSON string literal of s, quotes and escapes included (report.c). */
 void tpuc_json_str(FILE *f, const char *s);
 char *tpuc_strdup(const char *s);

@@ -84,3 +84,12 @@ test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 TEST_SUITES += test-compiler-chan32
 test-compiler-chan32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	nice /usr/bin/python3 tests/compiler/chan32.py $(BUILD)/test-compiler-chan32 $(BUILD)/tools
+
+# ---- issue 32, LSTM / GRU / RNN (fold_rnn.c: unrolled over the sequence): torch 1.13's
+#      classifiers at opset 14 against the exact value, PyTorch fp32 and ONNX Runtime within a
+#      tolerance from every rounding site's first-order effect; wrong gate orders rejected; the
+#      refusals; two on the N = 4 core's RTL (tests/compiler/rnn.py; ~30 s) ----
+.PHONY: test-compiler-rnn
+TEST_SUITES += test-compiler-rnn
+test-compiler-rnn: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB)
+	nice /usr/bin/python3 tests/compiler/rnn.py $(BUILD)/test-compiler-rnn $(BUILD)/tools

@@ -911,6 +911,150 @@ def op_concat(node, ins):
                bf=all(i.bf for i in ins), act=any(i.act for i in ins))
 
 
+# ---- LSTM, GRU, RNN: the compiler's unrolling (compiler/src/fold_rnn.c), node by node ----
+# Every node of the unrolled graph is bounded as the operator it becomes (docs/conformance.md
+# "LSTM, GRU, RNN"): the input projection a Gemm (or a MatMul, its output rounded to bf16,
+# and an Add of the bias: the larger bound), the recurrent product a MatMul by R_k^T rounded
+# to bf16, the gate's pre-activation an fp32 Add of two bf16 values, Sigmoid / Tanh as
+# op_sigmoid / op_tanh, the state updates Mul / Add / Sub of bf16 values, one fp32 rounding
+# each, stored as bf16. Errors compound through h and c from step to step.
+
+def _rnn_sig(x):
+    return op_sigmoid(None, [x])
+
+
+def _rnn_tanh(x):
+    return op_tanh(None, [x])
+
+
+def _rnn_matmul(a, w):
+    """a [B, K] (activation) times the constant w [K, M]: a MatMul node, its output bf16."""
+    return rb(op_matmul(None, [a, w]))
+
+
+def _rnn_col(x, k, H):
+    return x.like(x.v[..., k * H:(k + 1) * H], x.e[..., k * H:(k + 1) * H])
+
+
+def _rnn_project(X, Wt, bias):
+    """X [B, T, I] times W^T [I, G H] plus the state-free biases, as the compiler's MatMul
+    and Add (fused into a Gemm's bias or not): the larger bound, rounded to bf16."""
+    B_, T_, I_ = X.v.shape
+    X2 = X.like(X.v.reshape(B_ * T_, I_), X.e.reshape(B_ * T_, I_))
+    m = rb(op_matmul(None, [X2, Wt]))
+    if bias is not None:
+        sched = [rb(op_add(None, [m, Val(np.broadcast_to(bias.v, m.v.shape), np.broadcast_to(bias.e, m.v.shape))]))]
+        g = op_gemm(helper.make_node("Gemm", ["a", "b", "c"], ["y"]), [X2, Wt, bias])
+        sched.append(rb(g))
+        m = vmax_all(sched)
+    GH = Wt.v.shape[1]
+    return m.like(m.v.reshape(B_, T_, GH), m.e.reshape(B_, T_, GH))
+
+
+def op_rnn_family(cell, node, ins):
+    a = attrs(node)
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[cell]
+    H = int(a["hidden_size"])
+    layout = int(a.get("layout", 0))
+    direction = a.get("direction", "forward")
+    lbr = int(a.get("linear_before_reset", 0))
+    X, W, R = ins[0], ins[1], ins[2]
+    Bs = ins[3] if len(ins) > 3 and ins[3] is not None and ins[3].v.size else None
+    init = [None, None]                        # initial_h, initial_c: [D, B, H] (layout 1: [B, D, H])
+    for k, what in ((4, "sequence_lens"), (5, "initial_h"), (6, "initial_c"), (7, "P")):
+        if len(ins) > k and ins[k] is not None and ins[k].v.size:
+            if k == 4 and np.all(ins[k].v == (X.v.shape[1] if layout else X.v.shape[0])):
+                continue
+            if k in (5, 6) and not ins[k].act:
+                if np.any(ins[k].v != 0):       # a constant state, held as bf16 as a stored one
+                    v0 = ins[k].v if not layout else ins[k].v.transpose(1, 0, 2)
+                    init[k - 5] = rb(Val(v0))
+                continue
+            raise NoReference("%s: %s is not supported by the compiler" % (cell, what))
+    xb = X if layout else X.like(X.v.transpose(1, 0, 2), X.e.transpose(1, 0, 2))
+    Bn, T_, _ = xb.v.shape
+    D = 2 if direction == "bidirectional" else 1
+    ys, hs, cs = [], [], []
+    for d in range(D):
+        Wt = Val(W.v[d].T)
+        bias = None
+        if Bs is not None:
+            wb, rbv = Bs.v[d][:G * H], Bs.v[d][G * H:]
+            keep = np.ones(G * H)
+            if cell == "GRU" and lbr:
+                keep[2 * H:] = 0                     # Rbh stays inside r (h Rh^T + Rbh)
+            bias = rf(Val(wb + keep * rbv))          # Wb + Rb summed in fp32 at compile time
+            bias = Val(bias.v, bias.e * (keep > 0) + 0.0)
+        rbh = Val(Bs.v[d][G * H + 2 * H:]) if (Bs is not None and cell == "GRU" and lbr and np.any(Bs.v[d][G * H + 2 * H:] != 0)) else None
+        Rt = [Val(R.v[d][k * H:(k + 1) * H].T) for k in range(G)]
+        XP = _rnn_project(xb, Wt, bias)
+        h = c = None
+        if init[0] is not None:
+            h = Val(np.broadcast_to(init[0].v[d], (Bn, H)), np.broadcast_to(init[0].e[d], (Bn, H)), bf=True)
+        if init[1] is not None:
+            c = Val(np.broadcast_to(init[1].v[d], (Bn, H)), np.broadcast_to(init[1].e[d], (Bn, H)), bf=True)
+        y = [None] * T_
+        order = range(T_ - 1, -1, -1) if (d == 1 or direction == "reverse") else range(T_)
+        for t in order:
+            x = [_rnn_col(XP.like(XP.v[:, t], XP.e[:, t]), k, H) for k in range(G)]
+
+            def pre(k):
+                return x[k] if h is None else op_add(None, [x[k], _rnn_matmul(h, Rt[k])])
+            if cell == "RNN":
+                h = _rnn_tanh(pre(0))
+            elif cell == "LSTM":
+                i_, o_, g_ = _rnn_sig(pre(0)), _rnn_sig(pre(1)), _rnn_tanh(pre(3))
+                ig = rb(op_mul(None, [i_, g_]))
+                c = ig if c is None else rb(op_add(None, [rb(op_mul(None, [_rnn_sig(pre(2)), c])), ig]))
+                h = rb(op_mul(None, [o_, _rnn_tanh(c)]))
+            else:
+                z = _rnn_sig(pre(0))
+                if lbr:
+                    hr = None
+                    if h is not None:
+                        hr = _rnn_matmul(h, Rt[2])
+                        if rbh is not None:
+                            hr = rb(op_add(None, [hr, Val(np.broadcast_to(rbh.v, hr.v.shape))]))
+                    elif rbh is not None:
+                        hr = Val(np.broadcast_to(rbh.v, (Bn, H)))
+                    p_ = x[2] if hr is None else op_add(None, [x[2], rb(op_mul(None, [_rnn_sig(pre(1)), hr]))])
+                else:
+                    p_ = x[2] if h is None else op_add(None, [x[2], _rnn_matmul(rb(op_mul(None, [_rnn_sig(pre(1)), h])), Rt[2])])
+                n_ = _rnn_tanh(p_)
+                if h is None:
+                    h = rb(op_sub(None, [n_, rb(op_mul(None, [z, n_]))]))
+                else:
+                    h = rb(op_add(None, [n_, rb(op_mul(None, [z, rb(op_sub(None, [h, n_]))]))]))
+            y[t] = h
+        ys.append(y)
+        hs.append(h)
+        cs.append(c)
+
+    def stack(vals, axis):
+        return Val(np.stack([v.v for v in vals], axis), np.stack([v.e for v in vals], axis), bf=True, act=True)
+    Y = stack([stack(ys[d], 0) for d in range(D)], 1)          # [T, D, B, H]
+    Yh = stack(hs, 0)                                           # [D, B, H]
+    Yc = stack(cs, 0) if cell == "LSTM" else None
+    if layout:
+        Y = Y.like(Y.v.transpose(2, 0, 1, 3), Y.e.transpose(2, 0, 1, 3))
+        Yh = Yh.like(Yh.v.transpose(1, 0, 2), Yh.e.transpose(1, 0, 2))
+        if Yc is not None:
+            Yc = Yc.like(Yc.v.transpose(1, 0, 2), Yc.e.transpose(1, 0, 2))
+    return [Y, Yh] + ([Yc] if Yc is not None else [])
+
+
+def op_lstm(node, ins):
+    return op_rnn_family("LSTM", node, ins)
+
+
+def op_gru(node, ins):
+    return op_rnn_family("GRU", node, ins)
+
+
+def op_rnn(node, ins):
+    return op_rnn_family("RNN", node, ins)
+
+
 # The operators the compiler claims: one table, so that it can grow.
 OPS = {
     "Gemm": op_gemm,
@@ -950,6 +1094,9 @@ OPS = {
     "Pad": op_pad,
     "ConvTranspose": op_convtranspose,
     "Concat": op_concat,
+    "LSTM": op_lstm,
+    "GRU": op_gru,
+    "RNN": op_rnn,
 }
 
 
@@ -966,5 +1113,10 @@ def evaluate(graph, x, consts):
             raise NoReference("no reference for operator %s" % node.op_type)
         ins = [env[n] if n else None for n in node.input]
         y = fn(node, ins)
-        env[node.output[0]] = y
+        if isinstance(y, list):                  # several outputs (LSTM: Y, Y_h, Y_c)
+            for name, v in zip(node.output, y):
+                if name:
+                    env[name] = v
+        else:
+            env[node.output[0]] = y
     return [rb(env[o.name]) if o.name in env else None for o in graph.output]

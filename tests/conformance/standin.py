@@ -84,6 +84,87 @@ def chain_sum(a, axis):
     return acc
 
 
+def _sig(x):
+    xb = bf16(x)
+    E = ftz(np.exp(-np.abs(xb)))
+    R = ftz(F32(1) / add(F32(1), E))
+    return bf16(np.where(xb >= 0, R, mul(E, R)))
+
+
+def _tanh(x):
+    return bf16(ftz(np.tanh(bf16(x))))
+
+
+def recurrent(op, a, ins):
+    """LSTM / GRU / RNN as the compiler unrolls them (fold_rnn.c): the input projection one
+    fp32 chain per element, Wb + Rb summed in fp32, every node's output stored as bf16; per
+    step h R_k^T (a chain), the fp32 add, the gate function, the state update in fp32 steps,
+    each rounded to bf16. Y, Y_h, Y_c in ONNX's layouts."""
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    H = int(a["hidden_size"])
+    layout = int(a.get("layout", 0))
+    direction = a.get("direction", "forward")
+    lbr = int(a.get("linear_before_reset", 0))
+    X, W, R = ins[0], ins[1], ins[2]
+    Bs = ins[3] if len(ins) > 3 and ins[3] is not None else None
+    xb = bf16(X if layout else np.transpose(X, (1, 0, 2)))
+    T = xb.shape[1]
+    D = 2 if direction == "bidirectional" else 1
+    ys, hs, cs = [], [], []
+    for d in range(D):
+        xp = chain_w(xb, bf16(W[d].T.astype(F32)))
+        if Bs is not None:
+            wb, rb = Bs[d][:G * H].astype(F32), Bs[d][G * H:].astype(F32)
+            bx = add(wb, rb)
+            if op == "GRU" and lbr:
+                bx[2 * H:] = wb[2 * H:]
+            xp = add(bf16(xp), bx)
+        xp = bf16(xp)
+        Rt = [bf16(R[d][k * H:(k + 1) * H].T.astype(F32)) for k in range(G)]
+        rbh = Bs[d][G * H + 2 * H:].astype(F32) if (Bs is not None and op == "GRU" and lbr) else None
+        h = c = None
+        y = [None] * T
+        for t in (range(T - 1, -1, -1) if (d == 1 or direction == "reverse") else range(T)):
+            x = [xp[:, t, k * H:(k + 1) * H] for k in range(G)]
+
+            def pre(k):
+                return x[k] if h is None else add(x[k], bf16(chain_w(h, Rt[k])))
+            if op == "RNN":
+                h = _tanh(pre(0))
+            elif op == "LSTM":
+                i, o, g = _sig(pre(0)), _sig(pre(1)), _tanh(pre(3))
+                ig = bf16(mul(i, g))
+                c = ig if c is None else bf16(add(bf16(mul(_sig(pre(2)), c)), ig))
+                h = bf16(mul(o, _tanh(c)))
+            else:
+                z = _sig(pre(0))
+                if lbr:
+                    hr = None
+                    if h is not None:
+                        hr = bf16(chain_w(h, Rt[2]))
+                        if rbh is not None and np.any(rbh != 0):
+                            hr = bf16(add(hr, rbh))
+                    elif rbh is not None and np.any(rbh != 0):
+                        hr = rbh
+                    p = x[2] if hr is None else add(x[2], bf16(mul(_sig(pre(1)), hr)))
+                else:
+                    p = x[2] if h is None else add(x[2], bf16(chain_w(bf16(mul(_sig(pre(1)), h)), Rt[2])))
+                n = _tanh(p)
+                h = bf16(add(n, -bf16(mul(z, n)))) if h is None else bf16(add(n, bf16(mul(z, bf16(add(h, -n))))))
+            y[t] = h
+        ys.append(np.stack(y, 0))
+        hs.append(h)
+        cs.append(c)
+    Y = np.stack(ys, 1)                       # [T, D, B, H]
+    Yh = np.stack(hs, 0)
+    Yc = np.stack(cs, 0) if op == "LSTM" else None
+    if layout:
+        Y = np.transpose(Y, (2, 0, 1, 3))
+        Yh = np.transpose(Yh, (1, 0, 2))
+        Yc = np.transpose(Yc, (1, 0, 2)) if Yc is not None else None
+    return [Y, Yh] + ([Yc] if Yc is not None else [])
+
+
 def emulate(graph, x, consts):
     env = {graph.input[0].name: np.asarray(x, F32)}
     env.update(consts)
@@ -265,6 +346,11 @@ def emulate(graph, x, consts):
             s = ftz(sc / ftz(np.sqrt(add(var, eps))))
             b2 = add(B, -mul(mean, s))
             y = add(mul(bf16(X), s), b2)
+        elif op in ("LSTM", "GRU", "RNN"):
+            for name, v in zip(node.output, recurrent(op, a, ins)):
+                if name:
+                    env[name] = v
+            continue
         else:
             raise SystemExit("standin: no emulation of %s" % op)
         env[node.output[0]] = np.asarray(y, F32)
@@ -304,6 +390,13 @@ def check(model_path, m):
             e = consts.get(n.input[1])
             if e is None or np.asarray(e).size != 1 or float(np.asarray(e).reshape(-1)[0]) not in (2.0, 0.5):
                 reject(model_path, "Pow: only a constant exponent 2 or 0.5 is supported")
+        if n.op_type in ("LSTM", "GRU", "RNN"):
+            extra = [k for k in range(4, len(n.input)) if n.input[k]]
+            if extra:
+                reject(model_path, "%s: sequence_lens, initial states and peepholes are not emulated" % n.op_type)
+            x0 = g.input[0].type.tensor_type.shape.dim[0].dim_value
+            if not a.get("layout", 0) and n.input[0] == g.input[0].name and x0 > 1:
+                reject(model_path, "%s: X sequence-first as the graph input" % n.op_type)
         if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
             if bool(np.asarray(consts[n.input[2]]).item()):
                 reject(model_path, "Dropout: training_mode is not supported")
