@@ -1164,7 +1164,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             set_shape(y, act->ndim, act->dims);
             break;
         }
-        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH:
+        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_ERF:
             if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
             set_shape(y, a->ndim, a->dims);
             break;
@@ -1375,7 +1375,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
     for (size_t i = 0; i < g->nn; i++) {
         tpuc_node_t *n = &g->n[i];
         if (n->op != TPUC_OP_RELU && n->op != TPUC_OP_SIGMOID && n->op != TPUC_OP_TANH &&
-            n->op != TPUC_OP_GELU && n->op != TPUC_OP_CLIP)
+            n->op != TPUC_OP_GELU && n->op != TPUC_OP_CLIP && n->op != TPUC_OP_ERF)
             continue;
         int xi = n->in[0];
         int pi = g->t[xi].producer;

@@ -82,7 +82,8 @@ static int layer_begin(ctx_t *c, const tpuc_node_t *n, const char *consts)
     char op[200];
     snprintf(op, sizeof op, "%s%s%s%s", n->op_type,
              n->fuse_act == TPUC_OP_RELU ? "+Relu" : n->fuse_act == TPUC_OP_SIGMOID ? "+Sigmoid"
-             : n->fuse_act == TPUC_OP_TANH ? "+Tanh" : n->fuse_act == TPUC_OP_GELU ? "+Gelu" : "",
+             : n->fuse_act == TPUC_OP_TANH ? "+Tanh" : n->fuse_act == TPUC_OP_GELU ? "+Gelu"
+             : n->fuse_act == TPUC_OP_ERF ? "+Erf" : "",
              n->fuse_softmax ? "+Softmax" : "", "");
     l->op = tpuc_strdup(op);
     l->consts = tpuc_strdup(consts);
@@ -320,6 +321,7 @@ static unsigned act_vop(int act)
     case TPUC_OP_SIGMOID: return V_SIGMOID;
     case TPUC_OP_TANH: return V_TANH;
     case TPUC_OP_GELU: return V_GELU;
+    case TPUC_OP_ERF: return V_ERF;
     default: return V_CVT;
     }
 }
@@ -1795,6 +1797,7 @@ static unsigned eltwise_vop(const tpuc_node_t *n)
 {
     return n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
          : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
+         : n->op == TPUC_OP_ERF ? V_ERF
          : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL
          : n->op == TPUC_OP_SUB ? V_SUB : V_ADD;
 }
@@ -2500,7 +2503,7 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             }
             break;
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
-        case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
+        case TPUC_OP_ERF: case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
         case TPUC_OP_CLIP: case TPUC_OP_SUB: case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
         case TPUC_OP_SQRT: case TPUC_OP_EXP: case TPUC_OP_DIV:
             rc = emit_eltwise(c, n);

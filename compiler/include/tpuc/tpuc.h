@@ -153,6 +153,7 @@ typedef enum {
                          constant index on axis 1; sl_start[1] = i) */
     TPUC_OP_MOD,      /* Mod of two constants (shape arithmetic: Swin's window padding),
                          folded (fold_attn.c's tpuc_fold_const_arith) */
+    TPUC_OP_ERF,      /* Erf: the VPU's erf (vop erf) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
