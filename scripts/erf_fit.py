@@ -9,8 +9,9 @@ Segments of a = |x| (index = the ROM address, from a's exponent and top fraction
   3..6    [1, 2)    width 1/4
   7..14   [2, 4)    width 1/4
 Word k of a segment is the coefficient of v^k (k = 0..6), v = s or t; word 7 is c (the
-segment's centre, 0 for segment 0). c is the fp32 near the segment's midpoint whose erf(c)
-is closest to an fp32 number (so the constant term's rounding costs < 2^-7 ulp). The other
+segment's centre, 0 for segment 0). c is the point of the segment's middle half (a multiple
+of 2^-18) whose erf(c) is closest to an fp32 number, so that the constant term's rounding
+costs little (< 2^-9 ulp here; near 1 erf crosses few fp32 numbers, hence the wide search). The other
 coefficients are fitted by least squares on a dense grid, rounded to fp32 one at a time from
 the constant term up, each refit absorbing the rounding of the ones before."""
 import struct
@@ -58,12 +59,14 @@ def main():
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         mid = (lo + hi) / 2
         best = None
-        for d in range(-2000, 2001):
-            c = mid + d * 2.0 ** -20
-            e = mp.erf(c)
-            r = abs(float(e) - f32(float(e))) / ulp32(float(e))
-            if best is None or r < best[0]:
-                best = (r, c)
+        half = int((hi - lo) / 4 * 2 ** 18)
+        with mp.workprec(80):
+            for d in range(-half, half + 1):
+                c = mid + d * 2.0 ** -18
+                e = mp.erf(c)
+                r = abs(e - f32(float(e))) / ulp32(float(e))
+                if best is None or r < best[0]:
+                    best = (r, c)
         c = best[1]
         t = np.linspace(lo - c, hi - c, NPTS)
         y = np.array([float(mp.erf(c + x)) for x in t])
