@@ -7,6 +7,8 @@ tpu-compile and run by tpu-infer on the C model, at N = 4 and 8.
   gelu   torch 1.13's export (opset 14) of Linear(24, 40), nn.GELU() (the exact GELU:
          x * 0.5 * (1 + Erf(x / 1.4142135))), Linear(40, 12), x [4, 24]; folded into one
          Gelu(erf) node (the report says so)
+  cgelu  Conv2d(3, 8, 3, padding 1), nn.GELU(), Conv2d(8, 4, 3, padding 1) on x [2, 3, 6, 6]:
+         the Gelu(erf) node on a Conv output (image rows, a padded buffer for the next Conv)
   gelu2  the same pattern written with the 0.5 first, x * ((1 + Erf(x / sqrt 2)) * 0.5), on
          x [6, 20] (folded too), and once with Erf's output read again outside the pattern
          (gelu(x) + erf(x / sqrt 2): not folded, the nodes run one by one)
@@ -142,15 +144,14 @@ def erf_node():
                 bad[0].tolist(), float(yb[tuple(bad[0])]), float(cr[tuple(bad[0])]))))
 
 
-def gelu_mlp():
-    torch.manual_seed(3)
-    m = torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.GELU(), torch.nn.Linear(40, 12)).eval()
-    x = torch.randn(4, 24) * 1.5
-    path = os.path.join(W, "gelu.onnx")
+def gelu_net(name, m, x):
+    """torch's export of module m (with nn.GELU()) on x: folded, within the composed bound and
+    PyTorch's limit at N = 4 and 8"""
+    path = os.path.join(W, name + ".onnx")
     torch.onnx.export(m, x, path, opset_version=14, input_names=["x"], output_names=["y"])
     ops = [n.op_type for n in onnx.load(path).graph.node]
-    say("Erf" in ops, "gelu: torch 1.13 writes the exact GELU with Erf: %s" % " ".join(ops))
-    say(folded(path, 4) == 1, "gelu: the pattern is one Gelu(erf) node in the report")
+    say("Erf" in ops, "%s: torch 1.13 writes the exact GELU with Erf: %s" % (name, " ".join(ops)))
+    say(folded(path, 4) == 1, "%s: the pattern is one Gelu(erf) node in the report" % name)
     with torch.no_grad():
         ty = m(x).numpy().astype(np.float64)
         tb = copy.deepcopy(m).to(torch.bfloat16)(x.to(torch.bfloat16)).float().numpy().astype(np.float64)
@@ -158,21 +159,22 @@ def gelu_mlp():
     lim = 2 * db + 1e-3
     ref = reference(path, x.numpy())
     say(float(np.abs(ty - ref.v).max()) <= 1e-5 * float(np.abs(ref.v).max()),
-        "gelu: PyTorch fp32 agrees with the float64 reference")
+        "%s: PyTorch fp32 agrees with the float64 reference" % name)
     say(float(ref.e.max()) < float(np.abs(ref.v).max()) / 4,
-        "gelu: the composed bound says something (largest %.3g, outputs up to %.3g)" % (ref.e.max(), np.abs(ref.v).max()))
+        "%s: the composed bound says something (largest %.3g, outputs up to %.3g)"
+        % (name, ref.e.max(), np.abs(ref.v).max()))
     moved = ref.v.copy()
-    moved[1, 2] += 1.5 * ref.e[1, 2]
-    say(not within(moved, ref)[0], "gelu: a wrong answer (one element moved 1.5 bounds) is rejected")
+    moved.flat[5] += 1.5 * ref.e.flat[5]
+    say(not within(moved, ref)[0], "%s: a wrong answer (one element moved 1.5 bounds) is rejected" % name)
     for N in (4, 8):
-        y = run("gelu", path, x.numpy(), N)
+        y = run(name, path, x.numpy(), N)
         if y is None:
             continue
         ok, worst = within(y, ref)
-        say(ok, "gelu N=%d: every element within the composed bound (worst %.3g of it)" % (N, worst))
+        say(ok, "%s N=%d: every element within the composed bound (worst %.3g of it)" % (name, N, worst))
         d = float(np.abs(np.asarray(y, np.float64) - ty).max())
-        say(d <= lim, "gelu N=%d: max |ours - PyTorch fp32| = %.3g <= %.3g (2 x PyTorch bf16's %.3g + 1e-3)"
-            % (N, d, lim, db))
+        say(d <= lim, "%s N=%d: max |ours - PyTorch fp32| = %.3g <= %.3g (2 x PyTorch bf16's %.3g + 1e-3)"
+            % (name, N, d, lim, db))
 
 
 def folded(path, N):
@@ -212,7 +214,13 @@ def main():
     os.makedirs(W, exist_ok=True)
     torch.set_num_threads(1)
     erf_node()
-    gelu_mlp()
+    torch.manual_seed(3)
+    gelu_net("gelu", torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.GELU(),
+                                         torch.nn.Linear(40, 12)).eval(), torch.randn(4, 24) * 1.5)
+    torch.manual_seed(4)
+    gelu_net("cgelu", torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.GELU(),
+                                          torch.nn.Conv2d(8, 4, 3, padding=1)).eval(),
+             torch.randn(2, 3, 6, 6))
     gelu_hand()
     print("test-compiler-erf: %s" % ("PASS" if not FAILS else "FAIL (%d)" % len(FAILS)))
     sys.exit(1 if FAILS else 0)

@@ -78,7 +78,7 @@ test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 
 # ---- issue 32, the exact GELU: ONNX Erf (vop erf) alone, every bf16 output correctly rounded,
 #      and torch's exact-GELU pattern in a small MLP, against the composed bound and PyTorch
-#      fp32, at N = 4 and 8 (tests/compiler/erf.py; ~8 s) ----
+#      fp32 (also on a Conv output), at N = 4 and 8 (tests/compiler/erf.py; ~10 s) ----
 .PHONY: test-compiler-erf
 TEST_SUITES += test-compiler-erf
 test-compiler-erf: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
