@@ -34,6 +34,12 @@ int emit_isa_pkg(struct gen_output *out, const struct gen_config *cfg)
 #define PKG_MEM(name, value, sv) sb_printf(sb, "  localparam logic [1:0] %-11s = 2'd%u;\n", #sv, value);
     TPU_ISA_MEMS(PKG_MEM)
 #undef PKG_MEM
+    sb_puts(sb, "\n  // vop's VPU ops, flags[3:0] (docs/isa.md \"vop\"): the last binary op, the first unary\n"
+                "  // op, log (the first op after the VPU lane's own smexp code) and the last op\n");
+    sb_printf(sb, "  localparam logic [3:0] VopMin      = 4'd%u;\n", (unsigned)TPU_VOP_MIN);
+    sb_printf(sb, "  localparam logic [3:0] VopCvt      = 4'd%u;\n", (unsigned)TPU_VOP_CVT);
+    sb_printf(sb, "  localparam logic [3:0] VopLog      = 4'd%u;\n", (unsigned)TPU_VOP_LOG);
+    sb_printf(sb, "  localparam logic [3:0] VopLast     = 4'd%u;\n", (unsigned)TPU_VOP_COUNT - 1u);
     sb_puts(sb, "\n  // The fields of w0 every instruction has: the lowest bit and the width\n");
 #define PKG_FIELD(name, lsb, width, sv) \
     sb_printf(sb, "  localparam int %sLsb = %u, %sW = %u;\n", #sv, lsb, #sv, width);

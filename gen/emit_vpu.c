@@ -11,7 +11,8 @@
 static const char *const vpu_sources[] = {
     "tpu_fp32_add.sv",     "tpu_fp32_mul.sv",       "tpu_fp32_maxmin.sv",
     "tpu_vpu_delay.sv",    "tpu_vpu_rom_exp2.sv",   "tpu_vpu_rom_recip.sv",
-    "tpu_vpu_rom_log.sv",  "tpu_vpu_rom_rsqrt.sv",  "tpu_vpu_exp.sv",
+    "tpu_vpu_rom_log.sv",  "tpu_vpu_rom_rsqrt.sv",  "tpu_vpu_rom_erf.sv",
+    "tpu_vpu_exp.sv",
     "tpu_vpu_recip.sv",    "tpu_vpu_log.sv",        "tpu_vpu_rsqrt.sv",
     "tpu_vpu_lane.sv",
     "tpu_vpu_red_node.sv", "tpu_vpu.sv",
@@ -118,7 +119,7 @@ int emit_vpu(struct gen_output *out, const struct gen_config *cfg)
         "  input  logic            clk_i,\n"
         "  input  logic            rst_ni,\n"
         "  input  logic            valid_i,\n"
-        "  input  logic [3:0]      op_i,       // opcode (tpu_vpu_lane.sv)\n"
+        "  input  logic [4:0]      op_i,       // opcode (tpu_vpu_lane.sv)\n"
         "  input  logic            fmt_a_i,    // 0 fp32, 1 bf16\n"
         "  input  logic            fmt_b_i,\n"
         "  input  logic            fmt_y_i,\n"
@@ -277,6 +278,7 @@ int emit_vpu_vlt(struct gen_output *out, const struct gen_config *cfg)
         "no_inline -module \"tpu_vpu_rom_recip\"\n"
         "no_inline -module \"tpu_vpu_rom_log\"\n"
         "no_inline -module \"tpu_vpu_rom_rsqrt\"\n"
+        "no_inline -module \"tpu_vpu_rom_erf\"\n"
         "// The reduction tree's nodes: one shared copy instead of L - 1 inlined ones.\n"
         "no_inline -module \"tpu_vpu_red_node\"\n"
         "\n"

@@ -441,7 +441,7 @@ module tpu_core #(
   logic [16*N-1:0] vc_ub_wd;
   logic [32*N-1:0] vc_acc_wd;
   logic            v_valid, v_fa, v_fb, v_fy, v_first, v_last, v_valid_o, v_red_valid;
-  logic [3:0]      v_op;
+  logic [4:0]      v_op;
   logic [1:0]      v_red;
   logic [N-1:0]    v_mask;
   logic [32*N-1:0] v_a, v_b, v_y;

@@ -378,7 +378,7 @@ module tpu_core_seq (
   assign peer = w2[5:0];
   logic [1:0] esize;  // log2 of the element size of a DMA's memory
   assign esize = (f_mem == tpu_isa_pkg::MemAcc) ? 2'd2 : 2'd1;
-  assign vop_bin = flags[3:0] <= 4'd4;
+  assign vop_bin = flags[3:0] <= tpu_isa_pkg::VopMin;
   logic dma_misaligned;  // address or stride not a multiple of the element size
   assign dma_misaligned = (esize == 2'd2) ? (|w1[1:0] || |w3[1:0]) : (w1[0] || w3[0]);
 
@@ -422,8 +422,9 @@ module tpu_core_seq (
       end
       tpu_isa_pkg::OpVop: begin
         reserved_v  = |{iw2_hi, iw3_x3} ||
-                      (f_op >= 4'd5 && f_op <= 4'd13 && |{f_5, f_7, iw1_hi, sel1});
-        bad_count_v = (cnt == 16'd0) || (f_op > 4'd13);  // 12 log, 13 rsqrt: the last ops
+                      (f_op >= tpu_isa_pkg::VopCvt && f_op <= tpu_isa_pkg::VopLast &&
+                       |{f_5, f_7, iw1_hi, sel1});
+        bad_count_v = (cnt == 16'd0) || (f_op > tpu_isa_pkg::VopLast);
         bad_row_v   = !in_range({1'b0, f_4}, w1_lo, 17'(cnt)) ||
                       (vop_bin && !in_range({1'b0, f_5}, w1_hi, f_7 ? 17'd1 : 17'(cnt))) ||
                       !in_range({1'b0, f_6}, w2_lo, 17'(cnt)) || oor;

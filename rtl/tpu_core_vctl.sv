@@ -51,7 +51,7 @@ module tpu_core_vctl #(
   output logic [31:0]       wseq_o,
   // tpu_vpu
   output logic              vpu_valid_o,
-  output logic [3:0]        vpu_op_o,
+  output logic [4:0]        vpu_op_o,
   output logic              vpu_fmt_a_o,
   output logic              vpu_fmt_b_o,
   output logic              vpu_fmt_y_o,
@@ -70,7 +70,7 @@ module tpu_core_vctl #(
   localparam int VpuLatency = 26;  // TPU_VPU_LATENCY
 
   // the VPU lane's own opcodes (tpu_vpu_lane), not the ISA's
-  localparam logic [3:0] OpMul = 4'd2, OpCvt = 4'd5, OpRecip = 4'd11, OpSmexp = 4'd12;
+  localparam logic [4:0] OpMul = 5'd2, OpCvt = 5'd5, OpRecip = 5'd11, OpSmexp = 5'd12;
 
   // fp32_to_bf16 (docs/numerics.md): canonical NaN, DAZ, RNE on bit 16
   function automatic logic [15:0] to_bf16(input logic [31:0] v);
@@ -100,7 +100,7 @@ module tpu_core_vctl #(
   // instruction
   logic [15:0] chunks_q, rem_q, cs_q, rs_q;
   logic [31:0] seq_q;
-  logic [3:0]  op_q;
+  logic [4:0]  op_q;
   logic        amem_q, bmem_q, dmem_q, bcast_q, bin_q, same_q;
   logic [1:0]  red_q;
   logic        is_vred_q;
@@ -118,7 +118,7 @@ module tpu_core_vctl #(
   logic        p_v_d, p_v_q;
   logic [1:0]  p_asel_d, p_asel_q;      // 0 read row, 1 held a, 2 lane 0 = sc_q
   logic [1:0]  p_bsel_d, p_bsel_q;      // 0 read row, 1 held b, 2 sc_q on every lane
-  logic [3:0]  p_op_d, p_op_q;
+  logic [4:0]  p_op_d, p_op_q;
   logic        p_fa_d, p_fa_q, p_fb_d, p_fb_q, p_fy_d, p_fy_q;
   logic [1:0]  p_red_d, p_red_q;
   logic        p_first_d, p_first_q, p_last_d, p_last_q, p_lastm_d, p_lastm_q;
@@ -276,7 +276,7 @@ module tpu_core_vctl #(
       cs_q      <= 16'd0;
       rs_q      <= 16'd0;
       seq_q     <= 32'd0;
-      op_q      <= 4'd0;
+      op_q      <= 5'd0;
       amem_q    <= 1'b0;
       bmem_q    <= 1'b0;
       dmem_q    <= 1'b0;
@@ -305,16 +305,15 @@ module tpu_core_vctl #(
         cs_q      <= insn_i[63:48];
         rs_q      <= insn_i[95:80];
         seq_q     <= seq_i;
-        // vop 0..11 are the lane's opcodes; vop 12 log, 13 rsqrt are lane opcodes 13, 14
-        // (lane opcode 12 is smexp, the softmax's)
-        op_q      <= (insn_i[11:8] == 4'd12 || insn_i[11:8] == 4'd13) ? insn_i[11:8] + 4'd1
-                                                                      : insn_i[11:8];
+        // vop 0..11 are the lane's opcodes; vop 12 log, 13 rsqrt, 14 erf are lane opcodes 13,
+        // 14, 15 (lane opcode 12 is smexp, the softmax's)
+        op_q      <= {1'b0, insn_i[11:8]} + ((insn_i[11:8] >= tpu_isa_pkg::VopLog) ? 5'd1 : 5'd0);
         amem_q    <= insn_i[12];
         bmem_q    <= insn_i[13];
         dmem_q    <= insn_i[14];
         bcast_q   <= insn_i[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW] == tpu_isa_pkg::OpVop && insn_i[15];
-        bin_q     <= insn_i[11:8] <= 4'd4;
-        same_q    <= insn_i[11:8] <= 4'd4 && !insn_i[15] && insn_i[12] == insn_i[13];
+        bin_q     <= insn_i[11:8] <= tpu_isa_pkg::VopMin;
+        same_q    <= insn_i[11:8] <= tpu_isa_pkg::VopMin && !insn_i[15] && insn_i[12] == insn_i[13];
         red_q     <= insn_i[9:8];
         is_vred_q <= insn_i[tpu_isa_pkg::FOpcodeLsb +: tpu_isa_pkg::FOpcodeW] == tpu_isa_pkg::OpVred;
         a_q       <= insn_i[47:32];
@@ -382,7 +381,7 @@ module tpu_core_vctl #(
       p_v_q     <= 1'b0;
       p_asel_q  <= 2'd0;
       p_bsel_q  <= 2'd0;
-      p_op_q    <= 4'd0;
+      p_op_q    <= 5'd0;
       p_fa_q    <= 1'b0;
       p_fb_q    <= 1'b0;
       p_fy_q    <= 1'b0;

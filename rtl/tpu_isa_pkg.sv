@@ -51,6 +51,13 @@ package tpu_isa_pkg;
   localparam logic [1:0] MemAcc      = 2'd1;
   localparam logic [1:0] MemWmem     = 2'd2;
 
+  // vop's VPU ops, flags[3:0] (docs/isa.md "vop"): the last binary op, the first unary
+  // op, log (the first op after the VPU lane's own smexp code) and the last op
+  localparam logic [3:0] VopMin      = 4'd4;
+  localparam logic [3:0] VopCvt      = 4'd5;
+  localparam logic [3:0] VopLog      = 4'd12;
+  localparam logic [3:0] VopLast     = 4'd14;
+
   // The fields of w0 every instruction has: the lowest bit and the width
   localparam int FOpcodeLsb = 0, FOpcodeW = 8;
   localparam int FFlagsLsb = 8, FFlagsW = 8;

@@ -18,6 +18,7 @@ tpu_vpu_rom_exp2.sv
 tpu_vpu_rom_recip.sv
 tpu_vpu_rom_log.sv
 tpu_vpu_rom_rsqrt.sv
+tpu_vpu_rom_erf.sv
 tpu_vpu_exp.sv
 tpu_vpu_recip.sv
 tpu_vpu_log.sv

@@ -34,7 +34,7 @@ module tpu_vpu (
   input  logic            clk_i,
   input  logic            rst_ni,
   input  logic            valid_i,
-  input  logic [3:0]      op_i,       // opcode (tpu_vpu_lane.sv)
+  input  logic [4:0]      op_i,       // opcode (tpu_vpu_lane.sv)
   input  logic            fmt_a_i,    // 0 fp32, 1 bf16
   input  logic            fmt_b_i,
   input  logic            fmt_y_i,

@@ -15,31 +15,35 @@
 //
 // Opcodes (op_i): 0 add, 1 sub, 2 mul, 3 max, 4 min, 5 cvt, 6 relu, 7 exp, 8 tanh, 9 sigmoid,
 // 10 gelu, 11 recip (vpu_op_t), 12 smexp = vpu_exp(fp32_sub(a, b)) (softmax pass 2),
-// 13 log (VPU_OP_LOG), 14 rsqrt (VPU_OP_RSQRT); 15 gives 0x7FC00000 (vpu_unary on an
-// invalid opcode).
+// 13 log (VPU_OP_LOG), 14 rsqrt (VPU_OP_RSQRT), 15 erf (VPU_OP_ERF); 16..31 give 0x7FC00000
+// (vpu_unary on an invalid opcode).
 // Formats: fmt_*_i = 0 fp32, 1 bf16 (the low 16 bits; bf16_to_fp32 on load, fp32_to_bf16
 // with RNE on store, the upper 16 bits of a stored bf16 word are 0). yf_o is the fp32 result
 // before the store (what the reduction tree takes).
 //
 // Stage k = the registers loaded k+1 edges after the inputs (stage 0: the loaded operands).
 //   @0  x = load(a), b = load(b)
-//   @0->1   ADD0  add/sub: x +- b; smexp: x - b; tanh: |x| + |x|      MAXMIN0, CVT (simple ops)
-//   @0->2   MUL0  mul: x b; gelu, tanh: x x
-//   @2->4   MUL1  gelu: C x^2; tanh: C3 s
-//   @4->5   ADD1  gelu: 1 + t; tanh: p + C2
-//   @5->7   MUL2  gelu: x t; tanh: p s
-//   @7->9   MUL3  gelu: v = K z             @7->8 ADD2 tanh: p + C1
-//   @8->10  MUL4  tanh: p s    @10->12 MUL5 tanh: p a    @12->13 ADD3 tanh: a + p (polynomial)
+//   @0->1   ADD0  add/sub: x +- b; smexp: x - b; tanh: |x| + |x|; erf: t = a - c
+//                 MAXMIN0, CVT (simple ops)
+//   @0->2   MUL0  mul: x b; gelu, tanh, erf: x x
+//   @2->4   MUL1  gelu: C x^2; tanh: C3 s; erf: c6 v (v = s in segment 0, else t)
+//   @4->5   ADD1  gelu: 1 + t; tanh: p + C2; erf: p + c5
+//   @5->7   MUL2  gelu: x t; tanh, erf: p v
+//   @7->9   MUL3  gelu: v = K z             @7->8 ADD2 tanh: p + C1; erf: p + c4
+//   @8->10  MUL4  tanh, erf: p v    @10->12 MUL5 tanh: p a    @12->13 ADD3 tanh: a + p
+//   @10->20 erf: ADD4 + c3, MUL8 x v, ADD5 + c2, MUL9 x v, ADD6 + c1, MUL10 x v, ADD7 + c0
 //   @9->14  EXP   exp: x; smexp: x - b; sigmoid: -|x|; tanh: -(2a); gelu: -|v| with s = 64
 //   @14->15 ADD_D 1 + E, ADD_N 1 - E  (E = Es, or Es 2^-64 for gelu)
 //   @15->20 RCP   recip: x; else 1 + E          LOG, RSQRT: x
-//   @20->22 MUL6  sigmoid: E R; tanh: (1 - E) R; gelu: x R (v >= 0) or Es R (v < 0)
-//   @22->24 MUL7  gelu: x (Es R)
-//   @24->25 select by opcode (tanh: sign, polynomial or not; gelu: 2^-64, -Inf), store
+//   @20->22 MUL6  sigmoid: E R; tanh: (1 - E) R; gelu: x R (v >= 0) or Es R (v < 0);
+//                 erf (segment 0): a' p, a' = a 2^64
+//   @22->24 MUL7  gelu: x (Es R)             @22->23 ADD8 erf: a' + a' p
+//   @24->25 select by opcode (tanh: sign, polynomial or not; gelu: 2^-64, -Inf; erf: 2^-64,
+//           |x| >= 4, sign), store
 
 module tpu_vpu_lane (
   input  logic        clk_i,
-  input  logic [3:0]  op_i,
+  input  logic [4:0]  op_i,
   input  logic        fmt_a_i,
   input  logic        fmt_b_i,
   input  logic        fmt_y_i,
@@ -49,10 +53,10 @@ module tpu_vpu_lane (
   output logic [31:0] yf_o    // the fp32 result, 26 cycles later
 );
 
-  localparam logic [3:0] OpAdd = 4'd0, OpSub = 4'd1, OpMul = 4'd2, OpMax = 4'd3, OpMin = 4'd4;
-  localparam logic [3:0] OpRelu = 4'd6, OpExp = 4'd7, OpTanh = 4'd8;
-  localparam logic [3:0] OpSigmoid = 4'd9, OpGelu = 4'd10, OpRecip = 4'd11, OpSmexp = 4'd12;
-  localparam logic [3:0] OpLog = 4'd13, OpRsqrt = 4'd14;
+  localparam logic [4:0] OpAdd = 5'd0, OpSub = 5'd1, OpMul = 5'd2, OpMax = 5'd3, OpMin = 5'd4;
+  localparam logic [4:0] OpRelu = 5'd6, OpExp = 5'd7, OpTanh = 5'd8;
+  localparam logic [4:0] OpSigmoid = 5'd9, OpGelu = 5'd10, OpRecip = 5'd11, OpSmexp = 5'd12;
+  localparam logic [4:0] OpLog = 5'd13, OpRsqrt = 5'd14, OpErf = 5'd15;
 
   localparam logic [31:0] QNaN    = 32'h7FC0_0000;
   localparam logic [31:0] One     = 32'h3F80_0000;
@@ -67,10 +71,10 @@ module tpu_vpu_lane (
   // instance, which would give every lane its own copy of the verilated code.)
 
   // ---- Stage 0: load; opcode and x travel along the whole pipe ----
-  logic [Last:0][4:0]  ctl_q;  // {fmt_y, op} at stage k
+  logic [Last:0][5:0]  ctl_q;  // {fmt_y, op} at stage k
   logic [Last:0][31:0] x_q;    // x at stage k
   logic [31:0]         b_q;    // b at stage 0
-  logic [3:0]          op0;
+  logic [4:0]          op0;
   logic [31:0]         x0, a0;
   logic [31:0]         a_ld, b_ld;  // load: fp32 as is; bf16_to_fp32 (exact, DAZ, canonical NaN)
 
@@ -89,16 +93,31 @@ module tpu_vpu_lane (
     b_q   <= b_ld;
   end
 
-  assign op0 = ctl_q[0][3:0];
+  assign op0 = ctl_q[0][4:0];
   assign x0  = x_q[0];
   assign a0  = (x0[30:23] == 8'h00) ? 32'h0000_0000 : {1'b0, x0[30:0]};  // |x| after DAZ
+
+  // ---- erf: the ROM segment of a = |x| (0: a < 1/2; 1..2: [1/2, 1); 3..6: [1, 2);
+  // 7..14: [2, 4); 1/4 wide), carried along for the coefficient reads ----
+  logic [19:0][3:0] seg_q;  // seg_q[k-1]: the segment at stage k
+  logic [3:0]       seg0;
+  logic [31:0]      erf_c0;  // the segment's centre c
+  assign seg0 = (a0[30:23] < 8'd126) ? 4'd0
+              : (a0[30:23] == 8'd126) ? {3'd0, a0[22]} + 4'd1
+              : (a0[30:23] == 8'd127) ? {2'd0, a0[22:21]} + 4'd3
+              : {1'b0, a0[22:20]} + 4'd7;
+  always_ff @(posedge clk_i) begin
+    seg_q <= {seg_q[18:0], seg0};
+  end
+  tpu_vpu_rom_erf u_erf_c (.seg_i (seg0), .k_i (3'd7), .data_o (erf_c0));
 
   // ---- Stage 0 -> 1: ADD0, MAXMIN0, CVT ----
   logic [31:0] add0_a, add0_b, add0_s, add0_q;
   logic [31:0] mm_max, mm_min, simple_d, simple_q;
 
-  assign add0_a = (op0 == OpTanh) ? a0 : x0;
+  assign add0_a = (op0 == OpTanh || op0 == OpErf) ? a0 : x0;
   assign add0_b = (op0 == OpTanh) ? a0
+                : (op0 == OpErf) ? {~erf_c0[31], erf_c0[30:0]}
                 : (op0 == OpSub || op0 == OpSmexp) ? {~b_q[31], b_q[30:0]} : b_q;
 
   tpu_fp32_add u_add0 (.a_i (add0_a), .b_i (add0_b), .s_o (add0_s));
@@ -128,7 +147,7 @@ module tpu_vpu_lane (
   tpu_fp32_mul u_mul0 (
     .clk_i,
     .a_i (x0),
-    .b_i ((op0 == OpGelu || op0 == OpTanh) ? x0 : b_q),
+    .b_i ((op0 == OpGelu || op0 == OpTanh || op0 == OpErf) ? x0 : b_q),
     .p_o (mul0_p)
   );
 
@@ -137,27 +156,46 @@ module tpu_vpu_lane (
   always_ff @(posedge clk_i) begin
     simple2_q <= simple_q;
   end
-  assign early2 = (ctl_q[2][3:0] == OpMul) ? mul0_p : simple2_q;
+  assign early2 = (ctl_q[2][4:0] == OpMul) ? mul0_p : simple2_q;
   tpu_vpu_delay #(.W (32), .D (Last - 2)) u_dly_early (.clk_i, .d_i (early2), .q_o (early_last));
 
   // ---- @2 -> 4: MUL1 ----
-  logic        gelu2, gelu4, gelu5;
-  logic [31:0] mul1_p;
-  assign gelu2 = ctl_q[2][3:0] == OpGelu;
-  assign gelu4 = ctl_q[4][3:0] == OpGelu;
-  assign gelu5 = ctl_q[5][3:0] == OpGelu;
-  tpu_fp32_mul u_mul1 (.clk_i, .a_i (gelu2 ? GeluC : TanhC3), .b_i (mul0_p), .p_o (mul1_p));
+  logic        gelu2, gelu4, gelu5, erf2, erf4, erf7;
+  logic [31:0] mul1_p, add0_2, v2, erf_k6, erf_k5, erf_k4;
+  assign gelu2 = ctl_q[2][4:0] == OpGelu;
+  assign gelu4 = ctl_q[4][4:0] == OpGelu;
+  assign gelu5 = ctl_q[5][4:0] == OpGelu;
+  assign erf2  = ctl_q[2][4:0] == OpErf;
+  assign erf4  = ctl_q[4][4:0] == OpErf;
+  assign erf7  = ctl_q[7][4:0] == OpErf;
+  always_ff @(posedge clk_i) begin
+    add0_2 <= add0_q;
+  end
+  // the polynomial's variable: x^2 (tanh; erf segment 0), or erf's t = a - c
+  assign v2 = (erf2 && seg_q[1] != 4'd0) ? add0_2 : mul0_p;
+  tpu_vpu_rom_erf u_erf_k6 (.seg_i (seg_q[1]), .k_i (3'd6), .data_o (erf_k6));
+  tpu_vpu_rom_erf u_erf_k5 (.seg_i (seg_q[3]), .k_i (3'd5), .data_o (erf_k5));
+  tpu_vpu_rom_erf u_erf_k4 (.seg_i (seg_q[6]), .k_i (3'd4), .data_o (erf_k4));
+  tpu_fp32_mul u_mul1 (
+    .clk_i,
+    .a_i (gelu2 ? GeluC : erf2 ? erf_k6 : TanhC3),
+    .b_i (v2),
+    .p_o (mul1_p)
+  );
 
-  // s = x^2 at stages 5 and 8 (tanh)
-  logic [31:0] s5, s8;
-  tpu_vpu_delay #(.W (32), .D (3)) u_dly_s5 (.clk_i, .d_i (mul0_p), .q_o (s5));
+  // v at stages 5, 8, 11, 14, 17 (tanh: s = x^2 at 5 and 8)
+  logic [31:0] s5, s8, v11, v14, v17;
+  tpu_vpu_delay #(.W (32), .D (3)) u_dly_s5 (.clk_i, .d_i (v2), .q_o (s5));
   tpu_vpu_delay #(.W (32), .D (3)) u_dly_s8 (.clk_i, .d_i (s5), .q_o (s8));
+  tpu_vpu_delay #(.W (32), .D (3)) u_dly_v11 (.clk_i, .d_i (s8), .q_o (v11));
+  tpu_vpu_delay #(.W (32), .D (3)) u_dly_v14 (.clk_i, .d_i (v11), .q_o (v14));
+  tpu_vpu_delay #(.W (32), .D (3)) u_dly_v17 (.clk_i, .d_i (v14), .q_o (v17));
 
   // ---- @4 -> 5: ADD1 ----
   logic [31:0] add1_s, add1_q;
   tpu_fp32_add u_add1 (
     .a_i (gelu4 ? One : mul1_p),
-    .b_i (gelu4 ? mul1_p : TanhC2),
+    .b_i (gelu4 ? mul1_p : erf4 ? erf_k5 : TanhC2),
     .s_o (add1_s)
   );
   always_ff @(posedge clk_i) begin
@@ -176,7 +214,7 @@ module tpu_vpu_lane (
   // ---- @7 -> 9: MUL3 (gelu: v); @7 -> 8: ADD2 (tanh) ----
   logic [31:0] v9, add2_s, add2_q;
   tpu_fp32_mul u_mul3 (.clk_i, .a_i (GeluK), .b_i (mul2_p), .p_o (v9));
-  tpu_fp32_add u_add2 (.a_i (mul2_p), .b_i (TanhC1), .s_o (add2_s));
+  tpu_fp32_add u_add2 (.a_i (mul2_p), .b_i (erf7 ? erf_k4 : TanhC1), .s_o (add2_s));
   always_ff @(posedge clk_i) begin
     add2_q <= add2_s;
   end
@@ -194,11 +232,34 @@ module tpu_vpu_lane (
   end
   tpu_vpu_delay #(.W (32), .D (Last - 13)) u_dly_poly (.clk_i, .d_i (poly_q), .q_o (poly_last));
 
+  // ---- erf Horner steps: @10 -> 11 ADD4, @11 -> 13 MUL8, @13 -> 14 ADD5, @14 -> 16 MUL9,
+  // @16 -> 17 ADD6, @17 -> 19 MUL10, @19 -> 20 ADD7 (p = p v + c_k, k = 3 .. 0) ----
+  logic [31:0] erf_k3, erf_k2, erf_k1, erf_k0;
+  logic [31:0] add4_s, add4_q, mul8_p, add5_s, add5_q, mul9_p, add6_s, add6_q, mul10_p;
+  logic [31:0] add7_s, p20;
+  tpu_vpu_rom_erf u_erf_k3 (.seg_i (seg_q[9]), .k_i (3'd3), .data_o (erf_k3));
+  tpu_vpu_rom_erf u_erf_k2 (.seg_i (seg_q[12]), .k_i (3'd2), .data_o (erf_k2));
+  tpu_vpu_rom_erf u_erf_k1 (.seg_i (seg_q[15]), .k_i (3'd1), .data_o (erf_k1));
+  tpu_vpu_rom_erf u_erf_k0 (.seg_i (seg_q[18]), .k_i (3'd0), .data_o (erf_k0));
+  tpu_fp32_add u_add4 (.a_i (mul4_p), .b_i (erf_k3), .s_o (add4_s));
+  tpu_fp32_mul u_mul8 (.clk_i, .a_i (add4_q), .b_i (v11), .p_o (mul8_p));
+  tpu_fp32_add u_add5 (.a_i (mul8_p), .b_i (erf_k2), .s_o (add5_s));
+  tpu_fp32_mul u_mul9 (.clk_i, .a_i (add5_q), .b_i (v14), .p_o (mul9_p));
+  tpu_fp32_add u_add6 (.a_i (mul9_p), .b_i (erf_k1), .s_o (add6_s));
+  tpu_fp32_mul u_mul10 (.clk_i, .a_i (add6_q), .b_i (v17), .p_o (mul10_p));
+  tpu_fp32_add u_add7 (.a_i (mul10_p), .b_i (erf_k0), .s_o (add7_s));
+  always_ff @(posedge clk_i) begin
+    add4_q <= add4_s;
+    add5_q <= add5_s;
+    add6_q <= add6_s;
+    p20    <= add7_s;
+  end
+
   // ---- @9 -> 14: EXP ----
-  logic [3:0]  op9;
+  logic [4:0]  op9;
   logic [31:0] add0_9, exp_in, es14;
   logic        vneg20, vneg_last;
-  assign op9 = ctl_q[9][3:0];
+  assign op9 = ctl_q[9][4:0];
   tpu_vpu_delay #(.W (32), .D (8)) u_dly_add0 (.clk_i, .d_i (add0_q), .q_o (add0_9));
   assign exp_in = (op9 == OpExp)   ? x_q[9]
                 : (op9 == OpSmexp) ? add0_9
@@ -217,7 +278,7 @@ module tpu_vpu_lane (
   assign es14_m64 = (es14[30:23] == 8'hFF) ? es14
                   : (es14[30:23] <= 8'd64) ? {es14[31], 31'h00000000}
                   : {es14[31], es14[30:23] - 8'd64, es14[22:0]};
-  assign e14 = (ctl_q[14][3:0] == OpGelu) ? es14_m64 : es14;
+  assign e14 = (ctl_q[14][4:0] == OpGelu) ? es14_m64 : es14;
   tpu_fp32_add u_add_d (.a_i (One), .b_i (e14), .s_o (d_s));
   tpu_fp32_add u_add_n (.a_i (One), .b_i ({~e14[31], e14[30:0]}), .s_o (n_s));
   always_ff @(posedge clk_i) begin
@@ -232,7 +293,7 @@ module tpu_vpu_lane (
   logic [31:0] r20, r_last;
   tpu_vpu_recip u_rcp (
     .clk_i,
-    .x_i ((ctl_q[15][3:0] == OpRecip) ? x_q[15] : d_q),
+    .x_i ((ctl_q[15][4:0] == OpRecip) ? x_q[15] : d_q),
     .y_o (r20)
   );
 
@@ -240,35 +301,60 @@ module tpu_vpu_lane (
   logic [31:0] log20, rsq20, fn20;
   tpu_vpu_log u_log (.clk_i, .x_i (x_q[15]), .y_o (log20));
   tpu_vpu_rsqrt u_rsqrt (.clk_i, .x_i (x_q[15]), .y_o (rsq20));
-  assign fn20 = (ctl_q[20][3:0] == OpLog) ? log20
-              : (ctl_q[20][3:0] == OpRsqrt) ? rsq20
+  assign fn20 = (ctl_q[20][4:0] == OpLog) ? log20
+              : (ctl_q[20][4:0] == OpRsqrt) ? rsq20
               : r20;
   tpu_vpu_delay #(.W (32), .D (Last - 20)) u_dly_r (.clk_i, .d_i (fn20), .q_o (r_last));
 
   // ---- @20 -> 22: MUL6; @22 -> 24: MUL7 ----
-  logic [3:0]  op20;
+  logic [4:0]  op20;
   logic [31:0] mul6_a, mul6_p, mul6_last, mul7_p;
-  assign op20 = ctl_q[20][3:0];
+  // erf, segment 0: a' = a 2^64 (fp32_mul(a, 2^64): exact for a < 1/2; +0 stays +0)
+  logic [31:0] as20, as22;
+  assign as20 = (x_q[20][30:23] == 8'h00) ? 32'h0000_0000
+              : {1'b0, x_q[20][30:23] + 8'd64, x_q[20][22:0]};
+  assign as22 = (x_q[22][30:23] == 8'h00) ? 32'h0000_0000
+              : {1'b0, x_q[22][30:23] + 8'd64, x_q[22][22:0]};
+  assign op20 = ctl_q[20][4:0];
   assign mul6_a = (op20 == OpTanh) ? n20
                 : (op20 == OpGelu) ? (vneg20 ? es20 : x_q[20])
+                : (op20 == OpErf) ? as20
                 : es20;  // sigmoid: E R (E = Es)
-  tpu_fp32_mul u_mul6 (.clk_i, .a_i (mul6_a), .b_i (r20), .p_o (mul6_p));
+  tpu_fp32_mul u_mul6 (.clk_i, .a_i (mul6_a), .b_i ((op20 == OpErf) ? p20 : r20), .p_o (mul6_p));
   tpu_fp32_mul u_mul7 (.clk_i, .a_i (x_q[22]), .b_i (mul6_p), .p_o (mul7_p));
   tpu_vpu_delay #(.W (32), .D (Last - 22)) u_dly_mul6 (.clk_i, .d_i (mul6_p), .q_o (mul6_last));
 
+  // ---- erf: @22 -> 23 ADD8 (a' + a' p), to the select; p (segments 1..14) likewise ----
+  logic [31:0] add8_s, add8_q, erf0_last, p_last;
+  tpu_fp32_add u_add8 (.a_i (as22), .b_i (mul6_p), .s_o (add8_s));
+  always_ff @(posedge clk_i) begin
+    add8_q <= add8_s;
+  end
+  tpu_vpu_delay #(.W (32), .D (Last - 23)) u_dly_erf0 (.clk_i, .d_i (add8_q), .q_o (erf0_last));
+  tpu_vpu_delay #(.W (32), .D (Last - 20)) u_dly_p (.clk_i, .d_i (p20), .q_o (p_last));
+
   // ---- @24 -> 25: select, store ----
-  logic [3:0]  opl;
+  logic [4:0]  opl;
   logic [31:0] xl, yf_d, yf_q, y_q;
-  assign opl = ctl_q[Last][3:0];
+  assign opl = ctl_q[Last][4:0];
   assign xl  = x_q[Last];
 
   logic        nan_l;
-  logic [31:0] tanh_l, gelu_l, mul7_m64;
+  logic [31:0] tanh_l, gelu_l, mul7_m64, erf_l, erf0_m64;
+  logic [3:0]  segl;
   // fp32_mul(p, 2^-64), as for Es above (p is a tpu_fp32_mul output: any NaN is canonical)
   assign mul7_m64 = (mul7_p[30:23] == 8'hFF) ? mul7_p
                   : (mul7_p[30:23] <= 8'd64) ? {mul7_p[31], 31'h00000000}
                   : {mul7_p[31], mul7_p[30:23] - 8'd64, mul7_p[22:0]};
   assign nan_l  = xl[30:23] == 8'hFF && xl[22:0] != 23'h000000;
+  // fp32_mul(a' + a' p, 2^-64), as above
+  assign erf0_m64 = (erf0_last[30:23] == 8'hFF) ? erf0_last
+                  : (erf0_last[30:23] <= 8'd64) ? {erf0_last[31], 31'h00000000}
+                  : {erf0_last[31], erf0_last[30:23] - 8'd64, erf0_last[22:0]};
+  tpu_vpu_delay #(.W (4), .D (Last - 20)) u_dly_seg (.clk_i, .d_i (seg_q[19]), .q_o (segl));
+  assign erf_l  = nan_l ? QNaN
+                : (xl[30:23] >= 8'd129) ? {xl[31], One[30:0]}  // |x| >= 4, Inf: +-1
+                : (((segl == 4'd0) ? erf0_m64 : p_last) | {xl[31], 31'h00000000});
   assign tanh_l = nan_l ? QNaN
                 : (((xl[30:23] < 8'd124) ? poly_last : mul6_last) | {xl[31], 31'h00000000});
   assign gelu_l = nan_l ? QNaN
@@ -280,6 +366,7 @@ module tpu_vpu_lane (
               : (opl == OpSigmoid) ? (xl[31] ? mul6_last : r_last)
               : (opl == OpTanh) ? tanh_l
               : (opl == OpGelu) ? gelu_l
+              : (opl == OpErf) ? erf_l
               : QNaN;
 
   // store: fp32 as is; fp32_to_bf16 (DAZ, canonical NaN, RNE; a carry into the exponent is the
@@ -296,7 +383,7 @@ module tpu_vpu_lane (
 
   always_ff @(posedge clk_i) begin
     yf_q <= yf_d;
-    y_q  <= ctl_q[Last][4] ? {16'h0000, yb} : yf_d;
+    y_q  <= ctl_q[Last][5] ? {16'h0000, yb} : yf_d;
   end
   assign yf_o = yf_q;
   assign y_o  = y_q;

@@ -57,15 +57,18 @@ using tb::kMaxErrors;
 constexpr unsigned kOpSmexp = 12; // the RTL's exp(a - b) opcode (softmax pass 2)
 constexpr unsigned kOpLog = 13;   // the RTL's log opcode (VPU_OP_LOG in the model)
 constexpr unsigned kOpRsqrt = 14; // the RTL's rsqrt opcode (VPU_OP_RSQRT in the model)
+constexpr unsigned kOpErf = 15;   // the RTL's erf opcode (VPU_OP_ERF in the model)
 
 // The model's opcode for an RTL lane opcode other than smexp: 0..11 are vpu_op_t, 13 log,
-// 14 rsqrt, 15 invalid (VPU_OP_COUNT: vpu_unary gives the canonical NaN).
+// 14 rsqrt, 15 erf, 16..31 invalid (VPU_OP_COUNT: vpu_unary gives the canonical NaN).
 vpu_op_t lane_op(unsigned op)
 {
     if (op == kOpLog)
         return VPU_OP_LOG;
     if (op == kOpRsqrt)
         return VPU_OP_RSQRT;
+    if (op == kOpErf)
+        return VPU_OP_ERF;
     return op <= VPU_OP_RECIP ? static_cast<vpu_op_t>(op) : VPU_OP_COUNT;
 }
 
@@ -313,7 +316,7 @@ void build_exhaustive(std::vector<Vec> *out, uint64_t *s)
 {
     const unsigned ops[] = { VPU_OP_CVT,     VPU_OP_RELU, VPU_OP_EXP,   VPU_OP_TANH,
                              VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, kOpLog,
-                             kOpRsqrt };
+                             kOpRsqrt,       kOpErf };
     for (unsigned pass = 0; pass < 2; pass++)
         for (unsigned op : ops)
             for (uint32_t base = 0; base < 65536u; base += kL) {
@@ -335,9 +338,9 @@ void build_random(std::vector<Vec> *out, uint64_t *s, uint64_t count, bool binar
                              kOpSmexp };
     const unsigned un[] = { VPU_OP_CVT, VPU_OP_RELU, VPU_OP_EXP,  VPU_OP_TANH,
                             VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP, kOpLog, kOpRsqrt,
-                            15 };
+                            kOpErf, 16, 31 };
     for (uint64_t k = 0; k < count; k++) {
-        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 10];
+        const unsigned op = binary ? bin[rnd(s) % 6] : un[rnd(s) % 12];
         Vec v = make_vec(op, rnd_fmt(s), rnd_fmt(s), rnd_fmt(s));
         for (unsigned i = 0; i < kL; i++) {
             v.a[i] = rnd_word(s, v.fa);
@@ -471,11 +474,11 @@ struct Sim {
     {
         top->valid_i = 0;
         const uint64_t r = rnd(&junk);
-        top->op_i = r & 15;
-        top->fmt_a_i = (r >> 4) & 1;
-        top->fmt_b_i = (r >> 5) & 1;
-        top->fmt_y_i = (r >> 6) & 1;
-        top->red_i = (r >> 7) & 3;
+        top->op_i = r & 31;
+        top->fmt_a_i = (r >> 5) & 1;
+        top->fmt_b_i = (r >> 6) & 1;
+        top->fmt_y_i = (r >> 7) & 1;
+        top->red_i = (r >> 8) & 3;
         top->first_i = (r >> 9) & 1;
         top->last_i = (r >> 10) & 1;
         for (unsigned i = 0; i < kL; i++) {

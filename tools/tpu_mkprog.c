@@ -609,10 +609,10 @@ static void kind_transpose(struct job *j)
     ins(j, "halt");
 }
 
-/* vfuncs: the VPU's log and rsqrt (vop 12, 13) from and to both memories, on the input values
-   (signs, zeros, the --dist edge values) and on |x|-like values made by the VPU itself
-   (x * x, exp(x)), as the loss (log of a softmax) and Adam (rsqrt of a second moment) use
-   them. */
+/* vfuncs: the VPU's log, rsqrt and erf (vop 12, 13, 14) from and to both memories, on the
+   input values (signs, zeros, the --dist edge values) and on |x|-like values made by the VPU
+   itself (x * x, exp(x)), as the loss (log of a softmax) and Adam (rsqrt of a second moment)
+   use them; erf on the inputs as they are (the exact GELU's erf(x / sqrt 2)). */
 static void kind_vfuncs(struct job *j)
 {
     const struct cfg *c = j->c;
@@ -655,6 +655,10 @@ static void kind_vfuncs(struct job *j)
     t = NEWRES("rsqrt_sq", 1);
     ins(j, "vop rsqrt a=acc:%u dst=acc:%u rows=%u", sq, t, m);
     ins(j, "vop rsqrt a=acc:%u dst=acc:%u rows=%u", t, t, m); /* in place, back to back */
+    t = NEWRES("erf_ub_acc", 1);
+    ins(j, "vop erf a=ub:%u dst=acc:%u rows=%u", ux, t, m);
+    t = NEWRES("erf_acc_ub", 0);
+    ins(j, "vop erf a=acc:%u dst=ub:%u rows=%u", ay, t, m);
     ins(j, "sync");
     for (unsigned i = 0; i < nr; i++) {
         char file[64];

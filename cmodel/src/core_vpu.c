@@ -12,6 +12,7 @@
 
 /* vop's op codes are vpu_op_t's (tpu/isa.h) */
 _Static_assert((int)TPU_VOP_LOG == (int)VPU_OP_LOG && (int)TPU_VOP_RSQRT == (int)VPU_OP_RSQRT &&
+                   (int)TPU_VOP_ERF == (int)VPU_OP_ERF &&
                    (int)TPU_VOP_COUNT == (int)VPU_OP_COUNT,
                "vop op codes must equal vpu_op_t");
 

@@ -9,7 +9,7 @@
 
 static const char *const vop_names[TPU_VOP_COUNT] = {
     "add", "sub", "mul", "max", "min", "cvt", "relu", "exp", "tanh", "sigmoid", "gelu", "recip",
-    "log", "rsqrt"
+    "log", "rsqrt", "erf"
 };
 static const char *const red_names[4] = { NULL, "sum", "max", "min" };
 static const char *const mem_names[TPU_MEM_COUNT] = { "ub", "acc", "wmem" };

@@ -270,7 +270,7 @@ static void gen_matmul(struct gen *g)
 
 static const char *const vop_names[] = { "add", "sub", "mul", "max", "min", "cvt", "relu",
                                          "exp", "tanh", "sigmoid", "gelu", "recip", "log",
-                                         "rsqrt" };
+                                         "rsqrt", "erf" };
 
 /* internal: the next of `forms` forms of an instruction: a random one first, then the ones
    after it in turn, so that a few hundred programs meet every form (op x memories x bcast) */
@@ -285,8 +285,8 @@ static unsigned next_form(struct gen *g, unsigned *k, unsigned forms)
 
 static void gen_vop(struct gen *g)
 {
-    /* forms: 5 binary ops x a, b, dst memory x bcast (80), 9 unary ops x a, dst memory (36) */
-    unsigned f = next_form(g, &g->vform, 116), op, am, bm = 0, dm;
+    /* forms: 5 binary ops x a, b, dst memory x bcast (80), 10 unary ops x a, dst memory (40) */
+    unsigned f = next_form(g, &g->vform, 120), op, am, bm = 0, dm;
     int bcast = 0;
     if (f < 80) {
         op = f / 16;

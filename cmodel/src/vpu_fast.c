@@ -9,6 +9,10 @@
      rounding; docs/numerics.md "fp32 x fp32"), NaN canonicalised after;
    - max/min on the bits: any NaN gives the canonical NaN, DAZ keeps the sign, and -0 < +0 is
      the order of the sign-magnitude bits mapped to two's complement keys.
+   - erf: vpu_erf's chain (docs/vpu.md "erf": segment, Horner steps from the ERF ROM, the
+     2^64 scaling of segment 0) on host floats under the same MXCSR, where every add and mul
+     is fp32_add / fp32_mul; NaN, +-Inf and |x| >= 4 are taken before the chain, so no NaN
+     arises in it.
    Loads and stores are vpu_load / vpu_store's (bf16 widened with DAZ and NaN
    canonicalisation; bf16 stores rounded by fp32_to_bf16). */
 #include <stdlib.h>
@@ -278,9 +282,61 @@ static inline uint32_t cvt_bits(uint32_t v) { return is_nan(v) ? TPU_FP32_QNAN :
         y[i] = ST(F(LD(x[i])));
 static inline uint32_t id32(uint32_t v) { return v; }
 
+#if defined(__x86_64__) && defined(__SSE2__)
+static inline float f_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t u_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* vpu_erf on n fp32 patterns (loaded: DAZ applied by the MXCSR), rom the ERF ROM as floats;
+   run with RNE and FTZ | DAZ set (erf_row) */
+static __attribute__((noinline)) void erf_elems(size_t n, const uint32_t *x, const float rom[][8],
+                                                uint32_t *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = x[i], sign = v & 0x80000000u, ab = daz(v) & 0x7FFFFFFFu, e = ab >> 23;
+        if (is_nan(v)) { r[i] = TPU_FP32_QNAN; continue; }
+        if (e >= 129) { r[i] = sign | 0x3F800000u; continue; }
+        unsigned j = e < 126 ? 0u : e == 126 ? 1u + ((ab >> 22) & 1u)
+                   : e == 127 ? 3u + ((ab >> 21) & 3u) : 7u + ((ab >> 20) & 7u);
+        float a = f_of(ab), vv = j == 0 ? a * a : a - rom[j][7];
+        float p = rom[j][6];
+        for (int k = 5; k >= 0; k--)
+            p = p * vv + rom[j][k];
+        if (j == 0) {
+            float as = a * f_of(0x5F800000u); /* 2^64 */
+            p = (as + as * p) * f_of(0x1F800000u); /* 2^-64 */
+        }
+        r[i] = u_of(p) | sign;
+    }
+}
+
+/* vpu_erf over a row: load, the chain under RNE and FTZ | DAZ, store */
+static void erf_row(size_t n, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
+{
+    float rom[VPU_ERF_SEGS][8];
+    uint32_t l[256], r[256];
+    for (unsigned j = 0; j < VPU_ERF_SEGS; j++)
+        for (unsigned k = 0; k < 8; k++) rom[j][k] = f_of(vpu_rom_erf(j, k));
+    for (size_t o = 0; o < n; o += 256) {
+        size_t m = n - o < 256 ? n - o : 256;
+        load_row(fx, m, x + o, l);
+        unsigned old = _mm_getcsr();
+        _mm_setcsr((old & ~0x6000u) | 0x8040u | 0x1F80u); /* RNE, FTZ | DAZ, all masked */
+        erf_elems(m, l, (const float (*)[8])rom, r);
+        _mm_setcsr(old);
+        for (size_t i = 0; i < m; i++) y[o + i] = fy == VPU_FMT_BF16 ? st_bf16(r[i]) : r[i];
+    }
+}
+#endif
+
 ALWAYS_INLINE int unary_body(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x,
                              vpu_fmt_t fy, uint32_t *y)
 {
+#if defined(__x86_64__) && defined(__SSE2__)
+    if (op == VPU_OP_ERF) {
+        erf_row(n, fx, x, fy, y);
+        return 1;
+    }
+#endif
     if (op != VPU_OP_RELU && op != VPU_OP_CVT) return 0;
     int bx = fx == VPU_FMT_BF16, by = fy == VPU_FMT_BF16;
     if (op == VPU_OP_RELU) {
@@ -326,6 +382,8 @@ unary_rows_avx2(int relu, size_t n8, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t 
 static __attribute__((target("avx2"))) int unary_avx2(vpu_op_t op, size_t n, vpu_fmt_t fx,
                                                       const uint32_t *x, vpu_fmt_t fy, uint32_t *y)
 {
+    if (op == VPU_OP_ERF)
+        return unary_body(op, n, fx, x, fy, y);
     if (op != VPU_OP_RELU && op != VPU_OP_CVT)
         return 0;
     size_t n8 = n & ~(size_t)7;

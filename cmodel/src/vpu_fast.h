@@ -8,7 +8,7 @@
 #include "tpu/vpu.h"
 int vpu_vec_binary_fast(vpu_op_t op, size_t n, vpu_fmt_t fa, const uint32_t *a, vpu_fmt_t fb,
                         const uint32_t *b, vpu_fmt_t fy, uint32_t *y);
-/* relu and cvt likewise (the bits of vpu_vec_unary); 0 for any other op */
+/* relu, cvt and erf likewise (the bits of vpu_vec_unary); 0 for any other op */
 int vpu_vec_unary_fast(vpu_op_t op, size_t n, vpu_fmt_t fx, const uint32_t *x, vpu_fmt_t fy,
                        uint32_t *y);
 /* A whole instruction's rows at once on AVX-512 (rows r = 0 .. rows - 1: y + r ys from

@@ -4,7 +4,7 @@
 
 static const char *const tpu_i_op_names[VPU_OP_COUNT] = {
     "add", "sub", "mul", "max", "min", "cvt", "relu", "exp", "tanh", "sigmoid", "gelu", "recip",
-    "log", "rsqrt",
+    "log", "rsqrt", "erf",
 };
 
 const char *vpu_op_name(vpu_op_t op)
@@ -24,6 +24,7 @@ fp32_t vpu_unary(vpu_op_t op, fp32_t x)
     case VPU_OP_RECIP: return vpu_recip(x);
     case VPU_OP_LOG: return vpu_log(x);
     case VPU_OP_RSQRT: return vpu_rsqrt(x);
+    case VPU_OP_ERF: return vpu_erf(x);
     default: return fp32_from_bits(TPU_FP32_QNAN);
     }
 }

@@ -90,6 +90,7 @@ static int readers_take_pixels(const tpuc_graph_t *g, int t)
             switch (n->op) {
             case TPUC_OP_ADD: case TPUC_OP_SUB: case TPUC_OP_MUL: case TPUC_OP_RELU:
             case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_CLIP: case TPUC_OP_GELU:
+            case TPUC_OP_ERF: case TPUC_OP_GELU_ERF:
             case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH: case TPUC_OP_BN:
             case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
             case TPUC_OP_FLATTEN: case TPUC_OP_CONCAT: case TPUC_OP_PAD:

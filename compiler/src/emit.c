@@ -102,7 +102,7 @@ int tpuc_e_mm(tpuc_ectx_t *c, uint64_t ub, uint64_t acc, uint64_t rows, int accu
 
 /* docs/isa.md's names of the VPU ops, in the order of TPU_VOP_* */
 static const char *VOP[] = {"add", "sub", "mul", "max", "min", "cvt", "relu", "exp",
-                            "tanh", "sigmoid", "gelu", "recip", "log", "rsqrt"};
+                            "tanh", "sigmoid", "gelu", "recip", "log", "rsqrt", "erf"};
 
 int tpuc_e_vop(tpuc_ectx_t *c, unsigned op, unsigned amem, uint64_t arow, int bmem,
                uint64_t brow, int bcast, unsigned dmem, uint64_t drow, uint64_t rows)

@@ -469,6 +469,76 @@ static int match_gelu(const tpuc_graph_t *g, int last, int *span, int *nspan)
     return -1;
 }
 
+/* a1 = Add(e, 1) with e produced by Erf: the Erf node, or -1 */
+static int add1_of_erf(const tpuc_graph_t *g, int a1)
+{
+    float c;
+    if (a1 < 0) return -1;
+    for (int s = 0; s < 2; s++)
+        if (const_scalar(g, g->n[a1].in[s], &c) && c == 1.0f) {
+            int p = g->t[g->n[a1].in[1 - s]].producer;
+            if (p >= 0 && g->n[p].op == TPUC_OP_ERF) return p;
+        }
+    return -1;
+}
+
+/* Returns the x of an exact GELU ending at node `last` (a Mul), or -1, the nodes it spans and
+   its constant k (the multiplier of x inside Erf: fp32(1/c) of torch's Div by c = fp32(sqrt 2),
+   which rewrite_div made a Mul). torch 1.13 writes x * (1 + Erf(x / sqrt 2)) * 0.5; the 0.5 is
+   also taken first: x * ((1 + Erf(x / sqrt 2)) * 0.5). */
+static int match_gelu_erf(const tpuc_graph_t *g, int last, int *span, int *nspan, float *k)
+{
+    const tpuc_node_t *n = &g->n[last];
+    if (n->op != TPUC_OP_MUL || n->nin != 2) return -1;
+    float c;
+    for (int s = 0; s < 2; s++) {
+        int x = -1, a1 = -1, mm = -1;
+        if (const_scalar(g, n->in[s], &c) && c == 0.5f) {
+            /* (x * a1) * 0.5 */
+            mm = producer_is(g, n->in[1 - s], TPUC_OP_MUL);
+            if (mm < 0) continue;
+            for (int xs = 0; xs < 2 && a1 < 0; xs++) {
+                int p = producer_is(g, g->n[mm].in[1 - xs], TPUC_OP_ADD);
+                if (add1_of_erf(g, p) >= 0) { a1 = p; x = g->n[mm].in[xs]; }
+            }
+        } else {
+            /* x * (a1 * 0.5) */
+            mm = producer_is(g, n->in[1 - s], TPUC_OP_MUL);
+            if (mm < 0) continue;
+            for (int hs = 0; hs < 2 && a1 < 0; hs++) {
+                int p = producer_is(g, g->n[mm].in[1 - hs], TPUC_OP_ADD);
+                if (const_scalar(g, g->n[mm].in[hs], &c) && c == 0.5f && add1_of_erf(g, p) >= 0) {
+                    a1 = p;
+                    x = n->in[s];
+                }
+            }
+        }
+        if (a1 < 0) continue;
+        int er = add1_of_erf(g, a1);
+        int m0 = producer_is(g, g->n[er].in[0], TPUC_OP_MUL);
+        if (m0 < 0) continue;
+        float kk = 0.0f;
+        int ok = 0;
+        for (int t = 0; t < 2; t++)
+            if (g->n[m0].in[1 - t] == x && const_scalar(g, g->n[m0].in[t], &c) &&
+                near(c, 0.7071067811865476)) { ok = 1; kk = c; }
+        if (!ok || g->t[x].is_const) continue;
+        int q = 0;
+        span[q++] = m0; span[q++] = er; span[q++] = a1; span[q++] = mm;
+        /* every intermediate is read only by the next node of the pattern */
+        int fine = 1;
+        for (int i = 0; i < q; i++) {
+            const tpuc_tensor_t *o = &g->t[g->n[span[i]].out[0]];
+            if (o->is_output || o->nuses != 1) fine = 0;
+        }
+        if (!fine) continue;
+        *nspan = q;
+        *k = kk;
+        return x;
+    }
+    return -1;
+}
+
 /* ---- shapes ---- */
 static int pool_attrs(tpuc_graph_t *g, tpuc_node_t *n, const tpuc_tensor_t *x, int has_w,
                       const tpuc_tensor_t *w, char *err, size_t errlen)
@@ -1225,7 +1295,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             set_shape(y, act->ndim, act->dims);
             break;
         }
-        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH:
+        case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_ERF:
             if (n->nattrs) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[0].name);
             set_shape(y, a->ndim, a->dims);
             break;
@@ -1354,6 +1424,25 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         n->nin = 1;
         n->in[0] = x0;
     }
+    /* the exact GELU (Erf form) likewise: one node, computed in fp32 on the VPU */
+    for (size_t ni = 0; ni < g->nn; ni++) {
+        int span[8], ns = 0;
+        float k = 0.0f;
+        if (g->n[ni].op != TPUC_OP_MUL) continue;
+        int x0 = match_gelu_erf(g, (int)ni, span, &ns, &k);
+        if (x0 < 0) continue;
+        tpuc_node_t *n = &g->n[ni];
+        for (int i = 0; i < ns; i++) g->n[span[i]].op = TPUC_OP_DEAD;
+        n->op = TPUC_OP_GELU_ERF;
+        free(n->op_type);
+        n->op_type = tpuc_strdup("Gelu(erf)");
+        n->nin = 1;
+        n->in[0] = x0;
+        n->hs_alpha = k;      /* t = x k */
+        n->hs_beta = 1.0f;    /* 1 + erf(t) */
+        n->clip_lo = 0.5f;    /* the 0.5, and an unused second row (tile's load_clip) */
+        n->clip_hi = 1.0f;
+    }
     /* recount uses over live nodes */
     for (size_t i = 0; i < g->nt; i++) g->t[i].nuses = 0;
     for (size_t i = 0; i < g->nn; i++) {
@@ -1436,7 +1525,7 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
     for (size_t i = 0; i < g->nn; i++) {
         tpuc_node_t *n = &g->n[i];
         if (n->op != TPUC_OP_RELU && n->op != TPUC_OP_SIGMOID && n->op != TPUC_OP_TANH &&
-            n->op != TPUC_OP_GELU && n->op != TPUC_OP_CLIP)
+            n->op != TPUC_OP_GELU && n->op != TPUC_OP_CLIP && n->op != TPUC_OP_ERF)
             continue;
         int xi = n->in[0];
         int pi = g->t[xi].producer;

@@ -33,6 +33,7 @@ static const op_info_t OPS[] = {
     {"Relu", TPUC_OP_RELU, {1, 6, 13, 14}, {6, 13, 14}},
     {"Sigmoid", TPUC_OP_SIGMOID, {1, 6, 13}, {6, 13}},
     {"Tanh", TPUC_OP_TANH, {1, 6, 13}, {6, 13}},
+    {"Erf", TPUC_OP_ERF, {9, 13}, {9, 13}},
     {"Softmax", TPUC_OP_SOFTMAX, {1, 11, 13}, {1, 11, 13}},
     {"Conv", TPUC_OP_CONV, {1, 11}, {1, 11}},
     {"MaxPool", TPUC_OP_MAXPOOL, {1, 8, 10, 11, 12}, {1, 8, 10, 11, 12}},

@@ -82,7 +82,8 @@ static int layer_begin(ctx_t *c, const tpuc_node_t *n, const char *consts)
     char op[200];
     snprintf(op, sizeof op, "%s%s%s%s", n->op_type,
              n->fuse_act == TPUC_OP_RELU ? "+Relu" : n->fuse_act == TPUC_OP_SIGMOID ? "+Sigmoid"
-             : n->fuse_act == TPUC_OP_TANH ? "+Tanh" : n->fuse_act == TPUC_OP_GELU ? "+Gelu" : "",
+             : n->fuse_act == TPUC_OP_TANH ? "+Tanh" : n->fuse_act == TPUC_OP_GELU ? "+Gelu"
+             : n->fuse_act == TPUC_OP_ERF ? "+Erf" : "",
              n->fuse_softmax ? "+Softmax" : "", "");
     l->op = tpuc_strdup(op);
     l->consts = tpuc_strdup(consts);
@@ -320,6 +321,7 @@ static unsigned act_vop(int act)
     case TPUC_OP_SIGMOID: return V_SIGMOID;
     case TPUC_OP_TANH: return V_TANH;
     case TPUC_OP_GELU: return V_GELU;
+    case TPUC_OP_ERF: return V_ERF;
     default: return V_CVT;
     }
 }
@@ -1923,7 +1925,7 @@ static int alloc_clean(ctx_t *c, tpuc_tensor_t *y)
 
 static int is_hard(const tpuc_node_t *n)
 {
-    return n->op == TPUC_OP_HARDSIGMOID || n->op == TPUC_OP_HARDSWISH;
+    return n->op == TPUC_OP_HARDSIGMOID || n->op == TPUC_OP_HARDSWISH || n->op == TPUC_OP_GELU_ERF;
 }
 
 /* The VPU op of a one-instruction elementwise node (a unary function, or Add/Sub/Mul). */
@@ -1931,16 +1933,28 @@ static unsigned eltwise_vop(const tpuc_node_t *n)
 {
     return n->op == TPUC_OP_RELU ? V_RELU : n->op == TPUC_OP_SIGMOID ? V_SIGMOID
          : n->op == TPUC_OP_TANH ? V_TANH : n->op == TPUC_OP_GELU ? V_GELU
+         : n->op == TPUC_OP_ERF ? V_ERF
          : n->op == TPUC_OP_IDENTITY ? V_CVT : n->op == TPUC_OP_MUL ? V_MUL
          : n->op == TPUC_OP_SUB ? V_SUB : V_ADD;
 }
 
 /* HardSigmoid / HardSwish of `rows` rows at UB xrow, in fp32 in ACC: t = x * alpha (alpha
    row at ACC ka), t = t + beta (ACC kb), t = min(max(t, 0), 1) (the clip rows); HardSigmoid
-   writes t to dmem:drow, HardSwish t * x. ACC rows [tmp, tmp + rows) are scratch. */
+   writes t to dmem:drow, HardSwish t * x. ACC rows [tmp, tmp + rows) are scratch.
+   The exact GELU (TPUC_OP_GELU_ERF) on the same rows: t = x k (ka), t = erf(t),
+   t = t + 1 (kb), t = t x, y = t 0.5 (the first clip row): every step one fp32 rounding
+   (docs/compiler.md "Numerics: what becomes what"). */
 static int emit_hard(ctx_t *c, const tpuc_node_t *n, uint64_t xrow, uint64_t ka, uint64_t kb,
                      uint64_t tmp, uint64_t clip_row, unsigned dmem, uint64_t drow, uint64_t rows)
 {
+    if (n->op == TPUC_OP_GELU_ERF) {
+        TRY(tpuc_e_vop(&c->e, V_MUL, UB, xrow, ACC, ka, 1, ACC, tmp, rows));
+        TRY(tpuc_e_vop(&c->e, V_ERF, ACC, tmp, -1, 0, 0, ACC, tmp, rows));
+        TRY(tpuc_e_vop(&c->e, V_ADD, ACC, tmp, ACC, kb, 1, ACC, tmp, rows));
+        TRY(tpuc_e_vop(&c->e, V_MUL, ACC, tmp, UB, xrow, 0, ACC, tmp, rows));
+        TRY(tpuc_e_vop(&c->e, V_MUL, ACC, tmp, ACC, clip_row, 1, dmem, drow, rows));
+        return 0;
+    }
     TRY(tpuc_e_vop(&c->e, V_MUL, UB, xrow, ACC, ka, 1, ACC, tmp, rows));
     TRY(tpuc_e_vop(&c->e, V_ADD, ACC, tmp, ACC, kb, 1, ACC, tmp, rows));
     if (n->op == TPUC_OP_HARDSIGMOID) return emit_act(c, TPUC_OP_CLIP, ACC, tmp, dmem, drow, rows, clip_row);
@@ -2071,6 +2085,7 @@ static int emit_eltwise(ctx_t *c, const tpuc_node_t *n)
         (cst || (b2 && tpuc_tensor_elems(b2) != tpuc_tensor_elems(a))))
         CERR(c, "a constant divided by a Conv/pool output, or a division by [B, C, 1, 1], is not supported");
     TRY(layer_begin(c, n, cst ? "constant fp32 (ACC)" : n->op == TPUC_OP_BN ? "scale, shift fp32 (ACC)"
+                          : n->op == TPUC_OP_GELU_ERF ? "1/sqrt 2, 1, 0.5 fp32 (ACC)"
                           : is_hard(n) ? "alpha, beta, 0, 1 fp32 (ACC)" : "-"));
     /* the output buffer: the input's geometry, or a clean one written row by row */
     need_t nd;
@@ -2658,7 +2673,7 @@ static int tile_pass_ctx(ctx_t *c, tpuc_graph_t *g, const tpuc_hw_t *hw, tpuc_pr
             }
             break;
         case TPUC_OP_RELU: case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_GELU:
-        case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
+        case TPUC_OP_ERF: case TPUC_OP_GELU_ERF: case TPUC_OP_ADD: case TPUC_OP_BN: case TPUC_OP_IDENTITY: case TPUC_OP_MUL:
         case TPUC_OP_CLIP: case TPUC_OP_SUB: case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
         case TPUC_OP_SQRT: case TPUC_OP_EXP: case TPUC_OP_DIV:
             rc = emit_eltwise(c, n);

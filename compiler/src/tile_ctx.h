@@ -14,7 +14,7 @@
 
 enum { UB = 0, ACC = 1, WMEM = 2 };
 enum { V_ADD = 0, V_SUB, V_MUL, V_MAX, V_MIN, V_CVT, V_RELU, V_EXP, V_TANH, V_SIGMOID, V_GELU,
-       V_RECIP, V_LOG, V_RSQRT };
+       V_RECIP, V_LOG, V_RSQRT, V_ERF };
 
 /* An activation buffer in host memory. A buffer whose last reader has been emitted is free
    and is handed to the next request of the same geometry and size (see host_alloc). */

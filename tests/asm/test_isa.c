@@ -131,6 +131,7 @@ static void test_known_encodings(void **state)
         { "vop recip a=ub:3 dst=acc:5 rows=6", { 0x30 | (11 | 0x40) << 8 | 6u << 16, 3, 5, 0 } },
         { "vop log a=acc:3 dst=ub:5 rows=6", { 0x30 | (12 | 0x10) << 8 | 6u << 16, 3, 5, 0 } },
         { "vop rsqrt a=ub:7 dst=acc:7 rows=1", { 0x30 | (13 | 0x40) << 8 | 1u << 16, 7, 7, 0 } },
+        { "vop erf a=acc:2 dst=ub:9 rows=4", { 0x30 | (14 | 0x10) << 8 | 4u << 16, 2, 9, 0 } },
         { "vred min src=acc:1 dst=ub:2 rows=3 length=40 chunk_stride=8 row_stride=7",
           { 0x31 | (3 | 0x10) << 8 | 3u << 16, 1 | 8u << 16, 2 | 7u << 16, 40 } },
         { "softmax src=acc:1 dst=acc:2 rows=3 length=4 chunk_stride=5 row_stride=6",
@@ -343,7 +344,7 @@ static void test_disasm_roundtrip(void **state)
     tpu_insn_t t2 = { { 0x20 | 2 << 8, 7, 0, 0 } }; /* lw flags[1] reserved */
     tpu_insn_disasm(t2, text, sizeof text);
     assert_string_equal(text, ".insn 0x00000220, 0x00000007, 0x00000000, 0x00000000");
-    tpu_insn_t v = { { 0x30 | 14 << 8 | 1u << 16, 0, 0, 0 } }; /* vop 14: no mnemonic */
+    tpu_insn_t v = { { 0x30 | 15 << 8 | 1u << 16, 0, 0, 0 } }; /* vop 15: no mnemonic */
     tpu_insn_disasm(v, text, sizeof text);
     assert_int_equal(strncmp(text, ".insn", 5), 0);
 }
@@ -473,7 +474,7 @@ static void test_check_codes(void **state)
         { "dma_out wmem row=0 rows=1 cols=4 addr=0", 3 },
         { "matmul ub=0 acc=0 rows=0", 3 },
         { "vop add a=ub:0 b=ub:0 dst=ub:0 rows=0", 3 },
-        { ".insn 0x00010e30, 0, 0, 0", 3 },            /* vop 14 */
+        { ".insn 0x00010e30, 0, 0, 0", 0 },            /* vop 14 = erf: valid */
         { ".insn 0x00010d30, 0, 0, 0", 0 },            /* vop 13 = rsqrt: valid */
         { ".insn 0x00010f30, 0, 0, 0", 3 },            /* vop 15 */
         { "vred sum src=acc:0 dst=ub:0 rows=0 length=1 chunk_stride=1 row_stride=1", 3 },

@@ -241,7 +241,7 @@ with open(os.path.join(out, "bad", "truncated.onnx"), "wb") as f:
 with open(os.path.join(out, "bad", "garbage.onnx"), "wb") as f:
     f.write(bytes(np.random.RandomState(1).randint(0, 256, 3000, dtype=np.uint8)))
 open(os.path.join(out, "bad", "empty.onnx"), "wb").close()
-onnx.save(model([helper.make_node("Erf", ["x"], ["y"], name="e")], [], [X], [Y]),
+onnx.save(model([helper.make_node("Sin", ["x"], ["y"], name="e")], [], [X], [Y]),
           os.path.join(out, "bad", "unsupported_op.onnx"))
 onnx.save(model([gemm], [W], [X], [Y], opset=18), os.path.join(out, "bad", "opset_new.onnx"))
 onnx.save(model([gemm], [W], [X], [Y], opset=6), os.path.join(out, "bad", "opset_old.onnx"))

@@ -76,6 +76,14 @@ TEST_SUITES += test-compiler-ops32
 test-compiler-ops32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 	nice /usr/bin/python3 tests/compiler/ops32.py $(BUILD)/test-compiler-ops32 $(BUILD)/tools
 
+# ---- issue 32, the exact GELU: ONNX Erf (vop erf) alone, every bf16 output correctly rounded,
+#      and torch's exact-GELU pattern in a small MLP, against the composed bound and PyTorch
+#      fp32 (also on a Conv output), at N = 4 and 8 (tests/compiler/erf.py; ~10 s) ----
+.PHONY: test-compiler-erf
+TEST_SUITES += test-compiler-erf
+test-compiler-erf: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/erf.py $(BUILD)/test-compiler-erf $(BUILD)/tools
+
 # ---- issue 32, ShuffleNetV2, MNASNet, ConvNeXt, ViT: channel_shuffle, x.chunk and a Slice of
 #      the channels of Conv outputs (DMA channel copies), x.mean([2, 3]) as a GlobalAveragePool,
 #      ConvNeXt's permutes, ViT's token rows, against the composed bound and PyTorch fp32

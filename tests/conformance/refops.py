@@ -26,12 +26,13 @@ BF16_TO_INF = (2.0 - 2.0 ** -8) * 2.0 ** 127    # |x| >= this rounds to Inf in b
 FP32_TO_INF = (2.0 - 2.0 ** -24) * 2.0 ** 127   # |x| >= this rounds to Inf in fp32
 
 # VPU function accuracy, in fp32 ulps, as asserted by test-vpu-model (docs/vpu.md,
-# "Bounds asserted by make test"): exp, recip <= 0.52; sigmoid <= 3.5; tanh <= 5.
+# "Bounds asserted by make test"): exp, recip <= 0.52; sigmoid <= 3.5; tanh <= 5; erf <= 0.75.
 # In bf16 (bf16 in, bf16 out) every function is within 1 bf16 ulp of the exact value.
 EXP_ULP32 = 0.52
 RECIP_ULP32 = 0.52
 SIGMOID_ULP32 = 3.5
 TANH_ULP32 = 5.0
+ERF_ULP32 = 0.75
 RSQRT_ULP32 = 0.52
 ULP32_REL = 2.0 ** -23    # one fp32 ulp of z is at most 2^-23 |z| (z normal)
 ULP16_REL = 2.0 ** -7     # one bf16 ulp of z is at most 2^-7 |z| (z normal)
@@ -607,6 +608,23 @@ def op_tanh(node, ins):
     return _unary_fn(ins[0], np.tanh, dmax, TANH_ULP32)
 
 
+_erf64 = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def op_erf(node, ins):
+    """As Sigmoid/Tanh (erf' = 2/sqrt(pi) e^(-x^2), largest at the point nearest 0); an
+    infinite input gives +-1 exactly (no propagated error)."""
+    x = rb(ins[0]) if ins[0].act else ins[0]
+    fin = np.isfinite(x.v)
+    v = _erf64(x.v)
+    xv, xe = np.where(fin, x.v, 0.0), np.where(fin, x.e, 0.0)
+    t = _nearest0(xv, xe)
+    prop = 2.0 / math.sqrt(math.pi) * np.exp(-t * t) * xe
+    rel = fn_rel(ERF_ULP32)
+    e = prop + rel * (np.abs(v) + prop) + TINY
+    return f64_slack(Val(v, e, bf=True, act=x.act))
+
+
 def op_softmax(node, ins):
     a = attrs(node)
     x = rb(ins[0]) if ins[0].act else ins[0]
@@ -1063,6 +1081,7 @@ OPS = {
     "Relu": op_relu,
     "Sigmoid": op_sigmoid,
     "Tanh": op_tanh,
+    "Erf": op_erf,
     "Softmax": op_softmax,
     "Conv": op_conv,
     "MaxPool": op_maxpool,

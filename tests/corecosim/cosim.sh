@@ -20,7 +20,7 @@ c dense    0,30    dense --seed 3
 c mlp      0,30    mlp --seed 4
 c allops   0,30,80 allops --seed 5   # every DMA form, also under heavy back-pressure
 c manyk    0,30    manyk --seed 6
-c vfuncs   0,30    vfuncs --seed 7 --dist edges   # vop log and rsqrt (op 12, 13)
+c vfuncs   0,30    vfuncs --seed 7 --dist edges   # vop log, rsqrt and erf (op 12, 13, 14)
 c transpose 0,30   transpose --seed 8 --dist edges   # lw transpose: dY W^T, X^T by identity
 # constrained-random programs (tpu-mkprog random, issue 16): three seeds, and the two error
 # codes whose end the harness decides (6: IMEM past the program is nop, as the model's; 7: an

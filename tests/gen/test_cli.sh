@@ -12,7 +12,7 @@ set -u
 GEN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 FILES="tpu_bf16_mul.sv tpu_fp32_add.sv tpu_pe.sv tpu_mxu_row.sv tpu_mxu.sv tpu_mxu.f tpu_mxu.vlt tpu_params.h
 tpu_fp32_mul.sv tpu_fp32_maxmin.sv tpu_vpu_delay.sv tpu_vpu_exp.sv tpu_vpu_recip.sv tpu_vpu_red_node.sv
-tpu_vpu_log.sv tpu_vpu_rsqrt.sv tpu_vpu_rom_log.sv tpu_vpu_rom_rsqrt.sv
+tpu_vpu_log.sv tpu_vpu_rsqrt.sv tpu_vpu_rom_log.sv tpu_vpu_rom_rsqrt.sv tpu_vpu_rom_erf.sv
 tpu_vpu_lane.sv tpu_vpu_rom_exp2.sv tpu_vpu_rom_recip.sv tpu_vpu.sv tpu_vpu.f tpu_vpu.vlt
 tpu_sram.sv tpu_core_regs.sv tpu_core_dma.sv tpu_core_seq.sv tpu_core_mx.sv tpu_core_vctl.sv
 tpu_core_coll.sv tpu_core.sv tpu_core.f tpu_core.vlt tpu_isa_pkg.sv

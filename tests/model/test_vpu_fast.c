@@ -2,8 +2,8 @@
 /* Also the AVX-512 whole-instruction rows (vpu_rows_binary_fast, vpu_rows_unary_fast) on the
    same elements, as rows of several lengths, b per row and broadcast.
    Both copies of the loops (AVX2 where the host has it, and the baseline: vpu_fast_set_simd).
-   The VPU's fast relu and cvt (vpu_vec_unary_fast) against vpu_vec_unary on every bf16 pattern
-   and the specials and 1 M random fp32 patterns, in every load/store format; its fast
+   The VPU's fast relu, cvt and erf (vpu_vec_unary_fast) against vpu_vec_unary on every bf16
+   pattern and the specials and 1 M random fp32 patterns (erf: 0.5 M more with |x| < 8), in every load/store format; its fast
    add/sub/mul/max/min path (cmodel/src/vpu_fast.c, used by the core model) against
    vpu_vec_binary, bit for bit: every pair of 64 special fp32 patterns (zeros, subnormals, the
    smallest and largest normals, Inf, NaNs with payloads, values whose sum or difference is
@@ -126,11 +126,11 @@ static int check_unary(vpu_op_t op, vpu_fmt_t fx, vpu_fmt_t fy, size_t n, const 
 
 static int unary_tests(long *count)
 {
-    const vpu_op_t ops[] = {VPU_OP_RELU, VPU_OP_CVT};
+    const vpu_op_t ops[] = {VPU_OP_RELU, VPU_OP_CVT, VPU_OP_ERF};
     const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0];
     uint32_t x[256];
     int fails = 0;
-    for (int oi = 0; oi < 2; oi++)
+    for (int oi = 0; oi < 3; oi++)
         for (int f = 0; f < 4; f++) {
             vpu_fmt_t fx = (f & 1) ? VPU_FMT_BF16 : VPU_FMT_FP32;
             vpu_fmt_t fy = (f & 2) ? VPU_FMT_BF16 : VPU_FMT_FP32;
@@ -154,6 +154,15 @@ static int unary_tests(long *count)
                     fails += check_unary(ops[oi], fx, fy, len, x);
                     *count += (long)len;
                 }
+                if (ops[oi] == VPU_OP_ERF) /* erf's range: |x| < 8, half of them in [2^-7, 8) */
+                    for (int r = 0; r < 2048; r++) {
+                        for (size_t j = 0; j < 256; j++) {
+                            uint32_t e = (j & 1) ? 120u + rnd() % 10u : rnd() % 130u;
+                            x[j] = (rnd() & 0x80000000u) | e << 23 | (rnd() & 0x7FFFFFu);
+                        }
+                        fails += check_unary(ops[oi], fx, fy, 256, x);
+                        *count += 256;
+                    }
             }
         }
     return fails;
@@ -163,7 +172,7 @@ static int run_all(void)
 {
     long ucount = 0;
     int ufails = unary_tests(&ucount);
-    printf("vpu fast relu/cvt: %ld elements compared with vpu_vec_unary, %d failure(s)\n", ucount,
+    printf("vpu fast relu/cvt/erf: %ld elements compared with vpu_vec_unary, %d failure(s)\n", ucount,
            ufails);
     const vpu_op_t ops[] = {VPU_OP_ADD, VPU_OP_SUB, VPU_OP_MUL, VPU_OP_MAX, VPU_OP_MIN};
     const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0];

@@ -4,10 +4,10 @@
 #include "vpu_ref.h"
 
 const char *const ref_fn_names[REF_NFUNCS] = { "relu", "exp", "tanh", "sigmoid", "gelu", "recip",
-                                                 "log", "rsqrt" };
+                                                 "log", "rsqrt", "erf" };
 const vpu_op_t ref_fn_ops[REF_NFUNCS] = { VPU_OP_RELU, VPU_OP_EXP, VPU_OP_TANH,
                                           VPU_OP_SIGMOID, VPU_OP_GELU, VPU_OP_RECIP,
-                                          VPU_OP_LOG, VPU_OP_RSQRT };
+                                          VPU_OP_LOG, VPU_OP_RSQRT, VPU_OP_ERF };
 
 uint32_t ref_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 float ref_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -66,6 +66,7 @@ void ref_eval(ref_fn_t fn, uint32_t xb, mpfr_t y)
         else
             mpfr_rec_sqrt(y, x, MPFR_RNDN);
         break;
+    case REF_ERF: mpfr_erf(y, x, MPFR_RNDN); break;
     case REF_GELU:
         /* 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
         if (mpfr_inf_p(x) && mpfr_sgn(x) < 0) {
@@ -276,6 +277,16 @@ const char *ref_special_violation(ref_fn_t fn, uint32_t x, uint32_t y)
             return "rsqrt of a positive normal x must be a positive normal number";
         if (xd >= VPU_F_ONE ? ay > VPU_F_ONE : ay < VPU_F_ONE)
             return "rsqrt(x) on the wrong side of 1";
+        return 0;
+    case REF_ERF:
+        if (x_zero)
+            return y == xd ? 0 : "erf(+-0) must be +-0";
+        if (x_inf)
+            return y == ((sx << 31) | VPU_F_ONE) ? 0 : "erf(+-Inf) must be +-1";
+        if (sy != sx)
+            return "erf must keep the sign of x";
+        if (ay > VPU_F_ONE)
+            return "|erf| must be <= 1";
         return 0;
     default:
         return "unknown function";

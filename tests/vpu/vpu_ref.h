@@ -10,7 +10,7 @@
 
 /* The unary functions measured. */
 typedef enum { REF_RELU, REF_EXP, REF_TANH, REF_SIGMOID, REF_GELU, REF_RECIP, REF_LOG,
-               REF_RSQRT, REF_NFUNCS } ref_fn_t;
+               REF_RSQRT, REF_ERF, REF_NFUNCS } ref_fn_t;
 
 extern const char *const ref_fn_names[REF_NFUNCS];
 extern const vpu_op_t ref_fn_ops[REF_NFUNCS];

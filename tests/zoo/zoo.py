@@ -11,7 +11,8 @@ at 64x64 would have to upsample a 2x2 map to 7x7 (torch 1.13 cannot export that)
 is dropped and the classifier's first Linear takes the 512 x 2 x 2 features (2048 -> 4096, the
 rest of the network unchanged). At 224x224 the model is torchvision's as it is.
 NAME_gelu_tanh (e.g. convnext_tiny_gelu_tanh): torchvision's NAME with every nn.GELU made
-GELU(approximate='tanh') (`vop gelu`), a stand-in while the exact GELU's Erf is refused.
+GELU(approximate='tanh') (`vop gelu`): the stand-in used before the exact GELU's Erf
+compiled, kept for comparisons.
 --export-only (bench/article.sh, for the predictor): only NAME.onnx, no BatchNorm calibration
 and no reference outputs (the predicted cycles do not depend on the weights or the data).
 usage: zoo.py OUT SIZE BATCH [--export-only] MODEL..."""

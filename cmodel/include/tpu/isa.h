@@ -113,12 +113,12 @@ int tpu_opcode_is_collective(unsigned opcode);
 enum { TPU_ISA_MEMS(TPU_ISA_MEM_ENUM) TPU_MEM_COUNT = 3 };
 #undef TPU_ISA_MEM_ENUM
 
-/* VPU ops of vop flags[3:0] (0..4 binary, 5..13 unary; 14, 15 are error code 3). The values
+/* VPU ops of vop flags[3:0] (0..4 binary, 5..14 unary; 15 is error code 3). The values
    are those of vpu_op_t (tpu/vpu.h). */
 enum {
     TPU_VOP_ADD = 0, TPU_VOP_SUB, TPU_VOP_MUL, TPU_VOP_MAX, TPU_VOP_MIN, TPU_VOP_CVT,
     TPU_VOP_RELU, TPU_VOP_EXP, TPU_VOP_TANH, TPU_VOP_SIGMOID, TPU_VOP_GELU, TPU_VOP_RECIP,
-    TPU_VOP_LOG, TPU_VOP_RSQRT,
+    TPU_VOP_LOG, TPU_VOP_RSQRT, TPU_VOP_ERF,
     TPU_VOP_COUNT
 };
 

@@ -29,6 +29,7 @@ fp32_t vpu_tanh(fp32_t x);    /* (1-e^-2a)/(1+e^-2a), odd polynomial for |x| < 2
 fp32_t vpu_gelu(fp32_t x);    /* tanh-form GELU, evaluated as x * sigmoid(2u) */
 fp32_t vpu_log(fp32_t x);     /* ln x: RECIP ROM reduction, LOG ROM, degree-4 log1p, Q.56 sum */
 fp32_t vpu_rsqrt(fp32_t x);   /* 1/sqrt(x): RSQRT ROM, exact-ish residual, cubic correction */
+fp32_t vpu_erf(fp32_t x);     /* erf(x): 15 segments of |x|, degree-6 polynomials from a ROM */
 fp32_t vpu_canon(fp32_t x);   /* DAZ + canonical NaN (the CVT/MOV op on fp32) */
 
 /* ---- Opcodes ------------------------------------------------------------------------ */
@@ -49,6 +50,7 @@ typedef enum {
     VPU_OP_RECIP,
     VPU_OP_LOG,
     VPU_OP_RSQRT,
+    VPU_OP_ERF,
     VPU_OP_COUNT
 } vpu_op_t;
 
@@ -124,6 +126,12 @@ int64_t vpu_rom_log(unsigned i);
 /* RSQRT[i] = round(2^32 / sqrt(z_i)), z_i = (1 + (2j+1)/256) * 2^(i >> 7), j = i & 127
    (32 bits, value in (0.5, 1) as Q0.32; docs/vpu.md, "rsqrt"). */
 uint32_t vpu_rom_rsqrt(unsigned i);
+/* ERF[j][k], segment j = 0..14 (VPU_ERF_SEGS), word k = 0..7: fp32 patterns; k = 0..6 the
+   coefficient of v^k of segment j's polynomial, k = 7 the segment's centre c (docs/vpu.md,
+   "erf"; fitted offline by scripts/erf_fit.py). Out-of-range j or k -> 0. */
+#define VPU_ERF_SEGS 15u
+#define VPU_ERF_DEG 6u
+uint32_t vpu_rom_erf(unsigned j, unsigned k);
 
 /* Fixed-point constants (exact integers; tests regenerate them with MPFR). */
 #define VPU_K_LOG2E_Q39 UINT64_C(0xB8AA3B295C) /* round(log2(e) * 2^39), 40 bits */
@@ -138,7 +146,8 @@ uint32_t vpu_rom_rsqrt(unsigned i);
 #define VPU_F_TANH_C3 0xBD5D0DD1u    /* -17/315 */
 #define VPU_F_GELU_C 0x3D372713u     /* 0.044715 */
 #define VPU_F_GELU_K 0x3FCC422Au     /* 2*sqrt(2/pi) */
-#define VPU_F_2POW_M64 0x1F800000u   /* 2^-64 (GELU's scale-back) */
+#define VPU_F_2POW_M64 0x1F800000u   /* 2^-64 (GELU's and erf's scale-back) */
+#define VPU_F_2POW_64 0x5F800000u    /* 2^64 (erf's scaling of small |x|) */
 
 #ifdef __cplusplus
 }

@@ -154,6 +154,10 @@ typedef enum {
     TPUC_OP_MOD,      /* Mod of two constants (shape arithmetic: Swin's window padding),
                          folded (fold_attn.c's tpuc_fold_const_arith) */
     TPUC_OP_LSTM, TPUC_OP_GRU, TPUC_OP_RNN, /* fold_rnn.c: unrolled over the sequence */
+    TPUC_OP_ERF,      /* Erf: the VPU's erf (vop erf) */
+    TPUC_OP_GELU_ERF, /* fold: the exact GELU x * 0.5 * (1 + Erf(x / sqrt 2)) as one node
+                         (hs_alpha = fp32(1/sqrt 2), hs_beta = 1, clip_lo = 0.5; tile.c's
+                         emit_hard) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
