@@ -8,7 +8,7 @@ It is not the compiler: `compile` checks what it can run and copies the model; `
 evaluates it with numpy in an emulation of the machine's arithmetic (docs/numerics.md):
 activations and weights rounded to bf16 (RNE, DAZ), exact products, one sequential fp32
 chain per dot product, FTZ on every fp32 result, biases and VPU steps in fp32, the output
-rounded to bf16. The VPU functions use numpy's float32 exp/tanh (not the VPU's algorithms),
+rounded to bf16. The VPU functions use numpy's float32 exp/tanh and math.erf (not the VPU's algorithms),
 so its results are close to the machine's but not its bits.
 
 STANDIN_FAULT (environment) makes it misbehave, for the runner's self-test (selftest.sh):
@@ -19,6 +19,7 @@ STANDIN_FAULT (environment) makes it misbehave, for the runner's self-test (self
   offset    infer adds 0.1 + |y| / 16 to the output's first element y
   acceptall compile accepts every model (no checks)
 """
+import math
 import os
 import shutil
 import sys
@@ -267,6 +268,9 @@ def emulate(graph, x, consts):
             y = np.where(xb >= 0, R, mul(E, R))
         elif op == "Tanh":
             y = ftz(np.tanh(bf16(X)))
+        elif op == "Erf":
+            xb = bf16(X)
+            y = ftz(np.vectorize(math.erf, otypes=[np.float64])(xb.astype(np.float64)).astype(F32))
         elif op == "Softmax":
             xb = bf16(X)
             axis = a.get("axis", -1)
