@@ -49,6 +49,8 @@ from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 import refops  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tchelp  # noqa: E402
 
 W, TOOLS = sys.argv[1], sys.argv[2]
 os.makedirs(W, exist_ok=True)
@@ -65,19 +67,7 @@ def say(ok, msg):
 
 
 def run(name, onnx_path, x, N):
-    d = os.path.join(W, "%s_N%d" % (name, N))
-    r = subprocess.run([os.path.join(TOOLS, "tpu-compile"), onnx_path, "--mxu", str(N), "--cores", "1",
-                        "--batch", str(x.shape[0]), "-o", d], capture_output=True, text=True)
-    if r.returncode:
-        say(False, "%s N=%d: tpu-compile: %s" % (name, N, r.stderr.strip()))
-        return None
-    np.save(d + "_x.npy", x)
-    r = subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", d + "_x.npy", "--output",
-                        d + "_y.npy"], capture_output=True, text=True)
-    if r.returncode:
-        say(False, "%s N=%d: tpu-infer: %s" % (name, N, r.stderr.strip()))
-        return None
-    return np.load(d + "_y.npy")
+    return tchelp.compile_infer(TOOLS, W, name, onnx_path, x, N, say)
 
 
 def report_of(name, N):

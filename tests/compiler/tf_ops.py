@@ -37,6 +37,8 @@ from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 import refops  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tchelp  # noqa: E402
 
 W, TOOLS = sys.argv[1], sys.argv[2]
 os.makedirs(W, exist_ok=True)
@@ -58,13 +60,7 @@ def run(name, onnx_path, x, N, cores=1):
     if r.returncode:
         say(False, "%s N=%d: tpu-compile: %s" % (name, N, r.stderr.strip()))
         return None
-    np.save(d + "_x.npy", x)
-    r = subprocess.run([os.path.join(TOOLS, "tpu-infer"), d, "--input", d + "_x.npy", "--output",
-                        d + "_y.npy"], capture_output=True, text=True)
-    if r.returncode:
-        say(False, "%s N=%d: tpu-infer: %s" % (name, N, r.stderr.strip()))
-        return None
-    return np.load(d + "_y.npy")
+    return tchelp.infer(TOOLS, d, x, name, N, say)
 
 
 def within(got, ref):
