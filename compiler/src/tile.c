@@ -433,13 +433,16 @@ static int add_rows(ctx_t *c, const mm_t *m, uint64_t frow, uint64_t srow, uint6
         ADD_RUN(0, nr);
     } else {
         /* run i's add after run i + 1's DMA: a DMA waits for an idle VPU, an add does not wait
-           for a DMA into other rows, so each add runs beside the next DMA */
-        uint64_t poff = 0, plen = 0;
+           for a DMA into other rows, so each add runs beside the next DMA; within an image,
+           so that every image's runs are the same instructions (the loop pass rolls them) */
+        uint64_t poff = 0, plen = 0, pimg = 0;
         for (uint64_t r = m0, end = m0 + nr; r < end;) {
             uint64_t b = r / m->r_img, rem = r % m->r_img;
             uint64_t y = rem / m->r_pitch, x = rem % m->r_pitch;
             if (y >= m->oh) { r = (b + 1) * m->r_img; continue; }
             if (x >= m->ow) { r = b * m->r_img + (y + 1) * m->r_pitch; continue; }
+            if (plen && b != pimg) { ADD_RUN(poff, plen); plen = 0; }
+            pimg = b;
             uint64_t len = min64(m->ow - x, end - r);
             uint64_t pix = b * s->img + s->off + y * s->rpitch + x * WS(s);
             TRY(tpuc_e_dma_in(&c->e, UB, srow + (r - m0), len, ct, s->addr + (pix * C + col) * 2,
@@ -618,6 +621,50 @@ static int run_mm(ctx_t *c, const mm_t *m)
     return rc;
 }
 
+/* M-tiles that the images cut alike (rowwise: output rows scattered, or an input gathered,
+   per image row), so that every tile moves the same pattern and the loop pass rolls a layer,
+   its images included, into one body: tiles of whole images, as many per tile as the fewest
+   tiles need (a number that divides the images where the tiles allowed are enough, so that
+   the last tile is not shorter); else tiles of whole rows that restart at every image and
+   cover only its vr valid rows (the r-space's rows past the image's last output row are
+   junk no reader takes), balanced (*img_t set to the tile; also one image, or not rowwise,
+   where the image has such rows: a tile of junk alone is not computed); either with no more
+   tiles than mt rows a tile take, or with up to more_8ths/8 more; else tiles of whole rows
+   (at most 1/8 of the tile given up) where rows_only (a scatter or a residual: its DMAs
+   per image row), else mt. Returns the tile's rows. */
+static uint64_t cut_alike(uint64_t mtot, uint64_t r_img, uint64_t r_pitch, uint64_t vr,
+                          uint64_t mt, int rowwise, int rows_only, unsigned more_8ths,
+                          uint64_t *img_t)
+{
+    const uint64_t nimg = mtot / r_img, n0 = (mtot + mt - 1) / mt;
+    const uint64_t ai = mt / r_img * r_img, ar = mt / r_pitch * r_pitch;
+#define FEWER(n1) ((n1) * 8 <= n0 * (8 + more_8ths))
+    *img_t = 0;
+    if (rowwise && mt >= r_img) {
+        const uint64_t k = (nimg + n0 - 1) / n0;
+        for (uint64_t d = min64(k, mt / r_img); d > 1 && nimg % k; d--)
+            if (nimg % d == 0 && FEWER(nimg / d)) return d * r_img;
+        if (k * r_img <= mt) return k * r_img;
+        return FEWER((nimg + ai / r_img - 1) / (ai / r_img)) ? ai : mt;
+    }
+    if (mt < r_img && ar && r_img % r_pitch == 0 && vr % r_pitch == 0 && vr <= r_img &&
+        ((rowwise && nimg > 1) || vr < r_img)) {
+        const uint64_t vrows = vr / r_pitch, per = (vrows + ar / r_pitch - 1) / (ar / r_pitch);
+        if (FEWER(nimg * per)) return *img_t = (vrows + per - 1) / per * r_pitch;
+    }
+#undef FEWER
+    const uint64_t a = mt >= r_img ? ai : ar;
+    return rows_only && a * 8 >= mt * 7 ? a : mt;
+}
+
+/* The first row of the M-tile after the one of `rows` rows at m0: per-image tiles (img_t)
+   skip the rows past the image's valid ones */
+static uint64_t next_tile(uint64_t m0, uint64_t rows, uint64_t img_t, uint64_t r_img, uint64_t vr)
+{
+    const uint64_t m1 = m0 + rows;
+    return img_t && m1 % r_img >= vr ? (m1 / r_img + 1) * r_img : m1;
+}
+
 static int run_mm_views(ctx_t *c, const mm_t *m)
 {
     const unsigned N = c->n;
@@ -658,38 +705,22 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         CERR(c, "internal: a group of pooled windows (%llu rows) exceeds the tile (%llu)",
              (unsigned long long)prow, (unsigned long long)mt);
     mt = mt / prow * prow;
-    /* output rows scattered, or a residual input gathered, per image row (rowwise): tiles that
-       the images cut alike, so that every tile moves the same pattern and the loop pass rolls
-       the layer, its images included, into one body. Tiles of whole images, as many per tile
-       as the fewest tiles need; else (an image larger than a tile) several images each in
-       tiles of whole rows that restart at every image (img_t); either with no more tiles, or
-       with up to 3/8 more where every weight tile stays in WMEM (more tiles stream the
-       weights again: ResNet-50 at 224, batch 8 on N = 128, +1.5 % cycles when allowed there;
-       bench/RESULTS.md); else tiles of whole rows (at most 1/8 of the tile given up). A
-       residual read in the r-space's own layout (one DMA per tile) only keeps to whole rows
-       or images. */
+    /* tiles the images cut alike (cut_alike); up to 3/8 more tiles where every weight tile
+       stays in WMEM (allowed everywhere: ResNet-50 at 224, batch 8 on N = 128, +1.5 % cycles,
+       as more tiles stream the weights again; bench/RESULTS.md) */
     uint64_t img_t = 0;
-    if ((m->scatter || m->res) && m->r_pitch && !m->gather && !m->pool_k && mt < m->mtot) {
+    const uint64_t vr = m->r_pitch ? min64(m->r_img, m->oh * m->r_pitch) : 0;
+    if (m->r_pitch && !m->gather && !m->pool_k && !m->pool_g && mt < m->mtot) {
         const tpuc_layout_t *rl = m->res ? &m->res->lay : NULL;
-        const int rowwise = m->scatter || !(rl->img == m->r_img && rl->rpitch == m->r_pitch &&
-                                            WS(rl) == 1 && rl->off == 0);
-        const uint64_t nimg = m->mtot / m->r_img, n0 = (m->mtot + mt - 1) / mt;
-        const uint64_t ai = mt / m->r_img * m->r_img, ar = mt / m->r_pitch * m->r_pitch;
+        const int rowwise = m->scatter || (rl && !(rl->img == m->r_img &&
+                                                   rl->rpitch == m->r_pitch && WS(rl) == 1 &&
+                                                   rl->off == 0));
         const int wres = c->slots >= 2 && (uint64_t)T * U <= 2 * (c->slots / 2);
-#define FEWER(n1) ((n1) <= n0 || (wres && (n1) * 8 <= n0 * 11))
-        if (rowwise && mt >= m->r_img) {
-            const uint64_t k = (nimg + n0 - 1) / n0;
-            if (k * m->r_img <= mt) mt = k * m->r_img;
-            else if (FEWER((nimg + ai / m->r_img - 1) / (ai / m->r_img))) mt = ai;
-        } else if (rowwise && nimg > 1 && ar && m->r_img % m->r_pitch == 0 &&
-                   FEWER(nimg * ((m->r_img + ar - 1) / ar))) {
-            img_t = mt = ar;
-        } else {
-            const uint64_t a = mt >= m->r_img ? ai : ar;
-            if (a * 8 >= mt * 7) mt = a;
-        }
+        mt = cut_alike(m->mtot, m->r_img, m->r_pitch, vr, mt, rowwise, m->scatter || m->res,
+                       wres ? 3 : 0, &img_t);
     }
-#define TROWS(m0) (img_t ? min64(mt, m->r_img - (m0) % m->r_img) : min64(mt, m->mtot - (m0)))
+#define TROWS(m0) (img_t ? min64(mt, vr - (m0) % m->r_img) : min64(mt, m->mtot - (m0)))
+#define NEXTM(m0, rows) next_tile((m0), (rows), img_t, m->r_img, vr)
     if (mt < 1)
         CERR(c, "does not fit the core's memories (K-chunks %u, N-tiles %u; UB %u rows, ACC %u "
              "rows): use a larger --ub-kib/--acc-kib", T, U, gm->ub_rows, gm->acc_rows);
@@ -742,7 +773,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             CERR(c, "internal: weight stream %zu differs from the sizing pass's", idx);
         }
     }
-    for (uint64_t m0 = 0, ti = 0, rows = 0; m0 < m->mtot; m0 += rows, ti++) {
+    for (uint64_t m0 = 0, ti = 0, rows = 0; m0 < m->mtot; m0 = NEXTM(m0, rows), ti++) {
         rows = !m->gather || kb ? TROWS(m0)
              : min64(krow, m->oh - m0 % m->r_img / m->ow) * m->ow;
         /* gather: r-space rows [g0, g0 + gspan) hold the tile's windows */
@@ -753,7 +784,7 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         /* the tile's chunks at abase (pf: two buffers, this tile's were DMA'd during the
            previous tile's matmuls); the next tile's: m1, rows1, into the other buffer */
         const uint64_t abase = pf && ti % 2 ? fp : 0, nbase = fp - abase;
-        const uint64_t m1 = m0 + rows, rows1 = m1 < m->mtot ? TROWS(m1) : 0;
+        const uint64_t m1 = NEXTM(m0, rows), rows1 = m1 < m->mtot ? TROWS(m1) : 0;
         /* Weight tiles of consecutive steps are consecutive in the image: they are DMA'd G at
            a time into one WMEM ring position while the others feed `lw`, group g + 1 when
            group g's first tile is loaded (one slot: one tile at a time). The M-tile's last
@@ -773,8 +804,8 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
         /* link: 1 the stream that follows is started here, 2 (every tile in WMEM) only the
            next M-tile's first `lw` */
         const int link = c->slots < 2 ? 0
-                         : ws.resident ? (m0 + rows < m->mtot ? (nx = ws, 2) : 0)
-                         : m0 + rows < m->mtot ? (nx = ws, nx.q0 = (ws.q0 + ws.ng) % ws.R, 1)
+                         : ws.resident ? (m1 < m->mtot ? (nx = ws, 2) : 0)
+                         : m1 < m->mtot ? (nx = ws, nx.q0 = (ws.q0 + ws.ng) % ws.R, 1)
                          : wst_next(c, &ws, &nx);
 #define KP(k) wst_kp(&ws, (k))
 #define WROW(kp) wst_row(c, &ws, (kp))
@@ -929,8 +960,8 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
 #undef VADDR
 #undef RMAP
 #undef TROWS
+#undef NEXTM
     c->wops_end = c->e.wops;
-#undef FEWER
     return 0;
 }
 
@@ -1779,6 +1810,11 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
         views = 0;
     }
     if (mt < 1) CERR(c, "does not fit UB/ACC");
+    /* chunks the images cut alike (cut_alike) */
+    uint64_t img_t = 0;
+    const uint64_t vr = min64(rs.r_img, m.oh * rs.r_pitch);
+    if (rs.r_pitch && mt < rs.mtot)
+        mt = cut_alike(rs.mtot, rs.r_img, rs.r_pitch, vr, mt, m.scatter, m.scatter, 2, &img_t);
     uint64_t vrow[64] = {0};
     if (views) {
         uint64_t r = mt;
@@ -1789,8 +1825,8 @@ static int emit_pool(ctx_t *c, const tpuc_node_t *n)
     hw_mark(c, views ? (1 + nv) * mt + vsum : 3 * mt, is_max ? (es == 4 ? mt : 0) : 3 * mt + 1, 0);
     uint64_t sc_row = gm->acc_rows - 1;
     if (!is_max && uniform) TRY(tpuc_e_dma_in(&c->e, ACC, sc_row, 1, N, img_addr(c, sc_off), (uint64_t)N * 4));
-    for (uint64_t m0 = 0; m0 < rs.mtot; m0 += mt) {
-        uint64_t rows = min64(mt, rs.mtot - m0);
+    for (uint64_t m0 = 0, rows = 0; m0 < rs.mtot; m0 = next_tile(m0, rows, img_t, rs.r_img, vr)) {
+        rows = img_t ? min64(mt, vr - m0 % rs.r_img) : min64(mt, rs.mtot - m0);
         for (uint64_t t = 0; t < CT; t++) {
             uint64_t ct = min64(N, C - t * N);
             if (views)
