@@ -1999,6 +1999,22 @@ static int emit_hard(ctx_t *c, const tpuc_node_t *n, uint64_t xrow, uint64_t ka,
     return 0;
 }
 
+/* The image rows from row r (of B x H, W pixels each) on, at most n, that follow each other
+   in layout l's host memory (row h + 1's first pixel one pixel step after row h's last; into
+   the next image too unless per_image), so that one DMA moves them */
+static uint64_t row_run(const tpuc_layout_t *l, uint64_t H, uint64_t W, uint64_t r, uint64_t n,
+                        int per_image)
+{
+    const uint64_t step = WS(l);
+    uint64_t k = 1;
+    for (; k < n; k++) {
+        const uint64_t r1 = r + k;
+        if (r1 % H == 0 ? per_image || l->img != H * l->rpitch : 0) break;
+        if (l->rpitch != W * step) break;
+    }
+    return k;
+}
+
 /* Elementwise on SPATIAL tensors, image row by image row: the inputs may have any geometry
    (a wide Conv output, a clean padded buffer, pooled pixels wstep rows apart), the output is
    a clean buffer with the padding its readers need. x: the full-size input; x2: a second
@@ -2033,13 +2049,17 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
         uint64_t ct = min64(N, C - t * N);
         for (uint64_t r0 = 0; r0 < total; r0 += G) {
             uint64_t g = min64(G, total - r0), rows = g * W;
-            for (uint64_t i = 0; i < g; i++) {
-                uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
-                uint64_t pa = bi * a->img + a->off + h * a->rpitch;
-                TRY(tpuc_e_dma_in(&c->e, UB, i * W, W, ct, a->addr + (pa * C + t * N) * 2, WS(a) * C * 2));
+            /* image rows whose pixels follow each other in host memory move in one DMA (a
+               dense layout: the whole group); the [B, C, 1, 1] row once per image */
+            for (uint64_t i = 0, n1; i < g; i += n1) {
+                const uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
+                const uint64_t pa = bi * a->img + a->off + h * a->rpitch;
+                n1 = row_run(a, H, W, r0 + i, g - i, x2 && bcast);
+                if (x2 && !bcast) n1 = min64(n1, row_run(b, H, W, r0 + i, n1, 0));
+                TRY(tpuc_e_dma_in(&c->e, UB, i * W, n1 * W, ct, a->addr + (pa * C + t * N) * 2, WS(a) * C * 2));
                 if (x2 && !bcast) {
                     uint64_t pb = bi * b->img + b->off + h * b->rpitch;
-                    TRY(tpuc_e_dma_in(&c->e, UB, G * W + i * W, W, ct, b->addr + (pb * C + t * N) * 2, WS(b) * C * 2));
+                    TRY(tpuc_e_dma_in(&c->e, UB, G * W + i * W, n1 * W, ct, b->addr + (pb * C + t * N) * 2, WS(b) * C * 2));
                 } else if (x2) {
                     uint64_t pb = bi * b->img + b->off;
                     TRY(tpuc_e_dma_in(&c->e, UB, G * W + i, 1, ct, b->addr + (pb * C + t * N) * 2, C * 2));
@@ -2067,8 +2087,10 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
             } else if (x2 && !bcast) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, UB, G * W, 0, rm, rr, rows));
             } else if (x2) {
-                for (uint64_t i = 0; i < g; i++)
-                    TRY(tpuc_e_vop(&c->e, op, UB, i * W, UB, G * W + i, 1, rm, rr + i * W, W));
+                for (uint64_t i = 0, n1; i < g; i += n1) {
+                    n1 = min64(g - i, H - (r0 + i) % H); /* the rest of the image */
+                    TRY(tpuc_e_vop(&c->e, op, UB, i * W, UB, G * W + i, 1, rm, rr + i * W, n1 * W));
+                }
             } else if (k_off >= 0) {
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, ACC, crow + t, 1, rm, rr, rows));
             } else if (n->op == TPUC_OP_CLIP) {
@@ -2077,10 +2099,11 @@ static int eltwise_rows(ctx_t *c, const tpuc_node_t *n, const tpuc_tensor_t *x,
                 TRY(tpuc_e_vop(&c->e, op, UB, 0, -1, 0, 0, rm, rr, rows));
             }
             if (act && emit_act(c, act, rm, rr, fmem, frow, rows, clip_row)) return -1;
-            for (uint64_t i = 0; i < g; i++) {
+            for (uint64_t i = 0, n1; i < g; i += n1) {
                 uint64_t bi = (r0 + i) / H, h = (r0 + i) % H;
                 uint64_t po = bi * o->img + o->off + h * o->rpitch;
-                TRY(tpuc_e_dma_out(&c->e, fmem, frow + i * W, W, ct, o->addr + (po * C + t * N) * es, C * es));
+                n1 = row_run(o, H, W, r0 + i, g - i, 0);
+                TRY(tpuc_e_dma_out(&c->e, fmem, frow + i * W, n1 * W, ct, o->addr + (po * C + t * N) * es, C * es));
             }
         }
     }
