@@ -418,7 +418,7 @@ static int write_pooled(ctx_t *c, const mm_t *m, unsigned mem, uint64_t row, uin
    gathered: with a geometry unlike the r-space, each image row's run is added on its own, and
    the activation then reads ACC rows that all hold a value. */
 static int add_rows(ctx_t *c, const mm_t *m, uint64_t frow, uint64_t srow, uint64_t arow,
-                    uint64_t m0, uint64_t nr, uint64_t col, uint64_t ct)
+                    uint64_t m0, uint64_t nr, uint64_t col, uint64_t ct, int per_image)
 {
     const tpuc_layout_t *s = &m->res->lay;
     const uint64_t C = s->cols;
@@ -433,15 +433,16 @@ static int add_rows(ctx_t *c, const mm_t *m, uint64_t frow, uint64_t srow, uint6
         ADD_RUN(0, nr);
     } else {
         /* run i's add after run i + 1's DMA: a DMA waits for an idle VPU, an add does not wait
-           for a DMA into other rows, so each add runs beside the next DMA; within an image,
-           so that every image's runs are the same instructions (the loop pass rolls them) */
+           for a DMA into other rows, so each add runs beside the next DMA; within an image
+           where the tiles start at images or restart in each (per_image), so that every
+           image's runs are the same instructions (the loop pass rolls them) */
         uint64_t poff = 0, plen = 0, pimg = 0;
         for (uint64_t r = m0, end = m0 + nr; r < end;) {
             uint64_t b = r / m->r_img, rem = r % m->r_img;
             uint64_t y = rem / m->r_pitch, x = rem % m->r_pitch;
             if (y >= m->oh) { r = (b + 1) * m->r_img; continue; }
             if (x >= m->ow) { r = b * m->r_img + (y + 1) * m->r_pitch; continue; }
-            if (plen && b != pimg) { ADD_RUN(poff, plen); plen = 0; }
+            if (per_image && plen && b != pimg) { ADD_RUN(poff, plen); plen = 0; }
             pimg = b;
             uint64_t len = min64(m->ow - x, end - r);
             uint64_t pix = b * s->img + s->off + y * s->rpitch + x * WS(s);
@@ -624,11 +625,11 @@ static int run_mm(ctx_t *c, const mm_t *m)
 /* M-tiles that the images cut alike (rowwise: output rows scattered, or an input gathered,
    per image row), so that every tile moves the same pattern and the loop pass rolls a layer,
    its images included, into one body: tiles of whole images, as many per tile as the fewest
-   tiles need (a number that divides the images where the tiles allowed are enough, so that
-   the last tile is not shorter); else tiles of whole rows that restart at every image and
+   tiles need; else tiles of whole rows that restart at every image and
    cover only its vr valid rows (the r-space's rows past the image's last output row are
-   junk no reader takes), balanced (*img_t set to the tile; also one image, or not rowwise,
-   where the image has such rows: a tile of junk alone is not computed); either with no more
+   junk no reader takes), balanced (*img_t set to the tile; also one image, or not rowwise
+   where the tiles are then all alike, where the image has such rows: a tile of junk alone
+   is not computed); either with no more
    tiles than mt rows a tile take, or with up to more_8ths/8 more; else tiles of whole rows
    (at most 1/8 of the tile given up) where rows_only (a scatter or a residual: its DMAs
    per image row), else mt. Returns the tile's rows. */
@@ -642,15 +643,14 @@ static uint64_t cut_alike(uint64_t mtot, uint64_t r_img, uint64_t r_pitch, uint6
     *img_t = 0;
     if (rowwise && mt >= r_img) {
         const uint64_t k = (nimg + n0 - 1) / n0;
-        for (uint64_t d = min64(k, mt / r_img); d > 1 && nimg % k; d--)
-            if (nimg % d == 0 && FEWER(nimg / d)) return d * r_img;
         if (k * r_img <= mt) return k * r_img;
         return FEWER((nimg + ai / r_img - 1) / (ai / r_img)) ? ai : mt;
     }
     if (mt < r_img && ar && r_img % r_pitch == 0 && vr % r_pitch == 0 && vr <= r_img &&
         ((rowwise && nimg > 1) || vr < r_img)) {
         const uint64_t vrows = vr / r_pitch, per = (vrows + ar / r_pitch - 1) / (ar / r_pitch);
-        if (FEWER(nimg * per)) return *img_t = (vrows + per - 1) / per * r_pitch;
+        if (FEWER(nimg * per) && (rowwise || vrows % per == 0))
+            return *img_t = (vrows + per - 1) / per * r_pitch;
     }
 #undef FEWER
     const uint64_t a = mt >= r_img ? ai : ar;
@@ -924,7 +924,8 @@ static int run_mm_views(ctx_t *c, const mm_t *m)
             if (cur_mem != fmem || cur != frow) {
                 TRY(tpuc_e_vop(&c->e, V_CVT, cur_mem, cur, -1, 0, 0, fmem, frow, nr));
             }
-            if (m->res && add_rows(c, m, frow, ub_e + 2 * mt, src, m0, nr, m->col0 + (uint64_t)nt * N, ct))
+            if (m->res && add_rows(c, m, frow, ub_e + 2 * mt, src, m0, nr, m->col0 + (uint64_t)nt * N, ct,
+                                   img_t || mt % m->r_img == 0))
                 return -1;
             if (m->out_kept) continue;
             if (m->pool_k && !m->pool_g
