@@ -37,8 +37,8 @@
 #      with the issue's target command, no other option (tpu-compile --train --logits --mxu 128
 #      --cores 8 --batch 128 --freq-mhz 700 --report-only: micro-steps and memories the tools'
 #      and gen's defaults); a model the training compiler refuses is listed with its error
-#      line. VGG19's step is ~30 min of host time (~10 s each for the inference predictions,
-#      ~6 min for the exports, the ONNX files 83 .. 450 MB).
+#      line. VGG19's step is ~35 min of host time (at a load of 6-7 on 2 cores; 15-50 s each for
+#      the inference predictions, ~2 min for the six exports, the ONNX files 83 .. 450 MB).
 # Parts 1-3 and 5's first table are INFERENCE (a forward pass); the article's figures are
 # TRAINING steps (forward, backward, update), which parts 4 and 5 predict. The host time of
 # every prediction is printed.
@@ -254,9 +254,10 @@ for m in os.environ["KERAS"].split():
     refused = ""
     if os.path.exists(tr + ".json"):
         r = json.load(open(tr + ".json"))
-        cols.append("%10.1f %5.1f %5.1f" % (r["ms_per_step"], 100 * r["mxu_busy"], 100 * r["dma_busy"]))
+        cols.append("%10.1f %5.2f %5.1f %5.1f" % (r["ms_per_step"], 100 * r["mxu_util"], 100 * r["mxu_busy"],
+                                                 100 * r["dma_busy"]))
     else:
-        cols.append("%10s %5s %5s" % ("-", "-", "-"))
+        cols.append("%10s %5s %5s %5s" % ("-", "-", "-", "-"))
         if os.path.exists(tr + ".err"):
             lines = [l for l in open(tr + ".err").read().splitlines() if "error" in l]
             refused = lines[-1] if lines else ""
@@ -265,9 +266,13 @@ for m in os.environ["KERAS"].split():
 if krows:
     print("\nThe article's Keras models, 192x192, 5 classes, N = 128, C = 8 at 700 MHz: predicted INFERENCE "
           "of the batch and TRAINING step, beside the article's TPU v2-8 step")
-    print("%-11s %5s %9s %8s %5s %10s %5s %5s %9s  %s" % (
-        "model", "batch", "inf ms", "images/s", "MXU%", "step ms", "MXU%", "DMA%", "TPU ms", "the article's step"))
+    print("%-11s %5s %9s %8s %5s %10s %5s %5s %5s %9s  %s" % (
+        "model", "batch", "inf ms", "images/s", "MXU%", "step ms", "MXU%", "busy%", "DMA%", "TPU ms",
+        "the article's step"))
     print("\n".join(krows))
+    print("MXU%: useful MACs / (N^2 x cycles); busy%: the step's cycles the MXU was busy (training); "
+          "TPU ms: the article's\nstep (ResNet152V2, Xception: its 25 epochs' time over their 575 steps, "
+          "the compilation included)")
 print("\nms/batch: one run of the batch over the C cores (each core its batch / C images, "
       "all cores in parallel);\nhost s: the prediction's wall time on this machine "
       "(compile + the C model's run).")
