@@ -31,7 +31,7 @@ features loses from 1000 classes to 5 (nothing else depends on the classes or, i
 the input size). At 1000 classes the builders give the published totals themselves (and VGG19 at
 224x224 Keras' 143,667,240): tests/article/check.py asserts all six.
 
-Each model is stages (a named nn.Sequential; their outputs are the shapes docs/training.md lists)
+Each model is stages (a named nn.Sequential; models/README.md lists their output shapes)
 then a head ending in nn.Softmax; build(..., logits=True) leaves the Softmax out (what
 `tpu-compile --train --logits` takes)."""
 import collections
