@@ -30,12 +30,22 @@
 #      ~10 min of host time each, ResNet-50 ~1, ResNet-152 ~3. The ResNets are trained as
 #      exported in eval mode, BatchNormalization folded into the convs (the batch statistics
 #      are not compiled: docs/training.md "Not yet").
-# Parts 1-3 are INFERENCE (a forward pass); the article's figures are TRAINING steps (forward,
-# backward, update), which part 4 predicts. The host time of every prediction is printed.
+#   5. THE ARTICLE'S OWN MODELS (models/article.py: Keras VGG19, ResNet152V2 and Xception as
+#      keras.applications builds them, 192x192x3, 5 classes; exported with softmax for
+#      inference and without (--logits) for training): inference of batch $KERAS_BATCH on
+#      --mxu 128 --cores 8 --imem-insns 32768 at 700 MHz, and the training step at that batch
+#      with the issue's target command, no other option (tpu-compile --train --logits --mxu 128
+#      --cores 8 --batch 128 --freq-mhz 700 --report-only: micro-steps and memories the tools'
+#      and gen's defaults); a model the training compiler refuses is listed with its error
+#      line. VGG19's step is ~35 min of host time (at a load of 6-7 on 2 cores; 15-50 s each for
+#      the inference predictions, ~2 min for the six exports, the ONNX files 83 .. 450 MB).
+# Parts 1-3 and 5's first table are INFERENCE (a forward pass); the article's figures are
+# TRAINING steps (forward, backward, update), which parts 4 and 5 predict. The host time of
+# every prediction is printed.
 # usage: bench/article.sh [WORKDIR]   (ARTICLE_MODELS, ARTICLE_BATCHES, U250_MHZ, U250_MXU,
 #                                       U250_CORES, U250_PER_CORE, U250_RUN_PER_CORE, U250_UB_KIB,
-#                                       ARTICLE_TRAIN_ACC_KIB,
-#                                       ARTICLE_PARTS="1 2 3 4": which parts to run;
+#                                       ARTICLE_TRAIN_ACC_KIB, KERAS_MODELS, KERAS_BATCH,
+#                                       ARTICLE_PARTS="1 2 3 4 5": which parts to run;
 #                                       the table shows whatever WORKDIR holds;
 #                                       ARTICLE_REUSE=1 keeps predictions already made)
 set -u
@@ -51,10 +61,13 @@ U250_PER_CORE=${U250_PER_CORE:-1}
 U250_RUN_PER_CORE=${U250_RUN_PER_CORE:-4}
 U250_UB_KIB=${U250_UB_KIB:-128,256,512,1024,2048}
 TRAIN_ACC=${ARTICLE_TRAIN_ACC_KIB:-4096}
+KERAS=${KERAS_MODELS:-"vgg19 resnet152v2 xception"}
+KERAS_BATCH=${KERAS_BATCH:-128}
+PARTS=${ARTICLE_PARTS:-"1 2 3 4 5"}
 mkdir -p "$W"
 now() { date +%s.%N; }
 need=""
-for m in $MODELS; do [ -f "$W/$m.onnx" ] || need="$need $m"; done
+case " $PARTS " in *" "[1234]" "*) for m in $MODELS; do [ -f "$W/$m.onnx" ] || need="$need $m"; done ;; esac
 if [ -n "$need" ]; then
     t0=$(now)
     $PY tests/zoo/zoo.py "$W" 224 1 --export-only $need >"$W/export.log" 2>&1 ||
@@ -75,7 +88,6 @@ predict() {
     fi
     echo "$(now) - $t0" | bc >"$o.sec"
 }
-PARTS=${ARTICLE_PARTS:-"1 2 3 4"}
 case " $PARTS " in *" 1 "*)
 echo "== 1. N = 128, C = 8 at 700 MHz (TPU v2-8's shape and clock)"
 for m in $MODELS; do for b in $BATCHES; do
@@ -138,7 +150,26 @@ for m in $MODELS; do for b in $BATCHES; do
         echo "  $m batch $b: $(grep -o '^total: [0-9]* cycles per step[^:]*' "$W/${m}_train_b$b.txt"), $(cat "$W/${m}_train_b$b.sec") s on the host"
 done; done ;;
 esac
-W="$W" MODELS="$MODELS" BATCHES="$BATCHES" $PY - <<'PY'
+case " $PARTS " in *" 5 "*)
+echo "== 5. the article's Keras models at 192x192, 5 classes: N = 128, C = 8 at 700 MHz, batch $KERAS_BATCH"
+for m in $KERAS; do for v in "" _logits; do
+    f="$W/keras_$m$v.onnx"
+    [ -f "$f" ] && continue
+    t0=$(now)
+    $PY models/article.py "$m" "$f" ${v:+--logits} >"$W/keras_export.log" 2>&1 ||
+        { tail -n 3 "$W/keras_export.log"; exit 1; }
+    echo "  exported keras_$m$v.onnx in $(echo "$(now) - $t0" | bc) s"
+done; done
+for m in $KERAS; do
+    predict "keras_$m" 128 8 "$KERAS_BATCH" 700 v2 --imem-insns 32768 &&
+        echo "  $m inference: $(cat "$W/keras_${m}_v2_b$KERAS_BATCH.sec") s on the host"
+done
+for m in $KERAS; do
+    predict "keras_${m}_logits" 128 8 "$KERAS_BATCH" 700 train --train --logits &&
+        echo "  $m training step: $(cat "$W/keras_${m}_logits_train_b$KERAS_BATCH.sec") s on the host"
+done ;;
+esac
+W="$W" MODELS="$MODELS" BATCHES="$BATCHES" KERAS="$KERAS" KB="$KERAS_BATCH" $PY - <<'PY'
 import json, os
 W, models, batches = os.environ["W"], os.environ["MODELS"].split(), os.environ["BATCHES"].split()
 # The article (docs: /work/shared/BACKGROUND.md, issue 18): TPU v2-8 TRAINING, VGG19 batch 128:
@@ -199,6 +230,49 @@ if trows:
         "model", "batch", "N", "C", "MHz", "insns", "cycles/step", "ms/step", "images/s",
         "MXU%", "DMA%", "VPU%", "net%", "the article (training)"))
     print("\n".join(trows))
+# The article's own models (part 5). Its step times at batch 128, from its figures for 25
+# epochs of 23 steps (575 steps; the first epoch's compilation included, so an upper bound on
+# the steady step): VGG19 ~171 ms (its ~4 s epochs after the first; 127.8 s / 575 = 222 ms
+# with the compilation), ResNet152V2 295.6 s / 575 = 514 ms, Xception 132.1 s / 575 = 230 ms.
+KERAS_ARTICLE = {"vgg19": ("VGG19", 171.0, "~171 ms (4 s / epoch of 23)"),
+                 "resnet152v2": ("ResNet152V2", 295.6e3 / 575, "295.6 s / 575 steps"),
+                 "xception": ("Xception", 132.1e3 / 575, "132.1 s / 575 steps")}
+krows = []
+for m in os.environ["KERAS"].split():
+    name, art_ms, how = KERAS_ARTICLE.get(m, (m, None, ""))
+    b = os.environ["KB"]
+    inf, tr = [os.path.join(W, "keras_%s_b%s" % (x, b)) for x in (m + "_v2", m + "_logits_train")]
+    if not os.path.exists(inf + ".json") and not os.path.exists(tr + ".json") and not os.path.exists(tr + ".err"):
+        continue
+    cols = ["%-11s %5s" % (name, b)]
+    if os.path.exists(inf + ".json"):
+        r = json.load(open(inf + ".json"))
+        ms = 1e3 * r["total"]["cycles"] / (r["freq_mhz"] * 1e6)
+        cols.append("%9.1f %8.1f %5.1f" % (ms, int(b) / (ms / 1e3), 100 * r["total"]["mxu_util"]))
+    else:
+        cols.append("%9s %8s %5s" % ("-", "-", "-"))
+    refused = ""
+    if os.path.exists(tr + ".json"):
+        r = json.load(open(tr + ".json"))
+        cols.append("%10.1f %5.2f %5.1f %5.1f" % (r["ms_per_step"], 100 * r["mxu_util"], 100 * r["mxu_busy"],
+                                                 100 * r["dma_busy"]))
+    else:
+        cols.append("%10s %5s %5s %5s" % ("-", "-", "-", "-"))
+        if os.path.exists(tr + ".err"):
+            lines = [l for l in open(tr + ".err").read().splitlines() if "error" in l]
+            refused = lines[-1] if lines else ""
+    cols.append("%9s  %s" % ("%.0f" % art_ms if art_ms else "-", how))
+    krows.append(" ".join(cols) + ("\n    training refused: " + refused if refused else ""))
+if krows:
+    print("\nThe article's Keras models, 192x192, 5 classes, N = 128, C = 8 at 700 MHz: predicted INFERENCE "
+          "of the batch and TRAINING step, beside the article's TPU v2-8 step")
+    print("%-11s %5s %9s %8s %5s %10s %5s %5s %5s %9s  %s" % (
+        "model", "batch", "inf ms", "images/s", "MXU%", "step ms", "MXU%", "busy%", "DMA%", "TPU ms",
+        "the article's step"))
+    print("\n".join(krows))
+    print("MXU%: useful MACs / (N^2 x cycles); busy%: the step's cycles the MXU was busy (training); "
+          "TPU ms: the article's\nstep (ResNet152V2, Xception: its 25 epochs' time over their 575 steps, "
+          "the compilation included)")
 print("\nms/batch: one run of the batch over the C cores (each core its batch / C images, "
       "all cores in parallel);\nhost s: the prediction's wall time on this machine "
       "(compile + the C model's run).")

@@ -36,7 +36,10 @@ bench-train: $(TOOLS_DIR)/tpu-train $(TOOLS_DIR)/tpu-compile
 # ResNet-152 at 224x224, predicted inference images/s at batch 32 and 128 on N = 128, C = 8 at
 # 700 MHz and on the fastest configuration tpu-explore finds for an Alveo U250, beside the
 # article's TPU v2-8 training figures; then that N x C with the unified buffer swept (11 min on
-# 2 cores, bench/RESULTS.md "Article comparison").
+# 2 cores, bench/RESULTS.md "Article comparison"); part 4 their training steps; part 5 the
+# article's own Keras VGG19, ResNet152V2 and Xception (models/article.py) at 192x192, inference
+# and training step at batch 128 (~40 min, most of it VGG19's step; bench/RESULTS.md "The
+# article's own models").
 # One 224x224 ResNet-50 image on the verilated N = 128 core (bench/resnet50_rtl.sh; issue 18).
 .PHONY: bench-resnet50-rtl
 bench-resnet50-rtl: $(TOOLS_DIR)/tpu-compile $(TOOLS_DIR)/tpu-infer $(GEN) $(CMODEL_LIB)
