@@ -45,6 +45,12 @@ int tpuc_fold_pick(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
    a Transpose [0, 2, 1] (ViT's patch rows): the Transpose becomes TPUC_OP_TOROWS of the Conv
    output, the Reshape dead. 1 rewritten, 0 not that case. */
 int tpuc_lower_patch_rows(tpuc_graph_t *g, size_t ni);
+/* fold_range.c: Range, ScatterND or Not node n of constants folded (it becomes DEAD); -1 with
+   err when an input is computed at run time or is not valid. */
+int tpuc_fold_range(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* fold_einsum.c: Einsum node ni rewritten as Transposes and a MatMul at ni.. (the node at ni
+   is the first of them), or one Transpose; -1 with err naming an unsupported equation. */
+int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

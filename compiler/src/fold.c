@@ -908,6 +908,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
             n = &g->n[ni];
         }
+        if (n->op == TPUC_OP_EINSUM) {
+            /* Transposes and a MatMul from ni on, folded next (fold_einsum.c) */
+            if (tpuc_fold_einsum(g, ni, err, errlen)) return -1;
+            n = &g->n[ni];
+        }
         int nouts = 0;
         for (int k = 0; k < n->nout; k++) if (n->out[k] >= 0) nouts++;
         const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
@@ -1046,6 +1051,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (n->op == TPUC_OP_DEAD) continue;
             a = in_t(g, n, 0); b = in_t(g, n, 1);
             y = &g->t[n->out[0]];
+        }
+        if (n->op == TPUC_OP_RANGE || n->op == TPUC_OP_SCATTERND || n->op == TPUC_OP_NOT) {
+            /* Swin's shift mask, on constants (fold_range.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_range(g, n, err, errlen)) return -1;
+            continue;
         }
         if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
             /* x[:, i] of an activation (ViT's class token; fold_vit.c) */
