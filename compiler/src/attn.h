@@ -48,9 +48,17 @@ int tpuc_lower_patch_rows(tpuc_graph_t *g, size_t ni);
 /* fold_range.c: Range, ScatterND or Not node n of constants folded (it becomes DEAD); -1 with
    err when an input is computed at run time or is not valid. */
 int tpuc_fold_range(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* fold_range.c: a Concat of constants of more than one dimension (ScatterND's indices), any
+   axis, folded (it becomes DEAD); -1 with err */
+int tpuc_fold_concat_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 /* fold_einsum.c: Einsum node ni rewritten as Transposes and a MatMul at ni.. (the node at ni
    is the first of them), or one Transpose; -1 with err naming an unsupported equation. */
 int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
+/* window.c: Reshape node ni of a Conv output to [B, C, h, p, w, p'] read by a Transpose
+   (MaxViT's window partition), or of such a Transpose's output back to [B, C, H, W] read as
+   a Conv layout: rewritten as row moves of the pixels as rows (nodes inserted after ni).
+   1 rewritten, 0 not that case, -1 out of memory (err set). */
+int tpuc_lower_window(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

@@ -1072,6 +1072,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         int all_const = 1; /* a Concat of constants is a shape computation */
         for (int k = 0; k < n->nin; k++) all_const &= n->in[k] < 0 || g->t[n->in[k]].is_const;
+        if (n->op == TPUC_OP_CONCAT && all_const && a->ndim != 1) {
+            /* of more than one dimension (Swin's mask: ScatterND's indices): fold_range.c */
+            if (tpuc_fold_concat_const(g, n, err, errlen)) return -1;
+            continue;
+        }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
             n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||
             (n->op == TPUC_OP_CONCAT && all_const)) {

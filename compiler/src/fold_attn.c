@@ -196,8 +196,10 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
     /* the result's shape: the larger operand's (of one element each: the higher rank's, so
        8 - [4] is [4], not a scalar: F.pad's pads computed with %) */
     const tpuc_tensor_t *big = ea > eb ? a : eb > ea ? b : a->ndim >= b->ndim ? a : b;
-    if (ea != eb && ea != 1 && eb != 1) /* NumPy broadcasting (fold_mask.c: two masks added) */
-        return tpuc_fold_const_bcast(g, n, err, errlen);
+    int same = a->ndim == b->ndim; /* [4, 1] + [4] broadcasts to [4, 4] (Swin's mask) */
+    for (int j = 0; same && j < a->ndim; j++) same = a->dims[j] == b->dims[j];
+    if (ea != 1 && eb != 1 && (ea != eb || (!same && n->op != TPUC_OP_MOD)))
+        return tpuc_fold_const_bcast(g, n, err, errlen); /* NumPy's (fold_mask.c) */
     const int isint = a->i && b->i;
     if (!isint && !((a->f || a->i) && (b->f || b->i))) NODE_ERR(n, "a constant without data");
     const int64_t e = big == a ? ea : eb;

@@ -154,3 +154,43 @@ int tpuc_fold_range(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
     n->op = TPUC_OP_DEAD;
     return 0;
 }
+
+int tpuc_fold_concat_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *a = &g->t[n->in[0]];
+    const int r = a->ndim;
+    int64_t ax = tpuc_attr_int(n, "axis", 0);
+    for (size_t k = 0; k < n->nattrs; k++)
+        if (strcmp(n->attrs[k].name, "axis") != 0) NODE_ERR(n, "attribute '%s' is not supported", n->attrs[k].name);
+    if (ax < 0) ax += r;
+    if (ax < 0 || ax >= r) NODE_ERR(n, "axis %lld out of range for %d dimensions", (long long)tpuc_attr_int(n, "axis", 0), r);
+    int64_t d[TPUC_MAX_DIMS];
+    for (int j = 0; j < r; j++) d[j] = a->dims[j];
+    d[ax] = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const tpuc_tensor_t *t = &g->t[n->in[k]];
+        if (t->ndim != r || (!t->f && !t->i) || (t->f != NULL) != (a->f != NULL))
+            NODE_ERR(n, "input %d ('%s'): a Concat of constants of different ranks or types", k, t->name);
+        for (int j = 0; j < r; j++)
+            if (j != ax && t->dims[j] != a->dims[j]) NODE_ERR(n, "input %d ('%s'): dimension %d differs", k, t->name, j);
+        d[ax] += t->dims[ax];
+    }
+    int64_t outer = 1, inner = 1;
+    for (int j = 0; j < ax; j++) outer *= d[j];
+    for (int j = (int)ax + 1; j < r; j++) inner *= d[j];
+    if (outer * d[ax] * inner > RANGE_MAX_ELEMS) NODE_ERR(n, "more than %lld elements", (long long)RANGE_MAX_ELEMS);
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    if (new_const(y, r, d, a->f ? TPUC_F32 : a->dtype)) return tpuc_err(err, errlen, "out of memory"), -1;
+    int64_t o = 0;
+    for (int64_t p = 0; p < outer; p++)
+        for (int k = 0; k < n->nin; k++) {
+            const tpuc_tensor_t *t = &g->t[n->in[k]];
+            const int64_t run = t->dims[ax] * inner;
+            for (int64_t q = 0; q < run; q++, o++) {
+                if (y->f) y->f[o] = t->f[p * run + q];
+                else y->i[o] = t->i[p * run + q];
+            }
+        }
+    n->op = TPUC_OP_DEAD;
+    return 0;
+}

@@ -48,7 +48,7 @@ run() { # model N cores batch input tag [tpu-compile option]
     fi
 }
 for m in $MODELS; do
-    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*|vit*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
+    case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*|vit*|maxvit*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     # attention compiles on one core only (docs/compiler.md "Known limits"): ViT's batch of 4
     # runs on 1 core, its 2- and 4-core runs are skipped
     case $m in vit*) cores="1" ;; *) cores="1 2 4" ;; esac
