@@ -54,6 +54,21 @@ int tpuc_fold_concat_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t er
 /* fold_einsum.c: Einsum node ni rewritten as Transposes and a MatMul at ni.. (the node at ni
    is the first of them), or one Transpose; -1 with err naming an unsupported equation. */
 int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
+/* fold_einsum.c: inserts Transpose node `at` (named base/what) of tensor `in` by perm (rank
+   r) into tensor `out`, or a new tensor when out < 0; the output's index, or -1 when out of
+   memory. Fold gives it its shape when it reaches it. */
+int tpuc_add_transpose(tpuc_graph_t *g, size_t at, int in, int out, const int *perm, int r,
+                       const char *base, const char *what);
+/* fold_swin.c: Pad node ni of a row-major [B, H, W, C] (constant mode) padding only H and W
+   (Swin's window padding) becomes Transpose [0, 3, 1, 2], the Pad of [B, C, H, W]'s spatial
+   axes, Transpose [0, 2, 3, 1] (nodes ni..ni+2). 1 rewritten, 0 not that case, -1 err. */
+int tpuc_fold_pad_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
+/* fold_swin.c: Gather node ni of one constant index on axis 0 of a Transpose's output whose
+   axis 0 is the source's axis a (Swin's q, k, v = qkv[0], qkv[1], qkv[2]) becomes a Slice of
+   the source on a, a Reshape dropping a and a Transpose of the rest (nodes ni..ni+3, the
+   Gather dead); the Transpose is dead once no Gather reads it. 1 rewritten, 0 not that
+   case, -1 err. */
+int tpuc_fold_gather0(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* window.c: Reshape node ni of a Conv output to [B, C, h, p, w, p'] read by a Transpose
    (MaxViT's window partition), or of such a Transpose's output back to [B, C, H, W] read as
    a Conv layout: rewritten as row moves of the pixels as rows (nodes inserted after ni).

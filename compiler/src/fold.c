@@ -908,6 +908,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
             n = &g->n[ni];
         }
+        if (n->op == TPUC_OP_PAD) {
+            /* of a row-major [B, H, W, C]'s H and W (Swin): between Transposes (fold_swin.c) */
+            if (tpuc_fold_pad_rows(g, ni, err, errlen) < 0) return -1;
+            n = &g->n[ni];
+        }
         if (n->op == TPUC_OP_EINSUM) {
             /* Transposes and a MatMul from ni on, folded next (fold_einsum.c) */
             if (tpuc_fold_einsum(g, ni, err, errlen)) return -1;
@@ -1057,6 +1062,16 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
             if (tpuc_fold_range(g, n, err, errlen)) return -1;
             continue;
+        }
+        if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
+            /* x[i] of a Transpose's output (Swin's qkv[0]; fold_swin.c): Slice, Reshape,
+               Transpose from ni on */
+            int r = tpuc_fold_gather0(g, ni, err, errlen);
+            if (r < 0) return -1;
+            if (r) {
+                ni--; /* the Slice at ni next */
+                continue;
+            }
         }
         if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
             /* x[:, i] of an activation (ViT's class token; fold_vit.c) */

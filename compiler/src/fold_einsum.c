@@ -84,10 +84,8 @@ static int parse_eq(const char *s, eq_t *q, char *msg, size_t ml)
 
 static int pos(const char *s, int c) { const char *p = strchr(s, c); return p && c ? (int)(p - s) : -1; }
 
-/* Inserts Transpose node `at` of tensor `in` by perm (rank r) into tensor `out`, or a new
-   tensor when out < 0; the output's index, or -1 when out of memory. */
-static int add_transpose(tpuc_graph_t *g, size_t at, int in, int out, const int *perm, int r,
-                         const char *base, const char *what)
+int tpuc_add_transpose(tpuc_graph_t *g, size_t at, int in, int out, const int *perm, int r,
+                       const char *base, const char *what)
 {
     char nm[300];
     snprintf(nm, sizeof nm, "%.200s/%s", base, what);
@@ -231,10 +229,10 @@ int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
     const int yo = n->out[0];
     size_t at = ni;
     if (!is_identity(pa, nl + 2)) {
-        if ((ia = add_transpose(g, at++, ia, -1, pa, nl + 2, base, sw ? "B_t" : "A_t")) < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+        if ((ia = tpuc_add_transpose(g, at++, ia, -1, pa, nl + 2, base, sw ? "B_t" : "A_t")) < 0) return tpuc_err(err, errlen, "out of memory"), -1;
     }
     if (!is_identity(pb, nb + 2)) {
-        if ((ib = add_transpose(g, at++, ib, -1, pb, nb + 2, base, sw ? "A_t" : "B_t")) < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+        if ((ib = tpuc_add_transpose(g, at++, ib, -1, pb, nb + 2, base, sw ? "A_t" : "B_t")) < 0) return tpuc_err(err, errlen, "out of memory"), -1;
     }
     n = &g->n[at];
     if (!is_identity(po, ro)) {
@@ -245,7 +243,7 @@ int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
         g->t[tm].producer = (int)at;
         n->out[0] = tm;
         g->t[tm].nuses = 1;
-        if (add_transpose(g, at + 1, tm, yo, po, ro, base, "out_t") < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+        if (tpuc_add_transpose(g, at + 1, tm, yo, po, ro, base, "out_t") < 0) return tpuc_err(err, errlen, "out of memory"), -1;
         n = &g->n[at];
     }
     drop_attrs(n);

@@ -12,8 +12,9 @@
      Reshape (a view) to [B, H/P, P, W/P, P, C] follows, and the Transpose reads that with its
      perm composed: output axis j is the rows' axis m[q[j]], m = [0, 5, 1, 2, 3, 4] (C last);
    - back: a Reshape to [B, C, H, W] of a Transpose's 6-D output [B, C, h, p, w, p'] (h p = H,
-     w p' = W; read only by it) whose readers all take a Conv layout (Conv, pools, BN, and
-     elementwise nodes whose own readers do) and one needs it: the Transpose's perm is composed with [0, 2, 3, 4, 5, 1] (its output
+     w p' = W; read only by it) whose readers all take a Conv layout (Conv, pools, BN, the
+     next partition's Reshape, and elementwise nodes whose own readers do) and one needs it:
+     the Transpose's perm is composed with [0, 2, 3, 4, 5, 1] (its output
      [B, h, p, w, p', C]), the Reshape makes that [B, H, W, C] (a view) and a Transpose
      [0, 3, 1, 2] after it (TPUC_OP_TOPIXELS, channels.c) writes the Conv layout.
    Where the composed perm keeps the last axis (MaxViT's do) the Transposes are DMA row
@@ -37,6 +38,13 @@ static tpuc_node_t *readers(tpuc_graph_t *g, int t, int *count)
             if (n->in[k] == t) { r = n; ++*count; break; }
     }
     return g->t[t].is_output ? NULL : r;
+}
+
+/* Whether a Reshape of x to v cuts [B, C, H, W] into [B, C, h, p, w, p'] (h p = H, w p' = W) */
+static int window_shape(const tpuc_tensor_t *x, const tpuc_tensor_t *v)
+{
+    return x->ndim == 4 && v->ndim == 6 && v->dims[0] == x->dims[0] && v->dims[1] == x->dims[1] &&
+           v->dims[2] * v->dims[3] == x->dims[2] && v->dims[4] * v->dims[5] == x->dims[3];
 }
 
 /* Whether every reader of t takes a Conv layout, following elementwise readers to theirs:
@@ -64,6 +72,9 @@ static int readers_want_pixels(const tpuc_graph_t *g, int t, int depth)
                 need |= r;
                 break;
             }
+            case TPUC_OP_RESHAPE: /* the next window partition takes either */
+                if (window_shape(&g->t[t], &g->t[n->out[0]])) break;
+                return -1;
             default:
                 return -1;
             }
@@ -124,9 +135,7 @@ static int partition(tpuc_graph_t *g, size_t ni)
 {
     tpuc_node_t *r = &g->n[ni];
     const tpuc_tensor_t *x = &g->t[r->in[0]], *v = &g->t[r->out[0]];
-    if (x->ndim != 4 || v->ndim != 6 || v->dims[0] != x->dims[0] || v->dims[1] != x->dims[1] ||
-        v->dims[2] * v->dims[3] != x->dims[2] || v->dims[4] * v->dims[5] != x->dims[3])
-        return 0;
+    if (!window_shape(x, v)) return 0;
     int nr;
     tpuc_node_t *tr = readers(g, r->out[0], &nr);
     if (!tr || nr != 1 || tr->op != TPUC_OP_TRANSPOSE || tr->perm[0] != 0) return 0;
@@ -162,9 +171,7 @@ static int departition(tpuc_graph_t *g, size_t ni)
 {
     tpuc_node_t *r = &g->n[ni];
     const tpuc_tensor_t *v = &g->t[r->in[0]], *y = &g->t[r->out[0]];
-    if (v->ndim != 6 || y->ndim != 4 || v->producer < 0 || v->dims[0] != y->dims[0] ||
-        v->dims[1] != y->dims[1] || v->dims[2] * v->dims[3] != y->dims[2] ||
-        v->dims[4] * v->dims[5] != y->dims[3] || readers_want_pixels(g, r->out[0], 0) != 1)
+    if (!window_shape(y, v) || v->producer < 0 || readers_want_pixels(g, r->out[0], 0) != 1)
         return 0;
     tpuc_node_t *tr = &g->n[v->producer];
     int nr;
