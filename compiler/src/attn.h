@@ -69,11 +69,25 @@ int tpuc_fold_pad_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
    Gather dead); the Transpose is dead once no Gather reads it. 1 rewritten, 0 not that
    case, -1 err. */
 int tpuc_fold_gather0(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
+/* fold_swin.c: Pow node n of a float constant base and a constant exponent (Swin's
+   head_dim ** -0.5) folded in double, rounded to fp32 (it becomes DEAD); -1 with err */
+int tpuc_fold_pow_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* fold_swin.c: Slice node ni of an activation with steps k > 1 on middle axes whose length
+   k divides (Swin's patch merging x[:, 0::2, 1::2, :]) becomes a Reshape splitting each such
+   axis into (L / k, k), the Slice with steps 1 of that view (one element of each k) and a
+   Reshape to the output (nodes ni..ni+2). 1 rewritten, 0 not that case, -1 err. */
+int tpuc_fold_slice_steps(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* window.c: Reshape node ni of a Conv output to [B, C, h, p, w, p'] read by a Transpose
    (MaxViT's window partition), or of such a Transpose's output back to [B, C, H, W] read as
    a Conv layout: rewritten as row moves of the pixels as rows (nodes inserted after ni).
    1 rewritten, 0 not that case, -1 out of memory (err set). */
 int tpuc_lower_window(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
+/* window.c: Concat node ni of row-major 4-D tensors along axis 1 or 2 (Swin's torch.roll of
+   [B, H, W, C]) becomes views [P, d, Q] of its inputs (Reshapes inserted at ni..), a Concat
+   of their rows on axis 1, a view back; along axis 3 (Swin's patch merging) views [P, C]
+   and the Concat of their features. 1 rewritten (node ni is the first view), 0 not the
+   case, -1 with err (a Concat of Conv/pool outputs along another axis than the channels). */
+int tpuc_lower_concat_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);
 /* Row-major element strides of a shape. */
 void tpuc_attn_strides(const int64_t *d, int nd, int64_t *s);
 

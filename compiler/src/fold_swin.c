@@ -10,6 +10,7 @@
      the Pad of [B, C, H, W]'s H and W (the same widths and constant),
      Transpose [0, 2, 3, 1] (back to rows: TOROWS, DMA),
    bits moved and the constant written, as the Pad itself. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,5 +141,126 @@ int tpuc_fold_gather0(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
         g->n[ti].op = TPUC_OP_DEAD;
         g->t[src].nuses--;
     }
+    return 1;
+}
+
+int tpuc_fold_pow_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
+{
+    const tpuc_tensor_t *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
+    const int64_t ea = tpuc_tensor_elems(a), eb = tpuc_tensor_elems(b);
+    if (!a->f || (!b->f && !b->i)) NODE_ERR(n, "a Pow of constants: only a float32 base is supported");
+    if (eb != 1 && eb != ea) NODE_ERR(n, "a Pow of constants: only a scalar exponent or one per element is supported");
+    tpuc_tensor_t *y = &g->t[n->out[0]];
+    y->ndim = a->ndim;
+    for (int j = 0; j < a->ndim; j++) y->dims[j] = a->dims[j];
+    y->is_const = 1;
+    y->dtype = TPUC_F32;
+    if (!(y->f = malloc(sizeof *y->f * (size_t)(ea ? ea : 1)))) return tpuc_err(err, errlen, "out of memory"), -1;
+    for (int64_t k = 0; k < ea; k++) {
+        const int64_t kb = eb == 1 ? 0 : k;
+        y->f[k] = (float)pow((double)a->f[k], b->f ? (double)b->f[kb] : (double)b->i[kb]);
+    }
+    n->op = TPUC_OP_DEAD;
+    return 0;
+}
+
+int tpuc_fold_slice_steps(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
+{
+    tpuc_node_t *n = &g->n[ni];
+    const tpuc_tensor_t *x = &g->t[n->in[0]];
+    const int r = x->ndim;
+    const tpuc_tensor_t *in[5] = {NULL};
+    if (x->is_const || n->nin < 5 || n->in[4] < 0) return 0;
+    for (int k = 1; k < 5; k++) {
+        in[k] = n->in[k] >= 0 ? &g->t[n->in[k]] : NULL;
+        if (k != 3 && (!in[k] || !in[k]->is_const || !in[k]->i || in[k]->ndim != 1)) return 0;
+    }
+    if (in[3] && (!in[3]->is_const || !in[3]->i)) return 0;
+    const int64_t m = in[1]->dims[0];
+    if (in[2]->dims[0] != m || in[4]->dims[0] != m || (in[3] && in[3]->dims[0] != m)) return 0;
+    /* per axis of x: start, count, step (1 and the whole axis when not sliced) */
+    int64_t s0[TPUC_MAX_DIMS], cnt[TPUC_MAX_DIMS], st[TPUC_MAX_DIMS];
+    int any = 0;
+    for (int j = 0; j < r; j++) { s0[j] = 0; cnt[j] = x->dims[j]; st[j] = 1; }
+    for (int64_t k = 0; k < m; k++) {
+        int64_t ax = in[3] ? in[3]->i[k] : k, sp = in[4]->i[k];
+        if (ax < 0) ax += r;
+        if (ax < 0 || ax >= r) return 0;
+        const int64_t L = x->dims[ax];
+        int64_t b = in[1]->i[k], e = in[2]->i[k];
+        if (sp < 2) {
+            if (sp != 1) return 0;
+            continue; /* steps 1 on this axis: as given, below */
+        }
+        if (ax == 0 || ax == r - 1 || L % sp) /* the batch, the row's elements, a ragged tail */
+            NODE_ERR(n, "steps[%lld] = %lld on axis %lld of %lld: supported steps > 1 only on a middle axis its length divides",
+                     (long long)k, (long long)sp, (long long)ax, (long long)L);
+        if (b < 0) b += L;
+        if (e < 0) e += L;
+        b = b < 0 ? 0 : b > L ? L : b;
+        e = e < 0 ? 0 : e > L ? L : e;
+        if (e <= b) NODE_ERR(n, "the slice of axis %lld is empty", (long long)ax);
+        s0[ax] = b;
+        cnt[ax] = (e - b + sp - 1) / sp;
+        st[ax] = sp;
+        any = 1;
+    }
+    if (!any) return 0;
+    for (int64_t k = 0; k < m; k++) { /* the axes of steps 1 */
+        int64_t ax = in[3] ? in[3]->i[k] : k;
+        if (ax < 0) ax += r;
+        if (in[4]->i[k] != 1) continue;
+        const int64_t L = x->dims[ax];
+        int64_t b = in[1]->i[k], e = in[2]->i[k];
+        if (b < 0) b += L;
+        if (e < 0) e += L;
+        b = b < 0 ? 0 : b > L ? L : b;
+        e = e < 0 ? 0 : e > L ? L : e;
+        s0[ax] = b;
+        cnt[ax] = e > b ? e - b : 0;
+    }
+    /* x viewed with each stepped axis split (L / k, k): the slice takes rows s / k .. of the
+       outer axis and the one element s % k of the inner one */
+    int64_t vd[2 * TPUC_MAX_DIMS], vs[2 * TPUC_MAX_DIMS], ve[2 * TPUC_MAX_DIMS], va[2 * TPUC_MAX_DIMS], yd[TPUC_MAX_DIMS];
+    int nv = 0;
+    for (int j = 0; j < r; j++) {
+        yd[j] = cnt[j];
+        if (st[j] == 1) {
+            vd[nv] = x->dims[j]; vs[nv] = s0[j]; ve[nv] = s0[j] + cnt[j]; va[nv] = nv; nv++;
+        } else {
+            vd[nv] = x->dims[j] / st[j]; vs[nv] = s0[j] / st[j]; ve[nv] = s0[j] / st[j] + cnt[j]; va[nv] = nv; nv++;
+            vd[nv] = st[j]; vs[nv] = s0[j] % st[j]; ve[nv] = s0[j] % st[j] + 1; va[nv] = nv; nv++;
+        }
+    }
+    if (nv > TPUC_MAX_DIMS)
+        NODE_ERR(n, "steps > 1 on %d axes of a %d-D tensor: more than %d dimensions when split", nv - r, r, TPUC_MAX_DIMS);
+    for (int j = 0; j < nv; j++)
+        if (ve[j] > vd[j]) NODE_ERR(n, "internal: a split slice past its axis");
+    char base[220];
+    snprintf(base, sizeof base, "%.200s", n->name);
+    const int xi = n->in[0], yo = n->out[0];
+    int cv = i64_const(g, base, "split_shape", nv, vd), cs = i64_const(g, base, "split_starts", nv, vs),
+        ce = i64_const(g, base, "split_ends", nv, ve), ca = i64_const(g, base, "split_axes", nv, va),
+        cy = i64_const(g, base, "shape", r, yd);
+    if (cv < 0 || cs < 0 || ce < 0 || ca < 0 || cy < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    const int rin[2] = {xi, cv};
+    int v = add_node(g, ni, TPUC_OP_RESHAPE, "Reshape(Slice steps)", 14, rin, 2, -1, base, "split");
+    if (v < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    /* the Slice (now at ni + 1): steps 1 on the view, into a new tensor */
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s/sliced", base);
+    int w = tpuc_add_tensor(g, nm);
+    if (w < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    n = &g->n[ni + 1];
+    for (int k = 1; k < n->nin; k++)
+        if (n->in[k] >= 0) g->t[n->in[k]].nuses--;
+    n->in[0] = v; n->in[1] = cs; n->in[2] = ce; n->in[3] = ca;
+    n->nin = 4;
+    n->out[0] = w;
+    g->t[w].producer = (int)(ni + 1);
+    g->t[w].nuses = 1;
+    const int bin[2] = {w, cy};
+    if (add_node(g, ni + 2, TPUC_OP_RESHAPE, "Reshape(Slice steps)", 14, bin, 2, yo, base, "merge") < 0)
+        return tpuc_err(err, errlen, "out of memory"), -1;
     return 1;
 }

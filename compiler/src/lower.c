@@ -166,6 +166,13 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
         case TPUC_OP_CONCAT: {
+            /* row-major 4-D along H or W (Swin's torch.roll): views and rows (window.c) */
+            int cr = tpuc_lower_concat_rows(g, i, err, errlen);
+            if (cr < 0) return -1;
+            if (cr) {
+                i--; /* the first view, at i, next */
+                continue;
+            }
             /* the layout of the activations; constants (ViT's class token) are rows copied
                from the constant image into a row-major Concat */
             const tpuc_tensor_t *ref = NULL;

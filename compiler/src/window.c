@@ -218,3 +218,56 @@ int tpuc_lower_window(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
     if (k < 0) tpuc_err(err, errlen, "out of memory");
     return k;
 }
+
+int tpuc_lower_concat_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
+{
+    tpuc_node_t *n = &g->n[ni];
+    const tpuc_tensor_t *y = &g->t[n->out[0]];
+    if (n->op != TPUC_OP_CONCAT || y->ndim != 4) return 0;
+    int64_t ax = tpuc_attr_int(n, "axis", 1);
+    if (ax < 0) ax += 4;
+    int plain = 1;
+    for (int k = 0; k < n->nin; k++) {
+        const tpuc_tensor_t *t = &g->t[n->in[k]];
+        plain &= !t->is_const && t->lay.kind == TPUC_LAYOUT_PLAIN && !t->lay.flat;
+    }
+    if (!plain) {
+        if (ax == 1) return 0; /* the channels of Conv/pool outputs (tile.c) */
+        NODE_ERR(n, "a Concat along axis %lld of Conv/pool outputs (channels-last in memory): only along the channels (1)", (long long)ax);
+    }
+    /* [P, d_ax, Q] views of every input, a Concat of rows (tile_channels.c), a view back;
+       along the last axis [P, d_ax] views and the Concat of [B, F]'s features (tile.c) */
+    int64_t P = 1, Q = 1;
+    for (int j = 0; j < ax; j++) P *= y->dims[j];
+    for (int j = (int)ax + 1; j < 4; j++) Q *= y->dims[j];
+    const int vr = ax == 3 ? 2 : 3;
+    char base[220], nm[300];
+    snprintf(base, sizeof base, "%.200s", n->name);
+    const int nin = n->nin, yo = n->out[0];
+    for (int k = 0; k < nin; k++) {
+        const int xi = g->n[ni + (size_t)k].in[k];
+        const int64_t d3[3] = {P, g->t[xi].dims[ax], Q};
+        snprintf(nm, sizeof nm, "%s/rows%d", base, k);
+        int v = tpuc_add_tensor(g, nm), si = v < 0 ? -1 : shape_const(g, nm, vr, d3);
+        if (si < 0 || insert(g, ni + (size_t)k, TPUC_OP_RESHAPE, xi, v, si, NULL, nm))
+            return tpuc_err(err, errlen, "out of memory"), -1;
+        set_dims(&g->t[v], vr, d3);
+        g->t[v].nuses = 1;
+        g->t[v].lay.kind = TPUC_LAYOUT_PLAIN;
+        g->n[ni + (size_t)k + 1].in[k] = v;
+    }
+    n = &g->n[ni + (size_t)nin];
+    snprintf(nm, sizeof nm, "%s/rows", base);
+    const int64_t z3[3] = {P, y->dims[ax], Q}, y4[4] = {y->dims[0], y->dims[1], y->dims[2], y->dims[3]};
+    int z = tpuc_add_tensor(g, nm), si = z < 0 ? -1 : shape_const(g, nm, 4, y4);
+    if (si < 0) return tpuc_err(err, errlen, "out of memory"), -1;
+    n = &g->n[ni + (size_t)nin];
+    for (size_t k = 0; k < n->nattrs; k++)
+        if (strcmp(n->attrs[k].name, "axis") == 0) n->attrs[k].i = 1;
+    n->out[0] = z;
+    set_dims(&g->t[z], vr, z3);
+    g->t[z].nuses = 1;
+    g->t[z].producer = (int)(ni + (size_t)nin);
+    if (insert(g, ni + (size_t)nin + 1, TPUC_OP_RESHAPE, z, yo, si, NULL, nm)) return tpuc_err(err, errlen, "out of memory"), -1;
+    return 1;
+}
