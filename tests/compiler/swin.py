@@ -33,6 +33,14 @@ N = 4 and 8 (one core).
   of K bf16 products in fp32), and PyTorch fp32 within 2 x PyTorch bf16's error + 1e-3; a
   wrong answer (one element moved 1.5 bounds; the heads' scores not transposed, i.e. the
   einsum's operands in the wrong order) rejected by the same checks.
+  swinmini  torchvision's SwinTransformerBlock (dim 16, 2 heads, windows 4) without and with
+            the shift (2), then PatchMerging, on x [2, 6, 6, 16]: the map padded to 8 x 8
+            (a Pad of [B, H, W, C] between Transposes), torch.roll (Slices and a Concat along
+            H and W), the mask (Range, ScatterND: folded), qkv[0..2] (a Gather on axis 0 of a
+            Transpose), head_dim ** -0.5 (a Pow of constants), F.dropout(p=0) in training
+            mode, x[:, 0::2, 1::2] (Slice steps 2) and the Concat of the last axis; PyTorch
+            fp32 within 2 x PyTorch bf16's error + 1e-3, the same bits at N = 4 and 8; the
+            same check rejects the network with the second block unshifted.
   refused   one line naming the node and the equation, exit 2, nothing written: an ellipsis
             ("...ij,...jk->...ik"), a diagonal ("bii->bi"), a sum within one operand
             ("bij->bi"), an outer product ("bi,bj->bij"), two contracted labels
@@ -341,6 +349,48 @@ def einsum_tests():
     einsum_test("windows", m, torch.randn(2, 3, 8, 8), bad)
 
 
+# ---- Swin's blocks (torchvision 0.14's SwinTransformerBlock and PatchMerging) ----
+class SwinMini(torch.nn.Module):
+    """x [B, 6, 6, 16] (Swin's row-major maps): a block with windows of 4 (the map padded to
+    8 x 8), a shifted block (shift 2: torch.roll, the mask), patch merging to [B, 3, 3, 32]"""
+    def __init__(self, shift=2):
+        super().__init__()
+        from torchvision.models.swin_transformer import PatchMerging, SwinTransformerBlock
+        self.b1 = SwinTransformerBlock(16, 2, [4, 4], [0, 0], stochastic_depth_prob=0.0)
+        self.b2 = SwinTransformerBlock(16, 2, [4, 4], [shift, shift], stochastic_depth_prob=0.0)
+        self.m = PatchMerging(16)
+
+    def forward(self, x):
+        return self.m(self.b2(self.b1(x)))
+
+
+def swin_blocks():
+    m = SwinMini().eval()
+    x = torch.randn(2, 6, 6, 16)
+    path = export(m, x, "swinmini")
+    ops = [n.op_type for n in onnx.load(path).graph.node]
+    say(all(o in ops for o in ("Range", "ScatterND", "Pad", "Concat", "Gather", "Pow", "Dropout")),
+        "swinmini: torch's export has Swin's Range, ScatterND, Pad, roll (Slice, Concat), qkv[i] (Gather), Pow, Dropout")
+    ty, db, lim = torch_limit(m, x)
+    wrong = SwinMini(shift=0).eval()
+    wrong.load_state_dict(m.state_dict())
+    with torch.no_grad():
+        wv = wrong(x).numpy().astype(np.float64)
+    say(float(np.abs(wv - ty).max()) > lim,
+        "swinmini: a wrong answer (no shift, no mask in the second block) is rejected (%.3g > %.3g)" % (np.abs(wv - ty).max(), lim))
+    outs = []
+    for N in (4, 8):
+        y = tchelp.compile_infer(TOOLS, W, "swinmini", path, x.numpy(), N, say)
+        if y is None:
+            continue
+        outs.append(y)
+        d = float(np.abs(np.asarray(y, np.float64) - ty).max())
+        say(d <= lim, "swinmini N=%d: max |ours - PyTorch fp32| = %.3g <= %.3g (2 x PyTorch bf16's %.3g + 1e-3)"
+            % (N, d, lim, db))
+    if len(outs) == 2:
+        say(outs[0].tobytes() == outs[1].tobytes(), "swinmini: the same bits at N = 4 and 8")
+
+
 # ---- refusals ----
 def refused(name, nodes, inputs, words):
     X = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, inputs[0])
@@ -389,6 +439,7 @@ def refusals():
 
 mask_tests()
 einsum_tests()
+swin_blocks()
 refusals()
 print("swin: %d failure(s)" % len(FAILS))
 sys.exit(1 if FAILS else 0)
