@@ -51,14 +51,17 @@ for m in $MODELS; do
     case $m in vgg*|resnet50|resnext*|efficientnet*|convnext*|wide_resnet*|vit*|maxvit*) n=128 ;; text) n=16 ;; *) n=64 ;; esac
     # attention compiles on one core only (docs/compiler.md "Known limits"): ViT's batch of 4
     # runs on 1 core, its 2- and 4-core runs are skipped
-    case $m in vit*) cores="1" ;; *) cores="1 2 4" ;; esac
+    case $m in vit*|swin*) cores="1" ;; *) cores="1 2 4" ;; esac
+    # MaxViT-T's straight-line program (--no-loops) at 224 on N = 128 is 34,160 instructions,
+    # more than IMEM's 32,768: that comparison is skipped for it
+    case $m in maxvit*) sl=0 ;; *) sl=1 ;; esac
     t0=$(date +%s)
     run "$m" $n 1 4 "${m}_x.npy" C1 &&
         { [ "$cores" = 1 ] || { run "$m" $n 2 4 "${m}_x.npy" C2 && run "$m" $n 4 4 "${m}_x.npy" C4; }; } &&
         run "$m" $n 1 1 "${m}_x1.npy" B1 && run "$m" $n 1 1 "${m}_x1.npy" NR "--no-reuse --no-share --no-fuse-add --no-dense" &&
-        run "$m" $n 1 1 "${m}_x1.npy" SL "--no-loops" || continue
+        { [ "$sl" = 0 ] || run "$m" $n 1 1 "${m}_x1.npy" SL "--no-loops"; } || continue
     # the loop pass (docs/compiler.md "Loops") against the straight-line program
-    cmp -s "$W/${m}_B1.npy" "$W/${m}_SL.npy" || { echo "FAIL: $m: differs from --no-loops"; fails=$((fails + 1)); }
+    [ "$sl" = 0 ] || cmp -s "$W/${m}_B1.npy" "$W/${m}_SL.npy" || { echo "FAIL: $m: differs from --no-loops"; fails=$((fails + 1)); }
     for c in C2 C4; do
         [ "$cores" = 1 ] && continue
         cmp -s "$W/${m}_C1.npy" "$W/${m}_$c.npy" || { echo "FAIL: $m: $c differs from C1"; fails=$((fails + 1)); }
