@@ -9,12 +9,37 @@
      Transpose [0, 3, 1, 2] (a row-major [B, H, W, C] to a Conv layout: TOPIXELS, DMA),
      the Pad of [B, C, H, W]'s H and W (the same widths and constant),
      Transpose [0, 2, 3, 1] (back to rows: TOROWS, DMA),
-   bits moved and the constant written, as the Pad itself. */
+   bits moved and the constant written, as the Pad itself. A Pad whose input is (or may be) a
+   Conv layout (the graph input, a Conv or pool output, elementwise nodes of one) is left to
+   fold_pad.c, which pads [B, C, H, W]'s spatial axes and refuses the channels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn.h"
+
+/* Whether tensor t is (or may be) laid out as a Conv layout: the graph input, a Conv, pool,
+   BatchNormalization, Pad or Concat output, or an elementwise node of one. Such a Pad is the
+   Pad of [B, C, H, W] (fold_pad.c), which refuses the channels. */
+static int conv_layout(const tpuc_graph_t *g, int t, int depth)
+{
+    const int p = g->t[t].producer;
+    if (p < 0 || depth > 32) return 1;
+    const tpuc_node_t *n = &g->n[p];
+    switch (n->op) {
+    case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
+    case TPUC_OP_BN: case TPUC_OP_PAD: case TPUC_OP_CONCAT:
+        return 1;
+    case TPUC_OP_ADD: case TPUC_OP_SUB: case TPUC_OP_MUL: case TPUC_OP_DIV: case TPUC_OP_RELU:
+    case TPUC_OP_SIGMOID: case TPUC_OP_TANH: case TPUC_OP_CLIP: case TPUC_OP_GELU:
+    case TPUC_OP_ERF: case TPUC_OP_GELU_ERF: case TPUC_OP_HARDSIGMOID: case TPUC_OP_HARDSWISH:
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] >= 0 && !g->t[n->in[k]].is_const) return conv_layout(g, n->in[k], depth + 1);
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 int tpuc_fold_pad_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
 {
@@ -22,7 +47,7 @@ int tpuc_fold_pad_rows(tpuc_graph_t *g, size_t ni, char *err, size_t errlen)
     const tpuc_tensor_t *a = &g->t[n->in[0]];
     const tpuc_attr_t *md = tpuc_attr(n, "mode");
     if (n->pad_set || a->is_const || a->ndim != 4 || n->version < 11 || n->nin < 2 || n->in[1] < 0 ||
-        (md && md->s && strcmp(md->s, "constant") != 0))
+        (md && md->s && strcmp(md->s, "constant") != 0) || conv_layout(g, n->in[0], 0))
         return 0;
     const tpuc_tensor_t *p = &g->t[n->in[1]];
     if (!p->is_const || !p->i || tpuc_tensor_elems(p) != 8) return 0;
