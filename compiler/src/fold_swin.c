@@ -18,13 +18,25 @@
 
 #include "attn.h"
 
-/* Whether tensor t is (or may be) laid out as a Conv layout: the graph input, a Conv, pool,
-   BatchNormalization, Pad or Concat output, or an elementwise node of one. Such a Pad is the
+/* Whether tensor t is (or may be) laid out as a Conv layout: the graph input read by a Conv,
+   pool, BatchNormalization or Pad, a Conv, pool, BatchNormalization, Pad or Concat output, or
+   an elementwise node of one. Such a Pad is the
    Pad of [B, C, H, W] (fold_pad.c), which refuses the channels. */
 static int conv_layout(const tpuc_graph_t *g, int t, int depth)
 {
     const int p = g->t[t].producer;
-    if (p < 0 || depth > 32) return 1;
+    if (depth > 32) return 1;
+    if (p < 0) { /* the graph input: a Conv layout when a Conv, pool, BN or Pad reads it */
+        for (size_t i = 0; i < g->nn; i++) {
+            const tpuc_node_t *r = &g->n[i];
+            for (int k = 0; k < r->nin; k++)
+                if (r->in[k] == t && (r->op == TPUC_OP_CONV || r->op == TPUC_OP_MAXPOOL ||
+                                      r->op == TPUC_OP_AVGPOOL || r->op == TPUC_OP_GAP ||
+                                      r->op == TPUC_OP_BN || r->op == TPUC_OP_PAD))
+                    return 1;
+        }
+        return 0;
+    }
     const tpuc_node_t *n = &g->n[p];
     switch (n->op) {
     case TPUC_OP_CONV: case TPUC_OP_MAXPOOL: case TPUC_OP_AVGPOOL: case TPUC_OP_GAP:
