@@ -166,7 +166,7 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
         case TPUC_OP_CONCAT: {
-            /* row-major 4-D along H or W (Swin's torch.roll): views and rows (window.c) */
+            /* row-major 4-D along H, W (Swin's torch.roll) or C (patch merging): views (window.c) */
             int cr = tpuc_lower_concat_rows(g, i, err, errlen);
             if (cr < 0) return -1;
             if (cr) {
