@@ -51,6 +51,9 @@ int tpuc_fold_range(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
 /* fold_range.c: a Concat of constants of more than one dimension (ScatterND's indices), any
    axis, folded (it becomes DEAD); -1 with err */
 int tpuc_fold_concat_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen);
+/* fold_range.c: *o = x op v in int64 (Add, Sub, Mul; Div truncating, Mod C's remainder);
+   -1 when it overflows or divides by zero (shape arithmetic of an untrusted file) */
+int tpuc_i64_arith(tpuc_op_t op, int64_t x, int64_t v, int64_t *o);
 /* fold_einsum.c: Einsum node ni rewritten as Transposes and a MatMul at ni.. (the node at ni
    is the first of them), or one Transpose; -1 with err naming an unsupported equation. */
 int tpuc_fold_einsum(tpuc_graph_t *g, size_t ni, char *err, size_t errlen);

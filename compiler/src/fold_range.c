@@ -12,6 +12,7 @@
    Add of the constant mask to the scores. Any of these nodes with an input computed at run
    time is refused with one line naming the node. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,4 +194,29 @@ int tpuc_fold_concat_const(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t er
         }
     n->op = TPUC_OP_DEAD;
     return 0;
+}
+
+int tpuc_i64_arith(tpuc_op_t op, int64_t x, int64_t v, int64_t *o)
+{
+    switch (op) {
+    case TPUC_OP_ADD:
+        if ((v > 0 && x > INT64_MAX - v) || (v < 0 && x < INT64_MIN - v)) return -1;
+        *o = x + v;
+        return 0;
+    case TPUC_OP_SUB:
+        if ((v < 0 && x > INT64_MAX + v) || (v > 0 && x < INT64_MIN + v)) return -1;
+        *o = x - v;
+        return 0;
+    case TPUC_OP_MUL:
+        if (x != 0 && v != 0 &&
+            (x > 0 ? (v > 0 ? x > INT64_MAX / v : v < INT64_MIN / x)
+                   : (v > 0 ? x < INT64_MIN / v : x < INT64_MAX / v)))
+            return -1;
+        *o = x * v;
+        return 0;
+    default: /* Div (truncating) and C's remainder */
+        if (v == 0 || (x == INT64_MIN && v == -1)) return -1;
+        *o = op == TPUC_OP_MOD ? x % v : x / v;
+        return 0;
+    }
 }
