@@ -908,6 +908,16 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_fold_convtranspose(g, ni, err, errlen)) return -1;
             n = &g->n[ni];
         }
+        if (n->op == TPUC_OP_PAD) {
+            /* of a row-major [B, H, W, C]'s H and W (Swin): between Transposes (fold_swin.c) */
+            if (tpuc_fold_pad_rows(g, ni, err, errlen) < 0) return -1;
+            n = &g->n[ni];
+        }
+        if (n->op == TPUC_OP_EINSUM) {
+            /* Transposes and a MatMul from ni on, folded next (fold_einsum.c) */
+            if (tpuc_fold_einsum(g, ni, err, errlen)) return -1;
+            n = &g->n[ni];
+        }
         int nouts = 0;
         for (int k = 0; k < n->nout; k++) if (n->out[k] >= 0) nouts++;
         const tpuc_tensor_t *a = in_t(g, n, 0), *b = in_t(g, n, 1);
@@ -946,9 +956,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                            ((rt->f && rt->f[0] == 0.0f) || (rt->i && rt->i[0] == 0));
                 if (!zero && !g->removed_dropout) g->removed_dropout = (int)(n - g->n) + 1;
                 if (n->nin > 2 && n->in[2] >= 0) {
+                    /* training mode with a ratio of 0 drops nothing (Swin's F.dropout(x, p=0),
+                       whose training defaults to true) */
                     const tpuc_tensor_t *tm = in_t(g, n, 2);
-                    if (!tm->is_const || (tm->i && tm->i[0]) || (tm->f && tm->f[0] != 0))
-                        NODE_ERR(n, "training_mode must be absent or a false constant for inference");
+                    if (!tm->is_const || (!zero && ((tm->i && tm->i[0]) || (tm->f && tm->f[0] != 0))))
+                        NODE_ERR(n, "training_mode must be absent or a false constant for inference (or the ratio a constant 0)");
                 }
                 if (n->nout > 1 && n->out[1] >= 0 && (g->t[n->out[1]].nuses || g->t[n->out[1]].is_output))
                     NODE_ERR(n, "the mask output is used; only the data output is supported");
@@ -1035,6 +1047,12 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         if (n->op == TPUC_OP_SLICE && (!a->is_const || a->ndim != 1)) {
             /* a Slice of an activation (or a constant of more than one dimension) */
             if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            int r = tpuc_fold_slice_steps(g, ni, err, errlen); /* steps > 1: fold_swin.c */
+            if (r < 0) return -1;
+            if (r) {
+                ni--; /* the view at ni next */
+                continue;
+            }
             if (tpuc_fold_slice(g, n, hw, err, errlen)) return -1;
             continue;
         }
@@ -1046,6 +1064,22 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (n->op == TPUC_OP_DEAD) continue;
             a = in_t(g, n, 0); b = in_t(g, n, 1);
             y = &g->t[n->out[0]];
+        }
+        if (n->op == TPUC_OP_RANGE || n->op == TPUC_OP_SCATTERND || n->op == TPUC_OP_NOT) {
+            /* Swin's shift mask, on constants (fold_range.c) */
+            if (nouts != 1) NODE_ERR(n, "%d outputs, only 1 is supported", nouts);
+            if (tpuc_fold_range(g, n, err, errlen)) return -1;
+            continue;
+        }
+        if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
+            /* x[i] of a Transpose's output (Swin's qkv[0]; fold_swin.c): Slice, Reshape,
+               Transpose from ni on */
+            int r = tpuc_fold_gather0(g, ni, err, errlen);
+            if (r < 0) return -1;
+            if (r) {
+                ni--; /* the Slice at ni next */
+                continue;
+            }
         }
         if (n->op == TPUC_OP_GATHER && !a->is_const && b && b->is_const) {
             /* x[:, i] of an activation (ViT's class token; fold_vit.c) */
@@ -1061,6 +1095,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
         }
         int all_const = 1; /* a Concat of constants is a shape computation */
         for (int k = 0; k < n->nin; k++) all_const &= n->in[k] < 0 || g->t[n->in[k]].is_const;
+        if (n->op == TPUC_OP_CONCAT && all_const && a->ndim != 1) {
+            /* of more than one dimension (Swin's mask: ScatterND's indices): fold_range.c */
+            if (tpuc_fold_concat_const(g, n, err, errlen)) return -1;
+            continue;
+        }
         if (n->op == TPUC_OP_SHAPE || n->op == TPUC_OP_GATHER || n->op == TPUC_OP_UNSQUEEZE ||
             n->op == TPUC_OP_SQUEEZE || n->op == TPUC_OP_SLICE || n->op == TPUC_OP_CAST ||
             (n->op == TPUC_OP_CONCAT && all_const)) {
@@ -1082,6 +1121,10 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             n = &g->n[ni];
             a = in_t(g, n, 0); b = in_t(g, n, 1);
             y = &g->t[n->out[0]];
+        }
+        if (n->op == TPUC_OP_POW && a->is_const && b && b->is_const) {
+            if (tpuc_fold_pow_const(g, n, err, errlen)) return -1; /* fold_swin.c */
+            continue;
         }
         if (n->op == TPUC_OP_POW && rewrite_pow(g, n, err, errlen)) return -1;
         if (n->op == TPUC_OP_DIV) {
@@ -1306,8 +1349,11 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (ax < 0) ax += a->ndim;
             int64_t d[TPUC_MAX_DIMS];
             for (int i = 0; i < a->ndim; i++) d[i] = a->dims[i];
-            if (ax != 1) NODE_ERR(n, "axis %lld: only 1 (the channels, or the features of [B, F]) is supported", (long long)tpuc_attr_int(n, "axis", 1));
-            d[1] = 0;
+            /* axis 2 or 3 of a row-major [B, H, W, C] too (Swin's torch.roll and patch
+               merging; window.c) */
+            if (ax != 1 && !((ax == 2 || ax == 3) && a->ndim == 4))
+                NODE_ERR(n, "axis %lld: only 1 (the channels, or the features of [B, F]) is supported, or 2 and 3 of a row-major [B, H, W, C]", (long long)tpuc_attr_int(n, "axis", 1));
+            d[ax] = 0;
             for (int k = 0; k < n->nin; k++) {
                 const tpuc_tensor_t *t = in_t(g, n, k);
                 if (!t) NODE_ERR(n, "input %d is missing", k);
@@ -1315,8 +1361,8 @@ int tpuc_fold(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
                     NODE_ERR(n, "input %d is a constant; only activations are supported (and float constants in a Concat of [B, L, D] rows: ViT's class token)", k);
                 if (t->ndim != a->ndim) NODE_ERR(n, "inputs of different ranks");
                 for (int i = 0; i < a->ndim; i++)
-                    if (i != 1 && t->dims[i] != a->dims[i]) NODE_ERR(n, "input %d differs in dimension %d", k, i);
-                d[1] += t->dims[1];
+                    if (i != ax && t->dims[i] != a->dims[i]) NODE_ERR(n, "input %d differs in dimension %d", k, i);
+                d[ax] += t->dims[ax];
             }
             set_shape(y, a->ndim, d);
             break;

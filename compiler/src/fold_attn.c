@@ -196,8 +196,10 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
     /* the result's shape: the larger operand's (of one element each: the higher rank's, so
        8 - [4] is [4], not a scalar: F.pad's pads computed with %) */
     const tpuc_tensor_t *big = ea > eb ? a : eb > ea ? b : a->ndim >= b->ndim ? a : b;
-    if (ea != eb && ea != 1 && eb != 1) /* NumPy broadcasting (fold_mask.c: two masks added) */
-        return tpuc_fold_const_bcast(g, n, err, errlen);
+    int same = a->ndim == b->ndim; /* [4, 1] + [4] broadcasts to [4, 4] (Swin's mask) */
+    for (int j = 0; same && j < a->ndim; j++) same = a->dims[j] == b->dims[j];
+    if (ea != 1 && eb != 1 && (ea != eb || (!same && n->op != TPUC_OP_MOD)))
+        return tpuc_fold_const_bcast(g, n, err, errlen); /* NumPy's (fold_mask.c) */
     const int isint = a->i && b->i;
     if (!isint && !((a->f || a->i) && (b->f || b->i))) NODE_ERR(n, "a constant without data");
     const int64_t e = big == a ? ea : eb;
@@ -207,20 +209,17 @@ int tpuc_fold_const_arith(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t err
         const int64_t ka = ea == 1 ? 0 : k, kb = eb == 1 ? 0 : k;
         if (isint) {
             int64_t x = a->i[ka], v = b->i[kb], o;
-            switch (n->op) {
-            case TPUC_OP_ADD: o = x + v; break;
-            case TPUC_OP_SUB: o = x - v; break;
-            case TPUC_OP_MUL: o = x * v; break;
-            case TPUC_OP_MOD: /* fmod 0: the remainder takes the divisor's sign (ONNX, Python) */
-                if (v == 0) { free(d); NODE_ERR(n, "an integer Mod by zero"); }
-                o = x % v; /* fmod 1: C's remainder, the dividend's sign */
-                if (!tpuc_attr_int(n, "fmod", 0) && o != 0 && (o < 0) != (v < 0)) o += v;
-                break;
-            default:
-                if (v == 0) { free(d); NODE_ERR(n, "an integer division by zero"); }
-                o = x / v;
-                break;
+            if (v == 0 && (n->op == TPUC_OP_MOD || n->op == TPUC_OP_DIV)) {
+                free(d);
+                NODE_ERR(n, "an integer %s by zero", n->op == TPUC_OP_MOD ? "Mod" : "division");
             }
+            if (tpuc_i64_arith(n->op, x, v, &o)) { /* fold_range.c */
+                free(d);
+                NODE_ERR(n, "int64 overflow in shape arithmetic: %lld and %lld", (long long)x, (long long)v);
+            }
+            /* Mod, fmod 0: the remainder takes the divisor's sign (ONNX, Python); fmod 1: C's
+               remainder, the dividend's sign */
+            if (n->op == TPUC_OP_MOD && !tpuc_attr_int(n, "fmod", 0) && o != 0 && (o < 0) != (v < 0)) o += v;
             ((int64_t *)d)[k] = o;
         } else {
             float x = a->f ? a->f[ka] : (float)a->i[ka], v = b->f ? b->f[kb] : (float)b->i[kb];

@@ -106,6 +106,7 @@ typedef struct {
     const tpuc_tensor_t *in[3];
     tpuc_tensor_t *y;
     tpuc_op_t op;
+    int overflow; /* an int64 result out of range (refused after the walk) */
 } walk_ctx_t;
 
 /* y[k] from the inputs' elements at `at`: Expand copies, Equal compares, Where selects. */
@@ -122,8 +123,7 @@ static void visit(void *vc, int64_t k, const int64_t *at)
     case TPUC_OP_ADD: case TPUC_OP_SUB: case TPUC_OP_MUL: case TPUC_OP_DIV:
         if (c->y->i) { /* int64: exact (Div truncates; a zero divisor was refused) */
             const int64_t u = c->in[0]->i[at[0]], v = c->in[1]->i[at[1]];
-            c->y->i[k] = c->op == TPUC_OP_ADD ? u + v : c->op == TPUC_OP_SUB ? u - v
-                         : c->op == TPUC_OP_MUL ? u * v : u / v;
+            if (tpuc_i64_arith(c->op, u, v, &c->y->i[k])) c->overflow = 1;
         } else { /* fp32 arithmetic, as tpuc_fold_const_arith */
             const float u = (float)elem(c->in[0], at[0]), v = (float)elem(c->in[1], at[1]);
             c->y->f[k] = c->op == TPUC_OP_ADD ? u + v : c->op == TPUC_OP_SUB ? u - v
@@ -156,7 +156,7 @@ static int const_inputs(const tpuc_graph_t *g, const tpuc_node_t *n, char *err, 
    elementwise. */
 static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t errlen)
 {
-    walk_ctx_t c = {{NULL, NULL, NULL}, &g->t[n->out[0]], n->op};
+    walk_ctx_t c = {{NULL, NULL, NULL}, &g->t[n->out[0]], n->op, 0};
     const tpuc_tensor_t *shp[3] = {NULL, NULL, NULL};
     tpuc_tensor_t shape_t;
     const int nin = n->op == TPUC_OP_WHERE ? 3 : 2;
@@ -199,6 +199,7 @@ static int fold_elementwise(tpuc_graph_t *g, tpuc_node_t *n, char *err, size_t e
     if (new_const(c.y, nd, d, dt)) return tpuc_err(err, errlen, "out of memory"), -1;
     const int nwalk = n->op == TPUC_OP_EXPAND ? 1 : nin;
     bcast_walk(c.in, nwalk, nd, d, visit, &c);
+    if (c.overflow) NODE_ERR(n, "int64 overflow in shape arithmetic");
     return 0;
 }
 

@@ -98,6 +98,10 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && !a->lay.flat &&
                 (tpuc_lower_shuffle(g, i) || tpuc_lower_patch_rows(g, i)))
                 break;
+            /* MaxViT's window partition of a Conv output and its way back (window.c) */
+            int wr = tpuc_lower_window(g, i, err, errlen);
+            if (wr < 0) return -1;
+            if (wr) break;
             int pix1 = a->ndim >= 3;
             for (int d = 2; d < a->ndim; d++) if (a->dims[d] != 1) pix1 = 0;
             if (a->lay.kind == TPUC_LAYOUT_SPATIAL && pix1 && y->ndim == 2) {
@@ -162,6 +166,13 @@ int tpuc_lower(tpuc_graph_t *g, const tpuc_hw_t *hw, char *err, size_t errlen)
             if (tpuc_lower_attn(g, n, err, errlen)) return -1;
             break;
         case TPUC_OP_CONCAT: {
+            /* row-major 4-D along H, W (Swin's torch.roll) or C (patch merging): views (window.c) */
+            int cr = tpuc_lower_concat_rows(g, i, err, errlen);
+            if (cr < 0) return -1;
+            if (cr) {
+                i--; /* the first view, at i, next */
+                continue;
+            }
             /* the layout of the activations; constants (ViT's class token) are rows copied
                from the constant image into a row-major Concat */
             const tpuc_tensor_t *ref = NULL;

@@ -75,6 +75,12 @@ static const op_info_t OPS[] = {
     {"Or", TPUC_OP_OR, {1, 7}, {7}},
     /* shape arithmetic on constants (Swin's W % window), folded */
     {"Mod", TPUC_OP_MOD, {10, 13}, {10, 13}},
+    /* Swin's shift mask, on constants, folded (fold_range.c) */
+    {"Range", TPUC_OP_RANGE, {11}, {11}},
+    {"ScatterND", TPUC_OP_SCATTERND, {11, 13, 16}, {11, 13, 16}},
+    {"Not", TPUC_OP_NOT, {1}, {1}},
+    /* two-operand contractions as a MatMul (fold_einsum.c) */
+    {"Einsum", TPUC_OP_EINSUM, {12}, {12}},
     /* recurrent layers, unrolled over the sequence (fold_rnn.c) */
     {"LSTM", TPUC_OP_LSTM, {1, 7, 14}, {7, 14}},
     {"GRU", TPUC_OP_GRU, {1, 3, 7, 14}, {7, 14}},

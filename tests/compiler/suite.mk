@@ -101,3 +101,12 @@ test-compiler-chan32: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
 TEST_SUITES += test-compiler-rnn
 test-compiler-rnn: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer $(GEN) $(CMODEL_LIB)
 	nice /usr/bin/python3 tests/compiler/rnn.py $(BUILD)/test-compiler-rnn $(BUILD)/tools
+
+# ---- issue 32, Swin-T and MaxViT-T: Swin's shift mask (Range, ScatterND: folded) bit-exact,
+#      Einsum as MaxViT and attention write it, MaxViT's window partition of a Conv output,
+#      torchvision's Swin blocks and patch merging in miniature against PyTorch fp32, and
+#      unsupported equations refused with one line (tests/compiler/swin.py; ~20 s) ----
+.PHONY: test-compiler-swin
+TEST_SUITES += test-compiler-swin
+test-compiler-swin: $(BUILD)/tools/tpu-compile $(BUILD)/tools/tpu-infer
+	nice /usr/bin/python3 tests/compiler/swin.py $(BUILD)/test-compiler-swin $(BUILD)/tools

@@ -209,4 +209,23 @@ save("test_row_max_minus_x", [helper.make_node("ReduceMax", ["x"], ["m"], axes=[
 save("test_row_mean_div_sigmoid", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
                                    helper.make_node("Sigmoid", ["x"], ["g"]),
                                    helper.make_node("Div", ["m", "g"], ["y"])], ["x"], [x], "y", y_q, 13)
+# Einsum (issue 32, fold_einsum.c): float32 forms of ONNX's float64 tests
+# (test_einsum_batch_matmul, test_einsum_transpose) and the equations attention writes: as
+# node tests the second operand becomes a constant (a Gemm against it / batched weights)
+for name, eq, sa, sb in (("test_einsum_batch_matmul_f32", "bij, bjk -> bik", (5, 2, 3), (5, 3, 4)),
+                         ("test_einsum_transpose_f32", "ij->ji", (3, 4), None),
+                         ("test_einsum_qk_f32", "bhqd,bhkd->bhqk", (2, 3, 5, 8), (2, 3, 6, 8)),
+                         ("test_einsum_maxvit_pv_f32", "B G H I J, B G H J D -> B G H I D",
+                          (1, 2, 2, 7, 7), (1, 2, 2, 7, 9)),
+                         ("test_einsum_const_first_f32", "ik,bkj->bij", (6, 5), (4, 5, 3))):
+    arrs = [rng.randn(*sa).astype(np.float32)] + ([rng.randn(*sb).astype(np.float32)] if sb else [])
+    if name == "test_einsum_const_first_f32":  # the graph input second: the operands swap
+        arrs = arrs[::-1]
+        ins = ["y", "x"]
+        y = torch.einsum(eq, torch.from_numpy(arrs[1]), torch.from_numpy(arrs[0])).numpy()
+        save(name, [helper.make_node("Einsum", ["x", "y"], ["z"], equation=eq)], ins, arrs, "z", y, 12)
+        continue
+    ins = ["x", "y"][:len(arrs)]
+    y = torch.einsum(eq, *[torch.from_numpy(a) for a in arrs]).numpy()
+    save(name, [helper.make_node("Einsum", ins, ["z"], equation=eq)], ins, arrs, "z", y, 12)
 print("extra node tests written to", OUT)

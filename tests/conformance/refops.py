@@ -701,6 +701,40 @@ def op_matmul(node, ins):
     return dot_bound(np.matmul, a_, w_, K)
 
 
+def op_einsum(node, ins):
+    # fold_einsum.c: Transposes (bits moved) around one MatMul (docs/conformance.md "Einsum"):
+    # a chain of K bf16 x bf16 products in fp32, K the product of the contracted labels'
+    # sizes; a one-operand permutation moves bits only. Other equations (sums within one
+    # operand, diagonals) are refused by the compiler; their reference is the same chain of
+    # K bf16 values (each times 1) so the runner can still check itself against the test.
+    eq = attrs(node)["equation"].replace(" ", "")
+    lhs, out = eq.split("->") if "->" in eq else (eq, None)
+    terms = lhs.split(",")
+    sizes = {}
+    for t, x in zip(terms, ins):
+        labs = [c for c in t.replace("...", "") if c.isalpha()]
+        shape = x.v.shape[len(x.v.shape) - len(labs):] if t.startswith("...") else x.v.shape
+        for c, n in zip(labs, shape):
+            sizes[c] = n
+    if out is None:
+        out = "".join(sorted(c for c in sizes if lhs.count(c) == 1))
+    K = int(np.prod([n for c, n in sizes.items() if c not in out])) if sizes else 1
+    if len(ins) == 1:
+        x = ins[0]
+        if len(out.replace("...", "")) == len(terms[0].replace("...", "")) and "..." not in eq:
+            return x.like(np.einsum(eq, x.v), np.einsum(eq, x.e))
+        return dot_bound(lambda a, w: np.einsum(eq, a) * w, rb(x), Val(1.0, bf=True), K)
+    return dot_bound(lambda a, b: np.einsum(eq, a, b), rb(ins[0]), rb(ins[1]), K)
+
+
+def op_range(node, ins):
+    # a constant (fold_range.c): exact
+    s, l, d = (x.raw if x.raw is not None else x.v for x in ins)
+    r = np.arange(np.asarray(s).item(), np.asarray(l).item(), np.asarray(d).item(),
+                  dtype=np.asarray(s).dtype)
+    return Val(r.astype(np.float64), raw=r, act=any(x.act for x in ins))
+
+
 def op_conv(node, ins):
     X, W = ins[0], ins[1]
     Bv = ins[2] if len(ins) > 2 and ins[2] is not None else None
@@ -1113,6 +1147,8 @@ OPS = {
     "Pad": op_pad,
     "ConvTranspose": op_convtranspose,
     "Concat": op_concat,
+    "Einsum": op_einsum,
+    "Range": op_range,
     "LSTM": op_lstm,
     "GRU": op_gru,
     "RNN": op_rnn,

@@ -102,6 +102,21 @@ def const_mask_op(node, ins):
     return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y.astype(np.float64))
 
 
+def const_scatter_not(node, ins):
+    """ScatterND (reduction none) and Not of constants (Swin's shift mask, which the compiler
+    folds): exact"""
+    if not all(i is None or _const(i) for i in ins):
+        return no_reference(node, ins)
+    raw = [np.asarray(i.raw) if i.raw is not None else i.v for i in ins]
+    if node.op_type == "Not":
+        return _int_val(np.logical_not(raw[0].astype(bool)).astype(np.int64))
+    y = raw[0].copy()
+    idx = np.asarray(raw[1], np.int64)
+    for k in np.ndindex(*idx.shape[:-1]):
+        y[tuple(idx[k])] = raw[2][k]
+    return _int_val(y) if np.issubdtype(y.dtype, np.integer) else refops.Val(y.astype(np.float64))
+
+
 def no_reference(node, ins):
     raise refops.NoReference("no reference for operator %s of an activation" % node.op_type)
 
@@ -132,6 +147,8 @@ def main():
             y = const_mask_op(node, ins)
             return fn(node, ins) if y is None else y
         refops.OPS[name] = masked
+    refops.OPS.setdefault("ScatterND", const_scatter_not)
+    refops.OPS.setdefault("Not", const_scatter_not)
     refops.OPS.setdefault("Unsqueeze", no_reference)
     refops.OPS.setdefault("Cast", no_reference)
     refops.OPS.setdefault("Mod", no_reference)
@@ -140,6 +157,16 @@ def main():
             y = int_arith(node, ins)
             return fn(node, ins) if y is None else y
         refops.OPS[name] = folded
+    def unsqueeze_const(node, ins, fn=refops.OPS["Unsqueeze"]):
+        """Unsqueeze of a float constant (Swin's mask): exact"""
+        if ins[0] is None or ins[0].act or _is_int(ins[0]):
+            return fn(node, ins)
+        ax = np.asarray(ins[1].raw, np.int64).reshape(-1).tolist()
+        y = ins[0].v
+        for a in sorted(int(a) % (y.ndim + len(ax)) for a in ax):
+            y = np.expand_dims(y, a)
+        return refops.Val(y)
+    refops.OPS["Unsqueeze"] = unsqueeze_const
     for name in ("Slice", "Reshape", "Transpose"):  # of an integer constant: the integers kept
         def moved(node, ins, fn=refops.OPS[name]):
             y = fn(node, ins)
@@ -155,9 +182,10 @@ def main():
         def wrap(node, ins, fn=fn):
             y = fn(node, ins)
             y.e = np.where(np.isnan(y.e), np.inf, y.e)  # inf x 0 in a vacuous bound
-            sc = float(np.abs(y.v).max()) or 1.0
-            growth.append((node.name or node.op_type, node.op_type, float(y.e.max()) / sc,
-                           float(np.median(y.e)) / sc))
+            if y.v.size:  # (an empty shape tensor: nothing to record)
+                sc = float(np.abs(y.v).max()) or 1.0
+                growth.append((node.name or node.op_type, node.op_type, float(y.e.max()) / sc,
+                               float(np.median(y.e)) / sc))
             return y
         refops.OPS[name] = wrap
     y = refops.evaluate(g, x, consts)[0]

@@ -158,6 +158,9 @@ typedef enum {
     TPUC_OP_GELU_ERF, /* fold: the exact GELU x * 0.5 * (1 + Erf(x / sqrt 2)) as one node
                          (hs_alpha = fp32(1/sqrt 2), hs_beta = 1, clip_lo = 0.5; tile.c's
                          emit_hard) */
+    TPUC_OP_RANGE, TPUC_OP_SCATTERND, TPUC_OP_NOT, /* on constants (Swin's shift mask), folded
+                                                      (fold_range.c) */
+    TPUC_OP_EINSUM,   /* rewritten as Transposes around a MatMul (fold_einsum.c) */
     TPUC_OP_COUNT
 } tpuc_op_t;
 
