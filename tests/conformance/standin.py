@@ -394,6 +394,8 @@ def check(model_path, m):
             e = consts.get(n.input[1])
             if e is None or np.asarray(e).size != 1 or float(np.asarray(e).reshape(-1)[0]) not in (2.0, 0.5):
                 reject(model_path, "Pow: only a constant exponent 2 or 0.5 is supported")
+        if n.op_type == "Range" and any(i not in consts for i in n.input):
+            reject(model_path, "Range: supported only on constants (folded at compile time)")
         if n.op_type in ("LSTM", "GRU", "RNN"):
             extra = [k for k in range(4, len(n.input)) if n.input[k]]
             if extra:
