@@ -474,6 +474,25 @@ static int roll_list(ctx_t *c, vec_t *l1, const rctx_t *rc);
 static int rule_cover; /* the candidate that covers most, else the shortest period */
 static size_t kmax_cur = MAX_PERIOD; /* the longest period a pass looks for */
 static int rule_grow;  /* periods from short to long: 1, 2, 4, .. MAX_PERIOD */
+static int rule_look;  /* a short run (at most 2 LOOK instructions) is left when one starting
+                          inside it (LOOK on at most, LOOK periods each) covers more: a peeled
+                          first iteration then stays outside the nest */
+#define LOOK 8         /* the later starts and periods rule_look tries */
+#define LOOK_LIST 2048 /* rule_look only on lists this short (its cost grows with the list) */
+
+/* The most instructions a run starting at position i covers (C x k over its first LOOK
+   candidate periods; not checked against the levels and registers) */
+static uint64_t cover_at(ctx_t *c, const uint32_t *list, const uint64_t *sg, size_t n, size_t i,
+                         const uint32_t *nxt, const uint64_t *ph, const uint64_t *pw, vec_t *dv)
+{
+    uint64_t best = 0;
+    int cand = 0;
+    for (size_t j = nxt[i]; j < n && j - i <= kmax_cur && cand < LOOK; j = nxt[j], cand++) {
+        const uint32_t C = run_count(c, list, sg, n, i, j - i, ph, pw, dv);
+        if (C >= 2 && (uint64_t)C * (j - i) > best) best = (uint64_t)C * (j - i);
+    }
+    return best;
+}
 
 /* One pass: list -> out. Returns 1 when something was rolled. */
 static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx_t *rc)
@@ -539,6 +558,14 @@ static int pass(ctx_t *c, const uint32_t *list, size_t n, vec_t *out, const rctx
             bestC = C;
             bestcov = (uint64_t)C * k;
             if (!rule_cover) break;
+        }
+        if (bestk && rule_look && (uint64_t)bestC * bestk <= 2 * LOOK) {
+            for (size_t d = 1; d < (size_t)bestC * bestk && d <= LOOK && i + d < n; d++)
+                if (cover_at(c, list, sg, n, i + d, nxt, ph, pw, &dv) > bestcov) {
+                    bestk = 0;
+                    break;
+                }
+            if (c->oom) goto out;
         }
         if (bestk) {
             size_t P = 0;
@@ -1010,7 +1037,13 @@ static int roll_best(ctx_t *c, vec_t *l1, const rctx_t *r0)
 {
     if (l1->n < 2) return 0;
     vec_t la = {0, 0, 0, sizeof(uint32_t)}, lb = {0, 0, 0, sizeof(uint32_t)};
-    if (vpush(&la, l1->p, l1->n) || vpush(&lb, l1->p, l1->n)) { free(la.p); free(lb.p); return -1; }
+    vec_t lc = {0, 0, 0, sizeof(uint32_t)};
+    const int look = l1->n <= LOOK_LIST;
+    if (vpush(&la, l1->p, l1->n) || vpush(&lb, l1->p, l1->n) ||
+        (look && vpush(&lc, l1->p, l1->n))) {
+        free(la.p); free(lb.p); free(lc.p);
+        return -1;
+    }
     rule_cover = 0;
     rule_grow = 0;
     int e = roll_list(c, l1, r0);
@@ -1020,12 +1053,19 @@ static int roll_best(ctx_t *c, vec_t *l1, const rctx_t *r0)
     rule_grow = 1;
     e |= roll_list(c, &lb, r0);
     rule_grow = 0;
+    if (look) {
+        rule_look = 1;
+        e |= roll_list(c, &lc, r0);
+        rule_look = 0;
+    }
     if (!e) {
         if (list_cost(c, &la) < list_cost(c, l1)) { vec_t t = *l1; *l1 = la; la = t; }
         if (list_cost(c, &lb) < list_cost(c, l1)) { vec_t t = *l1; *l1 = lb; lb = t; }
+        if (look && list_cost(c, &lc) < list_cost(c, l1)) { vec_t t = *l1; *l1 = lc; lc = t; }
     }
     free(la.p);
     free(lb.p);
+    free(lc.p);
     return e ? -1 : 0;
 }
 
